@@ -1,0 +1,103 @@
+//! The error every front end receives: a closed code to branch on and a message to show.
+
+use pinloom_store::StoreError;
+use serde::Serialize;
+
+/// What kind of failure an [`ApiError`] is. Front ends branch on this, never on the message.
+///
+/// A code is added only when a front end treats it differently from the others.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub enum ErrorCode {
+    /// The request was refused because of what the person typed; show it beside the input.
+    InvalidInput,
+    /// What was asked for does not exist (any more); refresh the view.
+    NotFound,
+    /// The database cannot be used (not a database, written by a newer Pinloom, or not openable);
+    /// nothing else will work until the person acts on the message.
+    DatabaseUnusable,
+    /// Anything else: a bug or an environment failure.
+    Internal,
+}
+
+/// A failure as it crosses to a front end: `{ code, message }`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type, thiserror::Error)]
+#[error("{message}")]
+pub struct ApiError {
+    /// What kind of failure it is.
+    pub code: ErrorCode,
+    /// What happened and what to do, for a person to read.
+    pub message: String,
+}
+
+impl From<anyhow::Error> for ApiError {
+    fn from(error: anyhow::Error) -> ApiError {
+        let code = error
+            .chain()
+            .find_map(|cause| {
+                if let Some(api) = cause.downcast_ref::<ApiError>() {
+                    return Some(api.code);
+                }
+                cause.downcast_ref::<StoreError>().map(code_of_store_error)
+            })
+            .unwrap_or(ErrorCode::Internal);
+        // `{:#}` joins the context chain ("could not add the message: tree 3 does not exist"), so
+        // the person sees both what was being done and why it failed.
+        ApiError { code, message: format!("{error:#}") }
+    }
+}
+
+impl ApiError {
+    /// A refusal because of what the person typed.
+    pub fn invalid_input(message: impl Into<String>) -> ApiError {
+        ApiError { code: ErrorCode::InvalidInput, message: message.into() }
+    }
+}
+
+fn code_of_store_error(error: &StoreError) -> ErrorCode {
+    match error {
+        StoreError::InvalidInput(_) => ErrorCode::InvalidInput,
+        StoreError::NotFound { .. } => ErrorCode::NotFound,
+        StoreError::Open { .. }
+        | StoreError::NotADatabase { .. }
+        | StoreError::NewerSchema { .. } => ErrorCode::DatabaseUnusable,
+        StoreError::Sqlite(_) => ErrorCode::Internal,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use anyhow::Context;
+    use pinloom_store::StoreError;
+
+    use super::{ApiError, ErrorCode};
+
+    #[test]
+    fn store_errors_keep_their_code_under_context() {
+        let error = Err::<(), _>(StoreError::NotFound { kind: "tree", id: 7 })
+            .context("could not open the tree")
+            .unwrap_err();
+        let api = ApiError::from(error);
+        assert_eq!(api.code, ErrorCode::NotFound);
+        assert_eq!(
+            api.message,
+            "could not open the tree: tree 7 does not exist; it may have been deleted"
+        );
+    }
+
+    #[test]
+    fn unclassified_errors_are_internal() {
+        let api = ApiError::from(anyhow::anyhow!("disk on fire"));
+        assert_eq!(api.code, ErrorCode::Internal);
+    }
+
+    #[test]
+    fn crosses_as_code_and_message_json() {
+        let api = ApiError::invalid_input("type a message first");
+        let json = serde_json::to_value(&api).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({ "code": "invalidInput", "message": "type a message first" })
+        );
+    }
+}

@@ -1,0 +1,20 @@
+//! Pinloom's application layer: the use cases every front end calls.
+//!
+//! The desktop shell, the command-line program and the MCP server hold no logic of their own; they
+//! translate their transport into calls here. Each use case is a plain async function: store work
+//! runs on a blocking thread (SQLite may wait on another process's lock), so callers on an async
+//! executor are never stalled.
+//!
+//! Errors are `anyhow` with context inside; at the boundary they become an [`ApiError`] with a
+//! closed [`ErrorCode`] a front end can branch on and a message a person can act on.
+
+#![deny(missing_docs)]
+
+mod data_dir;
+mod error;
+pub mod json;
+mod pinloom;
+
+pub use data_dir::{DATA_DIR_ENV, DATA_DIR_FLAG, DATABASE_FILE_NAME, resolve_data_dir};
+pub use error::{ApiError, ErrorCode};
+pub use pinloom::Pinloom;

@@ -1,0 +1,50 @@
+use std::path::PathBuf;
+
+/// What can go wrong in the store. Every variant names what to do about it in its message.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The database file or its folder could not be opened or created.
+    #[error(
+        "cannot open the database at {path}: {source}; check that the folder exists and is writable"
+    )]
+    Open {
+        /// The file we tried to open.
+        path: PathBuf,
+        /// What SQLite said.
+        source: rusqlite::Error,
+    },
+    /// The file exists but is not a SQLite database (or is damaged). It is left untouched.
+    #[error(
+        "{path} is not a Pinloom database (it is damaged or another kind of file); it was left untouched: move it aside or choose another data folder"
+    )]
+    NotADatabase {
+        /// The file that was refused.
+        path: PathBuf,
+    },
+    /// The file was written by a newer Pinloom; opening it here could lose data, so it is refused.
+    #[error(
+        "{path} was written by a newer Pinloom (schema {found}, this build knows up to {supported}); update Pinloom to open it"
+    )]
+    NewerSchema {
+        /// The file that was refused.
+        path: PathBuf,
+        /// The schema version found in the file.
+        found: u32,
+        /// The newest schema version this build knows.
+        supported: u32,
+    },
+    /// A tree or node that was asked for does not exist.
+    #[error("{kind} {id} does not exist; it may have been deleted")]
+    NotFound {
+        /// "tree" or "node".
+        kind: &'static str,
+        /// The id that was asked for.
+        id: i64,
+    },
+    /// The caller's input breaks a rule of the model; the message says which.
+    #[error("{0}")]
+    InvalidInput(String),
+    /// Any other SQLite failure.
+    #[error("database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+}

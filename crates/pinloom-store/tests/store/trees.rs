@@ -1,0 +1,98 @@
+use pinloom_store::{Author, NewNode, NodeId, StoreError, TreeId, TreeMode};
+
+use crate::fresh_store;
+
+fn human<'a>(tree_id: TreeId, parent_id: Option<NodeId>, text: &'a str, at: i64) -> NewNode<'a> {
+    NewNode { tree_id, parent_id, author: Author::Human, text, created_at_ms: at }
+}
+
+#[test]
+fn trees_are_listed_most_recently_changed_first() {
+    let (store, _dir) = fresh_store();
+    let older = store.create_tree("Older", TreeMode::Dialogue, 1_000).unwrap();
+    let newer = store.create_tree("Newer", TreeMode::Buffer, 2_000).unwrap();
+    let titles = |store: &pinloom_store::Store| {
+        store.list_trees().unwrap().into_iter().map(|tree| tree.title).collect::<Vec<_>>()
+    };
+    assert_eq!(titles(&store), ["Newer", "Older"]);
+
+    store.append_node(&human(older.id, None, "bump", 3_000)).unwrap();
+    assert_eq!(titles(&store), ["Older", "Newer"], "writing a message moves its tree up");
+    assert_eq!(store.tree(newer.id).unwrap().mode, TreeMode::Buffer);
+    assert_eq!(store.tree(older.id).unwrap().node_count, 1);
+}
+
+#[test]
+fn a_blank_title_is_refused_and_titles_are_trimmed() {
+    let (store, _dir) = fresh_store();
+    let error = store.create_tree(" \t ", TreeMode::Dialogue, 0).unwrap_err();
+    assert!(matches!(error, StoreError::InvalidInput(_)), "{error:?}");
+    assert_eq!(store.create_tree("  Rivers ", TreeMode::Dialogue, 0).unwrap().title, "Rivers");
+    assert_eq!(store.list_trees().unwrap().len(), 1);
+}
+
+#[test]
+fn the_ancestor_path_runs_root_first_and_leaves_out_other_branches() {
+    let (store, _dir) = fresh_store();
+    let tree = store.create_tree("Rivers", TreeMode::Dialogue, 0).unwrap().id;
+    let root = store.append_node(&human(tree, None, "root", 1)).unwrap().id;
+    let left = store.append_node(&human(tree, Some(root), "left", 2)).unwrap().id;
+    let right = store.append_node(&human(tree, Some(root), "right", 3)).unwrap().id;
+    let leaf = store.append_node(&human(tree, Some(left), "leaf", 4)).unwrap().id;
+
+    let path = store.ancestor_path(leaf).unwrap();
+    let texts: Vec<_> = path.iter().map(|node| node.text.as_str()).collect();
+    assert_eq!(texts, ["root", "left", "leaf"], "the sibling branch 'right' is not on the path");
+    assert_eq!(path[1].parent_id, Some(root));
+    assert!(path.iter().all(|node| node.id != right));
+    assert_eq!(store.newest_node(tree).unwrap(), Some(leaf), "the newest node is the last written");
+}
+
+#[test]
+fn a_long_path_comes_back_whole_and_in_order() {
+    let (store, _dir) = fresh_store();
+    let tree = store.create_tree("Deep", TreeMode::Dialogue, 0).unwrap().id;
+    let mut parent = None;
+    for index in 0..2_000 {
+        let text = format!("message {index}");
+        parent = Some(store.append_node(&human(tree, parent, &text, index)).unwrap().id);
+    }
+    let path = store.ancestor_path(parent.unwrap()).unwrap();
+    assert_eq!(path.len(), 2_000);
+    assert!(path.iter().enumerate().all(|(index, node)| node.text == format!("message {index}")));
+}
+
+#[test]
+fn a_tree_has_one_root() {
+    let (store, _dir) = fresh_store();
+    let tree = store.create_tree("Rivers", TreeMode::Dialogue, 0).unwrap().id;
+    store.append_node(&human(tree, None, "first", 1)).unwrap();
+    let error = store.append_node(&human(tree, None, "second root", 2)).unwrap_err();
+    assert!(matches!(error, StoreError::InvalidInput(_)), "{error:?}");
+    assert_eq!(store.tree(tree).unwrap().node_count, 1, "nothing was written");
+}
+
+#[test]
+fn a_parent_from_another_tree_is_refused() {
+    let (store, _dir) = fresh_store();
+    let one = store.create_tree("One", TreeMode::Dialogue, 0).unwrap().id;
+    let two = store.create_tree("Two", TreeMode::Dialogue, 0).unwrap().id;
+    let foreign = store.append_node(&human(one, None, "in one", 1)).unwrap().id;
+    let error = store.append_node(&human(two, Some(foreign), "in two", 2)).unwrap_err();
+    assert!(error.to_string().contains("belongs to another tree"), "{error}");
+    assert_eq!(store.tree(two).unwrap().node_count, 0);
+}
+
+#[test]
+fn missing_trees_and_nodes_are_not_found() {
+    let (store, _dir) = fresh_store();
+    assert!(matches!(store.tree(TreeId(42)), Err(StoreError::NotFound { kind: "tree", id: 42 })));
+    assert!(matches!(
+        store.ancestor_path(NodeId(7)),
+        Err(StoreError::NotFound { kind: "node", id: 7 })
+    ));
+    let tree = store.create_tree("Rivers", TreeMode::Dialogue, 0).unwrap().id;
+    let error = store.append_node(&human(tree, Some(NodeId(99)), "orphan", 1)).unwrap_err();
+    assert!(matches!(error, StoreError::NotFound { kind: "node", id: 99 }), "{error:?}");
+    assert_eq!(store.newest_node(tree).unwrap(), None);
+}

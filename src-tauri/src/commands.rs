@@ -1,0 +1,87 @@
+//! The commands the window calls. Each adapts one application-layer use case; none holds logic.
+
+use pinloom_app::ApiError;
+use pinloom_app::json::{Message, TreeMode, TreeSummary, TreeView};
+use serde::{Deserialize, Serialize};
+use tauri::{AppHandle, State};
+use tauri_specta::Event;
+
+use crate::AppState;
+use crate::preferences::{self, UiPreferences};
+
+/// Sent after any change to the list of trees or their contents, so every window refreshes.
+#[derive(Debug, Clone, Serialize, Deserialize, specta::Type, tauri_specta::Event)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct TreesChanged {
+    /// The tree that changed.
+    pub(crate) tree_id: i64,
+}
+
+fn announce(app: &AppHandle, tree_id: i64) {
+    // A window that misses the event still shows correct data after its next call; losing it is
+    // not worth failing the write that already succeeded.
+    if let Err(error) = (TreesChanged { tree_id }).emit(app) {
+        tracing::warn!(%error, "could not announce a change");
+    }
+}
+
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn tree_create(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    title: String,
+    mode: TreeMode,
+) -> Result<TreeSummary, ApiError> {
+    let tree = state.pinloom()?.create_tree(title, mode).await?;
+    announce(&app, tree.id);
+    Ok(tree)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn tree_list(state: State<'_, AppState>) -> Result<Vec<TreeSummary>, ApiError> {
+    Ok(state.pinloom()?.list_trees().await?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn tree_open(
+    state: State<'_, AppState>,
+    tree_id: i64,
+) -> Result<TreeView, ApiError> {
+    Ok(state.pinloom()?.open_tree(tree_id).await?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn message_append(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    tree_id: i64,
+    parent_id: Option<i64>,
+    text: String,
+) -> Result<Message, ApiError> {
+    let message = state.pinloom()?.append_message(tree_id, parent_id, text).await?;
+    announce(&app, tree_id);
+    Ok(message)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn preferences_get(
+    app: AppHandle,
+    state: State<'_, AppState>,
+) -> Result<UiPreferences, ApiError> {
+    preferences::load(&app, &state.data_dir)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn preferences_set(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    preferences: UiPreferences,
+) -> Result<(), ApiError> {
+    preferences::save(&app, &state.data_dir, &preferences)
+}

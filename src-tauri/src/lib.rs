@@ -1,0 +1,98 @@
+//! Pinloom's desktop shell: the only crate that knows Tauri.
+//!
+//! It resolves the data folder, opens the application layer, and exposes its use cases as typed
+//! commands; each command is an adapter of a few lines. The TypeScript bindings in
+//! `ui/src/lib/bindings.ts` are generated from [`specta_builder`].
+
+pub mod command_names;
+mod commands;
+mod preferences;
+
+use std::path::PathBuf;
+
+use pinloom_app::{ApiError, Pinloom};
+use specta_typescript::Typescript;
+use tauri::Manager;
+
+/// Where the committed bindings live, relative to the repository root.
+pub const BINDINGS_PATH: &str = "ui/src/lib/bindings.ts";
+
+/// What every command reaches through Tauri's state.
+struct AppState {
+    /// The open application, or why it could not be opened. A failure is kept, not fatal, so the
+    /// window can show the person what went wrong and what to do.
+    pinloom: Result<Pinloom, ApiError>,
+    data_dir: PathBuf,
+}
+
+impl AppState {
+    fn pinloom(&self) -> Result<&Pinloom, ApiError> {
+        self.pinloom.as_ref().map_err(Clone::clone)
+    }
+}
+
+/// The one description of the IPC surface: commands, events and their types.
+pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
+    tauri_specta::Builder::<tauri::Wry>::new()
+        .commands(tauri_specta::collect_commands![
+            commands::tree_create,
+            commands::tree_list,
+            commands::tree_open,
+            commands::message_append,
+            commands::preferences_get,
+            commands::preferences_set,
+        ])
+        .events(tauri_specta::collect_events![commands::TreesChanged])
+        // Ids are SQLite row ids and timestamps are milliseconds: both stay far below 2^53, the
+        // largest integer a JavaScript number holds exactly.
+        .dangerously_cast_bigints_to_number()
+        // One TypeScript type per Rust type: an optional field reads and writes the same way.
+        .disable_serde_phases()
+}
+
+/// Writes the TypeScript bindings to `path`.
+pub fn export_bindings(path: &std::path::Path) -> anyhow::Result<()> {
+    specta_builder()
+        .export(
+            Typescript::default()
+                .header("// Regenerate: PINLOOM_WRITE_BINDINGS=1 cargo test --test shell bindings"),
+            path,
+        )
+        .map_err(|error| anyhow::anyhow!("could not export the bindings: {error}"))
+}
+
+/// Starts the desktop app.
+pub fn run() {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("PINLOOM_LOG")
+                .unwrap_or_else(|_| "warn,pinloom=info".into()),
+        )
+        .init();
+
+    let builder = specta_builder();
+    tauri::Builder::default()
+        .plugin(tauri_plugin_store::Builder::new().build())
+        .invoke_handler(builder.invoke_handler())
+        .setup(move |app| {
+            builder.mount_events(app);
+            let os_default = app.path().app_data_dir().ok();
+            let data_dir = pinloom_app::resolve_data_dir(
+                std::env::args_os().skip(1),
+                std::env::var_os(pinloom_app::DATA_DIR_ENV),
+                || os_default,
+            )?;
+            let pinloom = tauri::async_runtime::block_on(Pinloom::open(data_dir.clone()))
+                .map_err(ApiError::from);
+            match &pinloom {
+                Ok(pinloom) => {
+                    tracing::info!(database = %pinloom.database_path().display(), "opened")
+                }
+                Err(error) => tracing::error!(%error.message, "database unusable"),
+            }
+            app.manage(AppState { pinloom, data_dir });
+            Ok(())
+        })
+        .run(tauri::generate_context!())
+        .expect("the Tauri runtime failed to start; see the message above");
+}

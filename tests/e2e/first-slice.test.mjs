@@ -1,0 +1,135 @@
+// The first real slice, in the real window: create a tree, write a message, see it listed; quit,
+// start again, and it is all still there. Also the two ways bad input must fail: an empty message
+// (refused beside the composer, nothing lost) and a damaged database file (refused with its path,
+// left untouched).
+import assert from "node:assert/strict";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+
+import { Key } from "selenium-webdriver";
+
+import { Harness, takeReadmeScreenshots } from "./harness.mjs";
+
+const failureShots = "tests/e2e/artifacts";
+
+describe("first slice in the real window", () => {
+  const harness = new Harness();
+  let failed = false;
+
+  /// A test whose failure leaves a screenshot of the window behind, for the person reading CI.
+  function windowTest(name, body) {
+    test(name, async () => {
+      try {
+        await body();
+      } catch (error) {
+        failed = true;
+        if (harness.driver) {
+          const file = `${failureShots}/${name.replace(/[^a-z0-9]+/gi, "-")}.png`;
+          const saved = await harness.screenshot(file).catch(() => null);
+          if (saved) process.stderr.write(`screenshot of the failure: ${saved}\n`);
+        }
+        throw error;
+      }
+    });
+  }
+
+  before(async () => {
+    await harness.start();
+  });
+
+  after(async () => {
+    await harness.stop({ failed });
+  });
+
+  windowTest("a new tree and its message survive a restart", async () => {
+    await harness.launch();
+    await harness.find("welcome");
+    await harness.find("no-trees");
+
+    await (await harness.find("new-tree-title")).sendKeys("Why do rivers meander?");
+    await (await harness.find("new-tree-submit")).click();
+    const title = await harness.find("thread-title");
+    await harness.driver.wait(async () => (await title.getText()) === "Why do rivers meander?", 5000);
+    await harness.find("thread-empty");
+
+    const composer = await harness.find("composer-input");
+    await composer.sendKeys("Start from the physics: where does the water flow fastest in a bend?");
+    await (await harness.find("composer-send")).click();
+    assert.deepEqual(await harness.textsWhen("message-text", 1), [
+      "Start from the physics: where does the water flow fastest in a bend?",
+    ]);
+    await harness.driver.wait(
+      async () => (await composer.getAttribute("value")) === "",
+      5000,
+      "the composer clears once the message is saved",
+    );
+
+    // Ctrl+Enter adds too, and the new message continues the first.
+    await composer.sendKeys("And why does the outer bank erode?", Key.chord(Key.CONTROL, Key.ENTER));
+    assert.deepEqual(await harness.textsWhen("message-text", 2), [
+      "Start from the physics: where does the water flow fastest in a bend?",
+      "And why does the outer bank erode?",
+    ]);
+    assert.deepEqual(await harness.textsWhen("tree-title", 1), ["Why do rivers meander?"]);
+    const [meta] = await harness.textsWhen("tree-meta", 1);
+    assert.match(meta, /^2 messages · /);
+
+    if (takeReadmeScreenshots) await harness.screenshot("tests/e2e/screenshots/first-slice.png");
+    await harness.quit();
+
+    // A new process of the app on the same data folder.
+    await harness.launch();
+    const reopened = await harness.find("thread-title");
+    await harness.driver.wait(
+      async () => (await reopened.getText()) === "Why do rivers meander?",
+      5000,
+      "the last open tree is reopened on start",
+    );
+    assert.deepEqual(await harness.textsWhen("message-text", 2), [
+      "Start from the physics: where does the water flow fastest in a bend?",
+      "And why does the outer bank erode?",
+    ]);
+    assert.deepEqual(await harness.textsWhen("tree-title", 1), ["Why do rivers meander?"]);
+  });
+
+  windowTest("an empty message is refused beside the composer and nothing is lost", async () => {
+    if (!harness.driver) await harness.launch();
+    await harness.find("thread-title");
+    const before = await harness.findAll("message-text");
+
+    const composer = await harness.find("composer-input");
+    await composer.clear();
+    await composer.sendKeys("   ");
+    await (await harness.find("composer-send")).click();
+    const error = await harness.find("composer-error", 5000);
+    assert.match(await error.getText(), /the message is empty: type something first/);
+    assert.equal(await composer.getAttribute("value"), "   ", "the draft stays for the person");
+    assert.equal((await harness.findAll("message-text")).length, before.length);
+
+    // A blank tree title is refused in the sidebar, and the existing tree is still there.
+    await (await harness.find("new-tree-title")).sendKeys("   ");
+    await (await harness.find("new-tree-submit")).click();
+    const listError = await harness.find("list-error", 5000);
+    assert.match(await listError.getText(), /a tree needs a title/);
+    assert.equal((await harness.findAll("tree-item")).length, 1);
+    await harness.quit();
+  });
+
+  windowTest("a damaged database file is refused with its path and left untouched", async () => {
+    const database = join(harness.dataDir, "pinloom.sqlite3");
+    const damaged = Buffer.from("this is not a SQLite database, and it must stay exactly like this\n");
+    // The earlier tests' database is replaced, as if the file were damaged by another program.
+    rmSync(`${database}-wal`, { force: true });
+    rmSync(`${database}-shm`, { force: true });
+    writeFileSync(database, damaged);
+    await harness.launch();
+    const notice = await harness.find("database-unusable");
+    const text = await notice.getText();
+    assert.match(text, /Pinloom cannot open its database/);
+    assert.ok(text.includes(database), `the notice names the file: ${text}`);
+    assert.match(text, /left untouched/);
+    await harness.quit();
+    assert.deepEqual(readFileSync(database), damaged, "the damaged file is byte for byte the same");
+  });
+});

@@ -1,0 +1,189 @@
+// Starts what an end-to-end test needs and ends it afterwards: a virtual display (Xvfb), the
+// WebDriver bridge (tauri-driver, which starts WebKitWebDriver), and sessions of the real built
+// app. Every process started here is ended by `stop()`, also when a test fails.
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+import { Builder, By, Capabilities, until } from "selenium-webdriver";
+
+const here = dirname(fileURLToPath(import.meta.url));
+export const repoRoot = resolve(here, "../..");
+
+/// The binary under test: built with the UI embedded by the README's test command.
+export function appBinary() {
+  const targetDir = process.env.CARGO_TARGET_DIR
+    ? resolve(repoRoot, process.env.CARGO_TARGET_DIR)
+    : join(repoRoot, "target");
+  const binary = join(targetDir, "debug", "pinloom-desktop");
+  if (!existsSync(binary)) {
+    throw new Error(`${binary} does not exist: build it first (./dev test does)`);
+  }
+  return binary;
+}
+
+function freePort() {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+function freeDisplay() {
+  for (let number = 90 + (process.pid % 100); number < 400; number++) {
+    if (!existsSync(`/tmp/.X11-unix/X${number}`) && !existsSync(`/tmp/.X${number}-lock`)) {
+      return `:${number}`;
+    }
+  }
+  throw new Error("no free X display number between :90 and :399");
+}
+
+async function waitFor(check, what, timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check()) return;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((wake) => setTimeout(wake, 100));
+  }
+}
+
+async function isListening(port) {
+  try {
+    const response = await fetch(`http://127.0.0.1:${port}/status`);
+    return response.ok;
+  } catch {
+    return false;
+  }
+}
+
+export class Harness {
+  processes = [];
+  driver = null;
+
+  /// Starts Xvfb and tauri-driver. `dataDir` is given to every app session through the
+  /// environment, which tauri-driver passes on to the app.
+  async start() {
+    this.dataDir = mkdtempSync(join(tmpdir(), "pinloom-e2e-"));
+    const display = freeDisplay();
+    this.spawn("Xvfb", [display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"]);
+    await waitFor(() => existsSync(`/tmp/.X11-unix/X${display.slice(1)}`), "Xvfb to start");
+
+    this.port = await freePort();
+    const nativePort = await freePort();
+    this.spawn("tauri-driver", ["--port", String(this.port), "--native-port", String(nativePort)], {
+      DISPLAY: display,
+      PINLOOM_DATA_DIR: this.dataDir,
+      PINLOOM_LOG: "warn",
+    });
+    await waitFor(() => isListening(this.port), "tauri-driver to listen");
+  }
+
+  spawn(command, args, env = {}) {
+    const child = spawn(command, args, {
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    child.stderrText = "";
+    child.stderr.on("data", (chunk) => {
+      child.stderrText = (child.stderrText + chunk).slice(-4000);
+    });
+    child.on("error", (error) => {
+      child.spawnError = error;
+    });
+    this.processes.push(child);
+    return child;
+  }
+
+  /// Opens the app in a new WebDriver session (a fresh process of the real binary).
+  async launch() {
+    const capabilities = new Capabilities();
+    capabilities.setBrowserName("wry");
+    capabilities.set("tauri:options", { application: appBinary() });
+    this.driver = await new Builder()
+      .usingServer(`http://127.0.0.1:${this.port}/`)
+      .withCapabilities(capabilities)
+      .build();
+    return this.driver;
+  }
+
+  /// Ends the app session: the app process exits, as when a person quits it.
+  async quit() {
+    if (this.driver) {
+      const driver = this.driver;
+      this.driver = null;
+      await driver.quit();
+    }
+  }
+
+  async find(testId, timeoutMs = 20_000) {
+    return this.driver.wait(until.elementLocated(By.css(`[data-testid="${testId}"]`)), timeoutMs);
+  }
+
+  async findAll(testId) {
+    return this.driver.findElements(By.css(`[data-testid="${testId}"]`));
+  }
+
+  /// Waits until `testId` elements number `count`, and returns their texts (trimmed
+  /// `textContent`: WebKitWebDriver's visible-text algorithm returns "" for text styled with
+  /// `text-overflow: ellipsis`, even where the window shows it).
+  async textsWhen(testId, count, timeoutMs = 10_000) {
+    let texts = [];
+    await waitFor(
+      async () => {
+        const elements = await this.findAll(testId);
+        texts = await Promise.all(
+          elements.map(async (element) => String(await element.getProperty("textContent")).trim()),
+        );
+        return texts.length === count;
+      },
+      `${count} [data-testid="${testId}"] (last saw ${texts.length})`,
+      timeoutMs,
+    );
+    return texts;
+  }
+
+  /// Saves the window as a PNG at `path` (relative to the repository root).
+  async screenshot(path) {
+    const file = resolve(repoRoot, path);
+    mkdirSync(dirname(file), { recursive: true });
+    await writeFile(file, await this.driver.takeScreenshot(), "base64");
+    return file;
+  }
+
+  /// Ends everything this harness started, whatever state it is in, and says what the drivers
+  /// printed if `failed`.
+  async stop({ failed = false } = {}) {
+    try {
+      await this.quit();
+    } catch {
+      // The session may already be gone (the app crashed); the processes below still end.
+    }
+    for (const child of this.processes.reverse()) {
+      if (failed && child.stderrText) {
+        process.stderr.write(`--- ${child.spawnargs[0]} stderr ---\n${child.stderrText}\n`);
+      }
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill("SIGTERM");
+        await Promise.race([
+          new Promise((done) => child.once("exit", done)),
+          new Promise((done) => setTimeout(done, 3000)),
+        ]);
+        if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      }
+    }
+    this.processes = [];
+    if (this.dataDir) rmSync(this.dataDir, { recursive: true, force: true });
+  }
+}
+
+/// Whether the documented screenshot command asked for README screenshots.
+export const takeReadmeScreenshots = process.env.PINLOOM_SCREENSHOTS === "1";

@@ -1,0 +1,79 @@
+// A fake of the Rust side for unit tests, behind Tauri's own IPC mock: calls travel through the
+// generated bindings exactly as in the app, and failures come back as `{ code, message }`.
+import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
+
+import type { ApiError, Message, TreeSummary, UiPreferences } from "./bindings";
+
+export type FakeState = {
+  trees: TreeSummary[];
+  messages: Map<number, Message[]>;
+  preferences: UiPreferences;
+  /// When set, every command fails with this error.
+  failure: ApiError | null;
+  calls: string[];
+};
+
+export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState {
+  const state: FakeState = {
+    trees: [],
+    messages: new Map(),
+    preferences: { lastTreeId: null },
+    failure: null,
+    calls: [],
+    ...initial,
+  };
+  let nextId = 100;
+  clearMocks();
+  mockIPC((command, payload) => {
+    const args = (payload ?? {}) as Record<string, unknown>;
+    state.calls.push(command);
+    if (command.startsWith("plugin:event|")) return 1;
+    if (state.failure) throw state.failure;
+    switch (command) {
+      case "tree_list":
+        return state.trees;
+      case "tree_create": {
+        const title = String(args.title).trim();
+        if (!title) throw { code: "invalidInput", message: "a tree needs a title" } satisfies ApiError;
+        const tree: TreeSummary = {
+          id: nextId++,
+          title,
+          mode: args.mode as TreeSummary["mode"],
+          createdAtMs: 0,
+          updatedAtMs: 0,
+          messageCount: 0,
+        };
+        state.trees = [tree, ...state.trees];
+        return tree;
+      }
+      case "tree_open": {
+        const tree = state.trees.find((candidate) => candidate.id === args.treeId);
+        if (!tree) throw { code: "notFound", message: `tree ${String(args.treeId)} does not exist` };
+        return { tree, messages: state.messages.get(tree.id) ?? [] };
+      }
+      case "message_append": {
+        const text = String(args.text);
+        if (!text.trim()) throw { code: "invalidInput", message: "the message is empty" };
+        const treeId = args.treeId as number;
+        const message: Message = {
+          id: nextId++,
+          parentId: (args.parentId as number | null) ?? null,
+          author: "human",
+          text,
+          createdAtMs: 0,
+          tokenEstimate: Math.ceil(text.length / 3.5),
+        };
+        state.messages.set(treeId, [...(state.messages.get(treeId) ?? []), message]);
+        return message;
+      }
+      case "preferences_get":
+        return state.preferences;
+      case "preferences_set":
+        state.preferences = args.preferences as UiPreferences;
+        return null;
+      default:
+        throw new Error(`the fake backend has no command ${command}`);
+    }
+  });
+  return state;
+}

@@ -1,0 +1,24 @@
+// Small pure formatters the views share.
+
+const units: [Intl.RelativeTimeFormatUnit, number][] = [
+  ["year", 365 * 24 * 3600 * 1000],
+  ["month", 30 * 24 * 3600 * 1000],
+  ["day", 24 * 3600 * 1000],
+  ["hour", 3600 * 1000],
+  ["minute", 60 * 1000],
+];
+
+/// "3 minutes ago", "yesterday", or "just now" for anything under a minute.
+export function relativeTime(thenMs: number, nowMs: number, locale = "en"): string {
+  const elapsed = nowMs - thenMs;
+  const format = new Intl.RelativeTimeFormat(locale, { numeric: "auto" });
+  for (const [unit, size] of units) {
+    if (Math.abs(elapsed) >= size) return format.format(-Math.round(elapsed / size), unit);
+  }
+  return "just now";
+}
+
+/// "1 message", "12 messages".
+export function plural(count: number, one: string, many = `${one}s`): string {
+  return `${count.toLocaleString("en")} ${count === 1 ? one : many}`;
+}

@@ -1,0 +1,95 @@
+// What the window shows: the tree list, the open tree, and where each failure happened. Views read
+// these fields and call the methods; every backend call goes through `backend`.
+import { backend, PinloomError } from "./backend";
+import type { TreeMode, TreeSummary, TreeView } from "./bindings";
+
+export class Workspace {
+  trees = $state<TreeSummary[]>([]);
+  open = $state<TreeView | null>(null);
+  starting = $state(true);
+  /// Set when the database cannot be used at all; the window shows only this.
+  unusable = $state<PinloomError | null>(null);
+  /// The failure of the last tree-list action (create, open), shown in the sidebar.
+  listError = $state<PinloomError | null>(null);
+  /// The failure of the last message write, shown under the composer.
+  composerError = $state<PinloomError | null>(null);
+
+  /// Loads the trees and reopens the one that was open last time.
+  async start(): Promise<void> {
+    try {
+      this.trees = await backend.treeList();
+      const { lastTreeId } = await backend.preferencesGet();
+      const last = this.trees.find((tree) => tree.id === lastTreeId) ?? this.trees[0];
+      if (last) await this.select(last.id);
+    } catch (thrown) {
+      this.fail(thrown, "list");
+    } finally {
+      this.starting = false;
+    }
+  }
+
+  async createTree(title: string, mode: TreeMode): Promise<boolean> {
+    this.listError = null;
+    try {
+      const tree = await backend.treeCreate(title, mode);
+      this.trees = [tree, ...this.trees.filter((other) => other.id !== tree.id)];
+      await this.select(tree.id);
+      return true;
+    } catch (thrown) {
+      this.fail(thrown, "list");
+      return false;
+    }
+  }
+
+  async select(treeId: number): Promise<void> {
+    this.listError = null;
+    this.composerError = null;
+    try {
+      this.open = await backend.treeOpen(treeId);
+      await backend.preferencesSet({ lastTreeId: treeId });
+    } catch (thrown) {
+      this.fail(thrown, "list");
+    }
+  }
+
+  /// Writes a message continuing the last one on show. Returns whether it was saved, so the
+  /// composer keeps the text when it was not.
+  async append(text: string): Promise<boolean> {
+    const open = this.open;
+    if (!open) return false;
+    this.composerError = null;
+    const parentId = open.messages.at(-1)?.id ?? null;
+    try {
+      const message = await backend.messageAppend(open.tree.id, parentId, text);
+      if (this.open?.tree.id === open.tree.id) {
+        this.open = { ...this.open, messages: [...this.open.messages, message] };
+      }
+      // The message is saved; the sidebar's counts catch up without holding the composer.
+      void this.refreshList();
+      return true;
+    } catch (thrown) {
+      this.fail(thrown, "composer");
+      return false;
+    }
+  }
+
+  /// Re-reads the tree list (another window or process may have changed it).
+  async refreshList(): Promise<void> {
+    try {
+      this.trees = await backend.treeList();
+    } catch (thrown) {
+      this.fail(thrown, "list");
+    }
+  }
+
+  private fail(thrown: unknown, where: "list" | "composer"): void {
+    const error = PinloomError.from(thrown);
+    if (error.code === "databaseUnusable") {
+      this.unusable = error;
+    } else if (where === "composer") {
+      this.composerError = error;
+    } else {
+      this.listError = error;
+    }
+  }
+}

@@ -1,0 +1,71 @@
+import { beforeEach, describe, expect, it } from "vitest";
+
+import { backend, PinloomError } from "./backend";
+import { installFakeBackend, type FakeState } from "./fake-backend";
+import { Workspace } from "./workspace.svelte";
+
+let fake: FakeState;
+
+beforeEach(() => {
+  fake = installFakeBackend();
+});
+
+describe("backend", () => {
+  it("turns a command's { code, message } into a PinloomError with that code", async () => {
+    fake.failure = { code: "notFound", message: "tree 9 does not exist" };
+    const error = await backend.treeOpen(9).catch((thrown: unknown) => thrown);
+    expect(error).toBeInstanceOf(PinloomError);
+    expect((error as PinloomError).code).toBe("notFound");
+    expect((error as PinloomError).message).toBe("tree 9 does not exist");
+  });
+});
+
+describe("Workspace", () => {
+  it("creates a tree, opens it and remembers it", async () => {
+    const workspace = new Workspace();
+    await workspace.start();
+    expect(await workspace.createTree("Rivers", "dialogue")).toBe(true);
+    expect(workspace.open?.tree.title).toBe("Rivers");
+    expect(workspace.trees.map((tree) => tree.title)).toEqual(["Rivers"]);
+    expect(fake.preferences.lastTreeId).toBe(workspace.open?.tree.id);
+  });
+
+  it("continues the last message on show", async () => {
+    const workspace = new Workspace();
+    await workspace.createTree("Rivers", "dialogue");
+    await workspace.append("first");
+    await workspace.append("second");
+    const [first, second] = workspace.open?.messages ?? [];
+    expect(first?.parentId).toBeNull();
+    expect(second?.parentId).toBe(first?.id);
+  });
+
+  it("reopens the tree that was open last time", async () => {
+    fake.trees = [
+      { id: 1, title: "A", mode: "dialogue", createdAtMs: 0, updatedAtMs: 0, messageCount: 0 },
+      { id: 2, title: "B", mode: "buffer", createdAtMs: 0, updatedAtMs: 0, messageCount: 0 },
+    ];
+    fake.preferences = { lastTreeId: 2 };
+    const workspace = new Workspace();
+    await workspace.start();
+    expect(workspace.open?.tree.title).toBe("B");
+    expect(workspace.starting).toBe(false);
+  });
+
+  it("shows a refused message beside the composer and reports it unsaved", async () => {
+    const workspace = new Workspace();
+    await workspace.createTree("Rivers", "dialogue");
+    expect(await workspace.append("   ")).toBe(false);
+    expect(workspace.composerError?.code).toBe("invalidInput");
+    expect(workspace.listError).toBeNull();
+    expect(workspace.open?.messages).toEqual([]);
+  });
+
+  it("switches to the unusable-database notice when the database cannot be used", async () => {
+    fake.failure = { code: "databaseUnusable", message: "/x/pinloom.sqlite3 is not a Pinloom database" };
+    const workspace = new Workspace();
+    await workspace.start();
+    expect(workspace.unusable?.message).toContain("/x/pinloom.sqlite3");
+    expect(workspace.starting).toBe(false);
+  });
+});
