@@ -65,6 +65,20 @@ async function isListening(port) {
   }
 }
 
+/// Every process any harness started and has not ended yet. If the test runner itself is
+/// interrupted (Ctrl+C, a CI timeout), they are killed on the way out rather than left running.
+const living = new Set();
+function killLiving() {
+  for (const child of living) child.kill("SIGKILL");
+}
+process.once("exit", killLiving);
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
+  process.once(signal, () => {
+    killLiving();
+    process.exit(128 + (signal === "SIGINT" ? 2 : signal === "SIGTERM" ? 15 : 1));
+  });
+}
+
 export class Harness {
   processes = [];
   driver = null;
@@ -100,6 +114,8 @@ export class Harness {
       child.spawnError = error;
     });
     this.processes.push(child);
+    living.add(child);
+    child.once("exit", () => living.delete(child));
     return child;
   }
 
