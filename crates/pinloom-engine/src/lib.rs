@@ -5,9 +5,26 @@
 //! the desktop app, the command-line program and the MCP server produce byte-identical contexts
 //! from the same snapshot.
 //!
-//! The crate grows into the full context planner (see the Context engine issue); today it holds
-//! the token heuristics that the seeds name.
+//! The flow: a [`snapshot::Snapshot`] (what the store holds around the active node), a
+//! [`profile::ModelProfile`] and [`settings::Settings`] go into [`planner::plan`], which returns a
+//! [`plan::ContextPlan`] (every candidate slice, included or pruned with the reason) or an
+//! [`error::EngineError`]. The renderings turn a plan into provider request bodies
+//! ([`render`]), the buffer-mode document, or ThreadMind's markdown ([`threadmind`]).
 
 #![deny(missing_docs)]
 
+pub mod error;
+pub mod incremental;
+pub mod plan;
+pub mod planner;
+pub mod profile;
+pub mod render;
+pub mod retrieval;
+pub mod settings;
+pub mod snapshot;
+pub mod threadmind;
 pub mod tokens;
+
+pub use error::EngineError;
+pub use plan::ContextPlan;
+pub use planner::plan;

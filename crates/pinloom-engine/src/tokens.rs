@@ -1,11 +1,18 @@
-//! Token estimates by character count, as the seeds define them.
+//! Token counting: exact OpenAI tokenizers, calibrated estimates, and the seeds' heuristics.
 //!
-//! These are the named heuristics of the seeds, kept exact so that outputs can match the systems
-//! they come from: ThreadMind estimates one token per 3.5 characters, the memory framework of
-//! seed 001 one per 4. Both round up. Exact tokenizers come later and sit beside these.
+//! Three kinds of counter sit behind one [`Tokenizer`]:
+//! - **exact** o200k and cl100k, through `bpe-openai`, whose counts equal tiktoken's (measured in
+//!   research/engine_anchors.md §0 on 8 MB of text) and which is the faster of the two Rust
+//!   implementations measured there;
+//! - a **calibrated estimate** for families without a public offline tokenizer (Claude, Gemini,
+//!   local models): characters per token, corrected from the usage each provider reports;
+//! - the seeds' **named heuristics**, kept exact so that outputs can match the systems they come
+//!   from: ThreadMind estimates one token per 3.5 characters, seed 001 one per 4. Both round up.
+//!
+//! The planner never calls these on a node whose count is cached for the same [`TokenizerId`].
 
 /// A characters-per-token heuristic named by one of the seeds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CharHeuristic {
     /// ThreadMind (seed 000): `ceil(length / 3.5)`.
     ThreeAndAHalfChars,
@@ -30,9 +37,114 @@ impl CharHeuristic {
     }
 }
 
+/// Which counter a count was made with; cached counts are valid only for the same id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TokenizerId {
+    /// OpenAI's o200k_base (GPT-4o, GPT-4.1, GPT-5, o-series).
+    O200k,
+    /// OpenAI's cl100k_base (GPT-4, GPT-3.5).
+    Cl100k,
+    /// A calibrated estimate at this many thousandths of a character per token.
+    Estimate {
+        /// UTF-16 units per token, times 1000.
+        milli_chars_per_token: u32,
+    },
+    /// One of the seeds' heuristics.
+    Chars(CharHeuristic),
+}
+
+/// A characters-per-token estimate for a model family without an offline tokenizer, corrected from
+/// the usage the provider reports.
+///
+/// Kept in integers (thousandths) so that a count is a pure function of the id: two front ends
+/// with the same calibration produce the same plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Calibration {
+    /// UTF-16 units per token, times 1000.
+    pub milli_chars_per_token: u32,
+}
+
+impl Calibration {
+    /// Claude: local chars/4 under-counts Claude by 23–40 % (engine_anchors §1.4), so start at a
+    /// conservative 3 characters a token until usage corrects it.
+    pub const ANTHROPIC_START: Calibration = Calibration { milli_chars_per_token: 3_000 };
+    /// Gemini: Google's "about 4 characters a token", made conservative.
+    pub const GEMINI_START: Calibration = Calibration { milli_chars_per_token: 3_500 };
+    /// Local models (Llama, Mistral, Qwen through Ollama): a conservative 3.5.
+    pub const LOCAL_START: Calibration = Calibration { milli_chars_per_token: 3_500 };
+
+    /// The bounds a correction may move the ratio to: outside them a report is more likely a
+    /// mismatch (an image, a cached prefix) than a property of the tokenizer.
+    const MIN_MILLI: u32 = 1_000;
+    const MAX_MILLI: u32 = 8_000;
+
+    /// Estimates the tokens of `text`, rounding up.
+    pub fn estimate(self, text: &str) -> u64 {
+        let units = text.encode_utf16().count() as u64;
+        (units * 1000).div_ceil(u64::from(self.milli_chars_per_token.max(1)))
+    }
+
+    /// Corrects the ratio from one reply's usage: `sent_chars` UTF-16 units were sent and the
+    /// provider billed `reported_tokens` input tokens. Moves a quarter of the way to the observed
+    /// ratio, so one odd report (a cached prefix, an image) cannot swing the estimate.
+    pub fn corrected(self, sent_chars: u64, reported_tokens: u64) -> Calibration {
+        if reported_tokens == 0 || sent_chars == 0 {
+            return self;
+        }
+        let observed = (sent_chars * 1000 / reported_tokens)
+            .clamp(u64::from(Self::MIN_MILLI), u64::from(Self::MAX_MILLI));
+        let current = u64::from(self.milli_chars_per_token);
+        let moved = (current * 3 + observed) / 4;
+        Calibration { milli_chars_per_token: u32::try_from(moved).unwrap_or(Self::MAX_MILLI) }
+    }
+}
+
+/// A token counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tokenizer {
+    /// Exact o200k_base.
+    O200k,
+    /// Exact cl100k_base.
+    Cl100k,
+    /// A calibrated estimate.
+    Estimate(Calibration),
+    /// A seed's named heuristic.
+    Chars(CharHeuristic),
+}
+
+impl Tokenizer {
+    /// The id under which this counter's counts are cached.
+    pub fn id(self) -> TokenizerId {
+        match self {
+            Tokenizer::O200k => TokenizerId::O200k,
+            Tokenizer::Cl100k => TokenizerId::Cl100k,
+            Tokenizer::Estimate(c) => {
+                TokenizerId::Estimate { milli_chars_per_token: c.milli_chars_per_token }
+            }
+            Tokenizer::Chars(h) => TokenizerId::Chars(h),
+        }
+    }
+
+    /// Counts the tokens of `text`.
+    pub fn count(self, text: &str) -> u64 {
+        match self {
+            Tokenizer::O200k => bpe_openai::o200k_base().count(text) as u64,
+            Tokenizer::Cl100k => bpe_openai::cl100k_base().count(text) as u64,
+            Tokenizer::Estimate(c) => c.estimate(text),
+            Tokenizer::Chars(h) => h.estimate(text),
+        }
+    }
+
+    /// Counts `text`, saturating into the `u32` that plans and caches hold (4 billion tokens is
+    /// far past any window).
+    pub fn count_u32(self, text: &str) -> u32 {
+        u32::try_from(self.count(text)).unwrap_or(u32::MAX)
+    }
+}
 #[cfg(test)]
 mod tests {
     use super::CharHeuristic::{FourChars, ThreeAndAHalfChars};
+    use super::{Calibration, Tokenizer};
 
     #[test]
     fn empty_text_is_zero_tokens() {
@@ -70,5 +182,32 @@ mod tests {
             let expected = (units as f64 / 3.5).ceil() as u64;
             assert_eq!(ThreeAndAHalfChars.estimate(&text), expected, "at {units} characters");
         }
+    }
+
+    #[test]
+    fn o200k_counts_equal_tiktoken_on_known_strings() {
+        // Reference counts from tiktoken's o200k_base and cl100k_base (Python tiktoken 0.14).
+        assert_eq!(Tokenizer::O200k.count("hello world"), 2);
+        assert_eq!(Tokenizer::Cl100k.count("hello world"), 2);
+        assert_eq!(Tokenizer::O200k.count(""), 0);
+        assert_eq!(Tokenizer::Cl100k.count("tiktoken is great!"), 6);
+    }
+
+    #[test]
+    fn calibrated_estimate_rounds_up_and_corrects_from_usage() {
+        let start = Calibration { milli_chars_per_token: 4_000 };
+        assert_eq!(start.estimate("abcdefghi"), 3, "9 / 4 rounds up");
+        // The provider billed 100 tokens for 200 characters: 2 chars a token; move a quarter way.
+        let corrected = start.corrected(200, 100);
+        assert_eq!(corrected.milli_chars_per_token, 3_500);
+        // A zero report changes nothing; an absurd one is clamped before it is blended.
+        assert_eq!(start.corrected(200, 0), start);
+        assert_eq!(start.corrected(1, 1_000).milli_chars_per_token, 3_250);
+    }
+
+    #[test]
+    fn named_heuristics_are_tokenizer_options_seed_000_seed_001() {
+        assert_eq!(Tokenizer::Chars(ThreeAndAHalfChars).count("abcdefgh"), 3);
+        assert_eq!(Tokenizer::Chars(FourChars).count("abcdefgh"), 2);
     }
 }

@@ -1,0 +1,225 @@
+//! W1–W3 of research/engine_anchors.md §6, on inputs generated here (deterministic, nothing
+//! downloaded). Numbers go to ARCHITECTURE.md; there are no timing asserts.
+
+#![allow(clippy::unwrap_used)] // a benchmark's setup failing should stop it loudly
+
+use std::hint::black_box;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use pinloom_engine::incremental::append_node;
+use pinloom_engine::planner::plan;
+use pinloom_engine::profile::{ModelProfile, ProviderFamily, RoleRules};
+use pinloom_engine::render::request_body;
+use pinloom_engine::settings::Settings;
+use pinloom_engine::snapshot::{
+    Author, CachedCount, NodeId, NodeRecord, ParentEdge, Part, Snapshot, TreeInfo,
+};
+use pinloom_engine::tokens::Tokenizer;
+
+/// A deterministic pseudo-random generator (xorshift), so every run sees the same text.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+const WORDS: &[&str] = &[
+    "the",
+    "context",
+    "engine",
+    "keeps",
+    "a",
+    "thread",
+    "of",
+    "messages",
+    "within",
+    "budget",
+    "while",
+    "summaries",
+    "of",
+    "ancestor",
+    "pins",
+    "stay",
+    "short",
+    "and",
+    "anchors",
+    "verbatim",
+    "tokens",
+    "are",
+    "counted",
+    "once",
+    "per",
+    "node",
+    "model",
+    "reply",
+    "tree",
+    "branch",
+];
+
+fn prose(rng: &mut Rng, bytes: usize) -> String {
+    let mut s = String::with_capacity(bytes + 16);
+    let mut sentence = 0;
+    while s.len() < bytes {
+        let w = WORDS[(rng.next() % WORDS.len() as u64) as usize];
+        if sentence == 0 {
+            let mut c = w.chars();
+            if let Some(f) = c.next() {
+                s.extend(f.to_uppercase());
+                s.push_str(c.as_str());
+            }
+        } else {
+            s.push_str(w);
+        }
+        sentence += 1;
+        if sentence > 8 + (rng.next() % 10) as usize {
+            s.push_str(". ");
+            sentence = 0;
+        } else {
+            s.push(' ');
+        }
+    }
+    s
+}
+
+fn code(rng: &mut Rng, bytes: usize) -> String {
+    let mut s = String::with_capacity(bytes + 64);
+    let mut n = 0u64;
+    while s.len() < bytes {
+        n += 1;
+        let a = WORDS[(rng.next() % WORDS.len() as u64) as usize];
+        let b = WORDS[(rng.next() % WORDS.len() as u64) as usize];
+        s.push_str(&format!(
+            "fn {a}_{b}_{n}(input: &[u8], limit: usize) -> Result<Vec<u32>, Error> {{\n    \
+             let mut out = Vec::with_capacity(limit);\n    for (i, byte) in input.iter().enumerate() {{\n        \
+             if i >= limit {{ break; }}\n        out.push(u32::from(*byte) * {} + {});\n    }}\n    Ok(out)\n}}\n\n",
+            rng.next() % 97,
+            rng.next() % 1000
+        ));
+    }
+    s
+}
+
+/// A linear thread of `n` messages of about `bytes` each, with counts cached for `tokenizer`.
+fn thread(n: usize, bytes: usize, tokenizer: Tokenizer) -> Snapshot {
+    let mut rng = Rng(0x5eed);
+    let mut nodes = Vec::with_capacity(n);
+    for i in 0..n {
+        let edge =
+            if i == 0 { ParentEdge::Root } else { ParentEdge::Continuation(NodeId(i as u64)) };
+        let author = if i % 2 == 0 { Author::Human } else { Author::Model };
+        let mut node = NodeRecord::text(i as u64 + 1, edge, author, &prose(&mut rng, bytes));
+        let tokens = tokenizer.count_u32(node.parts[0].text());
+        node.cached_tokens = vec![CachedCount { tokenizer: tokenizer.id(), tokens }];
+        nodes.push(node);
+    }
+    Snapshot {
+        tree: TreeInfo {
+            title: "bench".into(),
+            system_context: "Be precise.".into(),
+            ..TreeInfo::default()
+        },
+        active: NodeId(n as u64),
+        nodes,
+        ..Snapshot::default()
+    }
+}
+
+/// The naive baseline (what LangChain's trim_messages and LlamaIndex's buffers do): re-tokenize
+/// every message on every call, newest first, until the budget is spent.
+fn naive_trim(snapshot: &Snapshot, budget: u64) -> usize {
+    let mut used = 0u64;
+    let mut kept = 0;
+    for node in snapshot.nodes.iter().rev() {
+        let t: u64 =
+            node.parts.iter().map(|p: &Part| Tokenizer::O200k.count(p.text())).sum::<u64>() + 4;
+        if used + t > budget {
+            break;
+        }
+        used += t;
+        kept += 1;
+    }
+    kept
+}
+
+fn w1(c: &mut Criterion) {
+    let snapshot = thread(10_000, 400, Tokenizer::O200k);
+    let mut profile = ModelProfile::shipped(ProviderFamily::OpenAiCompatible, "gpt-4o");
+    profile.context_window = 128_000 + profile.reserve;
+    let settings = Settings::default();
+    let mut g = c.benchmark_group("W1_plan_10k_messages_128k");
+    g.bench_function("cached_counts", |b| {
+        b.iter(|| black_box(plan(black_box(&snapshot), &profile, &settings).unwrap()))
+    });
+    g.bench_function("naive_retokenize_every_call", |b| {
+        b.iter(|| black_box(naive_trim(black_box(&snapshot), 128_000)))
+    });
+    g.finish();
+}
+
+fn w2(c: &mut Criterion) {
+    let mut rng = Rng(42);
+    let prose_text = prose(&mut rng, 4_000_000);
+    let code_text = code(&mut rng, 4_000_000);
+    let _ = Tokenizer::O200k.count("warm up"); // the dictionary loads once, outside the timing
+    let mut g = c.benchmark_group("W2_o200k_count_4MB");
+    g.sample_size(10);
+    g.throughput(criterion::Throughput::Bytes(prose_text.len() as u64));
+    g.bench_function("prose", |b| {
+        b.iter(|| black_box(Tokenizer::O200k.count(black_box(&prose_text))))
+    });
+    g.throughput(criterion::Throughput::Bytes(code_text.len() as u64));
+    g.bench_function("code", |b| {
+        b.iter(|| black_box(Tokenizer::O200k.count(black_box(&code_text))))
+    });
+    g.finish();
+}
+
+fn w3(c: &mut Criterion) {
+    let base = thread(1_000, 900, Tokenizer::O200k);
+    let settings = Settings::default();
+    let mut g = c.benchmark_group("W3_append_2KB_and_body");
+    let mut rng = Rng(7);
+    let message = prose(&mut rng, 2_048);
+    let families: [(&str, ProviderFamily, Option<RoleRules>); 5] = [
+        ("openai", ProviderFamily::OpenAiCompatible, None),
+        ("mistral", ProviderFamily::OpenAiCompatible, Some(RoleRules::mistral())),
+        ("anthropic", ProviderFamily::Anthropic, None),
+        ("gemini", ProviderFamily::Gemini, None),
+        ("ollama", ProviderFamily::Ollama, None),
+    ];
+    for (name, family, rules) in families {
+        let mut profile = ModelProfile::shipped(family, "bench-model");
+        profile.context_window = 400_000;
+        profile.tokenizer = Tokenizer::O200k;
+        if let Some(r) = rules {
+            profile.role_rules = r;
+        }
+        let made = plan(&base, &profile, &settings).unwrap();
+        let mut snapshot = base.clone();
+        snapshot.nodes.push(NodeRecord::text(
+            1_001,
+            ParentEdge::Continuation(NodeId(1_000)),
+            Author::Human,
+            &message,
+        ));
+        snapshot.active = NodeId(1_001);
+        g.bench_function(name, |b| {
+            b.iter_batched(
+                || made.clone(),
+                |mut p| {
+                    append_node(&mut p, &snapshot, &profile, &settings).unwrap();
+                    black_box(request_body(&p, &snapshot, &profile))
+                },
+                criterion::BatchSize::LargeInput,
+            )
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, w1, w2, w3);
+criterion_main!(benches);

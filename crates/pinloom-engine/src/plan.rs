@@ -1,0 +1,305 @@
+//! The context plan: every candidate slice, in the order it is rendered, included or pruned with
+//! the reason.
+
+use crate::snapshot::{NodeId, PinId, ThreadRef, TreeMode};
+use crate::tokens::TokenizerId;
+
+/// What a slice is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SliceKind {
+    /// System context: agent prompt, tree context, instruction sources.
+    System,
+    /// The message being answered (and the tool group it belongs to).
+    Prompt,
+    /// The current pin's anchor, framed.
+    Anchor,
+    /// An explicit file, rendered as a `--- file: <path> ---` block.
+    File,
+    /// A context-role attachment: reference material before the conversation.
+    ContextSource,
+    /// A tool definition.
+    ToolDefinition,
+    /// An ancestor thread's summary.
+    AncestorSummary,
+    /// Task frames: the root thread's goal.
+    RootGoal,
+    /// Task frames: a closed sibling pin's result.
+    SiblingResult,
+    /// One of the last `recent_history_size` messages.
+    RecentHistory,
+    /// An older message.
+    OldHistory,
+    /// A folder listing.
+    FolderListing,
+    /// A retrieval result.
+    SearchResult,
+    /// Buffer mode's uncommitted text.
+    WorkingBuffer,
+}
+
+impl SliceKind {
+    /// Whether slices of this kind are message history.
+    pub fn is_history(self) -> bool {
+        matches!(self, SliceKind::RecentHistory | SliceKind::OldHistory)
+    }
+}
+
+/// Where a slice comes from, so the UI can point at it and the user can pin or exclude it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SourceId {
+    /// The model profile's system prompt.
+    AgentPrompt,
+    /// The tree's system context.
+    TreeSystemContext,
+    /// An attachment.
+    Attachment(u64),
+    /// A node of the path.
+    Node(NodeId),
+    /// A thread's summary.
+    Summary(ThreadRef),
+    /// A pin's anchor.
+    Anchor(PinId),
+    /// A tool definition (its index in the snapshot).
+    Tool(usize),
+    /// A retrieval hit.
+    Retrieval(NodeId),
+    /// A closed pin's result.
+    PinResult(PinId),
+    /// The working buffer.
+    WorkingBuffer,
+}
+
+/// Why a slice was left out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PruneReason {
+    /// Higher-priority slices used the budget.
+    OverBudget,
+    /// Cut by the truncation strategy.
+    Truncated,
+    /// Outside the share of the budget its part may take (retrieval, task frames).
+    OutsideShare,
+    /// The node is marked excluded.
+    Excluded,
+    /// The node is soft-deleted.
+    SoftDeleted,
+    /// The node is an annotation not asked for.
+    Annotation,
+    /// The summary is empty.
+    EmptySummary,
+    /// The summary is larger than its depth budget.
+    OverDepthBudget,
+    /// The file is over the size limit.
+    FileTooLarge,
+    /// A tool result whose call is not on the path.
+    OrphanToolResult,
+    /// A tool call whose results are not all on the path.
+    OrphanToolCall,
+    /// Dropped so the first kept message satisfies the provider's role rules.
+    ProviderRoleRule,
+    /// Buffer mode leaves system context out unless the tree turns it on.
+    BufferModeSystemContextOff,
+    /// Left out by a retrieval filter.
+    Filtered,
+    /// The retrieval hit is already in the history.
+    AlreadyInHistory,
+    /// Task frames include sibling results only when opted in.
+    NotOptedIn,
+}
+
+/// Included, or pruned with a reason.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SliceStatus {
+    /// In the context.
+    Included,
+    /// Left out.
+    Pruned(PruneReason),
+}
+
+/// Where a slice's text lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Origin {
+    /// A node of the snapshot, by index: history stays borrowed, never copied.
+    Node(usize),
+    /// Text the engine composed (framing, file blocks, summaries).
+    Text(String),
+}
+
+/// One candidate piece of context.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Slice {
+    /// What it is.
+    pub kind: SliceKind,
+    /// Where it comes from.
+    pub source: SourceId,
+    /// Its pruning priority.
+    pub priority: u8,
+    /// Its tokens under the plan's counter, framing included.
+    pub tokens: u32,
+    /// Included or pruned.
+    pub status: SliceStatus,
+    /// The retrieval score, for search results.
+    pub score: Option<f64>,
+    /// Slices of one tool group share a group number and are kept or dropped together.
+    pub group: u32,
+    pub(crate) origin: Origin,
+}
+
+impl Slice {
+    /// Whether the slice is in the context.
+    pub fn is_included(&self) -> bool {
+        self.status == SliceStatus::Included
+    }
+}
+
+/// The visible marker where truncateMiddle or rollingWindow removed messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TruncationMarker {
+    /// The marker goes before this slice.
+    pub before_slice: usize,
+    /// How many messages it stands for.
+    pub omitted: usize,
+    /// Its tokens (counted in the plan's total).
+    pub tokens: u32,
+    /// Its text.
+    pub text: String,
+}
+
+/// The role of a rendered message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// System instructions.
+    System,
+    /// The person.
+    User,
+    /// The model.
+    Assistant,
+    /// Tool results.
+    Tool,
+}
+
+/// A message a provider's role rules need that no node supplies (a user turn before a history
+/// that starts with the model; Mistral's assistant turn between tool results and a user message).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RoleFill {
+    /// The fill goes before this slice (and before a marker at the same place).
+    pub before_slice: usize,
+    /// Its role.
+    pub role: Role,
+    /// Its text.
+    pub text: String,
+    /// Its tokens (counted in the plan's total).
+    pub tokens: u32,
+}
+
+/// A summary the plan wanted and the snapshot did not have: the app may write it and re-plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MissingSummary {
+    /// The ancestor thread.
+    pub thread: ThreadRef,
+    /// The node the summary must end at.
+    pub up_to: NodeId,
+    /// The budget it must fit.
+    pub budget: u32,
+}
+
+/// One line of the pruned-slices report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PrunedEntry {
+    /// What it is.
+    pub kind: SliceKind,
+    /// Where it comes from.
+    pub source: SourceId,
+    /// Its priority.
+    pub priority: u8,
+    /// Its tokens.
+    pub tokens: u32,
+    /// Why it was cut.
+    pub reason: PruneReason,
+}
+
+/// The plan: every candidate in render order, and the totals.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContextPlan {
+    /// Every candidate slice, in the order the renderings place them.
+    pub slices: Vec<Slice>,
+    /// The budget: window minus reserve (or minus the tree's token buffer).
+    pub available: u32,
+    /// Tokens of the included slices, the role fills and the marker.
+    pub used: u32,
+    /// The counter the counts are in.
+    pub tokenizer: TokenizerId,
+    /// Dialogue or buffer.
+    pub mode: TreeMode,
+    /// Where messages were removed, if they were.
+    pub marker: Option<TruncationMarker>,
+    /// Messages added for the provider's role rules.
+    pub role_fills: Vec<RoleFill>,
+    /// Node counts made during planning (no cached count matched): the store should cache them.
+    pub newly_counted: Vec<(NodeId, u32)>,
+    /// Summaries the plan wanted and did not find.
+    pub missing_summaries: Vec<MissingSummary>,
+    /// Bookkeeping for the incremental append path.
+    pub(crate) history: HistoryIndex,
+}
+
+/// The plan's view of its history, kept so that appending a node is proportional to that node.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct HistoryIndex {
+    /// Slice indices of the current thread's nodes in path order (history and prompt).
+    pub(crate) node_slices: Vec<usize>,
+    /// Index into `node_slices` of the first node of the kept tail; everything before it, apart
+    /// from a kept start, is pruned.
+    pub(crate) tail_start: usize,
+    /// How many of the first entries of `node_slices` are the kept start (truncateMiddle).
+    pub(crate) kept_start: usize,
+    /// Index into `node_slices` where the prompt group starts.
+    pub(crate) prompt_start: usize,
+    /// The next free group number.
+    pub(crate) next_group: u32,
+}
+
+impl ContextPlan {
+    /// The included slices, in order.
+    pub fn included(&self) -> impl Iterator<Item = &Slice> {
+        self.slices.iter().filter(|s| s.is_included())
+    }
+
+    /// The pruned-slices report: every slice cut, with its priority, tokens and reason.
+    pub fn pruned_report(&self) -> Vec<PrunedEntry> {
+        self.slices
+            .iter()
+            .filter_map(|s| match s.status {
+                SliceStatus::Included => None,
+                SliceStatus::Pruned(reason) => Some(PrunedEntry {
+                    kind: s.kind,
+                    source: s.source,
+                    priority: s.priority,
+                    tokens: s.tokens,
+                    reason,
+                }),
+            })
+            .collect()
+    }
+
+    /// Sum of the included slices' tokens and the marker's: what `used` must equal.
+    pub fn recount_used(&self) -> u64 {
+        let slices: u64 = self.included().map(|s| u64::from(s.tokens)).sum();
+        let fills: u64 = self.role_fills.iter().map(|f| u64::from(f.tokens)).sum();
+        slices + fills + self.marker.as_ref().map_or(0, |m| u64::from(m.tokens))
+    }
+
+    /// Whether anything was truncated or pruned for budget.
+    pub fn truncated(&self) -> bool {
+        self.marker.is_some()
+            || self.slices.iter().any(|s| {
+                matches!(
+                    s.status,
+                    SliceStatus::Pruned(
+                        PruneReason::OverBudget
+                            | PruneReason::Truncated
+                            | PruneReason::OutsideShare
+                    )
+                )
+            })
+    }
+}

@@ -1,0 +1,480 @@
+//! Renderings of a plan: provider-neutral chat messages finished per provider family, the request
+//! body of each wire family, and the buffer-mode document.
+
+use serde_json::{Map, Value, json};
+
+use crate::plan::{ContextPlan, Origin, Role, Slice, SliceKind, SourceId};
+use crate::profile::{ModelProfile, ProviderFamily};
+use crate::snapshot::{Author, Part, Snapshot};
+
+/// One rendered message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChatMessage {
+    /// Its role.
+    pub role: Role,
+    /// Its parts.
+    pub parts: Vec<Part>,
+}
+
+impl ChatMessage {
+    fn text(role: Role, text: &str) -> ChatMessage {
+        ChatMessage { role, parts: vec![Part::Text(text.to_owned())] }
+    }
+
+    fn has_tool_parts(&self) -> bool {
+        self.parts.iter().any(|p| !matches!(p, Part::Text(_)))
+    }
+}
+
+/// The provider-neutral request: system text (when the model takes it natively), messages, and
+/// the indices of the tool definitions kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChatRequest {
+    /// The system context for the provider's native field; `None` when injected or empty.
+    pub system: Option<String>,
+    /// The messages, role rules applied.
+    pub messages: Vec<ChatMessage>,
+    /// Indices into the snapshot's tool definitions.
+    pub tools: Vec<usize>,
+    /// Mistral: the last message is an assistant turn to be continued (`prefix: true`).
+    pub prefix_last_assistant: bool,
+}
+
+/// The text of a slice.
+pub fn slice_text<'a>(slice: &'a Slice, snapshot: &'a Snapshot) -> std::borrow::Cow<'a, str> {
+    match &slice.origin {
+        Origin::Text(text) => std::borrow::Cow::Borrowed(text),
+        Origin::Node(i) => {
+            let parts = &snapshot.nodes[*i].parts;
+            if parts.len() == 1 {
+                std::borrow::Cow::Borrowed(parts[0].text())
+            } else {
+                std::borrow::Cow::Owned(parts.iter().map(Part::text).collect::<Vec<_>>().join("\n"))
+            }
+        }
+    }
+}
+
+/// Builds the provider-neutral messages, finished for the profile's family and rules.
+pub fn chat_request(
+    plan: &ContextPlan,
+    snapshot: &Snapshot,
+    profile: &ModelProfile,
+) -> ChatRequest {
+    let rules = profile.role_rules;
+    let mut system_blocks: Vec<String> = Vec::new();
+    let mut tools = Vec::new();
+    let mut messages: Vec<ChatMessage> = Vec::new();
+    let mut fills = plan.role_fills.iter().peekable();
+    for (i, slice) in plan.slices.iter().enumerate() {
+        if !slice.is_included() {
+            continue;
+        }
+        match slice.kind {
+            SliceKind::ToolDefinition => {
+                if let SourceId::Tool(t) = slice.source {
+                    tools.push(t);
+                }
+            }
+            SliceKind::RecentHistory | SliceKind::OldHistory | SliceKind::Prompt => {
+                while let Some(fill) = fills.next_if(|f| f.before_slice <= i) {
+                    messages.push(ChatMessage::text(fill.role, &fill.text));
+                }
+                if let Some(marker) = plan.marker.as_ref().filter(|m| m.before_slice == i) {
+                    messages.push(ChatMessage::text(Role::User, &marker.text));
+                }
+                let Origin::Node(n) = slice.origin else { continue };
+                let node = &snapshot.nodes[n];
+                messages.push(node_message(node.author, &node.parts));
+            }
+            SliceKind::WorkingBuffer => {}
+            _ => system_blocks.push(slice_text(slice, snapshot).into_owned()),
+        }
+    }
+    if rules.strict_alternation {
+        for m in &mut messages {
+            flatten_tools(m);
+        }
+    }
+    let messages = merge_same_role(messages, rules.strict_alternation);
+    let mut request = ChatRequest { system: None, messages, tools, prefix_last_assistant: false };
+    let system = system_blocks.join("\n\n");
+    if !system.is_empty() {
+        if profile.native_system {
+            request.system = Some(system);
+        } else {
+            inject_system(&mut request.messages, &system);
+        }
+    }
+    request.prefix_last_assistant = rules.last_user_or_tool
+        && request.messages.last().is_some_and(|m| m.role == Role::Assistant);
+    request
+}
+
+fn node_message(author: Author, parts: &[Part]) -> ChatMessage {
+    let role = match author {
+        Author::Human => Role::User,
+        Author::Model => Role::Assistant,
+        Author::Tool => Role::Tool,
+    };
+    let parts = parts
+        .iter()
+        .map(|p| match p {
+            Part::Text(t) => Part::Text(t.clone()),
+            Part::ToolCall { id, name, arguments } => {
+                Part::ToolCall { id: id.clone(), name: name.clone(), arguments: arguments.clone() }
+            }
+            Part::ToolResult { call_id, content } => {
+                Part::ToolResult { call_id: call_id.clone(), content: content.clone() }
+            }
+        })
+        .collect();
+    ChatMessage { role, parts }
+}
+
+/// Strict-alternation templates take no tool roles: calls and results become text.
+fn flatten_tools(message: &mut ChatMessage) {
+    if message.role == Role::Tool {
+        message.role = Role::User;
+    }
+    for part in &mut message.parts {
+        let text = match part {
+            Part::Text(_) => continue,
+            Part::ToolCall { id, name, arguments } => {
+                format!("[tool call {name} ({id}): {arguments}]")
+            }
+            Part::ToolResult { call_id, content } => {
+                format!("[tool result ({call_id}): {content}]")
+            }
+        };
+        *part = Part::Text(text);
+    }
+}
+
+/// Merges consecutive same-role messages, never across a tool call and its results (seed 002,
+/// engine_anchors §2 invariant 4). With `everything`, all runs merge (tools were flattened).
+fn merge_same_role(messages: Vec<ChatMessage>, everything: bool) -> Vec<ChatMessage> {
+    let mut out: Vec<ChatMessage> = Vec::with_capacity(messages.len());
+    for m in messages {
+        if let Some(last) = out.last_mut()
+            && last.role == m.role
+            && (everything || (!last.has_tool_parts() && !m.has_tool_parts()))
+        {
+            join_text(last, m);
+            continue;
+        }
+        out.push(m);
+    }
+    out
+}
+
+fn join_text(into: &mut ChatMessage, from: ChatMessage) {
+    for part in from.parts {
+        match (into.parts.last_mut(), part) {
+            (Some(Part::Text(a)), Part::Text(b)) => {
+                a.push_str("\n\n");
+                a.push_str(&b);
+            }
+            (_, part) => into.parts.push(part),
+        }
+    }
+}
+
+/// Puts the system context at the head of the first user message (`"{system}\n\n{first}"`), or
+/// as a user message of its own when there is none.
+fn inject_system(messages: &mut Vec<ChatMessage>, system: &str) {
+    if let Some(first) = messages.iter_mut().find(|m| m.role == Role::User) {
+        match first.parts.iter_mut().find_map(|p| match p {
+            Part::Text(t) => Some(t),
+            _ => None,
+        }) {
+            Some(text) => *text = format!("{system}\n\n{text}"),
+            None => first.parts.insert(0, Part::Text(system.to_owned())),
+        }
+    } else {
+        messages.insert(0, ChatMessage::text(Role::User, system));
+    }
+}
+
+fn arguments_value(arguments: &str) -> Value {
+    match serde_json::from_str::<Value>(arguments) {
+        Ok(v @ Value::Object(_)) => v,
+        _ => Value::Object(Map::new()),
+    }
+}
+
+fn joined_text(parts: &[Part]) -> String {
+    parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::Text(t) => Some(t.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+fn tools_value(snapshot: &Snapshot, tools: &[usize], family: ProviderFamily) -> Vec<Value> {
+    tools
+        .iter()
+        .filter_map(|&i| snapshot.tools.get(i))
+        .map(|t| {
+            let schema = arguments_value(&t.parameters);
+            match family {
+                ProviderFamily::Anthropic => {
+                    json!({"name": t.name, "description": t.description, "input_schema": schema})
+                }
+                ProviderFamily::Gemini => {
+                    json!({"name": t.name, "description": t.description, "parameters": schema})
+                }
+                ProviderFamily::OpenAiCompatible | ProviderFamily::Ollama => json!({
+                    "type": "function",
+                    "function": {"name": t.name, "description": t.description, "parameters": schema}
+                }),
+            }
+        })
+        .collect()
+}
+
+/// The request body for the profile's wire family, as JSON text.
+pub fn request_body(plan: &ContextPlan, snapshot: &Snapshot, profile: &ModelProfile) -> String {
+    let request = chat_request(plan, snapshot, profile);
+    let body = match profile.family {
+        ProviderFamily::OpenAiCompatible => openai_body(&request, snapshot, profile),
+        ProviderFamily::Anthropic => anthropic_body(&request, snapshot, profile),
+        ProviderFamily::Gemini => gemini_body(&request, snapshot),
+        ProviderFamily::Ollama => ollama_body(&request, snapshot, profile),
+    };
+    body.to_string()
+}
+
+fn openai_body(request: &ChatRequest, snapshot: &Snapshot, profile: &ModelProfile) -> Value {
+    let mut messages = Vec::new();
+    if let Some(system) = &request.system {
+        messages.push(json!({"role": "system", "content": system}));
+    }
+    let last = request.messages.len().saturating_sub(1);
+    for (i, m) in request.messages.iter().enumerate() {
+        match m.role {
+            Role::Tool => {
+                // One tool message per result.
+                for p in &m.parts {
+                    if let Part::ToolResult { call_id, content } = p {
+                        messages.push(
+                            json!({"role": "tool", "tool_call_id": call_id, "content": content}),
+                        );
+                    }
+                }
+            }
+            role => {
+                let mut obj = Map::new();
+                obj.insert("role".into(), Value::from(role_name(role)));
+                let text = joined_text(&m.parts);
+                let calls: Vec<Value> = m
+                    .parts
+                    .iter()
+                    .filter_map(|p| match p {
+                        Part::ToolCall { id, name, arguments } => Some(json!({
+                            "id": id, "type": "function",
+                            "function": {"name": name, "arguments": arguments}
+                        })),
+                        _ => None,
+                    })
+                    .collect();
+                if calls.is_empty() || !text.is_empty() {
+                    obj.insert("content".into(), Value::from(text));
+                } else {
+                    obj.insert("content".into(), Value::Null);
+                }
+                if !calls.is_empty() {
+                    obj.insert("tool_calls".into(), Value::from(calls));
+                }
+                if i == last && request.prefix_last_assistant {
+                    obj.insert("prefix".into(), Value::Bool(true));
+                }
+                messages.push(Value::Object(obj));
+            }
+        }
+    }
+    let mut body = json!({"model": profile.model, "messages": messages, "stream": true});
+    if !request.tools.is_empty() {
+        body["tools"] = Value::from(tools_value(snapshot, &request.tools, profile.family));
+    }
+    body
+}
+
+fn role_name(role: Role) -> &'static str {
+    match role {
+        Role::System => "system",
+        Role::User => "user",
+        Role::Assistant => "assistant",
+        Role::Tool => "tool",
+    }
+}
+
+/// Pushes a message, merging it into the previous one when the wire role is the same (Anthropic
+/// and Gemini carry tool results in user turns, which then meet the next user text).
+fn push_merged(out: &mut Vec<(String, Vec<Value>)>, role: &str, blocks: Vec<Value>) {
+    if let Some((last_role, last_blocks)) = out.last_mut()
+        && last_role == role
+    {
+        last_blocks.extend(blocks);
+        return;
+    }
+    out.push((role.to_owned(), blocks));
+}
+
+fn anthropic_body(request: &ChatRequest, snapshot: &Snapshot, profile: &ModelProfile) -> Value {
+    let mut turns: Vec<(String, Vec<Value>)> = Vec::new();
+    for m in &request.messages {
+        let role = if m.role == Role::Assistant { "assistant" } else { "user" };
+        let blocks = m
+            .parts
+            .iter()
+            .map(|p| match p {
+                Part::Text(t) => json!({"type": "text", "text": t}),
+                Part::ToolCall { id, name, arguments } => {
+                    json!({"type": "tool_use", "id": id, "name": name, "input": arguments_value(arguments)})
+                }
+                Part::ToolResult { call_id, content } => {
+                    json!({"type": "tool_result", "tool_use_id": call_id, "content": content})
+                }
+            })
+            .collect();
+        push_merged(&mut turns, role, blocks);
+    }
+    let messages: Vec<Value> = turns
+        .into_iter()
+        .map(|(role, content)| json!({"role": role, "content": content}))
+        .collect();
+    let mut body = json!({
+        "model": profile.model,
+        "max_tokens": profile.reserve,
+        "messages": messages,
+        "stream": true,
+    });
+    if let Some(system) = &request.system {
+        body["system"] = Value::from(system.as_str());
+    }
+    if !request.tools.is_empty() {
+        body["tools"] = Value::from(tools_value(snapshot, &request.tools, profile.family));
+    }
+    body
+}
+
+fn gemini_body(request: &ChatRequest, snapshot: &Snapshot) -> Value {
+    let mut names: Vec<(&str, &str)> = Vec::new();
+    let mut turns: Vec<(String, Vec<Value>)> = Vec::new();
+    for m in &request.messages {
+        let role = if m.role == Role::Assistant { "model" } else { "user" };
+        let mut parts = Vec::new();
+        for p in &m.parts {
+            parts.push(match p {
+                Part::Text(t) => json!({"text": t}),
+                Part::ToolCall { id, name, arguments } => {
+                    names.push((id.as_str(), name.as_str()));
+                    json!({"functionCall": {"name": name, "args": arguments_value(arguments)}})
+                }
+                Part::ToolResult { call_id, content } => {
+                    let name = names.iter().find(|(id, _)| id == call_id).map_or("", |(_, n)| n);
+                    json!({"functionResponse": {"name": name, "response": {"content": content}}})
+                }
+            });
+        }
+        push_merged(&mut turns, role, parts);
+    }
+    let contents: Vec<Value> =
+        turns.into_iter().map(|(role, parts)| json!({"role": role, "parts": parts})).collect();
+    let mut body = json!({"contents": contents});
+    if let Some(system) = &request.system {
+        body["systemInstruction"] = json!({"parts": [{"text": system}]});
+    }
+    if !request.tools.is_empty() {
+        body["tools"] = json!([{
+            "functionDeclarations": tools_value(snapshot, &request.tools, ProviderFamily::Gemini)
+        }]);
+    }
+    body
+}
+
+fn ollama_body(request: &ChatRequest, snapshot: &Snapshot, profile: &ModelProfile) -> Value {
+    let mut messages = Vec::new();
+    if let Some(system) = &request.system {
+        messages.push(json!({"role": "system", "content": system}));
+    }
+    for m in &request.messages {
+        if m.role == Role::Tool {
+            for p in &m.parts {
+                if let Part::ToolResult { content, .. } = p {
+                    messages.push(json!({"role": "tool", "content": content}));
+                }
+            }
+            continue;
+        }
+        let mut obj = Map::new();
+        obj.insert("role".into(), Value::from(role_name(m.role)));
+        obj.insert("content".into(), Value::from(joined_text(&m.parts)));
+        let calls: Vec<Value> = m
+            .parts
+            .iter()
+            .filter_map(|p| match p {
+                Part::ToolCall { name, arguments, .. } => Some(
+                    json!({"function": {"name": name, "arguments": arguments_value(arguments)}}),
+                ),
+                _ => None,
+            })
+            .collect();
+        if !calls.is_empty() {
+            obj.insert("tool_calls".into(), Value::from(calls));
+        }
+        messages.push(Value::Object(obj));
+    }
+    let mut body = json!({
+        "model": profile.model,
+        "messages": messages,
+        "stream": true,
+        // Always sent: without it Ollama silently truncates to its default (engine_anchors §3).
+        "options": {"num_ctx": profile.context_window},
+    });
+    if !request.tools.is_empty() {
+        body["tools"] = Value::from(tools_value(snapshot, &request.tools, profile.family));
+    }
+    body
+}
+
+/// The buffer-mode document: system context when the tree includes it, the kept nodes as one
+/// continuous text, the marker where text was removed, and the working buffer.
+pub fn buffer_document(plan: &ContextPlan, snapshot: &Snapshot) -> String {
+    let mut out = String::new();
+    let system: Vec<String> = plan
+        .slices
+        .iter()
+        .filter(|s| s.is_included() && s.kind == SliceKind::System)
+        .map(|s| slice_text(s, snapshot).into_owned())
+        .collect();
+    if !system.is_empty() {
+        out.push_str(&system.join("\n\n"));
+        out.push_str("\n\n");
+    }
+    for (i, slice) in plan.slices.iter().enumerate() {
+        if !slice.is_included() || slice.kind == SliceKind::System {
+            continue;
+        }
+        if let Some(marker) = plan.marker.as_ref().filter(|m| m.before_slice == i) {
+            out.push_str("\n\n");
+            out.push_str(&marker.text);
+            out.push_str("\n\n");
+        }
+        match slice.kind {
+            SliceKind::RecentHistory
+            | SliceKind::OldHistory
+            | SliceKind::Prompt
+            | SliceKind::WorkingBuffer => out.push_str(&slice_text(slice, snapshot)),
+            _ => {
+                out.push_str(&slice_text(slice, snapshot));
+                out.push_str("\n\n");
+            }
+        }
+    }
+    out
+}

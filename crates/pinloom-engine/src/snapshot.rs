@@ -1,0 +1,371 @@
+//! What the engine is handed: a snapshot of what the store holds around the active node.
+//!
+//! The store builds one of these per send (the ancestor path by its recursive CTE, the summaries
+//! it has cached, the attachments in scope, the full-text candidates of the prompt). The engine
+//! never asks for more, so everything it decides is a function of this value.
+
+use crate::tokens::TokenizerId;
+
+/// A node's id (the store's row id).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct NodeId(pub u64);
+
+/// A pin's id: the pin is the sub-thread it opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PinId(pub u64);
+
+/// A thread: the tree's root thread, or the sub-thread one pin opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ThreadRef {
+    /// The nodes reachable from the tree's root without crossing a pin edge.
+    Root,
+    /// The nodes reachable from this pin's first node without crossing another pin edge.
+    Pin(PinId),
+}
+
+/// Who wrote a node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Author {
+    /// A person: becomes a `user` message.
+    Human,
+    /// A model: becomes an `assistant` message.
+    Model,
+    /// A tool's results: become `tool` messages answering the call before them.
+    Tool,
+}
+
+/// One part of a node's content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Part {
+    /// Plain text.
+    Text(String),
+    /// A model's call of a tool.
+    ToolCall {
+        /// The call's id, which its result repeats.
+        id: String,
+        /// The tool's name.
+        name: String,
+        /// The arguments, as the JSON text the model wrote.
+        arguments: String,
+    },
+    /// A tool's answer to one call.
+    ToolResult {
+        /// The id of the call this answers.
+        call_id: String,
+        /// The result text.
+        content: String,
+    },
+}
+
+impl Part {
+    /// The text of the part that is counted and rendered.
+    pub fn text(&self) -> &str {
+        match self {
+            Part::Text(text) => text,
+            Part::ToolCall { arguments, .. } => arguments,
+            Part::ToolResult { content, .. } => content,
+        }
+    }
+}
+
+/// How a node hangs from the node before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParentEdge {
+    /// The tree's root: no parent.
+    Root,
+    /// An ordinary continuation of the parent.
+    Continuation(NodeId),
+    /// The first node of a pin's sub-thread, hanging off the anchored node.
+    Pin {
+        /// The node the pin was made in.
+        parent: NodeId,
+        /// The pin.
+        pin: PinId,
+    },
+    /// An annotation of the parent: out of context unless the node says it is included.
+    Annotation(NodeId),
+}
+
+impl ParentEdge {
+    /// The parent's id, if any.
+    pub fn parent(self) -> Option<NodeId> {
+        match self {
+            ParentEdge::Root => None,
+            ParentEdge::Continuation(p) | ParentEdge::Annotation(p) => Some(p),
+            ParentEdge::Pin { parent, .. } => Some(parent),
+        }
+    }
+}
+
+/// A cached token count of one node for one counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CachedCount {
+    /// The counter it was made with.
+    pub tokenizer: TokenizerId,
+    /// The count of the node's content, framing overhead not included.
+    pub tokens: u32,
+}
+
+/// One immutable message of the tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeRecord {
+    /// The node's id.
+    pub id: NodeId,
+    /// How it hangs from its parent.
+    pub edge: ParentEdge,
+    /// Who wrote it.
+    pub author: Author,
+    /// Its content.
+    pub parts: Vec<Part>,
+    /// Creation time, milliseconds since the Unix epoch.
+    pub created_at_ms: i64,
+    /// Explicitly kept out of context.
+    pub excluded: bool,
+    /// Soft-deleted.
+    pub pruned: bool,
+    /// Bookmarked by the user (raises retrieval salience).
+    pub bookmarked: bool,
+    /// For an annotation: the user asked for it to be included.
+    pub include_annotation: bool,
+    /// Counts the store has cached for this node.
+    pub cached_tokens: Vec<CachedCount>,
+}
+
+impl NodeRecord {
+    /// A node with one text part and no flags: the common case, and a short form for tests.
+    pub fn text(id: u64, edge: ParentEdge, author: Author, text: &str) -> NodeRecord {
+        NodeRecord {
+            id: NodeId(id),
+            edge,
+            author,
+            parts: vec![Part::Text(text.to_owned())],
+            created_at_ms: 0,
+            excluded: false,
+            pruned: false,
+            bookmarked: false,
+            include_annotation: false,
+            cached_tokens: Vec::new(),
+        }
+    }
+
+    /// The cached count for `tokenizer`, if the store has one.
+    pub fn cached(&self, tokenizer: TokenizerId) -> Option<u32> {
+        self.cached_tokens.iter().find(|c| c.tokenizer == tokenizer).map(|c| c.tokens)
+    }
+
+    /// Whether any part is a tool call.
+    pub fn has_tool_call(&self) -> bool {
+        self.parts.iter().any(|p| matches!(p, Part::ToolCall { .. }))
+    }
+
+    /// Whether any part is a tool result.
+    pub fn has_tool_result(&self) -> bool {
+        self.parts.iter().any(|p| matches!(p, Part::ToolResult { .. }))
+    }
+}
+
+/// The passage a pin was opened on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Anchor {
+    /// The highlighted text, verbatim.
+    pub text: String,
+    /// Character range in the anchored node (start, end).
+    pub range: (u32, u32),
+}
+
+/// A pin: a sub-thread.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PinRecord {
+    /// The pin's id.
+    pub id: PinId,
+    /// The thread it was pinned in (its parent thread).
+    pub parent_thread: ThreadRef,
+    /// Its title.
+    pub title: String,
+    /// The highlight; absent for a sub-thread opened without one (ThreadMind's thread_create).
+    pub anchor: Option<Anchor>,
+    /// Closed pins hand a result back to their parent, like a task frame popping.
+    pub closed: bool,
+    /// The result handed back when closed.
+    pub result: Option<String>,
+}
+
+/// A summary of one thread's path up to a node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SummaryRecord {
+    /// The thread summarised.
+    pub thread: ThreadRef,
+    /// The last node the summary covers: for an ancestor thread, the node its child pin hangs off.
+    pub up_to: NodeId,
+    /// The token budget it was written for; `None` for one written by hand (summary_update).
+    pub budget: Option<u32>,
+    /// The summary text.
+    pub text: String,
+}
+
+/// Where an attachment hangs: its scope decides whether it is on the active path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttachmentScope {
+    /// The whole tree.
+    Tree,
+    /// One thread.
+    Thread(ThreadRef),
+    /// One node.
+    Node(NodeId),
+}
+
+/// What an attachment is, which is also its role in assembly (seed 002's edge source roles plus
+/// seed 004's files and folders).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AttachmentKind {
+    /// Appended to the system context.
+    Instruction(String),
+    /// Reference material placed before the primary content.
+    Context {
+        /// A label for the report.
+        title: String,
+        /// The material.
+        text: String,
+    },
+    /// An explicit file.
+    File {
+        /// Its path, shown in the `--- file: <path> ---` header.
+        path: String,
+        /// Its contents.
+        content: String,
+        /// Its size on disk, checked against the file size limit.
+        size_bytes: u64,
+    },
+    /// A folder listing (structure without content).
+    Folder {
+        /// The folder.
+        path: String,
+        /// Its entries' relative paths.
+        entries: Vec<String>,
+    },
+}
+
+/// An attachment on the tree, a thread or a node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attachment {
+    /// The attachment's id.
+    pub id: u64,
+    /// Where it hangs.
+    pub scope: AttachmentScope,
+    /// What it is.
+    pub kind: AttachmentKind,
+}
+
+/// A tool the model may call, as its definition text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolDefinition {
+    /// The tool's name.
+    pub name: String,
+    /// What it does.
+    pub description: String,
+    /// Its JSON Schema, as text.
+    pub parameters: String,
+}
+
+/// A full-text search hit of the prompt somewhere in the tree.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RetrievalCandidate {
+    /// The node hit.
+    pub node: NodeId,
+    /// The text to include.
+    pub text: String,
+    /// Its author (a filter may select by author).
+    pub author: Author,
+    /// Creation time, milliseconds since the Unix epoch.
+    pub created_at_ms: i64,
+    /// The store's full-text relevance, higher is better (FTS5's `-bm25()`).
+    pub bm25: f64,
+    /// Bookmarked by the user.
+    pub bookmarked: bool,
+    /// The node has a pin made in it.
+    pub pinned: bool,
+}
+
+/// One logged summary update (ThreadMind's stats count them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SummaryUpdate {
+    /// The thread updated.
+    pub thread: ThreadRef,
+    /// The thread's short id, as ThreadMind's stats print it.
+    pub thread_label: String,
+    /// The new summary's length in UTF-16 units (ThreadMind's `content.length`).
+    pub content_units: u64,
+}
+
+/// The tree's own settings that assembly reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeInfo {
+    /// The tree's title (the root thread's title in ThreadMind output).
+    pub title: String,
+    /// Dialogue or buffer, fixed at creation.
+    pub mode: TreeMode,
+    /// The tree-level system context.
+    pub system_context: String,
+    /// Buffer mode includes system context only when this is on.
+    pub buffer_mode_system_context: bool,
+    /// Seed 002's token buffer: when set, it replaces the model's reserve for the reply.
+    pub token_buffer: Option<u32>,
+    /// How many threads the tree has in all (ThreadMind's stats print it).
+    pub thread_count: usize,
+}
+
+/// Dialogue (messages) or buffer (one document).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TreeMode {
+    /// A messages array with roles.
+    Dialogue,
+    /// One continuous document.
+    Buffer,
+}
+
+/// Everything assembly reads.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Snapshot {
+    /// The tree.
+    pub tree: TreeInfo,
+    /// The nodes: at least the path from the root to the active node, in any order; usually the
+    /// path root-first as the store's CTE returns it, which lets the walk skip its index. Other
+    /// nodes (siblings, other branches) may be present and are never included.
+    pub nodes: Vec<NodeRecord>,
+    /// The node being answered.
+    pub active: NodeId,
+    /// The pins of the tree that matter: those on the path, and closed siblings for task frames.
+    pub pins: Vec<PinRecord>,
+    /// Summaries available for threads on the path.
+    pub summaries: Vec<SummaryRecord>,
+    /// Attachments in or near scope.
+    pub attachments: Vec<Attachment>,
+    /// Tool definitions offered to the model.
+    pub tools: Vec<ToolDefinition>,
+    /// Full-text candidates for the retrieval slice.
+    pub retrieval: Vec<RetrievalCandidate>,
+    /// Buffer mode's uncommitted working text.
+    pub working_buffer: String,
+    /// The log of summary updates, oldest first.
+    pub summary_updates: Vec<SummaryUpdate>,
+}
+
+impl Default for TreeInfo {
+    fn default() -> Self {
+        TreeInfo {
+            title: String::new(),
+            mode: TreeMode::Dialogue,
+            system_context: String::new(),
+            buffer_mode_system_context: false,
+            token_buffer: None,
+            thread_count: 1,
+        }
+    }
+}
+
+impl Snapshot {
+    /// The pin with this id.
+    pub fn pin(&self, id: PinId) -> Option<&PinRecord> {
+        self.pins.iter().find(|p| p.id == id)
+    }
+}

@@ -1,0 +1,215 @@
+//! Invariants over random trees and histories. Case count: PROPTEST_CASES (default 256, which
+//! keeps the crate's tests fast on a 2-core machine; CI or a soak run can raise it).
+
+use proptest::prelude::*;
+
+use pinloom_engine::error::EngineError;
+use pinloom_engine::plan::{Role, SliceKind};
+use pinloom_engine::planner::plan;
+use pinloom_engine::profile::{ProviderFamily, RoleRules};
+use pinloom_engine::render::chat_request;
+use pinloom_engine::settings::{Settings, TruncationStrategy};
+use pinloom_engine::snapshot::{Author, Part};
+
+use crate::fixtures::{Tree, profile};
+
+#[derive(Debug, Clone)]
+enum Step {
+    Say(u8, usize),
+    ToolRound(u8, usize),
+    Pin(bool),
+    Exclude,
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        6 => (0u8..2, 0usize..300).prop_map(|(a, n)| Step::Say(a, n)),
+        2 => (1u8..3, 0usize..200).prop_map(|(k, n)| Step::ToolRound(k, n)),
+        1 => any::<bool>().prop_map(Step::Pin),
+        1 => Just(Step::Exclude),
+    ]
+}
+
+fn build(steps: &[Step], system: usize, anchor: usize) -> Tree {
+    let mut t = Tree::new("prop");
+    t.snapshot.tree.system_context = "s".repeat(system);
+    t.say(Author::Human, "start");
+    let mut pins = 0;
+    let mut calls = 0;
+    for s in steps {
+        match s {
+            Step::Say(a, n) => {
+                let author = if *a == 0 { Author::Human } else { Author::Model };
+                t.say(author, &"w ".repeat(*n));
+            }
+            Step::ToolRound(k, n) => {
+                t.say(Author::Model, "");
+                let ids: Vec<String> = (0..*k).map(|i| format!("c{calls}_{i}")).collect();
+                calls += 1;
+                t.snapshot.nodes.last_mut().unwrap().parts = ids
+                    .iter()
+                    .map(|id| Part::ToolCall {
+                        id: id.clone(),
+                        name: "f".into(),
+                        arguments: "{}".into(),
+                    })
+                    .collect();
+                for id in ids {
+                    t.say(Author::Tool, "");
+                    t.snapshot.nodes.last_mut().unwrap().parts =
+                        vec![Part::ToolResult { call_id: id, content: "r ".repeat(*n) }];
+                }
+            }
+            Step::Pin(with_anchor) => {
+                pins += 1;
+                let a = "a".repeat(anchor);
+                t.pin(pins, "p", with_anchor.then_some(a.as_str()), "q");
+            }
+            Step::Exclude => {
+                if let Some(n) = t.snapshot.nodes.last_mut() {
+                    n.excluded = true;
+                }
+                t.say(Author::Human, "after exclusion");
+            }
+        }
+    }
+    t
+}
+
+fn families() -> impl Strategy<Value = (ProviderFamily, u8)> {
+    prop_oneof![
+        Just((ProviderFamily::OpenAiCompatible, 0)),
+        Just((ProviderFamily::OpenAiCompatible, 1)), // Mistral rules
+        Just((ProviderFamily::Anthropic, 0)),
+        Just((ProviderFamily::Gemini, 0)),
+        Just((ProviderFamily::Gemini, 2)), // strict alternation
+        Just((ProviderFamily::Ollama, 0)),
+    ]
+}
+
+fn strategies() -> impl Strategy<Value = TruncationStrategy> {
+    prop_oneof![
+        Just(TruncationStrategy::TruncateMiddle),
+        Just(TruncationStrategy::RollingWindow),
+        Just(TruncationStrategy::StopAtLimit),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(256)
+    ))]
+
+    #[test]
+    fn plan_invariants_hold_for_random_trees(
+        steps in prop::collection::vec(step(), 0..60),
+        system in 0usize..400,
+        anchor in 1usize..80,
+        window in 20u32..3_000,
+        (family, rules) in families(),
+        strategy in strategies(),
+        min_recent in 0usize..6,
+    ) {
+        let t = build(&steps, system, anchor);
+        let mut prof = profile(family, window);
+        prof.message_overhead = 3;
+        prof.role_rules = match rules { 1 => RoleRules::mistral(), 2 => RoleRules::strict(), _ => prof.role_rules };
+        let settings = Settings { truncation: strategy, minimum_recent_nodes: min_recent, ..Settings::default() };
+        match plan(&t.snapshot, &prof, &settings) {
+            Err(EngineError::SystemContextOverBudget { .. }
+                | EngineError::RequiredOverBudget { .. }
+                | EngineError::StopAtLimit { .. }
+                | EngineError::NoMessages) => {}
+            Err(other) => prop_assert!(false, "unexpected error {other}"),
+            Ok(p) => {
+                // The included slices never exceed the budget, and `used` is their sum.
+                prop_assert!(p.used <= p.available);
+                prop_assert_eq!(u64::from(p.used), p.recount_used());
+                // Included + pruned = all candidates.
+                prop_assert_eq!(p.included().count() + p.pruned_report().len(), p.slices.len());
+                // System, anchor and prompt are always present.
+                for s in &p.slices {
+                    if matches!(s.kind, SliceKind::System | SliceKind::Anchor | SliceKind::Prompt) {
+                        prop_assert!(s.is_included(), "{:?} pruned", s.kind);
+                    }
+                }
+                let current_pin_has_anchor = t.snapshot.pins.last().is_some_and(|pin| {
+                    pin.anchor.is_some()
+                        && t.snapshot.nodes.iter().rev().find_map(|n| match n.edge {
+                            pinloom_engine::snapshot::ParentEdge::Pin { pin, .. } => Some(pin),
+                            _ => None,
+                        }) == Some(pin.id)
+                });
+                let anchors = p.included().filter(|s| s.kind == SliceKind::Anchor).count();
+                prop_assert_eq!(anchors, usize::from(current_pin_has_anchor));
+                // Group atomicity: a group is wholly included or wholly pruned.
+                for a in &p.slices {
+                    for b in &p.slices {
+                        if a.group == b.group {
+                            prop_assert_eq!(a.is_included(), b.is_included());
+                        }
+                    }
+                }
+                // Role rules on the rendered messages.
+                let r = chat_request(&p, &t.snapshot, &prof);
+                prop_assert!(!r.messages.is_empty(), "at least one message");
+                check_roles(&r.messages, prof.role_rules)?;
+            }
+        }
+    }
+}
+
+fn check_roles(
+    messages: &[pinloom_engine::render::ChatMessage],
+    rules: RoleRules,
+) -> Result<(), TestCaseError> {
+    if rules.first_user {
+        prop_assert_eq!(messages[0].role, Role::User);
+    }
+    // No orphan tool messages: every result answers a call earlier in the messages, and every
+    // call is answered.
+    let mut calls: Vec<&str> = Vec::new();
+    let mut answered: Vec<&str> = Vec::new();
+    for m in messages {
+        for part in &m.parts {
+            match part {
+                Part::ToolCall { id, .. } => calls.push(id),
+                Part::ToolResult { call_id, .. } => {
+                    prop_assert!(calls.contains(&call_id.as_str()), "orphan result {}", call_id);
+                    answered.push(call_id);
+                }
+                Part::Text(_) => {}
+            }
+        }
+    }
+    for c in &calls {
+        prop_assert!(answered.contains(c), "unanswered call {}", c);
+    }
+    for w in messages.windows(2) {
+        if rules.assistant_between_tool_and_user {
+            prop_assert!(!(w[0].role == Role::Tool && w[1].role == Role::User), "tool then user");
+        }
+        if rules.strict_alternation {
+            prop_assert_ne!(w[0].role, w[1].role);
+            prop_assert_ne!(w[1].role, Role::Tool);
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(256)
+    ))]
+
+    /// Exact counting: bpe-openai's o200k and cl100k counts equal tiktoken's (tiktoken-rs runs
+    /// OpenAI's own BPE core) on arbitrary Unicode text.
+    #[test]
+    fn exact_counts_equal_tiktoken(text in "\\PC{0,200}") {
+        use pinloom_engine::tokens::Tokenizer;
+        let o200k = tiktoken_rs::o200k_base_singleton();
+        let cl100k = tiktoken_rs::cl100k_base_singleton();
+        prop_assert_eq!(Tokenizer::O200k.count(&text) as usize, o200k.encode_ordinary(&text).len());
+        prop_assert_eq!(Tokenizer::Cl100k.count(&text) as usize, cl100k.encode_ordinary(&text).len());
+    }
+}

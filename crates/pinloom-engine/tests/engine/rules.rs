@@ -1,0 +1,825 @@
+//! One test per assembly rule, named after the rule and its seed.
+
+use pinloom_engine::error::EngineError;
+use pinloom_engine::plan::{PruneReason, Role, SliceKind, SliceStatus, SourceId};
+use pinloom_engine::planner::{ancestry, available_budget, plan};
+use pinloom_engine::profile::{ModelProfile, ProviderFamily, RoleRules};
+use pinloom_engine::render::{buffer_document, chat_request};
+use pinloom_engine::settings::{
+    AssemblyStrategy, DEEPPIN_ANCHOR_FRAMING, Settings, TaskFrameShares, TruncationStrategy,
+};
+use pinloom_engine::snapshot::{
+    Attachment, AttachmentKind, AttachmentScope, Author, CachedCount, NodeId, NodeRecord,
+    ParentEdge, Part, PinId, PinRecord, RetrievalCandidate, ThreadRef, TreeInfo, TreeMode,
+};
+use pinloom_engine::tokens::TokenizerId;
+
+use crate::fixtures::{Tree, profile};
+
+const OPENAI: ProviderFamily = ProviderFamily::OpenAiCompatible;
+
+fn ids(
+    plan: &pinloom_engine::ContextPlan,
+    kind_filter: impl Fn(SliceKind) -> bool,
+) -> Vec<SourceId> {
+    plan.included().filter(|s| kind_filter(s.kind)).map(|s| s.source).collect()
+}
+
+fn history_ids(plan: &pinloom_engine::ContextPlan) -> Vec<u64> {
+    plan.included()
+        .filter_map(|s| match (s.kind, s.source) {
+            (
+                SliceKind::RecentHistory | SliceKind::OldHistory | SliceKind::Prompt,
+                SourceId::Node(n),
+            ) => Some(n.0),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn ancestry_is_root_first_seed_000() {
+    let mut t = Tree::new("t");
+    t.say(Author::Human, "a");
+    t.say(Author::Model, "b");
+    t.say(Author::Human, "c");
+    // Hand the nodes in reverse so the walk must use its index.
+    t.snapshot.nodes.reverse();
+    let path = ancestry(&t.snapshot, 50).unwrap();
+    let order: Vec<u64> = path.nodes.iter().map(|&i| t.snapshot.nodes[i].id.0).collect();
+    assert_eq!(order, vec![1, 2, 3]);
+}
+
+#[test]
+fn siblings_and_other_branches_are_never_included_seed_003() {
+    let mut t = Tree::new("t");
+    let root = t.say(Author::Human, "root");
+    // A sibling branch off the root, then the active branch.
+    t.push(ParentEdge::Continuation(root), Author::Model, "sibling answer");
+    let kept = t.push(ParentEdge::Continuation(root), Author::Model, "kept answer");
+    t.push(ParentEdge::Continuation(kept), Author::Human, "follow-up");
+    let p = plan(&t.snapshot, &profile(OPENAI, 10_000), &Settings::default()).unwrap();
+    assert_eq!(history_ids(&p), vec![1, 3, 4]);
+    assert!(p.slices.iter().all(|s| s.source != SourceId::Node(NodeId(2))), "not even a candidate");
+}
+
+#[test]
+fn a_cycle_is_an_error_seed_000() {
+    let mut t = Tree::new("t");
+    t.say(Author::Human, "a");
+    t.say(Author::Model, "b");
+    t.snapshot.nodes[0].edge = ParentEdge::Continuation(NodeId(2));
+    let err = plan(&t.snapshot, &profile(OPENAI, 1000), &Settings::default()).unwrap_err();
+    assert!(matches!(err, EngineError::Cycle { .. }), "{err}");
+    assert!(err.to_string().contains("circular reference"));
+}
+
+#[test]
+fn depth_guard_stops_chains_over_50_threads_seed_000() {
+    let mut t = Tree::new("t");
+    t.say(Author::Human, "root");
+    for pin in 1..50 {
+        t.pin(pin, "p", None, "q");
+    }
+    assert!(
+        plan(&t.snapshot, &profile(OPENAI, 100_000), &Settings::default()).is_ok(),
+        "50 is fine"
+    );
+    t.pin(50, "p", None, "q");
+    let err = plan(&t.snapshot, &profile(OPENAI, 100_000), &Settings::default()).unwrap_err();
+    assert_eq!(err, EngineError::DepthExceeded { depth: 51, limit: 50 });
+}
+
+fn three_level_tree() -> Tree {
+    let mut t = Tree::new("Main");
+    t.say(Author::Human, "main question");
+    let a = t.say(Author::Model, "main answer");
+    t.pin(1, "Pin A", Some("multi-head attention"), "what is multi-head?");
+    let b = t.say(Author::Model, "pin a answer");
+    t.pin(2, "Pin B", Some("vs CNN receptive field"), "how does it differ?");
+    let c = t.say(Author::Model, "pin b answer");
+    t.pin(3, "Pin C", Some("local receptive fields"), "How does this fundamentally differ?");
+    t.summary(ThreadRef::Root, a, Some(150), "main summary");
+    t.summary(ThreadRef::Pin(PinId(1)), b, Some(300), "pin a summary");
+    t.summary(ThreadRef::Pin(PinId(2)), c, Some(800), "pin b summary");
+    t
+}
+
+#[test]
+fn ancestor_summaries_root_first_nearest_gets_largest_budget_seed_003() {
+    let t = three_level_tree();
+    let p = plan(&t.snapshot, &profile(OPENAI, 10_000), &Settings::default()).unwrap();
+    let summaries = ids(&p, |k| k == SliceKind::AncestorSummary);
+    assert_eq!(
+        summaries,
+        vec![
+            SourceId::Summary(ThreadRef::Root),
+            SourceId::Summary(ThreadRef::Pin(PinId(1))),
+            SourceId::Summary(ThreadRef::Pin(PinId(2))),
+        ]
+    );
+    // Ancestor messages are represented by their summaries, not repeated.
+    assert_eq!(history_ids(&p), vec![7]);
+}
+
+#[test]
+fn deeper_ancestors_reuse_the_last_depth_budget_seed_003() {
+    let s = Settings::default();
+    assert_eq!(
+        (1..=6).map(|d| s.depth_budget(d)).collect::<Vec<_>>(),
+        vec![800, 500, 300, 150, 150, 150]
+    );
+}
+
+#[test]
+fn a_summary_for_the_wrong_budget_or_endpoint_is_reported_missing_seed_003() {
+    let mut t = three_level_tree();
+    // The root's summary ends past the anchor point: it would leak a non-ancestor.
+    t.snapshot.summaries[0].up_to = NodeId(99);
+    let p = plan(&t.snapshot, &profile(OPENAI, 10_000), &Settings::default()).unwrap();
+    assert_eq!(p.missing_summaries.len(), 1);
+    assert_eq!(p.missing_summaries[0].thread, ThreadRef::Root);
+    assert_eq!(p.missing_summaries[0].budget, 300, "distance 3 gets the third budget");
+}
+
+#[test]
+fn summary_over_its_depth_budget_is_pruned_seed_003() {
+    let mut t = three_level_tree();
+    t.snapshot.summaries[0].text = "x".repeat(4 * 400); // 400 tokens > 300 at distance 3
+    t.snapshot.summaries[0].budget = None;
+    let p = plan(&t.snapshot, &profile(OPENAI, 10_000), &Settings::default()).unwrap();
+    let root = p.slices.iter().find(|s| s.source == SourceId::Summary(ThreadRef::Root)).unwrap();
+    assert_eq!(root.status, SliceStatus::Pruned(PruneReason::OverDepthBudget));
+}
+
+#[test]
+fn empty_summaries_are_skipped_seed_000() {
+    let mut t = three_level_tree();
+    t.snapshot.summaries[1].text = "  ".into();
+    let p = plan(&t.snapshot, &profile(OPENAI, 10_000), &Settings::default()).unwrap();
+    let a =
+        p.slices.iter().find(|s| s.source == SourceId::Summary(ThreadRef::Pin(PinId(1)))).unwrap();
+    assert_eq!(a.status, SliceStatus::Pruned(PruneReason::EmptySummary));
+}
+
+#[test]
+fn anchor_text_is_verbatim_framed_and_never_trimmed_seed_003() {
+    let mut t = three_level_tree();
+    let long_anchor = "local receptive fields ".repeat(20);
+    t.snapshot.pins[2].anchor.as_mut().unwrap().text = long_anchor.clone();
+    // A window that cannot hold the summaries but holds the anchor and prompt.
+    let p = plan(&t.snapshot, &profile(OPENAI, 200), &Settings::default()).unwrap();
+    let anchor = p.slices.iter().find(|s| s.kind == SliceKind::Anchor).unwrap();
+    assert!(anchor.is_included());
+    let request = chat_request(&p, &t.snapshot, &profile(OPENAI, 200));
+    let expected = DEEPPIN_ANCHOR_FRAMING.replace("{anchor}", &long_anchor);
+    assert!(request.system.unwrap().contains(&expected));
+}
+
+#[test]
+fn anchor_framing_wording_is_a_setting_seed_003() {
+    let t = three_level_tree();
+    let settings = Settings { anchor_framing: "Focus: «{anchor}»".into(), ..Settings::default() };
+    let p = plan(&t.snapshot, &profile(OPENAI, 10_000), &settings).unwrap();
+    let request = chat_request(&p, &t.snapshot, &profile(OPENAI, 10_000));
+    assert!(request.system.unwrap().contains("Focus: «local receptive fields»"));
+}
+
+#[test]
+fn a_pin_opened_without_a_highlight_has_no_anchor_seed_000() {
+    let mut t = Tree::new("t");
+    t.say(Author::Human, "root");
+    t.pin(1, "p", None, "question");
+    let p = plan(&t.snapshot, &profile(OPENAI, 1000), &Settings::default()).unwrap();
+    assert!(p.slices.iter().all(|s| s.kind != SliceKind::Anchor));
+}
+
+#[test]
+fn system_context_is_agent_then_tree_then_instructions_seed_002() {
+    let mut t = Tree::new("t");
+    let n = t.say(Author::Human, "hi");
+    t.snapshot.tree.system_context = "TREE".into();
+    t.snapshot.attachments.push(Attachment {
+        id: 9,
+        scope: AttachmentScope::Node(n),
+        kind: AttachmentKind::Instruction("NODE INSTRUCTION".into()),
+    });
+    t.snapshot.attachments.push(Attachment {
+        id: 8,
+        scope: AttachmentScope::Tree,
+        kind: AttachmentKind::Instruction("TREE INSTRUCTION".into()),
+    });
+    let mut prof = profile(OPENAI, 1000);
+    prof.system_prompt = "AGENT".into();
+    let p = plan(&t.snapshot, &prof, &Settings::default()).unwrap();
+    assert_eq!(
+        ids(&p, |k| k == SliceKind::System),
+        vec![
+            SourceId::AgentPrompt,
+            SourceId::TreeSystemContext,
+            SourceId::Attachment(8),
+            SourceId::Attachment(9)
+        ]
+    );
+    let request = chat_request(&p, &t.snapshot, &prof);
+    assert_eq!(
+        request.system.as_deref(),
+        Some("AGENT\n\nTREE\n\nTREE INSTRUCTION\n\nNODE INSTRUCTION")
+    );
+}
+
+#[test]
+fn system_context_alone_over_budget_is_a_clear_error_seed_002() {
+    let mut t = Tree::new("t");
+    t.say(Author::Human, "hi");
+    t.snapshot.tree.system_context = "x".repeat(400);
+    let err = plan(&t.snapshot, &profile(OPENAI, 50), &Settings::default()).unwrap_err();
+    assert_eq!(err, EngineError::SystemContextOverBudget { system: 100, available: 50 });
+    assert!(err.to_string().contains("system context alone"));
+}
+
+#[test]
+fn excluded_pruned_and_annotation_nodes_are_left_out_seed_002() {
+    let mut t = Tree::new("t");
+    t.say(Author::Human, "a");
+    let b = t.say(Author::Model, "b");
+    t.say(Author::Human, "c");
+    t.push(ParentEdge::Annotation(NodeId(3)), Author::Human, "note");
+    t.say(Author::Model, "d");
+    t.say(Author::Human, "e");
+    t.snapshot.nodes[1].excluded = true;
+    t.snapshot.nodes[2].pruned = true;
+    let _ = b;
+    let p = plan(&t.snapshot, &profile(OPENAI, 10_000), &Settings::default()).unwrap();
+    assert_eq!(history_ids(&p), vec![1, 5, 6]);
+    let reasons: Vec<_> = p.pruned_report().iter().map(|e| (e.source, e.reason)).collect();
+    assert!(reasons.contains(&(SourceId::Node(NodeId(2)), PruneReason::Excluded)));
+    assert!(reasons.contains(&(SourceId::Node(NodeId(3)), PruneReason::SoftDeleted)));
+    assert!(reasons.contains(&(SourceId::Node(NodeId(4)), PruneReason::Annotation)));
+}
+
+#[test]
+fn an_annotation_explicitly_included_is_kept_seed_002() {
+    let mut t = Tree::new("t");
+    t.say(Author::Human, "a");
+    t.push(ParentEdge::Annotation(NodeId(1)), Author::Human, "note");
+    t.snapshot.nodes[1].include_annotation = true;
+    t.say(Author::Human, "b");
+    let p = plan(&t.snapshot, &profile(OPENAI, 10_000), &Settings::default()).unwrap();
+    assert_eq!(history_ids(&p), vec![1, 2, 3]);
+}
+
+#[test]
+fn edge_roles_go_instruction_then_context_then_primary_seed_002() {
+    let mut t = Tree::new("t");
+    let n = t.say(Author::Human, "primary");
+    t.snapshot.attachments.push(Attachment {
+        id: 1,
+        scope: AttachmentScope::Node(n),
+        kind: AttachmentKind::Context { title: "ref".into(), text: "REFERENCE".into() },
+    });
+    t.snapshot.attachments.push(Attachment {
+        id: 2,
+        scope: AttachmentScope::Node(n),
+        kind: AttachmentKind::Instruction("INSTRUCTION".into()),
+    });
+    let p = plan(&t.snapshot, &profile(OPENAI, 10_000), &Settings::default()).unwrap();
+    let order: Vec<SliceKind> = p.included().map(|s| s.kind).collect();
+    assert_eq!(order, vec![SliceKind::System, SliceKind::ContextSource, SliceKind::Prompt]);
+}
+
+#[test]
+fn dialogue_maps_authors_to_roles_and_merges_consecutive_same_author_seed_002() {
+    let mut t = Tree::new("t");
+    t.say(Author::Human, "one");
+    t.say(Author::Human, "two");
+    t.say(Author::Model, "three");
+    t.say(Author::Human, "four");
+    let prof = profile(OPENAI, 10_000);
+    let p = plan(&t.snapshot, &prof, &Settings::default()).unwrap();
+    let r = chat_request(&p, &t.snapshot, &prof);
+    let roles: Vec<Role> = r.messages.iter().map(|m| m.role).collect();
+    assert_eq!(roles, vec![Role::User, Role::Assistant, Role::User]);
+    assert_eq!(r.messages[0].parts, vec![Part::Text("one\n\ntwo".into())]);
+}
+
+fn tool_tree() -> Tree {
+    let mut t = Tree::new("t");
+    t.say(Author::Human, "weather?");
+    let call = t.say(Author::Model, "");
+    t.snapshot.nodes.last_mut().unwrap().parts = vec![
+        Part::ToolCall { id: "c1".into(), name: "weather".into(), arguments: "{}".into() },
+        Part::ToolCall { id: "c2".into(), name: "time".into(), arguments: "{}".into() },
+    ];
+    let _ = call;
+    t.say(Author::Tool, "");
+    t.snapshot.nodes.last_mut().unwrap().parts =
+        vec![Part::ToolResult { call_id: "c1".into(), content: "sunny".into() }];
+    t.say(Author::Tool, "");
+    t.snapshot.nodes.last_mut().unwrap().parts =
+        vec![Part::ToolResult { call_id: "c2".into(), content: "noon".into() }];
+    t.say(Author::Model, "It is sunny at noon.");
+    t.say(Author::Human, "thanks");
+    t
+}
+
+#[test]
+fn merging_never_crosses_a_tool_call_and_its_results_seed_002() {
+    let t = tool_tree();
+    let prof = profile(OPENAI, 10_000);
+    let p = plan(&t.snapshot, &prof, &Settings::default()).unwrap();
+    let r = chat_request(&p, &t.snapshot, &prof);
+    let roles: Vec<Role> = r.messages.iter().map(|m| m.role).collect();
+    assert_eq!(
+        roles,
+        vec![Role::User, Role::Assistant, Role::Tool, Role::Tool, Role::Assistant, Role::User]
+    );
+}
+
+#[test]
+fn a_tool_call_and_all_its_results_stay_or_go_together_engine_anchors_2() {
+    let t = tool_tree();
+    let p = plan(&t.snapshot, &profile(OPENAI, 10_000), &Settings::default()).unwrap();
+    let groups: Vec<u32> = p
+        .slices
+        .iter()
+        .filter(|s| matches!(s.source, SourceId::Node(NodeId(2..=4))))
+        .map(|s| s.group)
+        .collect();
+    assert!(groups.windows(2).all(|w| w[0] == w[1]), "call and results share a group");
+    // A result whose call was excluded is an orphan and is dropped.
+    let mut t = tool_tree();
+    t.snapshot.nodes[1].excluded = true;
+    let p = plan(&t.snapshot, &profile(OPENAI, 10_000), &Settings::default()).unwrap();
+    let report = p.pruned_report();
+    assert!(report.iter().any(
+        |e| e.source == SourceId::Node(NodeId(3)) && e.reason == PruneReason::OrphanToolResult
+    ));
+    // A call missing one of its results goes too.
+    let mut t = tool_tree();
+    t.snapshot.nodes[3].excluded = true;
+    let p = plan(&t.snapshot, &profile(OPENAI, 10_000), &Settings::default()).unwrap();
+    assert!(
+        p.pruned_report()
+            .iter()
+            .any(|e| e.source == SourceId::Node(NodeId(2))
+                && e.reason == PruneReason::OrphanToolCall)
+    );
+    assert!(
+        p.pruned_report()
+            .iter()
+            .any(|e| e.source == SourceId::Node(NodeId(3))
+                && e.reason == PruneReason::OrphanToolCall)
+    );
+}
+
+#[test]
+fn buffer_mode_leaves_system_context_out_unless_the_tree_turns_it_on_seed_002() {
+    let mut t = Tree::new("t");
+    t.snapshot.tree.mode = TreeMode::Buffer;
+    t.snapshot.tree.system_context = "SYSTEM".into();
+    t.say(Author::Human, "Once upon ");
+    t.say(Author::Model, "a time");
+    t.snapshot.working_buffer = ", there was".into();
+    let prof = profile(OPENAI, 10_000);
+    let p = plan(&t.snapshot, &prof, &Settings::default()).unwrap();
+    assert_eq!(buffer_document(&p, &t.snapshot), "Once upon a time, there was");
+    assert!(p.pruned_report().iter().any(|e| e.reason == PruneReason::BufferModeSystemContextOff));
+    t.snapshot.tree.buffer_mode_system_context = true;
+    let p = plan(&t.snapshot, &prof, &Settings::default()).unwrap();
+    assert_eq!(buffer_document(&p, &t.snapshot), "SYSTEM\n\nOnce upon a time, there was");
+}
+
+#[test]
+fn priority_table_prunes_lowest_priority_first_seed_004() {
+    let mut t = Tree::new("t");
+    t.say(Author::Human, "hello");
+    let file = |id, path: &str, content: &str| Attachment {
+        id,
+        scope: AttachmentScope::Tree,
+        kind: AttachmentKind::File { path: path.into(), content: content.into(), size_bytes: 10 },
+    };
+    t.snapshot.attachments.push(file(1, "main.ts", &"m".repeat(400)));
+    t.snapshot.attachments.push(Attachment {
+        id: 2,
+        scope: AttachmentScope::Tree,
+        kind: AttachmentKind::Folder { path: "src".into(), entries: vec!["a.rs".into(); 50] },
+    });
+    // prompt 2 tokens, file ~105, folder ~165: room for the file, not the folder.
+    let p = plan(&t.snapshot, &profile(OPENAI, 150), &Settings::default()).unwrap();
+    let report = p.pruned_report();
+    assert_eq!(report.len(), 1);
+    assert_eq!(report[0].source, SourceId::Attachment(2));
+    assert_eq!(report[0].reason, PruneReason::OverBudget);
+    assert_eq!(report[0].priority, 7);
+    // Swap the table: folders above files.
+    let mut settings = Settings::default();
+    settings.priorities.folders = 3;
+    settings.priorities.files = 7;
+    let p = plan(&t.snapshot, &profile(OPENAI, 150), &settings).unwrap();
+    assert_eq!(p.pruned_report()[0].source, SourceId::Attachment(1));
+}
+
+#[test]
+fn system_and_prompt_are_never_pruned_seed_004() {
+    let mut t = Tree::new("t");
+    t.snapshot.tree.system_context = "s".repeat(40);
+    for i in 0..20 {
+        t.say(if i % 2 == 0 { Author::Human } else { Author::Model }, &"x".repeat(40));
+    }
+    let p = plan(
+        &t.snapshot,
+        &profile(OPENAI, 60),
+        &Settings { minimum_recent_nodes: 1, ..Settings::default() },
+    )
+    .unwrap();
+    assert!(
+        p.slices
+            .iter()
+            .filter(|s| matches!(s.kind, SliceKind::System | SliceKind::Prompt))
+            .all(|s| s.is_included())
+    );
+}
+
+#[test]
+fn recent_history_is_the_last_50_messages_and_older_is_old_history_seed_004() {
+    let mut t = Tree::new("t");
+    for i in 0..60 {
+        t.say(if i % 2 == 0 { Author::Human } else { Author::Model }, "m");
+    }
+    let p = plan(&t.snapshot, &profile(OPENAI, 100_000), &Settings::default()).unwrap();
+    let recent = p.slices.iter().filter(|s| s.kind == SliceKind::RecentHistory).count();
+    let old = p.slices.iter().filter(|s| s.kind == SliceKind::OldHistory).count();
+    let prompt = p.slices.iter().filter(|s| s.kind == SliceKind::Prompt).count();
+    assert_eq!((old, recent, prompt), (9, 50, 1));
+}
+
+#[test]
+fn files_render_as_file_blocks_and_oversized_files_are_pruned_seed_004() {
+    let mut t = Tree::new("t");
+    t.say(Author::Human, "review");
+    t.snapshot.attachments.push(Attachment {
+        id: 1,
+        scope: AttachmentScope::Tree,
+        kind: AttachmentKind::File {
+            path: "src/main.ts".into(),
+            content: "let x = 1;".into(),
+            size_bytes: 10,
+        },
+    });
+    t.snapshot.attachments.push(Attachment {
+        id: 2,
+        scope: AttachmentScope::Tree,
+        kind: AttachmentKind::File {
+            path: "big.bin".into(),
+            content: "…".into(),
+            size_bytes: 200 * 1024,
+        },
+    });
+    let prof = profile(OPENAI, 10_000);
+    let p = plan(&t.snapshot, &prof, &Settings::default()).unwrap();
+    let r = chat_request(&p, &t.snapshot, &prof);
+    assert_eq!(r.system.as_deref(), Some("--- file: src/main.ts ---\nlet x = 1;"));
+    assert_eq!(p.pruned_report()[0].reason, PruneReason::FileTooLarge);
+}
+
+#[test]
+fn folder_listings_cap_entries_and_leave_out_excluded_patterns_seed_004() {
+    let mut entries: Vec<String> = vec![
+        "node_modules/x.js".into(),
+        ".git/HEAD".into(),
+        "dist/app.js".into(),
+        "app.min.js".into(),
+    ];
+    entries.extend((0..150).map(|i| format!("src/f{i}.rs")));
+    let listing = pinloom_engine::planner::folder_listing("proj", &entries, &Settings::default());
+    let lines: Vec<&str> = listing.lines().collect();
+    assert_eq!(lines[0], "--- folder: proj ---");
+    assert_eq!(lines.len(), 101);
+    assert_eq!(lines[1], "src/f0.rs");
+}
+
+#[test]
+fn available_budget_is_window_minus_reserve_seed_004() {
+    let gpt = ModelProfile::shipped(OPENAI, "gpt-4o");
+    assert_eq!(available_budget(&gpt, &TreeInfo::default()), 128_000 - 4_096);
+    let claude = ModelProfile::shipped(ProviderFamily::Anthropic, "claude-sonnet-4");
+    assert_eq!(available_budget(&claude, &TreeInfo::default()), 200_000 - 8_192);
+}
+
+#[test]
+fn unknown_models_get_100000_with_8192_reserved_seed_004() {
+    let p = ModelProfile::shipped(ProviderFamily::Ollama, "some-local-model");
+    assert_eq!((p.context_window, p.reserve), (100_000, 8_192));
+}
+
+#[test]
+fn a_trees_token_buffer_replaces_the_reserve_seed_002() {
+    let p = ModelProfile::shipped(OPENAI, "gpt-4o");
+    let tree = TreeInfo { token_buffer: Some(1_024), ..TreeInfo::default() };
+    assert_eq!(available_budget(&p, &tree), 128_000 - 1_024);
+}
+
+fn long_chat(n: usize, chars: usize) -> Tree {
+    let mut t = Tree::new("t");
+    for i in 0..n {
+        t.say(
+            if i % 2 == 0 { Author::Human } else { Author::Model },
+            &format!("{i:0>width$}", width = chars),
+        );
+    }
+    t
+}
+
+#[test]
+fn truncate_middle_keeps_start_and_last_n_with_a_visible_marker_seed_002() {
+    let t = long_chat(20, 40); // 10 tokens each
+    let prof = profile(OPENAI, 100);
+    let p = plan(&t.snapshot, &prof, &Settings::default()).unwrap();
+    let kept = history_ids(&p);
+    assert_eq!(&kept[..2], &[1, 2], "the start is kept");
+    assert_eq!(&kept[kept.len() - 4..], &[17, 18, 19, 20], "the last 4 are kept");
+    let marker = p.marker.as_ref().unwrap();
+    assert_eq!(marker.omitted, 20 - kept.len());
+    let r = chat_request(&p, &t.snapshot, &prof);
+    let texts: Vec<String> = r.messages.iter().map(|m| format!("{:?}", m.parts)).collect();
+    assert!(texts.iter().any(|t| t.contains("earlier messages omitted")));
+    assert!(p.used <= p.available);
+}
+
+#[test]
+fn rolling_window_keeps_the_most_recent_that_fits_seed_002() {
+    let t = long_chat(20, 40);
+    let settings =
+        Settings { truncation: TruncationStrategy::RollingWindow, ..Settings::default() };
+    let p = plan(&t.snapshot, &profile(OPENAI, 100), &settings).unwrap();
+    let kept = history_ids(&p);
+    let first = kept[0];
+    assert_eq!(kept, (first..=20).collect::<Vec<_>>(), "a contiguous tail");
+    assert!(first > 2);
+    assert!(p.used <= p.available);
+}
+
+#[test]
+fn stop_at_limit_refuses_and_names_what_to_exclude_seed_002() {
+    let t = long_chat(20, 40);
+    let settings = Settings { truncation: TruncationStrategy::StopAtLimit, ..Settings::default() };
+    let err = plan(&t.snapshot, &profile(OPENAI, 100), &settings).unwrap_err();
+    let EngineError::StopAtLimit { needed, available, exclude } = &err else { panic!("{err}") };
+    assert_eq!((*needed, *available), (200, 100));
+    // Ten 10-token messages must go, oldest first.
+    assert_eq!(exclude.len(), 10);
+    assert_eq!(exclude[0], SourceId::Node(NodeId(1)));
+    assert!(plan(&t.snapshot, &profile(OPENAI, 200), &settings).is_ok());
+}
+
+#[test]
+fn at_least_one_message_is_always_kept_or_the_error_says_why_seed_002() {
+    let t = long_chat(3, 400);
+    let err = plan(
+        &t.snapshot,
+        &profile(OPENAI, 50),
+        &Settings { minimum_recent_nodes: 1, ..Settings::default() },
+    )
+    .unwrap_err();
+    assert!(matches!(err, EngineError::RequiredOverBudget { .. }));
+    let mut t = long_chat(2, 4);
+    for n in &mut t.snapshot.nodes {
+        n.excluded = true;
+    }
+    assert_eq!(
+        plan(&t.snapshot, &profile(OPENAI, 50), &Settings::default()).unwrap_err(),
+        EngineError::NoMessages
+    );
+    let t = long_chat(20, 40);
+    let p = plan(
+        &t.snapshot,
+        &profile(OPENAI, 30),
+        &Settings { minimum_recent_nodes: 1, ..Settings::default() },
+    )
+    .unwrap();
+    assert_eq!(history_ids(&p), vec![20]);
+}
+
+#[test]
+fn minimum_recent_nodes_are_never_dropped_by_truncation_seed_002() {
+    let t = long_chat(20, 40);
+    let settings = Settings { minimum_recent_nodes: 6, keep_start_nodes: 0, ..Settings::default() };
+    // Six 10-token messages and the 15-token marker; nothing else fits.
+    let p = plan(&t.snapshot, &profile(OPENAI, 80), &settings).unwrap();
+    assert_eq!(history_ids(&p), vec![15, 16, 17, 18, 19, 20]);
+    // Without room for the marker the protected nodes cannot be kept visibly: an error.
+    assert!(plan(&t.snapshot, &profile(OPENAI, 70), &settings).is_err());
+}
+
+#[test]
+fn task_frames_give_root_goal_path_summaries_and_sibling_results_their_shares_seed_001() {
+    let mut t = three_level_tree();
+    // A closed sibling of Pin C, in Pin B's thread.
+    t.snapshot.pins.push(PinRecord {
+        id: PinId(9),
+        parent_thread: ThreadRef::Pin(PinId(2)),
+        title: "sibling".into(),
+        anchor: None,
+        closed: true,
+        result: Some("sibling result".into()),
+    });
+    let frames = AssemblyStrategy::TaskFrames(TaskFrameShares::default());
+    let settings =
+        Settings { assembly: frames, include_closed_sibling_results: true, ..Settings::default() };
+    let p = plan(&t.snapshot, &profile(OPENAI, 1000), &settings).unwrap();
+    let kinds: Vec<SliceKind> = p.included().map(|s| s.kind).collect();
+    assert_eq!(
+        kinds,
+        vec![
+            SliceKind::RootGoal,
+            SliceKind::AncestorSummary,
+            SliceKind::AncestorSummary,
+            SliceKind::SiblingResult,
+            SliceKind::Anchor,
+            SliceKind::Prompt
+        ]
+    );
+    // A 5 % share of 100 tokens (5) cannot hold a 4-token goal plus... it can; shrink the window.
+    let p = plan(&t.snapshot, &profile(OPENAI, 60), &settings).unwrap();
+    let goal = p.slices.iter().find(|s| s.kind == SliceKind::RootGoal).unwrap();
+    assert_eq!(goal.status, SliceStatus::Pruned(PruneReason::OutsideShare), "4 tokens > 5 % of 60");
+}
+
+#[test]
+fn closed_sibling_results_are_included_only_when_opted_in_seed_001() {
+    let mut t = three_level_tree();
+    t.snapshot.pins.push(PinRecord {
+        id: PinId(9),
+        parent_thread: ThreadRef::Pin(PinId(2)),
+        title: "sibling".into(),
+        anchor: None,
+        closed: true,
+        result: Some("sibling result".into()),
+    });
+    let frames = AssemblyStrategy::TaskFrames(TaskFrameShares::default());
+    let settings = Settings { assembly: frames, ..Settings::default() };
+    let p = plan(&t.snapshot, &profile(OPENAI, 1000), &settings).unwrap();
+    let s = p.slices.iter().find(|s| s.kind == SliceKind::SiblingResult).unwrap();
+    assert_eq!(s.status, SliceStatus::Pruned(PruneReason::NotOptedIn));
+}
+
+#[test]
+fn retrieval_slice_is_scored_filtered_and_chosen_within_its_share_seed_001() {
+    let mut t = Tree::new("t");
+    t.say(Author::Human, "how does auth work?");
+    let cand = |node, text: &str, bm25| RetrievalCandidate {
+        node: NodeId(node),
+        text: text.into(),
+        author: Author::Model,
+        created_at_ms: 0,
+        bm25,
+        bookmarked: false,
+        pinned: false,
+    };
+    t.snapshot.retrieval = vec![
+        cand(100, &"a".repeat(40), 1.0), // 10 tokens, weak
+        cand(101, &"b".repeat(40), 9.0), // 10 tokens, strong
+        cand(102, &"c".repeat(40), 5.0), // 10 tokens
+        cand(1, "already here", 9.0),    // on the path
+    ];
+    let mut settings = Settings::default();
+    settings.retrieval.filters.exclude = vec![NodeId(102)];
+    // 10 % of 200 = 20 tokens: room for one of the two eligible 10-token hits... two fit exactly.
+    settings.retrieval.share_percent = 5; // 10 tokens: the best one only
+    let p = plan(&t.snapshot, &profile(OPENAI, 200), &settings).unwrap();
+    let included = ids(&p, |k| k == SliceKind::SearchResult);
+    assert_eq!(included, vec![SourceId::Retrieval(NodeId(101))]);
+    let reasons: Vec<_> = p.pruned_report().iter().map(|e| (e.source, e.reason)).collect();
+    assert!(reasons.contains(&(SourceId::Retrieval(NodeId(100)), PruneReason::OutsideShare)));
+    assert!(reasons.contains(&(SourceId::Retrieval(NodeId(102)), PruneReason::Filtered)));
+    assert!(reasons.contains(&(SourceId::Retrieval(NodeId(1)), PruneReason::AlreadyInHistory)));
+}
+
+#[test]
+fn the_pruned_report_accounts_for_every_candidate_seed_004() {
+    let t = long_chat(30, 40);
+    let p = plan(&t.snapshot, &profile(OPENAI, 120), &Settings::default()).unwrap();
+    assert_eq!(p.included().count() + p.pruned_report().len(), p.slices.len());
+    assert_eq!(p.slices.iter().filter(|s| matches!(s.source, SourceId::Node(_))).count(), 30);
+    assert!(p.pruned_report().iter().all(|e| e.reason == PruneReason::Truncated && e.tokens == 10));
+}
+
+#[test]
+fn cached_counts_are_used_and_missing_ones_reported_for_caching() {
+    let mut t = long_chat(3, 40);
+    let prof = profile(OPENAI, 1000);
+    t.snapshot.nodes[0].cached_tokens =
+        vec![CachedCount { tokenizer: prof.tokenizer.id(), tokens: 77 }];
+    t.snapshot.nodes[1].cached_tokens =
+        vec![CachedCount { tokenizer: TokenizerId::O200k, tokens: 5 }];
+    let p = plan(&t.snapshot, &prof, &Settings::default()).unwrap();
+    assert_eq!(p.slices[0].tokens, 77, "the cached count is trusted");
+    assert_eq!(
+        p.newly_counted,
+        vec![(NodeId(2), 10), (NodeId(3), 10)],
+        "another tokenizer's count is not"
+    );
+}
+
+#[test]
+fn first_non_system_message_is_user_where_the_provider_requires_it_engine_anchors_3() {
+    let mut t = Tree::new("t");
+    t.say(Author::Model, "I start.");
+    t.say(Author::Human, "ok");
+    let prof = profile(ProviderFamily::Anthropic, 1000);
+    let p = plan(&t.snapshot, &prof, &Settings::default()).unwrap();
+    let r = chat_request(&p, &t.snapshot, &prof);
+    assert_eq!(r.messages[0].role, Role::User);
+    assert_eq!(p.role_fills.len(), 1);
+    assert_eq!(p.used as u64, p.recount_used());
+    // OpenAI does not require it.
+    let prof = profile(OPENAI, 1000);
+    let p = plan(&t.snapshot, &prof, &Settings::default()).unwrap();
+    assert!(p.role_fills.is_empty());
+}
+
+#[test]
+fn mistral_bridges_tool_to_user_and_prefixes_a_final_assistant_engine_anchors_3() {
+    let t = tool_tree();
+    let mut prof = profile(OPENAI, 10_000);
+    prof.role_rules = RoleRules::mistral();
+    // Drop the model's answer so a user message follows the tool results directly.
+    let mut t2 = t.clone();
+    t2.snapshot.nodes[4].excluded = true;
+    let p = plan(&t2.snapshot, &prof, &Settings::default()).unwrap();
+    let r = chat_request(&p, &t2.snapshot, &prof);
+    let roles: Vec<Role> = r.messages.iter().map(|m| m.role).collect();
+    assert_eq!(
+        roles,
+        vec![Role::User, Role::Assistant, Role::Tool, Role::Tool, Role::Assistant, Role::User]
+    );
+    // A thread ending on the model: the last assistant is sent as a prefix.
+    let mut t3 = t.clone();
+    t3.say(Author::Model, "continuing");
+    let p = plan(&t3.snapshot, &prof, &Settings::default()).unwrap();
+    assert!(chat_request(&p, &t3.snapshot, &prof).prefix_last_assistant);
+}
+
+#[test]
+fn strict_alternation_flattens_tools_and_alternates_engine_anchors_3() {
+    let t = tool_tree();
+    let mut prof = profile(ProviderFamily::Gemini, 10_000);
+    prof.role_rules = RoleRules::strict();
+    let p = plan(&t.snapshot, &prof, &Settings::default()).unwrap();
+    let r = chat_request(&p, &t.snapshot, &prof);
+    let roles: Vec<Role> = r.messages.iter().map(|m| m.role).collect();
+    // The two tool results became one user turn; the call became assistant text.
+    assert_eq!(roles, vec![Role::User, Role::Assistant, Role::User, Role::Assistant, Role::User]);
+    assert!(
+        matches!(&r.messages[2].parts[0], Part::Text(t) if t.starts_with("[tool result (c1): sunny]"))
+    );
+}
+
+#[test]
+fn system_context_is_injected_into_the_first_user_message_without_native_support_seed_002() {
+    let mut t = Tree::new("t");
+    t.snapshot.tree.system_context = "SYS".into();
+    t.say(Author::Human, "hello");
+    let mut prof = profile(ProviderFamily::Gemini, 1000);
+    prof.native_system = false;
+    let p = plan(&t.snapshot, &prof, &Settings::default()).unwrap();
+    let r = chat_request(&p, &t.snapshot, &prof);
+    assert_eq!(r.system, None);
+    assert_eq!(r.messages[0].parts, vec![Part::Text("SYS\n\nhello".into())]);
+}
+
+#[test]
+fn node_record_helpers_cover_tool_parts() {
+    let n = NodeRecord::text(1, ParentEdge::Root, Author::Model, "x");
+    assert!(!n.has_tool_call() && !n.has_tool_result());
+}
+
+#[test]
+fn appending_one_node_updates_the_plan_incrementally_seed_001() {
+    use pinloom_engine::incremental::{AppendPath, append_node};
+    let mut t = long_chat(20, 40);
+    let prof = profile(OPENAI, 1000);
+    let settings = Settings::default();
+    let mut p = plan(&t.snapshot, &prof, &settings).unwrap();
+    t.say(Author::Model, &"y".repeat(40));
+    assert_eq!(
+        append_node(&mut p, &t.snapshot, &prof, &settings).unwrap(),
+        AppendPath::Incremental
+    );
+    let full = plan(&t.snapshot, &prof, &settings).unwrap();
+    assert_eq!(p.used, full.used);
+    assert_eq!(history_ids(&p), history_ids(&full));
+    // Over budget: the oldest kept history goes, the marker follows, the budget holds.
+    let prof = profile(OPENAI, 150);
+    let rolling = Settings { truncation: TruncationStrategy::RollingWindow, ..Settings::default() };
+    let mut p = plan(&t.snapshot, &prof, &rolling).unwrap();
+    for _ in 0..5 {
+        t.say(Author::Human, &"z".repeat(40));
+        append_node(&mut p, &t.snapshot, &prof, &rolling).unwrap();
+        assert!(p.used <= p.available);
+        assert_eq!(u64::from(p.used), p.recount_used());
+        let kept = history_ids(&p);
+        assert_eq!(*kept.last().unwrap(), t.snapshot.active.0);
+    }
+}
