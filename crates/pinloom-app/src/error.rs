@@ -56,8 +56,12 @@ impl ApiError {
 
 fn code_of_store_error(error: &StoreError) -> ErrorCode {
     match error {
-        StoreError::InvalidInput(_) => ErrorCode::InvalidInput,
-        StoreError::NotFound { .. } => ErrorCode::NotFound,
+        StoreError::InvalidInput(_) | StoreError::TooDeep { .. } => ErrorCode::InvalidInput,
+        StoreError::NotFound { .. } | StoreError::NoSuchProfile(_) | StoreError::Deleted { .. } => {
+            ErrorCode::NotFound
+        }
+        // A cycle of parent links is damage in the file, not something the person typed.
+        StoreError::Cycle { .. } => ErrorCode::Internal,
         StoreError::Open { .. }
         | StoreError::NotADatabase { .. }
         | StoreError::NewerSchema { .. } => ErrorCode::DatabaseUnusable,

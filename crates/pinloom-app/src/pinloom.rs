@@ -89,13 +89,14 @@ impl Pinloom {
         }
         let store = self.store.clone();
         let node = blocking(move || {
-            Ok(store.append_node(&NewNode {
-                tree_id: TreeId(tree_id),
-                parent_id: parent_id.map(NodeId),
-                author: Author::Human,
-                text: &text,
-                created_at_ms: now_ms(),
-            })?)
+            let node = NewNode::text(
+                TreeId(tree_id),
+                parent_id.map(NodeId),
+                Author::Human,
+                text,
+                now_ms(),
+            );
+            Ok(store.append_node(&node)?)
         })
         .await
         .context("could not add the message")?;

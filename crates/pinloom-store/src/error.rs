@@ -36,10 +36,36 @@ pub enum StoreError {
     /// A tree or node that was asked for does not exist.
     #[error("{kind} {id} does not exist; it may have been deleted")]
     NotFound {
-        /// "tree" or "node".
+        /// "tree", "node", "pin", "summary" or "model profile".
         kind: &'static str,
-        /// The id that was asked for.
+        /// The id that was asked for (0 for a profile, which is asked for by name).
         id: i64,
+    },
+    /// A model profile asked for by name does not exist.
+    #[error("there is no model profile named {0:?}; pick one from the list of profiles")]
+    NoSuchProfile(String),
+    /// Following parent links from a node came back to a node already seen. The schema cannot
+    /// make this; a damaged or hand-edited file can.
+    #[error(
+        "node {node} is part of a cycle of parent links; the database is damaged: restore it from a backup or export what you can"
+    )]
+    Cycle {
+        /// Where the walk started.
+        node: i64,
+    },
+    /// A thread would sit, or sits, under more pin levels than allowed.
+    #[error(
+        "pins nest at most {limit} levels deep; close or move a pin higher up instead of nesting further"
+    )]
+    TooDeep {
+        /// The limit.
+        limit: u32,
+    },
+    /// The node is soft-deleted, or under a soft-deleted node.
+    #[error("node {node} is in a deleted branch; restore the branch first")]
+    Deleted {
+        /// The node asked for.
+        node: i64,
     },
     /// The caller's input breaks a rule of the model; the message says which.
     #[error("{0}")]

@@ -1,19 +1,36 @@
-//! Pinloom's tree store: trees of immutable nodes in one SQLite file.
+//! Pinloom's tree store: trees of immutable nodes, their pins, summaries, attachments and the
+//! model profiles, in one SQLite file.
 //!
 //! This is the only crate that knows SQL. Its calls are synchronous and short; callers that live
 //! on an async executor run them on a blocking thread (the application layer does), because a
-//! SQLite call may wait on another process's lock for up to the busy timeout.
+//! SQLite call may wait on another process's lock for up to the busy timeout. Every write is one
+//! transaction that takes the write lock first.
 //!
 //! The file is opened in WAL mode with foreign keys on, so that the desktop app and a second
-//! process (the MCP server) can share it: readers never block the writer, and a writer waits
-//! for another instead of failing at once.
+//! process (the MCP server) can share it: readers never block the writer, a writer waits for
+//! another instead of failing at once, and [`Store::data_version`] tells a reader that the other
+//! process changed something.
 
 #![deny(missing_docs)]
 
+mod attachments;
+mod codec;
 mod error;
 mod migrations;
+mod model;
+mod nodes;
+mod pins;
+mod profiles;
 mod store;
+mod summaries;
+mod trees;
 
 pub use error::StoreError;
 pub use migrations::SCHEMA_VERSION;
-pub use store::{Author, NewNode, Node, NodeId, Store, Tree, TreeId, TreeMode};
+pub use model::{
+    Anchor, Annotation, Attachment, AttachmentRole, AttachmentScope, Author, MAX_PIN_DEPTH,
+    ModelProfile, NewNode, Node, NodeId, OutlineRow, Part, Pin, PinId, SearchHit, Summary,
+    SummaryKey, Tree, TreeId, TreeMode,
+};
+pub use store::Store;
+pub use summaries::SummaryUpdate;

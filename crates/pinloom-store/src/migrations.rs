@@ -39,6 +39,160 @@ const MIGRATIONS: &[&str] = &[
     -- The tree list is ordered by last change.
     CREATE INDEX trees_by_update ON trees(updated_at_ms DESC, id DESC);
     "#,
+    // 2: the whole domain model. Threads are pins: every node records the thread it belongs to
+    // (`pin_id`, NULL for the tree's root thread), so a pin edge is a parent link that crosses
+    // threads and a node's thread is read without a walk.
+    r#"
+    ALTER TABLE trees ADD COLUMN buffer_includes_system INTEGER NOT NULL DEFAULT 0
+        CHECK (buffer_includes_system IN (0, 1));
+    ALTER TABLE trees ADD COLUMN settings_json TEXT NOT NULL DEFAULT '{}';
+
+    CREATE TABLE pins (
+        id             INTEGER PRIMARY KEY,
+        tree_id        INTEGER NOT NULL REFERENCES trees(id) ON DELETE CASCADE,
+        -- The thread this pin opens from; NULL for the tree's root thread.
+        parent_pin_id  INTEGER REFERENCES pins(id) ON DELETE CASCADE,
+        -- The node the sub-thread hangs off; NULL only when its parent thread had no node yet.
+        anchor_node_id INTEGER REFERENCES nodes(id) ON DELETE CASCADE,
+        -- The highlighted range, in UTF-16 code units of the anchor node's text (what a browser
+        -- selection reports), and the text itself, verbatim. All three absent without a highlight.
+        range_start    INTEGER,
+        range_end      INTEGER,
+        anchor_text    TEXT,
+        title          TEXT    NOT NULL,
+        depth          INTEGER NOT NULL CHECK (depth BETWEEN 1 AND 50),
+        closed_at_ms   INTEGER,
+        result         TEXT,
+        created_at_ms  INTEGER NOT NULL,
+        CHECK ((range_start IS NULL) = (range_end IS NULL)),
+        CHECK ((range_start IS NULL) = (anchor_text IS NULL)),
+        CHECK (range_start IS NULL OR (range_start >= 0 AND range_end > range_start)),
+        CHECK (range_start IS NULL OR anchor_node_id IS NOT NULL)
+    ) STRICT;
+    CREATE INDEX pins_by_anchor ON pins(anchor_node_id);
+    CREATE INDEX pins_by_parent ON pins(tree_id, parent_pin_id);
+
+    ALTER TABLE nodes ADD COLUMN pin_id INTEGER REFERENCES pins(id) ON DELETE CASCADE;
+    -- NULL when the content is a single text part equal to `text`.
+    ALTER TABLE nodes ADD COLUMN parts_json TEXT;
+    ALTER TABLE nodes ADD COLUMN edited_from INTEGER REFERENCES nodes(id) ON DELETE SET NULL;
+    ALTER TABLE nodes ADD COLUMN model TEXT;
+    ALTER TABLE nodes ADD COLUMN generation_json TEXT;
+    ALTER TABLE nodes ADD COLUMN usage_json TEXT;
+    ALTER TABLE nodes ADD COLUMN excluded INTEGER NOT NULL DEFAULT 0 CHECK (excluded IN (0, 1));
+    ALTER TABLE nodes ADD COLUMN bookmarked INTEGER NOT NULL DEFAULT 0 CHECK (bookmarked IN (0, 1));
+    ALTER TABLE nodes ADD COLUMN incomplete INTEGER NOT NULL DEFAULT 0 CHECK (incomplete IN (0, 1));
+    ALTER TABLE nodes ADD COLUMN pruned_at_ms INTEGER;
+    -- How many soft-deleted nodes are on this node's path, itself included: 0 for a live node.
+    -- Kept up to date over the subtree by soft-delete, restore and move, so that "is this node
+    -- in a deleted branch?" is one row read instead of a walk to the root.
+    ALTER TABLE nodes ADD COLUMN deleted_depth INTEGER NOT NULL DEFAULT 0
+        CHECK (deleted_depth >= 0);
+    CREATE INDEX nodes_by_pin ON nodes(pin_id);
+
+    -- Segments: maximal runs of first children. A node continues its parent's segment at the
+    -- next position when that position is free, and otherwise heads a segment of its own
+    -- (segment_id = its id). A node's ancestors are then the earlier positions of its segment,
+    -- then the same for the segment head's parent: a 10,000-message thread is one index range
+    -- instead of 10,000 recursive steps. Existing nodes start as one-node segments.
+    ALTER TABLE nodes ADD COLUMN segment_id INTEGER;
+    ALTER TABLE nodes ADD COLUMN segment_pos INTEGER NOT NULL DEFAULT 0;
+    UPDATE nodes SET segment_id = id;
+    CREATE UNIQUE INDEX nodes_by_segment ON nodes(segment_id, segment_pos);
+
+    -- A node's words never change once written: an edit is a new node (`edited_from`).
+    CREATE TRIGGER nodes_are_immutable BEFORE UPDATE OF author, text, parts_json ON nodes
+    BEGIN
+        SELECT RAISE(ABORT, 'nodes are immutable: an edit makes a new node');
+    END;
+
+    CREATE TABLE node_tokens (
+        node_id INTEGER NOT NULL REFERENCES nodes(id) ON DELETE CASCADE,
+        family  TEXT    NOT NULL,
+        tokens  INTEGER NOT NULL CHECK (tokens >= 0),
+        PRIMARY KEY (node_id, family)
+    ) STRICT, WITHOUT ROWID;
+
+    -- The current text of each summary; every write is also kept in summary_updates.
+    CREATE TABLE summaries (
+        id               INTEGER PRIMARY KEY,
+        tree_id          INTEGER NOT NULL REFERENCES trees(id) ON DELETE CASCADE,
+        pin_id           INTEGER REFERENCES pins(id) ON DELETE CASCADE,
+        -- The last node summarised; NULL for a summary of the thread as a whole (ThreadMind).
+        path_end_node_id INTEGER REFERENCES nodes(id) ON DELETE CASCADE,
+        budget           INTEGER CHECK (budget IS NULL OR budget > 0),
+        -- The model that wrote it; '' when a person wrote it.
+        summarizer       TEXT    NOT NULL DEFAULT '',
+        text             TEXT    NOT NULL,
+        input_chars      INTEGER NOT NULL DEFAULT 0,
+        input_tokens     INTEGER NOT NULL DEFAULT 0,
+        updated_at_ms    INTEGER NOT NULL
+    ) STRICT;
+    CREATE UNIQUE INDEX summaries_by_key ON summaries(
+        tree_id, ifnull(pin_id, 0), ifnull(path_end_node_id, 0), ifnull(budget, 0), summarizer);
+    CREATE TABLE summary_updates (
+        id            INTEGER PRIMARY KEY,
+        summary_id    INTEGER NOT NULL REFERENCES summaries(id) ON DELETE CASCADE,
+        text          TEXT    NOT NULL,
+        input_chars   INTEGER NOT NULL,
+        input_tokens  INTEGER NOT NULL,
+        written_at_ms INTEGER NOT NULL
+    ) STRICT;
+    CREATE INDEX summary_updates_by_summary ON summary_updates(summary_id);
+
+    CREATE TABLE attachments (
+        id            INTEGER PRIMARY KEY,
+        tree_id       INTEGER NOT NULL REFERENCES trees(id) ON DELETE CASCADE,
+        scope         TEXT    NOT NULL CHECK (scope IN ('tree', 'thread', 'node')),
+        pin_id        INTEGER REFERENCES pins(id) ON DELETE CASCADE,
+        node_id       INTEGER REFERENCES nodes(id) ON DELETE CASCADE,
+        role          TEXT    NOT NULL CHECK (role IN ('context', 'instruction', 'file', 'folder')),
+        name          TEXT    NOT NULL,
+        content       TEXT    NOT NULL,
+        created_at_ms INTEGER NOT NULL,
+        CHECK ((scope = 'node') = (node_id IS NOT NULL)),
+        CHECK (scope = 'thread' OR pin_id IS NULL)
+    ) STRICT;
+    CREATE INDEX attachments_by_tree ON attachments(tree_id, scope);
+    CREATE INDEX attachments_by_node ON attachments(node_id) WHERE node_id IS NOT NULL;
+
+    CREATE TABLE annotations (
+        id            INTEGER PRIMARY KEY,
+        node_id       INTEGER NOT NULL REFERENCES nodes(id) ON DELETE CASCADE,
+        text          TEXT    NOT NULL,
+        included      INTEGER NOT NULL DEFAULT 0 CHECK (included IN (0, 1)),
+        created_at_ms INTEGER NOT NULL
+    ) STRICT;
+    CREATE INDEX annotations_by_node ON annotations(node_id);
+
+    CREATE TABLE model_profiles (
+        id                  INTEGER PRIMARY KEY,
+        name                TEXT    NOT NULL UNIQUE CHECK (length(trim(name)) > 0),
+        provider            TEXT    NOT NULL,
+        model_id            TEXT    NOT NULL,
+        base_url            TEXT,
+        context_window      INTEGER NOT NULL CHECK (context_window > 0),
+        reserve             INTEGER NOT NULL CHECK (reserve >= 0 AND reserve < context_window),
+        native_system       INTEGER NOT NULL DEFAULT 1 CHECK (native_system IN (0, 1)),
+        completion_endpoint INTEGER NOT NULL DEFAULT 0 CHECK (completion_endpoint IN (0, 1)),
+        tokenizer           TEXT    NOT NULL,
+        agent_system_prompt TEXT    NOT NULL DEFAULT '',
+        sampling_json       TEXT    NOT NULL DEFAULT '{}',
+        settings_json       TEXT    NOT NULL DEFAULT '{}',
+        updated_at_ms       INTEGER NOT NULL
+    ) STRICT;
+
+    -- Full-text search over node text for the retrieval slice; kept in step by triggers.
+    CREATE VIRTUAL TABLE nodes_fts USING fts5(
+        text, content = 'nodes', content_rowid = 'id', tokenize = 'unicode61 remove_diacritics 2');
+    INSERT INTO nodes_fts(rowid, text) SELECT id, text FROM nodes;
+    CREATE TRIGGER nodes_fts_after_insert AFTER INSERT ON nodes BEGIN
+        INSERT INTO nodes_fts(rowid, text) VALUES (new.id, new.text);
+    END;
+    CREATE TRIGGER nodes_fts_after_delete AFTER DELETE ON nodes BEGIN
+        INSERT INTO nodes_fts(nodes_fts, rowid, text) VALUES ('delete', old.id, old.text);
+    END;
+    "#,
 ];
 
 /// Brings `conn` up to [`SCHEMA_VERSION`]. Returns the version the file had before.

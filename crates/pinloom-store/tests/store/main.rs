@@ -3,8 +3,15 @@
 // Test helpers unwrap too: a panic carrying the error is the failure report.
 #![allow(clippy::unwrap_used)]
 
+mod branches;
+mod extras;
 mod opening;
+mod pins;
+mod processes;
+mod properties;
+mod summaries;
 mod trees;
+mod upgrade;
 
 use std::path::PathBuf;
 

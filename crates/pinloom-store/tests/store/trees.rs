@@ -2,8 +2,8 @@ use pinloom_store::{Author, NewNode, NodeId, StoreError, TreeId, TreeMode};
 
 use crate::fresh_store;
 
-fn human<'a>(tree_id: TreeId, parent_id: Option<NodeId>, text: &'a str, at: i64) -> NewNode<'a> {
-    NewNode { tree_id, parent_id, author: Author::Human, text, created_at_ms: at }
+fn human(tree_id: TreeId, parent_id: Option<NodeId>, text: &str, at: i64) -> NewNode {
+    NewNode::text(tree_id, parent_id, Author::Human, text, at)
 }
 
 #[test]

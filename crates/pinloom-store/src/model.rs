@@ -1,0 +1,368 @@
+//! The domain model as the store holds it.
+
+use serde::{Deserialize, Serialize};
+
+/// The id of a tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TreeId(pub i64);
+
+/// The id of a node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NodeId(pub i64);
+
+/// The id of a pin, which is also the id of the sub-thread it opens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PinId(pub i64);
+
+/// The most pin levels a thread may sit under (ThreadMind's limit of 50 thread levels).
+pub const MAX_PIN_DEPTH: u32 = 50;
+
+/// How a tree is read and continued, fixed when the tree is created (seed 002).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TreeMode {
+    /// Messages between a person and models, sent as chat turns.
+    Dialogue,
+    /// One continuous document that generation continues.
+    Buffer,
+}
+
+/// Who wrote a node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Author {
+    /// The person using Pinloom.
+    Human,
+    /// A language model.
+    Model,
+    /// A tool's result.
+    Tool,
+}
+
+/// One part of a node's content. Pinloom defines no tools yet, but imported tool groups keep
+/// their calls and results, tied by the call's id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Part {
+    /// Plain text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// A model asking for a tool to run.
+    ToolCall {
+        /// The call's id, which its result names.
+        id: String,
+        /// The tool's name.
+        name: String,
+        /// The arguments, as the JSON text the model produced.
+        arguments: String,
+    },
+    /// A tool's answer to one call.
+    ToolResult {
+        /// The id of the call this answers.
+        call_id: String,
+        /// What the tool returned.
+        content: String,
+    },
+}
+
+/// A tree as the store holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tree {
+    /// Its id.
+    pub id: TreeId,
+    /// Its title, never blank.
+    pub title: String,
+    /// Dialogue or buffer, fixed at creation.
+    pub mode: TreeMode,
+    /// The tree-level system context.
+    pub system_context: String,
+    /// Whether buffer mode includes the system context (off by default, seed 002).
+    pub buffer_includes_system: bool,
+    /// The tree's settings overrides, as JSON the application layer reads.
+    pub settings_json: String,
+    /// When it was created, in milliseconds since the Unix epoch.
+    pub created_at_ms: i64,
+    /// When it or any of its nodes last changed, in milliseconds since the Unix epoch.
+    pub updated_at_ms: i64,
+    /// How many nodes it holds, soft-deleted ones included.
+    pub node_count: u64,
+}
+
+/// One immutable message in a tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Node {
+    /// Its id.
+    pub id: NodeId,
+    /// The tree it belongs to.
+    pub tree_id: TreeId,
+    /// The node before it; `None` for the tree's root and for the first node of a pin that has
+    /// no anchor node.
+    pub parent_id: Option<NodeId>,
+    /// The thread it belongs to: the pin that opened it, or `None` for the root thread.
+    pub pin_id: Option<PinId>,
+    /// Who wrote it.
+    pub author: Author,
+    /// Its text: the text parts joined, which search and token counts read.
+    pub text: String,
+    /// Its content, part by part.
+    pub parts: Vec<Part>,
+    /// The node this one is an edit of.
+    pub edited_from: Option<NodeId>,
+    /// The model that wrote it, for model nodes.
+    pub model: Option<String>,
+    /// The generation settings it was written with, as JSON.
+    pub generation_json: Option<String>,
+    /// The usage the provider reported for it, as JSON.
+    pub usage_json: Option<String>,
+    /// Kept out of context.
+    pub excluded: bool,
+    /// Marked by the person as worth finding again.
+    pub bookmarked: bool,
+    /// A reply whose stream broke before it finished.
+    pub incomplete: bool,
+    /// When it was soft-deleted; its subtree is hidden until it is restored.
+    pub pruned_at_ms: Option<i64>,
+    /// When it was written, in milliseconds since the Unix epoch.
+    pub created_at_ms: i64,
+}
+
+/// A node to append.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewNode {
+    /// The tree to append to.
+    pub tree_id: TreeId,
+    /// The node it continues. `None` only for the tree's first node, or for the first node of a
+    /// pin without an anchor node.
+    pub parent_id: Option<NodeId>,
+    /// `Some` to begin (or branch the beginning of) a pin's sub-thread: the parent must then be
+    /// the pin's anchor node. `None` to continue the parent's thread.
+    pub pin_id: Option<PinId>,
+    /// Who wrote it.
+    pub author: Author,
+    /// Its content; must not be empty.
+    pub parts: Vec<Part>,
+    /// The node it is an edit of.
+    pub edited_from: Option<NodeId>,
+    /// The model that wrote it.
+    pub model: Option<String>,
+    /// The generation settings, as JSON.
+    pub generation_json: Option<String>,
+    /// When it was written, in milliseconds since the Unix epoch.
+    pub created_at_ms: i64,
+}
+
+impl NewNode {
+    /// A plain-text node continuing `parent_id`'s thread.
+    pub fn text(
+        tree_id: TreeId,
+        parent_id: Option<NodeId>,
+        author: Author,
+        text: impl Into<String>,
+        created_at_ms: i64,
+    ) -> NewNode {
+        NewNode {
+            tree_id,
+            parent_id,
+            pin_id: None,
+            author,
+            parts: vec![Part::Text { text: text.into() }],
+            edited_from: None,
+            model: None,
+            generation_json: None,
+            created_at_ms,
+        }
+    }
+}
+
+/// The highlighted passage a pin was opened from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Anchor {
+    /// Where it starts, in UTF-16 code units of the anchor node's text.
+    pub start: u32,
+    /// Where it ends (exclusive), in UTF-16 code units.
+    pub end: u32,
+    /// The passage, verbatim.
+    pub text: String,
+}
+
+/// A pin: a sub-thread opened from a node, with or without a highlighted passage.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pin {
+    /// Its id, also the id of its thread.
+    pub id: PinId,
+    /// Its tree.
+    pub tree_id: TreeId,
+    /// The thread it opens from; `None` for the root thread.
+    pub parent_pin_id: Option<PinId>,
+    /// The node its sub-thread hangs off.
+    pub anchor_node_id: Option<NodeId>,
+    /// The highlighted passage, absent for a sub-thread opened without one.
+    pub anchor: Option<Anchor>,
+    /// Its title.
+    pub title: String,
+    /// How many pin levels its thread sits under (1 for a pin of the root thread).
+    pub depth: u32,
+    /// When it was closed; `None` while open.
+    pub closed_at_ms: Option<i64>,
+    /// What it found, handed back to its parent when closed.
+    pub result: Option<String>,
+    /// When it was opened.
+    pub created_at_ms: i64,
+}
+
+/// The key a summary is cached under: a thread's path up to a node, at a budget, by a writer.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct SummaryKey {
+    /// The tree.
+    pub tree_id: TreeId,
+    /// The thread summarised; `None` for the root thread.
+    pub pin_id: Option<PinId>,
+    /// The last node summarised; `None` for the thread as a whole.
+    pub path_end: Option<NodeId>,
+    /// The token budget it was written for; `None` for no budget.
+    pub budget: Option<u32>,
+    /// The model that wrote it; empty when a person did.
+    pub summarizer: String,
+}
+
+/// A summary's current text and what it summarised.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Summary {
+    /// What it is a summary of.
+    pub key: SummaryKey,
+    /// The summary.
+    pub text: String,
+    /// How many characters it summarised.
+    pub input_chars: u64,
+    /// How many tokens it summarised.
+    pub input_tokens: u64,
+    /// When it was last written.
+    pub updated_at_ms: i64,
+    /// How many times it has been written (ThreadMind's stats count updates).
+    pub update_count: u64,
+}
+
+/// What an attachment hangs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttachmentScope {
+    /// The whole tree.
+    Tree,
+    /// One thread: a pin's, or the root thread's (`None`).
+    Thread(Option<PinId>),
+    /// One node.
+    Node(NodeId),
+}
+
+/// How an attachment enters context (seed 002's edge source roles, plus seed 004's kinds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttachmentRole {
+    /// Reference material placed before the primary content.
+    Context,
+    /// Appended to the system context.
+    Instruction,
+    /// A file's contents.
+    File,
+    /// A folder listing.
+    Folder,
+}
+
+/// Material attached to a tree, thread or node, stored as it was when attached.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attachment {
+    /// Its id.
+    pub id: i64,
+    /// Its tree.
+    pub tree_id: TreeId,
+    /// What it hangs on.
+    pub scope: AttachmentScope,
+    /// How it enters context.
+    pub role: AttachmentRole,
+    /// Its name (a file path, a folder path, a title).
+    pub name: String,
+    /// Its content as read when attached.
+    pub content: String,
+    /// When it was attached.
+    pub created_at_ms: i64,
+}
+
+/// A note on a node, out of context unless included.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Annotation {
+    /// Its id.
+    pub id: i64,
+    /// The node it is on.
+    pub node_id: NodeId,
+    /// The note.
+    pub text: String,
+    /// Whether it goes into context.
+    pub included: bool,
+    /// When it was written.
+    pub created_at_ms: i64,
+}
+
+/// A model and its budget, as every front end sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelProfile {
+    /// A unique name people choose it by.
+    pub name: String,
+    /// The wire family's stored name.
+    pub provider: String,
+    /// The provider's model id.
+    pub model_id: String,
+    /// Where to reach it, when not the provider's default.
+    pub base_url: Option<String>,
+    /// Its context window, in tokens.
+    pub context_window: u32,
+    /// Tokens kept free for the reply; less than the window.
+    pub reserve: u32,
+    /// Whether it takes a system prompt in the provider's native field.
+    pub native_system: bool,
+    /// Whether it has a completion endpoint (buffer mode).
+    pub completion_endpoint: bool,
+    /// Its tokenizer family.
+    pub tokenizer: String,
+    /// The agent-level system prompt.
+    pub agent_system_prompt: String,
+    /// Sampling settings, as JSON.
+    pub sampling_json: String,
+    /// Context settings (truncation strategy, depth budgets, …), as JSON.
+    pub settings_json: String,
+}
+
+/// One row of a tree's outline, for the map.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutlineRow {
+    /// The node.
+    pub id: NodeId,
+    /// Its parent.
+    pub parent_id: Option<NodeId>,
+    /// Its thread.
+    pub pin_id: Option<PinId>,
+    /// Who wrote it.
+    pub author: Author,
+    /// The start of its text.
+    pub preview: String,
+    /// How many children it has.
+    pub child_count: u64,
+    /// Kept out of context.
+    pub excluded: bool,
+    /// Bookmarked.
+    pub bookmarked: bool,
+    /// Soft-deleted.
+    pub pruned: bool,
+}
+
+/// One full-text hit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchHit {
+    /// The node found.
+    pub node_id: NodeId,
+    /// SQLite's bm25 rank: lower is more relevant, and it is negative for matches.
+    pub bm25: f64,
+    /// When the node was written, for recency scoring.
+    pub created_at_ms: i64,
+    /// Whether the node is bookmarked, for salience.
+    pub bookmarked: bool,
+    /// Whether a pin is anchored in the node, for salience.
+    pub pinned: bool,
+}

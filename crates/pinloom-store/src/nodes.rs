@@ -1,0 +1,740 @@
+//! Nodes: writing them, their flags, moving and deleting branches, and the walks over them.
+
+use std::collections::HashMap;
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+
+use crate::codec::{author_from_sql, author_to_sql, count};
+use crate::error::StoreError;
+use crate::model::{
+    MAX_PIN_DEPTH, NewNode, Node, NodeId, OutlineRow, Part, PinId, SearchHit, TreeId,
+};
+use crate::pins::{pin_by_id, pin_in_tree};
+use crate::store::Store;
+use crate::trees::{require_tree, touch_tree};
+
+pub(crate) const NODE_COLUMNS: &str = "n.id, n.tree_id, n.parent_id, n.pin_id, n.author, n.text,
+    n.parts_json, n.edited_from, n.model, n.generation_json, n.usage_json, n.excluded,
+    n.bookmarked, n.incomplete, n.pruned_at_ms, n.created_at_ms";
+
+/// Longer than any real path walk can be in a tree this file could hold; a walk that reaches it
+/// has gone round a cycle.
+const WALK_LIMIT: i64 = 10_000_000;
+
+impl Store {
+    /// Appends a node in one transaction that also marks its tree as changed.
+    ///
+    /// Without `pin_id` the node continues its parent's thread; only a tree's first node may have
+    /// no parent. With `pin_id` it begins (or branches the beginning of) that pin's sub-thread,
+    /// and its parent must be the pin's anchor node. A node is never appended under a
+    /// soft-deleted branch.
+    pub fn append_node(&self, node: &NewNode) -> Result<Node, StoreError> {
+        self.write(|tx| insert_node(tx, node))
+    }
+
+    /// Appends many nodes in one transaction: all of them are written, or none. A node may
+    /// continue one written earlier in the same batch.
+    pub fn append_nodes(&self, nodes: &[NewNode]) -> Result<Vec<Node>, StoreError> {
+        self.write(|tx| nodes.iter().map(|node| insert_node(tx, node)).collect())
+    }
+
+    /// Writes an edit of `node`: a new sibling with the same parent, thread and author, whose
+    /// `edited_from` is `node`. The original stays as it was.
+    pub fn edit_node(
+        &self,
+        node: NodeId,
+        parts: Vec<Part>,
+        created_at_ms: i64,
+    ) -> Result<Node, StoreError> {
+        self.write(|tx| {
+            let original = node_by_id(tx, node)?;
+            let begins_pin =
+                original.pin_id.is_some() && parent_thread(tx, &original)? != original.pin_id;
+            let edit = NewNode {
+                tree_id: original.tree_id,
+                parent_id: original.parent_id,
+                pin_id: if begins_pin { original.pin_id } else { None },
+                author: original.author,
+                parts,
+                edited_from: Some(original.id),
+                model: None,
+                generation_json: None,
+                created_at_ms,
+            };
+            insert_node(tx, &edit)
+        })
+    }
+
+    /// One node.
+    pub fn node(&self, id: NodeId) -> Result<Node, StoreError> {
+        node_by_id(&self.conn(), id)
+    }
+
+    /// The path from the root of the node's tree down to `node`, root first, crossing pin edges
+    /// into ancestor threads.
+    ///
+    /// Refuses a node in a soft-deleted branch, a path under more than [`MAX_PIN_DEPTH`] pin
+    /// levels, and a cycle of parent links (which only a damaged file can hold).
+    pub fn ancestor_path(&self, node: NodeId) -> Result<Vec<Node>, StoreError> {
+        let conn = self.conn();
+        // One step per segment (a run of first children), each read as an index range; `hop`
+        // bounds the walk, since a cycle would otherwise never end. The order is restored in
+        // Rust from (hop, position): an ORDER BY would copy every row, text and all, into a
+        // temporary B-tree, and the rows already arrive almost in order.
+        let mut statement = conn.prepare_cached(&format!(
+            "WITH RECURSIVE segments(segment_id, upto, hop) AS (
+                 SELECT segment_id, segment_pos, 0 FROM nodes WHERE id = ?1
+                 UNION ALL
+                 SELECT parent.segment_id, parent.segment_pos, segments.hop + 1
+                 FROM segments
+                 JOIN nodes head ON head.id = segments.segment_id
+                 JOIN nodes parent ON parent.id = head.parent_id
+                 WHERE segments.hop < ?2
+             )
+             SELECT {NODE_COLUMNS}, segments.hop, n.segment_pos
+             FROM segments
+             JOIN nodes n ON n.segment_id = segments.segment_id AND n.segment_pos <= segments.upto"
+        ))?;
+        let mut keyed: Vec<(i64, i64, Node)> = statement
+            .query_map(params![node.0, WALK_LIMIT], |row| {
+                Ok((row.get(16)?, row.get(17)?, node_from_row(row)?))
+            })?
+            .collect::<Result<_, _>>()?;
+        keyed.sort_by_key(|(hop, position, _)| (std::cmp::Reverse(*hop), *position));
+        let path: Vec<Node> = keyed.into_iter().map(|(_, _, node)| node).collect();
+        let Some(top) = path.first() else {
+            return Err(StoreError::NotFound { kind: "node", id: node.0 });
+        };
+        if top.parent_id.is_some() {
+            return Err(StoreError::Cycle { node: node.0 });
+        }
+        let mut seen = std::collections::HashSet::with_capacity(path.len());
+        if !path.iter().all(|step| seen.insert(step.id)) {
+            return Err(StoreError::Cycle { node: node.0 });
+        }
+        if path.iter().any(|step| step.pruned_at_ms.is_some()) {
+            return Err(StoreError::Deleted { node: node.0 });
+        }
+        let pin_edges = path.windows(2).filter(|pair| pair[0].pin_id != pair[1].pin_id).count();
+        if pin_edges > MAX_PIN_DEPTH as usize {
+            return Err(StoreError::TooDeep { limit: MAX_PIN_DEPTH });
+        }
+        Ok(path)
+    }
+
+    /// The children of `node`, oldest first: its continuations and the first nodes of the pins
+    /// anchored in it. Soft-deleted children are left out unless asked for.
+    pub fn children(&self, node: NodeId, include_deleted: bool) -> Result<Vec<Node>, StoreError> {
+        let conn = self.conn();
+        node_by_id(&conn, node)?;
+        let mut statement = conn.prepare_cached(&format!(
+            "SELECT {NODE_COLUMNS} FROM nodes n
+             WHERE n.parent_id = ?1 AND (?2 OR n.pruned_at_ms IS NULL)
+             ORDER BY n.id"
+        ))?;
+        let children = statement
+            .query_map(params![node.0, include_deleted], node_from_row)?
+            .collect::<Result<_, _>>()?;
+        Ok(children)
+    }
+
+    /// The alternatives to `node`: the other live nodes with the same parent in the same thread,
+    /// oldest first (a regeneration or an edit makes one).
+    pub fn siblings(&self, node: NodeId) -> Result<Vec<Node>, StoreError> {
+        let conn = self.conn();
+        let this = node_by_id(&conn, node)?;
+        let mut statement = conn.prepare_cached(&format!(
+            "SELECT {NODE_COLUMNS} FROM nodes n
+             WHERE n.tree_id = ?1 AND n.parent_id IS ?2 AND n.pin_id IS ?3 AND n.id <> ?4
+               AND n.pruned_at_ms IS NULL
+             ORDER BY n.id"
+        ))?;
+        let siblings = statement
+            .query_map(
+                params![
+                    this.tree_id.0,
+                    this.parent_id.map(|id| id.0),
+                    this.pin_id.map(|id| id.0),
+                    node.0
+                ],
+                node_from_row,
+            )?
+            .collect::<Result<_, _>>()?;
+        Ok(siblings)
+    }
+
+    /// The thread `node` belongs to (`None` for the root thread) and how many pin levels that
+    /// thread sits under.
+    pub fn thread_of(&self, node: NodeId) -> Result<(Option<PinId>, u32), StoreError> {
+        let conn = self.conn();
+        let node = node_by_id(&conn, node)?;
+        match node.pin_id {
+            None => Ok((None, 0)),
+            Some(pin) => Ok((Some(pin), pin_by_id(&conn, pin)?.depth)),
+        }
+    }
+
+    /// The tree's most recently written node outside soft-deleted branches.
+    pub fn newest_node(&self, tree_id: TreeId) -> Result<Option<NodeId>, StoreError> {
+        let conn = self.conn();
+        require_tree(&conn, tree_id)?;
+        let id = conn
+            .prepare_cached(
+                "SELECT id FROM nodes WHERE tree_id = ?1 AND deleted_depth = 0
+                 ORDER BY id DESC LIMIT 1",
+            )?
+            .query_row([tree_id.0], |row| row.get::<_, i64>(0))
+            .optional()?;
+        Ok(id.map(NodeId))
+    }
+
+    /// Keeps a node out of context (`true`) or lets it back in.
+    pub fn set_excluded(&self, node: NodeId, excluded: bool) -> Result<Node, StoreError> {
+        self.set_node_column(node, "excluded", excluded)
+    }
+
+    /// Bookmarks a node or removes its bookmark.
+    pub fn set_bookmarked(&self, node: NodeId, bookmarked: bool) -> Result<Node, StoreError> {
+        self.set_node_column(node, "bookmarked", bookmarked)
+    }
+
+    /// Records the usage a provider reported for a node, as JSON.
+    pub fn set_usage(&self, node: NodeId, usage_json: &str) -> Result<Node, StoreError> {
+        self.set_node_column(node, "usage_json", usage_json)
+    }
+
+    /// Soft-deletes a node: it and everything under it leave paths, children, search and the
+    /// newest-node lookup until [`Store::restore`] brings them back. Nothing is lost; deleting an
+    /// already deleted node changes nothing.
+    pub fn soft_delete(&self, node: NodeId, at_ms: i64) -> Result<Node, StoreError> {
+        self.write(|tx| {
+            let this = node_by_id(tx, node)?;
+            if this.pruned_at_ms.is_none() {
+                tx.execute(
+                    "UPDATE nodes SET pruned_at_ms = ?2 WHERE id = ?1",
+                    params![node.0, at_ms],
+                )?;
+                shift_deleted_depth(tx, node, 1)?;
+                touch_tree(tx, this.tree_id, at_ms)?;
+            }
+            node_by_id(tx, node)
+        })
+    }
+
+    /// Brings a soft-deleted node (and so its subtree) back. Restoring a live node changes
+    /// nothing.
+    pub fn restore(&self, node: NodeId) -> Result<Node, StoreError> {
+        self.write(|tx| {
+            let this = node_by_id(tx, node)?;
+            if this.pruned_at_ms.is_some() {
+                tx.execute("UPDATE nodes SET pruned_at_ms = NULL WHERE id = ?1", [node.0])?;
+                shift_deleted_depth(tx, node, -1)?;
+            }
+            node_by_id(tx, node)
+        })
+    }
+
+    /// Deletes a node and everything under it, pins anchored in it included. This cannot be
+    /// undone; [`Store::soft_delete`] can.
+    pub fn delete_node(&self, node: NodeId) -> Result<(), StoreError> {
+        self.write(|tx| {
+            let this = node_by_id(tx, node)?;
+            tx.execute("DELETE FROM nodes WHERE id = ?1", [node.0])?;
+            touch_tree(tx, this.tree_id, this.created_at_ms)?;
+            Ok(())
+        })
+    }
+
+    /// Moves `node` and its subtree under `new_parent` (ThreadMind's rebase), in one transaction.
+    ///
+    /// Refuses a move into the node's own subtree (it would make a cycle) and across trees. When
+    /// the node begins a pin's sub-thread, the pin moves with it and is re-anchored on the new
+    /// parent; its highlighted passage is dropped, since it quoted the old anchor. Otherwise the
+    /// node's thread becomes the new parent's.
+    pub fn move_subtree(
+        &self,
+        node: NodeId,
+        new_parent: NodeId,
+        at_ms: i64,
+    ) -> Result<Node, StoreError> {
+        self.write(|tx| {
+            let moving = node_by_id(tx, node)?;
+            let target = node_by_id(tx, new_parent)?;
+            if moving.tree_id != target.tree_id {
+                return Err(StoreError::InvalidInput(format!(
+                    "node {} is in another tree; a branch moves only within its tree",
+                    new_parent.0
+                )));
+            }
+            if in_deleted_branch(tx, new_parent)? {
+                return Err(StoreError::Deleted { node: new_parent.0 });
+            }
+            let into_own_subtree: bool = tx
+                .prepare_cached(
+                    "WITH RECURSIVE up(id, depth) AS (
+                         SELECT ?1, 0
+                         UNION ALL
+                         SELECT n.parent_id, up.depth + 1 FROM up JOIN nodes n ON n.id = up.id
+                         WHERE n.parent_id IS NOT NULL AND up.depth < ?3
+                     )
+                     SELECT EXISTS (SELECT 1 FROM up WHERE id = ?2)",
+                )?
+                .query_row(params![new_parent.0, node.0, WALK_LIMIT], |row| row.get(0))?;
+            if into_own_subtree {
+                return Err(StoreError::InvalidInput(format!(
+                    "node {} is inside the branch being moved; moving it there would make a cycle",
+                    new_parent.0
+                )));
+            }
+            let begins_pin =
+                moving.pin_id.is_some() && parent_thread(tx, &moving)? != moving.pin_id;
+            if begins_pin {
+                let pin = moving.pin_id.map(|id| id.0);
+                let depth = thread_depth(tx, target.pin_id)? + 1;
+                if depth > MAX_PIN_DEPTH {
+                    return Err(StoreError::TooDeep { limit: MAX_PIN_DEPTH });
+                }
+                tx.execute(
+                    "UPDATE pins SET anchor_node_id = ?2, parent_pin_id = ?3, depth = ?4,
+                         range_start = NULL, range_end = NULL, anchor_text = NULL
+                     WHERE id = ?1",
+                    params![pin, new_parent.0, target.pin_id.map(|id| id.0), depth],
+                )?;
+                renumber_pin_depths(tx, moving.pin_id)?;
+            } else if moving.pin_id != target.pin_id {
+                // The moved nodes of the old thread join the new parent's thread, and pins opened
+                // from them now open from that thread.
+                tx.execute(
+                    "WITH RECURSIVE branch(id) AS (
+                         SELECT ?1
+                         UNION
+                         SELECT n.id FROM nodes n JOIN branch b ON n.parent_id = b.id
+                         WHERE n.pin_id IS ?2
+                     )
+                     UPDATE nodes SET pin_id = ?3 WHERE id IN (SELECT id FROM branch)",
+                    params![node.0, moving.pin_id.map(|id| id.0), target.pin_id.map(|id| id.0)],
+                )?;
+                tx.execute(
+                    "UPDATE pins SET parent_pin_id = ?2
+                     WHERE anchor_node_id IN (SELECT id FROM nodes WHERE pin_id IS ?2)
+                       AND parent_pin_id IS ?1",
+                    params![moving.pin_id.map(|id| id.0), target.pin_id.map(|id| id.0)],
+                )?;
+                renumber_pin_depths(tx, target.pin_id)?;
+            }
+            tx.execute(
+                "UPDATE nodes SET parent_id = ?2 WHERE id = ?1",
+                params![node.0, new_parent.0],
+            )?;
+            // A node moved out of the middle of a segment takes the rest of that segment with it
+            // as a segment of its own; a segment head keeps its segment (its parent link moved).
+            tx.execute(
+                "UPDATE nodes SET segment_id = ?1, segment_pos = nodes.segment_pos - moved.segment_pos
+                 FROM (SELECT segment_id, segment_pos FROM nodes WHERE id = ?1) AS moved
+                 WHERE nodes.segment_id = moved.segment_id
+                   AND nodes.segment_pos >= moved.segment_pos
+                   AND moved.segment_id <> ?1",
+                [node.0],
+            )?;
+            // The new parent is live, so only the moved node's own deletion stays on its path.
+            let after = i64::from(moving.pruned_at_ms.is_some());
+            let before = deleted_depth(tx, node)?;
+            if after != before {
+                shift_deleted_depth(tx, node, after - before)?;
+            }
+            touch_tree(tx, moving.tree_id, at_ms)?;
+            node_by_id(tx, node)
+        })
+    }
+
+    /// One page of a tree's outline for the map, in write order: the rows after `after`, at most
+    /// `limit` of them. Soft-deleted nodes are included and marked, so the map can show them.
+    pub fn outline(
+        &self,
+        tree_id: TreeId,
+        after: Option<NodeId>,
+        limit: u32,
+    ) -> Result<Vec<OutlineRow>, StoreError> {
+        let conn = self.conn();
+        require_tree(&conn, tree_id)?;
+        let mut statement = conn.prepare_cached(
+            "SELECT n.id, n.parent_id, n.pin_id, n.author, substr(n.text, 1, 120),
+                 (SELECT count(*) FROM nodes c WHERE c.parent_id = n.id),
+                 n.excluded, n.bookmarked, n.pruned_at_ms IS NOT NULL
+             FROM nodes n
+             WHERE n.tree_id = ?1 AND n.id > ?2
+             ORDER BY n.id
+             LIMIT ?3",
+        )?;
+        let rows = statement
+            .query_map(params![tree_id.0, after.map_or(0, |id| id.0), limit], |row| {
+                Ok(OutlineRow {
+                    id: NodeId(row.get(0)?),
+                    parent_id: row.get::<_, Option<i64>>(1)?.map(NodeId),
+                    pin_id: row.get::<_, Option<i64>>(2)?.map(PinId),
+                    author: author_from_sql(&row.get::<_, String>(3)?)?,
+                    preview: row.get(4)?,
+                    child_count: count(row.get(5)?),
+                    excluded: row.get(6)?,
+                    bookmarked: row.get(7)?,
+                    pruned: row.get(8)?,
+                })
+            })?
+            .collect::<Result<_, _>>()?;
+        Ok(rows)
+    }
+
+    /// Full-text search over a tree's live nodes, best match first, for the retrieval slice.
+    ///
+    /// `query` is free text (a prompt): each word is searched for on its own and any may match,
+    /// so punctuation or FTS syntax in a prompt can never make the search fail.
+    pub fn search(
+        &self,
+        tree_id: TreeId,
+        query: &str,
+        limit: u32,
+    ) -> Result<Vec<SearchHit>, StoreError> {
+        let Some(expression) = match_any_word(query) else {
+            return Ok(Vec::new());
+        };
+        let conn = self.conn();
+        require_tree(&conn, tree_id)?;
+        let mut statement = conn.prepare_cached(
+            "SELECT n.id, bm25(nodes_fts), n.created_at_ms, n.bookmarked,
+                 EXISTS (SELECT 1 FROM pins p WHERE p.anchor_node_id = n.id)
+             FROM nodes_fts JOIN nodes n ON n.id = nodes_fts.rowid
+             WHERE nodes_fts MATCH ?1 AND n.tree_id = ?2 AND n.deleted_depth = 0
+             ORDER BY bm25(nodes_fts)
+             LIMIT ?3",
+        )?;
+        let hits = statement
+            .query_map(params![expression, tree_id.0, limit], |row| {
+                Ok(SearchHit {
+                    node_id: NodeId(row.get(0)?),
+                    bm25: row.get(1)?,
+                    created_at_ms: row.get(2)?,
+                    bookmarked: row.get(3)?,
+                    pinned: row.get(4)?,
+                })
+            })?
+            .collect::<Result<_, _>>()?;
+        Ok(hits)
+    }
+
+    /// Stores token counts for a node, one per tokenizer family, replacing earlier ones.
+    pub fn set_token_counts(&self, node: NodeId, counts: &[(&str, u64)]) -> Result<(), StoreError> {
+        self.write(|tx| {
+            node_by_id(tx, node)?;
+            let mut insert = tx.prepare_cached(
+                "INSERT INTO node_tokens (node_id, family, tokens) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (node_id, family) DO UPDATE SET tokens = excluded.tokens",
+            )?;
+            for (family, tokens) in counts {
+                let tokens = i64::try_from(*tokens).map_err(|_| {
+                    StoreError::InvalidInput(format!("{tokens} tokens is not a real count"))
+                })?;
+                insert.execute(params![node.0, family, tokens])?;
+            }
+            Ok(())
+        })
+    }
+
+    /// The stored token counts of `nodes` for one tokenizer family; nodes never counted for it
+    /// are absent from the map.
+    pub fn token_counts(
+        &self,
+        nodes: &[NodeId],
+        family: &str,
+    ) -> Result<HashMap<NodeId, u64>, StoreError> {
+        let conn = self.conn();
+        let mut statement = conn
+            .prepare_cached("SELECT tokens FROM node_tokens WHERE node_id = ?1 AND family = ?2")?;
+        let mut counts = HashMap::with_capacity(nodes.len());
+        for node in nodes {
+            if let Some(tokens) = statement
+                .query_row(params![node.0, family], |row| row.get::<_, i64>(0))
+                .optional()?
+            {
+                counts.insert(*node, count(tokens));
+            }
+        }
+        Ok(counts)
+    }
+
+    fn set_node_column(
+        &self,
+        node: NodeId,
+        column: &str,
+        value: impl rusqlite::ToSql,
+    ) -> Result<Node, StoreError> {
+        self.write(|tx| {
+            let changed = tx.execute(
+                &format!("UPDATE nodes SET {column} = ?2 WHERE id = ?1"),
+                params![node.0, value],
+            )?;
+            if changed == 0 {
+                return Err(StoreError::NotFound { kind: "node", id: node.0 });
+            }
+            node_by_id(tx, node)
+        })
+    }
+}
+
+fn insert_node(conn: &Connection, node: &NewNode) -> Result<Node, StoreError> {
+    if node.parts.is_empty() {
+        return Err(StoreError::InvalidInput("a message needs content: it has no parts".into()));
+    }
+    require_tree(conn, node.tree_id)?;
+    let thread = match (node.pin_id, node.parent_id) {
+        (Some(pin_id), parent) => {
+            let pin = pin_in_tree(conn, pin_id, node.tree_id)?;
+            if pin.anchor_node_id != parent {
+                return Err(StoreError::InvalidInput(format!(
+                    "the first message of pin {} must hang off its anchor node",
+                    pin_id.0
+                )));
+            }
+            Some(pin_id)
+        }
+        (None, Some(parent)) => {
+            let parent = node_by_id(conn, parent)?;
+            if parent.tree_id != node.tree_id {
+                return Err(StoreError::InvalidInput(format!(
+                    "node {} belongs to another tree; a reply continues a node of its own tree",
+                    parent.id.0
+                )));
+            }
+            parent.pin_id
+        }
+        (None, None) => {
+            let has_root: bool = conn
+                .prepare_cached(
+                    "SELECT EXISTS (SELECT 1 FROM nodes
+                     WHERE tree_id = ?1 AND parent_id IS NULL AND pin_id IS NULL)",
+                )?
+                .query_row([node.tree_id.0], |row| row.get(0))?;
+            if has_root {
+                return Err(StoreError::InvalidInput(format!(
+                    "tree {} already has a first message; continue one of its messages instead",
+                    node.tree_id.0
+                )));
+            }
+            None
+        }
+    };
+    if let Some(parent) = node.parent_id
+        && in_deleted_branch(conn, parent)?
+    {
+        return Err(StoreError::Deleted { node: parent.0 });
+    }
+    if let Some(original) = node.edited_from
+        && node_by_id(conn, original)?.tree_id != node.tree_id
+    {
+        return Err(StoreError::InvalidInput(format!(
+            "node {} belongs to another tree; an edit stays in its tree",
+            original.0
+        )));
+    }
+    let text = text_of(&node.parts);
+    let parts_json = match node.parts.as_slice() {
+        [Part::Text { .. }] => None,
+        parts => Some(serde_json::to_string(parts).map_err(|error| {
+            StoreError::InvalidInput(format!("the message's parts cannot be stored: {error}"))
+        })?),
+    };
+    // Continue the parent's segment when the next position is free (a first child); otherwise
+    // the node heads its own segment, whose id is its own and is set once the id is known.
+    let segment: Option<(i64, i64)> = match node.parent_id {
+        None => None,
+        Some(parent) => {
+            let (segment_id, position): (i64, i64) = conn
+                .prepare_cached("SELECT segment_id, segment_pos FROM nodes WHERE id = ?1")?
+                .query_row([parent.0], |row| Ok((row.get(0)?, row.get(1)?)))?;
+            let taken: bool = conn
+                .prepare_cached(
+                    "SELECT EXISTS (SELECT 1 FROM nodes WHERE segment_id = ?1 AND segment_pos = ?2)",
+                )?
+                .query_row(params![segment_id, position + 1], |row| row.get(0))?;
+            (!taken).then_some((segment_id, position + 1))
+        }
+    };
+    conn.prepare_cached(
+        "INSERT INTO nodes (tree_id, parent_id, pin_id, author, text, parts_json, edited_from,
+             model, generation_json, created_at_ms, segment_id, segment_pos)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+    )?
+    .execute(params![
+        node.tree_id.0,
+        node.parent_id.map(|id| id.0),
+        thread.map(|id| id.0),
+        author_to_sql(node.author),
+        text,
+        parts_json,
+        node.edited_from.map(|id| id.0),
+        node.model,
+        node.generation_json,
+        node.created_at_ms,
+        segment.map(|(segment_id, _)| segment_id),
+        segment.map_or(0, |(_, position)| position),
+    ])?;
+    let id = NodeId(conn.last_insert_rowid());
+    if segment.is_none() {
+        conn.prepare_cached("UPDATE nodes SET segment_id = id WHERE id = ?1")?.execute([id.0])?;
+    }
+    touch_tree(conn, node.tree_id, node.created_at_ms)?;
+    Ok(Node {
+        id,
+        tree_id: node.tree_id,
+        parent_id: node.parent_id,
+        pin_id: thread,
+        author: node.author,
+        text,
+        parts: node.parts.clone(),
+        edited_from: node.edited_from,
+        model: node.model.clone(),
+        generation_json: node.generation_json.clone(),
+        usage_json: None,
+        excluded: false,
+        bookmarked: false,
+        incomplete: false,
+        pruned_at_ms: None,
+        created_at_ms: node.created_at_ms,
+    })
+}
+
+/// The text search and token counts read: the text parts, one per line.
+fn text_of(parts: &[Part]) -> String {
+    let texts: Vec<&str> = parts
+        .iter()
+        .filter_map(|part| match part {
+            Part::Text { text } => Some(text.as_str()),
+            Part::ToolCall { .. } | Part::ToolResult { .. } => None,
+        })
+        .collect();
+    texts.join("\n")
+}
+
+pub(crate) fn node_by_id(conn: &Connection, id: NodeId) -> Result<Node, StoreError> {
+    conn.prepare_cached(&format!("SELECT {NODE_COLUMNS} FROM nodes n WHERE n.id = ?1"))?
+        .query_row([id.0], node_from_row)
+        .optional()?
+        .ok_or(StoreError::NotFound { kind: "node", id: id.0 })
+}
+
+/// Whether `node` or any node above it is soft-deleted.
+pub(crate) fn in_deleted_branch(conn: &Connection, node: NodeId) -> Result<bool, StoreError> {
+    Ok(deleted_depth(conn, node)? > 0)
+}
+
+fn deleted_depth(conn: &Connection, node: NodeId) -> Result<i64, StoreError> {
+    conn.prepare_cached("SELECT deleted_depth FROM nodes WHERE id = ?1")?
+        .query_row([node.0], |row| row.get(0))
+        .optional()?
+        .ok_or(StoreError::NotFound { kind: "node", id: node.0 })
+}
+
+/// Adds `by` to the deleted depth of `node` and every node below it.
+fn shift_deleted_depth(conn: &Connection, node: NodeId, by: i64) -> Result<(), StoreError> {
+    conn.prepare_cached(
+        "WITH RECURSIVE below(id) AS (
+             SELECT ?1
+             UNION ALL
+             SELECT n.id FROM nodes n JOIN below ON n.parent_id = below.id
+         )
+         UPDATE nodes SET deleted_depth = deleted_depth + ?2 WHERE id IN (SELECT id FROM below)",
+    )?
+    .execute(params![node.0, by])?;
+    Ok(())
+}
+
+/// The thread of `node`'s parent (the pin's parent thread for an anchorless pin's first node).
+fn parent_thread(conn: &Connection, node: &Node) -> Result<Option<PinId>, StoreError> {
+    match node.parent_id {
+        Some(parent) => Ok(node_by_id(conn, parent)?.pin_id),
+        None => match node.pin_id {
+            Some(pin) => Ok(pin_by_id(conn, pin)?.parent_pin_id),
+            None => Ok(None),
+        },
+    }
+}
+
+pub(crate) fn thread_depth(conn: &Connection, thread: Option<PinId>) -> Result<u32, StoreError> {
+    match thread {
+        None => Ok(0),
+        Some(pin) => Ok(pin_by_id(conn, pin)?.depth),
+    }
+}
+
+/// Recomputes the stored depth of every pin below `thread` after a move changed its ancestry,
+/// refusing the move if any would end up deeper than allowed.
+fn renumber_pin_depths(conn: &Connection, thread: Option<PinId>) -> Result<(), StoreError> {
+    let base = thread_depth(conn, thread)?;
+    let deepest: Option<i64> = conn
+        .prepare_cached(
+            "WITH RECURSIVE below(id, depth) AS (
+                 SELECT id, ?2 + 1 FROM pins WHERE parent_pin_id IS ?1
+                 UNION ALL
+                 SELECT p.id, below.depth + 1 FROM pins p JOIN below ON p.parent_pin_id = below.id
+                 WHERE below.depth <= ?3
+             )
+             SELECT max(depth) FROM below",
+        )?
+        .query_row(params![thread.map(|id| id.0), base, MAX_PIN_DEPTH], |row| row.get(0))?;
+    if deepest.is_some_and(|depth| depth > i64::from(MAX_PIN_DEPTH)) {
+        return Err(StoreError::TooDeep { limit: MAX_PIN_DEPTH });
+    }
+    conn.prepare_cached(
+        "WITH RECURSIVE below(id, depth) AS (
+             SELECT id, ?2 + 1 FROM pins WHERE parent_pin_id IS ?1
+             UNION ALL
+             SELECT p.id, below.depth + 1 FROM pins p JOIN below ON p.parent_pin_id = below.id
+         )
+         UPDATE pins SET depth = (SELECT depth FROM below WHERE below.id = pins.id)
+         WHERE id IN (SELECT id FROM below)",
+    )?
+    .execute(params![thread.map(|id| id.0), base])?;
+    Ok(())
+}
+
+/// An FTS5 expression matching any word of free text, or `None` when it has no words. Each word
+/// is quoted, so FTS operators and punctuation in the text are searched for literally.
+fn match_any_word(text: &str) -> Option<String> {
+    let words: Vec<String> = text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|word| !word.is_empty())
+        .map(|word| format!("\"{word}\""))
+        .collect();
+    (!words.is_empty()).then(|| words.join(" OR "))
+}
+
+pub(crate) fn node_from_row(row: &Row<'_>) -> rusqlite::Result<Node> {
+    let text: String = row.get(5)?;
+    let parts = match row.get::<_, Option<String>>(6)? {
+        None => vec![Part::Text { text: text.clone() }],
+        Some(json) => serde_json::from_str(&json).map_err(|error| {
+            rusqlite::Error::FromSqlConversionFailure(
+                6,
+                rusqlite::types::Type::Text,
+                Box::new(error),
+            )
+        })?,
+    };
+    Ok(Node {
+        id: NodeId(row.get(0)?),
+        tree_id: TreeId(row.get(1)?),
+        parent_id: row.get::<_, Option<i64>>(2)?.map(NodeId),
+        pin_id: row.get::<_, Option<i64>>(3)?.map(PinId),
+        author: author_from_sql(&row.get::<_, String>(4)?)?,
+        text,
+        parts,
+        edited_from: row.get::<_, Option<i64>>(7)?.map(NodeId),
+        model: row.get(8)?,
+        generation_json: row.get(9)?,
+        usage_json: row.get(10)?,
+        excluded: row.get(11)?,
+        bookmarked: row.get(12)?,
+        incomplete: row.get(13)?,
+        pruned_at_ms: row.get(14)?,
+        created_at_ms: row.get(15)?,
+    })
+}

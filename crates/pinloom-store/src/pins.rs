@@ -1,0 +1,266 @@
+//! Pins: sub-threads opened from a node, with or without a highlighted passage.
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+
+use crate::error::StoreError;
+use crate::model::{Anchor, MAX_PIN_DEPTH, NodeId, Pin, PinId, TreeId};
+use crate::nodes::{in_deleted_branch, node_by_id, thread_depth};
+use crate::store::Store;
+use crate::trees::{require_tree, touch_tree};
+
+const PIN_COLUMNS: &str = "id, tree_id, parent_pin_id, anchor_node_id, range_start, range_end,
+    anchor_text, title, depth, closed_at_ms, result, created_at_ms";
+
+impl Store {
+    /// Pins a highlighted passage of `node` and opens its sub-thread.
+    ///
+    /// `start..end` counts UTF-16 code units of the node's text (what a browser selection
+    /// reports); the passage there must be exactly `anchor_text`. A blank title takes the start
+    /// of the passage.
+    pub fn pin_range(
+        &self,
+        node: NodeId,
+        start: u32,
+        end: u32,
+        anchor_text: &str,
+        title: &str,
+        created_at_ms: i64,
+    ) -> Result<Pin, StoreError> {
+        self.write(|tx| {
+            let anchor_node = node_by_id(tx, node)?;
+            if in_deleted_branch(tx, node)? {
+                return Err(StoreError::Deleted { node: node.0 });
+            }
+            let found = utf16_slice(&anchor_node.text, start, end).ok_or_else(|| {
+                StoreError::InvalidInput(format!(
+                    "the range {start}..{end} is not inside message {} (its text is {} UTF-16 units long) or splits a character; select the passage again",
+                    node.0,
+                    anchor_node.text.encode_utf16().count()
+                ))
+            })?;
+            if found != anchor_text {
+                return Err(StoreError::InvalidInput(format!(
+                    "the range {start}..{end} of message {} reads {found:?}, not {anchor_text:?}; select the passage again",
+                    node.0
+                )));
+            }
+            let title = match title.trim() {
+                "" => title_from(anchor_text),
+                title => title.to_owned(),
+            };
+            let anchor = Anchor { start, end, text: anchor_text.to_owned() };
+            insert_pin(tx, anchor_node.tree_id, anchor_node.pin_id, Some(node), Some(&anchor), &title, created_at_ms)
+        })
+    }
+
+    /// Opens a sub-thread without a highlight (ThreadMind's thread_create), from the thread
+    /// `parent` (`None` for the root thread), hanging off `anchor_node` when the parent thread
+    /// has one to offer.
+    pub fn open_thread(
+        &self,
+        tree_id: TreeId,
+        parent: Option<PinId>,
+        anchor_node: Option<NodeId>,
+        title: &str,
+        created_at_ms: i64,
+    ) -> Result<Pin, StoreError> {
+        let title = title.trim();
+        if title.is_empty() {
+            return Err(StoreError::InvalidInput("a thread needs a title: type one first".into()));
+        }
+        self.write(|tx| {
+            require_tree(tx, tree_id)?;
+            if let Some(parent) = parent {
+                pin_in_tree(tx, parent, tree_id)?;
+            }
+            if let Some(node) = anchor_node {
+                let anchor = node_by_id(tx, node)?;
+                if anchor.tree_id != tree_id || anchor.pin_id != parent {
+                    return Err(StoreError::InvalidInput(format!(
+                        "node {} is not in the thread the new one opens from",
+                        node.0
+                    )));
+                }
+                if in_deleted_branch(tx, node)? {
+                    return Err(StoreError::Deleted { node: node.0 });
+                }
+            }
+            insert_pin(tx, tree_id, parent, anchor_node, None, title, created_at_ms)
+        })
+    }
+
+    /// Closes a pin with its result, which its parent thread then shows (a task frame popping).
+    /// Closing again replaces the result.
+    pub fn close_pin(
+        &self,
+        pin: PinId,
+        result: &str,
+        closed_at_ms: i64,
+    ) -> Result<Pin, StoreError> {
+        if result.trim().is_empty() {
+            return Err(StoreError::InvalidInput(
+                "a closed pin hands a result back to its parent: write one first".into(),
+            ));
+        }
+        self.write(|tx| {
+            let changed = tx.execute(
+                "UPDATE pins SET closed_at_ms = ?2, result = ?3 WHERE id = ?1",
+                params![pin.0, closed_at_ms, result],
+            )?;
+            if changed == 0 {
+                return Err(StoreError::NotFound { kind: "pin", id: pin.0 });
+            }
+            let pin = pin_by_id(tx, pin)?;
+            touch_tree(tx, pin.tree_id, closed_at_ms)?;
+            Ok(pin)
+        })
+    }
+
+    /// One pin.
+    pub fn pin(&self, pin: PinId) -> Result<Pin, StoreError> {
+        pin_by_id(&self.conn(), pin)
+    }
+
+    /// The pins anchored in `node`, oldest first.
+    pub fn pins_anchored_in(&self, node: NodeId) -> Result<Vec<Pin>, StoreError> {
+        let conn = self.conn();
+        node_by_id(&conn, node)?;
+        let mut statement = conn.prepare_cached(&format!(
+            "SELECT {PIN_COLUMNS} FROM pins WHERE anchor_node_id = ?1 ORDER BY id"
+        ))?;
+        let pins = statement.query_map([node.0], pin_from_row)?.collect::<Result<_, _>>()?;
+        Ok(pins)
+    }
+
+    /// The pins opened directly from thread `parent` (`None`: the root thread), oldest first.
+    pub fn child_pins(
+        &self,
+        tree_id: TreeId,
+        parent: Option<PinId>,
+    ) -> Result<Vec<Pin>, StoreError> {
+        let conn = self.conn();
+        require_tree(&conn, tree_id)?;
+        let mut statement = conn.prepare_cached(&format!(
+            "SELECT {PIN_COLUMNS} FROM pins WHERE tree_id = ?1 AND parent_pin_id IS ?2 ORDER BY id"
+        ))?;
+        let pins = statement
+            .query_map(params![tree_id.0, parent.map(|id| id.0)], pin_from_row)?
+            .collect::<Result<_, _>>()?;
+        Ok(pins)
+    }
+}
+
+fn insert_pin(
+    conn: &Connection,
+    tree_id: TreeId,
+    parent: Option<PinId>,
+    anchor_node: Option<NodeId>,
+    anchor: Option<&Anchor>,
+    title: &str,
+    created_at_ms: i64,
+) -> Result<Pin, StoreError> {
+    let depth = thread_depth(conn, parent)? + 1;
+    if depth > MAX_PIN_DEPTH {
+        return Err(StoreError::TooDeep { limit: MAX_PIN_DEPTH });
+    }
+    conn.prepare_cached(
+        "INSERT INTO pins (tree_id, parent_pin_id, anchor_node_id, range_start, range_end,
+             anchor_text, title, depth, created_at_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    )?
+    .execute(params![
+        tree_id.0,
+        parent.map(|id| id.0),
+        anchor_node.map(|id| id.0),
+        anchor.map(|anchor| anchor.start),
+        anchor.map(|anchor| anchor.end),
+        anchor.map(|anchor| anchor.text.as_str()),
+        title,
+        depth,
+        created_at_ms,
+    ])?;
+    let pin = pin_by_id(conn, PinId(conn.last_insert_rowid()))?;
+    touch_tree(conn, tree_id, created_at_ms)?;
+    Ok(pin)
+}
+
+/// The text between two UTF-16 offsets, or `None` when the range is empty, runs past the end or
+/// cuts a character in half.
+fn utf16_slice(text: &str, start: u32, end: u32) -> Option<String> {
+    let units: Vec<u16> = text.encode_utf16().collect();
+    let range = units.get(start as usize..end as usize).filter(|range| !range.is_empty())?;
+    String::from_utf16(range).ok()
+}
+
+fn title_from(anchor_text: &str) -> String {
+    const TITLE_CHARS: usize = 60;
+    let flat = anchor_text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match flat.char_indices().nth(TITLE_CHARS) {
+        None => flat,
+        Some((cut, _)) => format!("{}…", &flat[..cut]),
+    }
+}
+
+/// The pin, refused unless it belongs to `tree_id`.
+pub(crate) fn pin_in_tree(
+    conn: &Connection,
+    pin: PinId,
+    tree_id: TreeId,
+) -> Result<Pin, StoreError> {
+    let found = pin_by_id(conn, pin)?;
+    if found.tree_id != tree_id {
+        return Err(StoreError::InvalidInput(format!("pin {} belongs to another tree", pin.0)));
+    }
+    Ok(found)
+}
+
+pub(crate) fn pin_by_id(conn: &Connection, id: PinId) -> Result<Pin, StoreError> {
+    conn.prepare_cached(&format!("SELECT {PIN_COLUMNS} FROM pins WHERE id = ?1"))?
+        .query_row([id.0], pin_from_row)
+        .optional()?
+        .ok_or(StoreError::NotFound { kind: "pin", id: id.0 })
+}
+
+fn pin_from_row(row: &Row<'_>) -> rusqlite::Result<Pin> {
+    let range: (Option<u32>, Option<u32>, Option<String>) = (row.get(4)?, row.get(5)?, row.get(6)?);
+    Ok(Pin {
+        id: PinId(row.get(0)?),
+        tree_id: TreeId(row.get(1)?),
+        parent_pin_id: row.get::<_, Option<i64>>(2)?.map(PinId),
+        anchor_node_id: row.get::<_, Option<i64>>(3)?.map(NodeId),
+        anchor: match range {
+            (Some(start), Some(end), Some(text)) => Some(Anchor { start, end, text }),
+            _ => None,
+        },
+        title: row.get(7)?,
+        depth: row.get(8)?,
+        closed_at_ms: row.get(9)?,
+        result: row.get(10)?,
+        created_at_ms: row.get(11)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{title_from, utf16_slice};
+
+    #[test]
+    fn utf16_ranges_match_what_a_browser_selection_reports() {
+        // "🌊" is two UTF-16 units; "é" is one.
+        let text = "a🌊é b";
+        assert_eq!(utf16_slice(text, 1, 3).as_deref(), Some("🌊"));
+        assert_eq!(utf16_slice(text, 3, 4).as_deref(), Some("é"));
+        assert_eq!(utf16_slice(text, 1, 2), None, "half a surrogate pair is not a passage");
+        assert_eq!(utf16_slice(text, 4, 4), None, "an empty range is not a passage");
+        assert_eq!(utf16_slice(text, 5, 7), None, "past the end");
+    }
+
+    #[test]
+    fn a_long_passage_gives_a_short_title() {
+        assert_eq!(title_from("  the outer\n bank  "), "the outer bank");
+        let long = "word ".repeat(30);
+        let title = title_from(&long);
+        assert_eq!(title.chars().count(), 61);
+        assert!(title.ends_with('…'));
+    }
+}

@@ -1,0 +1,120 @@
+//! Model profiles: domain data, so the app, the CLI and the MCP server see the same ones.
+
+use rusqlite::{OptionalExtension, Row, params};
+
+use crate::error::StoreError;
+use crate::model::ModelProfile;
+use crate::store::Store;
+
+const PROFILE_COLUMNS: &str = "name, provider, model_id, base_url, context_window, reserve,
+    native_system, completion_endpoint, tokenizer, agent_system_prompt, sampling_json, settings_json";
+
+impl Store {
+    /// Creates the profile, or replaces the one with the same name.
+    pub fn put_profile(
+        &self,
+        profile: &ModelProfile,
+        updated_at_ms: i64,
+    ) -> Result<ModelProfile, StoreError> {
+        validate(profile)?;
+        self.write(|tx| {
+            tx.execute(
+                "INSERT INTO model_profiles (name, provider, model_id, base_url, context_window,
+                     reserve, native_system, completion_endpoint, tokenizer, agent_system_prompt,
+                     sampling_json, settings_json, updated_at_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+                 ON CONFLICT (name) DO UPDATE SET provider = excluded.provider,
+                     model_id = excluded.model_id, base_url = excluded.base_url,
+                     context_window = excluded.context_window, reserve = excluded.reserve,
+                     native_system = excluded.native_system,
+                     completion_endpoint = excluded.completion_endpoint,
+                     tokenizer = excluded.tokenizer,
+                     agent_system_prompt = excluded.agent_system_prompt,
+                     sampling_json = excluded.sampling_json, settings_json = excluded.settings_json,
+                     updated_at_ms = excluded.updated_at_ms",
+                params![
+                    profile.name.trim(),
+                    profile.provider,
+                    profile.model_id,
+                    profile.base_url,
+                    profile.context_window,
+                    profile.reserve,
+                    profile.native_system,
+                    profile.completion_endpoint,
+                    profile.tokenizer,
+                    profile.agent_system_prompt,
+                    profile.sampling_json,
+                    profile.settings_json,
+                    updated_at_ms
+                ],
+            )?;
+            Ok(())
+        })?;
+        self.profile(profile.name.trim())
+    }
+
+    /// Every profile, by name.
+    pub fn profiles(&self) -> Result<Vec<ModelProfile>, StoreError> {
+        let conn = self.conn();
+        let mut statement = conn.prepare_cached(&format!(
+            "SELECT {PROFILE_COLUMNS} FROM model_profiles ORDER BY name"
+        ))?;
+        let profiles = statement.query_map([], profile_from_row)?.collect::<Result<_, _>>()?;
+        Ok(profiles)
+    }
+
+    /// The profile named `name`.
+    pub fn profile(&self, name: &str) -> Result<ModelProfile, StoreError> {
+        self.conn()
+            .prepare_cached(&format!(
+                "SELECT {PROFILE_COLUMNS} FROM model_profiles WHERE name = ?1"
+            ))?
+            .query_row([name], profile_from_row)
+            .optional()?
+            .ok_or_else(|| StoreError::NoSuchProfile(name.to_owned()))
+    }
+
+    /// Deletes the profile named `name`.
+    pub fn delete_profile(&self, name: &str) -> Result<(), StoreError> {
+        self.write(|tx| {
+            if tx.execute("DELETE FROM model_profiles WHERE name = ?1", [name])? == 0 {
+                return Err(StoreError::NoSuchProfile(name.to_owned()));
+            }
+            Ok(())
+        })
+    }
+}
+
+fn validate(profile: &ModelProfile) -> Result<(), StoreError> {
+    let refuse = |message: String| Err(StoreError::InvalidInput(message));
+    if profile.name.trim().is_empty() {
+        return refuse("a model profile needs a name".into());
+    }
+    if profile.context_window == 0 {
+        return refuse(format!("{}: the context window must be at least 1 token", profile.name));
+    }
+    if profile.reserve >= profile.context_window {
+        return refuse(format!(
+            "{}: the reply reserve ({}) must be smaller than the context window ({}), or nothing is left for the context",
+            profile.name, profile.reserve, profile.context_window
+        ));
+    }
+    Ok(())
+}
+
+fn profile_from_row(row: &Row<'_>) -> rusqlite::Result<ModelProfile> {
+    Ok(ModelProfile {
+        name: row.get(0)?,
+        provider: row.get(1)?,
+        model_id: row.get(2)?,
+        base_url: row.get(3)?,
+        context_window: row.get(4)?,
+        reserve: row.get(5)?,
+        native_system: row.get(6)?,
+        completion_endpoint: row.get(7)?,
+        tokenizer: row.get(8)?,
+        agent_system_prompt: row.get(9)?,
+        sampling_json: row.get(10)?,
+        settings_json: row.get(11)?,
+    })
+}

@@ -1,0 +1,191 @@
+//! Summaries of a thread's path, cached by (path end, budget, writer), with every write logged.
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+
+use crate::codec::count;
+use crate::error::StoreError;
+use crate::model::{NodeId, PinId, Summary, SummaryKey, TreeId};
+use crate::nodes::node_by_id;
+use crate::pins::pin_in_tree;
+use crate::store::Store;
+use crate::trees::{require_tree, touch_tree};
+
+/// One write of a summary, as the log keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SummaryUpdate {
+    /// The text written.
+    pub text: String,
+    /// How many characters it summarised.
+    pub input_chars: u64,
+    /// How many tokens it summarised.
+    pub input_tokens: u64,
+    /// When it was written.
+    pub written_at_ms: i64,
+}
+
+const SUMMARY_SELECT: &str = "SELECT s.tree_id, s.pin_id, s.path_end_node_id, s.budget,
+        s.summarizer, s.text, s.input_chars, s.input_tokens, s.updated_at_ms,
+        (SELECT count(*) FROM summary_updates u WHERE u.summary_id = s.id)
+    FROM summaries s";
+
+const KEY_MATCH: &str = "s.tree_id = ?1 AND s.pin_id IS ?2 AND s.path_end_node_id IS ?3
+    AND s.budget IS ?4 AND s.summarizer = ?5";
+
+impl Store {
+    /// Sets or replaces the summary under `key` and logs the write, in one transaction.
+    pub fn set_summary(
+        &self,
+        key: &SummaryKey,
+        text: &str,
+        input_chars: u64,
+        input_tokens: u64,
+        written_at_ms: i64,
+    ) -> Result<Summary, StoreError> {
+        self.write(|tx| {
+            check_key(tx, key)?;
+            let (input_chars, input_tokens) = (as_sql_count(input_chars)?, as_sql_count(input_tokens)?);
+            let existing: Option<i64> = tx
+                .prepare_cached(&format!("SELECT s.id FROM summaries s WHERE {KEY_MATCH}"))?
+                .query_row(key_params(key), |row| row.get(0))
+                .optional()?;
+            let id = match existing {
+                Some(id) => {
+                    tx.execute(
+                        "UPDATE summaries SET text = ?2, input_chars = ?3, input_tokens = ?4,
+                             updated_at_ms = ?5 WHERE id = ?1",
+                        params![id, text, input_chars, input_tokens, written_at_ms],
+                    )?;
+                    id
+                }
+                None => {
+                    tx.execute(
+                        "INSERT INTO summaries (tree_id, pin_id, path_end_node_id, budget,
+                             summarizer, text, input_chars, input_tokens, updated_at_ms)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                        params![
+                            key.tree_id.0,
+                            key.pin_id.map(|id| id.0),
+                            key.path_end.map(|id| id.0),
+                            key.budget,
+                            key.summarizer,
+                            text,
+                            input_chars,
+                            input_tokens,
+                            written_at_ms
+                        ],
+                    )?;
+                    tx.last_insert_rowid()
+                }
+            };
+            tx.execute(
+                "INSERT INTO summary_updates (summary_id, text, input_chars, input_tokens, written_at_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![id, text, input_chars, input_tokens, written_at_ms],
+            )?;
+            touch_tree(tx, key.tree_id, written_at_ms)?;
+            summary_by_key(tx, key)?.ok_or(StoreError::NotFound { kind: "summary", id })
+        })
+    }
+
+    /// The summary under `key`, if one was written.
+    pub fn summary(&self, key: &SummaryKey) -> Result<Option<Summary>, StoreError> {
+        summary_by_key(&self.conn(), key)
+    }
+
+    /// Every summary of one thread (`None`: the root thread), the most recent first.
+    pub fn thread_summaries(
+        &self,
+        tree_id: TreeId,
+        pin: Option<PinId>,
+    ) -> Result<Vec<Summary>, StoreError> {
+        let conn = self.conn();
+        require_tree(&conn, tree_id)?;
+        let mut statement = conn.prepare_cached(&format!(
+            "{SUMMARY_SELECT} WHERE s.tree_id = ?1 AND s.pin_id IS ?2
+             ORDER BY s.updated_at_ms DESC, s.id DESC"
+        ))?;
+        let summaries = statement
+            .query_map(params![tree_id.0, pin.map(|id| id.0)], summary_from_row)?
+            .collect::<Result<_, _>>()?;
+        Ok(summaries)
+    }
+
+    /// Every write of the summary under `key`, oldest first.
+    pub fn summary_updates(&self, key: &SummaryKey) -> Result<Vec<SummaryUpdate>, StoreError> {
+        let conn = self.conn();
+        let mut statement = conn.prepare_cached(&format!(
+            "SELECT u.text, u.input_chars, u.input_tokens, u.written_at_ms
+             FROM summary_updates u JOIN summaries s ON s.id = u.summary_id
+             WHERE {KEY_MATCH} ORDER BY u.id"
+        ))?;
+        let updates = statement
+            .query_map(key_params(key), |row| {
+                Ok(SummaryUpdate {
+                    text: row.get(0)?,
+                    input_chars: count(row.get(1)?),
+                    input_tokens: count(row.get(2)?),
+                    written_at_ms: row.get(3)?,
+                })
+            })?
+            .collect::<Result<_, _>>()?;
+        Ok(updates)
+    }
+}
+
+fn check_key(conn: &Connection, key: &SummaryKey) -> Result<(), StoreError> {
+    require_tree(conn, key.tree_id)?;
+    if let Some(pin) = key.pin_id {
+        pin_in_tree(conn, pin, key.tree_id)?;
+    }
+    if let Some(end) = key.path_end
+        && node_by_id(conn, end)?.pin_id != key.pin_id
+    {
+        return Err(StoreError::InvalidInput(format!(
+            "node {} is not in the thread being summarised",
+            end.0
+        )));
+    }
+    if key.budget == Some(0) {
+        return Err(StoreError::InvalidInput("a summary's budget must be at least 1 token".into()));
+    }
+    Ok(())
+}
+
+fn key_params(key: &SummaryKey) -> (i64, Option<i64>, Option<i64>, Option<u32>, &str) {
+    (
+        key.tree_id.0,
+        key.pin_id.map(|id| id.0),
+        key.path_end.map(|id| id.0),
+        key.budget,
+        &key.summarizer,
+    )
+}
+
+fn as_sql_count(value: u64) -> Result<i64, StoreError> {
+    i64::try_from(value)
+        .map_err(|_| StoreError::InvalidInput(format!("{value} is not a real size")))
+}
+
+fn summary_by_key(conn: &Connection, key: &SummaryKey) -> Result<Option<Summary>, StoreError> {
+    Ok(conn
+        .prepare_cached(&format!("{SUMMARY_SELECT} WHERE {KEY_MATCH}"))?
+        .query_row(key_params(key), summary_from_row)
+        .optional()?)
+}
+
+fn summary_from_row(row: &Row<'_>) -> rusqlite::Result<Summary> {
+    Ok(Summary {
+        key: SummaryKey {
+            tree_id: TreeId(row.get(0)?),
+            pin_id: row.get::<_, Option<i64>>(1)?.map(PinId),
+            path_end: row.get::<_, Option<i64>>(2)?.map(NodeId),
+            budget: row.get(3)?,
+            summarizer: row.get(4)?,
+        },
+        text: row.get(5)?,
+        input_chars: count(row.get(6)?),
+        input_tokens: count(row.get(7)?),
+        updated_at_ms: row.get(8)?,
+        update_count: count(row.get(9)?),
+    })
+}

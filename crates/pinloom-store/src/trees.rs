@@ -1,0 +1,153 @@
+//! Trees: creating, listing, their tree-level settings, deleting.
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+
+use crate::codec::{count, mode_from_sql, mode_to_sql};
+use crate::error::StoreError;
+use crate::model::{Tree, TreeId, TreeMode};
+use crate::store::Store;
+
+const TREE_SELECT: &str =
+    "SELECT t.id, t.title, t.mode, t.system_context, t.buffer_includes_system,
+        t.settings_json, t.created_at_ms, t.updated_at_ms,
+        (SELECT count(*) FROM nodes n WHERE n.tree_id = t.id)
+    FROM trees t";
+
+impl Store {
+    /// Creates an empty tree.
+    pub fn create_tree(
+        &self,
+        title: &str,
+        mode: TreeMode,
+        created_at_ms: i64,
+    ) -> Result<Tree, StoreError> {
+        let title = title.trim();
+        if title.is_empty() {
+            return Err(StoreError::InvalidInput(
+                "a tree needs a title: type one before creating it".into(),
+            ));
+        }
+        self.write(|tx| {
+            tx.execute(
+                "INSERT INTO trees (title, mode, created_at_ms, updated_at_ms)
+                 VALUES (?1, ?2, ?3, ?3)",
+                params![title, mode_to_sql(mode), created_at_ms],
+            )?;
+            tree_by_id(tx, TreeId(tx.last_insert_rowid()))
+        })
+    }
+
+    /// All trees, the most recently changed first.
+    pub fn list_trees(&self) -> Result<Vec<Tree>, StoreError> {
+        let conn = self.conn();
+        let mut statement = conn
+            .prepare_cached(&format!("{TREE_SELECT} ORDER BY t.updated_at_ms DESC, t.id DESC"))?;
+        let trees = statement.query_map([], tree_from_row)?.collect::<Result<_, _>>()?;
+        Ok(trees)
+    }
+
+    /// One tree.
+    pub fn tree(&self, id: TreeId) -> Result<Tree, StoreError> {
+        tree_by_id(&self.conn(), id)
+    }
+
+    /// Replaces the tree-level system context.
+    pub fn set_system_context(
+        &self,
+        id: TreeId,
+        system_context: &str,
+        at_ms: i64,
+    ) -> Result<Tree, StoreError> {
+        self.update_tree(id, "system_context = ?2", system_context, at_ms)
+    }
+
+    /// Turns the system context on or off for buffer mode.
+    pub fn set_buffer_includes_system(
+        &self,
+        id: TreeId,
+        included: bool,
+        at_ms: i64,
+    ) -> Result<Tree, StoreError> {
+        self.update_tree(id, "buffer_includes_system = ?2", included, at_ms)
+    }
+
+    /// Replaces the tree's settings overrides (JSON the application layer defines).
+    pub fn set_tree_settings(
+        &self,
+        id: TreeId,
+        settings_json: &str,
+        at_ms: i64,
+    ) -> Result<Tree, StoreError> {
+        self.update_tree(id, "settings_json = ?2", settings_json, at_ms)
+    }
+
+    /// Deletes a tree and everything in it.
+    pub fn delete_tree(&self, id: TreeId) -> Result<(), StoreError> {
+        self.write(|tx| {
+            let deleted = tx.execute("DELETE FROM trees WHERE id = ?1", [id.0])?;
+            if deleted == 0 {
+                return Err(StoreError::NotFound { kind: "tree", id: id.0 });
+            }
+            Ok(())
+        })
+    }
+
+    fn update_tree(
+        &self,
+        id: TreeId,
+        assignment: &str,
+        value: impl rusqlite::ToSql,
+        at_ms: i64,
+    ) -> Result<Tree, StoreError> {
+        self.write(|tx| {
+            let changed = tx.execute(
+                &format!(
+                    "UPDATE trees SET {assignment}, updated_at_ms = max(updated_at_ms, ?3)
+                     WHERE id = ?1"
+                ),
+                params![id.0, value, at_ms],
+            )?;
+            if changed == 0 {
+                return Err(StoreError::NotFound { kind: "tree", id: id.0 });
+            }
+            tree_by_id(tx, id)
+        })
+    }
+}
+
+/// Refuses a tree that does not exist, without counting its nodes as [`tree_by_id`] does: write
+/// paths call this on every append, so it must not grow with the tree.
+pub(crate) fn require_tree(conn: &Connection, id: TreeId) -> Result<(), StoreError> {
+    let exists: bool = conn
+        .prepare_cached("SELECT EXISTS (SELECT 1 FROM trees WHERE id = ?1)")?
+        .query_row([id.0], |row| row.get(0))?;
+    if exists { Ok(()) } else { Err(StoreError::NotFound { kind: "tree", id: id.0 }) }
+}
+
+pub(crate) fn tree_by_id(conn: &Connection, id: TreeId) -> Result<Tree, StoreError> {
+    conn.prepare_cached(&format!("{TREE_SELECT} WHERE t.id = ?1"))?
+        .query_row([id.0], tree_from_row)
+        .optional()?
+        .ok_or(StoreError::NotFound { kind: "tree", id: id.0 })
+}
+
+/// Marks a tree as changed at `at_ms` (never moving its time backwards).
+pub(crate) fn touch_tree(conn: &Connection, id: TreeId, at_ms: i64) -> Result<(), StoreError> {
+    conn.prepare_cached("UPDATE trees SET updated_at_ms = max(updated_at_ms, ?2) WHERE id = ?1")?
+        .execute(params![id.0, at_ms])?;
+    Ok(())
+}
+
+fn tree_from_row(row: &Row<'_>) -> rusqlite::Result<Tree> {
+    Ok(Tree {
+        id: TreeId(row.get(0)?),
+        title: row.get(1)?,
+        mode: mode_from_sql(&row.get::<_, String>(2)?)?,
+        system_context: row.get(3)?,
+        buffer_includes_system: row.get(4)?,
+        settings_json: row.get(5)?,
+        created_at_ms: row.get(6)?,
+        updated_at_ms: row.get(7)?,
+        node_count: count(row.get(8)?),
+    })
+}

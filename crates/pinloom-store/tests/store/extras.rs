@@ -1,0 +1,193 @@
+use pinloom_store::{
+    AttachmentRole, AttachmentScope, Author, ModelProfile, NewNode, NodeId, StoreError, TreeMode,
+};
+
+use crate::fresh_store;
+
+fn profile(name: &str, window: u32, reserve: u32) -> ModelProfile {
+    ModelProfile {
+        name: name.into(),
+        provider: "anthropic-messages".into(),
+        model_id: "claude-sonnet-4".into(),
+        base_url: None,
+        context_window: window,
+        reserve,
+        native_system: true,
+        completion_endpoint: false,
+        tokenizer: "claude".into(),
+        agent_system_prompt: "Be brief.".into(),
+        sampling_json: r#"{"temperature":0.7}"#.into(),
+        settings_json: "{}".into(),
+    }
+}
+
+#[test]
+fn model_profiles_are_validated_and_replaced_by_name() {
+    let (store, _dir) = fresh_store();
+    let saved = store.put_profile(&profile("Claude Sonnet 4", 200_000, 8_192), 1).unwrap();
+    assert_eq!(store.profiles().unwrap(), vec![saved]);
+    store.put_profile(&profile("Claude Sonnet 4", 200_000, 4_096), 2).unwrap();
+    assert_eq!(store.profile("Claude Sonnet 4").unwrap().reserve, 4_096);
+
+    let error = store.put_profile(&profile("Bad", 8_000, 8_000), 3).unwrap_err();
+    assert!(error.to_string().contains("must be smaller than the context window"), "{error}");
+    assert!(store.put_profile(&profile("Zero", 0, 0), 3).is_err());
+    assert!(store.put_profile(&profile("  ", 10, 1), 3).is_err());
+    assert!(matches!(store.profile("Nope"), Err(StoreError::NoSuchProfile(_))));
+    store.delete_profile("Claude Sonnet 4").unwrap();
+    assert!(store.profiles().unwrap().is_empty());
+}
+
+#[test]
+fn attachments_hang_on_a_tree_a_thread_or_a_node_with_a_role() {
+    let (store, _dir) = fresh_store();
+    let tree = store.create_tree("Code", TreeMode::Dialogue, 0).unwrap().id;
+    let node = store.append_node(&NewNode::text(tree, None, Author::Human, "q", 1)).unwrap();
+    let pin = store.open_thread(tree, None, Some(node.id), "Sub", 2).unwrap();
+    store
+        .add_attachment(
+            tree,
+            AttachmentScope::Tree,
+            AttachmentRole::Instruction,
+            "style",
+            "Be terse.",
+            3,
+        )
+        .unwrap();
+    store
+        .add_attachment(
+            tree,
+            AttachmentScope::Thread(Some(pin.id)),
+            AttachmentRole::File,
+            "src/main.rs",
+            "fn main() {}",
+            4,
+        )
+        .unwrap();
+    store
+        .add_attachment(
+            tree,
+            AttachmentScope::Node(node.id),
+            AttachmentRole::Folder,
+            "src/",
+            "main.rs\nlib.rs",
+            5,
+        )
+        .unwrap();
+    let all = store.attachments(tree).unwrap();
+    let scopes: Vec<_> = all.iter().map(|a| (a.scope, a.role)).collect();
+    assert_eq!(
+        scopes,
+        [
+            (AttachmentScope::Tree, AttachmentRole::Instruction),
+            (AttachmentScope::Thread(Some(pin.id)), AttachmentRole::File),
+            (AttachmentScope::Node(node.id), AttachmentRole::Folder),
+        ]
+    );
+    store.remove_attachment(all[0].id).unwrap();
+    assert_eq!(store.attachments(tree).unwrap().len(), 2);
+}
+
+#[test]
+fn annotations_stay_out_of_context_unless_included() {
+    let (store, _dir) = fresh_store();
+    let tree = store.create_tree("Notes", TreeMode::Dialogue, 0).unwrap().id;
+    let node = store.append_node(&NewNode::text(tree, None, Author::Model, "answer", 1)).unwrap();
+    let note = store.annotate(node.id, "check this", false, 2).unwrap();
+    assert!(!note.included);
+    store.set_annotation_included(note.id, true).unwrap();
+    assert!(store.annotations(node.id).unwrap()[0].included);
+    assert!(store.annotate(node.id, " ", false, 3).is_err());
+}
+
+#[test]
+fn flags_usage_and_token_counts_are_kept_per_node() {
+    let (store, _dir) = fresh_store();
+    let tree = store.create_tree("Flags", TreeMode::Dialogue, 0).unwrap().id;
+    let node = store.append_node(&NewNode::text(tree, None, Author::Model, "answer", 1)).unwrap();
+    assert!(store.set_excluded(node.id, true).unwrap().excluded);
+    assert!(store.set_bookmarked(node.id, true).unwrap().bookmarked);
+    let usage = store.set_usage(node.id, r#"{"input_tokens":12,"output_tokens":3}"#).unwrap();
+    assert_eq!(usage.usage_json.as_deref(), Some(r#"{"input_tokens":12,"output_tokens":3}"#));
+    store.set_token_counts(node.id, &[("o200k", 2), ("cl100k", 3)]).unwrap();
+    store.set_token_counts(node.id, &[("o200k", 4)]).unwrap();
+    let counts = store.token_counts(&[node.id, NodeId(999)], "o200k").unwrap();
+    assert_eq!(counts.get(&node.id), Some(&4));
+    assert_eq!(counts.len(), 1, "a node never counted is absent");
+}
+
+#[test]
+fn the_outline_pages_through_a_tree_in_write_order() {
+    let (store, _dir) = fresh_store();
+    let tree = store.create_tree("Map", TreeMode::Dialogue, 0).unwrap().id;
+    let mut parent = None;
+    for index in 0..25 {
+        parent = Some(
+            store
+                .append_node(&NewNode::text(
+                    tree,
+                    parent,
+                    Author::Human,
+                    format!("n{index}"),
+                    index,
+                ))
+                .unwrap()
+                .id,
+        );
+    }
+    let first = store.outline(tree, None, 10).unwrap();
+    let second = store.outline(tree, first.last().map(|row| row.id), 10).unwrap();
+    let third = store.outline(tree, second.last().map(|row| row.id), 10).unwrap();
+    assert_eq!((first.len(), second.len(), third.len()), (10, 10, 5));
+    assert_eq!(first[0].preview, "n0");
+    assert_eq!(first[0].child_count, 1);
+    assert_eq!(third[4].child_count, 0);
+}
+
+#[test]
+fn search_ranks_by_bm25_and_takes_any_prompt_safely() {
+    let (store, _dir) = fresh_store();
+    let tree = store.create_tree("Search", TreeMode::Dialogue, 0).unwrap().id;
+    let other = store.create_tree("Other", TreeMode::Dialogue, 0).unwrap().id;
+    let root = store
+        .append_node(&NewNode::text(tree, None, Author::Human, "meander meander oxbow", 1))
+        .unwrap();
+    let weak = store
+        .append_node(&NewNode::text(
+            tree,
+            Some(root.id),
+            Author::Model,
+            "a river meander, once, among many other words here",
+            2,
+        ))
+        .unwrap();
+    store.append_node(&NewNode::text(other, None, Author::Human, "meander elsewhere", 3)).unwrap();
+    store.set_bookmarked(weak.id, true).unwrap();
+
+    let hits = store.search(tree, "Why do rivers MEANDER?", 10).unwrap();
+    assert_eq!(
+        hits.iter().map(|hit| hit.node_id).collect::<Vec<_>>(),
+        [root.id, weak.id],
+        "other trees are not searched"
+    );
+    assert!(hits[0].bm25 < hits[1].bm25, "lower bm25 is the better match");
+    assert!(hits[1].bookmarked && !hits[1].pinned);
+    for prompt in ["", "\"unbalanced", "NEAR(a b", "a* OR -b", "(((", "😀"] {
+        assert!(store.search(tree, prompt, 10).is_ok(), "{prompt:?} must not break the search");
+    }
+}
+
+#[test]
+fn tree_settings_are_stored() {
+    let (store, _dir) = fresh_store();
+    let tree = store.create_tree("Settings", TreeMode::Buffer, 0).unwrap().id;
+    assert!(!store.tree(tree).unwrap().buffer_includes_system, "off by default (seed 002)");
+    store.set_system_context(tree, "You are a careful editor.", 1).unwrap();
+    store.set_buffer_includes_system(tree, true, 2).unwrap();
+    let updated = store.set_tree_settings(tree, r#"{"tokenBuffer":1024}"#, 3).unwrap();
+    assert_eq!(updated.system_context, "You are a careful editor.");
+    assert!(updated.buffer_includes_system);
+    assert_eq!(updated.settings_json, r#"{"tokenBuffer":1024}"#);
+    store.delete_tree(tree).unwrap();
+    assert!(store.list_trees().unwrap().is_empty());
+}
