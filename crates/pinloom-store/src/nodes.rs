@@ -17,10 +17,6 @@ pub(crate) const NODE_COLUMNS: &str = "n.id, n.tree_id, n.parent_id, n.pin_id, n
     n.parts_json, n.edited_from, n.model, n.generation_json, n.usage_json, n.excluded,
     n.bookmarked, n.incomplete, n.pruned_at_ms, n.created_at_ms";
 
-/// Longer than any real path walk can be in a tree this file could hold; a walk that reaches it
-/// has gone round a cycle.
-const WALK_LIMIT: i64 = 10_000_000;
-
 impl Store {
     /// Appends a node in one transaction that also marks its tree as changed.
     ///
@@ -77,37 +73,27 @@ impl Store {
     /// levels, and a cycle of parent links (which only a damaged file can hold).
     pub fn ancestor_path(&self, node: NodeId) -> Result<Vec<Node>, StoreError> {
         let conn = self.conn();
-        // One step per segment (a run of first children), each read as an index range; `hop`
-        // bounds the walk, since a cycle would otherwise never end. The order is restored in
-        // Rust from (hop, position): an ORDER BY would copy every row, text and all, into a
-        // temporary B-tree, and the rows already arrive almost in order.
+        // One step per segment (a run of first children), each read as an index range. UNION
+        // drops a segment seen before, so the walk ends even on a damaged file whose parent links
+        // loop. Rows come back unordered: ordering in SQL would copy every row, text and all,
+        // into a temporary B-tree; `order_path` rebuilds the order from the heads' parents.
         let mut statement = conn.prepare_cached(&format!(
-            "WITH RECURSIVE segments(segment_id, upto, hop) AS (
-                 SELECT segment_id, segment_pos, 0 FROM nodes WHERE id = ?1
-                 UNION ALL
-                 SELECT parent.segment_id, parent.segment_pos, segments.hop + 1
+            "WITH RECURSIVE segments(segment_id, upto) AS (
+                 SELECT segment_id, segment_pos FROM nodes WHERE id = ?1
+                 UNION
+                 SELECT parent.segment_id, parent.segment_pos
                  FROM segments
                  JOIN nodes head ON head.id = segments.segment_id
                  JOIN nodes parent ON parent.id = head.parent_id
-                 WHERE segments.hop < ?2
              )
-             SELECT {NODE_COLUMNS}, segments.hop, n.segment_pos
+             SELECT {NODE_COLUMNS}, n.segment_id, n.segment_pos
              FROM segments
              JOIN nodes n ON n.segment_id = segments.segment_id AND n.segment_pos <= segments.upto"
         ))?;
-        let mut keyed: Vec<(i64, i64, Node)> = statement
-            .query_map(params![node.0, WALK_LIMIT], |row| {
-                Ok((row.get(16)?, row.get(17)?, node_from_row(row)?))
-            })?
+        let rows: Vec<(i64, i64, Node)> = statement
+            .query_map([node.0], |row| Ok((row.get(16)?, row.get(17)?, node_from_row(row)?)))?
             .collect::<Result<_, _>>()?;
-        keyed.sort_by_key(|(hop, position, _)| (std::cmp::Reverse(*hop), *position));
-        let path: Vec<Node> = keyed.into_iter().map(|(_, _, node)| node).collect();
-        let Some(top) = path.first() else {
-            return Err(StoreError::NotFound { kind: "node", id: node.0 });
-        };
-        if top.parent_id.is_some() {
-            return Err(StoreError::Cycle { node: node.0 });
-        }
+        let path = order_path(node, rows)?;
         let mut seen = std::collections::HashSet::with_capacity(path.len());
         if !path.iter().all(|step| seen.insert(step.id)) {
             return Err(StoreError::Cycle { node: node.0 });
@@ -271,15 +257,16 @@ impl Store {
             }
             let into_own_subtree: bool = tx
                 .prepare_cached(
-                    "WITH RECURSIVE up(id, depth) AS (
-                         SELECT ?1, 0
-                         UNION ALL
-                         SELECT n.parent_id, up.depth + 1 FROM up JOIN nodes n ON n.id = up.id
-                         WHERE n.parent_id IS NOT NULL AND up.depth < ?3
+                    // UNION ends the walk on a loop of parent links instead of running on.
+                    "WITH RECURSIVE up(id) AS (
+                         SELECT ?1
+                         UNION
+                         SELECT n.parent_id FROM up JOIN nodes n ON n.id = up.id
+                         WHERE n.parent_id IS NOT NULL
                      )
                      SELECT EXISTS (SELECT 1 FROM up WHERE id = ?2)",
                 )?
-                .query_row(params![new_parent.0, node.0, WALK_LIMIT], |row| row.get(0))?;
+                .query_row(params![new_parent.0, node.0], |row| row.get(0))?;
             if into_own_subtree {
                 return Err(StoreError::InvalidInput(format!(
                     "node {} is inside the branch being moved; moving it there would make a cycle",
@@ -614,6 +601,45 @@ fn text_of(parts: &[Part]) -> String {
     texts.join("\n")
 }
 
+/// Puts the rows of an ancestor walk in path order, root first: starting from `node`'s segment,
+/// each segment's nodes up to the position the walk came from, then the segment holding its
+/// head's parent. A segment reached twice, or a parent the walk did not reach, means the parent
+/// links loop.
+fn order_path(node: NodeId, rows: Vec<(i64, i64, Node)>) -> Result<Vec<Node>, StoreError> {
+    use std::collections::{HashMap, HashSet};
+    let mut place: HashMap<NodeId, (i64, i64)> = HashMap::with_capacity(rows.len());
+    let mut by_segment: HashMap<i64, Vec<(i64, Node)>> = HashMap::new();
+    for (segment, position, row) in rows {
+        place.insert(row.id, (segment, position));
+        by_segment.entry(segment).or_default().push((position, row));
+    }
+    let Some(&(mut segment, mut upto)) = place.get(&node) else {
+        return Err(StoreError::NotFound { kind: "node", id: node.0 });
+    };
+    let mut visited = HashSet::new();
+    let mut reversed: Vec<Node> = Vec::with_capacity(place.len());
+    loop {
+        if !visited.insert(segment) {
+            return Err(StoreError::Cycle { node: node.0 });
+        }
+        let mut run = by_segment.remove(&segment).unwrap_or_default();
+        run.sort_unstable_by_key(|(position, _)| *position);
+        let head_parent = run.first().and_then(|(_, head)| head.parent_id);
+        reversed.extend(
+            run.into_iter().rev().filter(|(position, _)| *position <= upto).map(|(_, row)| row),
+        );
+        match head_parent {
+            None => break,
+            Some(parent) => match place.get(&parent) {
+                Some(&(next, position)) => (segment, upto) = (next, position),
+                None => return Err(StoreError::Cycle { node: node.0 }),
+            },
+        }
+    }
+    reversed.reverse();
+    Ok(reversed)
+}
+
 pub(crate) fn node_by_id(conn: &Connection, id: NodeId) -> Result<Node, StoreError> {
     conn.prepare_cached(&format!("SELECT {NODE_COLUMNS} FROM nodes n WHERE n.id = ?1"))?
         .query_row([id.0], node_from_row)
@@ -638,7 +664,7 @@ fn shift_deleted_depth(conn: &Connection, node: NodeId, by: i64) -> Result<(), S
     conn.prepare_cached(
         "WITH RECURSIVE below(id) AS (
              SELECT ?1
-             UNION ALL
+             UNION
              SELECT n.id FROM nodes n JOIN below ON n.parent_id = below.id
          )
          UPDATE nodes SET deleted_depth = deleted_depth + ?2 WHERE id IN (SELECT id FROM below)",

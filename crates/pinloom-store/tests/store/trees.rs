@@ -96,3 +96,48 @@ fn missing_trees_and_nodes_are_not_found() {
     assert!(matches!(error, StoreError::NotFound { kind: "node", id: 99 }), "{error:?}");
     assert_eq!(store.newest_node(tree).unwrap(), None);
 }
+
+#[test]
+fn a_path_of_a_hundred_thousand_nodes_comes_back_whole() {
+    let (store, _dir) = fresh_store();
+    let tree = store.create_tree("Long", TreeMode::Dialogue, 0).unwrap().id;
+    let root = store.append_node(&human(tree, None, "message 0", 0)).unwrap().id;
+    let mut last = root;
+    // Batches of a chain: each node continues the one before; ids in a batch are sequential.
+    for batch in 0..10 {
+        let first = last.0 + 1;
+        let nodes: Vec<_> = (0..10_000_i64)
+            .map(|offset| {
+                let parent = if offset == 0 { last } else { NodeId(first + offset - 1) };
+                human(tree, Some(parent), &format!("message {}", batch * 10_000 + offset + 1), 0)
+            })
+            .collect();
+        last = store.append_nodes(&nodes).unwrap().last().unwrap().id;
+    }
+    let path = store.ancestor_path(last).unwrap();
+    assert_eq!(path.len(), 100_001);
+    assert_eq!(path[0].id, root);
+    assert!(path.iter().enumerate().all(|(index, node)| node.text == format!("message {index}")));
+}
+
+#[test]
+fn a_loop_of_parent_links_in_a_damaged_file_is_reported_not_followed() {
+    let (store, dir) = fresh_store();
+    let tree = store.create_tree("Damaged", TreeMode::Dialogue, 0).unwrap().id;
+    let a = store.append_node(&human(tree, None, "a", 1)).unwrap().id;
+    let b = store.append_node(&human(tree, Some(a), "b", 2)).unwrap().id;
+    let side = store.append_node(&human(tree, Some(a), "side", 3)).unwrap().id;
+    let c = store.append_node(&human(tree, Some(side), "c", 4)).unwrap().id;
+    // What a hand edit or a damaged page could do: a's parent becomes c, closing a loop.
+    let conn = rusqlite::Connection::open(crate::database_path(&dir)).unwrap();
+    conn.execute("UPDATE nodes SET parent_id = ?1 WHERE id = ?2", [c.0, a.0]).unwrap();
+    for node in [a, b, c] {
+        let error = store.ancestor_path(node).unwrap_err();
+        assert!(matches!(error, StoreError::Cycle { .. }), "{node:?}: {error:?}");
+        assert!(error.to_string().contains("the database is damaged"), "{error}");
+    }
+    // The move's own walk above c passes through the loop and must still end; b then hangs in
+    // the loop too, and says so.
+    store.move_subtree(b, c, 5).unwrap();
+    assert!(matches!(store.ancestor_path(b), Err(StoreError::Cycle { .. })));
+}
