@@ -605,39 +605,45 @@ fn text_of(parts: &[Part]) -> String {
 /// each segment's nodes up to the position the walk came from, then the segment holding its
 /// head's parent. A segment reached twice, or a parent the walk did not reach, means the parent
 /// links loop.
-fn order_path(node: NodeId, rows: Vec<(i64, i64, Node)>) -> Result<Vec<Node>, StoreError> {
-    use std::collections::{HashMap, HashSet};
-    let mut place: HashMap<NodeId, (i64, i64)> = HashMap::with_capacity(rows.len());
-    let mut by_segment: HashMap<i64, Vec<(i64, Node)>> = HashMap::new();
-    for (segment, position, row) in rows {
-        place.insert(row.id, (segment, position));
-        by_segment.entry(segment).or_default().push((position, row));
-    }
-    let Some(&(mut segment, mut upto)) = place.get(&node) else {
+fn order_path(node: NodeId, mut rows: Vec<(i64, i64, Node)>) -> Result<Vec<Node>, StoreError> {
+    // Sorting instead of hashing: the rows of one segment come from one index range, so both
+    // sorts mostly meet runs already in order, and a lookup is a binary search.
+    rows.sort_unstable_by_key(|(segment, position, _)| (*segment, *position));
+    let mut by_id: Vec<(NodeId, usize)> =
+        rows.iter().enumerate().map(|(index, (_, _, row))| (row.id, index)).collect();
+    by_id.sort_unstable();
+    let find = |id: NodeId| {
+        by_id.binary_search_by_key(&id, |(id, _)| *id).ok().map(|found| by_id[found].1)
+    };
+    let Some(mut at) = find(node) else {
         return Err(StoreError::NotFound { kind: "node", id: node.0 });
     };
-    let mut visited = HashSet::new();
-    let mut reversed: Vec<Node> = Vec::with_capacity(place.len());
+    // The runs of rows on the path, from the node's segment up to the root's; a segment met
+    // twice is a loop of parent links.
+    let mut seen = std::collections::HashSet::new();
+    let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
     loop {
-        if !visited.insert(segment) {
+        let segment = rows[at].0;
+        if !seen.insert(segment) {
             return Err(StoreError::Cycle { node: node.0 });
         }
-        let mut run = by_segment.remove(&segment).unwrap_or_default();
-        run.sort_unstable_by_key(|(position, _)| *position);
-        let head_parent = run.first().and_then(|(_, head)| head.parent_id);
-        reversed.extend(
-            run.into_iter().rev().filter(|(position, _)| *position <= upto).map(|(_, row)| row),
-        );
-        match head_parent {
+        let start = rows.partition_point(|(other, _, _)| *other < segment);
+        runs.push(start..at + 1);
+        match rows[start].2.parent_id {
             None => break,
-            Some(parent) => match place.get(&parent) {
-                Some(&(next, position)) => (segment, upto) = (next, position),
+            Some(parent) => match find(parent) {
+                Some(index) => at = index,
                 None => return Err(StoreError::Cycle { node: node.0 }),
             },
         }
     }
-    reversed.reverse();
-    Ok(reversed)
+    let mut slots: Vec<Option<Node>> = rows.into_iter().map(|(_, _, row)| Some(row)).collect();
+    Ok(runs
+        .into_iter()
+        .rev()
+        .flat_map(|run| run.collect::<Vec<_>>())
+        .filter_map(|index| slots[index].take())
+        .collect())
 }
 
 pub(crate) fn node_by_id(conn: &Connection, id: NodeId) -> Result<Node, StoreError> {
@@ -750,7 +756,7 @@ pub(crate) fn node_from_row(row: &Row<'_>) -> rusqlite::Result<Node> {
         tree_id: TreeId(row.get(1)?),
         parent_id: row.get::<_, Option<i64>>(2)?.map(NodeId),
         pin_id: row.get::<_, Option<i64>>(3)?.map(PinId),
-        author: author_from_sql(&row.get::<_, String>(4)?)?,
+        author: author_from_sql(row.get_ref(4)?.as_str()?)?,
         text,
         parts,
         edited_from: row.get::<_, Option<i64>>(7)?.map(NodeId),
