@@ -2,7 +2,7 @@
 
 use crate::tokens::{Calibration, Tokenizer};
 
-/// The four wire families Pinloom speaks (the providers crate's `WireFamily`, seen from here).
+/// The four wire families Pinloom speaks; the providers crate has one adapter for each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ProviderFamily {
     /// OpenAI Chat Completions and everything shaped like it (OpenRouter, Mistral, LM Studio,
@@ -14,6 +14,31 @@ pub enum ProviderFamily {
     Gemini,
     /// Ollama's native `/api/chat`.
     Ollama,
+}
+
+impl ProviderFamily {
+    /// Every family, in the order settings list them.
+    pub const ALL: [ProviderFamily; 4] = [
+        ProviderFamily::OpenAiCompatible,
+        ProviderFamily::Anthropic,
+        ProviderFamily::Gemini,
+        ProviderFamily::Ollama,
+    ];
+
+    /// The stable name stored in model profiles and shown in exports.
+    pub fn name(self) -> &'static str {
+        match self {
+            ProviderFamily::OpenAiCompatible => "openai-compatible",
+            ProviderFamily::Anthropic => "anthropic-messages",
+            ProviderFamily::Gemini => "gemini",
+            ProviderFamily::Ollama => "ollama",
+        }
+    }
+
+    /// The family with this stable name, if any (names are exact, not prefixes).
+    pub fn from_name(name: &str) -> Option<ProviderFamily> {
+        ProviderFamily::ALL.into_iter().find(|family| family.name() == name)
+    }
 }
 
 /// The message-order rules a provider or model template enforces (engine_anchors §2–3). They are

@@ -5,7 +5,7 @@ use serde_json::{Map, Value, json};
 
 use crate::plan::{ContextPlan, Origin, Role, Slice, SliceKind, SourceId};
 use crate::profile::{ModelProfile, ProviderFamily};
-use crate::snapshot::{Author, Part, Snapshot};
+use crate::snapshot::{Author, Part, Snapshot, ToolDefinition};
 
 /// One rendered message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -214,10 +214,14 @@ fn joined_text(parts: &[Part]) -> String {
         .join("\n\n")
 }
 
-fn tools_value(snapshot: &Snapshot, tools: &[usize], family: ProviderFamily) -> Vec<Value> {
+fn tools_value(
+    definitions: &[ToolDefinition],
+    tools: &[usize],
+    family: ProviderFamily,
+) -> Vec<Value> {
     tools
         .iter()
-        .filter_map(|&i| snapshot.tools.get(i))
+        .filter_map(|&i| definitions.get(i))
         .map(|t| {
             let schema = arguments_value(&t.parameters);
             match family {
@@ -239,16 +243,41 @@ fn tools_value(snapshot: &Snapshot, tools: &[usize], family: ProviderFamily) -> 
 /// The request body for the profile's wire family, as JSON text.
 pub fn request_body(plan: &ContextPlan, snapshot: &Snapshot, profile: &ModelProfile) -> String {
     let request = chat_request(plan, snapshot, profile);
-    let body = match profile.family {
-        ProviderFamily::OpenAiCompatible => openai_body(&request, snapshot, profile),
-        ProviderFamily::Anthropic => anthropic_body(&request, snapshot, profile),
-        ProviderFamily::Gemini => gemini_body(&request, snapshot),
-        ProviderFamily::Ollama => ollama_body(&request, snapshot, profile),
-    };
-    body.to_string()
+    wire_body(&request, &snapshot.tools, profile).to_string()
 }
 
-fn openai_body(request: &ChatRequest, snapshot: &Snapshot, profile: &ModelProfile) -> Value {
+/// The body of `request` in the profile's wire family; `tools` is the list `request.tools`
+/// indexes into. The providers crate sends it, adding only transport fields.
+pub fn wire_body(request: &ChatRequest, tools: &[ToolDefinition], profile: &ModelProfile) -> Value {
+    match profile.family {
+        ProviderFamily::OpenAiCompatible => openai_body(request, tools, profile),
+        ProviderFamily::Anthropic => anthropic_body(request, tools, profile),
+        ProviderFamily::Gemini => gemini_body(request, tools),
+        ProviderFamily::Ollama => ollama_body(request, tools, profile),
+    }
+}
+
+/// A request of one user turn under a system text, finished for the profile as `chat_request`
+/// finishes a plan's: the system text goes to the native field, or is injected into the turn
+/// when the model takes none. Summaries are asked for this way.
+pub fn single_turn(system: &str, prompt: &str, profile: &ModelProfile) -> ChatRequest {
+    let mut request = ChatRequest {
+        system: None,
+        messages: vec![ChatMessage::text(Role::User, prompt)],
+        tools: Vec::new(),
+        prefix_last_assistant: false,
+    };
+    if !system.is_empty() {
+        if profile.native_system {
+            request.system = Some(system.to_owned());
+        } else {
+            inject_system(&mut request.messages, system);
+        }
+    }
+    request
+}
+
+fn openai_body(request: &ChatRequest, tools: &[ToolDefinition], profile: &ModelProfile) -> Value {
     let mut messages = Vec::new();
     if let Some(system) = &request.system {
         messages.push(json!({"role": "system", "content": system}));
@@ -298,7 +327,7 @@ fn openai_body(request: &ChatRequest, snapshot: &Snapshot, profile: &ModelProfil
     }
     let mut body = json!({"model": profile.model, "messages": messages, "stream": true});
     if !request.tools.is_empty() {
-        body["tools"] = Value::from(tools_value(snapshot, &request.tools, profile.family));
+        body["tools"] = Value::from(tools_value(tools, &request.tools, profile.family));
     }
     body
 }
@@ -324,7 +353,11 @@ fn push_merged(out: &mut Vec<(String, Vec<Value>)>, role: &str, blocks: Vec<Valu
     out.push((role.to_owned(), blocks));
 }
 
-fn anthropic_body(request: &ChatRequest, snapshot: &Snapshot, profile: &ModelProfile) -> Value {
+fn anthropic_body(
+    request: &ChatRequest,
+    tools: &[ToolDefinition],
+    profile: &ModelProfile,
+) -> Value {
     let mut turns: Vec<(String, Vec<Value>)> = Vec::new();
     for m in &request.messages {
         let role = if m.role == Role::Assistant { "assistant" } else { "user" };
@@ -357,12 +390,12 @@ fn anthropic_body(request: &ChatRequest, snapshot: &Snapshot, profile: &ModelPro
         body["system"] = Value::from(system.as_str());
     }
     if !request.tools.is_empty() {
-        body["tools"] = Value::from(tools_value(snapshot, &request.tools, profile.family));
+        body["tools"] = Value::from(tools_value(tools, &request.tools, profile.family));
     }
     body
 }
 
-fn gemini_body(request: &ChatRequest, snapshot: &Snapshot) -> Value {
+fn gemini_body(request: &ChatRequest, tools: &[ToolDefinition]) -> Value {
     let mut names: Vec<(&str, &str)> = Vec::new();
     let mut turns: Vec<(String, Vec<Value>)> = Vec::new();
     for m in &request.messages {
@@ -391,13 +424,13 @@ fn gemini_body(request: &ChatRequest, snapshot: &Snapshot) -> Value {
     }
     if !request.tools.is_empty() {
         body["tools"] = json!([{
-            "functionDeclarations": tools_value(snapshot, &request.tools, ProviderFamily::Gemini)
+            "functionDeclarations": tools_value(tools, &request.tools, ProviderFamily::Gemini)
         }]);
     }
     body
 }
 
-fn ollama_body(request: &ChatRequest, snapshot: &Snapshot, profile: &ModelProfile) -> Value {
+fn ollama_body(request: &ChatRequest, tools: &[ToolDefinition], profile: &ModelProfile) -> Value {
     let mut messages = Vec::new();
     if let Some(system) = &request.system {
         messages.push(json!({"role": "system", "content": system}));
@@ -437,7 +470,7 @@ fn ollama_body(request: &ChatRequest, snapshot: &Snapshot, profile: &ModelProfil
         "options": {"num_ctx": profile.context_window},
     });
     if !request.tools.is_empty() {
-        body["tools"] = Value::from(tools_value(snapshot, &request.tools, profile.family));
+        body["tools"] = Value::from(tools_value(tools, &request.tools, profile.family));
     }
     body
 }

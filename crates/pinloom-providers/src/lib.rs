@@ -1,58 +1,35 @@
 //! Pinloom's provider adapters: the only crate that talks to the network.
 //!
-//! Each wire family gets one streaming adapter (the Providers issue builds them); everything that
-//! reaches a model goes through here, and nothing here knows about the store.
+//! One adapter per wire family (OpenAI-compatible chat and completions, Anthropic Messages,
+//! Gemini `streamGenerateContent`, Ollama's NDJSON API). The engine hands over a finished
+//! provider-neutral request and its wire body ([`pinloom_engine::render::wire_body`]); this crate
+//! adds the transport (URL, headers, streaming flags, sampling), sends it with retries, decodes the
+//! stream into [`ReplyEvent`]s and turns every failure into a [`ProviderError`] a person can act
+//! on. Nothing here knows the store.
+//!
+//! - [`wire`]: pure request building, one function per family and task.
+//! - [`decode`]: pure stream decoding, one decoder per family; fuzzed (see the README).
+//! - [`error`]: the provider's error bodies classified into actionable errors.
+//! - [`retry`]: backoff with jitter, `Retry-After`, which failures are worth another try.
+//! - [`client`]: the HTTP client: retries, timeouts, cancel, the partial reply kept.
+//! - [`keys`]: API keys in the OS keyring, or an environment variable per provider.
+//! - [`catalog`]: shipped model defaults; [`ollama`]: discovery of local models.
+//! - [`summary`]: asking a model for a thread's summary at a token budget.
 
 #![deny(missing_docs)]
 
-/// The wire formats Pinloom speaks. Many providers share one: OpenRouter, Mistral, LM Studio,
-/// vLLM and the llama.cpp server all speak OpenAI's chat completions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum WireFamily {
-    /// OpenAI's chat completions (and completions, for buffer mode).
-    OpenAiCompatible,
-    /// Anthropic's Messages API.
-    AnthropicMessages,
-    /// Google's Gemini `streamGenerateContent`.
-    Gemini,
-    /// Ollama's native `/api/chat` and `/api/generate`.
-    Ollama,
-}
+pub mod catalog;
+pub mod client;
+pub mod decode;
+pub mod error;
+pub mod keys;
+pub mod ollama;
+pub mod retry;
+pub mod summary;
+pub mod wire;
 
-impl WireFamily {
-    /// Every family, in the order settings list them.
-    pub const ALL: [WireFamily; 4] = [
-        WireFamily::OpenAiCompatible,
-        WireFamily::AnthropicMessages,
-        WireFamily::Gemini,
-        WireFamily::Ollama,
-    ];
-
-    /// The stable name stored in model profiles and shown in exports.
-    pub fn name(self) -> &'static str {
-        match self {
-            WireFamily::OpenAiCompatible => "openai-compatible",
-            WireFamily::AnthropicMessages => "anthropic-messages",
-            WireFamily::Gemini => "gemini",
-            WireFamily::Ollama => "ollama",
-        }
-    }
-
-    /// The family with this stable name, if any.
-    pub fn from_name(name: &str) -> Option<WireFamily> {
-        WireFamily::ALL.into_iter().find(|family| family.name() == name)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::WireFamily;
-
-    #[test]
-    fn every_family_round_trips_through_its_stored_name() {
-        for family in WireFamily::ALL {
-            assert_eq!(WireFamily::from_name(family.name()), Some(family));
-        }
-        assert_eq!(WireFamily::from_name("openai"), None, "names are exact, not prefixes");
-    }
-}
+pub use client::{Provider, Reply, Timeouts};
+pub use decode::{ReplyEvent, Usage};
+pub use error::ProviderError;
+pub use keys::ApiKey;
+pub use wire::{Endpoint, ProviderId, Sampling, Task, WireRequest};

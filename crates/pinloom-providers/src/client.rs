@@ -1,0 +1,401 @@
+//! The HTTP client: sends a [`WireRequest`] with its key, retries what is worth retrying before
+//! the reply starts, streams the reply's text to a channel as it arrives, and ends the HTTP
+//! stream on cancel. A stream that breaks, stalls or turns into an error keeps the text received
+//! so far: the [`Reply`] comes back with its `interruption` set, never as a bare error.
+
+use std::time::{Duration, SystemTime};
+
+use bytes::Bytes;
+use eventsource_stream::{EventStreamError, Eventsource};
+use futures_util::{Stream, StreamExt};
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+
+use crate::decode::{Decoder, JsonLines, ReplyEvent, Usage};
+use crate::error::{ProviderError, classify, env_hint};
+use crate::keys::ApiKey;
+use crate::retry::{RetryPolicy, parse_retry_after, with_retries};
+use crate::wire::{Framing, ProviderId, WireRequest};
+use pinloom_engine::profile::ProviderFamily;
+
+/// How long to wait at each stage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// To open the connection.
+    pub connect: Duration,
+    /// From sending the request to the response's headers. Generous: a local model may have to
+    /// load first, and some providers queue requests.
+    pub response: Duration,
+    /// Between two chunks of the reply (a keep-alive counts as a chunk).
+    pub idle: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Timeouts {
+        Timeouts {
+            connect: Duration::from_secs(10),
+            response: Duration::from_secs(300),
+            idle: Duration::from_secs(120),
+        }
+    }
+}
+
+/// A finished, broken or cancelled reply.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reply {
+    /// The text received.
+    pub text: String,
+    /// The usage the provider reported (empty when the stream broke before it came).
+    pub usage: Usage,
+    /// Why the model stopped, as the provider said.
+    pub finish_reason: Option<String>,
+    /// What ended the reply early, if something did; the reply is then incomplete.
+    pub interruption: Option<ProviderError>,
+    /// How many times the request was sent.
+    pub attempts: u32,
+}
+
+impl Reply {
+    /// Whether the reply did not finish.
+    pub fn is_incomplete(&self) -> bool {
+        self.interruption.is_some()
+    }
+}
+
+/// Talks to providers. Cheap to clone; one per process is enough.
+#[derive(Debug, Clone)]
+pub struct Provider {
+    http: reqwest::Client,
+    timeouts: Timeouts,
+    policy: RetryPolicy,
+}
+
+/// Why the byte stream stopped early.
+#[derive(Debug, thiserror::Error)]
+enum ByteFailure {
+    #[error("no data for {} s", .0.as_secs())]
+    Idle(Duration),
+    #[error("{0}")]
+    Transport(reqwest::Error),
+}
+
+impl Provider {
+    /// A client with these timeouts and retry policy.
+    pub fn new(timeouts: Timeouts, policy: RetryPolicy) -> Result<Provider, ProviderError> {
+        let http = reqwest::Client::builder()
+            .connect_timeout(timeouts.connect)
+            .user_agent(concat!("Pinloom/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|error| ProviderError::HttpClient { detail: error.to_string() })?;
+        Ok(Provider { http, timeouts, policy })
+    }
+
+    /// Sends `request` and streams the reply: each piece of text goes to `events` as it arrives,
+    /// and the whole comes back as a [`Reply`].
+    ///
+    /// Errors before any reply (no key, refused, unreachable, every retry used) are `Err`; once
+    /// the stream has started, a failure or `cancel` ends it with `Ok(Reply)` whose
+    /// `interruption` says why, so the partial text is never lost.
+    pub async fn stream(
+        &self,
+        request: &WireRequest,
+        key: Option<&ApiKey>,
+        events: &UnboundedSender<ReplyEvent>,
+        cancel: &CancellationToken,
+    ) -> Result<Reply, ProviderError> {
+        let provider = request.provider;
+        if key.is_none() && provider.key_variable().is_some() {
+            return Err(ProviderError::MissingKey {
+                provider: provider.display_name(),
+                env: env_hint(provider),
+            });
+        }
+        let secret = key.map(ApiKey::expose);
+        let body = request.body.to_string();
+        let mut attempts = 0;
+        let send = with_retries(
+            self.policy,
+            |_| {
+                attempts += 1;
+                self.send_once(request, secret, body.clone())
+            },
+            |attempt, wait, error| {
+                // The channel's receiver may be gone (the window closed); the reply goes on.
+                let _ =
+                    events.send(ReplyEvent::Retrying { attempt, wait, reason: error.to_string() });
+            },
+        );
+        let response = tokio::select! {
+            () = cancel.cancelled() => return Err(ProviderError::Cancelled),
+            response = send => response?,
+        };
+        let mut decoder = Decoder::new(provider, &request.model, request.completion, secret);
+        let bytes = idle_limited(response.bytes_stream(), self.timeouts.idle);
+        let interruption = match request.framing {
+            Framing::ServerSentEvents => sse(&mut decoder, bytes, events, cancel).await,
+            Framing::JsonLines => json_lines(&mut decoder, bytes, events, cancel).await,
+        };
+        let (text, interruption) = interruption;
+        let interruption = interruption.or_else(|| {
+            (!decoder.finished).then(|| ProviderError::StreamBroken {
+                provider: provider.display_name(),
+                detail: "the server closed the connection".to_owned(),
+            })
+        });
+        Ok(Reply {
+            text,
+            usage: decoder.usage,
+            finish_reason: decoder.finish_reason,
+            interruption,
+            attempts,
+        })
+    }
+
+    async fn send_once(
+        &self,
+        request: &WireRequest,
+        key: Option<&str>,
+        body: String,
+    ) -> Result<reqwest::Response, ProviderError> {
+        let provider = request.provider;
+        let mut builder = self.http.post(&request.url).body(body);
+        for (name, value) in &request.headers {
+            builder = builder.header(*name, value);
+        }
+        if let Some(key) = key {
+            builder = match provider.family() {
+                ProviderFamily::Anthropic => builder.header("x-api-key", key),
+                // In a header, not the `?key=` query, so the key never appears in a URL.
+                ProviderFamily::Gemini => builder.header("x-goog-api-key", key),
+                ProviderFamily::OpenAiCompatible | ProviderFamily::Ollama => {
+                    builder.bearer_auth(key)
+                }
+            };
+        }
+        let sent = tokio::time::timeout(self.timeouts.response, builder.send()).await;
+        let response = match sent {
+            Err(_) => {
+                return Err(ProviderError::TimedOut {
+                    provider: provider.display_name(),
+                    phase: "before answering",
+                    waited: self.timeouts.response,
+                });
+            }
+            Ok(Err(error)) => {
+                return Err(send_error(provider, &request.url, &error, self.timeouts));
+            }
+            Ok(Ok(response)) => response,
+        };
+        let status = response.status();
+        if status.is_success() {
+            return Ok(response);
+        }
+        let retry_after = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| parse_retry_after(value, SystemTime::now()));
+        let body = tokio::time::timeout(self.timeouts.idle, response.text())
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .unwrap_or_default();
+        Err(classify(provider, &request.model, status.as_u16(), retry_after, &body, key))
+    }
+}
+
+impl Provider {
+    /// A small non-streaming request (model discovery): GET, or POST with a JSON body; the
+    /// answer's text, or the provider's error read as [`classify`] reads it.
+    pub(crate) async fn plain_request(
+        &self,
+        provider: ProviderId,
+        url: &str,
+        body: Option<serde_json::Value>,
+    ) -> Result<String, ProviderError> {
+        let builder = match body {
+            None => self.http.get(url),
+            Some(body) => self
+                .http
+                .post(url)
+                .header("content-type", "application/json")
+                .body(body.to_string()),
+        };
+        let response = match tokio::time::timeout(self.timeouts.response, builder.send()).await {
+            Err(_) => {
+                return Err(ProviderError::TimedOut {
+                    provider: provider.display_name(),
+                    phase: "before answering",
+                    waited: self.timeouts.response,
+                });
+            }
+            Ok(Err(error)) => return Err(send_error(provider, url, &error, self.timeouts)),
+            Ok(Ok(response)) => response,
+        };
+        let status = response.status().as_u16();
+        let text = match tokio::time::timeout(self.timeouts.idle, response.text()).await {
+            Ok(Ok(text)) => text,
+            Ok(Err(error)) => {
+                return Err(ProviderError::StreamBroken {
+                    provider: provider.display_name(),
+                    detail: error.to_string(),
+                });
+            }
+            Err(_) => {
+                return Err(ProviderError::TimedOut {
+                    provider: provider.display_name(),
+                    phase: "in the middle of the answer",
+                    waited: self.timeouts.idle,
+                });
+            }
+        };
+        if (200..300).contains(&status) {
+            Ok(text)
+        } else {
+            Err(crate::ollama::discovery_error(provider, status, &text))
+        }
+    }
+}
+
+fn send_error(
+    provider: ProviderId,
+    url: &str,
+    error: &reqwest::Error,
+    timeouts: Timeouts,
+) -> ProviderError {
+    if error.is_timeout() {
+        return ProviderError::TimedOut {
+            provider: provider.display_name(),
+            phase: "while connecting",
+            waited: timeouts.connect,
+        };
+    }
+    // The innermost cause names the problem ("Connection refused"); reqwest's own text is
+    // generic ("error sending request").
+    let mut detail = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        detail = cause.to_string();
+        source = cause.source();
+    }
+    ProviderError::Unreachable { provider: provider.display_name(), url: url.to_owned(), detail }
+}
+
+/// The response's bytes, ending with [`ByteFailure::Idle`] when none arrive for `idle`.
+fn idle_limited(
+    bytes: impl Stream<Item = reqwest::Result<Bytes>> + Unpin,
+    idle: Duration,
+) -> impl Stream<Item = Result<Bytes, ByteFailure>> + Unpin {
+    Box::pin(futures_util::stream::unfold((bytes, false), move |(mut bytes, ended)| async move {
+        if ended {
+            return None;
+        }
+        match tokio::time::timeout(idle, bytes.next()).await {
+            Err(_) => Some((Err(ByteFailure::Idle(idle)), (bytes, true))),
+            Ok(None) => None,
+            Ok(Some(Ok(chunk))) => Some((Ok(chunk), (bytes, false))),
+            Ok(Some(Err(error))) => Some((Err(ByteFailure::Transport(error)), (bytes, true))),
+        }
+    }))
+}
+
+fn byte_failure(provider: ProviderId, failure: ByteFailure) -> ProviderError {
+    match failure {
+        ByteFailure::Idle(waited) => ProviderError::TimedOut {
+            provider: provider.display_name(),
+            phase: "in the middle of the reply",
+            waited,
+        },
+        ByteFailure::Transport(error) => ProviderError::StreamBroken {
+            provider: provider.display_name(),
+            detail: error.to_string(),
+        },
+    }
+}
+
+async fn sse(
+    decoder: &mut Decoder,
+    bytes: impl Stream<Item = Result<Bytes, ByteFailure>> + Unpin,
+    events: &UnboundedSender<ReplyEvent>,
+    cancel: &CancellationToken,
+) -> (String, Option<ProviderError>) {
+    let provider = decoder.provider();
+    let mut frames = bytes.eventsource();
+    let mut text = String::new();
+    loop {
+        let frame = tokio::select! {
+            () = cancel.cancelled() => return (text, Some(ProviderError::Cancelled)),
+            frame = frames.next() => frame,
+        };
+        let event = match frame {
+            None => return (text, None),
+            Some(Ok(event)) => event,
+            Some(Err(EventStreamError::Transport(failure))) => {
+                return (text, Some(byte_failure(provider, failure)));
+            }
+            Some(Err(error)) => {
+                let malformed = ProviderError::Malformed {
+                    provider: provider.display_name(),
+                    detail: error.to_string(),
+                };
+                return (text, Some(malformed));
+            }
+        };
+        match decoder.event(&event.event, &event.data) {
+            Ok(decoded) => {
+                if !decoded.text.is_empty() {
+                    text.push_str(&decoded.text);
+                    let _ = events.send(ReplyEvent::Text(decoded.text));
+                }
+                // Each decoder reports `finished` only at its family's true end (`[DONE]`,
+                // `message_stop`, Gemini's finish reason, Ollama's `done`), after the usage.
+                if decoded.finished {
+                    return (text, None);
+                }
+            }
+            Err(error) => return (text, Some(error)),
+        }
+    }
+}
+
+async fn json_lines(
+    decoder: &mut Decoder,
+    mut bytes: impl Stream<Item = Result<Bytes, ByteFailure>> + Unpin,
+    events: &UnboundedSender<ReplyEvent>,
+    cancel: &CancellationToken,
+) -> (String, Option<ProviderError>) {
+    let provider = decoder.provider();
+    let mut lines = JsonLines::default();
+    let mut text = String::new();
+    let mut handle = |line: &str, text: &mut String| -> Result<bool, ProviderError> {
+        let decoded = decoder.line(line)?;
+        if !decoded.text.is_empty() {
+            text.push_str(&decoded.text);
+            let _ = events.send(ReplyEvent::Text(decoded.text));
+        }
+        Ok(decoded.finished)
+    };
+    loop {
+        let chunk = tokio::select! {
+            () = cancel.cancelled() => return (text, Some(ProviderError::Cancelled)),
+            chunk = bytes.next() => chunk,
+        };
+        match chunk {
+            None => {
+                let last = lines.finish();
+                let result = last.map(|line| handle(&line, &mut text)).transpose();
+                return (text, result.err());
+            }
+            Some(Err(failure)) => return (text, Some(byte_failure(provider, failure))),
+            Some(Ok(chunk)) => {
+                for line in lines.push(&chunk) {
+                    match handle(&line, &mut text) {
+                        Ok(true) => return (text, None),
+                        Ok(false) => {}
+                        Err(error) => return (text, Some(error)),
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,373 @@
+//! Decoding reply streams: pure, one decoder per wire family, fed one frame at a time (an SSE
+//! event from `eventsource-stream`, or one NDJSON line from [`JsonLines`]). Decoders never panic
+//! on any input; every fuzz target drives them with arbitrary bytes.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::error::{ProviderError, classify_in_stream};
+use crate::wire::ProviderId;
+use pinloom_engine::profile::ProviderFamily;
+
+/// What a reply stream tells, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReplyEvent {
+    /// More of the reply's text.
+    Text(String),
+    /// The provider is waiting before trying again.
+    Retrying {
+        /// The try about to be made (2 for the first retry).
+        attempt: u32,
+        /// How long it waits first.
+        wait: std::time::Duration,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// The token usage a provider reported for one reply.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    /// Tokens of the request, as the provider counted them.
+    pub input_tokens: Option<u64>,
+    /// Tokens of the reply.
+    pub output_tokens: Option<u64>,
+    /// Input tokens read from the provider's prompt cache, when it says.
+    pub cached_input_tokens: Option<u64>,
+}
+
+/// What one frame contributed.
+#[derive(Debug, Default, PartialEq)]
+pub struct Decoded {
+    /// Text to append.
+    pub text: String,
+    /// Whether this frame is the stream's explicit end (`[DONE]`, `message_stop`, Ollama's
+    /// `done`), after which nothing needs reading. Gemini has none: its stream ends at EOF.
+    pub finished: bool,
+}
+
+/// A stream decoder for one family and task.
+#[derive(Debug)]
+pub struct Decoder {
+    provider: ProviderId,
+    model: String,
+    completion: bool,
+    /// The key, only to blank it from error details.
+    key: Option<String>,
+    /// The usage so far (Anthropic reports input at the start and output at the end).
+    pub usage: Usage,
+    /// Why the reply stopped, as the provider said (`stop`, `end_turn`, `length`, …).
+    pub finish_reason: Option<String>,
+    /// Whether the provider said the reply is complete (a finish reason, an end marker).
+    pub finished: bool,
+}
+
+impl Decoder {
+    /// A decoder for a reply from `provider`'s `model`; `completion` for buffer-mode replies.
+    pub fn new(provider: ProviderId, model: &str, completion: bool, key: Option<&str>) -> Decoder {
+        Decoder {
+            provider,
+            model: model.to_owned(),
+            completion,
+            key: key.map(str::to_owned),
+            usage: Usage::default(),
+            finish_reason: None,
+            finished: false,
+        }
+    }
+
+    /// The provider whose stream this decodes.
+    pub fn provider(&self) -> ProviderId {
+        self.provider
+    }
+
+    /// Decodes one SSE event (`event` is its type, empty when the frame gave none).
+    pub fn event(&mut self, event: &str, data: &str) -> Result<Decoded, ProviderError> {
+        let data = data.trim();
+        if data.is_empty() {
+            return Ok(Decoded::default());
+        }
+        match self.provider.family() {
+            ProviderFamily::OpenAiCompatible => {
+                if data == "[DONE]" {
+                    self.finished = true;
+                    return Ok(Decoded { finished: true, ..Decoded::default() });
+                }
+                let value = self.json(data)?;
+                self.openai(&value)
+            }
+            ProviderFamily::Anthropic => {
+                let value = self.json(data)?;
+                self.anthropic(event, &value)
+            }
+            ProviderFamily::Gemini => {
+                let value = self.json(data)?;
+                self.gemini(&value)
+            }
+            ProviderFamily::Ollama => self.line(data),
+        }
+    }
+
+    /// Decodes one NDJSON line (Ollama).
+    pub fn line(&mut self, line: &str) -> Result<Decoded, ProviderError> {
+        let line = line.trim();
+        if line.is_empty() {
+            return Ok(Decoded::default());
+        }
+        let value = self.json(line)?;
+        if let Some(error) = value.get("error") {
+            return Err(self.in_stream(&serde_json::json!({ "message": text_of(error) })));
+        }
+        let text = if self.completion {
+            value.get("response").and_then(Value::as_str)
+        } else {
+            value.pointer("/message/content").and_then(Value::as_str)
+        };
+        let mut decoded = Decoded { text: text.unwrap_or_default().to_owned(), finished: false };
+        if value.get("done").and_then(Value::as_bool) == Some(true) {
+            self.usage.input_tokens = value.get("prompt_eval_count").and_then(Value::as_u64);
+            self.usage.output_tokens = value.get("eval_count").and_then(Value::as_u64);
+            self.finish_reason =
+                value.get("done_reason").and_then(Value::as_str).map(str::to_owned);
+            self.finished = true;
+            decoded.finished = true;
+        }
+        Ok(decoded)
+    }
+
+    fn json(&self, data: &str) -> Result<Value, ProviderError> {
+        serde_json::from_str(data).map_err(|error| ProviderError::Malformed {
+            provider: self.provider.display_name(),
+            detail: format!("{error} in {:?}", data.chars().take(120).collect::<String>()),
+        })
+    }
+
+    fn in_stream(&self, error: &Value) -> ProviderError {
+        classify_in_stream(self.provider, &self.model, error, self.key.as_deref())
+    }
+
+    fn openai(&mut self, value: &Value) -> Result<Decoded, ProviderError> {
+        // OpenRouter reports a failure mid-stream as an `error` field with HTTP 200.
+        if let Some(error) = value.get("error").filter(|error| !error.is_null()) {
+            return Err(self.in_stream(error));
+        }
+        let mut decoded = Decoded::default();
+        if let Some(choice) = value.get("choices").and_then(Value::as_array).and_then(|c| c.first())
+        {
+            let text =
+                if self.completion { choice.get("text") } else { choice.pointer("/delta/content") };
+            decoded.text = text.and_then(Value::as_str).unwrap_or_default().to_owned();
+            if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+                self.finish_reason = Some(reason.to_owned());
+                // Complete, though usage and `[DONE]` may follow; some servers send no `[DONE]`.
+                self.finished = true;
+            }
+        }
+        if let Some(usage) = value.get("usage").filter(|usage| usage.is_object()) {
+            self.usage.input_tokens = usage.get("prompt_tokens").and_then(Value::as_u64);
+            self.usage.output_tokens = usage.get("completion_tokens").and_then(Value::as_u64);
+            self.usage.cached_input_tokens =
+                usage.pointer("/prompt_tokens_details/cached_tokens").and_then(Value::as_u64);
+        }
+        Ok(decoded)
+    }
+
+    fn anthropic(&mut self, event: &str, value: &Value) -> Result<Decoded, ProviderError> {
+        let kind = value.get("type").and_then(Value::as_str).unwrap_or(event);
+        let mut decoded = Decoded::default();
+        match kind {
+            "message_start" => {
+                let usage = value.pointer("/message/usage");
+                let read = |field: &str| usage.and_then(|u| u.get(field)).and_then(Value::as_u64);
+                self.usage.input_tokens = read("input_tokens");
+                self.usage.output_tokens = read("output_tokens");
+                self.usage.cached_input_tokens = read("cache_read_input_tokens");
+            }
+            "content_block_delta"
+                if value.pointer("/delta/type").and_then(Value::as_str) == Some("text_delta") =>
+            {
+                decoded.text = value
+                    .pointer("/delta/text")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned();
+            }
+            "message_delta" => {
+                if let Some(reason) = value.pointer("/delta/stop_reason").and_then(Value::as_str) {
+                    self.finish_reason = Some(reason.to_owned());
+                }
+                // Cumulative, so it replaces the count from `message_start`.
+                if let Some(output) = value.pointer("/usage/output_tokens").and_then(Value::as_u64)
+                {
+                    self.usage.output_tokens = Some(output);
+                }
+                if let Some(input) = value.pointer("/usage/input_tokens").and_then(Value::as_u64) {
+                    self.usage.input_tokens = Some(input);
+                }
+            }
+            "message_stop" => {
+                self.finished = true;
+                decoded.finished = true;
+            }
+            "error" => {
+                let error = value.get("error").cloned().unwrap_or(Value::Null);
+                return Err(self.in_stream(&error));
+            }
+            // `ping`, block starts and stops, thinking and tool-input deltas, and event types
+            // added later: ignored, as Anthropic asks of clients.
+            _ => {}
+        }
+        Ok(decoded)
+    }
+
+    fn gemini(&mut self, value: &Value) -> Result<Decoded, ProviderError> {
+        if let Some(error) = value.get("error") {
+            return Err(self.in_stream(error));
+        }
+        let mut decoded = Decoded::default();
+        if let Some(candidate) =
+            value.get("candidates").and_then(Value::as_array).and_then(|c| c.first())
+        {
+            for part in
+                candidate.pointer("/content/parts").and_then(Value::as_array).into_iter().flatten()
+            {
+                // Thought summaries are not the reply.
+                if part.get("thought").and_then(Value::as_bool) == Some(true) {
+                    continue;
+                }
+                if let Some(text) = part.get("text").and_then(Value::as_str) {
+                    decoded.text.push_str(text);
+                }
+            }
+            if let Some(reason) = candidate.get("finishReason").and_then(Value::as_str) {
+                self.finish_reason = Some(reason.to_owned());
+                // Complete, but not the end: Gemini has no end marker, and older models put a
+                // finish reason on every frame. The stream's end is its EOF.
+                self.finished = true;
+            }
+        }
+        if let Some(usage) = value.get("usageMetadata") {
+            self.usage.input_tokens = usage.get("promptTokenCount").and_then(Value::as_u64);
+            self.usage.output_tokens = usage.get("candidatesTokenCount").and_then(Value::as_u64);
+            self.usage.cached_input_tokens =
+                usage.get("cachedContentTokenCount").and_then(Value::as_u64);
+        }
+        Ok(decoded)
+    }
+}
+
+fn text_of(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Splits a byte stream into lines, across chunk boundaries that may fall anywhere, even inside
+/// a UTF-8 character.
+#[derive(Debug, Default)]
+pub struct JsonLines {
+    pending: Vec<u8>,
+}
+
+impl JsonLines {
+    /// Adds a chunk; returns the lines it completed, without their line ends.
+    pub fn push(&mut self, chunk: &[u8]) -> Vec<String> {
+        self.pending.extend_from_slice(chunk);
+        let mut lines = Vec::new();
+        while let Some(end) = self.pending.iter().position(|&byte| byte == b'\n') {
+            let line: Vec<u8> = self.pending.drain(..=end).collect();
+            lines.push(String::from_utf8_lossy(&line[..end]).trim_end_matches('\r').to_owned());
+        }
+        lines
+    }
+
+    /// The last line, when the stream ended without a line end.
+    pub fn finish(&mut self) -> Option<String> {
+        let rest = std::mem::take(&mut self.pending);
+        (!rest.is_empty()).then(|| String::from_utf8_lossy(&rest).into_owned())
+    }
+}
+
+/// Everything a finished stream said: the text, and the error that ended it early, if any.
+#[derive(Debug, Default, PartialEq)]
+pub struct Transcript {
+    /// The reply's text.
+    pub text: String,
+    /// Whether the provider said the reply was complete.
+    pub finished: bool,
+    /// The error that ended the stream, if one did.
+    pub error: Option<ProviderError>,
+}
+
+/// Decodes a whole stream given as chunks, without a network: the same SSE parser and decoders
+/// the client uses. For tests and the fuzz targets.
+pub fn decode_chunks(decoder: &mut Decoder, chunks: Vec<Vec<u8>>, json_lines: bool) -> Transcript {
+    use eventsource_stream::Eventsource;
+    use futures_util::{FutureExt, StreamExt, stream};
+    let mut transcript = Transcript::default();
+    let take = |decoded: Result<Decoded, ProviderError>, transcript: &mut Transcript| match decoded
+    {
+        Ok(decoded) => {
+            transcript.text.push_str(&decoded.text);
+            true
+        }
+        Err(error) => {
+            transcript.error = Some(error);
+            false
+        }
+    };
+    if json_lines {
+        let mut lines = JsonLines::default();
+        for chunk in chunks {
+            for line in lines.push(&chunk) {
+                if !take(decoder.line(&line), &mut transcript) {
+                    return transcript;
+                }
+            }
+        }
+        if let Some(line) = lines.finish() {
+            take(decoder.line(&line), &mut transcript);
+        }
+        transcript.finished = decoder.finished;
+        return transcript;
+    }
+    let mut events = stream::iter(
+        chunks
+            .into_iter()
+            .map(|chunk| Ok::<_, std::convert::Infallible>(bytes::Bytes::from(chunk))),
+    )
+    .eventsource();
+    // Every item of `stream::iter` is ready at once, so each poll completes immediately.
+    while let Some(Some(item)) = events.next().now_or_never() {
+        match item {
+            Ok(event) => {
+                let decoded = decoder.event(&event.event, &event.data);
+                let end = decoded.as_ref().is_ok_and(|decoded| decoded.finished);
+                if !take(decoded, &mut transcript) || end {
+                    break;
+                }
+            }
+            Err(error) => {
+                transcript.error = Some(ProviderError::Malformed {
+                    provider: decoder.provider.display_name(),
+                    detail: error.to_string(),
+                });
+                return transcript;
+            }
+        }
+    }
+    transcript.finished = decoder.finished;
+    transcript
+}
+
+/// One fuzz case: the first byte chooses the chunk size (1 to 16 bytes, so chunk boundaries are
+/// fuzzed too) and whether the reply is a completion; the rest is the stream. Decoding must end,
+/// with text or a clear error, and never panic.
+pub fn decode_fuzz_case(provider: ProviderId, data: &[u8]) -> Transcript {
+    let Some((&choice, bytes)) = data.split_first() else { return Transcript::default() };
+    let chunks = bytes.chunks(usize::from(choice % 16) + 1).map(<[u8]>::to_vec).collect();
+    let mut decoder = Decoder::new(provider, "model", choice & 0x80 != 0, None);
+    decode_chunks(&mut decoder, chunks, provider.family() == ProviderFamily::Ollama)
+}

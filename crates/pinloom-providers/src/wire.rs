@@ -1,0 +1,320 @@
+//! Building requests: pure functions from an endpoint, a model profile and the engine's wire body
+//! to the URL, headers and JSON a provider expects. No key is added here, so a [`WireRequest`] can
+//! be shown to the person ("what was sent") and logged without leaking one; the client adds the
+//! key's header at the last moment.
+
+use pinloom_engine::profile::{ModelProfile, ProviderFamily};
+use pinloom_engine::render::{ChatRequest, wire_body};
+use pinloom_engine::snapshot::ToolDefinition;
+use serde_json::{Value, json};
+
+use crate::error::ProviderError;
+
+/// The providers Pinloom knows by name. Several share a wire family; they differ in their default
+/// address, whether they need a key, and where that key is found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ProviderId {
+    /// OpenAI's API.
+    OpenAi,
+    /// OpenRouter (OpenAI-shaped, with comment keep-alives and errors inside the stream).
+    OpenRouter,
+    /// Mistral's API (OpenAI-shaped, strict message order).
+    Mistral,
+    /// LM Studio's local server.
+    LmStudio,
+    /// A vLLM server.
+    Vllm,
+    /// A llama.cpp server.
+    LlamaCpp,
+    /// Anthropic's Messages API.
+    Anthropic,
+    /// Google's Gemini API.
+    Gemini,
+    /// A local Ollama.
+    Ollama,
+}
+
+impl ProviderId {
+    /// Every provider, in the order settings list them.
+    pub const ALL: [ProviderId; 9] = [
+        ProviderId::OpenAi,
+        ProviderId::Anthropic,
+        ProviderId::Gemini,
+        ProviderId::OpenRouter,
+        ProviderId::Mistral,
+        ProviderId::Ollama,
+        ProviderId::LmStudio,
+        ProviderId::Vllm,
+        ProviderId::LlamaCpp,
+    ];
+
+    /// The wire family it speaks.
+    pub fn family(self) -> ProviderFamily {
+        match self {
+            ProviderId::Anthropic => ProviderFamily::Anthropic,
+            ProviderId::Gemini => ProviderFamily::Gemini,
+            ProviderId::Ollama => ProviderFamily::Ollama,
+            _ => ProviderFamily::OpenAiCompatible,
+        }
+    }
+
+    /// The name people know it by, used in every message about it.
+    pub fn display_name(self) -> &'static str {
+        match self {
+            ProviderId::OpenAi => "OpenAI",
+            ProviderId::OpenRouter => "OpenRouter",
+            ProviderId::Mistral => "Mistral",
+            ProviderId::LmStudio => "LM Studio",
+            ProviderId::Vllm => "vLLM",
+            ProviderId::LlamaCpp => "llama.cpp server",
+            ProviderId::Anthropic => "Anthropic",
+            ProviderId::Gemini => "Gemini",
+            ProviderId::Ollama => "Ollama",
+        }
+    }
+
+    /// The stable name stored in profiles and used as the keyring entry's user.
+    pub fn name(self) -> &'static str {
+        match self {
+            ProviderId::OpenAi => "openai",
+            ProviderId::OpenRouter => "openrouter",
+            ProviderId::Mistral => "mistral",
+            ProviderId::LmStudio => "lmstudio",
+            ProviderId::Vllm => "vllm",
+            ProviderId::LlamaCpp => "llamacpp",
+            ProviderId::Anthropic => "anthropic",
+            ProviderId::Gemini => "gemini",
+            ProviderId::Ollama => "ollama",
+        }
+    }
+
+    /// The provider with this stable name, if any.
+    pub fn from_name(name: &str) -> Option<ProviderId> {
+        ProviderId::ALL.into_iter().find(|provider| provider.name() == name)
+    }
+
+    /// Where it listens unless the person says otherwise.
+    pub fn default_base_url(self) -> &'static str {
+        match self {
+            ProviderId::OpenAi => "https://api.openai.com/v1",
+            ProviderId::OpenRouter => "https://openrouter.ai/api/v1",
+            ProviderId::Mistral => "https://api.mistral.ai/v1",
+            ProviderId::LmStudio => "http://127.0.0.1:1234/v1",
+            ProviderId::Vllm => "http://127.0.0.1:8000/v1",
+            ProviderId::LlamaCpp => "http://127.0.0.1:8080/v1",
+            ProviderId::Anthropic => "https://api.anthropic.com/v1",
+            ProviderId::Gemini => "https://generativelanguage.googleapis.com/v1beta",
+            ProviderId::Ollama => "http://127.0.0.1:11434",
+        }
+    }
+
+    /// The environment variable that may hold its key instead of the keyring; `None` for local
+    /// servers, which take none.
+    pub fn key_variable(self) -> Option<&'static str> {
+        match self {
+            ProviderId::OpenAi => Some("OPENAI_API_KEY"),
+            ProviderId::OpenRouter => Some("OPENROUTER_API_KEY"),
+            ProviderId::Mistral => Some("MISTRAL_API_KEY"),
+            ProviderId::Anthropic => Some("ANTHROPIC_API_KEY"),
+            ProviderId::Gemini => Some("GEMINI_API_KEY"),
+            ProviderId::LmStudio | ProviderId::Vllm | ProviderId::LlamaCpp | ProviderId::Ollama => {
+                None
+            }
+        }
+    }
+}
+
+/// Where requests go: a provider and its base address (the default, or the person's own, such as
+/// a proxy or a local server on another port).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Endpoint {
+    /// The provider.
+    pub provider: ProviderId,
+    /// The base address, without a trailing slash.
+    pub base_url: String,
+}
+
+impl Endpoint {
+    /// The provider at its default address.
+    pub fn new(provider: ProviderId) -> Endpoint {
+        Endpoint { provider, base_url: provider.default_base_url().to_owned() }
+    }
+
+    /// The provider at another address.
+    pub fn at(provider: ProviderId, base_url: &str) -> Endpoint {
+        Endpoint { provider, base_url: base_url.trim_end_matches('/').to_owned() }
+    }
+}
+
+/// The per-model sampling settings a profile carries; unset ones are left to the provider.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Sampling {
+    /// Temperature.
+    pub temperature: Option<f32>,
+    /// Nucleus sampling.
+    pub top_p: Option<f32>,
+    /// The most tokens the reply may have; the profile's reserve when unset.
+    pub max_output_tokens: Option<u32>,
+}
+
+/// What is asked of the model.
+#[derive(Debug, Clone, Copy)]
+pub enum Task<'a> {
+    /// A chat reply to a finished request (dialogue mode, summaries).
+    Chat {
+        /// The request, system placement and role rules already applied by the engine.
+        request: &'a ChatRequest,
+        /// The tool definitions `request.tools` indexes into.
+        tools: &'a [ToolDefinition],
+    },
+    /// A continuation of a document (buffer mode), on a completion endpoint.
+    Complete {
+        /// The document to continue.
+        prompt: &'a str,
+    },
+}
+
+/// How the reply's bytes are framed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Framing {
+    /// Server-sent events (OpenAI-compatible, Anthropic, Gemini with `alt=sse`).
+    ServerSentEvents,
+    /// One JSON object per line (Ollama).
+    JsonLines,
+}
+
+/// A request ready to send, without its key.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WireRequest {
+    /// The provider it goes to.
+    pub provider: ProviderId,
+    /// The model asked.
+    pub model: String,
+    /// The full address.
+    pub url: String,
+    /// Headers other than the key's.
+    pub headers: Vec<(&'static str, String)>,
+    /// The JSON body.
+    pub body: Value,
+    /// How the reply is framed.
+    pub framing: Framing,
+    /// Whether the reply is a completion (text) rather than a chat message.
+    pub completion: bool,
+}
+
+/// Builds the request for `task` to `endpoint` with `profile`'s model and settings.
+///
+/// A completion asked of a family with no completion endpoint (Anthropic, Gemini) is an error
+/// that says which models can do buffer mode.
+pub fn build(
+    endpoint: &Endpoint,
+    profile: &ModelProfile,
+    sampling: Sampling,
+    task: Task<'_>,
+) -> Result<WireRequest, ProviderError> {
+    let base = endpoint.base_url.trim_end_matches('/');
+    let family = endpoint.provider.family();
+    let max_output = sampling.max_output_tokens.unwrap_or(profile.reserve);
+    let mut headers = vec![("content-type", "application/json".to_owned())];
+    let (url, mut body, framing, completion) = match (family, task) {
+        (ProviderFamily::OpenAiCompatible, Task::Chat { request, tools }) => {
+            let mut body = wire_body(request, tools, profile);
+            // Usage only arrives when asked for, as a last chunk with no choices.
+            body["stream_options"] = json!({"include_usage": true});
+            if let Some(max) = sampling.max_output_tokens {
+                // OpenAI's reasoning models refuse `max_tokens`; other servers only know it.
+                let field = match endpoint.provider {
+                    ProviderId::OpenAi => "max_completion_tokens",
+                    _ => "max_tokens",
+                };
+                body[field] = json!(max);
+            }
+            (format!("{base}/chat/completions"), body, Framing::ServerSentEvents, false)
+        }
+        (ProviderFamily::OpenAiCompatible, Task::Complete { prompt }) => {
+            let body = json!({
+                "model": profile.model,
+                "prompt": prompt,
+                "max_tokens": max_output,
+                "stream": true,
+                "stream_options": {"include_usage": true},
+            });
+            (format!("{base}/completions"), body, Framing::ServerSentEvents, true)
+        }
+        (ProviderFamily::Anthropic, Task::Chat { request, tools }) => {
+            headers.push(("anthropic-version", "2023-06-01".to_owned()));
+            let mut body = wire_body(request, tools, profile);
+            body["max_tokens"] = json!(max_output);
+            (format!("{base}/messages"), body, Framing::ServerSentEvents, false)
+        }
+        (ProviderFamily::Gemini, Task::Chat { request, tools }) => {
+            let mut body = wire_body(request, tools, profile);
+            body["generationConfig"] = json!({"maxOutputTokens": max_output});
+            let url = format!("{base}/models/{}:streamGenerateContent?alt=sse", profile.model);
+            (url, body, Framing::ServerSentEvents, false)
+        }
+        (ProviderFamily::Ollama, Task::Chat { request, tools }) => {
+            let body = wire_body(request, tools, profile);
+            (format!("{base}/api/chat"), body, Framing::JsonLines, false)
+        }
+        (ProviderFamily::Ollama, Task::Complete { prompt }) => {
+            // `raw`: the document is continued as written, not wrapped in the chat template.
+            let body = json!({
+                "model": profile.model,
+                "prompt": prompt,
+                "raw": true,
+                "stream": true,
+                "options": {"num_ctx": profile.context_window},
+            });
+            (format!("{base}/api/generate"), body, Framing::JsonLines, true)
+        }
+        (ProviderFamily::Anthropic | ProviderFamily::Gemini, Task::Complete { .. }) => {
+            return Err(ProviderError::NoCompletionEndpoint {
+                provider: endpoint.provider.display_name(),
+            });
+        }
+    };
+    apply_sampling(family, &mut body, sampling, max_output);
+    Ok(WireRequest {
+        provider: endpoint.provider,
+        model: profile.model.clone(),
+        url,
+        headers,
+        body,
+        framing,
+        completion,
+    })
+}
+
+/// Puts the sampling settings where each family reads them. Ollama's output cap is
+/// `num_predict`; Ollama's `num_ctx` is already in the body, sized to the profile's window.
+fn apply_sampling(family: ProviderFamily, body: &mut Value, sampling: Sampling, max_output: u32) {
+    let mut set = |path: &[&str], value: Value| {
+        let mut at = &mut *body;
+        for key in &path[..path.len() - 1] {
+            if !at.get(*key).is_some_and(Value::is_object) {
+                at[*key] = json!({});
+            }
+            at = &mut at[*key];
+        }
+        at[path[path.len() - 1]] = value;
+    };
+    let (temperature, top_p): (&[&str], &[&str]) = match family {
+        ProviderFamily::OpenAiCompatible | ProviderFamily::Anthropic => {
+            (&["temperature"], &["top_p"])
+        }
+        ProviderFamily::Gemini => {
+            (&["generationConfig", "temperature"], &["generationConfig", "topP"])
+        }
+        ProviderFamily::Ollama => (&["options", "temperature"], &["options", "top_p"]),
+    };
+    if let Some(value) = sampling.temperature {
+        set(temperature, json!(value));
+    }
+    if let Some(value) = sampling.top_p {
+        set(top_p, json!(value));
+    }
+    if family == ProviderFamily::Ollama && sampling.max_output_tokens.is_some() {
+        set(&["options", "num_predict"], json!(max_output));
+    }
+}
