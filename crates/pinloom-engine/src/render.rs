@@ -1,6 +1,9 @@
 //! Renderings of a plan: provider-neutral chat messages finished per provider family, the request
 //! body of each wire family, and the buffer-mode document.
 
+use std::borrow::Cow;
+
+use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use crate::plan::{ContextPlan, Origin, Role, Slice, SliceKind, SourceId};
@@ -203,17 +206,6 @@ fn arguments_value(arguments: &str) -> Value {
     }
 }
 
-fn joined_text(parts: &[Part]) -> String {
-    parts
-        .iter()
-        .filter_map(|p| match p {
-            Part::Text(t) => Some(t.as_str()),
-            _ => None,
-        })
-        .collect::<Vec<_>>()
-        .join("\n\n")
-}
-
 fn tools_value(
     definitions: &[ToolDefinition],
     tools: &[usize],
@@ -240,20 +232,32 @@ fn tools_value(
         .collect()
 }
 
-/// The request body for the profile's wire family, as JSON text.
+/// The request body for the profile's wire family, as JSON text, written straight from the
+/// request's borrowed text (no intermediate `Value` tree: W3's cost is this body).
 pub fn request_body(plan: &ContextPlan, snapshot: &Snapshot, profile: &ModelProfile) -> String {
     let request = chat_request(plan, snapshot, profile);
-    wire_body(&request, &snapshot.tools, profile).to_string()
+    // Serializing these structs cannot fail: every map key is a string.
+    serde_json::to_string(&body(&request, &snapshot.tools, profile)).unwrap_or_default()
 }
 
 /// The body of `request` in the profile's wire family; `tools` is the list `request.tools`
-/// indexes into. The providers crate sends it, adding only transport fields.
+/// indexes into. The providers crate sends it, adding only transport fields. The same JSON as
+/// [`request_body`] (keys in order), as a value to add fields to.
 pub fn wire_body(request: &ChatRequest, tools: &[ToolDefinition], profile: &ModelProfile) -> Value {
+    serde_json::to_value(body(request, tools, profile)).unwrap_or(Value::Null)
+}
+
+fn body<'a>(
+    request: &'a ChatRequest,
+    tools: &[ToolDefinition],
+    profile: &'a ModelProfile,
+) -> WireBody<'a> {
+    let tools = tools_value(tools, &request.tools, profile.family);
     match profile.family {
-        ProviderFamily::OpenAiCompatible => openai_body(request, tools, profile),
-        ProviderFamily::Anthropic => anthropic_body(request, tools, profile),
-        ProviderFamily::Gemini => gemini_body(request, tools),
-        ProviderFamily::Ollama => ollama_body(request, tools, profile),
+        ProviderFamily::OpenAiCompatible => WireBody::OpenAi(openai_body(request, tools, profile)),
+        ProviderFamily::Anthropic => WireBody::Anthropic(anthropic_body(request, tools, profile)),
+        ProviderFamily::Gemini => WireBody::Gemini(gemini_body(request, tools)),
+        ProviderFamily::Ollama => WireBody::Ollama(ollama_body(request, tools, profile)),
     }
 }
 
@@ -277,59 +281,250 @@ pub fn single_turn(system: &str, prompt: &str, profile: &ModelProfile) -> ChatRe
     request
 }
 
-fn openai_body(request: &ChatRequest, tools: &[ToolDefinition], profile: &ModelProfile) -> Value {
-    let mut messages = Vec::new();
+// The wire shapes, borrowing the request's text. Fields are declared in alphabetical order so the
+// JSON written straight from them has its keys in the same order as a `serde_json::Value` map
+// (sorted), whichever of `request_body` and `wire_body` made it.
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum WireBody<'a> {
+    OpenAi(OpenAiBody<'a>),
+    Anthropic(AnthropicBody<'a>),
+    Gemini(GeminiBody<'a>),
+    Ollama(OllamaBody<'a>),
+}
+
+#[derive(Serialize)]
+struct OpenAiBody<'a> {
+    messages: Vec<OpenAiMessage<'a>>,
+    model: &'a str,
+    stream: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<Value>,
+}
+
+#[derive(Serialize)]
+struct OpenAiMessage<'a> {
+    /// `null` for an assistant turn that only calls tools.
+    content: Option<Cow<'a, str>>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    prefix: bool,
+    role: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_call_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<OpenAiToolCall<'a>>,
+}
+
+#[derive(Serialize)]
+struct OpenAiToolCall<'a> {
+    function: OpenAiFunction<'a>,
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+#[derive(Serialize)]
+struct OpenAiFunction<'a> {
+    arguments: &'a str,
+    name: &'a str,
+}
+
+/// One turn of the families whose turns hold a list (Anthropic's content blocks, Gemini's
+/// parts); `role` is the wire role.
+#[derive(Serialize)]
+struct Turn<B> {
+    content: Vec<B>,
+    role: &'static str,
+}
+
+#[derive(Serialize)]
+struct AnthropicBody<'a> {
+    max_tokens: u32,
+    messages: Vec<Turn<AnthropicBlock<'a>>>,
+    model: &'a str,
+    stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system: Option<&'a str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<Value>,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum AnthropicBlock<'a> {
+    Text {
+        text: &'a str,
+        #[serde(rename = "type")]
+        kind: &'static str,
+    },
+    ToolUse {
+        id: &'a str,
+        input: Value,
+        name: &'a str,
+        #[serde(rename = "type")]
+        kind: &'static str,
+    },
+    ToolResult {
+        content: &'a str,
+        tool_use_id: &'a str,
+        #[serde(rename = "type")]
+        kind: &'static str,
+    },
+}
+
+#[derive(Serialize)]
+struct GeminiBody<'a> {
+    contents: Vec<GeminiTurn<'a>>,
+    #[serde(rename = "systemInstruction", skip_serializing_if = "Option::is_none")]
+    system_instruction: Option<GeminiSystem<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<Value>,
+}
+
+#[derive(Serialize)]
+struct GeminiTurn<'a> {
+    parts: Vec<GeminiPart<'a>>,
+    role: &'static str,
+}
+
+#[derive(Serialize)]
+struct GeminiSystem<'a> {
+    parts: [GeminiText<'a>; 1],
+}
+
+#[derive(Serialize)]
+struct GeminiText<'a> {
+    text: &'a str,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum GeminiPart<'a> {
+    Text(GeminiText<'a>),
+    Call {
+        #[serde(rename = "functionCall")]
+        function_call: GeminiCall<'a>,
+    },
+    Response {
+        #[serde(rename = "functionResponse")]
+        function_response: GeminiResponse<'a>,
+    },
+}
+
+#[derive(Serialize)]
+struct GeminiCall<'a> {
+    args: Value,
+    name: &'a str,
+}
+
+#[derive(Serialize)]
+struct GeminiResponse<'a> {
+    name: &'a str,
+    response: GeminiResult<'a>,
+}
+
+#[derive(Serialize)]
+struct GeminiResult<'a> {
+    content: &'a str,
+}
+
+#[derive(Serialize)]
+struct OllamaBody<'a> {
+    messages: Vec<OllamaMessage<'a>>,
+    model: &'a str,
+    options: OllamaOptions,
+    stream: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<Value>,
+}
+
+#[derive(Serialize)]
+struct OllamaMessage<'a> {
+    content: Cow<'a, str>,
+    role: &'static str,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<Value>,
+}
+
+#[derive(Serialize)]
+struct OllamaOptions {
+    num_ctx: u32,
+}
+
+/// The text parts of a message, joined by blank lines; borrowed when there is only one.
+fn joined_text(parts: &[Part]) -> Cow<'_, str> {
+    let mut texts = parts.iter().filter_map(|p| match p {
+        Part::Text(t) => Some(t.as_str()),
+        _ => None,
+    });
+    let Some(first) = texts.next() else { return Cow::Borrowed("") };
+    match texts.next() {
+        None => Cow::Borrowed(first),
+        Some(second) => {
+            let mut joined = format!("{first}\n\n{second}");
+            for text in texts {
+                joined.push_str("\n\n");
+                joined.push_str(text);
+            }
+            Cow::Owned(joined)
+        }
+    }
+}
+
+fn openai_body<'a>(
+    request: &'a ChatRequest,
+    tools: Vec<Value>,
+    profile: &'a ModelProfile,
+) -> OpenAiBody<'a> {
+    let mut messages = Vec::with_capacity(request.messages.len() + 1);
+    let plain = |role: &'static str, content: Cow<'a, str>| OpenAiMessage {
+        content: Some(content),
+        prefix: false,
+        role,
+        tool_call_id: None,
+        tool_calls: Vec::new(),
+    };
     if let Some(system) = &request.system {
-        messages.push(json!({"role": "system", "content": system}));
+        messages.push(plain("system", Cow::Borrowed(system)));
     }
     let last = request.messages.len().saturating_sub(1);
     for (i, m) in request.messages.iter().enumerate() {
-        match m.role {
-            Role::Tool => {
-                // One tool message per result.
-                for p in &m.parts {
-                    if let Part::ToolResult { call_id, content } = p {
-                        messages.push(
-                            json!({"role": "tool", "tool_call_id": call_id, "content": content}),
-                        );
-                    }
+        if m.role == Role::Tool {
+            // One tool message per result.
+            for p in &m.parts {
+                if let Part::ToolResult { call_id, content } = p {
+                    messages.push(OpenAiMessage {
+                        tool_call_id: Some(call_id),
+                        ..plain("tool", Cow::Borrowed(content))
+                    });
                 }
             }
-            role => {
-                let mut obj = Map::new();
-                obj.insert("role".into(), Value::from(role_name(role)));
-                let text = joined_text(&m.parts);
-                let calls: Vec<Value> = m
-                    .parts
-                    .iter()
-                    .filter_map(|p| match p {
-                        Part::ToolCall { id, name, arguments } => Some(json!({
-                            "id": id, "type": "function",
-                            "function": {"name": name, "arguments": arguments}
-                        })),
-                        _ => None,
-                    })
-                    .collect();
-                if calls.is_empty() || !text.is_empty() {
-                    obj.insert("content".into(), Value::from(text));
-                } else {
-                    obj.insert("content".into(), Value::Null);
-                }
-                if !calls.is_empty() {
-                    obj.insert("tool_calls".into(), Value::from(calls));
-                }
-                if i == last && request.prefix_last_assistant {
-                    obj.insert("prefix".into(), Value::Bool(true));
-                }
-                messages.push(Value::Object(obj));
-            }
+            continue;
         }
+        let text = joined_text(&m.parts);
+        let tool_calls: Vec<OpenAiToolCall<'a>> = m
+            .parts
+            .iter()
+            .filter_map(|p| match p {
+                Part::ToolCall { id, name, arguments } => Some(OpenAiToolCall {
+                    function: OpenAiFunction { arguments, name },
+                    id,
+                    kind: "function",
+                }),
+                _ => None,
+            })
+            .collect();
+        let content = (tool_calls.is_empty() || !text.is_empty()).then_some(text);
+        messages.push(OpenAiMessage {
+            content,
+            prefix: i == last && request.prefix_last_assistant,
+            role: role_name(m.role),
+            tool_call_id: None,
+            tool_calls,
+        });
     }
-    let mut body = json!({"model": profile.model, "messages": messages, "stream": true});
-    if !request.tools.is_empty() {
-        body["tools"] = Value::from(tools_value(tools, &request.tools, profile.family));
-    }
-    body
+    OpenAiBody { messages, model: &profile.model, stream: true, tools }
 }
 
 fn role_name(role: Role) -> &'static str {
@@ -341,113 +536,125 @@ fn role_name(role: Role) -> &'static str {
     }
 }
 
-/// Pushes a message, merging it into the previous one when the wire role is the same (Anthropic
+/// Pushes a turn, merging it into the previous one when the wire role is the same (Anthropic
 /// and Gemini carry tool results in user turns, which then meet the next user text).
-fn push_merged(out: &mut Vec<(String, Vec<Value>)>, role: &str, blocks: Vec<Value>) {
-    if let Some((last_role, last_blocks)) = out.last_mut()
-        && last_role == role
+fn push_merged<B>(out: &mut Vec<Turn<B>>, role: &'static str, blocks: Vec<B>) {
+    if let Some(last) = out.last_mut()
+        && last.role == role
     {
-        last_blocks.extend(blocks);
+        last.content.extend(blocks);
         return;
     }
-    out.push((role.to_owned(), blocks));
+    out.push(Turn { content: blocks, role });
 }
 
-fn anthropic_body(
-    request: &ChatRequest,
-    tools: &[ToolDefinition],
-    profile: &ModelProfile,
-) -> Value {
-    let mut turns: Vec<(String, Vec<Value>)> = Vec::new();
+fn anthropic_body<'a>(
+    request: &'a ChatRequest,
+    tools: Vec<Value>,
+    profile: &'a ModelProfile,
+) -> AnthropicBody<'a> {
+    let mut messages: Vec<Turn<AnthropicBlock<'a>>> = Vec::with_capacity(request.messages.len());
     for m in &request.messages {
         let role = if m.role == Role::Assistant { "assistant" } else { "user" };
         let blocks = m
             .parts
             .iter()
             .map(|p| match p {
-                Part::Text(t) => json!({"type": "text", "text": t}),
-                Part::ToolCall { id, name, arguments } => {
-                    json!({"type": "tool_use", "id": id, "name": name, "input": arguments_value(arguments)})
-                }
-                Part::ToolResult { call_id, content } => {
-                    json!({"type": "tool_result", "tool_use_id": call_id, "content": content})
-                }
+                Part::Text(text) => AnthropicBlock::Text { text, kind: "text" },
+                Part::ToolCall { id, name, arguments } => AnthropicBlock::ToolUse {
+                    id,
+                    input: arguments_value(arguments),
+                    name,
+                    kind: "tool_use",
+                },
+                Part::ToolResult { call_id, content } => AnthropicBlock::ToolResult {
+                    content,
+                    tool_use_id: call_id,
+                    kind: "tool_result",
+                },
             })
             .collect();
-        push_merged(&mut turns, role, blocks);
+        push_merged(&mut messages, role, blocks);
     }
-    let messages: Vec<Value> = turns
-        .into_iter()
-        .map(|(role, content)| json!({"role": role, "content": content}))
-        .collect();
-    let mut body = json!({
-        "model": profile.model,
-        "max_tokens": profile.reserve,
-        "messages": messages,
-        "stream": true,
-    });
-    if let Some(system) = &request.system {
-        body["system"] = Value::from(system.as_str());
+    AnthropicBody {
+        max_tokens: profile.reserve,
+        messages,
+        model: &profile.model,
+        stream: true,
+        system: request.system.as_deref(),
+        tools,
     }
-    if !request.tools.is_empty() {
-        body["tools"] = Value::from(tools_value(tools, &request.tools, profile.family));
-    }
-    body
 }
 
-fn gemini_body(request: &ChatRequest, tools: &[ToolDefinition]) -> Value {
+fn gemini_body(request: &ChatRequest, tools: Vec<Value>) -> GeminiBody<'_> {
     let mut names: Vec<(&str, &str)> = Vec::new();
-    let mut turns: Vec<(String, Vec<Value>)> = Vec::new();
+    let mut turns: Vec<Turn<GeminiPart<'_>>> = Vec::with_capacity(request.messages.len());
     for m in &request.messages {
         let role = if m.role == Role::Assistant { "model" } else { "user" };
-        let mut parts = Vec::new();
+        let mut parts = Vec::with_capacity(m.parts.len());
         for p in &m.parts {
             parts.push(match p {
-                Part::Text(t) => json!({"text": t}),
+                Part::Text(text) => GeminiPart::Text(GeminiText { text }),
                 Part::ToolCall { id, name, arguments } => {
                     names.push((id.as_str(), name.as_str()));
-                    json!({"functionCall": {"name": name, "args": arguments_value(arguments)}})
+                    GeminiPart::Call {
+                        function_call: GeminiCall { args: arguments_value(arguments), name },
+                    }
                 }
                 Part::ToolResult { call_id, content } => {
                     let name = names.iter().find(|(id, _)| id == call_id).map_or("", |(_, n)| n);
-                    json!({"functionResponse": {"name": name, "response": {"content": content}}})
+                    GeminiPart::Response {
+                        function_response: GeminiResponse {
+                            name,
+                            response: GeminiResult { content },
+                        },
+                    }
                 }
             });
         }
         push_merged(&mut turns, role, parts);
     }
-    let contents: Vec<Value> =
-        turns.into_iter().map(|(role, parts)| json!({"role": role, "parts": parts})).collect();
-    let mut body = json!({"contents": contents});
-    if let Some(system) = &request.system {
-        body["systemInstruction"] = json!({"parts": [{"text": system}]});
+    let contents =
+        turns.into_iter().map(|turn| GeminiTurn { parts: turn.content, role: turn.role }).collect();
+    let tools =
+        if tools.is_empty() { tools } else { vec![json!({ "functionDeclarations": tools })] };
+    GeminiBody {
+        contents,
+        system_instruction: request
+            .system
+            .as_deref()
+            .map(|text| GeminiSystem { parts: [GeminiText { text }] }),
+        tools,
     }
-    if !request.tools.is_empty() {
-        body["tools"] = json!([{
-            "functionDeclarations": tools_value(tools, &request.tools, ProviderFamily::Gemini)
-        }]);
-    }
-    body
 }
 
-fn ollama_body(request: &ChatRequest, tools: &[ToolDefinition], profile: &ModelProfile) -> Value {
-    let mut messages = Vec::new();
+fn ollama_body<'a>(
+    request: &'a ChatRequest,
+    tools: Vec<Value>,
+    profile: &'a ModelProfile,
+) -> OllamaBody<'a> {
+    let mut messages = Vec::with_capacity(request.messages.len() + 1);
     if let Some(system) = &request.system {
-        messages.push(json!({"role": "system", "content": system}));
+        messages.push(OllamaMessage {
+            content: Cow::Borrowed(system),
+            role: "system",
+            tool_calls: Vec::new(),
+        });
     }
     for m in &request.messages {
         if m.role == Role::Tool {
             for p in &m.parts {
                 if let Part::ToolResult { content, .. } = p {
-                    messages.push(json!({"role": "tool", "content": content}));
+                    messages.push(OllamaMessage {
+                        content: Cow::Borrowed(content),
+                        role: "tool",
+                        tool_calls: Vec::new(),
+                    });
                 }
             }
             continue;
         }
-        let mut obj = Map::new();
-        obj.insert("role".into(), Value::from(role_name(m.role)));
-        obj.insert("content".into(), Value::from(joined_text(&m.parts)));
-        let calls: Vec<Value> = m
+        let tool_calls = m
             .parts
             .iter()
             .filter_map(|p| match p {
@@ -457,22 +664,20 @@ fn ollama_body(request: &ChatRequest, tools: &[ToolDefinition], profile: &ModelP
                 _ => None,
             })
             .collect();
-        if !calls.is_empty() {
-            obj.insert("tool_calls".into(), Value::from(calls));
-        }
-        messages.push(Value::Object(obj));
+        messages.push(OllamaMessage {
+            content: joined_text(&m.parts),
+            role: role_name(m.role),
+            tool_calls,
+        });
     }
-    let mut body = json!({
-        "model": profile.model,
-        "messages": messages,
-        "stream": true,
+    OllamaBody {
+        messages,
+        model: &profile.model,
         // Always sent: without it Ollama silently truncates to its default (engine_anchors §3).
-        "options": {"num_ctx": profile.context_window},
-    });
-    if !request.tools.is_empty() {
-        body["tools"] = Value::from(tools_value(tools, &request.tools, profile.family));
+        options: OllamaOptions { num_ctx: profile.context_window },
+        stream: true,
+        tools,
     }
-    body
 }
 
 /// The buffer-mode document: system context when the tree includes it, the kept nodes as one

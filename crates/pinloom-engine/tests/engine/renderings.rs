@@ -230,3 +230,58 @@ fn buffer_document_with_marker_seed_002() {
     expect!["[part 0] [part 1] [part 2] [part 3] [part 4] [part 5] [part 6] [part 7] and then"]
         .assert_eq(&buffer_document(&p, &t.snapshot));
 }
+
+/// A thread with a tool call, its result (text that needs escaping) and a tool definition.
+fn tool_chat() -> Tree {
+    use pinloom_engine::snapshot::{Part, ToolDefinition};
+    let mut t = small_chat();
+    t.say(Author::Model, "Let me check.");
+    t.snapshot.nodes.last_mut().unwrap().parts.push(Part::ToolCall {
+        id: "call_1".into(),
+        name: "weather".into(),
+        arguments: r#"{"city":"Paris"}"#.into(),
+    });
+    t.say(Author::Tool, "");
+    t.snapshot.nodes.last_mut().unwrap().parts =
+        vec![Part::ToolResult { call_id: "call_1".into(), content: "12 °C, \"rain\"\n".into() }];
+    t.say(Author::Model, "It rains in Paris.");
+    t.say(Author::Human, "Thanks");
+    t.snapshot.tools.push(ToolDefinition {
+        name: "weather".into(),
+        description: "Today's weather in a city".into(),
+        parameters: r#"{"type":"object","properties":{"city":{"type":"string"}}}"#.into(),
+    });
+    t
+}
+
+/// The body as `request_body` writes it, checked to be the JSON `wire_body` gives the providers.
+fn tool_body(family: ProviderFamily) -> String {
+    let t = tool_chat();
+    let prof = profile(family, 4000);
+    let p = plan(&t.snapshot, &prof, &Settings::default()).unwrap();
+    let written = request_body(&p, &t.snapshot, &prof);
+    let request = pinloom_engine::render::chat_request(&p, &t.snapshot, &prof);
+    let value = pinloom_engine::render::wire_body(&request, &t.snapshot.tools, &prof);
+    assert_eq!(written, value.to_string(), "the two renderings of one body differ");
+    written
+}
+
+#[test]
+fn openai_compatible_body_with_tools() {
+    expect![[r#"{"messages":[{"content":"Be brief.","role":"system"},{"content":"Hi","role":"user"},{"content":"Hello!","role":"assistant"},{"content":"Weather?","role":"user"},{"content":"Let me check.","role":"assistant","tool_calls":[{"function":{"arguments":"{\"city\":\"Paris\"}","name":"weather"},"id":"call_1","type":"function"}]},{"content":"12 °C, \"rain\"\n","role":"tool","tool_call_id":"call_1"},{"content":"It rains in Paris.","role":"assistant"},{"content":"Thanks","role":"user"}],"model":"test-model","stream":true,"tools":[{"function":{"description":"Today's weather in a city","name":"weather","parameters":{"properties":{"city":{"type":"string"}},"type":"object"}},"type":"function"}]}"#]].assert_eq(&tool_body(ProviderFamily::OpenAiCompatible));
+}
+
+#[test]
+fn anthropic_body_with_tools() {
+    expect![[r#"{"max_tokens":0,"messages":[{"content":[{"text":"Hi","type":"text"}],"role":"user"},{"content":[{"text":"Hello!","type":"text"}],"role":"assistant"},{"content":[{"text":"Weather?","type":"text"}],"role":"user"},{"content":[{"text":"Let me check.","type":"text"},{"id":"call_1","input":{"city":"Paris"},"name":"weather","type":"tool_use"}],"role":"assistant"},{"content":[{"content":"12 °C, \"rain\"\n","tool_use_id":"call_1","type":"tool_result"}],"role":"user"},{"content":[{"text":"It rains in Paris.","type":"text"}],"role":"assistant"},{"content":[{"text":"Thanks","type":"text"}],"role":"user"}],"model":"test-model","stream":true,"system":"Be brief.","tools":[{"description":"Today's weather in a city","input_schema":{"properties":{"city":{"type":"string"}},"type":"object"},"name":"weather"}]}"#]].assert_eq(&tool_body(ProviderFamily::Anthropic));
+}
+
+#[test]
+fn gemini_body_with_tools() {
+    expect![[r#"{"contents":[{"parts":[{"text":"Hi"}],"role":"user"},{"parts":[{"text":"Hello!"}],"role":"model"},{"parts":[{"text":"Weather?"}],"role":"user"},{"parts":[{"text":"Let me check."},{"functionCall":{"args":{"city":"Paris"},"name":"weather"}}],"role":"model"},{"parts":[{"functionResponse":{"name":"weather","response":{"content":"12 °C, \"rain\"\n"}}}],"role":"user"},{"parts":[{"text":"It rains in Paris."}],"role":"model"},{"parts":[{"text":"Thanks"}],"role":"user"}],"systemInstruction":{"parts":[{"text":"Be brief."}]},"tools":[{"functionDeclarations":[{"description":"Today's weather in a city","name":"weather","parameters":{"properties":{"city":{"type":"string"}},"type":"object"}}]}]}"#]].assert_eq(&tool_body(ProviderFamily::Gemini));
+}
+
+#[test]
+fn ollama_body_with_tools() {
+    expect![[r#"{"messages":[{"content":"Be brief.","role":"system"},{"content":"Hi","role":"user"},{"content":"Hello!","role":"assistant"},{"content":"Weather?","role":"user"},{"content":"Let me check.","role":"assistant","tool_calls":[{"function":{"arguments":{"city":"Paris"},"name":"weather"}}]},{"content":"12 °C, \"rain\"\n","role":"tool"},{"content":"It rains in Paris.","role":"assistant"},{"content":"Thanks","role":"user"}],"model":"test-model","options":{"num_ctx":4000},"stream":true,"tools":[{"function":{"description":"Today's weather in a city","name":"weather","parameters":{"properties":{"city":{"type":"string"}},"type":"object"}},"type":"function"}]}"#]].assert_eq(&tool_body(ProviderFamily::Ollama));
+}
