@@ -52,7 +52,9 @@ fn try_fast(
     if rules.assistant_between_tool_and_user || rules.strict_alternation {
         return None;
     }
+    // A cut at the boundary depends on the whole budget's leftover: plan again.
     if settings.truncation == TruncationStrategy::StopAtLimit
+        || settings.cut_boundary_message
         || available_budget(profile, &snapshot.tree) != p.available
         || profile.tokenizer.id() != p.tokenizer
     {
@@ -124,6 +126,7 @@ fn try_fast(
         status: SliceStatus::Included,
         score: None,
         group,
+        cut_from: None,
         origin: Origin::Node(index),
     });
     let mut used = u64::from(p.used) + u64::from(tokens);

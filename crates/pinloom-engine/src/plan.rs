@@ -122,6 +122,13 @@ pub(crate) enum Origin {
     Node(usize),
     /// Text the engine composed (framing, file blocks, summaries).
     Text(String),
+    /// The end of a node's text, cut at the boundary to fit (`Settings::cut_boundary_message`).
+    Cut {
+        /// The node, by index in the snapshot.
+        node: usize,
+        /// The notice and the kept end.
+        text: String,
+    },
 }
 
 /// One candidate piece of context.
@@ -141,6 +148,9 @@ pub struct Slice {
     pub score: Option<f64>,
     /// Slices of one tool group share a group number and are kept or dropped together.
     pub group: u32,
+    /// For a message cut at the boundary: the tokens of the whole message, of which only the end
+    /// (`tokens`) is included. The report lists it as cut.
+    pub cut_from: Option<u32>,
     pub(crate) origin: Origin,
 }
 
@@ -281,6 +291,13 @@ impl ContextPlan {
             .collect()
     }
 
+    /// The messages included only in part, cut at the boundary: (slice, whole tokens, kept
+    /// tokens). They are in the context, so they are not in the pruned report; the UI shows them
+    /// beside it.
+    pub fn cut_report(&self) -> Vec<(&Slice, u32, u32)> {
+        self.slices.iter().filter_map(|s| s.cut_from.map(|whole| (s, whole, s.tokens))).collect()
+    }
+
     /// Sum of the included slices' tokens and the marker's: what `used` must equal.
     pub fn recount_used(&self) -> u64 {
         let slices: u64 = self.included().map(|s| u64::from(s.tokens)).sum();
@@ -291,6 +308,7 @@ impl ContextPlan {
     /// Whether anything was truncated or pruned for budget.
     pub fn truncated(&self) -> bool {
         self.marker.is_some()
+            || self.slices.iter().any(|s| s.cut_from.is_some())
             || self.slices.iter().any(|s| {
                 matches!(
                     s.status,

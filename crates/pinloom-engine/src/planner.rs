@@ -212,6 +212,7 @@ impl<'a> Builder<'a> {
             status,
             score,
             group,
+            cut_from: None,
             origin,
         });
         self.need.push(need);
@@ -710,7 +711,7 @@ impl<'a> Builder<'a> {
 
     fn node_of(&self, slice: usize) -> &'a NodeRecord {
         match self.slices[slice].origin {
-            Origin::Node(i) => &self.snapshot.nodes[i],
+            Origin::Node(i) | Origin::Cut { node: i, .. } => &self.snapshot.nodes[i],
             Origin::Text(_) => unreachable!("history slices always come from nodes"),
         }
     }
@@ -777,7 +778,60 @@ impl<'a> Builder<'a> {
             }
             self.finalize_history();
         }
+        if self.settings.cut_boundary_message {
+            self.cut_boundary(available);
+        }
         Ok(())
+    }
+
+    /// Fills what the budget has left with the end of the newest message truncation dropped, cut
+    /// at a token boundary. It is the only text a plan tokenizes beyond cached counts. Nothing
+    /// changes unless the result fits: the marker and role fills are placed again and checked.
+    fn cut_boundary(&mut self, available: u64) {
+        if self.settings.truncation == TruncationStrategy::StopAtLimit {
+            return;
+        }
+        let Some(gi) = (0..self.groups.len().saturating_sub(1)).rev().find(|&gi| {
+            self.slices[self.groups[gi].first].status == SliceStatus::Pruned(PruneReason::Truncated)
+        }) else {
+            return;
+        };
+        let g = self.groups[gi];
+        // Tool calls and results are never cut: only a one-node group of one text part.
+        let Origin::Node(n) = self.slices[g.first].origin else { return };
+        let node = &self.snapshot.nodes[n];
+        let [Part::Text(whole)] = node.parts.as_slice() else { return };
+        if g.first != g.last {
+            return;
+        }
+        let notice = &self.settings.cut_message_notice;
+        let spare = available.saturating_sub(self.total_used());
+        let room = spare
+            .saturating_sub(u64::from(self.overhead))
+            .saturating_sub(u64::from(self.tokenizer.count_u32(notice)));
+        if room < MIN_CUT_TOKENS {
+            return;
+        }
+        let tail = self.tokenizer.tail_within(whole, room);
+        if tail.trim().is_empty() || tail.len() == whole.len() {
+            return;
+        }
+        let text = format!("{notice}{tail}");
+        let tokens = self.count(&text);
+        // With its notice, the end of a short message can cost as much as the whole.
+        if tokens >= self.slices[g.first].tokens {
+            return;
+        }
+        let before = (self.slices[g.first].clone(), self.marker.clone(), self.fills.clone());
+        let slice = &mut self.slices[g.first];
+        slice.cut_from = Some(slice.tokens);
+        slice.tokens = tokens;
+        slice.status = SliceStatus::Included;
+        slice.origin = Origin::Cut { node: n, text };
+        self.finalize_history();
+        if self.total_used() > available {
+            (self.slices[g.first], self.marker, self.fills) = before;
+        }
     }
 
     fn sum(&self, pick: impl Fn(&Self, usize) -> bool) -> u64 {
@@ -1056,6 +1110,9 @@ impl<'a> Builder<'a> {
         }
     }
 }
+
+/// A boundary cut shorter than this is not worth the notice that opens it.
+const MIN_CUT_TOKENS: u64 = 32;
 
 fn clamp_u32(v: u64) -> u32 {
     u32::try_from(v).unwrap_or(u32::MAX)

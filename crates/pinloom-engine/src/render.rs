@@ -46,7 +46,7 @@ pub struct ChatRequest {
 /// The text of a slice.
 pub fn slice_text<'a>(slice: &'a Slice, snapshot: &'a Snapshot) -> std::borrow::Cow<'a, str> {
     match &slice.origin {
-        Origin::Text(text) => std::borrow::Cow::Borrowed(text),
+        Origin::Text(text) | Origin::Cut { text, .. } => std::borrow::Cow::Borrowed(text),
         Origin::Node(i) => {
             let parts = &snapshot.nodes[*i].parts;
             if parts.len() == 1 {
@@ -86,9 +86,17 @@ pub fn chat_request(
                 if let Some(marker) = plan.marker.as_ref().filter(|m| m.before_slice == i) {
                     messages.push(ChatMessage::text(Role::User, &marker.text));
                 }
-                let Origin::Node(n) = slice.origin else { continue };
-                let node = &snapshot.nodes[n];
-                messages.push(node_message(node.author, &node.parts));
+                match &slice.origin {
+                    Origin::Node(n) => {
+                        let node = &snapshot.nodes[*n];
+                        messages.push(node_message(node.author, &node.parts));
+                    }
+                    Origin::Cut { node, text } => {
+                        let author = snapshot.nodes[*node].author;
+                        messages.push(node_message(author, &[Part::Text(text.clone())]));
+                    }
+                    Origin::Text(_) => {}
+                }
             }
             SliceKind::WorkingBuffer => {}
             _ => system_blocks.push(slice_text(slice, snapshot).into_owned()),

@@ -176,6 +176,13 @@ pub struct Settings {
     pub anchor_framing: String,
     /// The visible truncation marker; `{count}` is replaced by the number of messages omitted.
     pub truncation_marker: String,
+    /// After truncation, fill what is left of the budget with the end of the newest message it
+    /// dropped (the one at the boundary), cut at a token boundary and opened with
+    /// `cut_message_notice`. Off by default: a cut message can read as whole to the model, so
+    /// it is the person's choice. Plain-text messages only; tool calls and results stay whole.
+    pub cut_boundary_message: bool,
+    /// What opens a message cut at the boundary.
+    pub cut_message_notice: String,
     /// The user message put first when a provider needs one and the kept history starts with the
     /// model.
     pub leading_user_placeholder: String,
@@ -215,6 +222,8 @@ impl Default for Settings {
             anchor_framing: DEEPPIN_ANCHOR_FRAMING.to_owned(),
             truncation_marker: "[… {count} earlier messages omitted to fit the context window …]"
                 .to_owned(),
+            cut_boundary_message: false,
+            cut_message_notice: "[… the start of this message was cut to fit …] ".to_owned(),
             leading_user_placeholder: "(The conversation continues from earlier messages.)"
                 .to_owned(),
             tool_to_user_bridge: "(Tool results received.)".to_owned(),

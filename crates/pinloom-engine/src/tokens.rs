@@ -140,6 +140,37 @@ impl Tokenizer {
     pub fn count_u32(self, text: &str) -> u32 {
         u32::try_from(self.count(text)).unwrap_or(u32::MAX)
     }
+
+    /// The longest end of `text` that counts at most `limit` tokens, starting at a character
+    /// boundary, and after a space or line break when one is near, so no word is split. Found by
+    /// binary search over where it starts: about log₂(length) counts of ever shorter ends. BPE
+    /// counts are not strictly monotone in length, so the result is counted once more and moved
+    /// later until it fits.
+    pub fn tail_within(self, text: &str, limit: u64) -> &str {
+        if self.count(text) <= limit {
+            return text;
+        }
+        let starts: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
+        // The answer's start is in starts[low..=high]; the empty end (at text.len()) always fits.
+        let (mut low, mut high) = (0, starts.len());
+        while low < high {
+            let mid = low + (high - low) / 2;
+            if self.count(&text[starts[mid]..]) <= limit {
+                high = mid;
+            } else {
+                low = mid + 1;
+            }
+        }
+        let mut start = starts.get(low).copied().unwrap_or(text.len());
+        // Begin at the next word when one starts within a few characters.
+        if let Some(gap) = text[start..].char_indices().take(24).find(|(_, c)| c.is_whitespace()) {
+            start += gap.0 + gap.1.len_utf8();
+        }
+        while start < text.len() && self.count(&text[start..]) > limit {
+            start += text[start..].chars().next().map_or(1, char::len_utf8);
+        }
+        &text[start..]
+    }
 }
 #[cfg(test)]
 mod tests {
@@ -203,6 +234,32 @@ mod tests {
         // A zero report changes nothing; an absurd one is clamped before it is blended.
         assert_eq!(start.corrected(200, 0), start);
         assert_eq!(start.corrected(1, 1_000).milli_chars_per_token, 3_250);
+    }
+
+    #[test]
+    fn the_end_within_a_limit_fits_and_starts_at_a_word() {
+        let text = "The first sentence sets the scene. Then the middle goes on for a while, and \
+                    the end is what the next message answers: é😀 included.";
+        for tokenizer in [Tokenizer::O200k, Tokenizer::Cl100k, Tokenizer::Chars(FourChars)] {
+            for limit in [0, 1, 5, 12, 20, 1_000] {
+                let tail = tokenizer.tail_within(text, limit);
+                assert!(tokenizer.count(tail) <= limit, "{tokenizer:?} {limit}: {tail:?}");
+                assert!(text.ends_with(tail));
+                if limit == 1_000 {
+                    assert_eq!(tail, text, "a text that fits is whole");
+                } else if !tail.is_empty() {
+                    // After a space, unless no word starts near enough (a very short end).
+                    let before = &text[..text.len() - tail.len()];
+                    let word_near = tail.chars().take(24).any(char::is_whitespace);
+                    assert!(
+                        before.ends_with(char::is_whitespace) || !word_near,
+                        "{tokenizer:?} {limit}: {tail:?}"
+                    );
+                }
+            }
+            // A larger limit never gives a shorter end by more than the word it skips.
+            assert!(tokenizer.tail_within(text, 20).len() >= tokenizer.tail_within(text, 5).len());
+        }
     }
 
     #[test]

@@ -109,12 +109,18 @@ proptest! {
         (family, rules) in families(),
         strategy in strategies(),
         min_recent in 0usize..6,
+        cut_boundary in any::<bool>(),
     ) {
         let t = build(&steps, system, anchor);
         let mut prof = profile(family, window);
         prof.message_overhead = 3;
         prof.role_rules = match rules { 1 => RoleRules::mistral(), 2 => RoleRules::strict(), _ => prof.role_rules };
-        let settings = Settings { truncation: strategy, minimum_recent_nodes: min_recent, ..Settings::default() };
+        let settings = Settings {
+            truncation: strategy,
+            minimum_recent_nodes: min_recent,
+            cut_boundary_message: cut_boundary,
+            ..Settings::default()
+        };
         match plan(&t.snapshot, &prof, &settings) {
             Err(EngineError::SystemContextOverBudget { .. }
                 | EngineError::RequiredOverBudget { .. }
@@ -149,6 +155,12 @@ proptest! {
                             prop_assert_eq!(a.is_included(), b.is_included());
                         }
                     }
+                }
+                // A cut message is counted as the plan's tokenizer counts its rendered text.
+                for (slice, whole, kept) in p.cut_report() {
+                    prop_assert!(cut_boundary && kept < whole, "{:?}", slice.source);
+                    let text = pinloom_engine::render::slice_text(slice, &t.snapshot);
+                    prop_assert_eq!(u64::from(kept), prof.tokenizer.count(&text) + 3);
                 }
                 // Role rules on the rendered messages.
                 let r = chat_request(&p, &t.snapshot, &prof);

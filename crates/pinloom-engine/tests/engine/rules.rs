@@ -823,3 +823,80 @@ fn appending_one_node_updates_the_plan_incrementally_seed_001() {
         assert_eq!(*kept.last().unwrap(), t.snapshot.active.0);
     }
 }
+
+/// Six messages of 100 tokens (four characters a token) in a 380-token window: rolling window
+/// keeps the last three whole with its 18-token marker, and the 62 tokens left go to the end of
+/// the fourth newest, behind its 12-token notice, cut at a word, only when the setting asks.
+/// (One protected recent node, so truncation has room.)
+fn chat_of_long_messages() -> Tree {
+    let mut t = Tree::new("t");
+    let words = "word ".repeat(79);
+    for i in 0..6 {
+        let author = if i % 2 == 0 { Author::Human } else { Author::Model };
+        t.say(author, &format!("{words}end{i}"));
+    }
+    t
+}
+
+fn rolling(cut_boundary_message: bool) -> Settings {
+    Settings {
+        truncation: TruncationStrategy::RollingWindow,
+        minimum_recent_nodes: 1,
+        cut_boundary_message,
+        ..Settings::default()
+    }
+}
+
+#[test]
+fn the_boundary_message_is_cut_to_fill_the_budget_only_when_asked() {
+    let t = chat_of_long_messages();
+    let prof = profile(OPENAI, 380);
+    let whole_only = plan(&t.snapshot, &prof, &rolling(false)).unwrap();
+    assert!(whole_only.cut_report().is_empty());
+    assert_eq!(history_ids(&whole_only), vec![4, 5, 6]);
+
+    let cutting = rolling(true);
+    let p = plan(&t.snapshot, &prof, &cutting).unwrap();
+    let cuts = p.cut_report();
+    assert_eq!(cuts.len(), 1);
+    let (slice, whole, kept) = cuts[0];
+    assert_eq!(slice.source, SourceId::Node(NodeId(3)), "the newest message truncation dropped");
+    assert_eq!(whole, 100);
+    assert!(kept < whole && kept >= 32, "{kept}");
+    assert!(p.used > whole_only.used && p.used <= p.available, "{} of {}", p.used, p.available);
+    assert!(p.truncated());
+    let messages = chat_request(&p, &t.snapshot, &prof).messages;
+    let Some(Part::Text(first)) = messages[0].parts.first() else { panic!("{messages:?}") };
+    // The marker (a user message) and node 3 (the person's) merge into the first message.
+    assert!(first.starts_with("[… 2 earlier messages omitted"), "{first}");
+    let Some((_, kept_text)) = first.split_once(&cutting.cut_message_notice) else {
+        panic!("no notice: {first}")
+    };
+    assert!(kept_text.starts_with("word "), "cut at a word: {kept_text}");
+    assert!(kept_text.ends_with(" word end2"), "the end of node 3 is kept: {kept_text}");
+    assert_eq!(messages[0].role, Role::User);
+}
+
+#[test]
+fn stop_at_limit_never_cuts_and_a_tool_group_is_never_cut() {
+    let t = chat_of_long_messages();
+    let prof = profile(OPENAI, 350);
+    let stop = Settings { truncation: TruncationStrategy::StopAtLimit, ..rolling(true) };
+    assert!(matches!(plan(&t.snapshot, &prof, &stop), Err(EngineError::StopAtLimit { .. })));
+
+    // Nodes 3 and 4 become a tool call and its result: a group of 101 tokens at the boundary,
+    // with 80 tokens left over once nodes 5 and 6 are kept.
+    let mut t = chat_of_long_messages();
+    t.snapshot.nodes[2].author = Author::Model;
+    t.snapshot.nodes[2].parts.push(Part::ToolCall {
+        id: "c".into(),
+        name: "n".into(),
+        arguments: "{}".into(),
+    });
+    t.snapshot.nodes[3].author = Author::Tool;
+    t.snapshot.nodes[3].parts =
+        vec![Part::ToolResult { call_id: "c".into(), content: "ok".into() }];
+    let p = plan(&t.snapshot, &profile(OPENAI, 280), &rolling(true)).unwrap();
+    assert_eq!(history_ids(&p), vec![5, 6]);
+    assert!(p.cut_report().is_empty(), "a tool call and its result are kept or dropped whole");
+}
