@@ -219,8 +219,12 @@ pub fn build(
     let (url, mut body, framing, completion) = match (family, task) {
         (ProviderFamily::OpenAiCompatible, Task::Chat { request, tools }) => {
             let mut body = wire_body(request, tools, profile);
-            // Usage only arrives when asked for, as a last chunk with no choices.
-            body["stream_options"] = json!({"include_usage": true});
+            // OpenAI sends usage only when asked, as a last chunk with no choices. Mistral puts
+            // usage in its last chunk unasked and validates request fields strictly, so the
+            // field is left out there rather than risk a refusal.
+            if endpoint.provider != ProviderId::Mistral {
+                body["stream_options"] = json!({"include_usage": true});
+            }
             if let Some(max) = sampling.max_output_tokens {
                 // OpenAI's reasoning models refuse `max_tokens`; other servers only know it.
                 let field = match endpoint.provider {
@@ -250,7 +254,9 @@ pub fn build(
         (ProviderFamily::Gemini, Task::Chat { request, tools }) => {
             let mut body = wire_body(request, tools, profile);
             body["generationConfig"] = json!({"maxOutputTokens": max_output});
-            let url = format!("{base}/models/{}:streamGenerateContent?alt=sse", profile.model);
+            // Gemini's model list names models `models/<id>`; either form is accepted here.
+            let model = profile.model.trim_start_matches("models/");
+            let url = format!("{base}/models/{model}:streamGenerateContent?alt=sse");
             (url, body, Framing::ServerSentEvents, false)
         }
         (ProviderFamily::Ollama, Task::Chat { request, tools }) => {

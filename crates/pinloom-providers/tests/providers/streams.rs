@@ -449,3 +449,19 @@ async fn a_stalled_stream_times_out_after_the_idle_limit() {
         })
     );
 }
+
+#[test]
+fn mistral_is_not_sent_fields_it_refuses_and_gemini_takes_either_model_name() {
+    let mistral = chat_wire("http://127.0.0.1:9", ProviderId::Mistral, "mistral-large-latest");
+    assert!(mistral.body.get("stream_options").is_none(), "{}", mistral.body);
+    assert_eq!(mistral.url, "http://127.0.0.1:9/chat/completions");
+    let openrouter = chat_wire("http://127.0.0.1:9", ProviderId::OpenRouter, "openai/gpt-4o");
+    assert_eq!(openrouter.body["stream_options"]["include_usage"], true);
+    for model in ["gemini-2.0-flash", "models/gemini-2.0-flash"] {
+        let gemini = chat_wire("http://127.0.0.1:9", ProviderId::Gemini, model);
+        assert_eq!(
+            gemini.url,
+            "http://127.0.0.1:9/models/gemini-2.0-flash:streamGenerateContent?alt=sse"
+        );
+    }
+}
