@@ -48,7 +48,6 @@ pub struct Decoded {
 }
 
 /// A stream decoder for one family and task.
-#[derive(Debug)]
 pub struct Decoder {
     provider: ProviderId,
     model: String,
@@ -61,6 +60,20 @@ pub struct Decoder {
     pub finish_reason: Option<String>,
     /// Whether the provider said the reply is complete (a finish reason, an end marker).
     pub finished: bool,
+}
+
+impl std::fmt::Debug for Decoder {
+    // By hand, so the key it holds for blanking is never printed.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Decoder")
+            .field("provider", &self.provider)
+            .field("model", &self.model)
+            .field("completion", &self.completion)
+            .field("usage", &self.usage)
+            .field("finish_reason", &self.finish_reason)
+            .field("finished", &self.finished)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Decoder {

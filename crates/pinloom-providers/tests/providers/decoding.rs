@@ -111,3 +111,9 @@ fn arbitrary_bytes_never_panic_a_decoder() {
     // Valid frames are rare in random bytes; what matters is that none of this panicked.
     assert!(decoded_text < 8_000);
 }
+
+#[test]
+fn a_decoder_never_prints_the_key_it_blanks() {
+    let decoder = Decoder::new(ProviderId::OpenAi, "gpt-4o", false, Some(crate::KEY));
+    assert!(!format!("{decoder:?}").contains(crate::KEY));
+}
