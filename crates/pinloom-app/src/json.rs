@@ -130,3 +130,49 @@ impl From<store::Node> for Message {
         }
     }
 }
+
+/// A model profile: which model, where, and the budgets the context engine plans with. Domain
+/// data, shared by every front end; read and written whole.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelProfile {
+    /// The unique name people choose it by.
+    pub name: String,
+    /// The provider's stored name: `openai`, `anthropic`, `gemini`, `openrouter`, `mistral`,
+    /// `ollama`, `lmstudio`, `vllm` or `llamacpp`.
+    pub provider: String,
+    /// The provider's model id.
+    pub model_id: String,
+    /// Where to reach it, when not the provider's default address.
+    pub base_url: Option<String>,
+    /// Its context window, in tokens.
+    pub context_window: u32,
+    /// Tokens kept free for the reply; less than the window.
+    pub reserve: u32,
+    /// Whether it takes a system prompt in the provider's native field (else it is injected into
+    /// the first user message).
+    pub native_system: bool,
+    /// Whether it can continue a document (buffer mode).
+    pub completion_endpoint: bool,
+    /// How its tokens are counted: `o200k`, `cl100k`, `claude`, `gemini` or `other`.
+    pub tokenizer: String,
+    /// The agent-level system prompt.
+    pub agent_system_prompt: String,
+}
+
+impl From<store::ModelProfile> for ModelProfile {
+    fn from(profile: store::ModelProfile) -> ModelProfile {
+        ModelProfile {
+            name: profile.name,
+            provider: profile.provider,
+            model_id: profile.model_id,
+            base_url: profile.base_url,
+            context_window: profile.context_window,
+            reserve: profile.reserve,
+            native_system: profile.native_system,
+            completion_endpoint: profile.completion_endpoint,
+            tokenizer: profile.tokenizer,
+            agent_system_prompt: profile.agent_system_prompt,
+        }
+    }
+}

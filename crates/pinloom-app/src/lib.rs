@@ -14,6 +14,7 @@ mod data_dir;
 mod error;
 pub mod json;
 mod pinloom;
+mod profiles;
 
 pub use data_dir::{DATA_DIR_ENV, DATA_DIR_FLAG, DATABASE_FILE_NAME, resolve_data_dir};
 pub use error::{ApiError, ErrorCode};

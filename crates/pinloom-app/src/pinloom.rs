@@ -14,7 +14,7 @@ use crate::json::{Message, TreeMode, TreeSummary, TreeView};
 /// Cheap to clone; clones share the database.
 #[derive(Debug, Clone)]
 pub struct Pinloom {
-    store: Arc<Store>,
+    pub(crate) store: Arc<Store>,
 }
 
 impl Pinloom {
@@ -29,6 +29,7 @@ impl Pinloom {
                 ),
             })?;
             let store = Store::open(&data_dir.join(DATABASE_FILE_NAME))?;
+            crate::profiles::seed_from_catalog(&store)?;
             Ok(store)
         })
         .await
@@ -106,13 +107,13 @@ impl Pinloom {
 
 /// Runs store work on tokio's blocking pool: a SQLite call can wait up to the busy timeout on
 /// another process's lock, and must never stall the async executor while it does.
-async fn blocking<T: Send + 'static>(
+pub(crate) async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> anyhow::Result<T> + Send + 'static,
 ) -> anyhow::Result<T> {
     tokio::task::spawn_blocking(work).await.context("a database task stopped unexpectedly")?
 }
 
-fn now_ms() -> i64 {
+pub(crate) fn now_ms() -> i64 {
     // A clock before 1970 is a broken machine; 0 keeps ordering sane rather than failing a write.
     SystemTime::now()
         .duration_since(UNIX_EPOCH)

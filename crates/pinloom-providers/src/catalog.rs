@@ -25,6 +25,31 @@ pub enum TokenizerFamily {
 }
 
 impl TokenizerFamily {
+    /// Every family, in the order settings list them.
+    pub const ALL: [TokenizerFamily; 5] = [
+        TokenizerFamily::O200k,
+        TokenizerFamily::Cl100k,
+        TokenizerFamily::Claude,
+        TokenizerFamily::Gemini,
+        TokenizerFamily::Other,
+    ];
+
+    /// The stable name stored in model profiles.
+    pub fn name(self) -> &'static str {
+        match self {
+            TokenizerFamily::O200k => "o200k",
+            TokenizerFamily::Cl100k => "cl100k",
+            TokenizerFamily::Claude => "claude",
+            TokenizerFamily::Gemini => "gemini",
+            TokenizerFamily::Other => "other",
+        }
+    }
+
+    /// The family with this stable name, if any.
+    pub fn from_name(name: &str) -> Option<TokenizerFamily> {
+        TokenizerFamily::ALL.into_iter().find(|family| family.name() == name)
+    }
+
     /// The counter the engine plans with.
     pub fn tokenizer(self) -> Tokenizer {
         match self {

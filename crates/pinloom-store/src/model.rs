@@ -305,7 +305,8 @@ pub struct Annotation {
 pub struct ModelProfile {
     /// A unique name people choose it by.
     pub name: String,
-    /// The wire family's stored name.
+    /// The provider's stored name (`openai`, `anthropic`, `ollama`, …), which implies its wire
+    /// family; the application layer checks it.
     pub provider: String,
     /// The provider's model id.
     pub model_id: String,

@@ -3,6 +3,8 @@
 // Test helpers unwrap too: a panic carrying the error is the failure report.
 #![allow(clippy::unwrap_used)]
 
+mod profiles;
+
 use pinloom_app::json::{Author, TreeMode};
 use pinloom_app::{ApiError, DATABASE_FILE_NAME, ErrorCode, Pinloom};
 

@@ -1,0 +1,133 @@
+//! Model profiles: stored in the database so the app, the command line and the MCP server see the
+//! same ones; seeded from the providers' catalog into an empty database, then the person's to
+//! edit, extend and delete.
+
+use anyhow::Context;
+use pinloom_providers::ProviderId;
+use pinloom_providers::catalog::{self, SHIPPED, TokenizerFamily};
+use pinloom_store::{Store, StoreError};
+
+use crate::ApiError;
+use crate::json::ModelProfile;
+use crate::pinloom::{Pinloom, blocking, now_ms};
+
+/// The name a shipped model's profile gets: the model id and who serves it.
+fn shipped_name(provider: ProviderId, model: &str) -> String {
+    format!("{model} ({})", provider.display_name())
+}
+
+/// Writes the catalog's models into a database that has no profiles yet. A database with any
+/// profile is left alone, so edits and deletions stay as the person made them.
+pub(crate) fn seed_from_catalog(store: &Store) -> Result<(), StoreError> {
+    if !store.profiles()?.is_empty() {
+        return Ok(());
+    }
+    let now = now_ms();
+    for entry in SHIPPED {
+        let engine = catalog::profile(entry.provider, entry.model);
+        store.put_profile(
+            &pinloom_store::ModelProfile {
+                name: shipped_name(entry.provider, entry.model),
+                provider: entry.provider.name().to_owned(),
+                model_id: entry.model.to_owned(),
+                base_url: None,
+                context_window: engine.context_window,
+                reserve: engine.reserve,
+                native_system: engine.native_system,
+                completion_endpoint: catalog::completion_supported(entry.provider, entry.model),
+                tokenizer: entry.tokenizer.name().to_owned(),
+                agent_system_prompt: String::new(),
+                sampling_json: "{}".to_owned(),
+                settings_json: "{}".to_owned(),
+            },
+            now,
+        )?;
+    }
+    Ok(())
+}
+
+/// The checks the store cannot make, since it does not know providers and tokenizers.
+fn check(profile: &ModelProfile) -> Result<(), ApiError> {
+    let name = profile.name.trim();
+    if ProviderId::from_name(&profile.provider).is_none() {
+        let known: Vec<&str> = ProviderId::ALL.iter().map(|p| p.name()).collect();
+        return Err(ApiError::invalid_input(format!(
+            "{name}: unknown provider \"{}\"; choose one of {}",
+            profile.provider,
+            known.join(", ")
+        )));
+    }
+    if profile.model_id.trim().is_empty() {
+        return Err(ApiError::invalid_input(format!(
+            "{name}: the model id is empty; enter it as the provider names it (for example \
+             gpt-4o or llama3.2)"
+        )));
+    }
+    if TokenizerFamily::from_name(&profile.tokenizer).is_none() {
+        let known: Vec<&str> = TokenizerFamily::ALL.iter().map(|t| t.name()).collect();
+        return Err(ApiError::invalid_input(format!(
+            "{name}: unknown tokenizer \"{}\"; choose one of {}",
+            profile.tokenizer,
+            known.join(", ")
+        )));
+    }
+    if let Some(url) = &profile.base_url
+        && !(url.starts_with("http://") || url.starts_with("https://"))
+    {
+        return Err(ApiError::invalid_input(format!(
+            "{name}: the address \"{url}\" must start with http:// or https://"
+        )));
+    }
+    Ok(())
+}
+
+impl Pinloom {
+    /// Every model profile, by name.
+    pub async fn model_profiles(&self) -> anyhow::Result<Vec<ModelProfile>> {
+        let store = self.store.clone();
+        let profiles = blocking(move || Ok(store.profiles()?))
+            .await
+            .context("could not read the model profiles")?;
+        Ok(profiles.into_iter().map(ModelProfile::from).collect())
+    }
+
+    /// Creates a profile, or replaces the one with the same name (keeping its stored sampling and
+    /// context settings, which are edited elsewhere).
+    pub async fn save_model_profile(&self, profile: ModelProfile) -> anyhow::Result<ModelProfile> {
+        check(&profile)?;
+        let store = self.store.clone();
+        let saved = blocking(move || {
+            let (sampling_json, settings_json) = match store.profile(profile.name.trim()) {
+                Ok(existing) => (existing.sampling_json, existing.settings_json),
+                Err(StoreError::NoSuchProfile(_)) => ("{}".to_owned(), "{}".to_owned()),
+                Err(other) => return Err(other.into()),
+            };
+            let record = pinloom_store::ModelProfile {
+                name: profile.name,
+                provider: profile.provider,
+                model_id: profile.model_id.trim().to_owned(),
+                base_url: profile.base_url.map(|url| url.trim_end_matches('/').to_owned()),
+                context_window: profile.context_window,
+                reserve: profile.reserve,
+                native_system: profile.native_system,
+                completion_endpoint: profile.completion_endpoint,
+                tokenizer: profile.tokenizer,
+                agent_system_prompt: profile.agent_system_prompt,
+                sampling_json,
+                settings_json,
+            };
+            Ok(store.put_profile(&record, now_ms())?)
+        })
+        .await
+        .context("could not save the model profile")?;
+        Ok(saved.into())
+    }
+
+    /// Deletes the profile named `name`.
+    pub async fn delete_model_profile(&self, name: String) -> anyhow::Result<()> {
+        let store = self.store.clone();
+        blocking(move || Ok(store.delete_profile(&name)?))
+            .await
+            .context("could not delete the model profile")
+    }
+}
