@@ -16,31 +16,6 @@ pub enum ProviderFamily {
     Ollama,
 }
 
-impl ProviderFamily {
-    /// Every family, in the order settings list them.
-    pub const ALL: [ProviderFamily; 4] = [
-        ProviderFamily::OpenAiCompatible,
-        ProviderFamily::Anthropic,
-        ProviderFamily::Gemini,
-        ProviderFamily::Ollama,
-    ];
-
-    /// The stable name stored in model profiles and shown in exports.
-    pub fn name(self) -> &'static str {
-        match self {
-            ProviderFamily::OpenAiCompatible => "openai-compatible",
-            ProviderFamily::Anthropic => "anthropic-messages",
-            ProviderFamily::Gemini => "gemini",
-            ProviderFamily::Ollama => "ollama",
-        }
-    }
-
-    /// The family with this stable name, if any (names are exact, not prefixes).
-    pub fn from_name(name: &str) -> Option<ProviderFamily> {
-        ProviderFamily::ALL.into_iter().find(|family| family.name() == name)
-    }
-}
-
 /// The message-order rules a provider or model template enforces (engine_anchors §2–3). They are
 /// data, not code per provider, because they differ by model inside one family (Mistral inside
 /// OpenAI-compatible, Gemma inside Gemini).

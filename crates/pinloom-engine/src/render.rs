@@ -109,14 +109,7 @@ pub fn chat_request(
     }
     let messages = merge_same_role(messages, rules.strict_alternation);
     let mut request = ChatRequest { system: None, messages, tools, prefix_last_assistant: false };
-    let system = system_blocks.join("\n\n");
-    if !system.is_empty() {
-        if profile.native_system {
-            request.system = Some(system);
-        } else {
-            inject_system(&mut request.messages, &system);
-        }
-    }
+    place_system(&mut request, system_blocks.join("\n\n"), profile);
     request.prefix_last_assistant = rules.last_user_or_tool
         && request.messages.last().is_some_and(|m| m.role == Role::Assistant);
     request
@@ -279,14 +272,21 @@ pub fn single_turn(system: &str, prompt: &str, profile: &ModelProfile) -> ChatRe
         tools: Vec::new(),
         prefix_last_assistant: false,
     };
-    if !system.is_empty() {
-        if profile.native_system {
-            request.system = Some(system.to_owned());
-        } else {
-            inject_system(&mut request.messages, system);
-        }
-    }
+    place_system(&mut request, system.to_owned(), profile);
     request
+}
+
+/// The system text in the provider's native field when the model takes one, else injected into
+/// the first user message; nothing when it is empty.
+fn place_system(request: &mut ChatRequest, system: String, profile: &ModelProfile) {
+    if system.is_empty() {
+        return;
+    }
+    if profile.native_system {
+        request.system = Some(system);
+    } else {
+        inject_system(&mut request.messages, &system);
+    }
 }
 
 // The wire shapes, borrowing the request's text. Fields are declared in alphabetical order so the
