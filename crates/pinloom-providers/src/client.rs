@@ -252,7 +252,7 @@ impl Provider {
         if (200..300).contains(&status) {
             Ok(text)
         } else {
-            Err(crate::ollama::discovery_error(provider, status, &text))
+            Err(classify(provider, "", status, None, &text, None))
         }
     }
 }

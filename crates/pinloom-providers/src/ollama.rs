@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 use crate::client::Provider;
-use crate::error::{ProviderError, classify};
+use crate::error::ProviderError;
 use crate::wire::{Endpoint, ProviderId};
 use pinloom_engine::profile::ModelProfile;
 
@@ -103,9 +103,7 @@ impl Provider {
         }
         Ok(models)
     }
-}
 
-impl Provider {
     async fn ollama_get_json(
         &self,
         endpoint: &Endpoint,
@@ -119,9 +117,4 @@ impl Provider {
             detail: format!("{path} answered with something that is not JSON: {error}"),
         })
     }
-}
-
-/// Reads an error answer from Ollama's discovery endpoints.
-pub(crate) fn discovery_error(provider: ProviderId, status: u16, body: &str) -> ProviderError {
-    classify(provider, "", status, None, body, None)
 }
