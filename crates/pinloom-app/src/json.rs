@@ -160,6 +160,30 @@ pub struct ModelProfile {
     pub agent_system_prompt: String,
 }
 
+impl ModelProfile {
+    /// The stored record, with the sampling and context settings this shape does not carry.
+    pub(crate) fn into_record(
+        self,
+        sampling_json: String,
+        settings_json: String,
+    ) -> store::ModelProfile {
+        store::ModelProfile {
+            name: self.name,
+            provider: self.provider,
+            model_id: self.model_id.trim().to_owned(),
+            base_url: self.base_url.map(|url| url.trim_end_matches('/').to_owned()),
+            context_window: self.context_window,
+            reserve: self.reserve,
+            native_system: self.native_system,
+            completion_endpoint: self.completion_endpoint,
+            tokenizer: self.tokenizer,
+            agent_system_prompt: self.agent_system_prompt,
+            sampling_json,
+            settings_json,
+        }
+    }
+}
+
 impl From<store::ModelProfile> for ModelProfile {
     fn from(profile: store::ModelProfile) -> ModelProfile {
         ModelProfile {

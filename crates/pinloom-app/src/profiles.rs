@@ -102,20 +102,7 @@ impl Pinloom {
                 Err(StoreError::NoSuchProfile(_)) => ("{}".to_owned(), "{}".to_owned()),
                 Err(other) => return Err(other.into()),
             };
-            let record = pinloom_store::ModelProfile {
-                name: profile.name,
-                provider: profile.provider,
-                model_id: profile.model_id.trim().to_owned(),
-                base_url: profile.base_url.map(|url| url.trim_end_matches('/').to_owned()),
-                context_window: profile.context_window,
-                reserve: profile.reserve,
-                native_system: profile.native_system,
-                completion_endpoint: profile.completion_endpoint,
-                tokenizer: profile.tokenizer,
-                agent_system_prompt: profile.agent_system_prompt,
-                sampling_json,
-                settings_json,
-            };
+            let record = profile.into_record(sampling_json, settings_json);
             Ok(store.put_profile(&record, now_ms())?)
         })
         .await
