@@ -82,35 +82,6 @@ fn level_by_level_path(conn: &rusqlite::Connection, node: NodeId) -> usize {
     rows.map(|row| row.expect("row").1.len()).sum()
 }
 
-/// The floor under `ancestor_path`: its segment walk and columns, each row stepped by SQLite
-/// but only its first column looked at, so what remains is SQLite's own cost.
-fn segment_walk_without_decoding(conn: &rusqlite::Connection, node: NodeId) -> usize {
-    let mut statement = conn
-        .prepare_cached(
-            "WITH RECURSIVE segments(segment_id, upto) AS (
-                 SELECT segment_id, segment_pos FROM nodes WHERE id = ?1
-                 UNION
-                 SELECT parent.segment_id, parent.segment_pos
-                 FROM segments
-                 JOIN nodes head ON head.id = segments.segment_id
-                 JOIN nodes parent ON parent.id = head.parent_id
-             )
-             SELECT n.id, n.tree_id, n.parent_id, n.pin_id, n.author, n.text, n.parts_json,
-                 n.edited_from, n.model, n.generation_json, n.usage_json, n.excluded,
-                 n.bookmarked, n.incomplete, n.pruned_at_ms, n.created_at_ms, n.segment_id,
-                 n.segment_pos
-             FROM segments
-             JOIN nodes n ON n.segment_id = segments.segment_id AND n.segment_pos <= segments.upto",
-        )
-        .expect("prepare");
-    let mut rows = statement.query([node.0]).expect("query");
-    let mut count = 0;
-    while let Some(row) = rows.next().expect("row") {
-        count += usize::from(row.get_ref(0).expect("id").as_i64().is_ok());
-    }
-    count
-}
-
 fn store_benches(c: &mut Criterion) {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = Store::open(&dir.path().join("deep.sqlite3")).expect("open");
@@ -122,9 +93,8 @@ fn store_benches(c: &mut Criterion) {
     c.bench_function("baseline: one CTE step per level, same path", |b| {
         b.iter(|| level_by_level_path(&baseline, deepest))
     });
-    let floor = rusqlite::Connection::open(dir.path().join("deep.sqlite3")).expect("open");
     c.bench_function("floor: the store's walk, rows stepped but not decoded", |b| {
-        b.iter(|| segment_walk_without_decoding(&floor, deepest))
+        b.iter(|| store.count_path_rows_undecoded(deepest).expect("rows"))
     });
     let mut at = 1_000_000_i64;
     c.bench_function("append one node to 100k nodes with commit", |b| {

@@ -73,23 +73,7 @@ impl Store {
     /// levels, and a cycle of parent links (which only a damaged file can hold).
     pub fn ancestor_path(&self, node: NodeId) -> Result<Vec<Node>, StoreError> {
         let conn = self.conn();
-        // One step per segment (a run of first children), each read as an index range. UNION
-        // drops a segment seen before, so the walk ends even on a damaged file whose parent links
-        // loop. Rows come back unordered: ordering in SQL would copy every row, text and all,
-        // into a temporary B-tree; `order_path` rebuilds the order from the heads' parents.
-        let mut statement = conn.prepare_cached(&format!(
-            "WITH RECURSIVE segments(segment_id, upto) AS (
-                 SELECT segment_id, segment_pos FROM nodes WHERE id = ?1
-                 UNION
-                 SELECT parent.segment_id, parent.segment_pos
-                 FROM segments
-                 JOIN nodes head ON head.id = segments.segment_id
-                 JOIN nodes parent ON parent.id = head.parent_id
-             )
-             SELECT {NODE_COLUMNS}, n.segment_id, n.segment_pos
-             FROM segments
-             JOIN nodes n ON n.segment_id = segments.segment_id AND n.segment_pos <= segments.upto"
-        ))?;
+        let mut statement = conn.prepare_cached(&path_query())?;
         let rows: Vec<(i64, i64, Node)> = statement
             .query_map([node.0], |row| Ok((row.get(16)?, row.get(17)?, node_from_row(row)?)))?
             .collect::<Result<_, _>>()?;
@@ -106,6 +90,20 @@ impl Store {
             return Err(StoreError::TooDeep { limit: MAX_PIN_DEPTH });
         }
         Ok(path)
+    }
+
+    /// The rows of `node`'s path as [`ancestor_path`](Store::ancestor_path) reads them, stepped
+    /// by SQLite but not decoded: the benchmark's measure of SQLite's share of the path.
+    #[doc(hidden)]
+    pub fn count_path_rows_undecoded(&self, node: NodeId) -> Result<usize, StoreError> {
+        let conn = self.conn();
+        let mut statement = conn.prepare_cached(&path_query())?;
+        let mut rows = statement.query([node.0])?;
+        let mut count = 0;
+        while rows.next()?.is_some() {
+            count += 1;
+        }
+        Ok(count)
     }
 
     /// The children of `node`, oldest first: its continuations and the first nodes of the pins
@@ -605,6 +603,26 @@ fn text_of(parts: &[Part]) -> String {
 /// each segment's nodes up to the position the walk came from, then the segment holding its
 /// head's parent. A segment reached twice, or a parent the walk did not reach, means the parent
 /// links loop.
+/// The ancestor path's query: one step per segment (a run of first children), each read as an
+/// index range. UNION drops a segment seen before, so the walk ends even on a damaged file whose
+/// parent links loop. Rows come back unordered: ordering in SQL would copy every row, text and
+/// all, into a temporary B-tree; `order_path` rebuilds the order from the heads' parents.
+fn path_query() -> String {
+    format!(
+        "WITH RECURSIVE segments(segment_id, upto) AS (
+             SELECT segment_id, segment_pos FROM nodes WHERE id = ?1
+             UNION
+             SELECT parent.segment_id, parent.segment_pos
+             FROM segments
+             JOIN nodes head ON head.id = segments.segment_id
+             JOIN nodes parent ON parent.id = head.parent_id
+         )
+         SELECT {NODE_COLUMNS}, n.segment_id, n.segment_pos
+         FROM segments
+         JOIN nodes n ON n.segment_id = segments.segment_id AND n.segment_pos <= segments.upto"
+    )
+}
+
 fn order_path(node: NodeId, mut rows: Vec<(i64, i64, Node)>) -> Result<Vec<Node>, StoreError> {
     // Sorting instead of hashing: the rows of one segment come from one index range, so both
     // sorts mostly meet runs already in order, and a lookup is a binary search.
