@@ -6,12 +6,11 @@
 use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
-use eventsource_stream::{EventStreamError, Eventsource};
 use futures_util::{Stream, StreamExt};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
-use crate::decode::{Decoder, JsonLines, ReplyEvent, Usage};
+use crate::decode::{Decoder, ReplyEvent, Usage, read_reply};
 use crate::error::{ProviderError, classify, env_hint};
 use crate::keys::ApiKey;
 use crate::retry::{RetryPolicy, parse_retry_after, with_retries};
@@ -131,11 +130,10 @@ impl Provider {
         };
         let mut decoder = Decoder::new(provider, &request.model, request.completion, secret);
         let bytes = idle_limited(response.bytes_stream(), self.timeouts.idle);
-        let interruption = match request.framing {
-            Framing::ServerSentEvents => sse(&mut decoder, bytes, events, cancel).await,
-            Framing::JsonLines => json_lines(&mut decoder, bytes, events, cancel).await,
-        };
-        let (text, interruption) = interruption;
+        let json_lines = request.framing == Framing::JsonLines;
+        let failure = |failure| byte_failure(provider, failure);
+        let (text, interruption) =
+            read_reply(&mut decoder, json_lines, bytes, events, cancel, failure).await;
         let interruption = interruption.or_else(|| {
             (!decoder.finished).then(|| ProviderError::StreamBroken {
                 provider: provider.display_name(),
@@ -310,92 +308,5 @@ fn byte_failure(provider: ProviderId, failure: ByteFailure) -> ProviderError {
             provider: provider.display_name(),
             detail: error.to_string(),
         },
-    }
-}
-
-async fn sse(
-    decoder: &mut Decoder,
-    bytes: impl Stream<Item = Result<Bytes, ByteFailure>> + Unpin,
-    events: &UnboundedSender<ReplyEvent>,
-    cancel: &CancellationToken,
-) -> (String, Option<ProviderError>) {
-    let provider = decoder.provider();
-    let mut frames = bytes.eventsource();
-    let mut text = String::new();
-    loop {
-        let frame = tokio::select! {
-            () = cancel.cancelled() => return (text, Some(ProviderError::Cancelled)),
-            frame = frames.next() => frame,
-        };
-        let event = match frame {
-            None => return (text, None),
-            Some(Ok(event)) => event,
-            Some(Err(EventStreamError::Transport(failure))) => {
-                return (text, Some(byte_failure(provider, failure)));
-            }
-            Some(Err(error)) => {
-                let malformed = ProviderError::Malformed {
-                    provider: provider.display_name(),
-                    detail: error.to_string(),
-                };
-                return (text, Some(malformed));
-            }
-        };
-        match decoder.event(&event.event, &event.data) {
-            Ok(decoded) => {
-                if !decoded.text.is_empty() {
-                    text.push_str(&decoded.text);
-                    let _ = events.send(ReplyEvent::Text(decoded.text));
-                }
-                // Each decoder reports `finished` only at its family's true end (`[DONE]`,
-                // `message_stop`, Gemini's finish reason, Ollama's `done`), after the usage.
-                if decoded.finished {
-                    return (text, None);
-                }
-            }
-            Err(error) => return (text, Some(error)),
-        }
-    }
-}
-
-async fn json_lines(
-    decoder: &mut Decoder,
-    mut bytes: impl Stream<Item = Result<Bytes, ByteFailure>> + Unpin,
-    events: &UnboundedSender<ReplyEvent>,
-    cancel: &CancellationToken,
-) -> (String, Option<ProviderError>) {
-    let provider = decoder.provider();
-    let mut lines = JsonLines::default();
-    let mut text = String::new();
-    let mut handle = |line: &str, text: &mut String| -> Result<bool, ProviderError> {
-        let decoded = decoder.line(line)?;
-        if !decoded.text.is_empty() {
-            text.push_str(&decoded.text);
-            let _ = events.send(ReplyEvent::Text(decoded.text));
-        }
-        Ok(decoded.finished)
-    };
-    loop {
-        let chunk = tokio::select! {
-            () = cancel.cancelled() => return (text, Some(ProviderError::Cancelled)),
-            chunk = bytes.next() => chunk,
-        };
-        match chunk {
-            None => {
-                let last = lines.finish();
-                let result = last.map(|line| handle(&line, &mut text)).transpose();
-                return (text, result.err());
-            }
-            Some(Err(failure)) => return (text, Some(byte_failure(provider, failure))),
-            Some(Ok(chunk)) => {
-                for line in lines.push(&chunk) {
-                    match handle(&line, &mut text) {
-                        Ok(true) => return (text, None),
-                        Ok(false) => {}
-                        Err(error) => return (text, Some(error)),
-                    }
-                }
-            }
-        }
     }
 }

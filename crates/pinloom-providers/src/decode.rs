@@ -2,8 +2,13 @@
 //! event from `eventsource-stream`, or one NDJSON line from [`JsonLines`]). Decoders never panic
 //! on any input; every fuzz target drives them with arbitrary bytes.
 
+use bytes::Bytes;
+use eventsource_stream::{EventStreamError, Eventsource};
+use futures_util::{FutureExt, Stream, StreamExt, stream};
 use serde::Serialize;
 use serde_json::Value;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
 
 use crate::error::{ProviderError, classify_in_stream};
 use crate::wire::ProviderId;
@@ -303,6 +308,86 @@ impl JsonLines {
     }
 }
 
+/// Reads a reply's bytes to its end: SSE events through `eventsource-stream`, or NDJSON lines,
+/// each handed to `decoder`, each piece of text sent to `events` as it comes. Stops at the
+/// family's end marker, at the end of the bytes, at the first error (a transport failure becomes
+/// what `failure` makes of it), or when `cancel` fires; the text read so far is always returned.
+/// The client reads the network this way, and [`decode_chunks`] (tests, fuzzing) reads chunks in
+/// memory the same way.
+pub(crate) async fn read_reply<E: std::fmt::Display>(
+    decoder: &mut Decoder,
+    json_lines: bool,
+    bytes: impl Stream<Item = Result<Bytes, E>> + Unpin,
+    events: &UnboundedSender<ReplyEvent>,
+    cancel: &CancellationToken,
+    failure: impl Fn(E) -> ProviderError,
+) -> (String, Option<ProviderError>) {
+    let mut text = String::new();
+    let take = |decoded: Result<Decoded, ProviderError>, text: &mut String| match decoded {
+        Ok(decoded) => {
+            if !decoded.text.is_empty() {
+                text.push_str(&decoded.text);
+                // The receiver may be gone (the window closed); the reply is still read.
+                let _ = events.send(ReplyEvent::Text(decoded.text));
+            }
+            Ok(decoded.finished)
+        }
+        Err(error) => Err(error),
+    };
+    if json_lines {
+        let mut bytes = bytes;
+        let mut lines = JsonLines::default();
+        loop {
+            let chunk = tokio::select! {
+                () = cancel.cancelled() => return (text, Some(ProviderError::Cancelled)),
+                chunk = bytes.next() => chunk,
+            };
+            match chunk {
+                None => {
+                    let last = lines.finish().map(|line| take(decoder.line(&line), &mut text));
+                    return (text, last.and_then(Result::err));
+                }
+                Some(Err(error)) => return (text, Some(failure(error))),
+                Some(Ok(chunk)) => {
+                    for line in lines.push(&chunk) {
+                        match take(decoder.line(&line), &mut text) {
+                            Ok(true) => return (text, None),
+                            Ok(false) => {}
+                            Err(error) => return (text, Some(error)),
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let provider = decoder.provider();
+    let mut frames = bytes.eventsource();
+    loop {
+        let frame = tokio::select! {
+            () = cancel.cancelled() => return (text, Some(ProviderError::Cancelled)),
+            frame = frames.next() => frame,
+        };
+        let event = match frame {
+            None => return (text, None),
+            Some(Ok(event)) => event,
+            Some(Err(EventStreamError::Transport(error))) => return (text, Some(failure(error))),
+            Some(Err(error)) => {
+                let detail = error.to_string();
+                let malformed =
+                    ProviderError::Malformed { provider: provider.display_name(), detail };
+                return (text, Some(malformed));
+            }
+        };
+        // Each decoder reports `finished` only at its family's true end (`[DONE]`,
+        // `message_stop`, Ollama's `done`), after the usage; Gemini reads to the end.
+        match take(decoder.event(&event.event, &event.data), &mut text) {
+            Ok(true) => return (text, None),
+            Ok(false) => {}
+            Err(error) => return (text, Some(error)),
+        }
+    }
+}
+
 /// Everything a finished stream said: the text, and the error that ended it early, if any.
 #[derive(Debug, Default, PartialEq)]
 pub struct Transcript {
@@ -314,67 +399,21 @@ pub struct Transcript {
     pub error: Option<ProviderError>,
 }
 
-/// Decodes a whole stream given as chunks, without a network: the same SSE parser and decoders
-/// the client uses. For tests and the fuzz targets.
+/// Decodes a whole stream given as chunks, without a network, through [`read_reply`], the code
+/// the client reads replies with. For tests and the fuzz targets.
 pub fn decode_chunks(decoder: &mut Decoder, chunks: Vec<Vec<u8>>, json_lines: bool) -> Transcript {
-    use eventsource_stream::Eventsource;
-    use futures_util::{FutureExt, StreamExt, stream};
-    let mut transcript = Transcript::default();
-    let take = |decoded: Result<Decoded, ProviderError>, transcript: &mut Transcript| match decoded
-    {
-        Ok(decoded) => {
-            transcript.text.push_str(&decoded.text);
-            true
-        }
-        Err(error) => {
-            transcript.error = Some(error);
-            false
-        }
-    };
-    if json_lines {
-        let mut lines = JsonLines::default();
-        for chunk in chunks {
-            for line in lines.push(&chunk) {
-                if !take(decoder.line(&line), &mut transcript) {
-                    return transcript;
-                }
-            }
-        }
-        if let Some(line) = lines.finish() {
-            take(decoder.line(&line), &mut transcript);
-        }
-        transcript.finished = decoder.finished;
-        return transcript;
-    }
-    let mut events = stream::iter(
-        chunks
-            .into_iter()
-            .map(|chunk| Ok::<_, std::convert::Infallible>(bytes::Bytes::from(chunk))),
-    )
-    .eventsource();
-    // Every item of `stream::iter` is ready at once, so each poll completes immediately.
-    while let Some(Some(item)) = events.next().now_or_never() {
-        match item {
-            Ok(event) => {
-                let decoded = decoder.event(&event.event, &event.data);
-                let end = decoded.as_ref().is_ok_and(|decoded| decoded.finished);
-                if !take(decoded, &mut transcript) || end {
-                    break;
-                }
-            }
-            Err(error) => {
-                transcript.error = Some(ProviderError::Malformed {
-                    provider: decoder.provider.display_name(),
-                    detail: error.to_string(),
-                });
-                return transcript;
-            }
-        }
-    }
-    transcript.finished = decoder.finished;
-    transcript
+    let (events, _) = tokio::sync::mpsc::unbounded_channel();
+    let bytes = stream::iter(chunks.into_iter().map(|chunk| Ok(Bytes::from(chunk))));
+    let never = |error: std::convert::Infallible| match error {};
+    let cancel = CancellationToken::new();
+    // Every chunk is ready at once and nothing else is awaited, so one poll reads them all.
+    let read = read_reply(decoder, json_lines, bytes, &events, &cancel, never).now_or_never();
+    let (text, error) = read.unwrap_or_else(|| {
+        let detail = "the in-memory stream did not finish in one pass".to_owned();
+        (String::new(), Some(ProviderError::StreamBroken { provider: "test", detail }))
+    });
+    Transcript { text, finished: decoder.finished, error }
 }
-
 /// One fuzz case: the first byte chooses the chunk size (1 to 16 bytes, so chunk boundaries are
 /// fuzzed too) and whether the reply is a completion; the rest is the stream. Decoding must end,
 /// with text or a clear error, and never panic.
