@@ -1,9 +1,8 @@
-//! The models Pinloom ships defaults for. Seed 004's per-model budgets come first (Claude Sonnet 4
-//! and Opus 200,000 / 8,192, GPT-4o 128,000 / 4,096, Gemini 2.0 1,000,000 / 8,192, Mistral Large
-//! 128,000 / 4,096); the rest are the published windows of research/engine_anchors.md §3. These
-//! are starting points: the Conversation loop stores them as profiles the person edits, and a
-//! model not listed gets seed 004's unknown default (100,000 / 8,192).
-
+//! The models Pinloom ships defaults for. Seed 004's five (Claude Sonnet 4 and Opus, GPT-4o,
+//! Gemini 2.0, Mistral Large) take the budgets the engine's `ModelProfile::shipped` holds; the
+//! rest carry the published windows of research/engine_anchors.md §3. These are starting points:
+//! the application layer stores them as profiles the person edits, and a model not listed gets
+//! seed 004's unknown default (100,000 / 8,192).
 use pinloom_engine::profile::ModelProfile;
 use pinloom_engine::tokens::{Calibration, Tokenizer};
 
@@ -62,26 +61,35 @@ impl TokenizerFamily {
     }
 }
 
-/// One shipped model: the defaults of its profile.
+/// One shipped model: what its profile starts with beyond the engine's own rules by model name
+/// (seed 004's budgets, role rules, and injection for models without a system prompt, which
+/// `ModelProfile::shipped` applies and this table does not repeat).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CatalogEntry {
     /// Who serves it.
     pub provider: ProviderId,
     /// Its id, or the prefix of its dated ids (`claude-sonnet-4` covers `claude-sonnet-4-20250514`).
     pub model: &'static str,
-    /// Its context window in tokens.
-    pub context_window: u32,
-    /// Tokens kept free for the reply.
-    pub reserve: u32,
-    /// Whether it takes a system prompt in the provider's native field.
-    pub native_system: bool,
+    /// Its context window and reply reserve in tokens; `None` for seed 004's five models, whose
+    /// budgets the engine ships.
+    pub budget: Option<(u32, u32)>,
     /// Whether it has a completion endpoint (buffer mode).
     pub completion: bool,
     /// How its tokens are counted.
     pub tokenizer: TokenizerFamily,
 }
 
-const fn entry(
+/// A model whose budget seed 004 gives (the engine holds it).
+const fn seed_004(
+    provider: ProviderId,
+    model: &'static str,
+    tokenizer: TokenizerFamily,
+) -> CatalogEntry {
+    CatalogEntry { provider, model, budget: None, completion: false, tokenizer }
+}
+
+/// A model with its published window and the reserve Pinloom gives it.
+const fn published(
     provider: ProviderId,
     model: &'static str,
     context_window: u32,
@@ -91,9 +99,7 @@ const fn entry(
     CatalogEntry {
         provider,
         model,
-        context_window,
-        reserve,
-        native_system: true,
+        budget: Some((context_window, reserve)),
         completion: false,
         tokenizer,
     }
@@ -105,34 +111,30 @@ use TokenizerFamily::{Cl100k, Claude, O200k};
 /// The shipped defaults. Longer ids come before their prefixes (`gpt-4o-mini` before `gpt-4o`),
 /// since [`find`] takes the first prefix that matches.
 pub const SHIPPED: &[CatalogEntry] = &[
-    // Seed 004.
-    entry(Anthropic, "claude-sonnet-4", 200_000, 8_192, Claude),
-    entry(Anthropic, "claude-opus-4", 200_000, 8_192, Claude),
-    entry(OpenAi, "gpt-4o-mini", 128_000, 4_096, O200k),
-    entry(OpenAi, "gpt-4o", 128_000, 4_096, O200k),
-    entry(Gemini, "gemini-2.0-flash", 1_000_000, 8_192, TokenizerFamily::Gemini),
-    entry(Mistral, "mistral-large", 128_000, 4_096, TokenizerFamily::Other),
+    seed_004(Anthropic, "claude-sonnet-4", Claude),
+    seed_004(Anthropic, "claude-opus-4", Claude),
+    seed_004(OpenAi, "gpt-4o-mini", O200k),
+    seed_004(OpenAi, "gpt-4o", O200k),
+    seed_004(Gemini, "gemini-2.0-flash", TokenizerFamily::Gemini),
+    seed_004(Mistral, "mistral-large", TokenizerFamily::Other),
     // Published windows (engine_anchors §3).
-    entry(Anthropic, "claude-haiku-4-5", 200_000, 8_192, Claude),
-    entry(OpenAi, "gpt-4.1", 1_047_576, 8_192, O200k),
-    entry(OpenAi, "gpt-5", 272_000, 16_384, O200k),
-    entry(OpenAi, "o3-mini", 200_000, 16_384, O200k),
-    entry(OpenAi, "o3", 200_000, 16_384, O200k),
-    entry(OpenAi, "o4-mini", 200_000, 16_384, O200k),
-    // o1-mini answers 400 to a system message (engine_anchors §3): inject it.
-    CatalogEntry { native_system: false, ..entry(OpenAi, "o1-mini", 128_000, 8_192, O200k) },
-    entry(OpenAi, "o1", 200_000, 16_384, O200k),
+    published(Anthropic, "claude-haiku-4-5", 200_000, 8_192, Claude),
+    published(OpenAi, "gpt-4.1", 1_047_576, 8_192, O200k),
+    published(OpenAi, "gpt-5", 272_000, 16_384, O200k),
+    published(OpenAi, "o3-mini", 200_000, 16_384, O200k),
+    published(OpenAi, "o3", 200_000, 16_384, O200k),
+    published(OpenAi, "o4-mini", 200_000, 16_384, O200k),
+    // o1-mini answers 400 to a system message; the engine's rules inject it.
+    published(OpenAi, "o1-mini", 128_000, 8_192, O200k),
+    published(OpenAi, "o1", 200_000, 16_384, O200k),
     CatalogEntry {
         completion: true,
-        ..entry(OpenAi, "gpt-3.5-turbo-instruct", 4_096, 1_024, Cl100k)
+        ..published(OpenAi, "gpt-3.5-turbo-instruct", 4_096, 1_024, Cl100k)
     },
-    entry(Gemini, "gemini-2.5-pro", 1_048_576, 8_192, TokenizerFamily::Gemini),
-    entry(Gemini, "gemini-2.5-flash", 1_048_576, 8_192, TokenizerFamily::Gemini),
-    // Gemma on the Gemini API rejects `systemInstruction`.
-    CatalogEntry {
-        native_system: false,
-        ..entry(Gemini, "gemma-3", 128_000, 8_192, TokenizerFamily::Gemini)
-    },
+    published(Gemini, "gemini-2.5-pro", 1_048_576, 8_192, TokenizerFamily::Gemini),
+    published(Gemini, "gemini-2.5-flash", 1_048_576, 8_192, TokenizerFamily::Gemini),
+    // Gemma on the Gemini API rejects `systemInstruction`; the engine's rules inject it.
+    published(Gemini, "gemma-3", 128_000, 8_192, TokenizerFamily::Gemini),
 ];
 
 /// The shipped entry for `model` at `provider`: an exact id, else the first listed prefix.
@@ -144,15 +146,15 @@ pub fn find(provider: ProviderId, model: &str) -> Option<&'static CatalogEntry> 
 }
 
 /// The profile `model` at `provider` starts with: the engine's rules for its family and name
-/// (role rules, Gemma's and o1-mini's injection), then the catalog's window, reserve, system
-/// support and tokenizer where the model is listed. Local servers' windows come from the server
+/// (seed 004's budgets, role rules, Gemma's and o1-mini's injection), then the catalog's window,
+/// reserve and tokenizer where the model is listed. Local servers' windows come from the server
 /// itself ([`crate::ollama`]); until then they get seed 004's unknown default.
 pub fn profile(provider: ProviderId, model: &str) -> ModelProfile {
     let mut profile = ModelProfile::shipped(provider.family(), model);
     if let Some(entry) = find(provider, model) {
-        profile.context_window = entry.context_window;
-        profile.reserve = entry.reserve;
-        profile.native_system = entry.native_system;
+        if let Some((window, reserve)) = entry.budget {
+            (profile.context_window, profile.reserve) = (window, reserve);
+        }
         profile.tokenizer = entry.tokenizer.tokenizer();
     }
     profile
