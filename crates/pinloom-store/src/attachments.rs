@@ -130,19 +130,35 @@ impl Store {
             "SELECT id, node_id, text, included, created_at_ms FROM annotations
              WHERE node_id = ?1 ORDER BY id",
         )?;
-        let annotations = statement
-            .query_map([node.0], |row| {
-                Ok(Annotation {
-                    id: row.get(0)?,
-                    node_id: NodeId(row.get(1)?),
-                    text: row.get(2)?,
-                    included: row.get(3)?,
-                    created_at_ms: row.get(4)?,
-                })
-            })?
-            .collect::<Result<_, _>>()?;
+        let annotations =
+            statement.query_map([node.0], annotation_from_row)?.collect::<Result<_, _>>()?;
         Ok(annotations)
     }
+
+    /// The annotations of a tree that are let into context, oldest first: one read for a whole
+    /// path, however long.
+    pub fn included_annotations(&self, tree_id: TreeId) -> Result<Vec<Annotation>, StoreError> {
+        let conn = self.conn();
+        require_tree(&conn, tree_id)?;
+        let mut statement = conn.prepare_cached(
+            "SELECT a.id, a.node_id, a.text, a.included, a.created_at_ms
+             FROM annotations a JOIN nodes n ON n.id = a.node_id
+             WHERE n.tree_id = ?1 AND a.included = 1 ORDER BY a.id",
+        )?;
+        let annotations =
+            statement.query_map([tree_id.0], annotation_from_row)?.collect::<Result<_, _>>()?;
+        Ok(annotations)
+    }
+}
+
+fn annotation_from_row(row: &Row<'_>) -> rusqlite::Result<Annotation> {
+    Ok(Annotation {
+        id: row.get(0)?,
+        node_id: NodeId(row.get(1)?),
+        text: row.get(2)?,
+        included: row.get(3)?,
+        created_at_ms: row.get(4)?,
+    })
 }
 
 fn attachment_from_row(row: &Row<'_>) -> rusqlite::Result<Attachment> {

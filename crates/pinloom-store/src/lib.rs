@@ -32,5 +32,6 @@ pub use model::{
     ModelProfile, NewNode, Node, NodeId, OutlineRow, Part, Pin, PinId, SearchHit, Summary,
     SummaryKey, Tree, TreeId, TreeMode,
 };
+pub use nodes::{COMMON_TERM_MIN_NODES, MAX_QUERY_TERMS};
 pub use store::Store;
 pub use summaries::SummaryUpdate;

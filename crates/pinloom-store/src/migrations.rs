@@ -193,6 +193,20 @@ const MIGRATIONS: &[&str] = &[
         INSERT INTO nodes_fts(nodes_fts, rowid, text) VALUES ('delete', old.id, old.text);
     END;
     "#,
+    // 3: what the usage of each reply taught about a model's tokens. Families without an offline
+    // tokenizer are estimated at so many characters a token; the ratio is corrected from every
+    // reply's reported input tokens and kept per model profile, so all front ends share it.
+    r#"
+    CREATE TABLE calibrations (
+        profile_name          TEXT    PRIMARY KEY,
+        milli_chars_per_token INTEGER NOT NULL CHECK (milli_chars_per_token > 0),
+        samples               INTEGER NOT NULL CHECK (samples >= 0),
+        updated_at_ms         INTEGER NOT NULL
+    ) STRICT, WITHOUT ROWID;
+
+    -- How many messages hold each indexed word: the search leaves out words too common to rank.
+    CREATE VIRTUAL TABLE nodes_fts_vocab USING fts5vocab(nodes_fts, 'row');
+    "#,
 ];
 
 /// Brings `conn` up to [`SCHEMA_VERSION`]. Returns the version the file had before.

@@ -147,6 +147,12 @@ pub struct NewNode {
     pub model: Option<String>,
     /// The generation settings, as JSON.
     pub generation_json: Option<String>,
+    /// The usage the provider reported for a model's reply, as JSON.
+    pub usage_json: Option<String>,
+    /// A reply that did not finish (cancelled, or its stream broke): kept, and marked.
+    pub incomplete: bool,
+    /// Its token counts, one per tokenizer family, written with it.
+    pub token_counts: Vec<(String, u64)>,
     /// When it was written, in milliseconds since the Unix epoch.
     pub created_at_ms: i64,
 }
@@ -169,6 +175,9 @@ impl NewNode {
             edited_from: None,
             model: None,
             generation_json: None,
+            usage_json: None,
+            incomplete: false,
+            token_counts: Vec::new(),
             created_at_ms,
         }
     }

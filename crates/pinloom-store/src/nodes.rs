@@ -40,6 +40,7 @@ impl Store {
         &self,
         node: NodeId,
         parts: Vec<Part>,
+        token_counts: Vec<(String, u64)>,
         created_at_ms: i64,
     ) -> Result<Node, StoreError> {
         self.write(|tx| {
@@ -55,6 +56,9 @@ impl Store {
                 edited_from: Some(original.id),
                 model: None,
                 generation_json: None,
+                usage_json: None,
+                incomplete: false,
+                token_counts,
                 created_at_ms,
             };
             insert_node(tx, &edit)
@@ -372,25 +376,36 @@ impl Store {
     /// Full-text search over a tree's live nodes, best match first, for the retrieval slice.
     ///
     /// `query` is free text (a prompt): each word is searched for on its own and any may match,
-    /// so punctuation or FTS syntax in a prompt can never make the search fail.
+    /// so punctuation or FTS syntax in a prompt can never make the search fail. Only the prompt's
+    /// [`MAX_QUERY_TERMS`] rarest words are searched for, and once the file holds
+    /// [`COMMON_TERM_MIN_NODES`] messages, none that appears in more than half of them: bm25
+    /// gives such a word no weight (its inverse document frequency is at or below zero), while
+    /// matching it makes SQLite score nearly every message. A prompt of only common words finds
+    /// nothing, which is what bm25 would rank it as anyway.
     pub fn search(
         &self,
         tree_id: TreeId,
         query: &str,
         limit: u32,
     ) -> Result<Vec<SearchHit>, StoreError> {
-        let Some(expression) = match_any_word(query) else {
-            return Ok(Vec::new());
-        };
         let conn = self.conn();
         require_tree(&conn, tree_id)?;
+        let Some(expression) = match_rare_words(&conn, &self.term_documents, query)? else {
+            return Ok(Vec::new());
+        };
+        // Ranked and cut inside the subquery, so the pin lookup runs for the hits kept only.
         let mut statement = conn.prepare_cached(
-            "SELECT n.id, bm25(nodes_fts), n.created_at_ms, n.bookmarked,
-                 EXISTS (SELECT 1 FROM pins p WHERE p.anchor_node_id = n.id)
-             FROM nodes_fts JOIN nodes n ON n.id = nodes_fts.rowid
-             WHERE nodes_fts MATCH ?1 AND n.tree_id = ?2 AND n.deleted_depth = 0
-             ORDER BY bm25(nodes_fts)
-             LIMIT ?3",
+            "SELECT hit.id, hit.score, hit.created_at_ms, hit.bookmarked,
+                 EXISTS (SELECT 1 FROM pins p WHERE p.anchor_node_id = hit.id)
+             FROM (
+                 SELECT n.id AS id, nodes_fts.rank AS score, n.created_at_ms AS created_at_ms,
+                     n.bookmarked AS bookmarked
+                 FROM nodes_fts JOIN nodes n ON n.id = nodes_fts.rowid
+                 WHERE nodes_fts MATCH ?1 AND n.tree_id = ?2 AND n.deleted_depth = 0
+                 ORDER BY nodes_fts.rank
+                 LIMIT ?3
+             ) hit
+             ORDER BY hit.score",
         )?;
         let hits = statement
             .query_map(params![expression, tree_id.0, limit], |row| {
@@ -410,15 +425,20 @@ impl Store {
     pub fn set_token_counts(&self, node: NodeId, counts: &[(&str, u64)]) -> Result<(), StoreError> {
         self.write(|tx| {
             node_by_id(tx, node)?;
-            let mut insert = tx.prepare_cached(
-                "INSERT INTO node_tokens (node_id, family, tokens) VALUES (?1, ?2, ?3)
-                 ON CONFLICT (node_id, family) DO UPDATE SET tokens = excluded.tokens",
-            )?;
-            for (family, tokens) in counts {
-                let tokens = i64::try_from(*tokens).map_err(|_| {
-                    StoreError::InvalidInput(format!("{tokens} tokens is not a real count"))
-                })?;
-                insert.execute(params![node.0, family, tokens])?;
+            write_token_counts(tx, node, counts.iter().copied())
+        })
+    }
+
+    /// Stores one family's token counts for many nodes in one transaction (counts made while
+    /// planning, for nodes written before they were counted).
+    pub fn set_family_token_counts(
+        &self,
+        family: &str,
+        counts: &[(NodeId, u64)],
+    ) -> Result<(), StoreError> {
+        self.write(|tx| {
+            for (node, tokens) in counts {
+                write_token_counts(tx, *node, std::iter::once((family, *tokens)))?;
             }
             Ok(())
         })
@@ -431,18 +451,18 @@ impl Store {
         nodes: &[NodeId],
         family: &str,
     ) -> Result<HashMap<NodeId, u64>, StoreError> {
+        // One statement for the whole list (a path can hold tens of thousands of nodes): the ids
+        // travel as one JSON array that SQLite's json_each unrolls.
+        let ids = serde_json::to_string(&nodes.iter().map(|id| id.0).collect::<Vec<_>>())
+            .map_err(|error| StoreError::InvalidInput(format!("node ids: {error}")))?;
         let conn = self.conn();
-        let mut statement = conn
-            .prepare_cached("SELECT tokens FROM node_tokens WHERE node_id = ?1 AND family = ?2")?;
-        let mut counts = HashMap::with_capacity(nodes.len());
-        for node in nodes {
-            if let Some(tokens) = statement
-                .query_row(params![node.0, family], |row| row.get::<_, i64>(0))
-                .optional()?
-            {
-                counts.insert(*node, count(tokens));
-            }
-        }
+        let mut statement = conn.prepare_cached(
+            "SELECT t.node_id, t.tokens FROM json_each(?1) j
+             JOIN node_tokens t ON t.node_id = j.value AND t.family = ?2",
+        )?;
+        let counts = statement
+            .query_map(params![ids, family], |row| Ok((NodeId(row.get(0)?), count(row.get(1)?))))?
+            .collect::<Result<_, _>>()?;
         Ok(counts)
     }
 
@@ -490,6 +510,12 @@ fn insert_node(conn: &Connection, node: &NewNode) -> Result<Node, StoreError> {
                 )));
             }
             parent.pin_id
+        }
+        // An edit of the tree's first message is a second first message, beside the original.
+        (None, None)
+            if node.edited_from.is_some_and(|original| is_first_message(conn, original)) =>
+        {
+            None
         }
         (None, None) => {
             let has_root: bool = conn
@@ -545,8 +571,9 @@ fn insert_node(conn: &Connection, node: &NewNode) -> Result<Node, StoreError> {
     };
     conn.prepare_cached(
         "INSERT INTO nodes (tree_id, parent_id, pin_id, author, text, parts_json, edited_from,
-             model, generation_json, created_at_ms, segment_id, segment_pos)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+             model, generation_json, created_at_ms, segment_id, segment_pos, usage_json,
+             incomplete)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
     )?
     .execute(params![
         node.tree_id.0,
@@ -561,11 +588,18 @@ fn insert_node(conn: &Connection, node: &NewNode) -> Result<Node, StoreError> {
         node.created_at_ms,
         segment.map(|(segment_id, _)| segment_id),
         segment.map_or(0, |(_, position)| position),
+        node.usage_json,
+        node.incomplete,
     ])?;
     let id = NodeId(conn.last_insert_rowid());
     if segment.is_none() {
         conn.prepare_cached("UPDATE nodes SET segment_id = id WHERE id = ?1")?.execute([id.0])?;
     }
+    write_token_counts(
+        conn,
+        id,
+        node.token_counts.iter().map(|(family, n)| (family.as_str(), *n)),
+    )?;
     touch_tree(conn, node.tree_id, node.created_at_ms)?;
     Ok(Node {
         id,
@@ -578,13 +612,36 @@ fn insert_node(conn: &Connection, node: &NewNode) -> Result<Node, StoreError> {
         edited_from: node.edited_from,
         model: node.model.clone(),
         generation_json: node.generation_json.clone(),
-        usage_json: None,
+        usage_json: node.usage_json.clone(),
         excluded: false,
         bookmarked: false,
-        incomplete: false,
+        incomplete: node.incomplete,
         pruned_at_ms: None,
         created_at_ms: node.created_at_ms,
     })
+}
+
+fn write_token_counts<'a>(
+    conn: &Connection,
+    node: NodeId,
+    counts: impl Iterator<Item = (&'a str, u64)>,
+) -> Result<(), StoreError> {
+    let mut insert = conn.prepare_cached(
+        "INSERT INTO node_tokens (node_id, family, tokens) VALUES (?1, ?2, ?3)
+         ON CONFLICT (node_id, family) DO UPDATE SET tokens = excluded.tokens",
+    )?;
+    for (family, tokens) in counts {
+        let tokens = i64::try_from(tokens).map_err(|_| {
+            StoreError::InvalidInput(format!("{tokens} tokens is not a real count"))
+        })?;
+        insert.execute(params![node.0, family, tokens])?;
+    }
+    Ok(())
+}
+
+/// Whether `node` is a first message of its tree (no parent, in the root thread).
+fn is_first_message(conn: &Connection, node: NodeId) -> bool {
+    node_by_id(conn, node).is_ok_and(|node| node.parent_id.is_none() && node.pin_id.is_none())
 }
 
 /// The text search and token counts read: the text parts, one per line.
@@ -748,13 +805,62 @@ fn renumber_pin_depths(conn: &Connection, thread: Option<PinId>) -> Result<(), S
 
 /// An FTS5 expression matching any word of free text, or `None` when it has no words. Each word
 /// is quoted, so FTS operators and punctuation in the text are searched for literally.
-fn match_any_word(text: &str) -> Option<String> {
-    let words: Vec<String> = text
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|word| !word.is_empty())
-        .map(|word| format!("\"{word}\""))
+/// How many of a prompt's words a search looks for at most: its rarest.
+pub const MAX_QUERY_TERMS: usize = 8;
+/// From this many messages in the file on, words in more than half of them are not searched for.
+pub const COMMON_TERM_MIN_NODES: i64 = 64;
+
+/// The FTS5 expression for a prompt: its rarest distinct words, each quoted (so no word is read as
+/// FTS syntax), any of which may match. `None` when no word is worth searching for.
+fn match_rare_words(
+    conn: &Connection,
+    known: &std::sync::Mutex<HashMap<String, (i64, i64)>>,
+    text: &str,
+) -> Result<Option<String>, StoreError> {
+    let mut words: Vec<String> = Vec::new();
+    for word in text.split(|c: char| !c.is_alphanumeric()).filter(|word| !word.is_empty()) {
+        let word = word.to_lowercase();
+        if !words.contains(&word) {
+            words.push(word);
+        }
+    }
+    if words.is_empty() {
+        return Ok(None);
+    }
+    // Row ids only grow: the largest is an upper bound on the messages, read in O(log n).
+    let messages: i64 = conn
+        .prepare_cached("SELECT coalesce(max(id), 0) FROM nodes")?
+        .query_row([], |row| row.get(0))?;
+    let mut frequency = conn.prepare_cached("SELECT doc FROM nodes_fts_vocab WHERE term = ?1")?;
+    // A cache that only speeds up the choice of words: a poisoned lock loses nothing.
+    let mut known = known.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if known.len() > 100_000 {
+        known.clear();
+    }
+    let mut ranked: Vec<(i64, String)> = Vec::with_capacity(words.len());
+    for word in words {
+        let documents = match known.get(&word) {
+            Some(&(documents, then)) if messages * 10 <= then * 11 => documents,
+            _ => {
+                // A word the index folds differently (diacritics) is not found; it counts as rare.
+                let documents: i64 =
+                    frequency.query_row([&word], |row| row.get(0)).optional()?.unwrap_or(0);
+                known.insert(word.clone(), (documents, messages));
+                documents
+            }
+        };
+        if messages >= COMMON_TERM_MIN_NODES && documents * 2 > messages {
+            continue;
+        }
+        ranked.push((documents, word));
+    }
+    ranked.sort();
+    let terms: Vec<String> = ranked
+        .into_iter()
+        .take(MAX_QUERY_TERMS)
+        .map(|(_, word)| format!("\"{}\"", word.replace('"', "")))
         .collect();
-    (!words.is_empty()).then(|| words.join(" OR "))
+    Ok((!terms.is_empty()).then(|| terms.join(" OR ")))
 }
 
 pub(crate) fn node_from_row(row: &Row<'_>) -> rusqlite::Result<Node> {

@@ -118,3 +118,45 @@ fn profile_from_row(row: &Row<'_>) -> rusqlite::Result<ModelProfile> {
         settings_json: row.get(11)?,
     })
 }
+
+impl Store {
+    /// The learned characters-per-token ratio of a profile's model (thousandths) and how many
+    /// replies taught it, if any reply has.
+    pub fn calibration(&self, profile_name: &str) -> Result<Option<(u32, u64)>, StoreError> {
+        let row: Option<(i64, i64)> = self
+            .conn()
+            .prepare_cached(
+                "SELECT milli_chars_per_token, samples FROM calibrations WHERE profile_name = ?1",
+            )?
+            .query_row([profile_name], |row| Ok((row.get(0)?, row.get(1)?)))
+            .optional()?;
+        Ok(row.map(|(milli, samples)| {
+            (u32::try_from(milli).unwrap_or(u32::MAX), crate::codec::count(samples))
+        }))
+    }
+
+    /// Records a profile's corrected ratio, counting one more reply that taught it.
+    pub fn record_calibration(
+        &self,
+        profile_name: &str,
+        milli_chars_per_token: u32,
+        at_ms: i64,
+    ) -> Result<(), StoreError> {
+        if milli_chars_per_token == 0 {
+            return Err(StoreError::InvalidInput(
+                "a calibration of 0 characters a token is not a ratio".into(),
+            ));
+        }
+        self.write(|tx| {
+            tx.execute(
+                "INSERT INTO calibrations (profile_name, milli_chars_per_token, samples,
+                     updated_at_ms) VALUES (?1, ?2, 1, ?3)
+                 ON CONFLICT (profile_name) DO UPDATE SET
+                     milli_chars_per_token = excluded.milli_chars_per_token,
+                     samples = samples + 1, updated_at_ms = excluded.updated_at_ms",
+                params![profile_name, milli_chars_per_token, at_ms],
+            )?;
+            Ok(())
+        })
+    }
+}

@@ -18,6 +18,10 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 pub struct Store {
     path: PathBuf,
     conn: Mutex<Connection>,
+    /// How many messages held each searched word, and how many messages the file had when that
+    /// was counted: FTS5 counts a word's messages by reading its whole list, which for a common
+    /// word is most of the index, so the count is reused until the file has grown by a tenth.
+    pub(crate) term_documents: Mutex<std::collections::HashMap<String, (i64, i64)>>,
 }
 
 impl std::fmt::Debug for Store {
@@ -60,7 +64,11 @@ impl Store {
         conn.pragma_update(None, "foreign_keys", "ON").map_err(open_error)?;
         migrations::upgrade(&mut conn).map_err(open_error)?;
 
-        Ok(Store { path: path.to_owned(), conn: Mutex::new(conn) })
+        Ok(Store {
+            path: path.to_owned(),
+            conn: Mutex::new(conn),
+            term_documents: Mutex::default(),
+        })
     }
 
     /// The file this store reads and writes.

@@ -9,7 +9,9 @@ fn an_edit_is_a_new_sibling_and_the_original_is_unchanged() {
     let root = store.append_node(&NewNode::text(tree, None, Author::Human, "q", 1)).unwrap();
     let first =
         store.append_node(&NewNode::text(tree, Some(root.id), Author::Human, "draft", 2)).unwrap();
-    let edit = store.edit_node(first.id, vec![Part::Text { text: "better".into() }], 3).unwrap();
+    let edit = store
+        .edit_node(first.id, vec![Part::Text { text: "better".into() }], Vec::new(), 3)
+        .unwrap();
     assert_eq!(
         (edit.parent_id, edit.edited_from, edit.author),
         (Some(root.id), Some(first.id), Author::Human)
@@ -20,6 +22,29 @@ fn an_edit_is_a_new_sibling_and_the_original_is_unchanged() {
         [first.id]
     );
     assert_eq!(store.children(root.id, false).unwrap().len(), 2);
+}
+
+#[test]
+fn the_first_message_can_be_edited_but_not_duplicated() {
+    let (store, _dir) = fresh_store();
+    let tree = store.create_tree("Rivers", TreeMode::Dialogue, 0).unwrap().id;
+    let root = store.append_node(&NewNode::text(tree, None, Author::Human, "q", 1)).unwrap();
+    let reply =
+        store.append_node(&NewNode::text(tree, Some(root.id), Author::Model, "a", 2)).unwrap();
+    let edit =
+        store.edit_node(root.id, vec![Part::Text { text: "better q".into() }], Vec::new(), 3);
+    let edit = edit.unwrap();
+    assert_eq!((edit.parent_id, edit.edited_from), (None, Some(root.id)));
+    assert_eq!(
+        store.siblings(edit.id).unwrap().into_iter().map(|n| n.id).collect::<Vec<_>>(),
+        [root.id]
+    );
+    assert_eq!(store.ancestor_path(edit.id).unwrap().len(), 1);
+    // Only an edit of a first message may start a second one.
+    let mut stray = NewNode::text(tree, None, Author::Human, "second root", 4);
+    assert!(matches!(store.append_node(&stray), Err(StoreError::InvalidInput(_))));
+    stray.edited_from = Some(reply.id);
+    assert!(matches!(store.append_node(&stray), Err(StoreError::InvalidInput(_))));
 }
 
 #[test]

@@ -191,3 +191,65 @@ fn tree_settings_are_stored() {
     store.delete_tree(tree).unwrap();
     assert!(store.list_trees().unwrap().is_empty());
 }
+
+#[test]
+fn a_reply_is_written_with_its_usage_flag_and_counts_in_one_go() {
+    let (store, _dir) = fresh_store();
+    let tree = store.create_tree("Replies", TreeMode::Dialogue, 1).unwrap();
+    let question =
+        store.append_node(&NewNode::text(tree.id, None, Author::Human, "Why?", 2)).unwrap();
+    let mut reply = NewNode::text(tree.id, Some(question.id), Author::Model, "Because the", 3);
+    reply.usage_json = Some(r#"{"inputTokens":12}"#.into());
+    reply.incomplete = true;
+    reply.token_counts = vec![("o200k".into(), 2), ("cl100k".into(), 3)];
+    let written = store.append_node(&reply).unwrap();
+    assert!(written.incomplete);
+    let read = store.node(written.id).unwrap();
+    assert_eq!(read, written, "what append returns is what is stored");
+    assert_eq!(read.usage_json.as_deref(), Some(r#"{"inputTokens":12}"#));
+    let ids = [question.id, written.id, NodeId(999)];
+    assert_eq!(
+        store.token_counts(&ids, "cl100k").unwrap().into_iter().collect::<Vec<_>>(),
+        [(written.id, 3)]
+    );
+
+    reply.token_counts = vec![("o200k".into(), u64::MAX)];
+    assert!(matches!(store.append_node(&reply), Err(StoreError::InvalidInput(_))));
+    assert_eq!(store.children(question.id, true).unwrap().len(), 1, "the refused one left no row");
+}
+
+#[test]
+fn calibrations_are_kept_per_profile_and_count_their_replies() {
+    let (store, _dir) = fresh_store();
+    assert_eq!(store.calibration("Claude").unwrap(), None);
+    store.record_calibration("Claude", 3_200, 1).unwrap();
+    store.record_calibration("Claude", 3_350, 2).unwrap();
+    assert_eq!(store.calibration("Claude").unwrap(), Some((3_350, 2)));
+    assert_eq!(store.calibration("Gemini").unwrap(), None);
+    assert!(matches!(store.record_calibration("Claude", 0, 3), Err(StoreError::InvalidInput(_))));
+}
+
+#[test]
+fn words_in_most_messages_are_not_searched_for_once_there_are_many() {
+    let (store, _dir) = fresh_store();
+    let tree = store.create_tree("Rivers", TreeMode::Dialogue, 1).unwrap();
+    let mut parent = None;
+    let total = pinloom_store::COMMON_TERM_MIN_NODES;
+    for index in 0..total {
+        let text = if index == 7 {
+            "the thalweg is the deepest line of the river".to_owned()
+        } else {
+            format!("the river bends, turn {index}")
+        };
+        parent = Some(
+            store
+                .append_node(&NewNode::text(tree.id, parent, Author::Human, text, index))
+                .unwrap()
+                .id,
+        );
+    }
+    let hits = store.search(tree.id, "the river and the THALWEG", 10).unwrap();
+    assert_eq!(hits.len(), 1, "only the rare word is searched for: {hits:?}");
+    assert!(hits[0].bm25 < 0.0, "FTS5's bm25: lower is better");
+    assert!(store.search(tree.id, "the river the river", 10).unwrap().is_empty());
+}

@@ -64,7 +64,12 @@ fn apply(world: &mut World, op: &Op) -> Result<(), TestCaseError> {
         Op::Edit { node } => match pick(&world.nodes, node) {
             None => Ok(()),
             Some(node) => store
-                .edit_node(node, vec![pinloom_store::Part::Text { text: "edited".into() }], 0)
+                .edit_node(
+                    node,
+                    vec![pinloom_store::Part::Text { text: "edited".into() }],
+                    Vec::new(),
+                    0,
+                )
                 .map(|node| world.nodes.push(node.id)),
         },
         Op::Pin { node, start, len } => match pick(&world.nodes, node) {
