@@ -171,11 +171,66 @@ impl Tokenizer {
         }
         &text[start..]
     }
+
+    /// The longest start of `text` that counts at most `limit` tokens, ending at a character
+    /// boundary, and before a space or line break when one is near, so no word is split: what a
+    /// summary that came back over its budget is cut to. The mirror of
+    /// [`tail_within`](Tokenizer::tail_within).
+    pub fn head_within(self, text: &str, limit: u64) -> &str {
+        if self.count(text) <= limit {
+            return text;
+        }
+        let mut ends: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
+        ends.push(text.len());
+        // The answer's end is in ends[low..=high]; the empty start (end 0) always fits.
+        let (mut low, mut high) = (0, ends.len() - 1);
+        while low < high {
+            let mid = low + (high - low).div_ceil(2);
+            if self.count(&text[..ends[mid]]) <= limit {
+                low = mid;
+            } else {
+                high = mid - 1;
+            }
+        }
+        let mut end = ends[low];
+        // End at the previous word break when one is within a few characters.
+        if let Some((gap, _)) =
+            text[..end].char_indices().rev().take(24).find(|(_, c)| c.is_whitespace())
+        {
+            end = gap;
+        }
+        while end > 0 && self.count(&text[..end]) > limit {
+            end = text[..end].char_indices().next_back().map_or(0, |(i, _)| i);
+        }
+        text[..end].trim_end()
+    }
 }
 #[cfg(test)]
 mod tests {
     use super::CharHeuristic::{FourChars, ThreeAndAHalfChars};
     use super::{Calibration, Tokenizer};
+
+    #[test]
+    fn a_head_within_a_limit_fits_and_ends_at_a_word() {
+        let text = "Rivers meander because the outer bank erodes while the inner bank gains silt.";
+        for tokenizer in [Tokenizer::O200k, Tokenizer::Chars(ThreeAndAHalfChars)] {
+            for limit in [0, 1, 5, 9, 14] {
+                let head = tokenizer.head_within(text, limit);
+                assert!(tokenizer.count(head) <= limit, "{tokenizer:?} {limit}: {head:?}");
+                assert!(text.starts_with(head));
+                // A word break is looked for only within 24 characters of the cut.
+                let next = text[head.len()..].chars().next();
+                assert!(head.len() < 24 || next.is_none_or(char::is_whitespace), "{head:?}");
+            }
+            assert_eq!(tokenizer.head_within(text, 1_000), text);
+        }
+        let emoji = "🌊🌊🌊🌊";
+        let head = Tokenizer::Chars(ThreeAndAHalfChars).head_within(emoji, 2);
+        assert_eq!(
+            head, "🌊🌊🌊",
+            "6 UTF-16 units fit in 2 tokens, 8 do not; a character is never split"
+        );
+    }
 
     #[test]
     fn empty_text_is_zero_tokens() {

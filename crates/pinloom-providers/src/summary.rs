@@ -17,15 +17,18 @@ reasons, facts and figures, open questions, and any passage the person quoted; d
 and repetition. Write plain prose, in the thread's language, in at most {budget} tokens.";
 
 /// The request that asks `profile`'s model at `endpoint` to summarise `thread` (the path's
-/// messages as text) in at most `budget` tokens. The reply is capped at the budget, so an overlong
-/// summary stops rather than overruns; send it with [`Provider::stream`](crate::Provider::stream).
+/// messages as text) in at most `budget` tokens, following `instruction` (usually
+/// [`SUMMARY_INSTRUCTION`]; a person may write their own), in which `{budget}` becomes the budget.
+/// The reply is capped at the budget, so an overlong summary stops rather than overruns; send it
+/// with [`Provider::stream`](crate::Provider::stream).
 pub fn summary_request(
     endpoint: &Endpoint,
     profile: &ModelProfile,
+    instruction: &str,
     thread: &str,
     budget: u32,
 ) -> Result<WireRequest, ProviderError> {
-    let instruction = SUMMARY_INSTRUCTION.replace("{budget}", &budget.to_string());
+    let instruction = instruction.replace("{budget}", &budget.to_string());
     let request = single_turn(&instruction, thread, profile);
     let sampling = Sampling { max_output_tokens: Some(budget), ..Sampling::default() };
     build(endpoint, profile, sampling, Task::Chat { request: &request, tools: &[] })
