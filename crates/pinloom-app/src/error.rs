@@ -1,5 +1,6 @@
 //! The error every front end receives: a closed code to branch on and a message to show.
 
+use pinloom_providers::ProviderError;
 use pinloom_store::StoreError;
 use serde::Serialize;
 
@@ -16,6 +17,17 @@ pub enum ErrorCode {
     /// The database cannot be used (not a database, written by a newer Pinloom, or not openable);
     /// nothing else will work until the person acts on the message.
     DatabaseUnusable,
+    /// A provider needs a key that is missing or was refused, or the keyring cannot be used: offer
+    /// the provider's key settings.
+    ProviderKey,
+    /// A provider could not be reached or is busy (rate limit, overload, outage, timeout): the
+    /// same request may work later, so offer to try again.
+    ProviderUnavailable,
+    /// A provider refused the request for a reason the person must act on (model not found,
+    /// context too long, no credit, no completion endpoint): show the message.
+    ProviderRefused,
+    /// The person stopped it.
+    Cancelled,
     /// Anything else: a bug or an environment failure.
     Internal,
 }
@@ -38,6 +50,9 @@ impl From<anyhow::Error> for ApiError {
                 if let Some(api) = cause.downcast_ref::<ApiError>() {
                     return Some(api.code);
                 }
+                if let Some(provider) = cause.downcast_ref::<ProviderError>() {
+                    return Some(code_of_provider_error(provider));
+                }
                 cause.downcast_ref::<StoreError>().map(code_of_store_error)
             })
             .unwrap_or(ErrorCode::Internal);
@@ -51,6 +66,21 @@ impl ApiError {
     /// A refusal because of what the person typed.
     pub fn invalid_input(message: impl Into<String>) -> ApiError {
         ApiError { code: ErrorCode::InvalidInput, message: message.into() }
+    }
+}
+
+fn code_of_provider_error(error: &ProviderError) -> ErrorCode {
+    match error {
+        ProviderError::WrongKey { .. }
+        | ProviderError::MissingKey { .. }
+        | ProviderError::KeyringUnavailable { .. } => ErrorCode::ProviderKey,
+        ProviderError::Cancelled => ErrorCode::Cancelled,
+        ProviderError::HttpClient { .. } => ErrorCode::Internal,
+        other if other.retry().is_some() => ErrorCode::ProviderUnavailable,
+        ProviderError::TimedOut { .. }
+        | ProviderError::StreamBroken { .. }
+        | ProviderError::Malformed { .. } => ErrorCode::ProviderUnavailable,
+        _ => ErrorCode::ProviderRefused,
     }
 }
 
@@ -72,6 +102,7 @@ fn code_of_store_error(error: &StoreError) -> ErrorCode {
 #[cfg(test)]
 mod tests {
     use anyhow::Context;
+    use pinloom_providers::ProviderError;
     use pinloom_store::StoreError;
 
     use super::{ApiError, ErrorCode};
@@ -87,6 +118,20 @@ mod tests {
             api.message,
             "could not open the tree: tree 7 does not exist; it may have been deleted"
         );
+    }
+
+    #[test]
+    fn provider_errors_say_whether_to_fix_the_key_try_again_or_read() {
+        let code = |error: ProviderError| ApiError::from(anyhow::Error::new(error)).code;
+        let missing = ProviderError::MissingKey { provider: "OpenAI", env: String::new() };
+        assert_eq!(code(missing), ErrorCode::ProviderKey);
+        let busy = ProviderError::Overloaded { provider: "Anthropic", detail: String::new() };
+        assert_eq!(code(busy), ErrorCode::ProviderUnavailable);
+        assert_eq!(
+            code(ProviderError::NoCompletionEndpoint { provider: "Gemini" }),
+            ErrorCode::ProviderRefused
+        );
+        assert_eq!(code(ProviderError::Cancelled), ErrorCode::Cancelled);
     }
 
     #[test]

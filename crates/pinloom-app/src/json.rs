@@ -145,10 +145,11 @@ pub struct ModelProfile {
     pub model_id: String,
     /// Where to reach it, when not the provider's default address.
     pub base_url: Option<String>,
-    /// Its context window, in tokens.
-    pub context_window: u32,
+    /// Its context window, in tokens. Signed so that a negative number typed in a form reaches
+    /// the checks and is refused in words, rather than failing to parse.
+    pub context_window: i64,
     /// Tokens kept free for the reply; less than the window.
-    pub reserve: u32,
+    pub reserve: i64,
     /// Whether it takes a system prompt in the provider's native field (else it is injected into
     /// the first user message).
     pub native_system: bool,
@@ -161,7 +162,8 @@ pub struct ModelProfile {
 }
 
 impl ModelProfile {
-    /// The stored record, with the sampling and context settings this shape does not carry.
+    /// The stored record, with the sampling and context settings this shape does not carry. The
+    /// numbers must have passed the profile checks (non-negative, within `u32`).
     pub(crate) fn into_record(
         self,
         sampling_json: String,
@@ -172,8 +174,8 @@ impl ModelProfile {
             provider: self.provider,
             model_id: self.model_id.trim().to_owned(),
             base_url: self.base_url.map(|url| url.trim_end_matches('/').to_owned()),
-            context_window: self.context_window,
-            reserve: self.reserve,
+            context_window: u32::try_from(self.context_window).unwrap_or(0),
+            reserve: u32::try_from(self.reserve).unwrap_or(u32::MAX),
             native_system: self.native_system,
             completion_endpoint: self.completion_endpoint,
             tokenizer: self.tokenizer,
@@ -191,12 +193,267 @@ impl From<store::ModelProfile> for ModelProfile {
             provider: profile.provider,
             model_id: profile.model_id,
             base_url: profile.base_url,
-            context_window: profile.context_window,
-            reserve: profile.reserve,
+            context_window: i64::from(profile.context_window),
+            reserve: i64::from(profile.reserve),
             native_system: profile.native_system,
             completion_endpoint: profile.completion_endpoint,
             tokenizer: profile.tokenizer,
             agent_system_prompt: profile.agent_system_prompt,
+        }
+    }
+}
+
+pub use crate::settings::TreeSettings;
+
+/// A message with everything the conversation view shows about it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeView {
+    /// The message.
+    pub message: Message,
+    /// The thread it belongs to: a pin's id, absent for the tree's root thread.
+    pub pin_id: Option<i64>,
+    /// The message it is an edit of.
+    pub edited_from: Option<i64>,
+    /// The model profile that wrote it.
+    pub model: Option<String>,
+    /// The usage the provider reported, as JSON (`inputTokens`, `outputTokens`,
+    /// `cachedInputTokens`).
+    pub usage_json: Option<String>,
+    /// Kept out of context by the person.
+    pub excluded: bool,
+    /// Bookmarked.
+    pub bookmarked: bool,
+    /// A reply that did not finish (cancelled or broken off); its text is what arrived.
+    pub incomplete: bool,
+    /// Soft-deleted (shown only where deleted messages are asked for).
+    pub deleted: bool,
+}
+
+impl From<store::Node> for NodeView {
+    fn from(node: store::Node) -> NodeView {
+        NodeView {
+            pin_id: node.pin_id.map(|id| id.0),
+            edited_from: node.edited_from.map(|id| id.0),
+            model: node.model.clone(),
+            usage_json: node.usage_json.clone(),
+            excluded: node.excluded,
+            bookmarked: node.bookmarked,
+            incomplete: node.incomplete,
+            deleted: node.pruned_at_ms.is_some(),
+            message: Message::from(node),
+        }
+    }
+}
+
+/// What a send or a regeneration wrote.
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct Exchange {
+    /// The person's message (absent when an existing message was answered again).
+    pub prompt: Option<NodeView>,
+    /// The model's reply, incomplete when it was cancelled or broke off.
+    pub reply: NodeView,
+    /// Why the reply is incomplete, when it is: `{ code, message }`.
+    pub interruption: Option<crate::ApiError>,
+    /// The plan the request was made from.
+    pub plan: PlanView,
+}
+
+/// One candidate piece of context in a plan, included or cut with the reason.
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct SliceView {
+    /// What it is: `system`, `prompt`, `anchor`, `file`, `contextSource`, `toolDefinition`,
+    /// `ancestorSummary`, `rootGoal`, `siblingResult`, `recentHistory`, `oldHistory`,
+    /// `folderListing`, `searchResult` or `workingBuffer`.
+    pub kind: String,
+    /// Where it comes from: `agentPrompt`, `treeSystemContext`, `attachment`, `node`,
+    /// `annotation`, `summary`, `anchor`, `tool`, `retrieval`, `pinResult` or `workingBuffer`.
+    pub source: String,
+    /// The id of the source (a node, attachment, annotation or pin), when it has one; a summary's
+    /// is its thread's pin (absent for the root thread).
+    pub source_id: Option<i64>,
+    /// Its pruning priority (lower is cut first).
+    pub priority: u8,
+    /// Its tokens, framing included.
+    pub tokens: u32,
+    /// Whether it is in the context.
+    pub included: bool,
+    /// Why it was cut: `overBudget`, `truncated`, `outsideShare`, `excluded`, `softDeleted`,
+    /// `annotation`, `emptySummary`, `overDepthBudget`, `fileTooLarge`, `orphanToolResult`,
+    /// `orphanToolCall`, `providerRoleRule`, `bufferModeSystemContextOff`, `filtered`,
+    /// `alreadyInHistory` or `notOptedIn`.
+    pub reason: Option<String>,
+    /// For a message cut at the boundary: the whole message's tokens, of which `tokens` are kept.
+    pub cut_from: Option<u32>,
+    /// The start of its text, for the inspector's list.
+    pub preview: String,
+}
+
+/// A context plan as the inspector and the budget panel show it.
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanView {
+    /// The message being answered.
+    pub node_id: i64,
+    /// The model profile planned for.
+    pub profile: String,
+    /// The budget: window minus the reserve (or the tree's token buffer).
+    pub available: u32,
+    /// Tokens used by what is included.
+    pub used: u32,
+    /// The counter: `o200k`, `cl100k`, or `estimate at N chars/token`.
+    pub tokenizer: String,
+    /// Whether anything was truncated or cut for the budget.
+    pub truncated: bool,
+    /// How many messages the truncation marker stands for.
+    pub omitted_messages: u32,
+    /// Every candidate, in render order.
+    pub slices: Vec<SliceView>,
+    /// Ancestor summaries the plan wanted and no summariser has written yet.
+    pub missing_summaries: u32,
+    /// Where the request goes.
+    pub url: String,
+    /// The request body exactly as it would be sent (the key travels in a header, never here).
+    pub body: String,
+}
+
+/// Two messages side by side: where their branches part and how their last messages differ.
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct Comparison {
+    /// The last message both paths share; absent when they share none.
+    pub common_ancestor: Option<i64>,
+    /// The left branch below the common ancestor, in order.
+    pub left: Vec<Message>,
+    /// The right branch below the common ancestor, in order.
+    pub right: Vec<Message>,
+    /// The word-level difference of the two last messages.
+    pub diff: Vec<DiffSpan>,
+    /// The context each side would send, in tokens, under the chosen profile.
+    pub left_context_tokens: u32,
+    /// The right side's.
+    pub right_context_tokens: u32,
+}
+
+/// One run of a word-level diff.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct DiffSpan {
+    /// `same`, `left` (only in the left message) or `right` (only in the right).
+    pub side: String,
+    /// The words, with their spacing.
+    pub text: String,
+}
+
+/// A pin: a sub-thread opened on a passage.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct PinView {
+    /// Its id.
+    pub id: i64,
+    /// The thread it was opened from: a pin's id, absent for the root thread.
+    pub parent_pin_id: Option<i64>,
+    /// The message it was opened on.
+    pub anchor_node_id: Option<i64>,
+    /// The highlighted passage, verbatim.
+    pub anchor_text: Option<String>,
+    /// Its title.
+    pub title: String,
+    /// How many pins deep it is (1 under the root thread).
+    pub depth: u32,
+    /// Closed, with its result shown in the parent thread.
+    pub closed: bool,
+    /// The result handed back when closed.
+    pub result: Option<String>,
+}
+
+impl From<store::Pin> for PinView {
+    fn from(pin: store::Pin) -> PinView {
+        PinView {
+            id: pin.id.0,
+            parent_pin_id: pin.parent_pin_id.map(|id| id.0),
+            anchor_node_id: pin.anchor_node_id.map(|id| id.0),
+            anchor_text: pin.anchor.map(|anchor| anchor.text),
+            title: pin.title,
+            depth: pin.depth,
+            closed: pin.closed_at_ms.is_some(),
+            result: pin.result,
+        }
+    }
+}
+
+/// Material attached to a tree, a thread or a message, as stored when attached.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct AttachmentView {
+    /// Its id.
+    pub id: i64,
+    /// `file`, `folder`, `context` or `instruction`.
+    pub role: String,
+    /// Its name: the path of a file or folder, a title otherwise.
+    pub name: String,
+    /// Its size in bytes as stored.
+    pub bytes: u64,
+}
+
+impl From<store::Attachment> for AttachmentView {
+    fn from(attachment: store::Attachment) -> AttachmentView {
+        let role = match attachment.role {
+            store::AttachmentRole::File => "file",
+            store::AttachmentRole::Folder => "folder",
+            store::AttachmentRole::Context => "context",
+            store::AttachmentRole::Instruction => "instruction",
+        };
+        AttachmentView {
+            id: attachment.id,
+            role: role.to_owned(),
+            name: attachment.name,
+            bytes: attachment.content.len() as u64,
+        }
+    }
+}
+
+/// Where an attachment hangs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase", tag = "on", content = "id")]
+pub enum AttachTo {
+    /// The whole tree.
+    Tree,
+    /// One thread: a pin's id, absent for the root thread.
+    Thread(Option<i64>),
+    /// One message.
+    Node(i64),
+}
+
+/// A summary of a thread's path up to a message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct SummaryView {
+    /// The thread: a pin's id, absent for the root thread.
+    pub pin_id: Option<i64>,
+    /// The last message it covers.
+    pub up_to: Option<i64>,
+    /// The token budget it was written for.
+    pub budget: Option<u32>,
+    /// The profile that wrote it.
+    pub summarizer: String,
+    /// Its text.
+    pub text: String,
+    /// How many times it was written (by models and by hand).
+    pub update_count: u64,
+}
+
+impl From<store::Summary> for SummaryView {
+    fn from(summary: store::Summary) -> SummaryView {
+        SummaryView {
+            pin_id: summary.key.pin_id.map(|id| id.0),
+            up_to: summary.key.path_end.map(|id| id.0),
+            budget: summary.key.budget,
+            summarizer: summary.key.summarizer,
+            text: summary.text,
+            update_count: summary.update_count,
         }
     }
 }

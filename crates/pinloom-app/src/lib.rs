@@ -10,12 +10,25 @@
 
 #![deny(missing_docs)]
 
+mod attachments;
+mod compare;
+mod conversation;
 mod data_dir;
 mod error;
+mod inputs;
 pub mod json;
 mod pinloom;
 mod profiles;
+mod settings;
+mod snapshots;
+mod summaries;
+mod threads;
 
+pub use attachments::MAX_FOLDER_ENTRIES;
 pub use data_dir::{DATA_DIR_ENV, DATA_DIR_FLAG, DATABASE_FILE_NAME, resolve_data_dir};
 pub use error::{ApiError, ErrorCode};
-pub use pinloom::Pinloom;
+pub use pinloom::{Connections, KEYRING_SERVICE, Pinloom};
+pub use pinloom_providers::ReplyEvent;
+pub use summaries::CUT_SUMMARY_NOTE;
+pub use threads::NodeAction;
+pub use tokio_util::sync::CancellationToken;

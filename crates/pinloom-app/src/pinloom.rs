@@ -3,23 +3,66 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
-use pinloom_store::{Author, NewNode, NodeId, Store, TreeId};
+use pinloom_providers::keys::{Keyring, KeyringBackend};
+use pinloom_providers::retry::RetryPolicy;
+use pinloom_providers::{Provider, Timeouts};
+use pinloom_store::{Store, TreeId};
 
 use crate::ApiError;
 use crate::data_dir::DATABASE_FILE_NAME;
 use crate::json::{Message, TreeMode, TreeSummary, TreeView};
+use crate::snapshots::Memory;
+
+/// The keyring service Pinloom's keys are filed under: the app's identifier.
+pub const KEYRING_SERVICE: &str = "dev.pinloom.app";
+
+/// How a [`Pinloom`] reaches providers and keys; the defaults suit the installed app.
+#[derive(Debug, Clone)]
+pub struct Connections {
+    /// Which keyring holds the API keys.
+    pub keyring: KeyringBackend,
+    /// The service name keys are filed under (tests use their own).
+    pub keyring_service: String,
+    /// How long to wait for providers.
+    pub timeouts: Timeouts,
+    /// Which failures are tried again, and how often.
+    pub retry: RetryPolicy,
+}
+
+impl Default for Connections {
+    fn default() -> Connections {
+        Connections {
+            keyring: KeyringBackend::from_environment(),
+            keyring_service: KEYRING_SERVICE.to_owned(),
+            timeouts: Timeouts::default(),
+            retry: RetryPolicy::default(),
+        }
+    }
+}
 
 /// Pinloom's use cases over one open database.
 ///
-/// Cheap to clone; clones share the database.
+/// Cheap to clone; clones share the database, the provider client and the caches.
 #[derive(Debug, Clone)]
 pub struct Pinloom {
     pub(crate) store: Arc<Store>,
+    pub(crate) provider: Provider,
+    pub(crate) keyring: Keyring,
+    pub(crate) memory: Arc<Memory>,
 }
 
 impl Pinloom {
-    /// Opens (creating if needed) the database in `data_dir`, creating the folder too.
+    /// Opens (creating if needed) the database in `data_dir`, creating the folder too, with the
+    /// default connections.
     pub async fn open(data_dir: PathBuf) -> anyhow::Result<Pinloom> {
+        Pinloom::open_with(data_dir, Connections::default()).await
+    }
+
+    /// Opens (creating if needed) the database in `data_dir` with these connections.
+    pub async fn open_with(data_dir: PathBuf, connections: Connections) -> anyhow::Result<Pinloom> {
+        let provider = Provider::new(connections.timeouts, connections.retry)
+            .context("could not set up the HTTP client")?;
+        let keyring = Keyring::new(&connections.keyring_service, connections.keyring);
         let store = blocking(move || {
             std::fs::create_dir_all(&data_dir).map_err(|error| ApiError {
                 code: crate::ErrorCode::DatabaseUnusable,
@@ -34,7 +77,7 @@ impl Pinloom {
         })
         .await
         .context("could not open Pinloom's database")?;
-        Ok(Pinloom { store: Arc::new(store) })
+        Ok(Pinloom { store: Arc::new(store), provider, keyring, memory: Arc::default() })
     }
 
     /// The database file in use.
@@ -73,35 +116,6 @@ impl Pinloom {
         .await
         .context("could not open the tree")?;
         Ok(TreeView { tree: tree.into(), messages: path.into_iter().map(Message::from).collect() })
-    }
-
-    /// Writes the person's message into a tree, continuing `parent_id` (absent for a tree's first
-    /// message).
-    pub async fn append_message(
-        &self,
-        tree_id: i64,
-        parent_id: Option<i64>,
-        text: String,
-    ) -> anyhow::Result<Message> {
-        if text.trim().is_empty() {
-            return Err(
-                ApiError::invalid_input("the message is empty: type something first").into()
-            );
-        }
-        let store = self.store.clone();
-        let node = blocking(move || {
-            let node = NewNode::text(
-                TreeId(tree_id),
-                parent_id.map(NodeId),
-                Author::Human,
-                text,
-                now_ms(),
-            );
-            Ok(store.append_node(&node)?)
-        })
-        .await
-        .context("could not add the message")?;
-        Ok(node.into())
     }
 }
 

@@ -71,6 +71,31 @@ fn check(profile: &ModelProfile) -> Result<(), ApiError> {
             known.join(", ")
         )));
     }
+    for (what, value) in
+        [("context window", profile.context_window), ("reply reserve", profile.reserve)]
+    {
+        if value < 0 {
+            return Err(ApiError::invalid_input(format!(
+                "{name}: the {what} cannot be negative ({value}); enter a number of tokens"
+            )));
+        }
+        if u32::try_from(value).is_err() {
+            return Err(ApiError::invalid_input(format!(
+                "{name}: the {what} of {value} tokens is beyond any model; enter the model's real                  number"
+            )));
+        }
+    }
+    if profile.context_window == 0 {
+        return Err(ApiError::invalid_input(format!(
+            "{name}: the context window must be at least 1 token"
+        )));
+    }
+    if profile.reserve >= profile.context_window {
+        return Err(ApiError::invalid_input(format!(
+            "{name}: the reply reserve ({}) must be smaller than the context window ({}), or              nothing is left for the context",
+            profile.reserve, profile.context_window
+        )));
+    }
     if let Some(url) = &profile.base_url
         && !(url.starts_with("http://") || url.starts_with("https://"))
     {
@@ -108,6 +133,42 @@ impl Pinloom {
         .await
         .context("could not save the model profile")?;
         Ok(saved.into())
+    }
+
+    /// The models installed on the Ollama at `base_url` (the default address when absent), as
+    /// profiles ready to save: named `<model> (Ollama)`, with the window discovery found. Nothing
+    /// is saved; the person picks which to keep.
+    pub async fn discover_ollama_models(
+        &self,
+        base_url: Option<String>,
+    ) -> anyhow::Result<Vec<ModelProfile>> {
+        let endpoint = match &base_url {
+            Some(url) => pinloom_providers::Endpoint::at(ProviderId::Ollama, url),
+            None => pinloom_providers::Endpoint::new(ProviderId::Ollama),
+        };
+        let models = self
+            .provider
+            .ollama_models(&endpoint)
+            .await
+            .context("could not list the models installed on Ollama")?;
+        Ok(models
+            .into_iter()
+            .map(|model| {
+                let engine = model.profile();
+                ModelProfile {
+                    name: shipped_name(ProviderId::Ollama, &model.name),
+                    provider: ProviderId::Ollama.name().to_owned(),
+                    model_id: model.name,
+                    base_url: base_url.clone(),
+                    context_window: i64::from(engine.context_window),
+                    reserve: i64::from(engine.reserve),
+                    native_system: model.native_system,
+                    completion_endpoint: model.completion,
+                    tokenizer: TokenizerFamily::Other.name().to_owned(),
+                    agent_system_prompt: String::new(),
+                }
+            })
+            .collect())
     }
 
     /// Deletes the profile named `name`.

@@ -52,6 +52,23 @@ export type ErrorCode =
  *  nothing else will work until the person acts on the message.
  */
 "databaseUnusable" | 
+/**
+ *  A provider needs a key that is missing or was refused, or the keyring cannot be used: offer
+ *  the provider's key settings.
+ */
+"providerKey" | 
+/**
+ *  A provider could not be reached or is busy (rate limit, overload, outage, timeout): the
+ *  same request may work later, so offer to try again.
+ */
+"providerUnavailable" | 
+/**
+ *  A provider refused the request for a reason the person must act on (model not found,
+ *  context too long, no credit, no completion endpoint): show the message.
+ */
+"providerRefused" | 
+/**  The person stopped it. */
+"cancelled" | 
 /**  Anything else: a bug or an environment failure. */
 "internal";
 

@@ -3,7 +3,13 @@
 // Test helpers unwrap too: a panic carrying the error is the failure report.
 #![allow(clippy::unwrap_used)]
 
+mod attachments;
+mod conversation;
+mod keys;
 mod profiles;
+mod sharing;
+mod threads;
+mod wire;
 
 use pinloom_app::json::{Author, TreeMode};
 use pinloom_app::{ApiError, DATABASE_FILE_NAME, ErrorCode, Pinloom};

@@ -110,9 +110,14 @@ async fn bad_profiles_are_refused_with_what_to_fix_and_nothing_changes() {
         refused(&pinloom, ModelProfile { context_window: 0, reserve: 0, ..local_llama() }).await;
     assert!(error.message.contains("at least 1 token"), "{}", error.message);
 
-    // Negative numbers cannot even be read into the profile at the boundary.
+    // A negative number typed in a form reaches the checks and is refused in words.
     let negative = r#"{"name":"x","provider":"ollama","modelId":"m","baseUrl":null,"contextWindow":-5,"reserve":0,"nativeSystem":true,"completionEndpoint":false,"tokenizer":"other","agentSystemPrompt":""}"#;
-    assert!(serde_json::from_str::<ModelProfile>(negative).is_err());
+    let negative: ModelProfile = serde_json::from_str(negative).unwrap();
+    let error = refused(&pinloom, negative).await;
+    assert_eq!(error.code, ErrorCode::InvalidInput);
+    assert!(error.message.contains("context window cannot be negative (-5)"), "{}", error.message);
+    let error = refused(&pinloom, ModelProfile { reserve: -1, ..local_llama() }).await;
+    assert!(error.message.contains("reply reserve cannot be negative"), "{}", error.message);
 
     assert_eq!(pinloom.model_profiles().await.unwrap(), before, "nothing saved");
 }

@@ -8,8 +8,8 @@ use pinloom_providers::retry::RetryPolicy;
 use pinloom_providers::wire::ProviderId;
 use pinloom_providers::{ProviderError, Timeouts};
 
-use crate::server::{Answer, Server};
 use crate::{KEY, chat_wire, fixture_text, key, provider_with, send};
+use pinloom_test_server::{Answer, Server};
 
 /// The JSON part of the observed OpenAI error, which the report printed as a Python dict.
 fn openai_insufficient_quota() -> String {

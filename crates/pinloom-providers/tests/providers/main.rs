@@ -10,7 +10,6 @@ mod errors;
 mod keys;
 mod models;
 mod retries;
-mod server;
 mod streams;
 
 use pinloom_engine::profile::ModelProfile;

@@ -6,8 +6,8 @@ use pinloom_providers::retry::RetryPolicy;
 use pinloom_providers::wire::{Endpoint, ProviderId};
 use pinloom_providers::{Timeouts, catalog};
 
-use crate::server::{Answer, Server};
 use crate::{fixture_text, provider_with};
+use pinloom_test_server::{Answer, Server};
 
 #[test]
 fn seed_004_budgets_ship_for_its_five_models() {

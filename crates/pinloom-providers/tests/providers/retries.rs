@@ -10,8 +10,8 @@ use pinloom_providers::wire::ProviderId;
 use pinloom_providers::{ProviderError, ReplyEvent, Timeouts};
 use tokio::time::Instant;
 
-use crate::server::{Answer, Server};
 use crate::{chat_wire, fixture, key, provider_with, send};
+use pinloom_test_server::{Answer, Server};
 
 fn overloaded() -> ProviderError {
     ProviderError::Overloaded { provider: "Anthropic", detail: "Overloaded".into() }

@@ -10,8 +10,8 @@ use pinloom_providers::{ProviderError, Timeouts, Usage, catalog};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::server::{Answer, Server, Then};
 use crate::{KEY, chat_wire, fixture, key, provider_with, send, texts};
+use pinloom_test_server::{Answer, Server, Then};
 
 fn provider() -> pinloom_providers::Provider {
     provider_with(Timeouts::default(), RetryPolicy::never())

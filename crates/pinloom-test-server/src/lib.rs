@@ -1,6 +1,9 @@
-//! A scripted HTTP/1.1 server on 127.0.0.1: it records each request and answers with the next
-//! scripted answer, writing the body's bytes exactly as given, chunk by chunk, so a provider's
-//! stream reaches the client byte for byte and split where the test says.
+//! A scripted HTTP/1.1 server on 127.0.0.1 for tests: it records each request and answers with
+//! the next scripted answer, writing the body's bytes exactly as given, chunk by chunk, so a
+//! provider's stream reaches the client byte for byte and split where the test says. The
+//! providers' tests and the application layer's tests both talk to it over real TCP.
+
+#![allow(missing_docs, clippy::unwrap_used)] // test support: a panic is the failure report
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -10,27 +13,27 @@ use tokio::net::{TcpListener, TcpStream};
 
 /// One request as the server saw it.
 #[derive(Debug, Clone)]
-pub(crate) struct Seen {
-    pub(crate) method: String,
-    pub(crate) path: String,
+pub struct Seen {
+    pub method: String,
+    pub path: String,
     /// Header names lower-cased.
-    pub(crate) headers: Vec<(String, String)>,
-    pub(crate) body: String,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
 }
 
 impl Seen {
-    pub(crate) fn header(&self, name: &str) -> Option<&str> {
+    pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
     }
 
-    pub(crate) fn json(&self) -> serde_json::Value {
+    pub fn json(&self) -> serde_json::Value {
         serde_json::from_str(&self.body).unwrap()
     }
 }
 
 /// What to do after the body's chunks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Then {
+pub enum Then {
     /// Close the connection.
     Close,
     /// Keep it open, sending nothing, until the client closes it.
@@ -42,16 +45,16 @@ const SILENT: u16 = 0;
 
 /// One scripted answer.
 #[derive(Debug, Clone)]
-pub(crate) struct Answer {
-    pub(crate) status: u16,
-    pub(crate) headers: Vec<(String, String)>,
-    pub(crate) chunks: Vec<Vec<u8>>,
-    pub(crate) then: Then,
+pub struct Answer {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub chunks: Vec<Vec<u8>>,
+    pub then: Then,
 }
 
 impl Answer {
     /// A 200 streaming `body` in `chunk`-byte pieces (the whole at once when 0).
-    pub(crate) fn stream(content_type: &str, body: &[u8], chunk: usize) -> Answer {
+    pub fn stream(content_type: &str, body: &[u8], chunk: usize) -> Answer {
         let chunks = if chunk == 0 {
             vec![body.to_vec()]
         } else {
@@ -65,16 +68,16 @@ impl Answer {
         }
     }
 
-    pub(crate) fn sse(body: &[u8], chunk: usize) -> Answer {
+    pub fn sse(body: &[u8], chunk: usize) -> Answer {
         Answer::stream("text/event-stream", body, chunk)
     }
 
-    pub(crate) fn ndjson(body: &[u8], chunk: usize) -> Answer {
+    pub fn ndjson(body: &[u8], chunk: usize) -> Answer {
         Answer::stream("application/x-ndjson", body, chunk)
     }
 
     /// An error status with a JSON body.
-    pub(crate) fn error(status: u16, body: &str) -> Answer {
+    pub fn error(status: u16, body: &str) -> Answer {
         Answer {
             status,
             headers: vec![("content-type".into(), "application/json".into())],
@@ -84,16 +87,16 @@ impl Answer {
     }
 
     /// No answer at all: the request is read and the connection held open in silence.
-    pub(crate) fn silence() -> Answer {
+    pub fn silence() -> Answer {
         Answer { status: SILENT, headers: Vec::new(), chunks: Vec::new(), then: Then::Hang }
     }
 
-    pub(crate) fn with_header(mut self, name: &str, value: &str) -> Answer {
+    pub fn with_header(mut self, name: &str, value: &str) -> Answer {
         self.headers.push((name.into(), value.into()));
         self
     }
 
-    pub(crate) fn then(mut self, then: Then) -> Answer {
+    pub fn then(mut self, then: Then) -> Answer {
         self.then = then;
         self
     }
@@ -109,14 +112,14 @@ struct Shared {
 
 /// A running server; it stops when dropped with the test's runtime.
 #[derive(Clone)]
-pub(crate) struct Server {
-    pub(crate) base: String,
+pub struct Server {
+    pub base: String,
     shared: Arc<Mutex<Shared>>,
 }
 
 impl Server {
     /// Starts a server that gives `answers` in order, one per request.
-    pub(crate) async fn start(answers: Vec<Answer>) -> Server {
+    pub async fn start(answers: Vec<Answer>) -> Server {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let shared = Arc::new(Mutex::new(Shared { answers, ..Shared::default() }));
@@ -131,11 +134,11 @@ impl Server {
         server
     }
 
-    pub(crate) fn seen(&self) -> Vec<Seen> {
+    pub fn seen(&self) -> Vec<Seen> {
         self.shared.lock().unwrap().seen.clone()
     }
 
-    pub(crate) fn closed_by_client(&self) -> bool {
+    pub fn closed_by_client(&self) -> bool {
         self.shared.lock().unwrap().closed_by_client
     }
 }

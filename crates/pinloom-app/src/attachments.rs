@@ -1,0 +1,195 @@
+//! Attachments from disk: a file's text or a folder's listing, read when attached and stored, so a
+//! context never depends on a file that changed later unless the person attaches it again.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use pinloom_store::{AttachmentRole, AttachmentScope, NodeId, PinId, TreeId};
+
+use crate::ApiError;
+use crate::json::{AttachTo, AttachmentView};
+use crate::pinloom::{Pinloom, now_ms};
+use crate::settings::TreeSettings;
+
+/// Seed 004's folder listing limit.
+pub const MAX_FOLDER_ENTRIES: usize = 100;
+
+/// Folders never listed (seed 004's exclusions: `**/node_modules/**`, `**/.git/**`, `**/dist/**`).
+const EXCLUDED_FOLDERS: [&str; 3] = ["node_modules", ".git", "dist"];
+/// File endings never listed (`**/*.min.js`).
+const EXCLUDED_SUFFIXES: [&str; 1] = [".min.js"];
+
+impl Pinloom {
+    /// Reads the text file at `path` and attaches it. A file over the tree's size limit (100 KB
+    /// unless changed) or not UTF-8 text is refused whole, never read in part.
+    pub async fn attach_file(
+        &self,
+        tree_id: i64,
+        to: AttachTo,
+        path: PathBuf,
+    ) -> anyhow::Result<AttachmentView> {
+        self.write("could not attach the file", move |store| {
+            let tree = store.tree(TreeId(tree_id))?;
+            let limit = TreeSettings::from_json(&tree.settings_json).max_file_bytes();
+            let content = read_text_file(&path, limit)?;
+            let attachment = store.add_attachment(
+                tree.id,
+                scope(to),
+                AttachmentRole::File,
+                &path.display().to_string(),
+                &content,
+                now_ms(),
+            )?;
+            Ok(attachment.into())
+        })
+        .await
+    }
+
+    /// Lists the folder at `path` (its files, relative, sorted, excluded folders and minified
+    /// scripts left out, at most 100 entries) and attaches the listing.
+    pub async fn attach_folder(
+        &self,
+        tree_id: i64,
+        to: AttachTo,
+        path: PathBuf,
+    ) -> anyhow::Result<AttachmentView> {
+        self.write("could not attach the folder", move |store| {
+            let listing = list_folder(&path)?;
+            let attachment = store.add_attachment(
+                TreeId(tree_id),
+                scope(to),
+                AttachmentRole::Folder,
+                &path.display().to_string(),
+                &listing.join("\n"),
+                now_ms(),
+            )?;
+            Ok(attachment.into())
+        })
+        .await
+    }
+
+    /// Attaches text written in the app: reference material (`instruction` false) placed before
+    /// the conversation, or an instruction appended to the system context.
+    pub async fn attach_text(
+        &self,
+        tree_id: i64,
+        to: AttachTo,
+        title: String,
+        text: String,
+        instruction: bool,
+    ) -> anyhow::Result<AttachmentView> {
+        if text.trim().is_empty() {
+            return Err(
+                ApiError::invalid_input("the attachment is empty: write its text first").into()
+            );
+        }
+        self.write("could not attach the text", move |store| {
+            let role =
+                if instruction { AttachmentRole::Instruction } else { AttachmentRole::Context };
+            Ok(store
+                .add_attachment(TreeId(tree_id), scope(to), role, title.trim(), &text, now_ms())?
+                .into())
+        })
+        .await
+    }
+
+    /// Every attachment of a tree.
+    pub async fn attachments(&self, tree_id: i64) -> anyhow::Result<Vec<AttachmentView>> {
+        let store = self.store.clone();
+        let attachments = crate::pinloom::blocking(move || Ok(store.attachments(TreeId(tree_id))?))
+            .await
+            .context("could not list the attachments")?;
+        Ok(attachments.into_iter().map(AttachmentView::from).collect())
+    }
+
+    /// Removes an attachment.
+    pub async fn detach(&self, attachment_id: i64) -> anyhow::Result<()> {
+        self.write("could not remove the attachment", move |store| {
+            Ok(store.remove_attachment(attachment_id)?)
+        })
+        .await
+    }
+}
+
+fn scope(to: AttachTo) -> AttachmentScope {
+    match to {
+        AttachTo::Tree => AttachmentScope::Tree,
+        AttachTo::Thread(pin) => AttachmentScope::Thread(pin.map(PinId)),
+        AttachTo::Node(node) => AttachmentScope::Node(NodeId(node)),
+    }
+}
+
+fn read_text_file(path: &Path, limit: u64) -> Result<String, ApiError> {
+    let shown = path.display();
+    let metadata = std::fs::metadata(path)
+        .map_err(|error| ApiError::invalid_input(format!("cannot read {shown}: {error}")))?;
+    if !metadata.is_file() {
+        return Err(ApiError::invalid_input(format!(
+            "{shown} is not a file; attach a folder as a folder"
+        )));
+    }
+    if metadata.len() > limit {
+        return Err(ApiError::invalid_input(format!(
+            "{shown} is {} KB, over the {} KB limit for attached files; attach a smaller file, or \
+             raise the limit in the tree's settings",
+            metadata.len().div_ceil(1024),
+            limit / 1024
+        )));
+    }
+    let bytes = std::fs::read(path)
+        .map_err(|error| ApiError::invalid_input(format!("cannot read {shown}: {error}")))?;
+    // Checked again after reading: the file may have grown between the two calls.
+    if bytes.len() as u64 > limit {
+        return Err(ApiError::invalid_input(format!(
+            "{shown} grew past the {} KB limit while it was read; attach it again",
+            limit / 1024
+        )));
+    }
+    String::from_utf8(bytes).map_err(|_| {
+        ApiError::invalid_input(format!(
+            "{shown} is not UTF-8 text (a binary file?); only text files can be attached"
+        ))
+    })
+}
+
+fn list_folder(root: &Path) -> Result<Vec<String>, ApiError> {
+    let shown = root.display();
+    if !root.is_dir() {
+        return Err(ApiError::invalid_input(format!("{shown} is not a folder")));
+    }
+    let mut entries = Vec::new();
+    let mut pending = vec![PathBuf::new()];
+    // Breadth first, sorted within each folder, so the shallow structure is listed before the
+    // limit is reached.
+    while let Some(relative) = pending.first().cloned() {
+        pending.remove(0);
+        let folder = root.join(&relative);
+        let mut names: Vec<(String, bool)> = std::fs::read_dir(&folder)
+            .map_err(|error| {
+                ApiError::invalid_input(format!("cannot list {}: {error}", folder.display()))
+            })?
+            .filter_map(Result::ok)
+            .map(|entry| {
+                let is_dir = entry.file_type().is_ok_and(|kind| kind.is_dir());
+                (entry.file_name().to_string_lossy().into_owned(), is_dir)
+            })
+            .collect();
+        names.sort();
+        for (name, is_dir) in names {
+            let path = relative.join(&name);
+            let text = path.to_string_lossy().replace('\\', "/");
+            if is_dir {
+                if !EXCLUDED_FOLDERS.contains(&name.as_str()) {
+                    entries.push(format!("{text}/"));
+                    pending.push(path);
+                }
+            } else if !EXCLUDED_SUFFIXES.iter().any(|suffix| name.ends_with(suffix)) {
+                entries.push(text);
+            }
+            if entries.len() >= MAX_FOLDER_ENTRIES {
+                return Ok(entries);
+            }
+        }
+    }
+    Ok(entries)
+}

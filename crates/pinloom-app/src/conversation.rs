@@ -1,0 +1,630 @@
+//! The conversation loop: writing the person's messages, planning a context for any message under
+//! any model profile, streaming a reply into a new message, answering again, editing, and
+//! continuing a buffer.
+//!
+//! A send is: append the person's message (its token counts written with it); extend the cached
+//! path by it; fill the snapshot; plan; write any ancestor summary the plan lacks (concurrently)
+//! and plan again; render; stream through the provider; write the reply with its usage (marked
+//! incomplete when it broke off, never dropped); learn the model's calibration from the usage.
+
+use std::time::Duration;
+
+use anyhow::{Context, anyhow};
+use pinloom_engine::ContextPlan;
+use pinloom_engine::plan::{SliceStatus, SourceId};
+use pinloom_engine::render::{buffer_document, chat_request, slice_text};
+use pinloom_engine::snapshot::{NodeRecord, ParentEdge, TreeMode};
+use pinloom_engine::tokens::{Tokenizer, TokenizerId};
+use pinloom_providers::wire::{Task, build};
+use pinloom_providers::{ApiKey, ProviderError, ProviderId, ReplyEvent, WireRequest};
+use pinloom_store::{self as store, Author, NewNode, NodeId, Store, TreeId};
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+
+use crate::ApiError;
+use crate::inputs::{ANNOTATION_ID_BASE, ModelChoice, engine_node, exact_family, token_counts};
+use crate::json::{Exchange, Message, NodeView, PlanView, SliceView};
+use crate::pinloom::{Pinloom, blocking, now_ms};
+use crate::settings::TreeSettings;
+use crate::snapshots::{CachedPath, PlanKey, store_pin};
+
+/// How long a keyring may take to answer: a locked Secret Service can prompt, or hang on a broken
+/// session bus, and a send must not wait on it for ever.
+const KEYRING_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The id a draft prompt takes in a preview's snapshot: above every row id and annotation id.
+const DRAFT_ID: u64 = u64::MAX - 1;
+
+/// A plan with the snapshot it was made from and what it was made for.
+pub(crate) struct Planned {
+    pub(crate) plan: ContextPlan,
+    pub(crate) path: CachedPath,
+    pub(crate) choice: ModelChoice,
+    pub(crate) tree: store::Tree,
+    pub(crate) settings: TreeSettings,
+    /// The snapshot ends with a draft prompt that is not in the store.
+    pub(crate) draft: bool,
+}
+
+impl Pinloom {
+    /// Writes the person's message into a tree, continuing `parent_id` (absent for a tree's first
+    /// message), with its token counts.
+    pub async fn append_message(
+        &self,
+        tree_id: i64,
+        parent_id: Option<i64>,
+        text: String,
+    ) -> anyhow::Result<Message> {
+        let node = self.append_human(TreeId(tree_id), parent_id.map(NodeId), None, text).await?;
+        Ok(node.into())
+    }
+
+    /// Writes the person's message and streams a reply from the model profile `profile`: each
+    /// piece of text goes to `events` as it arrives. `cancel` stops the reply; what arrived is
+    /// kept, marked incomplete.
+    pub async fn send(
+        &self,
+        tree_id: i64,
+        parent_id: Option<i64>,
+        text: String,
+        profile: String,
+        events: UnboundedSender<ReplyEvent>,
+        cancel: CancellationToken,
+    ) -> anyhow::Result<Exchange> {
+        let prompt = self.append_human(TreeId(tree_id), parent_id.map(NodeId), None, text).await?;
+        let mut exchange = self.reply(prompt.id, &profile, &events, &cancel).await?;
+        exchange.prompt = Some(prompt.into());
+        Ok(exchange)
+    }
+
+    /// Answers message `node_id` again: a new reply beside the earlier ones. Given a reply, its
+    /// prompt is answered again.
+    pub async fn regenerate(
+        &self,
+        node_id: i64,
+        profile: String,
+        events: UnboundedSender<ReplyEvent>,
+        cancel: CancellationToken,
+    ) -> anyhow::Result<Exchange> {
+        let store = self.store.clone();
+        let node = blocking(move || Ok(store.node(NodeId(node_id))?))
+            .await
+            .context("could not answer again")?;
+        let prompt = match (node.author, node.parent_id) {
+            (Author::Model, Some(parent)) => parent,
+            (Author::Model, None) => {
+                return Err(ApiError::invalid_input(
+                    "this reply has no message before it to answer again",
+                )
+                .into());
+            }
+            _ => node.id,
+        };
+        self.reply(prompt, &profile, &events, &cancel).await
+    }
+
+    /// Writes an edit of a message as a new branch beside it; the original stays.
+    pub async fn edit_message(&self, node_id: i64, text: String) -> anyhow::Result<NodeView> {
+        if text.trim().is_empty() {
+            return Err(ApiError::invalid_input("the edit is empty: type something first").into());
+        }
+        let store = self.store.clone();
+        let memory = self.memory.clone();
+        let edited = blocking(move || {
+            let parts = vec![store::Part::Text { text }];
+            let counts = token_counts(&parts);
+            let edited = store.edit_node(NodeId(node_id), parts, counts, now_ms())?;
+            memory.forget();
+            Ok(edited)
+        })
+        .await
+        .context("could not edit the message")?;
+        Ok(edited.into())
+    }
+
+    /// Edits the person's message `node_id` as a new branch and answers the edit.
+    pub async fn edit_and_send(
+        &self,
+        node_id: i64,
+        text: String,
+        profile: String,
+        events: UnboundedSender<ReplyEvent>,
+        cancel: CancellationToken,
+    ) -> anyhow::Result<Exchange> {
+        let edited = self.edit_message(node_id, text).await?;
+        let mut exchange =
+            self.reply(NodeId(edited.message.id), &profile, &events, &cancel).await?;
+        exchange.prompt = Some(edited);
+        Ok(exchange)
+    }
+
+    /// Continues a buffer-mode tree's document from `node_id` (the end of the text on show): the
+    /// model's continuation becomes the next piece of the document.
+    pub async fn continue_buffer(
+        &self,
+        node_id: i64,
+        profile: String,
+        events: UnboundedSender<ReplyEvent>,
+        cancel: CancellationToken,
+    ) -> anyhow::Result<Exchange> {
+        let store = self.store.clone();
+        let mode = blocking(move || {
+            let node = store.node(NodeId(node_id))?;
+            Ok(store.tree(node.tree_id)?.mode)
+        })
+        .await
+        .context("could not continue the document")?;
+        if mode != store::TreeMode::Buffer {
+            return Err(ApiError::invalid_input(
+                "this tree is a dialogue: send a message instead of continuing a document",
+            )
+            .into());
+        }
+        self.reply(NodeId(node_id), &profile, &events, &cancel).await
+    }
+
+    /// The plan a send from message `node_id` would make under `profile`, and the request it
+    /// would send, without sending anything (missing ancestor summaries are counted, not written). With `draft`, planned as if `draft` were sent after the
+    /// message (the budget panel while typing). Reused for 30 seconds unless anything is written.
+    pub async fn preview(
+        &self,
+        node_id: i64,
+        profile: String,
+        draft: Option<String>,
+    ) -> anyhow::Result<PlanView> {
+        let draft = draft.filter(|text| !text.trim().is_empty());
+        let this = self.clone();
+        let store = self.store.clone();
+        let profile_for_key = profile.clone();
+        let (data_version, choice) = blocking(move || {
+            let data_version = store.data_version()?;
+            Ok((data_version, this.model_choice(&profile_for_key)?))
+        })
+        .await
+        .context("could not preview the context")?;
+        let key = PlanKey {
+            node: node_id,
+            prompt: draft.clone(),
+            profile: profile.clone(),
+            budget: choice.engine.context_window.saturating_sub(choice.engine.reserve),
+        };
+        if let Some(plan) = self.memory.plan(data_version, &key) {
+            return Ok(plan);
+        }
+        let planned = self
+            .plan_for(NodeId(node_id), &profile, draft.as_deref(), false)
+            .await
+            .context("could not preview the context")?;
+        let view = plan_view(&planned)?;
+        self.keep_path(planned)?;
+        self.memory.keep_plan(data_version, key, view.clone());
+        Ok(view)
+    }
+
+    /// W1 from the database, for the benchmark: plans message `node_id` under `profile` as a send
+    /// would (summaries not written) and returns the tokens used. With `cold`, this process's
+    /// cached paths are dropped first, so the path is read, decoded and its counts looked up from
+    /// the file.
+    #[doc(hidden)]
+    pub async fn plan_for_benchmark(
+        &self,
+        node_id: i64,
+        profile: &str,
+        cold: bool,
+    ) -> anyhow::Result<u32> {
+        if cold {
+            self.memory.forget();
+        }
+        let planned = self.plan_for(NodeId(node_id), profile, None, false).await?;
+        Ok(self.keep_path(planned)?.used)
+    }
+
+    pub(crate) async fn append_human(
+        &self,
+        tree: TreeId,
+        parent: Option<NodeId>,
+        pin: Option<store::PinId>,
+        text: String,
+    ) -> anyhow::Result<store::Node> {
+        if text.trim().is_empty() {
+            return Err(
+                ApiError::invalid_input("the message is empty: type something first").into()
+            );
+        }
+        let store = self.store.clone();
+        let memory = self.memory.clone();
+        blocking(move || {
+            let mut node = NewNode::text(tree, parent, Author::Human, text, now_ms());
+            node.pin_id = pin;
+            node.token_counts = token_counts(&node.parts);
+            let written = store.append_node(&node)?;
+            extend_cached_path(&store, &memory, &written)?;
+            Ok(written)
+        })
+        .await
+        .context("could not add the message")
+    }
+
+    /// Plans, streams and writes a reply to `prompt`.
+    async fn reply(
+        &self,
+        prompt: NodeId,
+        profile: &str,
+        events: &UnboundedSender<ReplyEvent>,
+        cancel: &CancellationToken,
+    ) -> anyhow::Result<Exchange> {
+        let planned = self
+            .plan_for(prompt, profile, None, true)
+            .await
+            .context("could not plan the context")?;
+        let wire = wire_request(&planned).map_err(anyhow::Error::new)?;
+        let view = plan_view(&planned)?;
+        let key = self.key_for(planned.choice.provider).await?;
+        let reply = match self.provider.stream(&wire, key.as_ref(), events, cancel).await {
+            Ok(reply) => reply,
+            Err(error) => {
+                let name = planned.choice.name.clone();
+                self.keep_path(planned)?;
+                return Err(anyhow::Error::new(error).context(format!("{name} did not answer")));
+            }
+        };
+        if reply.text.is_empty()
+            && let Some(interruption) = reply.interruption
+        {
+            let name = planned.choice.name.clone();
+            self.keep_path(planned)?;
+            return Err(anyhow::Error::new(interruption)
+                .context(format!("{name} sent nothing before it stopped")));
+        }
+        let usage_json = serde_json::to_string(&reply.usage)?;
+        let sent_units = sent_units(&planned);
+        let store = self.store.clone();
+        let memory = self.memory.clone();
+        let tree_id = planned.tree.id;
+        let choice = planned.choice.clone();
+        let newly_counted = planned.plan.newly_counted.clone();
+        let plan_tokenizer = planned.choice.engine.tokenizer;
+        let mut path = planned.path;
+        let input_tokens = reply.usage.input_tokens;
+        let text = reply.text;
+        let incomplete = reply.interruption.is_some();
+        let written = blocking(move || {
+            let mut node = NewNode::text(tree_id, Some(prompt), Author::Model, text, now_ms());
+            node.model = Some(choice.name.clone());
+            node.usage_json = Some(usage_json);
+            node.incomplete = incomplete;
+            node.token_counts = token_counts(&node.parts);
+            let written = store.append_node(&node)?;
+            // Counts the engine had to make (nodes written before counting existed) are stored,
+            // and kept on the path in memory, so they are made once.
+            if let Some(family) = exact_family(plan_tokenizer) {
+                let rows: Vec<(NodeId, u64)> = newly_counted
+                    .iter()
+                    .filter(|(id, _)| id.0 < ANNOTATION_ID_BASE)
+                    .filter_map(|(id, tokens)| {
+                        i64::try_from(id.0).ok().map(|row| (NodeId(row), u64::from(*tokens)))
+                    })
+                    .collect();
+                store.set_family_token_counts(family, &rows)?;
+                path.remember_counts(plan_tokenizer, &newly_counted);
+            }
+            if let (Tokenizer::Estimate(calibration), Some(reported)) =
+                (choice.engine.tokenizer, input_tokens)
+            {
+                let corrected = calibration.corrected(sent_units, reported);
+                store.record_calibration(
+                    &choice.name,
+                    corrected.milli_chars_per_token,
+                    now_ms(),
+                )?;
+            }
+            let data_version = store.data_version()?;
+            path.extend(&store, &written, &stored_counts(&node.token_counts))?;
+            memory.forget_plans();
+            memory.keep_path(data_version, tree_id, path);
+            Ok(written)
+        })
+        .await
+        .context("could not save the reply")?;
+        Ok(Exchange {
+            prompt: None,
+            reply: written.into(),
+            interruption: reply.interruption.map(provider_api_error),
+            plan: view,
+        })
+    }
+
+    /// The plan for answering `node` under `profile`, with missing ancestor summaries written
+    /// first when a summariser can be reached.
+    pub(crate) async fn plan_for(
+        &self,
+        node: NodeId,
+        profile: &str,
+        draft: Option<&str>,
+        summarise: bool,
+    ) -> anyhow::Result<Planned> {
+        let mut planned = self.plan_once(node, profile, draft).await?;
+        if summarise && !planned.plan.missing_summaries.is_empty() {
+            let written = self.write_missing_summaries(&planned).await?;
+            if written > 0 {
+                self.keep_path(planned)?;
+                planned = self.plan_once(node, profile, draft).await?;
+            }
+        }
+        Ok(planned)
+    }
+
+    async fn plan_once(
+        &self,
+        node: NodeId,
+        profile: &str,
+        draft: Option<&str>,
+    ) -> anyhow::Result<Planned> {
+        let this = self.clone();
+        let profile = profile.to_owned();
+        let draft = draft.map(str::to_owned);
+        blocking(move || {
+            let store = &this.store;
+            let choice = this.model_choice(&profile)?;
+            let data_version = store.data_version()?;
+            let anchor = store.node(node)?;
+            let tree = store.tree(anchor.tree_id)?;
+            let settings = TreeSettings::from_json(&tree.settings_json);
+            let tokenizer = choice.engine.tokenizer;
+            let mut path = match this.memory.take_path(data_version, tree.id, node) {
+                Some(mut path) => {
+                    path.load_counts(store, tokenizer)?;
+                    path
+                }
+                None => CachedPath::read(store, node, tokenizer)?,
+            };
+            let summarizer = settings.summarizer.clone().unwrap_or_else(|| choice.name.clone());
+            let prompt_text = draft.clone().unwrap_or_else(|| anchor.text.clone());
+            path.fill(store, &tree, &settings, Some(&summarizer), &prompt_text)?;
+            if let Some(draft) = &draft {
+                let parent = path.snapshot.nodes.last().map(|last| last.id);
+                let edge = parent.map_or(ParentEdge::Root, ParentEdge::Continuation);
+                path.snapshot.nodes.push(NodeRecord::text(
+                    DRAFT_ID,
+                    edge,
+                    pinloom_engine::snapshot::Author::Human,
+                    draft,
+                ));
+                path.snapshot.active = pinloom_engine::snapshot::NodeId(DRAFT_ID);
+            }
+            let engine_settings = settings.engine(now_ms());
+            let planned = pinloom_engine::plan(&path.snapshot, &choice.engine, &engine_settings);
+            let draft = draft.is_some();
+            let plan = match planned {
+                Ok(plan) => plan,
+                Err(error) => {
+                    this.memory.keep_path(data_version, tree.id, without_draft(path, draft, node));
+                    return Err(engine_error(&error));
+                }
+            };
+            Ok(Planned { plan, path, choice, tree, settings, draft })
+        })
+        .await
+    }
+
+    /// Gives a plan's path back to the cache (moved, never copied: it may hold a long thread) and
+    /// returns the plan.
+    pub(crate) fn keep_path(&self, planned: Planned) -> anyhow::Result<ContextPlan> {
+        let data_version = self.store.data_version()?;
+        let end = planned.path.end;
+        let path = without_draft(planned.path, planned.draft, end);
+        self.memory.keep_path(data_version, planned.tree.id, path);
+        Ok(planned.plan)
+    }
+
+    /// The stored profile named `name`, with its learned calibration. Runs on a blocking thread.
+    pub(crate) fn model_choice(&self, name: &str) -> anyhow::Result<ModelChoice> {
+        let record = self.store.profile(name).map_err(|error| match error {
+            store::StoreError::NoSuchProfile(_) => {
+                anyhow::Error::new(ApiError::invalid_input(format!(
+                    "there is no model profile named \"{name}\"; choose one in Settings → Models"
+                )))
+            }
+            other => other.into(),
+        })?;
+        let calibration = self.store.calibration(&record.name)?.map(|(milli, _)| milli);
+        ModelChoice::from_record(&record, calibration)
+    }
+
+    /// The key for `provider` from its environment variable or the keyring, on a blocking thread
+    /// and within a time limit.
+    pub(crate) async fn key_for(&self, provider: ProviderId) -> anyhow::Result<Option<ApiKey>> {
+        let keyring = self.keyring.clone();
+        let lookup = tokio::task::spawn_blocking(move || keyring.find(provider));
+        match tokio::time::timeout(KEYRING_TIMEOUT, lookup).await {
+            Ok(found) => Ok(found.context("the keyring lookup stopped unexpectedly")??),
+            Err(_) => Err(anyhow::Error::new(ProviderError::KeyringUnavailable {
+                detail: format!("it did not answer within {} s", KEYRING_TIMEOUT.as_secs()),
+                alternative: match provider.key_variable() {
+                    Some(variable) => {
+                        format!("Set {variable} in the environment Pinloom starts from instead.")
+                    }
+                    None => String::new(),
+                },
+            })),
+        }
+    }
+}
+
+/// The path with a preview's draft prompt taken off its end again.
+fn without_draft(mut path: CachedPath, draft: bool, end: NodeId) -> CachedPath {
+    if draft {
+        path.snapshot.nodes.pop();
+        path.snapshot.active = engine_node(end);
+    }
+    path
+}
+
+/// Extends this tree's cached path by a node just written after its end; any other cached path
+/// of the tree no longer matches and is dropped.
+pub(crate) fn extend_cached_path(
+    store: &Store,
+    memory: &crate::snapshots::Memory,
+    written: &store::Node,
+) -> anyhow::Result<()> {
+    let data_version = store.data_version()?;
+    memory.forget_plans();
+    if let Some(parent) = written.parent_id
+        && let Some(mut path) = memory.take_path(data_version, written.tree_id, parent)
+    {
+        let counts = token_counts(&written.parts);
+        path.extend(store, written, &stored_counts(&counts))?;
+        memory.keep_path(data_version, written.tree_id, path);
+    }
+    Ok(())
+}
+
+fn stored_counts(counts: &[(String, u64)]) -> Vec<(Tokenizer, u64)> {
+    counts
+        .iter()
+        .filter_map(|(family, tokens)| {
+            crate::inputs::EXACT_FAMILIES
+                .iter()
+                .find(|(name, _)| name == family)
+                .map(|(_, tokenizer)| (*tokenizer, *tokens))
+        })
+        .collect()
+}
+
+/// The request a plan makes: chat messages in a dialogue, the document in buffer mode.
+pub(crate) fn wire_request(planned: &Planned) -> Result<WireRequest, ProviderError> {
+    let choice = &planned.choice;
+    let snapshot = &planned.path.snapshot;
+    match planned.plan.mode {
+        TreeMode::Dialogue => {
+            let request = chat_request(&planned.plan, snapshot, &choice.engine);
+            let task = Task::Chat { request: &request, tools: &snapshot.tools };
+            build(&choice.endpoint, &choice.engine, choice.sampling, task)
+        }
+        TreeMode::Buffer => {
+            if !choice.completion {
+                return Err(ProviderError::NoCompletionEndpoint {
+                    provider: choice.provider.display_name(),
+                });
+            }
+            let document = buffer_document(&planned.plan, snapshot);
+            build(
+                &choice.endpoint,
+                &choice.engine,
+                choice.sampling,
+                Task::Complete { prompt: &document },
+            )
+        }
+    }
+}
+
+/// The UTF-16 units of everything a plan sends: what the provider's reported input tokens are
+/// set against to learn the model's characters per token.
+fn sent_units(planned: &Planned) -> u64 {
+    planned
+        .plan
+        .included()
+        .map(|slice| slice_text(slice, &planned.path.snapshot).encode_utf16().count() as u64)
+        .sum()
+}
+
+/// The plan as front ends show it.
+pub(crate) fn plan_view(planned: &Planned) -> anyhow::Result<PlanView> {
+    let plan = &planned.plan;
+    let snapshot = &planned.path.snapshot;
+    let slices = plan
+        .slices
+        .iter()
+        .map(|slice| {
+            let (source, source_id) = source_view(slice.source);
+            let text = slice_text(slice, snapshot);
+            SliceView {
+                kind: code(slice.kind),
+                source,
+                source_id,
+                priority: slice.priority,
+                tokens: slice.tokens,
+                included: slice.is_included(),
+                reason: match slice.status {
+                    SliceStatus::Included => None,
+                    SliceStatus::Pruned(reason) => Some(code(reason)),
+                },
+                cut_from: slice.cut_from,
+                preview: text.chars().take(160).collect(),
+            }
+        })
+        .collect();
+    let (url, body) = match wire_request(planned) {
+        Ok(wire) => (wire.url, serde_json::to_string_pretty(&wire.body)?),
+        Err(error) => (String::new(), format!("(no request: {error})")),
+    };
+    Ok(PlanView {
+        node_id: planned.path.end.0,
+        profile: planned.choice.name.clone(),
+        available: plan.available,
+        used: plan.used,
+        tokenizer: match plan.tokenizer {
+            TokenizerId::O200k => "o200k".to_owned(),
+            TokenizerId::Cl100k => "cl100k".to_owned(),
+            TokenizerId::Estimate { milli_chars_per_token } => format!(
+                "estimate at {}.{:03} chars/token",
+                milli_chars_per_token / 1000,
+                milli_chars_per_token % 1000
+            ),
+            TokenizerId::Chars(heuristic) => code(heuristic),
+        },
+        truncated: plan.truncated(),
+        omitted_messages: plan
+            .marker
+            .as_ref()
+            .map_or(0, |marker| u32::try_from(marker.omitted).unwrap_or(u32::MAX)),
+        slices,
+        missing_summaries: u32::try_from(plan.missing_summaries.len()).unwrap_or(u32::MAX),
+        url,
+        body,
+    })
+}
+
+fn source_view(source: SourceId) -> (String, Option<i64>) {
+    let id = |value: u64| i64::try_from(value).ok();
+    let (name, id) = match source {
+        SourceId::AgentPrompt => ("agentPrompt", None),
+        SourceId::TreeSystemContext => ("treeSystemContext", None),
+        SourceId::Attachment(attachment) => ("attachment", id(attachment)),
+        SourceId::Node(node) if node.0 == DRAFT_ID => ("draft", None),
+        SourceId::Node(node) if node.0 >= ANNOTATION_ID_BASE => {
+            ("annotation", id(node.0 - ANNOTATION_ID_BASE))
+        }
+        SourceId::Node(node) => ("node", id(node.0)),
+        SourceId::Summary(thread) => ("summary", store_pin(thread).map(|pin| pin.0)),
+        SourceId::Anchor(pin) => ("anchor", id(pin.0)),
+        SourceId::Tool(index) => ("tool", i64::try_from(index).ok()),
+        SourceId::Retrieval(node) => ("retrieval", id(node.0)),
+        SourceId::PinResult(pin) => ("pinResult", id(pin.0)),
+        SourceId::WorkingBuffer => ("workingBuffer", None),
+    };
+    (name.to_owned(), id)
+}
+
+/// A unit variant's name in camelCase, as the JSON codes are written.
+fn code(value: impl std::fmt::Debug) -> String {
+    let name = format!("{value:?}");
+    let mut chars = name.chars();
+    chars.next().map_or_else(String::new, |first| first.to_lowercase().chain(chars).collect())
+}
+
+/// An engine refusal, in words that say what to change.
+pub(crate) fn engine_error(error: &pinloom_engine::EngineError) -> anyhow::Error {
+    use pinloom_engine::EngineError;
+    match error {
+        EngineError::SystemContextOverBudget { .. }
+        | EngineError::DepthExceeded { .. }
+        | EngineError::NoMessages => ApiError::invalid_input(error.to_string()).into(),
+        other => anyhow!("{other}"),
+    }
+}
+
+/// A provider failure as it crosses to a front end.
+pub(crate) fn provider_api_error(error: ProviderError) -> ApiError {
+    ApiError::from(anyhow::Error::new(error))
+}

@@ -1,0 +1,237 @@
+//! What the engine and the providers are handed, made from what the store holds: node records with
+//! their edges and cached counts, model profiles with their learned calibration, endpoints and
+//! sampling, and the token counts written with every node.
+
+use anyhow::{Context, anyhow};
+use pinloom_engine::profile::ModelProfile;
+use pinloom_engine::snapshot::{self as engine, CachedCount, NodeRecord, ParentEdge};
+use pinloom_engine::tokens::{Calibration, Tokenizer};
+use pinloom_providers::catalog::{self, TokenizerFamily};
+use pinloom_providers::{Endpoint, ProviderId, Sampling};
+use pinloom_store as store;
+
+use crate::ApiError;
+
+/// The tokenizers counted exactly when a node is written, under the family names the store keeps.
+/// The estimating families are not stored: an estimate is a function of the text's length and of
+/// the model's calibration, which changes as replies teach it, so it is made when planning.
+pub(crate) const EXACT_FAMILIES: [(&str, Tokenizer); 2] =
+    [("o200k", Tokenizer::O200k), ("cl100k", Tokenizer::Cl100k)];
+
+/// The stored family name of an exact tokenizer.
+pub(crate) fn exact_family(tokenizer: Tokenizer) -> Option<&'static str> {
+    EXACT_FAMILIES.iter().find(|(_, exact)| *exact == tokenizer).map(|(name, _)| *name)
+}
+
+/// The counts stored with a node: one per exact family, summed over its parts as the engine counts
+/// them (tool calls by their arguments, results by their content).
+pub(crate) fn token_counts(parts: &[store::Part]) -> Vec<(String, u64)> {
+    let parts: Vec<engine::Part> = parts.iter().map(engine_part).collect();
+    EXACT_FAMILIES
+        .iter()
+        .map(|(name, tokenizer)| {
+            let tokens = parts.iter().map(|part| u64::from(tokenizer.count_u32(part.text()))).sum();
+            ((*name).to_owned(), tokens)
+        })
+        .collect()
+}
+
+/// A stored part as the engine's, moved: a long path's text is not copied again.
+fn into_engine_part(part: store::Part) -> engine::Part {
+    match part {
+        store::Part::Text { text } => engine::Part::Text(text),
+        store::Part::ToolCall { id, name, arguments } => {
+            engine::Part::ToolCall { id, name, arguments }
+        }
+        store::Part::ToolResult { call_id, content } => {
+            engine::Part::ToolResult { call_id, content }
+        }
+    }
+}
+
+pub(crate) fn engine_part(part: &store::Part) -> engine::Part {
+    match part {
+        store::Part::Text { text } => engine::Part::Text(text.clone()),
+        store::Part::ToolCall { id, name, arguments } => engine::Part::ToolCall {
+            id: id.clone(),
+            name: name.clone(),
+            arguments: arguments.clone(),
+        },
+        store::Part::ToolResult { call_id, content } => {
+            engine::Part::ToolResult { call_id: call_id.clone(), content: content.clone() }
+        }
+    }
+}
+
+pub(crate) fn engine_author(author: store::Author) -> engine::Author {
+    match author {
+        store::Author::Human => engine::Author::Human,
+        store::Author::Model => engine::Author::Model,
+        store::Author::Tool => engine::Author::Tool,
+    }
+}
+
+pub(crate) fn engine_node(id: store::NodeId) -> engine::NodeId {
+    // Row ids are positive; a negative one would be damage, and maps far from any real id.
+    engine::NodeId(u64::try_from(id.0).unwrap_or(u64::MAX))
+}
+
+pub(crate) fn engine_pin(id: store::PinId) -> engine::PinId {
+    engine::PinId(u64::try_from(id.0).unwrap_or(u64::MAX))
+}
+
+pub(crate) fn engine_thread(pin: Option<store::PinId>) -> engine::ThreadRef {
+    pin.map_or(engine::ThreadRef::Root, |pin| engine::ThreadRef::Pin(engine_pin(pin)))
+}
+
+/// The record of `node`, which follows `previous` on its path: a pin edge where the thread
+/// changes, a continuation otherwise. `counts` are its stored exact counts.
+pub(crate) fn node_record(
+    node: store::Node,
+    previous: Option<(engine::NodeId, Option<store::PinId>)>,
+    counts: &[(Tokenizer, u64)],
+) -> NodeRecord {
+    let edge = match previous {
+        None => ParentEdge::Root,
+        Some((parent, thread)) => match node.pin_id {
+            Some(pin) if Some(pin) != thread => ParentEdge::Pin { parent, pin: engine_pin(pin) },
+            _ => ParentEdge::Continuation(parent),
+        },
+    };
+    NodeRecord {
+        id: engine_node(node.id),
+        edge,
+        author: engine_author(node.author),
+        parts: node.parts.into_iter().map(into_engine_part).collect(),
+        created_at_ms: node.created_at_ms,
+        excluded: node.excluded,
+        pruned: node.pruned_at_ms.is_some(),
+        bookmarked: node.bookmarked,
+        include_annotation: false,
+        cached_tokens: counts
+            .iter()
+            .map(|(tokenizer, tokens)| CachedCount {
+                tokenizer: tokenizer.id(),
+                tokens: u32::try_from(*tokens).unwrap_or(u32::MAX),
+            })
+            .collect(),
+    }
+}
+
+/// Annotations enter the engine's chain as nodes of their own; their ids live above every row id
+/// so the two can never meet, and the report maps them back.
+pub(crate) const ANNOTATION_ID_BASE: u64 = 1 << 62;
+
+/// A model profile as the engine, the providers and the calibration need it.
+#[derive(Debug, Clone)]
+pub(crate) struct ModelChoice {
+    /// The profile's name (calibrations and summaries are kept under it).
+    pub(crate) name: String,
+    pub(crate) provider: ProviderId,
+    pub(crate) endpoint: Endpoint,
+    pub(crate) engine: ModelProfile,
+    pub(crate) sampling: Sampling,
+    /// Whether the model can continue a document (buffer mode).
+    pub(crate) completion: bool,
+}
+
+impl ModelChoice {
+    /// The choice a stored profile makes, its estimate corrected by the learned calibration.
+    pub(crate) fn from_record(
+        record: &store::ModelProfile,
+        calibration: Option<u32>,
+    ) -> anyhow::Result<ModelChoice> {
+        let provider = ProviderId::from_name(&record.provider).ok_or_else(|| {
+            ApiError::invalid_input(format!(
+                "the profile {} names an unknown provider \"{}\"; edit it in Settings → Models",
+                record.name, record.provider
+            ))
+        })?;
+        let family = TokenizerFamily::from_name(&record.tokenizer).ok_or_else(|| {
+            ApiError::invalid_input(format!(
+                "the profile {} names an unknown tokenizer \"{}\"; edit it in Settings → Models",
+                record.name, record.tokenizer
+            ))
+        })?;
+        // The engine's rules by model name (role rules, overhead) stay; the stored numbers win.
+        let mut engine = catalog::profile(provider, &record.model_id);
+        engine.context_window = record.context_window;
+        engine.reserve = record.reserve;
+        engine.native_system = record.native_system;
+        engine.system_prompt = record.agent_system_prompt.clone();
+        engine.tokenizer = match (family.tokenizer(), calibration) {
+            (Tokenizer::Estimate(_), Some(milli)) => {
+                Tokenizer::Estimate(Calibration { milli_chars_per_token: milli })
+            }
+            (tokenizer, _) => tokenizer,
+        };
+        let endpoint = match &record.base_url {
+            Some(url) => Endpoint::at(provider, url),
+            None => Endpoint::new(provider),
+        };
+        let sampling = sampling_from_json(&record.sampling_json).with_context(|| {
+            format!("the profile {} has unreadable sampling settings", record.name)
+        })?;
+        Ok(ModelChoice {
+            name: record.name.clone(),
+            provider,
+            endpoint,
+            engine,
+            sampling,
+            completion: record.completion_endpoint,
+        })
+    }
+}
+
+/// Sampling as profiles store it: `{"temperature": 0.7, "topP": 0.9, "maxOutputTokens": 1024}`,
+/// every field optional.
+fn sampling_from_json(text: &str) -> anyhow::Result<Sampling> {
+    let value: serde_json::Value = serde_json::from_str(text)?;
+    let number = |name: &str| value.get(name).and_then(serde_json::Value::as_f64);
+    #[allow(clippy::cast_possible_truncation)] // sampling values are small, f32 is the wire type
+    let sampling = Sampling {
+        temperature: number("temperature").map(|t| t as f32),
+        top_p: number("topP").map(|t| t as f32),
+        max_output_tokens: match value.get("maxOutputTokens") {
+            None | Some(serde_json::Value::Null) => None,
+            Some(max) => Some(
+                max.as_u64()
+                    .and_then(|max| u32::try_from(max).ok())
+                    .ok_or_else(|| anyhow!("maxOutputTokens must be a whole number"))?,
+            ),
+        },
+    };
+    Ok(sampling)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_counts_equal_what_the_engine_counts() {
+        let parts = vec![
+            store::Part::Text { text: "Rivers meander.".into() },
+            store::Part::ToolCall {
+                id: "c1".into(),
+                name: "search".into(),
+                arguments: r#"{"q":"oxbow"}"#.into(),
+            },
+        ];
+        let counts = token_counts(&parts);
+        let names: Vec<&str> = counts.iter().map(|(name, _)| name.as_str()).collect();
+        assert_eq!(names, ["o200k", "cl100k"]);
+        let expected =
+            Tokenizer::O200k.count("Rivers meander.") + Tokenizer::O200k.count(r#"{"q":"oxbow"}"#);
+        assert_eq!(counts[0].1, expected);
+    }
+
+    #[test]
+    fn sampling_fields_are_optional_and_checked() {
+        let sampling = sampling_from_json(r#"{"temperature":0.5,"maxOutputTokens":256}"#).unwrap();
+        assert_eq!(sampling.temperature, Some(0.5));
+        assert_eq!(sampling.max_output_tokens, Some(256));
+        assert_eq!(sampling_from_json("{}").unwrap(), Sampling::default());
+        assert!(sampling_from_json(r#"{"maxOutputTokens":-3}"#).is_err());
+    }
+}

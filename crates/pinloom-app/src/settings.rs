@@ -1,0 +1,142 @@
+//! A tree's conversation settings, stored with the tree (so the app, the command line and the MCP
+//! server assemble its contexts alike), and the engine settings they make.
+
+use anyhow::Context;
+use pinloom_engine::settings::Settings;
+use pinloom_providers::summary::SUMMARY_INSTRUCTION;
+use serde::{Deserialize, Serialize};
+
+use crate::ApiError;
+
+/// How a tree's contexts are assembled and its summaries written. Every field has a default, so a
+/// tree stores only what the person changed.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase", default)]
+pub struct TreeSettings {
+    /// The model profile that writes ancestor-thread summaries; the profile being sent to when
+    /// unset.
+    pub summarizer: Option<String>,
+    /// The summariser's instruction; `{budget}` becomes the token budget. The shipped
+    /// instruction when unset.
+    pub summary_instruction: Option<String>,
+    /// Summary budgets by distance from the current thread (nearest first); Deeppin's
+    /// [800, 500, 300, 150] when unset.
+    pub depth_budgets: Option<Vec<u32>>,
+    /// Tokens kept for the reply instead of the profile's reserve (seed 002's token buffer).
+    pub token_buffer: Option<u32>,
+    /// Fill what truncation leaves with the end of the newest message it dropped, marked as cut.
+    pub cut_boundary_message: bool,
+    /// Task frames show the results of closed sibling pins.
+    pub include_closed_sibling_results: bool,
+    /// Files larger than this many bytes are refused when attached (100 KB when unset).
+    pub max_file_bytes: Option<u64>,
+}
+
+/// Seed 004's file size limit.
+pub(crate) const DEFAULT_MAX_FILE_BYTES: u64 = 100 * 1024;
+
+impl TreeSettings {
+    /// The settings stored as `json`; an empty or unreadable text gives the defaults, since a
+    /// tree must stay usable, and the next save writes a readable one.
+    pub(crate) fn from_json(json: &str) -> TreeSettings {
+        serde_json::from_str(json).unwrap_or_default()
+    }
+
+    /// Refuses settings the engine cannot work with, saying what to change.
+    pub(crate) fn check(&self) -> Result<(), ApiError> {
+        if let Some(budgets) = &self.depth_budgets
+            && (budgets.is_empty() || budgets.contains(&0))
+        {
+            return Err(ApiError::invalid_input(
+                "summary budgets must be one or more token counts above 0, nearest thread first \
+                 (for example 800, 500, 300, 150)",
+            ));
+        }
+        if let Some(instruction) = &self.summary_instruction
+            && instruction.trim().is_empty()
+        {
+            return Err(ApiError::invalid_input(
+                "the summary instruction is empty: write one, or clear it to use the default",
+            ));
+        }
+        if self.max_file_bytes == Some(0) {
+            return Err(ApiError::invalid_input("the file size limit must be above 0 bytes"));
+        }
+        Ok(())
+    }
+
+    /// The summariser's instruction for a budget.
+    pub(crate) fn summary_instruction(&self) -> &str {
+        self.summary_instruction.as_deref().unwrap_or(SUMMARY_INSTRUCTION)
+    }
+
+    pub(crate) fn max_file_bytes(&self) -> u64 {
+        self.max_file_bytes.unwrap_or(DEFAULT_MAX_FILE_BYTES)
+    }
+
+    /// The engine's settings for a plan made at `now_ms`.
+    pub(crate) fn engine(&self, now_ms: i64) -> Settings {
+        let mut settings = Settings { now_ms, ..Settings::default() };
+        if let Some(budgets) = &self.depth_budgets {
+            settings.depth_budgets = budgets.clone();
+        }
+        settings.cut_boundary_message = self.cut_boundary_message;
+        settings.include_closed_sibling_results = self.include_closed_sibling_results;
+        settings.max_file_bytes = self.max_file_bytes();
+        settings
+    }
+}
+
+impl crate::Pinloom {
+    /// A tree's conversation settings.
+    pub async fn tree_settings(&self, tree_id: i64) -> anyhow::Result<TreeSettings> {
+        let store = self.store.clone();
+        crate::pinloom::blocking(move || {
+            let tree = store.tree(pinloom_store::TreeId(tree_id))?;
+            Ok(TreeSettings::from_json(&tree.settings_json))
+        })
+        .await
+        .context("could not read the tree's settings")
+    }
+
+    /// Replaces a tree's conversation settings after checking them; a summariser must name a
+    /// model profile that exists.
+    pub async fn set_tree_settings(
+        &self,
+        tree_id: i64,
+        settings: TreeSettings,
+    ) -> anyhow::Result<TreeSettings> {
+        settings.check()?;
+        let json = serde_json::to_string(&settings)?;
+        self.write("could not save the tree's settings", move |store| {
+            if let Some(name) = &settings.summarizer {
+                store.profile(name).map_err(|_| {
+                    ApiError::invalid_input(format!(
+                        "there is no model profile named \"{name}\" to write summaries; choose one \
+                         in Settings → Models"
+                    ))
+                })?;
+            }
+            store.set_tree_settings(
+                pinloom_store::TreeId(tree_id),
+                &json,
+                crate::pinloom::now_ms(),
+            )?;
+            Ok(settings)
+        })
+        .await
+    }
+
+    /// Replaces a tree's system context (its standing instructions to every model).
+    pub async fn set_system_context(&self, tree_id: i64, text: String) -> anyhow::Result<()> {
+        self.write("could not save the system context", move |store| {
+            store.set_system_context(
+                pinloom_store::TreeId(tree_id),
+                &text,
+                crate::pinloom::now_ms(),
+            )?;
+            Ok(())
+        })
+        .await
+    }
+}

@@ -1,0 +1,469 @@
+//! Snapshot building: one read of what the engine needs for a node, and the active path kept in
+//! memory so that a send on a long thread neither re-reads nor re-counts it.
+//!
+//! The path (nodes, edges, stored counts, included annotations) is the expensive part and is
+//! cached per tree; it is extended in place when a send appends to its end. Everything else the
+//! engine reads (pins, summaries, attachments, retrieval candidates) grows with the number of
+//! threads and attachments, not with the path, and is read fresh for every plan.
+//!
+//! The caches are dropped on every write this process makes other than the extension, and when
+//! `PRAGMA data_version` says another process (the MCP server) wrote to the file.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use pinloom_engine::snapshot::{
+    Attachment, AttachmentKind, AttachmentScope, CachedCount, NodeRecord, ParentEdge, PinRecord,
+    RetrievalCandidate, Snapshot, SummaryRecord, ThreadRef, TreeInfo, TreeMode,
+};
+use pinloom_engine::tokens::Tokenizer;
+use pinloom_store::{self as store, NodeId, PinId, Store, StoreError, TreeId};
+
+use crate::inputs::{
+    ANNOTATION_ID_BASE, engine_author, engine_node, engine_pin, engine_thread, exact_family,
+    node_record,
+};
+use crate::json::PlanView;
+use crate::settings::TreeSettings;
+
+/// How many retrieval candidates full-text search offers the engine.
+const RETRIEVAL_CANDIDATES: u32 = 20;
+/// How many trees keep their active path in memory.
+const CACHED_PATHS: usize = 4;
+/// How long an assembled plan is reused for the same node, prompt and budget.
+const PLAN_TTL: Duration = Duration::from_secs(30);
+
+/// A path as the engine reads it, and what extending it needs.
+#[derive(Debug, Clone)]
+pub(crate) struct CachedPath {
+    /// The path's records root first, included annotations in their places. Its other fields
+    /// are filled for each plan.
+    pub(crate) snapshot: Snapshot,
+    /// The store's id of the path's last node.
+    pub(crate) end: NodeId,
+    /// The thread of the path's last node.
+    pub(crate) end_thread: Option<PinId>,
+    /// The thread segments: each pin on the path with the store id of its thread's last node
+    /// before the next pin edge; the root thread first (`None`).
+    pub(crate) threads: Vec<(Option<PinId>, NodeId)>,
+    /// The store ids on the path, and of the messages the path's edits replaced: both are kept
+    /// out of the retrieval candidates (the first are in the history already, the second were
+    /// rewritten because they were not wanted).
+    pub(crate) ids: HashSet<i64>,
+    /// The store ids of the path's messages, in order.
+    store_ids: Vec<NodeId>,
+    /// The exact families whose stored counts the records carry.
+    counted: Vec<&'static str>,
+}
+
+impl CachedPath {
+    /// Reads the path to `node` with its stored counts for `tokenizer` (when it is exact) and
+    /// its included annotations.
+    pub(crate) fn read(
+        store: &Store,
+        node: NodeId,
+        tokenizer: Tokenizer,
+    ) -> Result<CachedPath, StoreError> {
+        let path = store.ancestor_path(node)?;
+        let tree = path.first().map_or(TreeId(0), |first| first.tree_id);
+        let mut annotations: HashMap<NodeId, Vec<store::Annotation>> = HashMap::new();
+        for annotation in store.included_annotations(tree)? {
+            annotations.entry(annotation.node_id).or_default().push(annotation);
+        }
+        let mut cached = CachedPath {
+            snapshot: Snapshot { nodes: Vec::with_capacity(path.len()), ..Snapshot::default() },
+            end: node,
+            end_thread: None,
+            threads: Vec::new(),
+            ids: HashSet::with_capacity(path.len()),
+            store_ids: Vec::with_capacity(path.len()),
+            counted: Vec::new(),
+        };
+        let mut steps = path.into_iter().peekable();
+        while let Some(step) = steps.next() {
+            // A note goes between its message and the next one in the same thread. Notes on the
+            // message being answered would follow the prompt, and a sub-thread hangs off the
+            // message itself (its summary ends there): both are left out.
+            let same_thread_next = steps.peek().is_some_and(|next| next.pin_id == step.pin_id);
+            let notes = if same_thread_next { annotations.remove(&step.id) } else { None };
+            cached.push(step, &[]);
+            for annotation in notes.unwrap_or_default() {
+                cached.push_annotation(&annotation);
+            }
+        }
+        cached.end = node;
+        cached.load_counts(store, tokenizer)?;
+        Ok(cached)
+    }
+
+    /// Makes sure the path's records carry the stored counts of `tokenizer`, reading them once
+    /// per exact family: a path read for one model and planned for another counts nothing again.
+    pub(crate) fn load_counts(
+        &mut self,
+        store: &Store,
+        tokenizer: Tokenizer,
+    ) -> Result<(), StoreError> {
+        let Some(family) = exact_family(tokenizer) else { return Ok(()) };
+        if self.counted.contains(&family) {
+            return Ok(());
+        }
+        let counts = store.token_counts(&self.store_ids, family)?;
+        let id = tokenizer.id();
+        for record in &mut self.snapshot.nodes {
+            if record.cached(id).is_some() {
+                continue;
+            }
+            let Ok(row) = i64::try_from(record.id.0) else { continue };
+            if let Some(tokens) = counts.get(&NodeId(row)) {
+                record.cached_tokens.push(CachedCount {
+                    tokenizer: id,
+                    tokens: u32::try_from(*tokens).unwrap_or(u32::MAX),
+                });
+            }
+        }
+        self.counted.push(family);
+        Ok(())
+    }
+
+    /// Keeps counts the engine made while planning on the path's records.
+    pub(crate) fn remember_counts(
+        &mut self,
+        tokenizer: Tokenizer,
+        counts: &[(pinloom_engine::snapshot::NodeId, u32)],
+    ) {
+        if counts.is_empty() {
+            return;
+        }
+        let counts: HashMap<_, _> = counts.iter().copied().collect();
+        let id = tokenizer.id();
+        for record in &mut self.snapshot.nodes {
+            if let Some(tokens) = counts.get(&record.id)
+                && record.cached(id).is_none()
+            {
+                record.cached_tokens.push(CachedCount { tokenizer: id, tokens: *tokens });
+            }
+        }
+    }
+
+    /// Extends the path by a node just written after its end, with the notes on the end that
+    /// now fall between two messages of one thread, so the path stays what [`CachedPath::read`]
+    /// would read. `counts` are the node's stored counts.
+    pub(crate) fn extend(
+        &mut self,
+        store: &Store,
+        node: &store::Node,
+        counts: &[(Tokenizer, u64)],
+    ) -> Result<(), StoreError> {
+        if node.pin_id == self.end_thread {
+            for annotation in store.annotations(self.end)? {
+                if annotation.included {
+                    self.push_annotation(&annotation);
+                }
+            }
+        }
+        self.push(node.clone(), counts);
+        Ok(())
+    }
+
+    /// Appends a node that continues the path's last node.
+    fn push(&mut self, node: store::Node, counts: &[(Tokenizer, u64)]) {
+        let (id, thread, edited_from) = (node.id, node.pin_id, node.edited_from);
+        let previous = self.snapshot.nodes.last().map(|last| (last.id, self.end_thread));
+        let record = node_record(node, previous, counts);
+        let crossed_pin = matches!(record.edge, ParentEdge::Pin { .. });
+        if crossed_pin || self.threads.is_empty() {
+            self.threads.push((thread, id));
+        }
+        if let Some(last) = self.threads.last_mut() {
+            last.1 = id;
+        }
+        self.snapshot.nodes.push(record);
+        self.snapshot.active = engine_node(id);
+        self.end = id;
+        self.end_thread = thread;
+        self.ids.insert(id.0);
+        self.store_ids.push(id);
+        if let Some(original) = edited_from {
+            self.ids.insert(original.0);
+        }
+    }
+
+    fn push_annotation(&mut self, annotation: &store::Annotation) {
+        let Some(parent) = self.snapshot.nodes.last().map(|last| last.id) else { return };
+        let id = ANNOTATION_ID_BASE + u64::try_from(annotation.id).unwrap_or(0);
+        let mut record = NodeRecord::text(
+            id,
+            ParentEdge::Annotation(parent),
+            pinloom_engine::snapshot::Author::Human,
+            &annotation.text,
+        );
+        record.include_annotation = annotation.included;
+        record.created_at_ms = annotation.created_at_ms;
+        self.snapshot.nodes.push(record);
+    }
+
+    /// Fills everything but the path for a plan of the path's end: the tree, the pins on the path
+    /// and closed pins beside it, the ancestors' summaries, attachments and the retrieval
+    /// candidates of `prompt`.
+    pub(crate) fn fill(
+        &mut self,
+        store: &Store,
+        tree: &store::Tree,
+        settings: &TreeSettings,
+        summarizer: Option<&str>,
+        prompt: &str,
+    ) -> Result<(), StoreError> {
+        let snapshot = &mut self.snapshot;
+        let mut pins = Vec::new();
+        for (pin, _) in &self.threads {
+            if let Some(pin) = pin {
+                pins.push(pin_record(&store.pin(*pin)?));
+            }
+        }
+        // Closed pins opened from the current thread's parent: the results task frames may show.
+        if self.threads.len() >= 2 {
+            let parent = self.threads[self.threads.len() - 2].0;
+            for pin in store.child_pins(tree.id, parent)? {
+                if pin.closed_at_ms.is_some() && !pins.iter().any(|p| p.id == engine_pin(pin.id)) {
+                    pins.push(pin_record(&pin));
+                }
+            }
+        }
+        snapshot.pins = pins;
+
+        let mut summaries = Vec::new();
+        for (pin, up_to) in self.threads.iter().take(self.threads.len().saturating_sub(1)) {
+            let mut theirs = Vec::new();
+            let mut chosen = Vec::new();
+            // The store lists the newest first; the engine prefers the last of equals.
+            for summary in store.thread_summaries(tree.id, *pin)?.into_iter().rev() {
+                if summary.key.path_end != Some(*up_to) {
+                    continue;
+                }
+                let record = SummaryRecord {
+                    thread: engine_thread(*pin),
+                    up_to: engine_node(*up_to),
+                    budget: summary.key.budget,
+                    text: summary.text,
+                };
+                if Some(summary.key.summarizer.as_str()) == summarizer {
+                    chosen.push(record);
+                } else {
+                    theirs.push(record);
+                }
+            }
+            summaries.extend(theirs);
+            summaries.extend(chosen);
+        }
+        snapshot.summaries = summaries;
+
+        snapshot.attachments = store.attachments(tree.id)?.into_iter().map(attachment).collect();
+
+        // The whole tree is searched, but a pin never sees its sibling pins: a hit counts only
+        // in a thread on the active chain or below the active thread, never in one that branches
+        // off the chain elsewhere.
+        let chain: Vec<Option<PinId>> = self.threads.iter().map(|(pin, _)| *pin).collect();
+        let mut chains: HashMap<Option<PinId>, bool> = HashMap::new();
+        let mut retrieval = Vec::new();
+        for hit in store.search(tree.id, prompt, RETRIEVAL_CANDIDATES)? {
+            if self.ids.contains(&hit.node_id.0) {
+                continue;
+            }
+            let node = store.node(hit.node_id)?;
+            let visible = match chains.get(&node.pin_id) {
+                Some(visible) => *visible,
+                None => {
+                    let theirs = thread_chain(store, node.pin_id)?;
+                    let visible = chain.iter().zip(&theirs).all(|(ours, theirs)| ours == theirs);
+                    chains.insert(node.pin_id, visible);
+                    visible
+                }
+            };
+            if !visible {
+                continue;
+            }
+            retrieval.push(RetrievalCandidate {
+                node: engine_node(node.id),
+                text: node.text,
+                author: engine_author(node.author),
+                created_at_ms: node.created_at_ms,
+                // FTS5's bm25 is lower for better matches; the engine wants higher.
+                bm25: -hit.bm25,
+                bookmarked: hit.bookmarked,
+                pinned: hit.pinned,
+            });
+        }
+        snapshot.retrieval = retrieval;
+
+        snapshot.tree = TreeInfo {
+            title: tree.title.clone(),
+            mode: match tree.mode {
+                store::TreeMode::Dialogue => TreeMode::Dialogue,
+                store::TreeMode::Buffer => TreeMode::Buffer,
+            },
+            system_context: tree.system_context.clone(),
+            buffer_mode_system_context: tree.buffer_includes_system,
+            token_buffer: settings.token_buffer,
+            thread_count: self.threads.len().max(1),
+        };
+        snapshot.active = engine_node(self.end);
+        Ok(())
+    }
+}
+
+/// The threads from the root down to `thread`: `[None, Some(outermost pin), …, thread]`.
+fn thread_chain(store: &Store, thread: Option<PinId>) -> Result<Vec<Option<PinId>>, StoreError> {
+    let mut chain = vec![thread];
+    let mut current = thread;
+    while let Some(pin) = current {
+        current = store.pin(pin)?.parent_pin_id;
+        chain.push(current);
+        if chain.len() > store::MAX_PIN_DEPTH as usize + 2 {
+            return Err(StoreError::TooDeep { limit: store::MAX_PIN_DEPTH });
+        }
+    }
+    chain.reverse();
+    Ok(chain)
+}
+
+fn pin_record(pin: &store::Pin) -> PinRecord {
+    PinRecord {
+        id: engine_pin(pin.id),
+        parent_thread: engine_thread(pin.parent_pin_id),
+        title: pin.title.clone(),
+        anchor: pin.anchor.as_ref().map(|anchor| pinloom_engine::snapshot::Anchor {
+            text: anchor.text.clone(),
+            range: (anchor.start, anchor.end),
+        }),
+        closed: pin.closed_at_ms.is_some(),
+        result: pin.result.clone(),
+    }
+}
+
+fn attachment(attachment: store::Attachment) -> Attachment {
+    let scope = match attachment.scope {
+        store::AttachmentScope::Tree => AttachmentScope::Tree,
+        store::AttachmentScope::Thread(pin) => AttachmentScope::Thread(engine_thread(pin)),
+        store::AttachmentScope::Node(node) => AttachmentScope::Node(engine_node(node)),
+    };
+    let kind = match attachment.role {
+        store::AttachmentRole::Instruction => AttachmentKind::Instruction(attachment.content),
+        store::AttachmentRole::Context => {
+            AttachmentKind::Context { title: attachment.name, text: attachment.content }
+        }
+        store::AttachmentRole::File => AttachmentKind::File {
+            size_bytes: attachment.content.len() as u64,
+            path: attachment.name,
+            content: attachment.content,
+        },
+        store::AttachmentRole::Folder => AttachmentKind::Folder {
+            path: attachment.name,
+            entries: attachment.content.lines().map(str::to_owned).collect(),
+        },
+    };
+    Attachment { id: u64::try_from(attachment.id).unwrap_or(0), scope, kind }
+}
+
+/// The thread a snapshot's summary is for, back as the store's pin id.
+pub(crate) fn store_pin(thread: ThreadRef) -> Option<PinId> {
+    match thread {
+        ThreadRef::Root => None,
+        ThreadRef::Pin(pin) => Some(PinId(i64::try_from(pin.0).unwrap_or(i64::MAX))),
+    }
+}
+
+/// What one plan preview is cached under: the node, the draft prompt, the profile and its budget.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct PlanKey {
+    pub(crate) node: i64,
+    pub(crate) prompt: Option<String>,
+    pub(crate) profile: String,
+    pub(crate) budget: u32,
+}
+
+#[derive(Debug, Default)]
+struct Caches {
+    /// The data version the caches were filled under.
+    data_version: Option<i64>,
+    /// Trees' active paths, most recently used last.
+    paths: Vec<(TreeId, CachedPath)>,
+    plans: HashMap<PlanKey, (Instant, PlanView)>,
+}
+
+/// This process's caches of paths and plans.
+#[derive(Debug, Default)]
+pub(crate) struct Memory {
+    caches: Mutex<Caches>,
+}
+
+impl Memory {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Caches> {
+        // The caches are rebuilt from the store; a panic while one was held leaves nothing unsafe.
+        self.caches.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Drops everything: called after every write this process makes.
+    pub(crate) fn forget(&self) {
+        let mut caches = self.lock();
+        caches.paths.clear();
+        caches.plans.clear();
+    }
+
+    /// Drops the assembled plans: called after a write that extended a cached path instead of
+    /// invalidating it.
+    pub(crate) fn forget_plans(&self) {
+        self.lock().plans.clear();
+    }
+
+    /// Drops everything if another process wrote since the caches were filled.
+    fn check(caches: &mut Caches, data_version: i64) {
+        if caches.data_version != Some(data_version) {
+            caches.paths.clear();
+            caches.plans.clear();
+            caches.data_version = Some(data_version);
+        }
+    }
+
+    /// Takes the cached path of `tree` if it ends at `end`; the caller puts it back when done, so
+    /// two plans of one tree at once each get a path (the second reads its own).
+    pub(crate) fn take_path(
+        &self,
+        data_version: i64,
+        tree: TreeId,
+        end: NodeId,
+    ) -> Option<CachedPath> {
+        let mut caches = self.lock();
+        Self::check(&mut caches, data_version);
+        let index = caches.paths.iter().position(|(t, path)| *t == tree && path.end == end)?;
+        Some(caches.paths.remove(index).1)
+    }
+
+    /// Keeps `path` as `tree`'s active path, forgetting the least recently used beyond the limit.
+    pub(crate) fn keep_path(&self, data_version: i64, tree: TreeId, path: CachedPath) {
+        let mut caches = self.lock();
+        Self::check(&mut caches, data_version);
+        caches.paths.retain(|(t, _)| *t != tree);
+        caches.paths.push((tree, path));
+        if caches.paths.len() > CACHED_PATHS {
+            caches.paths.remove(0);
+        }
+    }
+
+    /// A plan assembled less than 30 seconds ago for the same key, with no write since.
+    pub(crate) fn plan(&self, data_version: i64, key: &PlanKey) -> Option<PlanView> {
+        let mut caches = self.lock();
+        Self::check(&mut caches, data_version);
+        match caches.plans.get(key) {
+            Some((made, plan)) if made.elapsed() < PLAN_TTL => Some(plan.clone()),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn keep_plan(&self, data_version: i64, key: PlanKey, plan: PlanView) {
+        let mut caches = self.lock();
+        Self::check(&mut caches, data_version);
+        caches.plans.retain(|_, (made, _)| made.elapsed() < PLAN_TTL);
+        caches.plans.insert(key, (Instant::now(), plan));
+    }
+}

@@ -1,0 +1,253 @@
+//! Pins and what the person does to messages: pin a passage and open its sub-thread, close a pin
+//! with a result (written by hand or summarised by a model) that shows in the parent thread,
+//! exclude, include, bookmark, soft-delete and restore messages, and annotate them.
+
+use anyhow::Context;
+use pinloom_store::{NodeId, PinId, Store, TreeId};
+use tokio_util::sync::CancellationToken;
+
+use crate::ApiError;
+use crate::json::{NodeView, PinView};
+use crate::pinloom::{Pinloom, blocking, now_ms};
+
+/// What a pin's result is summarised with when closed by a model.
+const PIN_RESULT_INSTRUCTION: &str = "You close a sub-thread of a conversation. Write its result \
+for the thread it was opened from: what was found or decided, and what is still open, in at most \
+{budget} tokens of plain prose.";
+
+/// The budget of a result a model writes.
+const PIN_RESULT_BUDGET: u32 = 300;
+
+/// What can be done to a message's flags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub enum NodeAction {
+    /// Keep it out of every context.
+    Exclude,
+    /// Let it back into context.
+    Include,
+    /// Bookmark it (retrieval ranks it higher).
+    Bookmark,
+    /// Remove the bookmark.
+    Unbookmark,
+    /// Soft-delete it and everything under it; restorable.
+    Delete,
+    /// Bring a soft-deleted message and its branch back.
+    Restore,
+}
+
+impl Pinloom {
+    /// Pins the passage `start..end` (UTF-16 units, as a browser selection counts) of message
+    /// `node_id`, which must read `text`, and opens its sub-thread. A blank title takes the
+    /// passage's start.
+    pub async fn pin_range(
+        &self,
+        node_id: i64,
+        start: u32,
+        end: u32,
+        text: String,
+        title: String,
+    ) -> anyhow::Result<PinView> {
+        self.write("could not pin the passage", move |store| {
+            Ok(store.pin_range(NodeId(node_id), start, end, &text, &title, now_ms())?.into())
+        })
+        .await
+    }
+
+    /// Writes the first message of pin `pin_id`'s sub-thread (or another branch of its start).
+    pub async fn ask_in_pin(&self, pin_id: i64, text: String) -> anyhow::Result<NodeView> {
+        let store = self.store.clone();
+        let pin = blocking(move || Ok(store.pin(PinId(pin_id))?))
+            .await
+            .context("could not open the sub-thread")?;
+        let Some(anchor) = pin.anchor_node_id else {
+            return Err(ApiError::invalid_input(
+                "this sub-thread hangs off no message; continue one of its messages instead",
+            )
+            .into());
+        };
+        let node = self.append_human(pin.tree_id, Some(anchor), Some(pin.id), text).await?;
+        Ok(node.into())
+    }
+
+    /// The pins opened from thread `parent_pin_id` (absent: the root thread), oldest first.
+    pub async fn pins(
+        &self,
+        tree_id: i64,
+        parent_pin_id: Option<i64>,
+    ) -> anyhow::Result<Vec<PinView>> {
+        let store = self.store.clone();
+        let pins =
+            blocking(move || Ok(store.child_pins(TreeId(tree_id), parent_pin_id.map(PinId))?))
+                .await
+                .context("could not list the pins")?;
+        Ok(pins.into_iter().map(PinView::from).collect())
+    }
+
+    /// The pins opened on message `node_id`, oldest first: what the message shows as highlights.
+    pub async fn pins_on(&self, node_id: i64) -> anyhow::Result<Vec<PinView>> {
+        let store = self.store.clone();
+        let pins = blocking(move || Ok(store.pins_anchored_in(NodeId(node_id))?))
+            .await
+            .context("could not list the pins")?;
+        Ok(pins.into_iter().map(PinView::from).collect())
+    }
+
+    /// Closes pin `pin_id` with a result written by hand; the parent thread shows it.
+    pub async fn close_pin(&self, pin_id: i64, result: String) -> anyhow::Result<PinView> {
+        self.write("could not close the pin", move |store| {
+            Ok(store.close_pin(PinId(pin_id), result.trim(), now_ms())?.into())
+        })
+        .await
+    }
+
+    /// Closes pin `pin_id` with a result the model profile `profile` writes from the sub-thread's
+    /// newest branch (up to `up_to`, its newest message when absent).
+    pub async fn close_pin_summarised(
+        &self,
+        pin_id: i64,
+        up_to: Option<i64>,
+        profile: String,
+    ) -> anyhow::Result<PinView> {
+        let this = self.clone();
+        let (choice, transcript) = blocking(move || {
+            let store = &this.store;
+            let pin = store.pin(PinId(pin_id))?;
+            let end = match up_to {
+                Some(node) => NodeId(node),
+                None => newest_in_pin(store, &pin)?.ok_or_else(|| {
+                    ApiError::invalid_input(
+                        "this sub-thread has no messages to summarise: write its result by hand",
+                    )
+                })?,
+            };
+            let path = store.ancestor_path(end)?;
+            if path.last().map(|last| last.pin_id) != Some(Some(pin.id)) {
+                return Err(ApiError::invalid_input(format!(
+                    "message {} is not in this sub-thread",
+                    end.0
+                ))
+                .into());
+            }
+            let lines: Vec<String> = path
+                .iter()
+                .filter(|node| node.pin_id == Some(pin.id) && !node.excluded)
+                .map(|node| {
+                    let who = match node.author {
+                        pinloom_store::Author::Human => "Person",
+                        pinloom_store::Author::Model => "Model",
+                        pinloom_store::Author::Tool => "Tool",
+                    };
+                    format!("{who}: {}", node.text)
+                })
+                .collect();
+            let anchor = pin.anchor.map(|anchor| format!("Passage: \"{}\"\n\n", anchor.text));
+            Ok((
+                this.model_choice(&profile)?,
+                format!("{}{}", anchor.unwrap_or_default(), lines.join("\n\n")),
+            ))
+        })
+        .await
+        .context("could not close the pin")?;
+        let key = self.key_for(choice.provider).await?;
+        let wire = pinloom_providers::summary::summary_request(
+            &choice.endpoint,
+            &choice.engine,
+            PIN_RESULT_INSTRUCTION,
+            &transcript,
+            PIN_RESULT_BUDGET,
+        )?;
+        let (sink, _) = tokio::sync::mpsc::unbounded_channel();
+        let reply = self
+            .provider
+            .stream(&wire, key.as_ref(), &sink, &CancellationToken::new())
+            .await
+            .with_context(|| {
+                format!("{} could not write the result; write it by hand", choice.name)
+            })?;
+        if let Some(interruption) = reply.interruption {
+            return Err(anyhow::Error::new(interruption)
+                .context(format!("{} stopped before the result was written", choice.name)));
+        }
+        let result = crate::summaries::fit_summary(
+            choice.engine.tokenizer,
+            reply.text.trim(),
+            PIN_RESULT_BUDGET,
+        );
+        self.close_pin(pin_id, result).await
+    }
+
+    /// Changes a message's flags.
+    pub async fn mark_node(&self, node_id: i64, action: NodeAction) -> anyhow::Result<NodeView> {
+        self.write("could not change the message", move |store| {
+            let node = NodeId(node_id);
+            let changed = match action {
+                NodeAction::Exclude => store.set_excluded(node, true)?,
+                NodeAction::Include => store.set_excluded(node, false)?,
+                NodeAction::Bookmark => store.set_bookmarked(node, true)?,
+                NodeAction::Unbookmark => store.set_bookmarked(node, false)?,
+                NodeAction::Delete => store.soft_delete(node, now_ms())?,
+                NodeAction::Restore => store.restore(node)?,
+            };
+            Ok(changed.into())
+        })
+        .await
+    }
+
+    /// Writes a note on message `node_id`; it enters context only when `included`.
+    pub async fn annotate(
+        &self,
+        node_id: i64,
+        text: String,
+        included: bool,
+    ) -> anyhow::Result<i64> {
+        self.write("could not save the note", move |store| {
+            Ok(store.annotate(NodeId(node_id), &text, included, now_ms())?.id)
+        })
+        .await
+    }
+
+    /// Lets a note into context, or keeps it out.
+    pub async fn include_annotation(
+        &self,
+        annotation_id: i64,
+        included: bool,
+    ) -> anyhow::Result<()> {
+        self.write("could not change the note", move |store| {
+            Ok(store.set_annotation_included(annotation_id, included)?)
+        })
+        .await
+    }
+
+    /// Runs a write on a blocking thread and drops this process's caches after it.
+    pub(crate) async fn write<T: Send + 'static>(
+        &self,
+        doing: &'static str,
+        work: impl FnOnce(&Store) -> anyhow::Result<T> + Send + 'static,
+    ) -> anyhow::Result<T> {
+        let store = self.store.clone();
+        let memory = self.memory.clone();
+        blocking(move || {
+            let result = work(&store);
+            memory.forget();
+            result
+        })
+        .await
+        .context(doing)
+    }
+}
+
+/// The newest live message of a pin's sub-thread, following the newest branch down from its start.
+fn newest_in_pin(store: &Store, pin: &pinloom_store::Pin) -> anyhow::Result<Option<NodeId>> {
+    let Some(anchor) = pin.anchor_node_id else { return Ok(None) };
+    let in_pin = |node: NodeId| -> anyhow::Result<Vec<pinloom_store::Node>> {
+        Ok(store.children(node, false)?.into_iter().filter(|c| c.pin_id == Some(pin.id)).collect())
+    };
+    let mut current = None;
+    let mut children = in_pin(anchor)?;
+    while let Some(newest) = children.iter().max_by_key(|c| (c.created_at_ms, c.id.0)) {
+        current = Some(newest.id);
+        children = in_pin(newest.id)?;
+    }
+    Ok(current)
+}

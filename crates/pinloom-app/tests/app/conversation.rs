@@ -1,0 +1,334 @@
+//! The conversation loop end to end: a real database file, a provider server on 127.0.0.1
+//! speaking the OpenAI-compatible stream byte for byte, and the use cases every front end calls.
+
+use pinloom_app::json::TreeMode;
+use pinloom_app::{ApiError, CancellationToken, ErrorCode, ReplyEvent};
+use pinloom_test_server::{Answer, Server, Then};
+
+use crate::wire::{
+    ask, chat_stream, completion_stream, dialogue, listen, local_profile, messages, pinloom_with,
+    says,
+};
+
+fn stored_count(dir: &std::path::Path, node: i64, family: &str) -> Option<i64> {
+    let conn = rusqlite::Connection::open(dir.join(pinloom_app::DATABASE_FILE_NAME)).unwrap();
+    conn.query_row(
+        "SELECT tokens FROM node_tokens WHERE node_id = ?1 AND family = ?2",
+        rusqlite::params![node, family],
+        |row| row.get(0),
+    )
+    .ok()
+}
+
+#[tokio::test]
+async fn a_send_streams_the_reply_into_a_new_message_with_its_usage_and_counts() {
+    let server = Server::start(vec![Answer::sse(
+        &chat_stream(&["Because ", "the outer ", "bank erodes."], 31),
+        7,
+    )])
+    .await;
+    let (pinloom, dir) = pinloom_with(&server).await;
+    let tree = dialogue(&pinloom).await;
+    pinloom.set_system_context(tree, "Answer like a geographer.".into()).await.unwrap();
+    let (events, mut received, cancel) = listen();
+
+    let exchange = pinloom
+        .send(tree, None, "Why do rivers meander?".into(), "Local".into(), events, cancel)
+        .await
+        .unwrap();
+
+    let prompt = exchange.prompt.unwrap();
+    assert_eq!(exchange.reply.message.text, "Because the outer bank erodes.");
+    assert_eq!(exchange.reply.message.parent_id, Some(prompt.message.id));
+    assert_eq!(exchange.reply.model.as_deref(), Some("Local"));
+    assert!(!exchange.reply.incomplete);
+    assert!(exchange.interruption.is_none());
+    let usage: serde_json::Value =
+        serde_json::from_str(exchange.reply.usage_json.as_deref().unwrap()).unwrap();
+    assert_eq!(usage["inputTokens"], 31);
+
+    let mut streamed = String::new();
+    while let Ok(event) = received.try_recv() {
+        if let ReplyEvent::Text(text) = event {
+            streamed.push_str(&text);
+        }
+    }
+    assert_eq!(streamed, "Because the outer bank erodes.", "the pieces arrived as they came");
+
+    let seen = server.seen();
+    assert_eq!(seen.len(), 1);
+    assert_eq!((seen[0].method.as_str(), seen[0].path.as_str()), ("POST", "/v1/chat/completions"));
+    let body = seen[0].json();
+    assert_eq!(body["model"], "local-model");
+    assert_eq!(
+        messages(&body),
+        [
+            ("system".to_owned(), "Answer like a geographer.".to_owned()),
+            ("user".to_owned(), "Why do rivers meander?".to_owned()),
+        ]
+    );
+    // The request shown by the plan is the request sent.
+    let shown: serde_json::Value = serde_json::from_str(&exchange.plan.body).unwrap();
+    assert_eq!(shown, body);
+
+    // Counted once, when written, for each exact family.
+    let o200k = pinloom_engine::tokens::Tokenizer::O200k.count("Why do rivers meander?");
+    assert_eq!(stored_count(dir.path(), prompt.message.id, "o200k"), Some(o200k as i64));
+    assert!(stored_count(dir.path(), exchange.reply.message.id, "cl100k").is_some());
+
+    let view = pinloom.open_tree(tree).await.unwrap();
+    let texts: Vec<_> = view.messages.iter().map(|m| m.text.as_str()).collect();
+    assert_eq!(texts, ["Why do rivers meander?", "Because the outer bank erodes."]);
+}
+
+#[tokio::test]
+async fn the_next_send_carries_the_history_and_reuses_the_path_in_memory() {
+    let server = Server::start(vec![says("Erosion."), says("Oxbow lakes.")]).await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let tree = dialogue(&pinloom).await;
+    let first = ask(&pinloom, tree, None, "Why meanders?").await;
+    let second = ask(&pinloom, tree, Some(first.reply.message.id), "And then?").await;
+    let body = server.seen()[1].json();
+    assert_eq!(
+        messages(&body),
+        [
+            ("user".to_owned(), "Why meanders?".to_owned()),
+            ("assistant".to_owned(), "Erosion.".to_owned()),
+            ("user".to_owned(), "And then?".to_owned()),
+        ]
+    );
+    // A plan made from a fresh read of the file equals the one made from the extended path.
+    let warm = pinloom.preview(second.reply.message.id, "Local".into(), None).await.unwrap();
+    let cold = {
+        let reopened = pinloom_app::Pinloom::open(_dir.path().to_owned()).await.unwrap();
+        reopened.preview(second.reply.message.id, "Local".into(), None).await.unwrap()
+    };
+    assert_eq!(warm, cold);
+}
+
+#[tokio::test]
+async fn a_broken_stream_keeps_what_arrived_marked_incomplete() {
+    let mut broken = chat_stream(&["Rivers ", "meander ", "because"], 10);
+    // Cut the stream after the third piece, before it finishes.
+    let cut =
+        String::from_utf8(broken.clone()).unwrap().find("\"finish_reason\":\"stop\"").unwrap();
+    let frame_start = String::from_utf8(broken[..cut].to_vec()).unwrap().rfind("data: ").unwrap();
+    broken.truncate(frame_start);
+    let server = Server::start(vec![Answer::sse(&broken, 0)]).await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let tree = dialogue(&pinloom).await;
+    let (events, _received, cancel) = listen();
+    let exchange =
+        pinloom.send(tree, None, "Why?".into(), "Local".into(), events, cancel).await.unwrap();
+    assert_eq!(exchange.reply.message.text, "Rivers meander because");
+    assert!(exchange.reply.incomplete);
+    let interruption = exchange.interruption.unwrap();
+    assert_eq!(interruption.code, ErrorCode::ProviderUnavailable);
+    let view = pinloom.open_tree(tree).await.unwrap();
+    assert_eq!(view.messages.len(), 2, "the partial reply is saved");
+}
+
+#[tokio::test]
+async fn cancelling_keeps_the_partial_reply_and_closes_the_connection() {
+    let opening = chat_stream(&["The outer bank"], 10);
+    let first_frames = String::from_utf8(opening).unwrap();
+    let head: String =
+        first_frames.split("\n\n").take(2).map(|frame| format!("{frame}\n\n")).collect();
+    let server = Server::start(vec![Answer::sse(head.as_bytes(), 0).then(Then::Hang)]).await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let tree = dialogue(&pinloom).await;
+    let (events, mut received, _) = listen();
+    let cancel = CancellationToken::new();
+    let stopper = cancel.clone();
+    tokio::spawn(async move {
+        while let Some(event) = received.recv().await {
+            if matches!(event, ReplyEvent::Text(_)) {
+                stopper.cancel();
+            }
+        }
+    });
+    let exchange =
+        pinloom.send(tree, None, "Why?".into(), "Local".into(), events, cancel).await.unwrap();
+    assert_eq!(exchange.reply.message.text, "The outer bank");
+    assert!(exchange.reply.incomplete);
+    assert_eq!(exchange.interruption.unwrap().code, ErrorCode::Cancelled);
+    for _ in 0..100 {
+        if server.closed_by_client() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert!(server.closed_by_client(), "the HTTP stream was ended");
+}
+
+#[tokio::test]
+async fn a_refusal_before_any_text_saves_the_prompt_and_says_what_to_do() {
+    let server = Server::start(vec![Answer::error(
+        404,
+        r#"{"error":{"message":"The model `local-model` does not exist.","type":"invalid_request_error","code":"model_not_found"}}"#,
+    )])
+    .await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let tree = dialogue(&pinloom).await;
+    let (events, _received, cancel) = listen();
+    let error = ApiError::from(
+        pinloom.send(tree, None, "Why?".into(), "Local".into(), events, cancel).await.unwrap_err(),
+    );
+    assert_eq!(error.code, ErrorCode::ProviderRefused, "{}", error.message);
+    assert!(error.message.starts_with("Local did not answer"), "{}", error.message);
+    let view = pinloom.open_tree(tree).await.unwrap();
+    assert_eq!(view.messages.len(), 1, "the person's message is kept, to answer again");
+
+    let (events, _received, cancel) = listen();
+    let error = ApiError::from(
+        pinloom
+            .send(tree, Some(view.messages[0].id), "Why?".into(), "Nobody".into(), events, cancel)
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(error.code, ErrorCode::InvalidInput);
+    assert!(error.message.contains("no model profile named \"Nobody\""), "{}", error.message);
+}
+
+#[tokio::test]
+async fn regenerating_and_editing_make_new_branches() {
+    let server = Server::start(vec![says("Erosion."), says("Sediment."), says("Tectonics.")]).await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let tree = dialogue(&pinloom).await;
+    let first = ask(&pinloom, tree, None, "Why meanders?").await;
+    let (events, _received, cancel) = listen();
+    let again = pinloom
+        .regenerate(first.reply.message.id, "Local".into(), events.clone(), cancel.clone())
+        .await
+        .unwrap();
+    assert!(again.prompt.is_none());
+    assert_eq!(again.reply.message.parent_id, first.reply.message.parent_id, "a sibling reply");
+    assert_eq!(again.reply.message.text, "Sediment.");
+
+    let prompt = first.prompt.unwrap().message.id;
+    let edited = pinloom
+        .edit_and_send(prompt, "Why do mountains rise?".into(), "Local".into(), events, cancel)
+        .await
+        .unwrap();
+    let edit = edited.prompt.unwrap();
+    assert_eq!(edit.edited_from, Some(prompt));
+    assert_ne!(edit.message.id, prompt, "the original stays");
+    let body = server.seen()[2].json();
+    assert_eq!(messages(&body), [("user".to_owned(), "Why do mountains rise?".to_owned())]);
+
+    let comparison = pinloom
+        .compare(first.reply.message.id, again.reply.message.id, "Local".into())
+        .await
+        .unwrap();
+    assert_eq!(comparison.common_ancestor, Some(prompt));
+    assert_eq!(comparison.left.len(), 1);
+    assert_eq!(comparison.right[0].text, "Sediment.");
+    let sides: Vec<&str> = comparison.diff.iter().map(|span| span.side.as_str()).collect();
+    assert_eq!(sides, ["left", "right"]);
+    assert!(comparison.left_context_tokens > 0);
+    assert_eq!(comparison.left_context_tokens, comparison.right_context_tokens);
+}
+
+#[tokio::test]
+async fn a_buffer_is_continued_through_the_completion_endpoint() {
+    let server =
+        Server::start(vec![Answer::sse(&completion_stream(&[" slowly", " to the sea."]), 0)]).await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let tree = pinloom.create_tree("Essay".into(), TreeMode::Buffer).await.unwrap().id;
+    let opening = pinloom.append_message(tree, None, "The river wound".into()).await.unwrap();
+    let (events, _received, cancel) = listen();
+    let exchange =
+        pinloom.continue_buffer(opening.id, "Local".into(), events, cancel).await.unwrap();
+    assert_eq!(exchange.reply.message.text, " slowly to the sea.");
+    let seen = server.seen();
+    assert_eq!(seen[0].path, "/v1/completions");
+    assert_eq!(seen[0].json()["prompt"], "The river wound");
+
+    let dialogue_tree = dialogue(&pinloom).await;
+    let first = pinloom.append_message(dialogue_tree, None, "Hi".into()).await.unwrap();
+    let (events, _received, cancel) = listen();
+    let error = ApiError::from(
+        pinloom.continue_buffer(first.id, "Local".into(), events, cancel).await.unwrap_err(),
+    );
+    assert!(error.message.contains("send a message instead"), "{}", error.message);
+}
+
+#[tokio::test]
+async fn a_preview_sends_nothing_and_shows_what_a_small_window_cuts() {
+    let server = Server::start(vec![]).await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    pinloom.save_model_profile(local_profile("Tiny", &server, 160, "o200k")).await.unwrap();
+    let tree = dialogue(&pinloom).await;
+    let mut parent = None;
+    for turn in 0..12 {
+        let text = format!("Message {turn}: the river carries silt past the bend and drops it.");
+        parent = Some(pinloom.append_message(tree, parent, text).await.unwrap().id);
+    }
+    let last = parent.unwrap();
+    let roomy = pinloom.preview(last, "Local".into(), None).await.unwrap();
+    assert!(!roomy.truncated);
+    assert!(roomy.slices.iter().all(|slice| slice.included));
+    let tight = pinloom.preview(last, "Tiny".into(), None).await.unwrap();
+    assert!(tight.truncated);
+    assert!(tight.used <= tight.available, "{} > {}", tight.used, tight.available);
+    let cut: Vec<_> = tight.slices.iter().filter(|slice| !slice.included).collect();
+    assert!(!cut.is_empty());
+    assert!(cut.iter().all(|slice| slice.reason.is_some()), "every cut says why");
+    assert!(tight.omitted_messages > 0);
+
+    let draft = pinloom
+        .preview(last, "Local".into(), Some("And where does the silt go?".into()))
+        .await
+        .unwrap();
+    let prompt = draft.slices.iter().find(|slice| slice.kind == "prompt").unwrap();
+    assert_eq!(prompt.source, "draft");
+    assert_eq!(prompt.preview, "And where does the silt go?");
+    assert!(draft.used > roomy.used);
+    assert!(draft.body.contains("And where does the silt go?"));
+    assert!(server.seen().is_empty(), "a preview sends nothing");
+
+    // The draft was taken off the path again: the plain preview is unchanged.
+    assert_eq!(pinloom.preview(last, "Local".into(), None).await.unwrap(), roomy);
+}
+
+#[tokio::test]
+async fn an_estimated_model_learns_its_characters_per_token_from_usage() {
+    // 23 characters reported as 23 tokens: one character a token, far below the start of 3.5.
+    let server = Server::start(vec![Answer::sse(&chat_stream(&["Yes."], 23), 0)]).await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    pinloom.save_model_profile(local_profile("Estimated", &server, 8_192, "other")).await.unwrap();
+    let tree = dialogue(&pinloom).await;
+    let (events, _received, cancel) = listen();
+    let exchange = pinloom
+        .send(tree, None, "Do rivers ever run dry?".into(), "Estimated".into(), events, cancel)
+        .await
+        .unwrap();
+    assert_eq!(exchange.plan.tokenizer, "estimate at 3.500 chars/token");
+    let after = pinloom.preview(exchange.reply.message.id, "Estimated".into(), None).await.unwrap();
+    // A quarter of the way from 3.5 to 1.0.
+    assert_eq!(after.tokenizer, "estimate at 2.875 chars/token");
+}
+
+#[tokio::test]
+async fn messages_written_before_counting_are_counted_once_and_stored() {
+    let server = Server::start(vec![says("Yes.")]).await;
+    let (pinloom, dir) = pinloom_with(&server).await;
+    let tree = dialogue(&pinloom).await;
+    // Written the way an older Pinloom wrote: no counts.
+    let older = {
+        let store =
+            pinloom_store::Store::open(&dir.path().join(pinloom_app::DATABASE_FILE_NAME)).unwrap();
+        let node = pinloom_store::NewNode::text(
+            pinloom_store::TreeId(tree),
+            None,
+            pinloom_store::Author::Human,
+            "An old question about deltas.",
+            1,
+        );
+        store.append_node(&node).unwrap().id.0
+    };
+    assert_eq!(stored_count(dir.path(), older, "o200k"), None);
+    ask(&pinloom, tree, Some(older), "Still there?").await;
+    let expected = pinloom_engine::tokens::Tokenizer::O200k.count("An old question about deltas.");
+    assert_eq!(stored_count(dir.path(), older, "o200k"), Some(expected as i64));
+}

@@ -1,0 +1,208 @@
+//! Pins, sub-threads and what a person does to messages, through the use cases, with the requests
+//! the provider server saw as the proof of what each context held.
+
+use pinloom_app::json::TreeSettings;
+use pinloom_app::{ApiError, ErrorCode, NodeAction};
+use pinloom_test_server::Server;
+
+use crate::wire::{dialogue, listen, messages, pinloom_with, says};
+
+const ANSWER: &str = "Meanders form where the outer bank erodes and the inner bank gains silt.";
+
+#[tokio::test]
+async fn a_sub_thread_sees_its_ancestry_as_summary_and_anchor_and_never_its_siblings() {
+    let server = Server::start(vec![
+        says(ANSWER),
+        // The first send in the sub-thread asks for the root thread's summary first.
+        says("The person asked why rivers meander; erosion of the outer bank."),
+        says("Silt settles where the water slows."),
+        says("Outer banks erode because the flow is fastest there."),
+    ])
+    .await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let tree = dialogue(&pinloom).await;
+    let (events, _received, cancel) = listen();
+    let root = pinloom
+        .send(
+            tree,
+            None,
+            "Why do rivers meander?".into(),
+            "Local".into(),
+            events.clone(),
+            cancel.clone(),
+        )
+        .await
+        .unwrap();
+    let reply = root.reply.message.id;
+
+    let passage = "the inner bank gains silt";
+    let start = ANSWER.find(passage).unwrap() as u32;
+    let silt = pinloom
+        .pin_range(reply, start, start + passage.len() as u32, passage.into(), String::new())
+        .await
+        .unwrap();
+    assert_eq!(silt.title, passage);
+    assert_eq!(silt.anchor_node_id, Some(reply));
+    let question = pinloom.ask_in_pin(silt.id, "Why there?".into()).await.unwrap();
+    let (events2, _r, cancel2) = listen();
+    let answered =
+        pinloom.regenerate(question.message.id, "Local".into(), events2, cancel2).await.unwrap();
+    assert_eq!(answered.reply.pin_id, Some(silt.id));
+
+    let seen = server.seen();
+    assert_eq!(seen.len(), 3, "the answer, then the summary, then the sub-thread's reply");
+    let summary_request = seen[1].json();
+    let summary_prompt = &messages(&summary_request)[1].1;
+    assert!(summary_prompt.contains("Person: Why do rivers meander?"), "{summary_prompt}");
+    let sub = messages(&seen[2].json());
+    let everything: String = sub.iter().map(|(_, text)| text.as_str()).collect();
+    assert!(everything.contains("erosion of the outer bank"), "the ancestor's summary: {sub:?}");
+    assert!(everything.contains(&format!("\"{passage}\"")), "the verbatim anchor: {sub:?}");
+    assert!(!everything.contains("Why do rivers meander?"), "the ancestor thread is summarised");
+
+    let summaries = pinloom.summaries(tree, None).await.unwrap();
+    assert_eq!(summaries.len(), 1);
+    assert_eq!(summaries[0].up_to, Some(reply));
+    assert_eq!(summaries[0].budget, Some(800));
+    assert_eq!(summaries[0].summarizer, "Local");
+
+    // A sibling pin on the same answer: it sees the cached summary and never the silt thread.
+    let passage = "the outer bank erodes";
+    let start = ANSWER.find(passage).unwrap() as u32;
+    let erosion = pinloom
+        .pin_range(reply, start, start + passage.len() as u32, passage.into(), "Erosion".into())
+        .await
+        .unwrap();
+    let question = pinloom.ask_in_pin(erosion.id, "Why the outer bank?".into()).await.unwrap();
+    pinloom.regenerate(question.message.id, "Local".into(), events, cancel).await.unwrap();
+    let seen = server.seen();
+    assert_eq!(seen.len(), 4, "the summary was reused, not asked for again");
+    let sibling: String = messages(&seen[3].json()).iter().map(|(_, text)| text.clone()).collect();
+    assert!(!sibling.contains("Why there?") && !sibling.contains("Silt settles"), "{sibling}");
+    assert!(sibling.contains("erosion of the outer bank"));
+
+    // Editing the summary by hand changes what the next plan sends, and is logged.
+    let edited = pinloom
+        .edit_summary(tree, None, reply, Some(800), "Local".into(), "Hand-written gist.".into())
+        .await
+        .unwrap();
+    assert_eq!(edited.update_count, 2);
+    let plan = pinloom.preview(question.message.id, "Local".into(), None).await.unwrap();
+    assert!(plan.body.contains("Hand-written gist."), "{}", plan.body);
+}
+
+#[tokio::test]
+async fn a_closed_pin_hands_its_result_to_the_parent_by_hand_or_by_model() {
+    let server =
+        Server::start(vec![says(ANSWER), says("Silt settles on the slow inner bank.")]).await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let tree = dialogue(&pinloom).await;
+    let (events, _received, cancel) = listen();
+    let root = pinloom
+        .send(tree, None, "Why do rivers meander?".into(), "Local".into(), events, cancel)
+        .await
+        .unwrap();
+    let reply = root.reply.message.id;
+    let pin = pinloom.pin_range(reply, 0, 8, "Meanders".into(), String::new()).await.unwrap();
+
+    let error = ApiError::from(pinloom.close_pin(pin.id, "  ".into()).await.unwrap_err());
+    assert_eq!(error.code, ErrorCode::InvalidInput);
+    let error = ApiError::from(
+        pinloom.close_pin_summarised(pin.id, None, "Local".into()).await.unwrap_err(),
+    );
+    assert!(error.message.contains("write its result by hand"), "{}", error.message);
+
+    pinloom.ask_in_pin(pin.id, "Where does the silt go?".into()).await.unwrap();
+    let closed = pinloom.close_pin_summarised(pin.id, None, "Local".into()).await.unwrap();
+    assert!(closed.closed);
+    assert_eq!(closed.result.as_deref(), Some("Silt settles on the slow inner bank."));
+    let request = messages(&server.seen()[1].json());
+    assert!(request[1].1.contains("Passage: \"Meanders\""), "{request:?}");
+    assert!(request[1].1.contains("Person: Where does the silt go?"), "{request:?}");
+
+    let shown = pinloom.pins_on(reply).await.unwrap();
+    assert_eq!(shown.len(), 1);
+    assert_eq!(shown[0].result.as_deref(), Some("Silt settles on the slow inner bank."));
+    let by_hand = pinloom.close_pin(pin.id, "Settled: silt.".into()).await.unwrap();
+    assert_eq!(pinloom.pins(tree, None).await.unwrap(), vec![by_hand]);
+}
+
+#[tokio::test]
+async fn excluded_deleted_and_annotated_messages_show_in_the_plan_with_their_reasons() {
+    let server = Server::start(vec![]).await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let tree = dialogue(&pinloom).await;
+    let first = pinloom.append_message(tree, None, "First thought.".into()).await.unwrap().id;
+    let second = pinloom.append_message(tree, Some(first), "A tangent.".into()).await.unwrap().id;
+    let third =
+        pinloom.append_message(tree, Some(second), "Back on track.".into()).await.unwrap().id;
+
+    let before = pinloom.preview(third, "Local".into(), None).await.unwrap();
+    assert!(before.slices.iter().all(|slice| slice.included));
+    pinloom.mark_node(second, NodeAction::Exclude).await.unwrap();
+    let note =
+        pinloom.annotate(first, "Remember: the reader is a child.".into(), true).await.unwrap();
+    pinloom.annotate(first, "A private note.".into(), false).await.unwrap();
+    let bookmarked = pinloom.mark_node(first, NodeAction::Bookmark).await.unwrap();
+    assert!(bookmarked.bookmarked);
+
+    let after = pinloom.preview(third, "Local".into(), None).await.unwrap();
+    let tangent = after.slices.iter().find(|slice| slice.source_id == Some(second)).unwrap();
+    assert!(!tangent.included);
+    assert_eq!(tangent.reason.as_deref(), Some("excluded"));
+    let noted = after.slices.iter().find(|slice| slice.source == "annotation").unwrap();
+    assert_eq!(noted.source_id, Some(note));
+    assert!(noted.included);
+    assert!(!after.body.contains("A private note."), "a note is out unless included");
+    assert!(after.body.contains("the reader is a child"));
+
+    pinloom.include_annotation(note, false).await.unwrap();
+    pinloom.mark_node(second, NodeAction::Include).await.unwrap();
+    let restored = pinloom.preview(third, "Local".into(), None).await.unwrap();
+    assert!(!restored.body.contains("the reader is a child"));
+    assert!(restored.slices.iter().all(|slice| slice.included));
+
+    let deleted = pinloom.mark_node(second, NodeAction::Delete).await.unwrap();
+    assert!(deleted.deleted);
+    let error = ApiError::from(pinloom.preview(third, "Local".into(), None).await.unwrap_err());
+    assert_eq!(error.code, ErrorCode::NotFound, "{}", error.message);
+    pinloom.mark_node(second, NodeAction::Restore).await.unwrap();
+    assert!(pinloom.preview(third, "Local".into(), None).await.is_ok());
+}
+
+#[tokio::test]
+async fn tree_settings_are_checked_and_change_the_plans() {
+    let server = Server::start(vec![]).await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let tree = dialogue(&pinloom).await;
+    assert_eq!(pinloom.tree_settings(tree).await.unwrap(), TreeSettings::default());
+    let error = ApiError::from(
+        pinloom
+            .set_tree_settings(
+                tree,
+                TreeSettings { depth_budgets: Some(vec![]), ..TreeSettings::default() },
+            )
+            .await
+            .unwrap_err(),
+    );
+    assert!(error.message.contains("one or more token counts"), "{}", error.message);
+    let error = ApiError::from(
+        pinloom
+            .set_tree_settings(
+                tree,
+                TreeSettings { summarizer: Some("Ghost".into()), ..TreeSettings::default() },
+            )
+            .await
+            .unwrap_err(),
+    );
+    assert!(error.message.contains("no model profile named \"Ghost\""), "{}", error.message);
+
+    let first = pinloom.append_message(tree, None, "Hello river.".into()).await.unwrap().id;
+    let roomy = pinloom.preview(first, "Local".into(), None).await.unwrap();
+    let settings = TreeSettings { token_buffer: Some(4_000), ..TreeSettings::default() };
+    pinloom.set_tree_settings(tree, settings.clone()).await.unwrap();
+    assert_eq!(pinloom.tree_settings(tree).await.unwrap(), settings);
+    let buffered = pinloom.preview(first, "Local".into(), None).await.unwrap();
+    assert_eq!(roomy.available, 8_192 - 1_024);
+    assert_eq!(buffered.available, 8_192 - 4_000, "the token buffer replaces the reserve");
+}

@@ -1,0 +1,128 @@
+//! What the tests' provider speaks: OpenAI-compatible chat and completion streams as a vLLM or
+//! llama.cpp server sends them (the shape of the recorded OpenAI stream in the providers'
+//! fixtures), and the profiles that point Pinloom at it.
+
+use pinloom_app::json::{ModelProfile, TreeMode};
+use pinloom_app::{CancellationToken, Connections, Pinloom, ReplyEvent};
+use pinloom_test_server::{Answer, Server};
+use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
+
+/// A chat completion stream that says `pieces` and reports `prompt_tokens`.
+pub(crate) fn chat_stream(pieces: &[&str], prompt_tokens: u64) -> Vec<u8> {
+    let mut out = String::new();
+    let frame = |json: serde_json::Value| format!("data: {json}\n\n");
+    out.push_str(&frame(serde_json::json!({
+        "id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "local",
+        "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": null}]
+    })));
+    for piece in pieces {
+        out.push_str(&frame(serde_json::json!({
+            "id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "local",
+            "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": null}]
+        })));
+    }
+    out.push_str(&frame(serde_json::json!({
+        "id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "local",
+        "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]
+    })));
+    out.push_str(&frame(serde_json::json!({
+        "id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "local",
+        "choices": [],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": pieces.len(), "total_tokens": prompt_tokens + pieces.len() as u64}
+    })));
+    out.push_str("data: [DONE]\n\n");
+    out.into_bytes()
+}
+
+/// A chat answer that says `text` in one piece.
+pub(crate) fn says(text: &str) -> Answer {
+    Answer::sse(&chat_stream(&[text], 20), 0)
+}
+
+/// A completion stream (buffer mode) that continues with `pieces`.
+pub(crate) fn completion_stream(pieces: &[&str]) -> Vec<u8> {
+    let mut out = String::new();
+    for piece in pieces {
+        let json = serde_json::json!({
+            "id": "cmpl-1", "object": "text_completion", "created": 1, "model": "local",
+            "choices": [{"index": 0, "text": piece, "finish_reason": null}]
+        });
+        out.push_str(&format!("data: {json}\n\n"));
+    }
+    let last = serde_json::json!({
+        "id": "cmpl-1", "object": "text_completion", "created": 1, "model": "local",
+        "choices": [{"index": 0, "text": "", "finish_reason": "stop"}]
+    });
+    out.push_str(&format!("data: {last}\n\ndata: [DONE]\n\n"));
+    out.into_bytes()
+}
+
+/// A profile for a vLLM server at `server`: o200k counting, a `window`-token window.
+pub(crate) fn local_profile(
+    name: &str,
+    server: &Server,
+    window: i64,
+    tokenizer: &str,
+) -> ModelProfile {
+    ModelProfile {
+        name: name.into(),
+        provider: "vllm".into(),
+        model_id: "local-model".into(),
+        base_url: Some(format!("{}/v1", server.base)),
+        context_window: window,
+        reserve: window / 8,
+        native_system: true,
+        completion_endpoint: true,
+        tokenizer: tokenizer.into(),
+        agent_system_prompt: String::new(),
+    }
+}
+
+/// A fresh database with one profile, `Local`, at `server`.
+pub(crate) async fn pinloom_with(server: &Server) -> (Pinloom, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let connections = Connections {
+        retry: pinloom_providers::retry::RetryPolicy::never(),
+        ..Connections::default()
+    };
+    let pinloom = Pinloom::open_with(dir.path().to_owned(), connections).await.unwrap();
+    pinloom.save_model_profile(local_profile("Local", server, 8_192, "o200k")).await.unwrap();
+    (pinloom, dir)
+}
+
+pub(crate) async fn dialogue(pinloom: &Pinloom) -> i64 {
+    pinloom.create_tree("Rivers".into(), TreeMode::Dialogue).await.unwrap().id
+}
+
+/// A channel for reply events, and a token that is never cancelled.
+pub(crate) fn listen() -> (
+    tokio::sync::mpsc::UnboundedSender<ReplyEvent>,
+    UnboundedReceiver<ReplyEvent>,
+    CancellationToken,
+) {
+    let (sender, receiver) = unbounded_channel();
+    (sender, receiver, CancellationToken::new())
+}
+
+/// The texts of the chat messages a request sent, with their roles.
+pub(crate) fn messages(body: &serde_json::Value) -> Vec<(String, String)> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (m["role"].as_str().unwrap().to_owned(), m["content"].as_str().unwrap_or("").to_owned())
+        })
+        .collect()
+}
+
+/// Sends `text` after `parent` to the `Local` profile, nobody listening to the pieces.
+pub(crate) async fn ask(
+    pinloom: &Pinloom,
+    tree: i64,
+    parent: Option<i64>,
+    text: &str,
+) -> pinloom_app::json::Exchange {
+    let (events, _received, cancel) = listen();
+    pinloom.send(tree, parent, text.into(), "Local".into(), events, cancel).await.unwrap()
+}
