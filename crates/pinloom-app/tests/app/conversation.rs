@@ -332,3 +332,43 @@ async fn messages_written_before_counting_are_counted_once_and_stored() {
     let expected = pinloom_engine::tokens::Tokenizer::O200k.count("An old question about deltas.");
     assert_eq!(stored_count(dir.path(), older, "o200k"), Some(expected as i64));
 }
+
+#[tokio::test]
+async fn ollama_models_are_offered_as_profiles_that_save_and_send() {
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../pinloom-providers/tests/fixtures");
+    let tags = std::fs::read_to_string(fixtures.join("ollama-tags-response.json")).unwrap();
+    let show =
+        std::fs::read_to_string(fixtures.join("ollama-show-response.converted.json")).unwrap();
+    let small = r#"{"model_info":{"general.architecture":"llama","llama.context_length":8192},"template":"{{ .System }}{{ .Prompt }}","capabilities":["completion"]}"#;
+    let reply = "{\"model\":\"llama3.2:latest\",\"message\":{\"role\":\"assistant\",\"content\":\"Hi.\"},\"done\":false}\n{\"model\":\"llama3.2:latest\",\"message\":{\"role\":\"assistant\",\"content\":\"\"},\"done\":true,\"done_reason\":\"stop\",\"prompt_eval_count\":9,\"eval_count\":2}\n";
+    let server = Server::start(vec![
+        Answer::error(200, &tags),
+        Answer::error(200, &show),
+        Answer::error(200, small),
+        Answer::ndjson(reply.as_bytes(), 0),
+    ])
+    .await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let found = pinloom.discover_ollama_models(Some(server.base.clone())).await.unwrap();
+    let names: Vec<&str> = found.iter().map(|profile| profile.name.as_str()).collect();
+    assert_eq!(names, ["deepseek-r1:latest (Ollama)", "llama3.2:latest (Ollama)"]);
+    let llama = found[1].clone();
+    assert_eq!((llama.context_window, llama.tokenizer.as_str()), (8_192, "other"));
+    assert!(
+        pinloom.model_profiles().await.unwrap().iter().all(|p| p.provider != "ollama"),
+        "nothing saved"
+    );
+
+    pinloom.save_model_profile(llama).await.unwrap();
+    let tree = dialogue(&pinloom).await;
+    let (events, _received, cancel) = listen();
+    let exchange = pinloom
+        .send(tree, None, "Hello?".into(), "llama3.2:latest (Ollama)".into(), events, cancel)
+        .await
+        .unwrap();
+    assert_eq!(exchange.reply.message.text, "Hi.");
+    let request = &server.seen()[3];
+    assert_eq!(request.path, "/api/chat");
+    assert_eq!(request.json()["options"]["num_ctx"], 8_192);
+}
