@@ -28,6 +28,7 @@ impl Pinloom {
         let left_text = left_path.last().map(|node| node.text.clone()).unwrap_or_default();
         let right_text = right_path.last().map(|node| node.text.clone()).unwrap_or_default();
         let diff = word_diff(&left_text, &right_text);
+        let profile = crate::conversation::ProfileRef::Stored(profile);
         let left_plan = self.plan_for(NodeId(left), &profile, None, false).await?;
         let left_plan = self.keep_path(left_plan)?;
         let right_plan = self.plan_for(NodeId(right), &profile, None, false).await?;

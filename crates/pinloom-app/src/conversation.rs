@@ -35,6 +35,14 @@ const KEYRING_TIMEOUT: Duration = Duration::from_secs(10);
 /// The id a draft prompt takes in a preview's snapshot: above every row id and annotation id.
 const DRAFT_ID: u64 = u64::MAX - 1;
 
+/// The model profile a plan is made for: a stored one by name, or one being edited and not yet
+/// saved (the budget panel's live preview).
+#[derive(Debug, Clone)]
+pub(crate) enum ProfileRef {
+    Stored(String),
+    Unsaved(crate::json::ModelProfile),
+}
+
 /// A plan with the snapshot it was made from and what it was made for.
 pub(crate) struct Planned {
     pub(crate) plan: ContextPlan,
@@ -74,6 +82,33 @@ impl Pinloom {
         let prompt = self.append_human(TreeId(tree_id), parent_id.map(NodeId), None, text).await?;
         let mut exchange = self.reply(prompt.id, &profile, &events, &cancel).await?;
         exchange.prompt = Some(prompt.into());
+        Ok(exchange)
+    }
+
+    /// Asks `text` in pin `pin_id`'s sub-thread (after its message `parent_id`, or as its first
+    /// message) and streams the reply, as [`Pinloom::send`] does in a thread.
+    pub async fn send_in_pin(
+        &self,
+        pin_id: i64,
+        parent_id: Option<i64>,
+        text: String,
+        profile: String,
+        events: UnboundedSender<ReplyEvent>,
+        cancel: CancellationToken,
+    ) -> anyhow::Result<Exchange> {
+        let prompt = match parent_id {
+            None => self.ask_in_pin(pin_id, text).await?,
+            Some(parent) => {
+                let store = self.store.clone();
+                let tree = blocking(move || Ok(store.pin(store::PinId(pin_id))?.tree_id))
+                    .await
+                    .context("could not open the sub-thread")?;
+                self.append_human(tree, Some(NodeId(parent)), None, text).await?.into()
+            }
+        };
+        let mut exchange =
+            self.reply(NodeId(prompt.message.id), &profile, &events, &cancel).await?;
+        exchange.prompt = Some(prompt);
         Ok(exchange)
     }
 
@@ -192,7 +227,12 @@ impl Pinloom {
             return Ok(plan);
         }
         let planned = self
-            .plan_for(NodeId(node_id), &profile, draft.as_deref(), false)
+            .plan_for(
+                NodeId(node_id),
+                &ProfileRef::Stored(profile.clone()),
+                draft.as_deref(),
+                false,
+            )
             .await
             .context("could not preview the context")?;
         let view = plan_view(&planned)?;
@@ -215,7 +255,8 @@ impl Pinloom {
         if cold {
             self.memory.forget();
         }
-        let planned = self.plan_for(NodeId(node_id), profile, None, false).await?;
+        let profile = ProfileRef::Stored(profile.to_owned());
+        let planned = self.plan_for(NodeId(node_id), &profile, None, false).await?;
         Ok(self.keep_path(planned)?.used)
     }
 
@@ -254,7 +295,7 @@ impl Pinloom {
         cancel: &CancellationToken,
     ) -> anyhow::Result<Exchange> {
         let planned = self
-            .plan_for(prompt, profile, None, true)
+            .plan_for(prompt, &ProfileRef::Stored(profile.to_owned()), None, true)
             .await
             .context("could not plan the context")?;
         let wire = wire_request(&planned).map_err(anyhow::Error::new)?;
@@ -339,7 +380,7 @@ impl Pinloom {
     pub(crate) async fn plan_for(
         &self,
         node: NodeId,
-        profile: &str,
+        profile: &ProfileRef,
         draft: Option<&str>,
         summarise: bool,
     ) -> anyhow::Result<Planned> {
@@ -357,15 +398,18 @@ impl Pinloom {
     async fn plan_once(
         &self,
         node: NodeId,
-        profile: &str,
+        profile: &ProfileRef,
         draft: Option<&str>,
     ) -> anyhow::Result<Planned> {
         let this = self.clone();
-        let profile = profile.to_owned();
+        let profile = profile.clone();
         let draft = draft.map(str::to_owned);
         blocking(move || {
             let store = &this.store;
-            let choice = this.model_choice(&profile)?;
+            let choice = match &profile {
+                ProfileRef::Stored(name) => this.model_choice(name)?,
+                ProfileRef::Unsaved(edited) => this.unsaved_choice(edited)?,
+            };
             let data_version = store.data_version()?;
             let anchor = store.node(node)?;
             let tree = store.tree(anchor.tree_id)?;
@@ -429,6 +473,38 @@ impl Pinloom {
         })?;
         let calibration = self.store.calibration(&record.name)?.map(|(milli, _)| milli);
         ModelChoice::from_record(&record, calibration)
+    }
+
+    /// The choice a profile being edited makes, checked as saving would check it, with the
+    /// stored profile's sampling and learned calibration when one of that name exists. Runs on a
+    /// blocking thread.
+    fn unsaved_choice(&self, edited: &crate::json::ModelProfile) -> anyhow::Result<ModelChoice> {
+        crate::profiles::check(edited)?;
+        let name = edited.name.trim();
+        let sampling = match self.store.profile(name) {
+            Ok(existing) => existing.sampling_json,
+            Err(store::StoreError::NoSuchProfile(_)) => "{}".to_owned(),
+            Err(other) => return Err(other.into()),
+        };
+        let record = edited.clone().into_record(sampling, "{}".to_owned());
+        let calibration = self.store.calibration(name)?.map(|(milli, _)| milli);
+        ModelChoice::from_record(&record, calibration)
+    }
+
+    /// The plan message `node_id` would get under a profile being edited, before it is saved:
+    /// the budget panel's live preview. Nothing is saved or sent.
+    pub async fn preview_unsaved(
+        &self,
+        node_id: i64,
+        profile: crate::json::ModelProfile,
+    ) -> anyhow::Result<PlanView> {
+        let planned = self
+            .plan_for(NodeId(node_id), &ProfileRef::Unsaved(profile), None, false)
+            .await
+            .context("could not preview the context")?;
+        let view = plan_view(&planned)?;
+        self.keep_path(planned)?;
+        Ok(view)
     }
 
     /// The key for `provider` from its environment variable or the keyring, on a blocking thread

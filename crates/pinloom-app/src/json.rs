@@ -457,3 +457,28 @@ impl From<store::Summary> for SummaryView {
         }
     }
 }
+
+/// A message as a thread shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadMessage {
+    /// The message.
+    pub node: NodeView,
+    /// Its alternatives (regenerations and edits) including itself, oldest first: what a "2/3"
+    /// switcher steps through.
+    pub alternatives: Vec<i64>,
+    /// The pins made in it, oldest first.
+    pub pins: Vec<PinView>,
+}
+
+/// One thread of a tree: the root thread, or a pin's sub-thread.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadView {
+    /// The tree.
+    pub tree: TreeSummary,
+    /// The pin whose sub-thread this is; absent for the root thread.
+    pub pin: Option<PinView>,
+    /// Its messages on the branch on show, first first.
+    pub messages: Vec<ThreadMessage>,
+}

@@ -23,6 +23,7 @@ mod settings;
 mod snapshots;
 mod summaries;
 mod threads;
+mod views;
 
 pub use attachments::MAX_FOLDER_ENTRIES;
 pub use data_dir::{DATA_DIR_ENV, DATA_DIR_FLAG, DATABASE_FILE_NAME, resolve_data_dir};

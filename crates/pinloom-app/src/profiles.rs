@@ -47,7 +47,7 @@ pub(crate) fn seed_from_catalog(store: &Store) -> Result<(), StoreError> {
 }
 
 /// The checks the store cannot make, since it does not know providers and tokenizers.
-fn check(profile: &ModelProfile) -> Result<(), ApiError> {
+pub(crate) fn check(profile: &ModelProfile) -> Result<(), ApiError> {
     let name = profile.name.trim();
     if ProviderId::from_name(&profile.provider).is_none() {
         let known: Vec<&str> = ProviderId::ALL.iter().map(|p| p.name()).collect();

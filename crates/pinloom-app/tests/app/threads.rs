@@ -206,3 +206,69 @@ async fn tree_settings_are_checked_and_change_the_plans() {
     assert_eq!(roomy.available, 8_192 - 1_024);
     assert_eq!(buffered.available, 8_192 - 4_000, "the token buffer replaces the reserve");
 }
+
+#[tokio::test]
+async fn the_window_sees_threads_with_alternatives_and_pins_as_columns() {
+    let server = Server::start(vec![
+        says(ANSWER),
+        says("Another take."),
+        says("Summary of the root thread."),
+        says("In the pin."),
+    ])
+    .await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let tree = dialogue(&pinloom).await;
+    let first = crate::wire::ask(&pinloom, tree, None, "Why do rivers meander?").await;
+    let (events, _received, cancel) = listen();
+    let second = pinloom
+        .regenerate(first.reply.message.id, "Local".into(), events.clone(), cancel.clone())
+        .await
+        .unwrap();
+    let view = pinloom.thread_view(tree, None).await.unwrap();
+    let ids: Vec<i64> = view.messages.iter().map(|m| m.node.message.id).collect();
+    assert_eq!(ids, [first.prompt.unwrap().message.id, second.reply.message.id], "newest branch");
+    assert_eq!(view.messages[1].alternatives, [first.reply.message.id, second.reply.message.id]);
+    let switched = pinloom.thread_view(tree, Some(first.reply.message.id)).await.unwrap();
+    assert_eq!(switched.messages[1].node.message.text, ANSWER);
+
+    let reply = first.reply.message.id;
+    let pin = pinloom.pin_range(reply, 0, 8, "Meanders".into(), String::new()).await.unwrap();
+    let asked = pinloom
+        .send_in_pin(pin.id, None, "What are they?".into(), "Local".into(), events, cancel)
+        .await
+        .unwrap();
+    assert_eq!(asked.reply.message.text, "In the pin.");
+    let column = pinloom.pin_view(pin.id, None).await.unwrap();
+    assert_eq!(column.pin.as_ref().unwrap().anchor_text.as_deref(), Some("Meanders"));
+    let texts: Vec<&str> = column.messages.iter().map(|m| m.node.message.text.as_str()).collect();
+    assert_eq!(texts, ["What are they?", "In the pin."]);
+    let parent = pinloom.thread_view(tree, Some(reply)).await.unwrap();
+    assert_eq!(parent.messages[1].pins, vec![pin]);
+    assert_eq!(parent.messages.len(), 2, "the sub-thread's messages stay in their column");
+}
+
+#[tokio::test]
+async fn an_edited_profile_is_previewed_before_it_is_saved() {
+    let server = Server::start(vec![]).await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let tree = dialogue(&pinloom).await;
+    let mut parent = None;
+    for turn in 0..10 {
+        let text = format!("Turn {turn}: a long enough message about rivers and their bends.");
+        parent = Some(pinloom.append_message(tree, parent, text).await.unwrap().id);
+    }
+    let mut edited = crate::wire::local_profile("Local", &server, 8_192, "o200k");
+    let roomy = pinloom.preview_unsaved(parent.unwrap(), edited.clone()).await.unwrap();
+    assert!(!roomy.truncated);
+    edited.context_window = 150;
+    edited.reserve = 20;
+    let tight = pinloom.preview_unsaved(parent.unwrap(), edited.clone()).await.unwrap();
+    assert!(tight.truncated);
+    assert_eq!(tight.available, 130);
+    edited.reserve = 150;
+    let error = ApiError::from(pinloom.preview_unsaved(parent.unwrap(), edited).await.unwrap_err());
+    assert!(error.message.contains("must be smaller than the context window"), "{}", error.message);
+    let stored = pinloom.model_profiles().await.unwrap();
+    let local = stored.iter().find(|p| p.name == "Local").unwrap();
+    assert_eq!(local.context_window, 8_192, "nothing was saved");
+}
