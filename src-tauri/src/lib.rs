@@ -6,6 +6,7 @@
 
 pub mod command_names;
 mod commands;
+mod conversation;
 mod preferences;
 
 use std::path::PathBuf;
@@ -23,6 +24,8 @@ struct AppState {
     /// window can show the person what went wrong and what to do.
     pinloom: Result<Pinloom, ApiError>,
     data_dir: PathBuf,
+    /// The replies streaming now, so the window can stop one.
+    streaming: conversation::Streaming,
 }
 
 impl AppState {
@@ -41,6 +44,18 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             commands::message_append,
             commands::preferences_get,
             commands::preferences_set,
+            conversation::thread_view,
+            conversation::pin_view,
+            conversation::reply_start,
+            conversation::reply_stop,
+            conversation::pin_create,
+            conversation::pin_close,
+            conversation::node_mark,
+            conversation::context_preview,
+            conversation::context_preview_unsaved,
+            conversation::nodes_compare,
+            conversation::profiles_list,
+            conversation::profile_save,
         ])
         .events(tauri_specta::collect_events![commands::TreesChanged])
         // Ids are SQLite row ids and timestamps are milliseconds: both stay far below 2^53, the
@@ -90,7 +105,7 @@ pub fn run() {
                 }
                 Err(error) => tracing::error!(%error.message, "database unusable"),
             }
-            app.manage(AppState { pinloom, data_dir });
+            app.manage(AppState { pinloom, data_dir, streaming: Default::default() });
             Ok(())
         })
         .run(tauri::generate_context!())

@@ -14,10 +14,12 @@ const KEY: &str = "ui";
 
 /// What the window remembers between runs.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub(crate) struct UiPreferences {
     /// The tree that was open when the app last ran.
     pub(crate) last_tree_id: Option<i64>,
+    /// The model profile chosen last.
+    pub(crate) default_model: Option<String>,
 }
 
 fn settings_path(data_dir: &Path) -> PathBuf {

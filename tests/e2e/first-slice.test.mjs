@@ -5,44 +5,25 @@
 import assert from "node:assert/strict";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { after, before, describe } from "node:test";
 
 import { Key } from "selenium-webdriver";
 
 import { Harness, takeReadmeScreenshots } from "./harness.mjs";
 
-const failureShots = "tests/e2e/artifacts";
 
 describe("first slice in the real window", () => {
   const harness = new Harness();
-  let failed = false;
-
-  /// A test whose failure leaves a screenshot of the window behind, for the person reading CI.
-  function windowTest(name, body) {
-    test(name, async () => {
-      try {
-        await body();
-      } catch (error) {
-        failed = true;
-        if (harness.driver) {
-          const file = `${failureShots}/${name.replace(/[^a-z0-9]+/gi, "-")}.png`;
-          const saved = await harness.screenshot(file).catch(() => null);
-          if (saved) process.stderr.write(`screenshot of the failure: ${saved}\n`);
-        }
-        throw error;
-      }
-    });
-  }
 
   before(async () => {
     await harness.start();
   });
 
   after(async () => {
-    await harness.stop({ failed });
+    await harness.stop();
   });
 
-  windowTest("a new tree and its message survive a restart", async () => {
+  harness.windowTest("a new tree and its message survive a restart", async () => {
     await harness.launch();
     await harness.find("welcome");
     await harness.find("no-trees");
@@ -65,8 +46,8 @@ describe("first slice in the real window", () => {
       "the composer clears once the message is saved",
     );
 
-    // Ctrl+Enter adds too, and the new message continues the first.
-    await composer.sendKeys("And why does the outer bank erode?", Key.chord(Key.CONTROL, Key.ENTER));
+    // Alt+Enter adds without asking a model too, and the new message continues the first.
+    await composer.sendKeys("And why does the outer bank erode?", Key.chord(Key.ALT, Key.ENTER));
     assert.deepEqual(await harness.textsWhen("message-text", 2), [
       "Start from the physics: where does the water flow fastest in a bend?",
       "And why does the outer bank erode?",
@@ -93,7 +74,7 @@ describe("first slice in the real window", () => {
     assert.deepEqual(await harness.textsWhen("tree-title", 1), ["Why do rivers meander?"]);
   });
 
-  windowTest("an empty message is refused beside the composer and nothing is lost", async () => {
+  harness.windowTest("an empty message is refused beside the composer and nothing is lost", async () => {
     if (!harness.driver) await harness.launch();
     await harness.find("thread-title");
     const before = await harness.findAll("message-text");
@@ -116,7 +97,7 @@ describe("first slice in the real window", () => {
     await harness.quit();
   });
 
-  windowTest("a damaged database file is refused with its path and left untouched", async () => {
+  harness.windowTest("a damaged database file is refused with its path and left untouched", async () => {
     const database = join(harness.dataDir, "pinloom.sqlite3");
     const damaged = Buffer.from("this is not a SQLite database, and it must stay exactly like this\n");
     // The earlier tests' database is replaced, as if the file were damaged by another program.

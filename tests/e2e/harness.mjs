@@ -9,6 +9,8 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
+import { test } from "node:test";
+
 import { Builder, By, Capabilities, until } from "selenium-webdriver";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -82,6 +84,26 @@ for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
 export class Harness {
   processes = [];
   driver = null;
+  /// Set once any window test failed: `stop()` then prints what the processes said.
+  failed = false;
+
+  /// A `node:test` test whose failure leaves a screenshot of the window in
+  /// tests/e2e/artifacts/, for the person reading CI.
+  windowTest(name, body) {
+    test(name, async () => {
+      try {
+        await body();
+      } catch (error) {
+        this.failed = true;
+        if (this.driver) {
+          const file = `tests/e2e/artifacts/${name.replace(/[^a-z0-9]+/gi, "-")}.png`;
+          const saved = await this.screenshot(file).catch(() => null);
+          if (saved) process.stderr.write(`screenshot of the failure: ${saved}\n`);
+        }
+        throw error;
+      }
+    });
+  }
 
   /// Starts Xvfb and tauri-driver. `dataDir` is given to every app session through the
   /// environment, which tauri-driver passes on to the app.
@@ -156,9 +178,16 @@ export class Harness {
     await waitFor(
       async () => {
         const elements = await this.findAll(testId);
-        texts = await Promise.all(
-          elements.map(async (element) => String(await element.getProperty("textContent")).trim()),
-        );
+        try {
+          texts = await Promise.all(
+            elements.map(async (element) => String(await element.getProperty("textContent")).trim()),
+          );
+        } catch (error) {
+          // The view re-rendered between finding and reading (a reply finished streaming): look
+          // again.
+          if (error?.name === "StaleElementReferenceError") return false;
+          throw error;
+        }
         return texts.length === count;
       },
       `${count} [data-testid="${testId}"] (last saw ${texts.length})`,
@@ -177,7 +206,7 @@ export class Harness {
 
   /// Ends everything this harness started, whatever state it is in, and says what the drivers
   /// printed if `failed`.
-  async stop({ failed = false } = {}) {
+  async stop({ failed = this.failed } = {}) {
     try {
       await this.quit();
     } catch {

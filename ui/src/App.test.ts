@@ -26,10 +26,10 @@ describe("App", () => {
     await fireEvent.click(screen.getByTestId("new-tree-submit"));
     expect((await screen.findByTestId("thread-title")).textContent).toBe("Rivers");
 
-    const composer = screen.getByTestId("composer-input") as HTMLTextAreaElement;
+    const composer = (await screen.findByTestId("composer-input")) as HTMLTextAreaElement;
     await fireEvent.input(composer, { target: { value: "Why do they meander?" } });
     await fireEvent.click(screen.getByTestId("composer-send"));
-    expect((await screen.findByTestId("message-text")).textContent).toBe("Why do they meander?");
+    expect((await screen.findByTestId("message-text")).textContent?.trim()).toBe("Why do they meander?");
     await waitFor(() => expect(composer.value).toBe(""));
   });
 
@@ -40,7 +40,7 @@ describe("App", () => {
     await fireEvent.click(screen.getByTestId("new-tree-submit"));
     await screen.findByTestId("thread-title");
 
-    const composer = screen.getByTestId("composer-input") as HTMLTextAreaElement;
+    const composer = (await screen.findByTestId("composer-input")) as HTMLTextAreaElement;
     await fireEvent.input(composer, { target: { value: "  " } });
     await fireEvent.click(screen.getByTestId("composer-send"));
     expect((await screen.findByTestId("composer-error")).textContent).toContain("empty");

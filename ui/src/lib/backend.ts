@@ -1,7 +1,17 @@
 // The one place the UI talks to the Rust side. Generated commands return a status-tagged result;
 // here a failure becomes a thrown PinloomError carrying the backend's closed error code, so the
 // rest of the UI branches on `code` and never parses messages.
-import { commands, type ApiError, type ErrorCode } from "./bindings";
+import { Channel } from "@tauri-apps/api/core";
+
+import {
+  commands,
+  type ApiError,
+  type ErrorCode,
+  type ModelProfile,
+  type NodeAction,
+  type ReplyPiece,
+  type SendTarget,
+} from "./bindings";
 
 export class PinloomError extends Error {
   readonly code: ErrorCode;
@@ -39,4 +49,30 @@ export const backend = {
   preferencesGet: () => unwrap(commands.preferencesGet()),
   preferencesSet: (preferences: Parameters<typeof commands.preferencesSet>[0]) =>
     unwrap(commands.preferencesSet(preferences)),
+  threadView: (treeId: number, nodeId: number | null) => unwrap(commands.threadView(treeId, nodeId)),
+  pinView: (pinId: number, nodeId: number | null) => unwrap(commands.pinView(pinId, nodeId)),
+  /// Starts a reply; `onPiece` sees its text as it streams.
+  replyStart: (
+    target: SendTarget,
+    profile: string,
+    requestId: number,
+    onPiece: (piece: ReplyPiece) => void,
+  ) => {
+    const channel = new Channel<ReplyPiece>();
+    channel.onmessage = onPiece;
+    return unwrap(commands.replyStart(target, profile, requestId, channel));
+  },
+  replyStop: (requestId: number) => unwrap(commands.replyStop(requestId)),
+  pinCreate: (nodeId: number, start: number, end: number, text: string, title: string) =>
+    unwrap(commands.pinCreate(nodeId, start, end, text, title)),
+  pinClose: (pinId: number, result: string) => unwrap(commands.pinClose(pinId, result)),
+  nodeMark: (nodeId: number, action: NodeAction) => unwrap(commands.nodeMark(nodeId, action)),
+  contextPreview: (nodeId: number, profile: string, draft: string | null) =>
+    unwrap(commands.contextPreview(nodeId, profile, draft)),
+  contextPreviewUnsaved: (nodeId: number, profile: ModelProfile) =>
+    unwrap(commands.contextPreviewUnsaved(nodeId, profile)),
+  nodesCompare: (left: number, right: number, profile: string) =>
+    unwrap(commands.nodesCompare(left, right, profile)),
+  profilesList: () => unwrap(commands.profilesList()),
+  profileSave: (profile: ModelProfile) => unwrap(commands.profileSave(profile)),
 };

@@ -17,7 +17,7 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
   const state: FakeState = {
     trees: [],
     messages: new Map(),
-    preferences: { lastTreeId: null },
+    preferences: { lastTreeId: null, defaultModel: null },
     failure: null,
     calls: [],
     ...initial,
@@ -66,6 +66,28 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
         state.messages.set(treeId, [...(state.messages.get(treeId) ?? []), message]);
         return message;
       }
+      case "thread_view": {
+        const tree = state.trees.find((candidate) => candidate.id === args.treeId);
+        if (!tree) throw { code: "notFound", message: `tree ${String(args.treeId)} does not exist` };
+        const messages = (state.messages.get(tree.id) ?? []).map((message) => ({
+          node: {
+            message,
+            pinId: null,
+            editedFrom: null,
+            model: null,
+            usageJson: null,
+            excluded: false,
+            bookmarked: false,
+            incomplete: false,
+            deleted: false,
+          },
+          alternatives: [message.id],
+          pins: [],
+        }));
+        return { tree, pin: null, messages };
+      }
+      case "profiles_list":
+        return [];
       case "preferences_get":
         return state.preferences;
       case "preferences_set":

@@ -13,12 +13,15 @@ export class Workspace {
   listError = $state<PinloomError | null>(null);
   /// The failure of the last message write, shown under the composer.
   composerError = $state<PinloomError | null>(null);
+  /// The model profile chosen last time, if any.
+  defaultModel = $state<string | null>(null);
 
   /// Loads the trees and reopens the one that was open last time.
   async start(): Promise<void> {
     try {
       this.trees = await backend.treeList();
-      const { lastTreeId } = await backend.preferencesGet();
+      const { lastTreeId, defaultModel } = await backend.preferencesGet();
+      this.defaultModel = defaultModel ?? null;
       const last = this.trees.find((tree) => tree.id === lastTreeId) ?? this.trees[0];
       if (last) await this.select(last.id);
     } catch (thrown) {
@@ -46,7 +49,7 @@ export class Workspace {
     this.composerError = null;
     try {
       this.open = await backend.treeOpen(treeId);
-      await backend.preferencesSet({ lastTreeId: treeId });
+      await backend.preferencesSet({ lastTreeId: treeId, defaultModel: this.defaultModel });
     } catch (thrown) {
       this.fail(thrown, "list");
     }
@@ -71,6 +74,13 @@ export class Workspace {
       this.fail(thrown, "composer");
       return false;
     }
+  }
+
+  /// Remembers the chosen model for the next start.
+  async rememberModel(name: string): Promise<void> {
+    this.defaultModel = name;
+    const lastTreeId = this.open?.tree.id ?? null;
+    await backend.preferencesSet({ lastTreeId, defaultModel: name }).catch(() => undefined);
   }
 
   /// Re-reads the tree list (another window or process may have changed it).

@@ -45,7 +45,7 @@ describe("Workspace", () => {
       { id: 1, title: "A", mode: "dialogue", createdAtMs: 0, updatedAtMs: 0, messageCount: 0 },
       { id: 2, title: "B", mode: "buffer", createdAtMs: 0, updatedAtMs: 0, messageCount: 0 },
     ];
-    fake.preferences = { lastTreeId: 2 };
+    fake.preferences = { lastTreeId: 2, defaultModel: null };
     const workspace = new Workspace();
     await workspace.start();
     expect(workspace.open?.tree.title).toBe("B");

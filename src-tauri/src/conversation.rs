@@ -1,0 +1,267 @@
+//! The conversation loop's commands: threads and pins to show, sending with the reply streamed
+//! over a channel, stopping a reply, previews, comparison and the budget panel. Each adapts one
+//! application-layer use case.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use pinloom_app::json::{
+    Comparison, Exchange, ModelProfile, NodeView, PinView, PlanView, ThreadView,
+};
+use pinloom_app::{ApiError, CancellationToken, NodeAction, ReplyEvent};
+use serde::Serialize;
+use tauri::State;
+use tauri::ipc::Channel;
+
+use crate::AppState;
+
+/// A piece of a reply as it streams to the window.
+#[derive(Debug, Clone, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase", rename_all_fields = "camelCase", tag = "kind")]
+pub(crate) enum ReplyPiece {
+    /// More text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// The provider is busy; Pinloom tries again after a wait.
+    Retrying {
+        /// The try about to be made.
+        attempt: u32,
+        /// Seconds it waits first.
+        wait_seconds: f64,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// The replies streaming now, by the window's request id, so the window can stop one.
+#[derive(Debug, Default)]
+pub(crate) struct Streaming {
+    replies: Mutex<HashMap<u32, CancellationToken>>,
+}
+
+impl Streaming {
+    fn start(&self, request_id: u32) -> CancellationToken {
+        let token = CancellationToken::new();
+        self.lock().insert(request_id, token.clone());
+        token
+    }
+
+    fn finish(&self, request_id: u32) {
+        self.lock().remove(&request_id);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u32, CancellationToken>> {
+        // A token map cannot be left half-written; a poisoned lock is safe to keep using.
+        self.replies.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// Forwards the reply's events to the window's channel until the sender is dropped.
+fn forward(channel: Channel<ReplyPiece>) -> tokio::sync::mpsc::UnboundedSender<ReplyEvent> {
+    let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
+    tauri::async_runtime::spawn(async move {
+        while let Some(event) = receiver.recv().await {
+            let piece = match event {
+                ReplyEvent::Text(text) => ReplyPiece::Text { text },
+                ReplyEvent::Retrying { attempt, wait, reason } => {
+                    ReplyPiece::Retrying { attempt, wait_seconds: wait.as_secs_f64(), reason }
+                }
+            };
+            // A closed window stops listening; the reply is still saved.
+            if channel.send(piece).is_err() {
+                break;
+            }
+        }
+    });
+    sender
+}
+
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn thread_view(
+    state: State<'_, AppState>,
+    tree_id: i64,
+    node_id: Option<i64>,
+) -> Result<ThreadView, ApiError> {
+    Ok(state.pinloom()?.thread_view(tree_id, node_id).await?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn pin_view(
+    state: State<'_, AppState>,
+    pin_id: i64,
+    node_id: Option<i64>,
+) -> Result<ThreadView, ApiError> {
+    Ok(state.pinloom()?.pin_view(pin_id, node_id).await?)
+}
+
+/// What a send answers: a new message in a thread or a pin, or an existing message again.
+#[derive(Debug, Clone, serde::Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase", rename_all_fields = "camelCase", tag = "kind")]
+pub(crate) enum SendTarget {
+    /// A new message continuing `parent_id` in the tree's thread (absent: the first message).
+    Thread {
+        /// The tree.
+        tree_id: i64,
+        /// The message it continues.
+        parent_id: Option<i64>,
+        /// What the person wrote.
+        text: String,
+    },
+    /// A new message in a pin's sub-thread, after `parent_id` (absent: its first message).
+    Pin {
+        /// The pin.
+        pin_id: i64,
+        /// The message it continues.
+        parent_id: Option<i64>,
+        /// What the person wrote.
+        text: String,
+    },
+    /// Answer a message again (a reply's prompt, when given a reply).
+    Regenerate {
+        /// The message.
+        node_id: i64,
+    },
+    /// Edit the person's message as a new branch and answer the edit.
+    Edit {
+        /// The message edited.
+        node_id: i64,
+        /// Its new text.
+        text: String,
+    },
+    /// Continue a buffer-mode document from a message.
+    Continue {
+        /// The end of the document on show.
+        node_id: i64,
+    },
+}
+
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn reply_start(
+    state: State<'_, AppState>,
+    target: SendTarget,
+    profile: String,
+    request_id: u32,
+    on_piece: Channel<ReplyPiece>,
+) -> Result<Exchange, ApiError> {
+    let pinloom = state.pinloom()?.clone();
+    let cancel = state.streaming.start(request_id);
+    let events = forward(on_piece);
+    let result = match target {
+        SendTarget::Thread { tree_id, parent_id, text } => {
+            pinloom.send(tree_id, parent_id, text, profile, events, cancel).await
+        }
+        SendTarget::Pin { pin_id, parent_id, text } => {
+            pinloom.send_in_pin(pin_id, parent_id, text, profile, events, cancel).await
+        }
+        SendTarget::Regenerate { node_id } => {
+            pinloom.regenerate(node_id, profile, events, cancel).await
+        }
+        SendTarget::Edit { node_id, text } => {
+            pinloom.edit_and_send(node_id, text, profile, events, cancel).await
+        }
+        SendTarget::Continue { node_id } => {
+            pinloom.continue_buffer(node_id, profile, events, cancel).await
+        }
+    };
+    state.streaming.finish(request_id);
+    Ok(result?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn reply_stop(
+    state: State<'_, AppState>,
+    request_id: u32,
+) -> Result<(), ApiError> {
+    if let Some(token) = state.streaming.lock().get(&request_id) {
+        token.cancel();
+    }
+    Ok(())
+}
+
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn pin_create(
+    state: State<'_, AppState>,
+    node_id: i64,
+    start: u32,
+    end: u32,
+    text: String,
+    title: String,
+) -> Result<PinView, ApiError> {
+    Ok(state.pinloom()?.pin_range(node_id, start, end, text, title).await?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn pin_close(
+    state: State<'_, AppState>,
+    pin_id: i64,
+    result: String,
+) -> Result<PinView, ApiError> {
+    Ok(state.pinloom()?.close_pin(pin_id, result).await?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn node_mark(
+    state: State<'_, AppState>,
+    node_id: i64,
+    action: NodeAction,
+) -> Result<NodeView, ApiError> {
+    Ok(state.pinloom()?.mark_node(node_id, action).await?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn context_preview(
+    state: State<'_, AppState>,
+    node_id: i64,
+    profile: String,
+    draft: Option<String>,
+) -> Result<PlanView, ApiError> {
+    Ok(state.pinloom()?.preview(node_id, profile, draft).await?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn context_preview_unsaved(
+    state: State<'_, AppState>,
+    node_id: i64,
+    profile: ModelProfile,
+) -> Result<PlanView, ApiError> {
+    Ok(state.pinloom()?.preview_unsaved(node_id, profile).await?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn nodes_compare(
+    state: State<'_, AppState>,
+    left: i64,
+    right: i64,
+    profile: String,
+) -> Result<Comparison, ApiError> {
+    Ok(state.pinloom()?.compare(left, right, profile).await?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn profiles_list(
+    state: State<'_, AppState>,
+) -> Result<Vec<ModelProfile>, ApiError> {
+    Ok(state.pinloom()?.model_profiles().await?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn profile_save(
+    state: State<'_, AppState>,
+    profile: ModelProfile,
+) -> Result<ModelProfile, ApiError> {
+    Ok(state.pinloom()?.save_model_profile(profile).await?)
+}

@@ -1,0 +1,211 @@
+// The desktop flows in the real window, against a model provider on 127.0.0.1: a local model set
+// up in the budget panel; a highlight pinned and asked about in its sub-thread, whose request
+// carries the anchor and never the sibling pin; a reply full of script that renders inert; two
+// branches compared; a model's budget changed and the inspector's pruned report changing with it.
+import assert from "node:assert/strict";
+import { after, before, describe } from "node:test";
+
+import { Harness, takeReadmeScreenshots } from "./harness.mjs";
+import { ScriptedProvider } from "./provider.mjs";
+
+const ANSWER =
+  "Meanders form because **the outer bank erodes** while the inner bank gains silt.\n\n" +
+  "| bank | process |\n|---|---|\n| outer | erosion |\n| inner | deposition |";
+
+// Mirrors ui/src/lib/markdown.test.ts's corpus: what a hostile reply may try.
+const XSS_REPLY = [
+  "<script>window.__pwned = 1</script>",
+  '<img src="http://127.0.0.1:9/x.png" onerror="window.__pwned = 2">',
+  '<a href="javascript:window.__pwned = 3">click me</a>',
+  "[link](javascript:window.__pwned=4)",
+  '<iframe src="http://127.0.0.1:9/frame"></iframe>',
+  '<svg onload="window.__pwned = 5"><circle r="4"/></svg>',
+  "<p onclick=\"window.__TAURI_INTERNALS__.invoke('tree_list')\">ipc</p>",
+  "![remote](http://127.0.0.1:9/tracker.png)",
+  "Still readable text.",
+].join("\n\n");
+
+describe("deep dives in the real window", () => {
+  const harness = new Harness();
+  const provider = new ScriptedProvider();
+
+  before(async () => {
+    await provider.start();
+    await harness.start();
+    await harness.launch();
+  });
+
+  after(async () => {
+    await harness.stop();
+    await provider.stop();
+  });
+
+  async function type(testId, text) {
+    const field = await harness.find(testId);
+    await field.clear();
+    await field.sendKeys(text);
+    return field;
+  }
+
+  async function newTree(title) {
+    await type("new-tree-title", title);
+    await (await harness.find("new-tree-submit")).click();
+    const heading = await harness.find("thread-title");
+    await harness.driver.wait(async () => (await heading.getText()) === title, 5000);
+    await harness.find("composer-input");
+  }
+
+  /// Sends `text` from the composer with testid `composer` and waits for `count` messages there.
+  async function send(composer, button, text, testId, count) {
+    await type(composer, text);
+    await (await harness.find(button)).click();
+    await harness.textsWhen(testId, count, 20_000);
+  }
+
+  /// Selects `text` inside `element` as a person would with the mouse, and lets go.
+  async function select(element, text) {
+    const found = await harness.driver.executeScript(
+      `const [root, wanted] = arguments;
+       const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+       for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+         const at = node.nodeValue.indexOf(wanted);
+         if (at < 0) continue;
+         const range = document.createRange();
+         range.setStart(node, at);
+         range.setEnd(node, at + wanted.length);
+         const selection = window.getSelection();
+         selection.removeAllRanges();
+         selection.addRange(range);
+         root.dispatchEvent(new MouseEvent("mouseup", { bubbles: true }));
+         return true;
+       }
+       return false;`,
+      element,
+      text,
+    );
+    assert.ok(found, `"${text}" is on screen to select`);
+  }
+
+  harness.windowTest("a local model is set up in the budget panel", async () => {
+    await newTree("Rivers");
+    await (await harness.find("open-budget")).click();
+    await type("budget-name", "Local test model");
+    await (await harness.find("budget-provider")).sendKeys("vllm");
+    await type("budget-model", "local-model");
+    await type("budget-url", provider.base);
+    await (await harness.find("budget-tokenizer")).sendKeys("o200k");
+    await type("budget-window", "8192");
+    await type("budget-reserve", "1024");
+    await (await harness.find("budget-save")).click();
+    await harness.find("budget-saved", 10_000);
+    await (await harness.find("budget-close")).click();
+    const picker = await harness.find("model-picker");
+    await harness.driver.wait(async () => (await picker.getAttribute("value")) === "Local test model", 5000);
+  });
+
+  harness.windowTest("a pinned highlight opens a sub-thread that carries the anchor, not its sibling", async () => {
+    provider.answers.push(ANSWER);
+    await send("composer-input", "composer-ask", "Why do rivers meander?", "message-text", 2);
+    const [, reply] = await harness.findAll("message-text");
+    assert.ok((await reply.getAttribute("innerHTML")).includes("<table>"), "Markdown tables render");
+
+    await select(reply, "the inner bank gains silt");
+    await (await harness.find("pin-button")).click();
+    const anchor = await harness.find("pin-anchor");
+    assert.equal(await anchor.getText(), "the inner bank gains silt");
+    await harness.find("anchor-mark");
+
+    // The first ask in a sub-thread writes the root thread's summary, then answers.
+    provider.answers.push("The person asked why rivers meander; the outer bank erodes.");
+    provider.answers.push("Silt settles where the water slows, on the inside of the bend.");
+    await send("pin-composer-input", "pin-composer-ask", "Why does silt settle there?", "message-text", 4);
+    const silt = provider.messages(provider.requests.length - 1).join("\n");
+    assert.match(silt, /"the inner bank gains silt"/, "the anchor travels verbatim");
+    assert.match(silt, /the outer bank erodes\./, "the ancestry travels as its summary");
+    const crumbs = await harness.find("breadcrumbs");
+    assert.match(await crumbs.getText(), /Rivers\s*›\s*the inner bank gains silt/);
+    if (takeReadmeScreenshots) await harness.screenshot("tests/e2e/screenshots/pin-deep-dive.png");
+
+    // A sibling pin on the same reply never sees the first pin's thread.
+    const [, rootReply] = await harness.findAll("message-text");
+    await select(rootReply, "the outer bank erodes");
+    await (await harness.find("pin-button")).click();
+    await harness.driver.wait(async () => (await (await harness.find("pin-anchor")).getText()) === "the outer bank erodes", 5000);
+    provider.answers.push("Because the fastest water runs along the outside of the bend.");
+    const before = provider.requests.length;
+    await send("pin-composer-input", "pin-composer-ask", "Why the outer bank?", "message-text", 4);
+    assert.equal(provider.requests.length, before + 1, "the root summary was reused");
+    const sibling = provider.messages(provider.requests.length - 1).join("\n");
+    assert.match(sibling, /"the outer bank erodes"/);
+    assert.doesNotMatch(sibling, /silt settle/i, "never the sibling pin's messages");
+  });
+
+  harness.windowTest("a hostile reply renders inert", async () => {
+    await newTree("Hostile");
+    provider.answers.push(XSS_REPLY);
+    await send("composer-input", "composer-ask", "Say something dangerous.", "message-text", 2);
+    await harness.driver.wait(async () => {
+      const [, shown] = await harness.findAll("message-text");
+      return shown ? String(await shown.getProperty("textContent")).includes("Still readable text.") : false;
+    }, 10_000);
+    const [, reply] = await harness.findAll("message-text");
+    const report = await harness.driver.executeScript(
+      `const root = arguments[0];
+       root.querySelectorAll("p, a, span").forEach((element) => element.click());
+       return {
+         pwned: window.__pwned ?? null,
+         dangerous: root.querySelectorAll("script, img, iframe, svg, [onerror], [onload], [onclick], [href], [src], [style]").length,
+       };`,
+      reply,
+    );
+    assert.deepEqual(report, { pwned: null, dangerous: 0 });
+    assert.ok(String(await reply.getProperty("textContent")).includes("click me"), "the text stays readable");
+  });
+
+  harness.windowTest("two branches are compared word by word", async () => {
+    await newTree("Branches");
+    provider.answers.push("Rivers meander because banks erode unevenly.");
+    await send("composer-input", "composer-ask", "Why meanders?", "message-text", 2);
+    const picks = await harness.findAll("compare-pick");
+    await picks[1].click();
+    provider.answers.push("Rivers wander because banks erode unevenly.");
+    await (await harness.find("regenerate")).click();
+    const position = await harness.find("alternative-position");
+    await harness.driver.wait(async () => (await position.getText()) === "2/2", 20_000);
+    const again = await harness.findAll("compare-pick");
+    await again[1].click();
+    const comparison = await harness.find("comparison");
+    assert.match(await (await harness.find("common-ancestor")).getText(), /Branches part after message/);
+    assert.equal(await (await harness.find("diff-left")).getText(), "meander");
+    assert.equal(await (await harness.find("diff-right")).getText(), "wander");
+    if (takeReadmeScreenshots) await harness.screenshot("tests/e2e/screenshots/branch-comparison.png");
+    assert.ok(await comparison.isDisplayed());
+    await (await harness.find("comparison-close")).click();
+  });
+
+  harness.windowTest("a smaller budget changes what the inspector cuts", async () => {
+    await newTree("Budget");
+    for (const turn of [1, 2, 3, 4, 5, 6]) {
+      await type("composer-input", `Turn ${turn}: the river carries silt past the bend and drops it where it slows.`);
+      await (await harness.find("composer-send")).click();
+      await harness.textsWhen("message-text", turn);
+    }
+    await (await harness.findAll("inspect")).at(-1).click();
+    await harness.find("slices");
+    assert.equal((await harness.findAll("pruned-slice")).length, 0, "everything fits at first");
+
+    await (await harness.find("open-budget")).click();
+    await type("budget-window", "140");
+    await type("budget-reserve", "20");
+    const cut = await harness.find("budget-preview-cut");
+    await harness.driver.wait(async () => Number(await cut.getText()) > 0, 10_000, "the live preview cuts");
+    await (await harness.find("budget-save")).click();
+    await harness.find("budget-saved", 10_000);
+    if (takeReadmeScreenshots) await harness.screenshot("tests/e2e/screenshots/budget-panel.png");
+    await (await harness.find("budget-close")).click();
+    await harness.driver.wait(async () => (await harness.findAll("pruned-slice")).length > 0, 10_000);
+    const reasons = await harness.textsWhen("prune-reason", (await harness.findAll("prune-reason")).length);
+    assert.ok(reasons.some((reason) => /truncated|over budget/.test(reason)), reasons.join(", "));
+    if (takeReadmeScreenshots) await harness.screenshot("tests/e2e/screenshots/context-inspector.png");
+  });
+});

@@ -1,0 +1,51 @@
+// A model provider for the end-to-end tests: an HTTP server on 127.0.0.1 that speaks the
+// OpenAI-compatible chat stream (server-sent events, as vLLM and llama.cpp send it), records every
+// request, and answers with the next scripted text.
+import { createServer } from "node:http";
+
+function frame(json) {
+  return `data: ${JSON.stringify(json)}\n\n`;
+}
+
+/// The stream that says `text` in a few pieces, then stops with usage.
+export function chatStream(text) {
+  const base = { id: "chatcmpl-e2e", object: "chat.completion.chunk", created: 1, model: "local-model" };
+  const pieces = text.match(/[\s\S]{1,24}/g) ?? [""];
+  let out = frame({ ...base, choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }] });
+  for (const piece of pieces) {
+    out += frame({ ...base, choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] });
+  }
+  out += frame({ ...base, choices: [{ index: 0, delta: {}, finish_reason: "stop" }] });
+  out += frame({ ...base, choices: [], usage: { prompt_tokens: 50, completion_tokens: pieces.length, total_tokens: 50 + pieces.length } });
+  return out + "data: [DONE]\n\n";
+}
+
+export class ScriptedProvider {
+  requests = [];
+  answers = [];
+
+  async start() {
+    this.server = createServer((request, response) => {
+      let body = "";
+      request.on("data", (chunk) => (body += chunk));
+      request.on("end", () => {
+        this.requests.push({ method: request.method, url: request.url, body });
+        const text = this.answers.shift() ?? "(the test provider has no more answers)";
+        response.writeHead(200, { "content-type": "text/event-stream", connection: "close" });
+        response.end(chatStream(text));
+      });
+    });
+    await new Promise((resolve) => this.server.listen(0, "127.0.0.1", resolve));
+    this.base = `http://127.0.0.1:${this.server.address().port}/v1`;
+  }
+
+  /// The chat messages of request `index` as "role: content" lines.
+  messages(index) {
+    const body = JSON.parse(this.requests[index].body);
+    return body.messages.map((message) => `${message.role}: ${message.content}`);
+  }
+
+  async stop() {
+    await new Promise((resolve) => this.server?.close(resolve));
+  }
+}

@@ -1,0 +1,242 @@
+// The open tree as columns: the root thread, then one column per pin opened from it (and from
+// those, without limit), each streaming its own reply. Beside them, the context inspector of the
+// message in focus, a comparison of two messages, and the budget panel's profile being edited.
+import { backend, PinloomError } from "./backend";
+import type {
+  Comparison,
+  ModelProfile,
+  NodeAction,
+  PlanView,
+  SendTarget,
+  ThreadMessage,
+  ThreadView,
+} from "./bindings";
+
+export type Column = {
+  view: ThreadView;
+  /// Text of the reply streaming now, if one is.
+  streaming: string | null;
+  requestId: number | null;
+  error: PinloomError | null;
+};
+
+let nextRequestId = 1;
+
+export class Conversation {
+  treeId = $state<number | null>(null);
+  columns = $state<Column[]>([]);
+  profiles = $state<ModelProfile[]>([]);
+  profile = $state<string>("");
+  /// The message the inspector explains, and its plan.
+  focus = $state<number | null>(null);
+  plan = $state<PlanView | null>(null);
+  planError = $state<PinloomError | null>(null);
+  /// The first message picked for a comparison, then the comparison.
+  comparePick = $state<number | null>(null);
+  comparison = $state<Comparison | null>(null);
+  error = $state<PinloomError | null>(null);
+  /// Called after anything this view wrote, so the tree list's counts catch up.
+  onchanged: () => void = () => undefined;
+
+  async loadProfiles(preferred: string | null): Promise<void> {
+    try {
+      this.profiles = await backend.profilesList();
+      const names = this.profiles.map((profile) => profile.name);
+      this.profile = preferred && names.includes(preferred) ? preferred : (names[0] ?? "");
+    } catch (thrown) {
+      this.error = PinloomError.from(thrown);
+    }
+  }
+
+  /// Opens a tree's root thread as the only column.
+  async open(treeId: number): Promise<void> {
+    this.treeId = treeId;
+    this.comparison = null;
+    this.comparePick = null;
+    try {
+      const view = await backend.threadView(treeId, null);
+      this.columns = [{ view, streaming: null, requestId: null, error: null }];
+      await this.inspect(view.messages.at(-1)?.node.message.id ?? null);
+    } catch (thrown) {
+      this.error = PinloomError.from(thrown);
+    }
+  }
+
+  /// Re-reads column `index` through message `nodeId` (its current end when absent).
+  async reload(index: number, nodeId: number | null = null): Promise<void> {
+    const column = this.columns[index];
+    if (!column || this.treeId === null) return;
+    const pin = column.view.pin;
+    const view = pin
+      ? await backend.pinView(pin.id, nodeId)
+      : await backend.threadView(this.treeId, nodeId);
+    this.columns[index] = { ...column, view };
+  }
+
+  /// Shows another alternative of a message (the 2/3 switcher).
+  async switchTo(index: number, nodeId: number): Promise<void> {
+    try {
+      await this.reload(index, nodeId);
+      this.columns = this.columns.slice(0, index + 1);
+      await this.inspect(this.columns[index]?.view.messages.at(-1)?.node.message.id ?? null);
+    } catch (thrown) {
+      this.fail(index, thrown);
+    }
+  }
+
+  /// Asks the model in column `index`: a new message after the column's last one.
+  async ask(index: number, text: string): Promise<boolean> {
+    const column = this.columns[index];
+    if (!column || this.treeId === null) return false;
+    const parentId = column.view.messages.at(-1)?.node.message.id ?? null;
+    const target: SendTarget = column.view.pin
+      ? { kind: "pin", pinId: column.view.pin.id, parentId, text }
+      : { kind: "thread", treeId: this.treeId, parentId, text };
+    return this.reply(index, target);
+  }
+
+  /// Answers message `nodeId` again in column `index`.
+  regenerate(index: number, nodeId: number): Promise<boolean> {
+    return this.reply(index, { kind: "regenerate", nodeId });
+  }
+
+  /// Continues a buffer-mode document from the column's end.
+  continueDocument(index: number): Promise<boolean> {
+    const last = this.columns[index]?.view.messages.at(-1)?.node.message.id;
+    if (last === undefined) return Promise.resolve(false);
+    return this.reply(index, { kind: "continue", nodeId: last });
+  }
+
+  private async reply(index: number, target: SendTarget): Promise<boolean> {
+    const column = this.columns[index];
+    if (!column) return false;
+    if (!this.profile) {
+      column.error = new PinloomError({
+        code: "invalidInput",
+        message: "choose a model first (Settings → Models lists them)",
+      });
+      return false;
+    }
+    const requestId = nextRequestId++;
+    column.error = null;
+    column.streaming = "";
+    column.requestId = requestId;
+    try {
+      const exchange = await backend.replyStart(target, this.profile, requestId, (piece) => {
+        const live = this.columns[index];
+        if (piece.kind === "text" && live && live.requestId === requestId) {
+          live.streaming = (live.streaming ?? "") + piece.text;
+        }
+      });
+      if (exchange.interruption) column.error = new PinloomError(exchange.interruption);
+      this.onchanged();
+      await this.reload(index, exchange.reply.message.id);
+      this.plan = exchange.plan;
+      this.focus = exchange.reply.message.id;
+      return true;
+    } catch (thrown) {
+      this.fail(index, thrown);
+      // The person's message may be saved even though no reply came: show it.
+      await this.reload(index).catch(() => undefined);
+      return false;
+    } finally {
+      const live = this.columns[index];
+      if (live) {
+        live.streaming = null;
+        live.requestId = null;
+      }
+    }
+  }
+
+  async stop(index: number): Promise<void> {
+    const requestId = this.columns[index]?.requestId;
+    if (requestId) await backend.replyStop(requestId).catch(() => undefined);
+  }
+
+  /// Pins a passage of a message shown in column `index` and opens its sub-thread to the right.
+  async pin(index: number, message: ThreadMessage, start: number, end: number): Promise<void> {
+    const text = message.node.message.text.slice(start, end);
+    try {
+      const pin = await backend.pinCreate(message.node.message.id, start, end, text, "");
+      await this.reload(index, message.node.message.id);
+      await this.openPin(index, pin.id);
+    } catch (thrown) {
+      this.fail(index, thrown);
+    }
+  }
+
+  /// Opens pin `pinId` as the column after `index`, closing the columns beyond it.
+  async openPin(index: number, pinId: number): Promise<void> {
+    try {
+      const view = await backend.pinView(pinId, null);
+      this.columns = [
+        ...this.columns.slice(0, index + 1),
+        { view, streaming: null, requestId: null, error: null },
+      ];
+    } catch (thrown) {
+      this.fail(index, thrown);
+    }
+  }
+
+  async closePin(index: number, result: string): Promise<boolean> {
+    const pin = this.columns[index]?.view.pin;
+    if (!pin) return false;
+    try {
+      await backend.pinClose(pin.id, result);
+      await this.reload(index);
+      if (index > 0) await this.reload(index - 1);
+      return true;
+    } catch (thrown) {
+      this.fail(index, thrown);
+      return false;
+    }
+  }
+
+  async mark(index: number, nodeId: number, action: NodeAction): Promise<void> {
+    try {
+      await backend.nodeMark(nodeId, action);
+      await this.reload(index);
+      await this.inspect(this.focus);
+    } catch (thrown) {
+      this.fail(index, thrown);
+    }
+  }
+
+  /// Explains the context a send from `nodeId` would make under the chosen model.
+  async inspect(nodeId: number | null): Promise<void> {
+    this.focus = nodeId;
+    this.planError = null;
+    if (nodeId === null || !this.profile) {
+      this.plan = null;
+      return;
+    }
+    try {
+      this.plan = await backend.contextPreview(nodeId, this.profile, null);
+    } catch (thrown) {
+      this.plan = null;
+      this.planError = PinloomError.from(thrown);
+    }
+  }
+
+  /// Picks a message for comparison; the second pick compares the two.
+  async pickForComparison(nodeId: number): Promise<void> {
+    if (this.comparePick === null || this.comparePick === nodeId) {
+      this.comparePick = nodeId;
+      return;
+    }
+    try {
+      this.comparison = await backend.nodesCompare(this.comparePick, nodeId, this.profile);
+    } catch (thrown) {
+      this.error = PinloomError.from(thrown);
+    } finally {
+      this.comparePick = null;
+    }
+  }
+
+  private fail(index: number, thrown: unknown): void {
+    const column = this.columns[index];
+    const error = PinloomError.from(thrown);
+    if (column) column.error = error;
+    else this.error = error;
+  }
+}
