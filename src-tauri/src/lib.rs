@@ -8,6 +8,8 @@ pub mod command_names;
 mod commands;
 mod conversation;
 mod preferences;
+mod provider_settings;
+mod tree_tools;
 
 use std::path::PathBuf;
 
@@ -56,6 +58,22 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             conversation::nodes_compare,
             conversation::profiles_list,
             conversation::profile_save,
+            tree_tools::tree_outline,
+            tree_tools::notes_list,
+            tree_tools::note_add,
+            tree_tools::note_include,
+            tree_tools::attach_path,
+            tree_tools::attachments_list,
+            tree_tools::attachment_remove,
+            tree_tools::tree_settings_get,
+            tree_tools::tree_settings_set,
+            tree_tools::system_context_set,
+            tree_tools::threadmind_export,
+            provider_settings::keys_status,
+            provider_settings::key_save,
+            provider_settings::key_forget,
+            provider_settings::connection_check,
+            provider_settings::ollama_models,
         ])
         .events(tauri_specta::collect_events![commands::TreesChanged])
         // Ids are SQLite row ids and timestamps are milliseconds: both stay far below 2^53, the

@@ -20,6 +20,8 @@ pub(crate) struct UiPreferences {
     pub(crate) last_tree_id: Option<i64>,
     /// The model profile chosen last.
     pub(crate) default_model: Option<String>,
+    /// `light`, `dark`, or absent to follow the system.
+    pub(crate) theme: Option<String>,
 }
 
 fn settings_path(data_dir: &Path) -> PathBuf {

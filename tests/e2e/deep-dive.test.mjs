@@ -3,6 +3,8 @@
 // carries the anchor and never the sibling pin; a reply full of script that renders inert; two
 // branches compared; a model's budget changed and the inspector's pruned report changing with it.
 import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { after, before, describe } from "node:test";
 
 import { Harness, takeReadmeScreenshots } from "./harness.mjs";
@@ -181,6 +183,47 @@ describe("deep dives in the real window", () => {
     if (takeReadmeScreenshots) await harness.screenshot("tests/e2e/screenshots/branch-comparison.png");
     assert.ok(await comparison.isDisplayed());
     await (await harness.find("comparison-close")).click();
+  });
+
+  harness.windowTest("a file attached from disk reaches the inspector and the request; a note stays with its message", async () => {
+    await newTree("Attached");
+    await type("composer-input", "Summarise my notes.");
+    await (await harness.find("composer-send")).click();
+    await harness.textsWhen("message-text", 1);
+    const notes = join(harness.dataDir, "field-notes.md");
+    writeFileSync(notes, "Oxbow lakes form when a meander is cut off.");
+    await type("attach-path", notes);
+    await (await harness.find("attach-submit")).click();
+    await harness.textsWhen("attachment", 1);
+    await (await harness.find("inspect")).click();
+    await harness.driver.wait(async () => {
+      const kinds = await harness.textsWhen("slice", (await harness.findAll("slice")).length);
+      return kinds.some((text) => text.startsWith("file"));
+    }, 10_000, "the file is a slice");
+
+    await (await harness.find("notes-toggle")).click();
+    await type("note-input", "The reader is a child.");
+    await harness.driver.executeScript(
+      `document.querySelector('.note-form input[type="checkbox"]').click();`,
+    );
+    await harness.driver.executeScript(`document.querySelector('.note-form button').click();`);
+    await harness.driver.wait(async () => {
+      const [list] = await harness.textsWhen("notes", 1);
+      return list.includes("The reader is a child.");
+    }, 10_000, "the note is listed under its message");
+    await (await harness.find("show-request")).click();
+    const body = await harness.find("request-body");
+    await harness.driver.wait(async () => (await body.getText()).includes("Oxbow lakes form"), 10_000);
+  });
+
+  harness.windowTest("the tree map moves with the arrow keys and opens a message", async () => {
+    await (await harness.find("open-map")).click();
+    await harness.find("tree-map");
+    const rows = await harness.textsWhen("map-row", 1);
+    assert.match(rows[0], /Summarise my notes\./);
+    await harness.driver.actions().sendKeys("\uE012").perform(); // ArrowLeft: no parent, stays
+    await harness.driver.actions().sendKeys("\uE007").perform(); // Enter opens it
+    await harness.driver.wait(async () => (await harness.findAll("tree-map")).length === 0, 5000);
   });
 
   harness.windowTest("a smaller budget changes what the inspector cuts", async () => {

@@ -482,3 +482,89 @@ pub struct ThreadView {
     /// Its messages on the branch on show, first first.
     pub messages: Vec<ThreadMessage>,
 }
+
+/// Whether a provider has a key, and where it comes from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct KeyStatus {
+    /// The provider's stored name.
+    pub provider: String,
+    /// Its name for people.
+    pub display_name: String,
+    /// The environment variable that overrides the keyring.
+    pub variable: String,
+    /// A key is set in the environment (it wins).
+    pub from_environment: bool,
+    /// A key is in the OS keyring.
+    pub in_keyring: bool,
+    /// Why the keyring could not be read, if it could not.
+    pub problem: Option<String>,
+}
+
+/// What a connection test got back.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ConnectionCheck {
+    /// The start of the model's answer.
+    pub reply: String,
+    /// How long the round trip took.
+    pub milliseconds: u32,
+}
+
+/// One message on the tree map.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct OutlineEntry {
+    /// Its id.
+    pub id: i64,
+    /// The message before it.
+    pub parent_id: Option<i64>,
+    /// Its thread: a pin's id, absent for the root thread.
+    pub pin_id: Option<i64>,
+    /// Who wrote it.
+    pub author: Author,
+    /// The start of its text.
+    pub preview: String,
+    /// How many messages continue it.
+    pub child_count: u32,
+    /// Kept out of context.
+    pub excluded: bool,
+    /// Bookmarked.
+    pub bookmarked: bool,
+    /// Soft-deleted.
+    pub deleted: bool,
+}
+
+impl From<store::OutlineRow> for OutlineEntry {
+    fn from(row: store::OutlineRow) -> OutlineEntry {
+        OutlineEntry {
+            id: row.id.0,
+            parent_id: row.parent_id.map(|id| id.0),
+            pin_id: row.pin_id.map(|id| id.0),
+            author: row.author.into(),
+            preview: row.preview,
+            child_count: u32::try_from(row.child_count).unwrap_or(u32::MAX),
+            excluded: row.excluded,
+            bookmarked: row.bookmarked,
+            deleted: row.pruned,
+        }
+    }
+}
+
+/// A note on a message, out of context unless included.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct NoteView {
+    /// Its id.
+    pub id: i64,
+    /// The note.
+    pub text: String,
+    /// Whether it goes into context.
+    pub included: bool,
+}
+
+impl From<store::Annotation> for NoteView {
+    fn from(note: store::Annotation) -> NoteView {
+        NoteView { id: note.id, text: note.text, included: note.included }
+    }
+}

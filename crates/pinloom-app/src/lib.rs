@@ -19,6 +19,7 @@ mod inputs;
 pub mod json;
 mod pinloom;
 mod profiles;
+mod providers;
 mod settings;
 mod snapshots;
 mod summaries;

@@ -4,7 +4,7 @@
 use anyhow::Context;
 use pinloom_store::{self as store, NodeId, PinId, Store, TreeId};
 
-use crate::json::{PinView, ThreadMessage, ThreadView};
+use crate::json::{NoteView, OutlineEntry, PinView, ThreadMessage, ThreadView};
 use crate::pinloom::{Pinloom, blocking};
 
 impl Pinloom {
@@ -103,4 +103,49 @@ fn thread_messages(
         messages.push(ThreadMessage { node: node.into(), alternatives, pins });
     }
     Ok(messages)
+}
+
+impl Pinloom {
+    /// One page of the tree map: up to `limit` messages after `after`, in write order, each with
+    /// its parent, thread and flags (deleted ones included and marked).
+    pub async fn tree_outline(
+        &self,
+        tree_id: i64,
+        after: Option<i64>,
+        limit: u32,
+    ) -> anyhow::Result<Vec<OutlineEntry>> {
+        let store = self.store.clone();
+        let rows = blocking(move || {
+            Ok(store.outline(TreeId(tree_id), after.map(NodeId), limit.clamp(1, 5_000))?)
+        })
+        .await
+        .context("could not read the tree map")?;
+        Ok(rows.into_iter().map(OutlineEntry::from).collect())
+    }
+
+    /// The notes on message `node_id`, oldest first.
+    pub async fn notes(&self, node_id: i64) -> anyhow::Result<Vec<NoteView>> {
+        let store = self.store.clone();
+        let notes = blocking(move || Ok(store.annotations(NodeId(node_id))?))
+            .await
+            .context("could not read the notes")?;
+        Ok(notes.into_iter().map(NoteView::from).collect())
+    }
+
+    /// The context ThreadMind would assemble for message `node_id` (its summaries and the active
+    /// thread), as Markdown to copy: "copy as ThreadMind markdown".
+    pub async fn threadmind_markdown(
+        &self,
+        node_id: i64,
+        profile: String,
+    ) -> anyhow::Result<String> {
+        let profile = crate::conversation::ProfileRef::Stored(profile);
+        let planned = self.plan_for(NodeId(node_id), &profile, None, false).await?;
+        let markdown = pinloom_engine::threadmind::context_markdown(
+            &planned.path.snapshot,
+            pinloom_store::MAX_PIN_DEPTH as usize + 1,
+        );
+        self.keep_path(planned)?;
+        markdown.map_err(|error| crate::conversation::engine_error(&error))
+    }
 }

@@ -6,11 +6,13 @@ import { Channel } from "@tauri-apps/api/core";
 import {
   commands,
   type ApiError,
+  type AttachTo,
   type ErrorCode,
   type ModelProfile,
   type NodeAction,
   type ReplyPiece,
   type SendTarget,
+  type TreeSettings,
 } from "./bindings";
 
 export class PinloomError extends Error {
@@ -75,4 +77,25 @@ export const backend = {
     unwrap(commands.nodesCompare(left, right, profile)),
   profilesList: () => unwrap(commands.profilesList()),
   profileSave: (profile: ModelProfile) => unwrap(commands.profileSave(profile)),
+  treeOutline: (treeId: number, after: number | null, limit: number) =>
+    unwrap(commands.treeOutline(treeId, after, limit)),
+  notesList: (nodeId: number) => unwrap(commands.notesList(nodeId)),
+  noteAdd: (nodeId: number, text: string, included: boolean) =>
+    unwrap(commands.noteAdd(nodeId, text, included)),
+  noteInclude: (noteId: number, included: boolean) => unwrap(commands.noteInclude(noteId, included)),
+  attachPath: (treeId: number, to: AttachTo, path: string) =>
+    unwrap(commands.attachPath(treeId, to, path)),
+  attachmentsList: (treeId: number) => unwrap(commands.attachmentsList(treeId)),
+  attachmentRemove: (attachmentId: number) => unwrap(commands.attachmentRemove(attachmentId)),
+  treeSettingsGet: (treeId: number) => unwrap(commands.treeSettingsGet(treeId)),
+  treeSettingsSet: (treeId: number, settings: TreeSettings) =>
+    unwrap(commands.treeSettingsSet(treeId, settings)),
+  systemContextSet: (treeId: number, text: string) => unwrap(commands.systemContextSet(treeId, text)),
+  threadmindExport: (nodeId: number, profile: string) =>
+    unwrap(commands.threadmindExport(nodeId, profile)),
+  keysStatus: () => unwrap(commands.keysStatus()),
+  keySave: (provider: string, key: string) => unwrap(commands.keySave(provider, key)),
+  keyForget: (provider: string) => unwrap(commands.keyForget(provider)),
+  connectionCheck: (profile: string) => unwrap(commands.connectionCheck(profile)),
+  ollamaModels: (baseUrl: string | null) => unwrap(commands.ollamaModels(baseUrl)),
 };

@@ -24,6 +24,22 @@ export const commands = {
 	nodesCompare: (left: number, right: number, profile: string) => typedError<Comparison, ApiError>(__TAURI_INVOKE("nodes_compare", { left, right, profile })),
 	profilesList: () => typedError<ModelProfile[], ApiError>(__TAURI_INVOKE("profiles_list")),
 	profileSave: (profile: ModelProfile) => typedError<ModelProfile, ApiError>(__TAURI_INVOKE("profile_save", { profile })),
+	treeOutline: (treeId: number, after: number | null, limit: number) => typedError<OutlineEntry[], ApiError>(__TAURI_INVOKE("tree_outline", { treeId, after, limit })),
+	notesList: (nodeId: number) => typedError<NoteView[], ApiError>(__TAURI_INVOKE("notes_list", { nodeId })),
+	noteAdd: (nodeId: number, text: string, included: boolean) => typedError<number, ApiError>(__TAURI_INVOKE("note_add", { nodeId, text, included })),
+	noteInclude: (noteId: number, included: boolean) => typedError<null, ApiError>(__TAURI_INVOKE("note_include", { noteId, included })),
+	attachPath: (treeId: number, to: AttachTo, path: string) => typedError<AttachmentView, ApiError>(__TAURI_INVOKE("attach_path", { treeId, to, path })),
+	attachmentsList: (treeId: number) => typedError<AttachmentView[], ApiError>(__TAURI_INVOKE("attachments_list", { treeId })),
+	attachmentRemove: (attachmentId: number) => typedError<null, ApiError>(__TAURI_INVOKE("attachment_remove", { attachmentId })),
+	treeSettingsGet: (treeId: number) => typedError<TreeSettings, ApiError>(__TAURI_INVOKE("tree_settings_get", { treeId })),
+	treeSettingsSet: (treeId: number, settings: TreeSettings) => typedError<TreeSettings, ApiError>(__TAURI_INVOKE("tree_settings_set", { treeId, settings })),
+	systemContextSet: (treeId: number, text: string) => typedError<null, ApiError>(__TAURI_INVOKE("system_context_set", { treeId, text })),
+	threadmindExport: (nodeId: number, profile: string) => typedError<string, ApiError>(__TAURI_INVOKE("threadmind_export", { nodeId, profile })),
+	keysStatus: () => typedError<KeyStatus[], ApiError>(__TAURI_INVOKE("keys_status")),
+	keySave: (provider: string, key: string) => typedError<null, ApiError>(__TAURI_INVOKE("key_save", { provider, key })),
+	keyForget: (provider: string) => typedError<null, ApiError>(__TAURI_INVOKE("key_forget", { provider })),
+	connectionCheck: (profile: string) => typedError<ConnectionCheck, ApiError>(__TAURI_INVOKE("connection_check", { profile })),
+	ollamaModels: (baseUrl: string | null) => typedError<ModelProfile[], ApiError>(__TAURI_INVOKE("ollama_models", { baseUrl })),
 };
 
 /** Events */
@@ -38,6 +54,27 @@ export type ApiError = {
 	code: ErrorCode,
 	/**  What happened and what to do, for a person to read. */
 	message: string,
+};
+
+/**  Where an attachment hangs. */
+export type AttachTo = 
+/**  The whole tree. */
+{ on: "tree" } | 
+/**  One thread: a pin's id, absent for the root thread. */
+{ on: "thread"; id?: number | null } | 
+/**  One message. */
+{ on: "node"; id: number };
+
+/**  Material attached to a tree, a thread or a message, as stored when attached. */
+export type AttachmentView = {
+	/**  Its id. */
+	id: number,
+	/**  `file`, `folder`, `context` or `instruction`. */
+	role: string,
+	/**  Its name: the path of a file or folder, a title otherwise. */
+	name: string,
+	/**  Its size in bytes as stored. */
+	bytes: number,
 };
 
 /**  Who wrote a message. */
@@ -63,6 +100,14 @@ export type Comparison = {
 	leftContextTokens: number,
 	/**  The right side's. */
 	rightContextTokens: number,
+};
+
+/**  What a connection test got back. */
+export type ConnectionCheck = {
+	/**  The start of the model's answer. */
+	reply: string,
+	/**  How long the round trip took. */
+	milliseconds: number,
 };
 
 /**  One run of a word-level diff. */
@@ -118,6 +163,22 @@ export type Exchange = {
 	interruption: ApiError | null,
 	/**  The plan the request was made from. */
 	plan: PlanView,
+};
+
+/**  Whether a provider has a key, and where it comes from. */
+export type KeyStatus = {
+	/**  The provider's stored name. */
+	provider: string,
+	/**  Its name for people. */
+	displayName: string,
+	/**  The environment variable that overrides the keyring. */
+	variable: string,
+	/**  A key is set in the environment (it wins). */
+	fromEnvironment: boolean,
+	/**  A key is in the OS keyring. */
+	inKeyring: boolean,
+	/**  Why the keyring could not be read, if it could not. */
+	problem: string | null,
 };
 
 /**  One message. */
@@ -212,6 +273,38 @@ export type NodeView = {
 	/**  A reply that did not finish (cancelled or broken off); its text is what arrived. */
 	incomplete: boolean,
 	/**  Soft-deleted (shown only where deleted messages are asked for). */
+	deleted: boolean,
+};
+
+/**  A note on a message, out of context unless included. */
+export type NoteView = {
+	/**  Its id. */
+	id: number,
+	/**  The note. */
+	text: string,
+	/**  Whether it goes into context. */
+	included: boolean,
+};
+
+/**  One message on the tree map. */
+export type OutlineEntry = {
+	/**  Its id. */
+	id: number,
+	/**  The message before it. */
+	parentId: number | null,
+	/**  Its thread: a pin's id, absent for the root thread. */
+	pinId: number | null,
+	/**  Who wrote it. */
+	author: Author,
+	/**  The start of its text. */
+	preview: string,
+	/**  How many messages continue it. */
+	childCount: number,
+	/**  Kept out of context. */
+	excluded: boolean,
+	/**  Bookmarked. */
+	bookmarked: boolean,
+	/**  Soft-deleted. */
 	deleted: boolean,
 };
 
@@ -376,6 +469,36 @@ export type TreeMode =
 /**  One continuous document that generation continues. */
 "buffer";
 
+/**
+ *  How a tree's contexts are assembled and its summaries written. Every field has a default, so a
+ *  tree stores only what the person changed.
+ */
+export type TreeSettings = {
+	/**
+	 *  The model profile that writes ancestor-thread summaries; the profile being sent to when
+	 *  unset.
+	 */
+	summarizer?: string | null,
+	/**
+	 *  The summariser's instruction; `{budget}` becomes the token budget. The shipped
+	 *  instruction when unset.
+	 */
+	summaryInstruction?: string | null,
+	/**
+	 *  Summary budgets by distance from the current thread (nearest first); Deeppin's
+	 *  [800, 500, 300, 150] when unset.
+	 */
+	depthBudgets?: number[] | null,
+	/**  Tokens kept for the reply instead of the profile's reserve (seed 002's token buffer). */
+	tokenBuffer?: number | null,
+	/**  Fill what truncation leaves with the end of the newest message it dropped, marked as cut. */
+	cutBoundaryMessage?: boolean,
+	/**  Task frames show the results of closed sibling pins. */
+	includeClosedSiblingResults?: boolean,
+	/**  Files larger than this many bytes are refused when attached (100 KB when unset). */
+	maxFileBytes?: number | null,
+};
+
 /**  A tree as the tree list shows it. */
 export type TreeSummary = {
 	/**  Its id. */
@@ -412,6 +535,8 @@ export type UiPreferences = {
 	lastTreeId?: number | null,
 	/**  The model profile chosen last. */
 	defaultModel?: string | null,
+	/**  `light`, `dark`, or absent to follow the system. */
+	theme?: string | null,
 };
 
 /* Tauri Specta runtime */

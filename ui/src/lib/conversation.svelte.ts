@@ -178,6 +178,33 @@ export class Conversation {
     }
   }
 
+  /// Opens message `nodeId` wherever it is: its root thread through it, and the chain of pins
+  /// down to the one it is in, as columns.
+  async jumpTo(nodeId: number, pinId: number | null): Promise<void> {
+    if (this.treeId === null) return;
+    try {
+      const chain: ThreadView[] = [];
+      let node = nodeId;
+      let pin = pinId;
+      while (pin !== null) {
+        const view = await backend.pinView(pin, node);
+        chain.unshift(view);
+        node = view.pin?.anchorNodeId ?? node;
+        pin = view.pin?.parentPinId ?? null;
+      }
+      const root = await backend.threadView(this.treeId, node);
+      this.columns = [root, ...chain].map((view) => ({
+        view,
+        streaming: null,
+        requestId: null,
+        error: null,
+      }));
+      await this.inspect(nodeId);
+    } catch (thrown) {
+      this.error = PinloomError.from(thrown);
+    }
+  }
+
   async closePin(index: number, result: string): Promise<boolean> {
     const pin = this.columns[index]?.view.pin;
     if (!pin) return false;

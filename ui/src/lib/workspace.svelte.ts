@@ -15,13 +15,16 @@ export class Workspace {
   composerError = $state<PinloomError | null>(null);
   /// The model profile chosen last time, if any.
   defaultModel = $state<string | null>(null);
+  /// The colour theme: following the system, or chosen.
+  theme = $state<"system" | "light" | "dark">("system");
 
   /// Loads the trees and reopens the one that was open last time.
   async start(): Promise<void> {
     try {
       this.trees = await backend.treeList();
-      const { lastTreeId, defaultModel } = await backend.preferencesGet();
+      const { lastTreeId, defaultModel, theme } = await backend.preferencesGet();
       this.defaultModel = defaultModel ?? null;
+      this.applyTheme(theme === "light" || theme === "dark" ? theme : "system");
       const last = this.trees.find((tree) => tree.id === lastTreeId) ?? this.trees[0];
       if (last) await this.select(last.id);
     } catch (thrown) {
@@ -49,7 +52,7 @@ export class Workspace {
     this.composerError = null;
     try {
       this.open = await backend.treeOpen(treeId);
-      await backend.preferencesSet({ lastTreeId: treeId, defaultModel: this.defaultModel });
+      await backend.preferencesSet(this.preferences(treeId));
     } catch (thrown) {
       this.fail(thrown, "list");
     }
@@ -79,8 +82,28 @@ export class Workspace {
   /// Remembers the chosen model for the next start.
   async rememberModel(name: string): Promise<void> {
     this.defaultModel = name;
-    const lastTreeId = this.open?.tree.id ?? null;
-    await backend.preferencesSet({ lastTreeId, defaultModel: name }).catch(() => undefined);
+    await backend.preferencesSet(this.preferences(this.open?.tree.id ?? null)).catch(() => undefined);
+  }
+
+  /// Switches the theme and remembers it.
+  async setTheme(theme: "system" | "light" | "dark"): Promise<void> {
+    this.applyTheme(theme);
+    await backend.preferencesSet(this.preferences(this.open?.tree.id ?? null)).catch(() => undefined);
+  }
+
+  private applyTheme(theme: "system" | "light" | "dark"): void {
+    this.theme = theme;
+    if (typeof document === "undefined") return;
+    if (theme === "system") delete document.documentElement.dataset.theme;
+    else document.documentElement.dataset.theme = theme;
+  }
+
+  private preferences(lastTreeId: number | null) {
+    return {
+      lastTreeId,
+      defaultModel: this.defaultModel,
+      theme: this.theme === "system" ? null : this.theme,
+    };
   }
 
   /// Re-reads the tree list (another window or process may have changed it).

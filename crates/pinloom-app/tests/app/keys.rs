@@ -1,6 +1,7 @@
 //! API keys reach the provider in a header and nowhere else: not the database, its write-ahead
-//! log, the plan shown to the person, nor an error message. Runs in a child process, because the
-//! key comes from the environment and a test must not change its own process's environment.
+//! log, the plan shown to the person, nor an error message; keys saved from the window go to the
+//! keyring and are reported without their value. Runs in a child process, because the key comes
+//! from the environment and a test must not change its own process's environment.
 
 use pinloom_app::json::{ModelProfile, TreeMode};
 use pinloom_app::{ApiError, Connections, ErrorCode, Pinloom};
@@ -14,13 +15,20 @@ const SECRET: &str = "sk-proj-PINLOOM-TEST-SECRET-0123456789";
 
 #[test]
 fn keys_never_leave_the_request_header() {
-    let output = std::process::Command::new(std::env::current_exe().unwrap())
+    // In a fresh session keyring (`keyctl session -`, package keyutils), so the kernel keyring the
+    // child saves to touches none of the machine's keys.
+    let output = std::process::Command::new("keyctl")
+        .args(["session", "-"])
+        .arg(std::env::current_exe().unwrap())
         .args(["keys::key_child", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
         .env(CHILD, "1")
         .env("OPENAI_API_KEY", SECRET)
         .env_remove("MISTRAL_API_KEY")
+        .env_remove("ANTHROPIC_API_KEY")
         .output()
-        .unwrap();
+        .unwrap_or_else(|error| {
+            panic!("keyctl could not run ({error}): install keyutils; ./dev test does")
+        });
     let report = String::from_utf8_lossy(&output.stdout).into_owned()
         + &String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{report}");
@@ -95,6 +103,23 @@ async fn key_child() {
     );
     assert_eq!(missing.code, ErrorCode::ProviderKey, "{}", missing.message);
     assert!(missing.message.contains("MISTRAL_API_KEY"), "{}", missing.message);
+
+    // Keys are kept in the keyring and reported without their value.
+    pinloom.save_api_key("anthropic".into(), format!("  {SECRET}-ant \n")).await.unwrap();
+    let status = pinloom.key_status().await.unwrap();
+    let anthropic = status.iter().find(|s| s.provider == "anthropic").unwrap();
+    assert!(anthropic.in_keyring && !anthropic.from_environment);
+    let openai = status.iter().find(|s| s.provider == "openai").unwrap();
+    assert!(openai.from_environment);
+    assert!(status.iter().all(|s| s.provider != "ollama"), "local servers take no key");
+    assert!(!serde_json::to_string(&status).unwrap().contains(SECRET));
+    let refused = ApiError::from(
+        pinloom.save_api_key("anthropic".into(), "two words".into()).await.unwrap_err(),
+    );
+    assert_eq!(refused.code, ErrorCode::InvalidInput);
+    pinloom.forget_api_key("anthropic".into()).await.unwrap();
+    let status = pinloom.key_status().await.unwrap();
+    assert!(!status.iter().find(|s| s.provider == "anthropic").unwrap().in_keyring);
 
     let preview = pinloom.preview(exchange.reply.message.id, "GPT".into(), None).await.unwrap();
     let shown = [

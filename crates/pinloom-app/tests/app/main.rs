@@ -9,6 +9,7 @@ mod keys;
 mod profiles;
 mod sharing;
 mod threads;
+mod window;
 mod wire;
 
 use pinloom_app::json::{Author, TreeMode};

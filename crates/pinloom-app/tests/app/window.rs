@@ -1,0 +1,68 @@
+//! What the window asks for besides the conversation: the tree map, notes, the ThreadMind
+//! export and a connection test.
+
+use pinloom_app::NodeAction;
+use pinloom_test_server::Server;
+
+use crate::wire::{ask, dialogue, pinloom_with, says};
+
+#[tokio::test]
+async fn the_tree_map_pages_through_every_message_with_its_flags() {
+    let server = Server::start(vec![]).await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let tree = dialogue(&pinloom).await;
+    let mut parent = None;
+    let mut ids = Vec::new();
+    for turn in 0..5 {
+        let id = pinloom.append_message(tree, parent, format!("Turn {turn}")).await.unwrap().id;
+        ids.push(id);
+        parent = Some(id);
+    }
+    pinloom.mark_node(ids[1], NodeAction::Bookmark).await.unwrap();
+    let first = pinloom.tree_outline(tree, None, 3).await.unwrap();
+    assert_eq!(first.iter().map(|e| e.id).collect::<Vec<_>>(), ids[..3]);
+    assert!(first[1].bookmarked);
+    assert_eq!(first[0].child_count, 1);
+    let rest = pinloom.tree_outline(tree, Some(ids[2]), 3).await.unwrap();
+    assert_eq!(rest.iter().map(|e| e.id).collect::<Vec<_>>(), ids[3..]);
+    assert_eq!(rest[1].parent_id, Some(ids[3]));
+}
+
+#[tokio::test]
+async fn notes_are_listed_and_the_threadmind_export_shows_the_chain() {
+    let server =
+        Server::start(vec![says("Erosion."), says("Summary: rivers."), says("Silt.")]).await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let tree = dialogue(&pinloom).await;
+    let first = ask(&pinloom, tree, None, "Why meanders?").await;
+    let reply = first.reply.message.id;
+    let note = pinloom.annotate(reply, "Check the textbook.".into(), false).await.unwrap();
+    let notes = pinloom.notes(reply).await.unwrap();
+    assert_eq!(
+        (notes[0].id, notes[0].text.as_str(), notes[0].included),
+        (note, "Check the textbook.", false)
+    );
+
+    let pin = pinloom.pin_range(reply, 0, 7, "Erosion".into(), String::new()).await.unwrap();
+    let (events, _received, cancel) = crate::wire::listen();
+    let asked = pinloom
+        .send_in_pin(pin.id, None, "Where?".into(), "Local".into(), events, cancel)
+        .await
+        .unwrap();
+    let markdown =
+        pinloom.threadmind_markdown(asked.reply.message.id, "Local".into()).await.unwrap();
+    assert!(markdown.contains("Summary: rivers."), "{markdown}");
+    assert!(markdown.contains("(active)"), "{markdown}");
+    assert!(markdown.contains("Where?"), "{markdown}");
+}
+
+#[tokio::test]
+async fn a_connection_test_sends_one_short_request() {
+    let server = Server::start(vec![says("ready")]).await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let check = pinloom.check_connection("Local".into()).await.unwrap();
+    assert_eq!(check.reply, "ready");
+    let body = server.seen()[0].json();
+    assert_eq!(body["max_tokens"], 16);
+    assert!(pinloom.list_trees().await.unwrap().is_empty(), "no tree was touched");
+}

@@ -1,0 +1,126 @@
+//! Commands for what surrounds a conversation: the tree map, notes, attachments, a tree's
+//! settings and system context, and the ThreadMind export. Each adapts one use case.
+
+use std::path::PathBuf;
+
+use pinloom_app::ApiError;
+use pinloom_app::json::{AttachTo, AttachmentView, NoteView, OutlineEntry, TreeSettings};
+use tauri::State;
+
+use crate::AppState;
+
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn tree_outline(
+    state: State<'_, AppState>,
+    tree_id: i64,
+    after: Option<i64>,
+    limit: u32,
+) -> Result<Vec<OutlineEntry>, ApiError> {
+    Ok(state.pinloom()?.tree_outline(tree_id, after, limit).await?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn notes_list(
+    state: State<'_, AppState>,
+    node_id: i64,
+) -> Result<Vec<NoteView>, ApiError> {
+    Ok(state.pinloom()?.notes(node_id).await?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn note_add(
+    state: State<'_, AppState>,
+    node_id: i64,
+    text: String,
+    included: bool,
+) -> Result<i64, ApiError> {
+    Ok(state.pinloom()?.annotate(node_id, text, included).await?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn note_include(
+    state: State<'_, AppState>,
+    note_id: i64,
+    included: bool,
+) -> Result<(), ApiError> {
+    Ok(state.pinloom()?.include_annotation(note_id, included).await?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn attach_path(
+    state: State<'_, AppState>,
+    tree_id: i64,
+    to: AttachTo,
+    path: String,
+) -> Result<AttachmentView, ApiError> {
+    let path = PathBuf::from(path.trim());
+    let pinloom = state.pinloom()?;
+    // A folder is attached as its listing, a file as its text.
+    Ok(if path.is_dir() {
+        pinloom.attach_folder(tree_id, to, path).await?
+    } else {
+        pinloom.attach_file(tree_id, to, path).await?
+    })
+}
+
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn attachments_list(
+    state: State<'_, AppState>,
+    tree_id: i64,
+) -> Result<Vec<AttachmentView>, ApiError> {
+    Ok(state.pinloom()?.attachments(tree_id).await?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn attachment_remove(
+    state: State<'_, AppState>,
+    attachment_id: i64,
+) -> Result<(), ApiError> {
+    Ok(state.pinloom()?.detach(attachment_id).await?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn tree_settings_get(
+    state: State<'_, AppState>,
+    tree_id: i64,
+) -> Result<TreeSettings, ApiError> {
+    Ok(state.pinloom()?.tree_settings(tree_id).await?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn tree_settings_set(
+    state: State<'_, AppState>,
+    tree_id: i64,
+    settings: TreeSettings,
+) -> Result<TreeSettings, ApiError> {
+    Ok(state.pinloom()?.set_tree_settings(tree_id, settings).await?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn system_context_set(
+    state: State<'_, AppState>,
+    tree_id: i64,
+    text: String,
+) -> Result<(), ApiError> {
+    Ok(state.pinloom()?.set_system_context(tree_id, text).await?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn threadmind_export(
+    state: State<'_, AppState>,
+    node_id: i64,
+    profile: String,
+) -> Result<String, ApiError> {
+    Ok(state.pinloom()?.threadmind_markdown(node_id, profile).await?)
+}
