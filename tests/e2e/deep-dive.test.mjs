@@ -250,5 +250,13 @@ describe("deep dives in the real window", () => {
     const reasons = await harness.textsWhen("prune-reason", (await harness.findAll("prune-reason")).length);
     assert.ok(reasons.some((reason) => /truncated|over budget/.test(reason)), reasons.join(", "));
     if (takeReadmeScreenshots) await harness.screenshot("tests/e2e/screenshots/context-inspector.png");
+
+    // Excluding a message from the inspector cuts it with that reason.
+    const [firstToggle] = await harness.findAll("slice-exclude");
+    await firstToggle.click();
+    await harness.driver.wait(async () => {
+      const now = await harness.textsWhen("prune-reason", (await harness.findAll("prune-reason")).length);
+      return now.includes("excluded by you");
+    }, 10_000, "the excluded message is reported as excluded");
   });
 });

@@ -77,6 +77,8 @@ fn profile() -> ModelProfile {
         completion_endpoint: false,
         tokenizer: "o200k".into(),
         agent_system_prompt: String::new(),
+        sampling: Default::default(),
+        assembly: Default::default(),
     }
 }
 

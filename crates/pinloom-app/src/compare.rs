@@ -28,6 +28,8 @@ impl Pinloom {
         let left_text = left_path.last().map(|node| node.text.clone()).unwrap_or_default();
         let right_text = right_path.last().map(|node| node.text.clone()).unwrap_or_default();
         let diff = word_diff(&left_text, &right_text);
+        let left_model = left_path.last().and_then(|node| node.model.clone());
+        let right_model = right_path.last().and_then(|node| node.model.clone());
         let profile = crate::conversation::ProfileRef::Stored(profile);
         let left_plan = self.plan_for(NodeId(left), &profile, None, false).await?;
         let left_plan = self.keep_path(left_plan)?;
@@ -38,6 +40,8 @@ impl Pinloom {
             left: left_path.into_iter().skip(shared).map(Message::from).collect(),
             right: right_path.into_iter().skip(shared).map(Message::from).collect(),
             diff,
+            left_model,
+            right_model,
             left_context_tokens: left_plan.used,
             right_context_tokens: right_plan.used,
         })

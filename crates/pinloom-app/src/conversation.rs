@@ -40,7 +40,7 @@ const DRAFT_ID: u64 = u64::MAX - 1;
 #[derive(Debug, Clone)]
 pub(crate) enum ProfileRef {
     Stored(String),
-    Unsaved(crate::json::ModelProfile),
+    Unsaved(Box<crate::json::ModelProfile>),
 }
 
 /// A plan with the snapshot it was made from and what it was made for.
@@ -436,7 +436,7 @@ impl Pinloom {
                 ));
                 path.snapshot.active = pinloom_engine::snapshot::NodeId(DRAFT_ID);
             }
-            let engine_settings = settings.engine(now_ms());
+            let engine_settings = settings.engine(now_ms(), &choice.assembly);
             let planned = pinloom_engine::plan(&path.snapshot, &choice.engine, &engine_settings);
             let draft = draft.is_some();
             let plan = match planned {
@@ -476,17 +476,11 @@ impl Pinloom {
     }
 
     /// The choice a profile being edited makes, checked as saving would check it, with the
-    /// stored profile's sampling and learned calibration when one of that name exists. Runs on a
-    /// blocking thread.
+    /// learned calibration of the stored profile of that name, if any. Runs on a blocking thread.
     fn unsaved_choice(&self, edited: &crate::json::ModelProfile) -> anyhow::Result<ModelChoice> {
         crate::profiles::check(edited)?;
         let name = edited.name.trim();
-        let sampling = match self.store.profile(name) {
-            Ok(existing) => existing.sampling_json,
-            Err(store::StoreError::NoSuchProfile(_)) => "{}".to_owned(),
-            Err(other) => return Err(other.into()),
-        };
-        let record = edited.clone().into_record(sampling, "{}".to_owned());
+        let record = edited.clone().into_record();
         let calibration = self.store.calibration(name)?.map(|(milli, _)| milli);
         ModelChoice::from_record(&record, calibration)
     }
@@ -499,7 +493,7 @@ impl Pinloom {
         profile: crate::json::ModelProfile,
     ) -> anyhow::Result<PlanView> {
         let planned = self
-            .plan_for(NodeId(node_id), &ProfileRef::Unsaved(profile), None, false)
+            .plan_for(NodeId(node_id), &ProfileRef::Unsaved(Box::new(profile)), None, false)
             .await
             .context("could not preview the context")?;
         let view = plan_view(&planned)?;

@@ -133,6 +133,8 @@ pub(crate) struct ModelChoice {
     pub(crate) sampling: Sampling,
     /// Whether the model can continue a document (buffer mode).
     pub(crate) completion: bool,
+    /// How contexts for it are assembled, where the tree does not say.
+    pub(crate) assembly: crate::json::AssemblySettings,
 }
 
 impl ModelChoice {
@@ -179,6 +181,7 @@ impl ModelChoice {
             engine,
             sampling,
             completion: record.completion_endpoint,
+            assembly: serde_json::from_str(&record.settings_json).unwrap_or_default(),
         })
     }
 }

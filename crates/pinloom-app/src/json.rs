@@ -159,16 +159,48 @@ pub struct ModelProfile {
     pub tokenizer: String,
     /// The agent-level system prompt.
     pub agent_system_prompt: String,
+    /// How the model samples; unset values are left to the provider.
+    #[serde(default)]
+    pub sampling: SamplingSettings,
+    /// How contexts for this model are assembled; unset values take the defaults (a tree's own
+    /// settings win over these).
+    #[serde(default)]
+    pub assembly: AssemblySettings,
+}
+
+/// A profile's sampling settings.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SamplingSettings {
+    /// Temperature, 0 to 2.
+    pub temperature: Option<f32>,
+    /// Nucleus sampling, 0 to 1.
+    pub top_p: Option<f32>,
+    /// The most tokens a reply may have; the reserve when unset.
+    pub max_output_tokens: Option<i64>,
+}
+
+impl Eq for SamplingSettings {}
+
+/// A profile's assembly settings.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AssemblySettings {
+    /// What to do when the history does not fit: `truncateMiddle` (the default),
+    /// `rollingWindow` or `stopAtLimit`.
+    pub truncation: Option<String>,
+    /// Summary budgets by distance from the current thread, nearest first.
+    pub depth_budgets: Option<Vec<i64>>,
+    /// The last this-many messages are never dropped (4 when unset).
+    pub minimum_recent_nodes: Option<i64>,
 }
 
 impl ModelProfile {
-    /// The stored record, with the sampling and context settings this shape does not carry. The
-    /// numbers must have passed the profile checks (non-negative, within `u32`).
-    pub(crate) fn into_record(
-        self,
-        sampling_json: String,
-        settings_json: String,
-    ) -> store::ModelProfile {
+    /// The stored record. The numbers must have passed the profile checks (non-negative,
+    /// within `u32`).
+    pub(crate) fn into_record(self) -> store::ModelProfile {
+        let sampling_json = serde_json::to_string(&self.sampling).unwrap_or_else(|_| "{}".into());
+        let settings_json = serde_json::to_string(&self.assembly).unwrap_or_else(|_| "{}".into());
         store::ModelProfile {
             name: self.name,
             provider: self.provider,
@@ -199,6 +231,10 @@ impl From<store::ModelProfile> for ModelProfile {
             completion_endpoint: profile.completion_endpoint,
             tokenizer: profile.tokenizer,
             agent_system_prompt: profile.agent_system_prompt,
+            // Unreadable stored JSON reads as unset: the profile stays usable and the next save
+            // writes readable JSON.
+            sampling: serde_json::from_str(&profile.sampling_json).unwrap_or_default(),
+            assembly: serde_json::from_str(&profile.settings_json).unwrap_or_default(),
         }
     }
 }
@@ -331,6 +367,10 @@ pub struct Comparison {
     pub right: Vec<Message>,
     /// The word-level difference of the two last messages.
     pub diff: Vec<DiffSpan>,
+    /// The model profile that wrote the left message, if a model did.
+    pub left_model: Option<String>,
+    /// The model profile that wrote the right message, if a model did.
+    pub right_model: Option<String>,
     /// The context each side would send, in tokens, under the chosen profile.
     pub left_context_tokens: u32,
     /// The right side's.

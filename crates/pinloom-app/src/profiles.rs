@@ -96,12 +96,66 @@ pub(crate) fn check(profile: &ModelProfile) -> Result<(), ApiError> {
             profile.reserve, profile.context_window
         )));
     }
+    check_sampling_and_assembly(name, profile)?;
     if let Some(url) = &profile.base_url
         && !(url.starts_with("http://") || url.starts_with("https://"))
     {
         return Err(ApiError::invalid_input(format!(
             "{name}: the address \"{url}\" must start with http:// or https://"
         )));
+    }
+    Ok(())
+}
+
+/// The names of the truncation strategies a profile may choose.
+pub(crate) const TRUNCATION_STRATEGIES: [&str; 3] =
+    ["truncateMiddle", "rollingWindow", "stopAtLimit"];
+
+fn check_sampling_and_assembly(name: &str, profile: &ModelProfile) -> Result<(), ApiError> {
+    let refuse = |message: String| Err(ApiError::invalid_input(format!("{name}: {message}")));
+    let sampling = profile.sampling;
+    if let Some(temperature) = sampling.temperature
+        && !(0.0..=2.0).contains(&temperature)
+    {
+        return refuse(format!("a temperature of {temperature} is outside 0 to 2"));
+    }
+    if let Some(top_p) = sampling.top_p
+        && !(0.0..=1.0).contains(&top_p)
+    {
+        return refuse(format!("a top-p of {top_p} is outside 0 to 1"));
+    }
+    if let Some(max) = sampling.max_output_tokens
+        && (max < 1 || max >= profile.context_window)
+    {
+        return refuse(format!(
+            "a reply of at most {max} tokens must be at least 1 and less than the window ({})",
+            profile.context_window
+        ));
+    }
+    let assembly = &profile.assembly;
+    if let Some(truncation) = &assembly.truncation
+        && !TRUNCATION_STRATEGIES.contains(&truncation.as_str())
+    {
+        return refuse(format!(
+            "unknown truncation \"{truncation}\"; choose one of {}",
+            TRUNCATION_STRATEGIES.join(", ")
+        ));
+    }
+    if let Some(budgets) = &assembly.depth_budgets
+        && (budgets.is_empty() || budgets.iter().any(|b| *b < 1 || *b >= profile.context_window))
+    {
+        return refuse(format!(
+            "summary budgets must be one or more token counts from 1 to below the window ({}), \
+             nearest thread first",
+            profile.context_window
+        ));
+    }
+    if let Some(recent) = assembly.minimum_recent_nodes
+        && !(0..=10_000).contains(&recent)
+    {
+        return refuse(format!(
+            "keeping the last {recent} messages is not possible; use 0 to 10,000"
+        ));
     }
     Ok(())
 }
@@ -116,22 +170,13 @@ impl Pinloom {
         Ok(profiles.into_iter().map(ModelProfile::from).collect())
     }
 
-    /// Creates a profile, or replaces the one with the same name (keeping its stored sampling and
-    /// context settings, which are edited elsewhere).
+    /// Creates a profile, or replaces the one with the same name.
     pub async fn save_model_profile(&self, profile: ModelProfile) -> anyhow::Result<ModelProfile> {
         check(&profile)?;
         let store = self.store.clone();
-        let saved = blocking(move || {
-            let (sampling_json, settings_json) = match store.profile(profile.name.trim()) {
-                Ok(existing) => (existing.sampling_json, existing.settings_json),
-                Err(StoreError::NoSuchProfile(_)) => ("{}".to_owned(), "{}".to_owned()),
-                Err(other) => return Err(other.into()),
-            };
-            let record = profile.into_record(sampling_json, settings_json);
-            Ok(store.put_profile(&record, now_ms())?)
-        })
-        .await
-        .context("could not save the model profile")?;
+        let saved = blocking(move || Ok(store.put_profile(&profile.into_record(), now_ms())?))
+            .await
+            .context("could not save the model profile")?;
         Ok(saved.into())
     }
 
@@ -166,6 +211,8 @@ impl Pinloom {
                     completion_endpoint: model.completion,
                     tokenizer: TokenizerFamily::Other.name().to_owned(),
                     agent_system_prompt: String::new(),
+                    sampling: Default::default(),
+                    assembly: Default::default(),
                 }
             })
             .collect())

@@ -2,11 +2,12 @@
 //! server assemble its contexts alike), and the engine settings they make.
 
 use anyhow::Context;
-use pinloom_engine::settings::Settings;
+use pinloom_engine::settings::{Settings, TruncationStrategy};
 use pinloom_providers::summary::SUMMARY_INSTRUCTION;
 use serde::{Deserialize, Serialize};
 
 use crate::ApiError;
+use crate::json::AssemblySettings;
 
 /// How a tree's contexts are assembled and its summaries written. Every field has a default, so a
 /// tree stores only what the person changed.
@@ -74,9 +75,22 @@ impl TreeSettings {
         self.max_file_bytes.unwrap_or(DEFAULT_MAX_FILE_BYTES)
     }
 
-    /// The engine's settings for a plan made at `now_ms`.
-    pub(crate) fn engine(&self, now_ms: i64) -> Settings {
+    /// The engine's settings for a plan made at `now_ms` for a model assembled as `model` says:
+    /// the model's choices first, the tree's own on top.
+    pub(crate) fn engine(&self, now_ms: i64, model: &AssemblySettings) -> Settings {
         let mut settings = Settings { now_ms, ..Settings::default() };
+        settings.truncation = match model.truncation.as_deref() {
+            Some("rollingWindow") => TruncationStrategy::RollingWindow,
+            Some("stopAtLimit") => TruncationStrategy::StopAtLimit,
+            _ => TruncationStrategy::TruncateMiddle,
+        };
+        if let Some(budgets) = &model.depth_budgets {
+            settings.depth_budgets =
+                budgets.iter().map(|budget| u32::try_from(*budget).unwrap_or(1).max(1)).collect();
+        }
+        if let Some(recent) = model.minimum_recent_nodes {
+            settings.minimum_recent_nodes = usize::try_from(recent).unwrap_or(0);
+        }
         if let Some(budgets) = &self.depth_budgets {
             settings.depth_budgets = budgets.clone();
         }

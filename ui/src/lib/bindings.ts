@@ -56,6 +56,19 @@ export type ApiError = {
 	message: string,
 };
 
+/**  A profile's assembly settings. */
+export type AssemblySettings = {
+	/**
+	 *  What to do when the history does not fit: `truncateMiddle` (the default),
+	 *  `rollingWindow` or `stopAtLimit`.
+	 */
+	truncation?: string | null,
+	/**  Summary budgets by distance from the current thread, nearest first. */
+	depthBudgets?: number[] | null,
+	/**  The last this-many messages are never dropped (4 when unset). */
+	minimumRecentNodes?: number | null,
+};
+
 /**  Where an attachment hangs. */
 export type AttachTo = 
 /**  The whole tree. */
@@ -96,6 +109,10 @@ export type Comparison = {
 	right: Message[],
 	/**  The word-level difference of the two last messages. */
 	diff: DiffSpan[],
+	/**  The model profile that wrote the left message, if a model did. */
+	leftModel: string | null,
+	/**  The model profile that wrote the right message, if a model did. */
+	rightModel: string | null,
 	/**  The context each side would send, in tokens, under the chosen profile. */
 	leftContextTokens: number,
 	/**  The right side's. */
@@ -234,6 +251,13 @@ export type ModelProfile = {
 	tokenizer: string,
 	/**  The agent-level system prompt. */
 	agentSystemPrompt: string,
+	/**  How the model samples; unset values are left to the provider. */
+	sampling?: SamplingSettings,
+	/**
+	 *  How contexts for this model are assembled; unset values take the defaults (a tree's own
+	 *  settings win over these).
+	 */
+	assembly?: AssemblySettings,
 };
 
 /**  What can be done to a message's flags. */
@@ -368,6 +392,16 @@ attempt: number;
 waitSeconds: number | null; 
 /**  Why. */
 reason: string };
+
+/**  A profile's sampling settings. */
+export type SamplingSettings = {
+	/**  Temperature, 0 to 2. */
+	temperature?: number | null,
+	/**  Nucleus sampling, 0 to 1. */
+	topP?: number | null,
+	/**  The most tokens a reply may have; the reserve when unset. */
+	maxOutputTokens?: number | null,
+};
 
 /**  What a send answers: a new message in a thread or a pin, or an existing message again. */
 export type SendTarget = 

@@ -229,6 +229,20 @@ export class Conversation {
     }
   }
 
+  /// Excludes or includes a message from wherever it is shown (the inspector's toggle).
+  async markAnywhere(nodeId: number, action: NodeAction): Promise<void> {
+    try {
+      await backend.nodeMark(nodeId, action);
+      for (let index = 0; index < this.columns.length; index++) {
+        const end = this.columns[index]?.view.messages.at(-1)?.node.message.id ?? null;
+        await this.reload(index, end);
+      }
+      await this.inspect(this.focus);
+    } catch (thrown) {
+      this.planError = PinloomError.from(thrown);
+    }
+  }
+
   /// Explains the context a send from `nodeId` would make under the chosen model.
   async inspect(nodeId: number | null): Promise<void> {
     this.focus = nodeId;

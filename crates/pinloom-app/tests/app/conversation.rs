@@ -221,6 +221,7 @@ async fn regenerating_and_editing_make_new_branches() {
         .await
         .unwrap();
     assert_eq!(comparison.common_ancestor, Some(prompt));
+    assert_eq!(comparison.left_model.as_deref(), Some("Local"));
     assert_eq!(comparison.left.len(), 1);
     assert_eq!(comparison.right[0].text, "Sediment.");
     let sides: Vec<&str> = comparison.diff.iter().map(|span| span.side.as_str()).collect();

@@ -47,6 +47,8 @@ fn openai_at(server: &Server, name: &str, provider: &str) -> ModelProfile {
         completion_endpoint: false,
         tokenizer: "o200k".into(),
         agent_system_prompt: String::new(),
+        sampling: Default::default(),
+        assembly: Default::default(),
     }
 }
 

@@ -16,6 +16,8 @@ fn local_llama() -> ModelProfile {
         completion_endpoint: true,
         tokenizer: "other".into(),
         agent_system_prompt: "Answer in French.".into(),
+        sampling: Default::default(),
+        assembly: Default::default(),
     }
 }
 
@@ -120,4 +122,90 @@ async fn bad_profiles_are_refused_with_what_to_fix_and_nothing_changes() {
     assert!(error.message.contains("reply reserve cannot be negative"), "{}", error.message);
 
     assert_eq!(pinloom.model_profiles().await.unwrap(), before, "nothing saved");
+}
+
+#[tokio::test]
+async fn sampling_and_assembly_are_kept_checked_and_used_by_the_plan() {
+    let dir = tempfile::tempdir().unwrap();
+    let pinloom = Pinloom::open(dir.path().to_owned()).await.unwrap();
+    let mut profile = local_llama();
+    profile.context_window = 200;
+    profile.reserve = 40;
+    profile.sampling.temperature = Some(0.3);
+    profile.sampling.max_output_tokens = Some(120);
+    profile.assembly.truncation = Some("rollingWindow".into());
+    profile.assembly.minimum_recent_nodes = Some(2);
+    let saved = pinloom.save_model_profile(profile.clone()).await.unwrap();
+    assert_eq!(saved.sampling, profile.sampling);
+    assert_eq!(saved.assembly, profile.assembly);
+
+    let tree =
+        pinloom.create_tree("Rivers".into(), pinloom_app::json::TreeMode::Dialogue).await.unwrap();
+    let mut parent = None;
+    for turn in 0..12 {
+        let text = format!("Turn {turn}: the river carries silt past the bend and drops it.");
+        parent = Some(pinloom.append_message(tree.id, parent, text).await.unwrap().id);
+    }
+    let plan = pinloom.preview(parent.unwrap(), saved.name.clone(), None).await.unwrap();
+    assert!(plan.truncated);
+    let first = plan.slices.iter().find(|slice| slice.preview.starts_with("Turn 0:")).unwrap();
+    assert!(!first.included, "a rolling window drops the oldest, the thread's start included");
+    let mut middle = saved.clone();
+    middle.assembly.truncation = None;
+    let kept_start = pinloom.preview_unsaved(parent.unwrap(), middle).await.unwrap();
+    let first =
+        kept_start.slices.iter().find(|slice| slice.preview.starts_with("Turn 0:")).unwrap();
+    assert!(first.included, "truncateMiddle keeps the thread's start");
+    assert!(
+        plan.body.contains("\"temperature\":0.3") || plan.body.contains("\"temperature\": 0.3"),
+        "{}",
+        plan.body
+    );
+
+    for (bad, says) in [
+        (
+            ModelProfile {
+                sampling: pinloom_app::json::SamplingSettings {
+                    temperature: Some(3.0),
+                    ..Default::default()
+                },
+                ..local_llama()
+            },
+            "temperature of 3 is outside 0 to 2",
+        ),
+        (
+            ModelProfile {
+                assembly: pinloom_app::json::AssemblySettings {
+                    truncation: Some("random".into()),
+                    ..Default::default()
+                },
+                ..local_llama()
+            },
+            "unknown truncation \"random\"",
+        ),
+        (
+            ModelProfile {
+                assembly: pinloom_app::json::AssemblySettings {
+                    depth_budgets: Some(vec![800, -1]),
+                    ..Default::default()
+                },
+                ..local_llama()
+            },
+            "summary budgets must be",
+        ),
+        (
+            ModelProfile {
+                sampling: pinloom_app::json::SamplingSettings {
+                    max_output_tokens: Some(0),
+                    ..Default::default()
+                },
+                ..local_llama()
+            },
+            "at least 1 and less than the window",
+        ),
+    ] {
+        let error = refused(&pinloom, bad).await;
+        assert_eq!(error.code, ErrorCode::InvalidInput);
+        assert!(error.message.contains(says), "{}", error.message);
+    }
 }

@@ -75,6 +75,8 @@ pub(crate) fn local_profile(
         completion_endpoint: true,
         tokenizer: tokenizer.into(),
         agent_system_prompt: String::new(),
+        sampling: Default::default(),
+        assembly: Default::default(),
     }
 }
 
