@@ -196,10 +196,7 @@ describe("deep dives in the real window", () => {
     await (await harness.find("attach-submit")).click();
     await harness.textsWhen("attachment", 1);
     await (await harness.find("inspect")).click();
-    await harness.driver.wait(async () => {
-      const kinds = await harness.textsWhen("slice", (await harness.findAll("slice")).length);
-      return kinds.some((text) => text.startsWith("file"));
-    }, 10_000, "the file is a slice");
+    await harness.textsUntil("slice", (kinds) => kinds.some((text) => text.startsWith("file")), "the file is a slice");
 
     await (await harness.find("notes-toggle")).click();
     await type("note-input", "The reader is a child.");
@@ -246,17 +243,20 @@ describe("deep dives in the real window", () => {
     await harness.find("budget-saved", 10_000);
     if (takeReadmeScreenshots) await harness.screenshot("tests/e2e/screenshots/budget-panel.png");
     await (await harness.find("budget-close")).click();
-    await harness.driver.wait(async () => (await harness.findAll("pruned-slice")).length > 0, 10_000);
-    const reasons = await harness.textsWhen("prune-reason", (await harness.findAll("prune-reason")).length);
-    assert.ok(reasons.some((reason) => /truncated|over budget/.test(reason)), reasons.join(", "));
+    await harness.textsUntil(
+      "prune-reason",
+      (reasons) => reasons.some((reason) => /truncated|over budget/.test(reason)),
+      "the inspector reports what the smaller budget cut",
+    );
     if (takeReadmeScreenshots) await harness.screenshot("tests/e2e/screenshots/context-inspector.png");
 
     // Excluding a message from the inspector cuts it with that reason.
     const [firstToggle] = await harness.findAll("slice-exclude");
     await firstToggle.click();
-    await harness.driver.wait(async () => {
-      const now = await harness.textsWhen("prune-reason", (await harness.findAll("prune-reason")).length);
-      return now.includes("excluded by you");
-    }, 10_000, "the excluded message is reported as excluded");
+    await harness.textsUntil(
+      "prune-reason",
+      (reasons) => reasons.includes("excluded by you"),
+      "the excluded message is reported as excluded",
+    );
   });
 });

@@ -196,6 +196,29 @@ export class Harness {
     return texts;
   }
 
+  /// Waits until the texts of all `testId` elements satisfy `check`, and returns them. Reads
+  /// again when the view re-renders under the reading.
+  async textsUntil(testId, check, what, timeoutMs = 10_000) {
+    let texts = [];
+    await waitFor(
+      async () => {
+        try {
+          const elements = await this.findAll(testId);
+          texts = await Promise.all(
+            elements.map(async (element) => String(await element.getProperty("textContent")).trim()),
+          );
+        } catch (error) {
+          if (error?.name === "StaleElementReferenceError") return false;
+          throw error;
+        }
+        return check(texts);
+      },
+      `${what} (last saw ${JSON.stringify(texts)})`,
+      timeoutMs,
+    );
+    return texts;
+  }
+
   /// Saves the window as a PNG at `path` (relative to the repository root).
   async screenshot(path) {
     const file = resolve(repoRoot, path);
