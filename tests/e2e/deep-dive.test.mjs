@@ -250,6 +250,13 @@ describe("deep dives in the real window", () => {
     );
     if (takeReadmeScreenshots) await harness.screenshot("tests/e2e/screenshots/context-inspector.png");
 
+    // Keeping a cut message that cannot fit beside the required ones is refused and undone.
+    const [keep] = await harness.findAll("slice-keep");
+    await keep.click();
+    const refusal = await harness.find("inspector-error");
+    await harness.driver.wait(async () => /was not kept/.test(await refusal.getText()), 10_000);
+    assert.ok((await harness.findAll("pruned-slice")).length > 0, "the report is still shown");
+
     // Excluding a message from the inspector cuts it with that reason.
     const [firstToggle] = await harness.findAll("slice-exclude");
     await firstToggle.click();

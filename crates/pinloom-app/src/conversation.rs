@@ -602,6 +602,8 @@ fn sent_units(planned: &Planned) -> u64 {
 pub(crate) fn plan_view(planned: &Planned) -> anyhow::Result<PlanView> {
     let plan = &planned.plan;
     let snapshot = &planned.path.snapshot;
+    let kept: std::collections::HashSet<u64> =
+        snapshot.nodes.iter().filter(|node| node.kept).map(|node| node.id.0).collect();
     let slices = plan
         .slices
         .iter()
@@ -620,6 +622,7 @@ pub(crate) fn plan_view(planned: &Planned) -> anyhow::Result<PlanView> {
                     SliceStatus::Pruned(reason) => Some(code(reason)),
                 },
                 cut_from: slice.cut_from,
+                kept: matches!(slice.source, SourceId::Node(node) if kept.contains(&node.0)),
                 preview: text.chars().take(160).collect(),
             }
         })

@@ -108,6 +108,7 @@ pub(crate) fn node_record(
         pruned: node.pruned_at_ms.is_some(),
         bookmarked: node.bookmarked,
         include_annotation: false,
+        kept: node.kept,
         cached_tokens: counts
             .iter()
             .map(|(tokenizer, tokens)| CachedCount {

@@ -260,6 +260,8 @@ pub struct NodeView {
     pub excluded: bool,
     /// Bookmarked.
     pub bookmarked: bool,
+    /// Kept in every context, whatever the truncation.
+    pub kept: bool,
     /// A reply that did not finish (cancelled or broken off); its text is what arrived.
     pub incomplete: bool,
     /// Soft-deleted (shown only where deleted messages are asked for).
@@ -275,6 +277,7 @@ impl From<store::Node> for NodeView {
             usage_json: node.usage_json.clone(),
             excluded: node.excluded,
             bookmarked: node.bookmarked,
+            kept: node.kept,
             incomplete: node.incomplete,
             deleted: node.pruned_at_ms.is_some(),
             message: Message::from(node),
@@ -323,6 +326,8 @@ pub struct SliceView {
     pub reason: Option<String>,
     /// For a message cut at the boundary: the whole message's tokens, of which `tokens` are kept.
     pub cut_from: Option<u32>,
+    /// A message the person keeps in every context.
+    pub kept: bool,
     /// The start of its text, for the inspector's list.
     pub preview: String,
 }

@@ -30,6 +30,10 @@ pub enum NodeAction {
     Bookmark,
     /// Remove the bookmark.
     Unbookmark,
+    /// Keep it in every context, whatever the truncation (the inspector's "keep").
+    Keep,
+    /// Let truncation treat it as any other message again.
+    Release,
     /// Soft-delete it and everything under it; restorable.
     Delete,
     /// Bring a soft-deleted message and its branch back.
@@ -186,6 +190,8 @@ impl Pinloom {
                 NodeAction::Include => store.set_excluded(node, false)?,
                 NodeAction::Bookmark => store.set_bookmarked(node, true)?,
                 NodeAction::Unbookmark => store.set_bookmarked(node, false)?,
+                NodeAction::Keep => store.set_kept(node, true)?,
+                NodeAction::Release => store.set_kept(node, false)?,
                 NodeAction::Delete => store.soft_delete(node, now_ms())?,
                 NodeAction::Restore => store.restore(node)?,
             };

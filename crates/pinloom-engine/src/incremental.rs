@@ -60,6 +60,10 @@ fn try_fast(
     {
         return None;
     }
+    // A message the user keeps changes what may be pruned anywhere in the thread: plan again.
+    if snapshot.nodes.iter().any(|node| node.kept) {
+        return None;
+    }
     let index = snapshot.nodes.len().checked_sub(1)?;
     let node = &snapshot.nodes[index];
     if node.id != snapshot.active

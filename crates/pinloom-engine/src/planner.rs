@@ -680,7 +680,8 @@ impl<'a> Builder<'a> {
             } else {
                 SliceKind::OldHistory
             };
-            let protected = is_prompt || (strategy_protects && from_end_nodes < min_recent);
+            let kept = (g.first..=g.last).any(|s| self.slice_kept(s));
+            let protected = is_prompt || kept || (strategy_protects && from_end_nodes < min_recent);
             for s in g.first..=g.last {
                 if self.need[s] == Need::Decided {
                     continue;
@@ -1067,7 +1068,15 @@ impl<'a> Builder<'a> {
 
     fn is_protected(&self, gi: usize) -> bool {
         let after: usize = self.groups[gi..].iter().map(|g| g.nodes).sum();
-        after <= self.settings.minimum_recent_nodes || gi == self.groups.len() - 1
+        let g = self.groups[gi];
+        after <= self.settings.minimum_recent_nodes
+            || gi == self.groups.len() - 1
+            || (g.first..=g.last).any(|s| self.slice_kept(s))
+    }
+
+    /// Whether slice `s` is a node the user asked to keep.
+    fn slice_kept(&self, s: usize) -> bool {
+        matches!(self.slices[s].origin, Origin::Node(i) if self.snapshot.nodes[i].kept)
     }
 
     fn finish(self) -> ContextPlan {

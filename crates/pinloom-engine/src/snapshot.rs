@@ -127,6 +127,8 @@ pub struct NodeRecord {
     pub bookmarked: bool,
     /// For an annotation: the user asked for it to be included.
     pub include_annotation: bool,
+    /// The user asked for it to survive any truncation, like the prompt (the inspector's "keep").
+    pub kept: bool,
     /// Counts the store has cached for this node.
     pub cached_tokens: Vec<CachedCount>,
 }
@@ -144,6 +146,7 @@ impl NodeRecord {
             pruned: false,
             bookmarked: false,
             include_annotation: false,
+            kept: false,
             cached_tokens: Vec::new(),
         }
     }

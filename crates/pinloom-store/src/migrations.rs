@@ -193,9 +193,10 @@ const MIGRATIONS: &[&str] = &[
         INSERT INTO nodes_fts(nodes_fts, rowid, text) VALUES ('delete', old.id, old.text);
     END;
     "#,
-    // 3: what the usage of each reply taught about a model's tokens. Families without an offline
-    // tokenizer are estimated at so many characters a token; the ratio is corrected from every
-    // reply's reported input tokens and kept per model profile, so all front ends share it.
+    // 3: what the usage of each reply taught about a model's tokens, the person's "keep" on a
+    // message, and word frequencies for the search. Families without an offline tokenizer are
+    // estimated at so many characters a token; the ratio is corrected from every reply's reported
+    // input tokens and kept per model profile, so all front ends share it.
     r#"
     CREATE TABLE calibrations (
         profile_name          TEXT    PRIMARY KEY,
@@ -203,6 +204,9 @@ const MIGRATIONS: &[&str] = &[
         samples               INTEGER NOT NULL CHECK (samples >= 0),
         updated_at_ms         INTEGER NOT NULL
     ) STRICT, WITHOUT ROWID;
+
+    -- Messages the person keeps in every context, whatever the truncation (the inspector's keep).
+    ALTER TABLE nodes ADD COLUMN kept INTEGER NOT NULL DEFAULT 0 CHECK (kept IN (0, 1));
 
     -- How many messages hold each indexed word: the search leaves out words too common to rank.
     CREATE VIRTUAL TABLE nodes_fts_vocab USING fts5vocab(nodes_fts, 'row');

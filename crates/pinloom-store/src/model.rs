@@ -120,6 +120,8 @@ pub struct Node {
     pub bookmarked: bool,
     /// A reply whose stream broke before it finished.
     pub incomplete: bool,
+    /// Kept in every context the person's budget allows, like the prompt.
+    pub kept: bool,
     /// When it was soft-deleted; its subtree is hidden until it is restored.
     pub pruned_at_ms: Option<i64>,
     /// When it was written, in milliseconds since the Unix epoch.

@@ -15,7 +15,7 @@ use crate::trees::{require_tree, touch_tree};
 
 pub(crate) const NODE_COLUMNS: &str = "n.id, n.tree_id, n.parent_id, n.pin_id, n.author, n.text,
     n.parts_json, n.edited_from, n.model, n.generation_json, n.usage_json, n.excluded,
-    n.bookmarked, n.incomplete, n.pruned_at_ms, n.created_at_ms";
+    n.bookmarked, n.incomplete, n.pruned_at_ms, n.created_at_ms, n.kept";
 
 impl Store {
     /// Appends a node in one transaction that also marks its tree as changed.
@@ -79,7 +79,7 @@ impl Store {
         let conn = self.conn();
         let mut statement = conn.prepare_cached(&path_query())?;
         let rows: Vec<(i64, i64, Node)> = statement
-            .query_map([node.0], |row| Ok((row.get(16)?, row.get(17)?, node_from_row(row)?)))?
+            .query_map([node.0], |row| Ok((row.get(17)?, row.get(18)?, node_from_row(row)?)))?
             .collect::<Result<_, _>>()?;
         let path = order_path(node, rows)?;
         let mut seen = std::collections::HashSet::with_capacity(path.len());
@@ -179,6 +179,11 @@ impl Store {
     /// Keeps a node out of context (`true`) or lets it back in.
     pub fn set_excluded(&self, node: NodeId, excluded: bool) -> Result<Node, StoreError> {
         self.set_node_column(node, "excluded", excluded)
+    }
+
+    /// Marks a node to survive any truncation (the inspector's "keep"), or unmarks it.
+    pub fn set_kept(&self, node: NodeId, kept: bool) -> Result<Node, StoreError> {
+        self.set_node_column(node, "kept", kept)
     }
 
     /// Bookmarks a node or removes its bookmark.
@@ -616,6 +621,7 @@ fn insert_node(conn: &Connection, node: &NewNode) -> Result<Node, StoreError> {
         excluded: false,
         bookmarked: false,
         incomplete: node.incomplete,
+        kept: false,
         pruned_at_ms: None,
         created_at_ms: node.created_at_ms,
     })
@@ -892,5 +898,6 @@ pub(crate) fn node_from_row(row: &Row<'_>) -> rusqlite::Result<Node> {
         incomplete: row.get(13)?,
         pruned_at_ms: row.get(14)?,
         created_at_ms: row.get(15)?,
+        kept: row.get(16)?,
     })
 }

@@ -270,6 +270,10 @@ export type NodeAction =
 "bookmark" | 
 /**  Remove the bookmark. */
 "unbookmark" | 
+/**  Keep it in every context, whatever the truncation (the inspector's "keep"). */
+"keep" | 
+/**  Let truncation treat it as any other message again. */
+"release" | 
 /**  Soft-delete it and everything under it; restorable. */
 "delete" | 
 /**  Bring a soft-deleted message and its branch back. */
@@ -294,6 +298,8 @@ export type NodeView = {
 	excluded: boolean,
 	/**  Bookmarked. */
 	bookmarked: boolean,
+	/**  Kept in every context, whatever the truncation. */
+	kept: boolean,
 	/**  A reply that did not finish (cancelled or broken off); its text is what arrived. */
 	incomplete: boolean,
 	/**  Soft-deleted (shown only where deleted messages are asked for). */
@@ -469,6 +475,8 @@ export type SliceView = {
 	reason: string | null,
 	/**  For a message cut at the boundary: the whole message's tokens, of which `tokens` are kept. */
 	cutFrom: number | null,
+	/**  A message the person keeps in every context. */
+	kept: boolean,
 	/**  The start of its text, for the inspector's list. */
 	preview: string,
 };

@@ -238,6 +238,16 @@ export class Conversation {
         await this.reload(index, end);
       }
       await this.inspect(this.focus);
+      if (action === "keep" && this.planError) {
+        // Keeping it made the required messages overflow the budget: undo, and say why.
+        const why = this.planError.message;
+        await backend.nodeMark(nodeId, "release");
+        await this.inspect(this.focus);
+        this.planError = new PinloomError({
+          code: "invalidInput",
+          message: `That message was not kept: with it, ${why.replace(/^could not preview the context: /, "")}`,
+        });
+      }
     } catch (thrown) {
       this.planError = PinloomError.from(thrown);
     }

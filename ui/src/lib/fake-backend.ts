@@ -78,6 +78,7 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
             usageJson: null,
             excluded: false,
             bookmarked: false,
+            kept: false,
             incomplete: false,
             deleted: false,
           },

@@ -290,6 +290,16 @@ async fn a_preview_sends_nothing_and_shows_what_a_small_window_cuts() {
 
     // The draft was taken off the path again: the plain preview is unchanged.
     assert_eq!(pinloom.preview(last, "Local".into(), None).await.unwrap(), roomy);
+
+    // A message the person keeps survives the small window.
+    let dropped =
+        tight.slices.iter().find(|slice| !slice.included && slice.source == "node").unwrap();
+    let id = dropped.source_id.unwrap();
+    assert!(pinloom.mark_node(id, pinloom_app::NodeAction::Keep).await.unwrap().kept);
+    let kept = pinloom.preview(last, "Tiny".into(), None).await.unwrap();
+    let slice = kept.slices.iter().find(|slice| slice.source_id == Some(id)).unwrap();
+    assert!(slice.included, "kept: {slice:?}");
+    assert!(kept.used <= kept.available);
 }
 
 #[tokio::test]

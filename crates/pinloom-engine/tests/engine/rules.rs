@@ -561,6 +561,22 @@ fn rolling_window_keeps_the_most_recent_that_fits_seed_002() {
 }
 
 #[test]
+fn a_message_the_user_keeps_survives_truncation_like_the_prompt() {
+    for truncation in [TruncationStrategy::TruncateMiddle, TruncationStrategy::RollingWindow] {
+        let mut t = long_chat(20, 40);
+        t.snapshot.nodes[9].kept = true; // node 10, deep in the middle
+        let settings = Settings { truncation, ..Settings::default() };
+        let p = plan(&t.snapshot, &profile(OPENAI, 100), &settings).unwrap();
+        let kept = history_ids(&p);
+        assert!(kept.contains(&10), "{truncation:?}: {kept:?}");
+        assert!(kept.ends_with(&[17, 18, 19, 20]), "the recent ones still stay: {kept:?}");
+        assert!(p.used <= p.available);
+        let kept_slice = p.slices.iter().find(|s| s.source == SourceId::Node(NodeId(10))).unwrap();
+        assert!(kept_slice.is_included());
+    }
+}
+
+#[test]
 fn stop_at_limit_refuses_and_names_what_to_exclude_seed_002() {
     let t = long_chat(20, 40);
     let settings = Settings { truncation: TruncationStrategy::StopAtLimit, ..Settings::default() };

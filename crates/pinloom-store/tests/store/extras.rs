@@ -253,3 +253,16 @@ fn words_in_most_messages_are_not_searched_for_once_there_are_many() {
     assert!(hits[0].bm25 < 0.0, "FTS5's bm25: lower is better");
     assert!(store.search(tree.id, "the river the river", 10).unwrap().is_empty());
 }
+
+#[test]
+fn a_kept_message_stays_kept_until_released() {
+    let (store, _dir) = fresh_store();
+    let tree = store.create_tree("Rivers", TreeMode::Dialogue, 1).unwrap();
+    let node =
+        store.append_node(&NewNode::text(tree.id, None, Author::Human, "Keep me.", 2)).unwrap();
+    assert!(!node.kept);
+    assert!(store.set_kept(node.id, true).unwrap().kept);
+    assert!(store.ancestor_path(node.id).unwrap()[0].kept, "the path reads it");
+    assert!(!store.set_kept(node.id, false).unwrap().kept);
+    assert!(matches!(store.set_kept(NodeId(999), true), Err(StoreError::NotFound { .. })));
+}
