@@ -30,6 +30,7 @@ pub const ALL: &[&str] = &[
     "tree_settings_set",
     "system_context_set",
     "threadmind_export",
+    "tree_search",
     "keys_status",
     "key_save",
     "key_forget",

@@ -69,6 +69,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             tree_tools::tree_settings_set,
             tree_tools::system_context_set,
             tree_tools::threadmind_export,
+            tree_tools::tree_search,
             provider_settings::keys_status,
             provider_settings::key_save,
             provider_settings::key_forget,

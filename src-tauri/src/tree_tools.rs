@@ -4,7 +4,9 @@
 use std::path::PathBuf;
 
 use pinloom_app::ApiError;
-use pinloom_app::json::{AttachTo, AttachmentView, NoteView, OutlineEntry, TreeSettings};
+use pinloom_app::json::{
+    AttachTo, AttachmentView, NoteView, OutlineEntry, SearchResult, TreeSettings,
+};
 use tauri::State;
 
 use crate::AppState;
@@ -123,4 +125,14 @@ pub(crate) async fn threadmind_export(
     profile: String,
 ) -> Result<String, ApiError> {
     Ok(state.pinloom()?.threadmind_markdown(node_id, profile).await?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn tree_search(
+    state: State<'_, AppState>,
+    tree_id: i64,
+    query: String,
+) -> Result<Vec<SearchResult>, ApiError> {
+    Ok(state.pinloom()?.search(tree_id, query).await?)
 }

@@ -208,6 +208,13 @@ describe("deep dives in the real window", () => {
       const [list] = await harness.textsWhen("notes", 1);
       return list.includes("The reader is a child.");
     }, 10_000, "the note is listed under its message");
+    // The search box finds the message; adding it to the search slice is remembered.
+    await type("search-query", "Summarise");
+    await (await harness.find("search-submit")).click();
+    await harness.textsWhen("search-result", 1);
+    await (await harness.find("search-add")).click();
+    await harness.textsUntil("search-add", (labels) => labels[0]?.includes("✓"), "the hit is in the search slice");
+
     await (await harness.find("show-request")).click();
     const body = await harness.find("request-body");
     await harness.driver.wait(async () => (await body.getText()).includes("Oxbow lakes form"), 10_000);

@@ -613,3 +613,17 @@ impl From<store::Annotation> for NoteView {
         NoteView { id: note.id, text: note.text, included: note.included }
     }
 }
+
+/// A message found by the search box.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchResult {
+    /// The message.
+    pub node_id: i64,
+    /// Its thread: a pin's id, absent for the root thread.
+    pub pin_id: Option<i64>,
+    /// Who wrote it.
+    pub author: Author,
+    /// The start of its text.
+    pub preview: String,
+}

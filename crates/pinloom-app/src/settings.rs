@@ -31,6 +31,10 @@ pub struct TreeSettings {
     pub include_closed_sibling_results: bool,
     /// Files larger than this many bytes are refused when attached (100 KB when unset).
     pub max_file_bytes: Option<u64>,
+    /// Messages the person found by search and added to the search slice: offered to every plan
+    /// of the tree as retrieval candidates beside the automatic ones (never to a pin that may not
+    /// see them).
+    pub search_hits: Vec<i64>,
 }
 
 /// Seed 004's file size limit.

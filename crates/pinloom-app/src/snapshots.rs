@@ -266,7 +266,26 @@ impl CachedPath {
         let chain: Vec<Option<PinId>> = self.threads.iter().map(|(pin, _)| *pin).collect();
         let mut chains: HashMap<Option<PinId>, bool> = HashMap::new();
         let mut retrieval = Vec::new();
-        for hit in store.search(tree.id, prompt, RETRIEVAL_CANDIDATES)? {
+        let mut hits = store.search(tree.id, prompt, RETRIEVAL_CANDIDATES)?;
+        // The person's own picks rank with the best automatic hit, and as bookmarked.
+        let best = hits.iter().map(|hit| hit.bm25).fold(-1.0_f64, f64::min);
+        for id in &settings.search_hits {
+            if hits.iter().any(|hit| hit.node_id.0 == *id) {
+                continue;
+            }
+            let Ok(node) = store.node(NodeId(*id)) else { continue };
+            if node.tree_id != tree.id || node.pruned_at_ms.is_some() {
+                continue;
+            }
+            hits.push(store::SearchHit {
+                node_id: node.id,
+                bm25: best,
+                created_at_ms: node.created_at_ms,
+                bookmarked: true,
+                pinned: false,
+            });
+        }
+        for hit in hits {
             if self.ids.contains(&hit.node_id.0) {
                 continue;
             }

@@ -4,7 +4,7 @@
 use anyhow::Context;
 use pinloom_store::{self as store, NodeId, PinId, Store, TreeId};
 
-use crate::json::{NoteView, OutlineEntry, PinView, ThreadMessage, ThreadView};
+use crate::json::{NoteView, OutlineEntry, PinView, SearchResult, ThreadMessage, ThreadView};
 use crate::pinloom::{Pinloom, blocking};
 
 impl Pinloom {
@@ -147,5 +147,28 @@ impl Pinloom {
         );
         self.keep_path(planned)?;
         markdown.map_err(|error| crate::conversation::engine_error(&error))
+    }
+}
+
+impl Pinloom {
+    /// Full-text search across a tree's live messages, best first: the window's search box.
+    pub async fn search(&self, tree_id: i64, query: String) -> anyhow::Result<Vec<SearchResult>> {
+        let store = self.store.clone();
+        blocking(move || {
+            let hits = store.search(TreeId(tree_id), &query, 50)?;
+            let mut results = Vec::with_capacity(hits.len());
+            for hit in hits {
+                let node = store.node(hit.node_id)?;
+                results.push(SearchResult {
+                    node_id: node.id.0,
+                    pin_id: node.pin_id.map(|pin| pin.0),
+                    author: node.author.into(),
+                    preview: node.text.chars().take(200).collect(),
+                });
+            }
+            Ok(results)
+        })
+        .await
+        .context("could not search the tree")
     }
 }

@@ -93,6 +93,7 @@ export const backend = {
   systemContextSet: (treeId: number, text: string) => unwrap(commands.systemContextSet(treeId, text)),
   threadmindExport: (nodeId: number, profile: string) =>
     unwrap(commands.threadmindExport(nodeId, profile)),
+  treeSearch: (treeId: number, query: string) => unwrap(commands.treeSearch(treeId, query)),
   keysStatus: () => unwrap(commands.keysStatus()),
   keySave: (provider: string, key: string) => unwrap(commands.keySave(provider, key)),
   keyForget: (provider: string) => unwrap(commands.keyForget(provider)),

@@ -35,6 +35,7 @@ export const commands = {
 	treeSettingsSet: (treeId: number, settings: TreeSettings) => typedError<TreeSettings, ApiError>(__TAURI_INVOKE("tree_settings_set", { treeId, settings })),
 	systemContextSet: (treeId: number, text: string) => typedError<null, ApiError>(__TAURI_INVOKE("system_context_set", { treeId, text })),
 	threadmindExport: (nodeId: number, profile: string) => typedError<string, ApiError>(__TAURI_INVOKE("threadmind_export", { nodeId, profile })),
+	treeSearch: (treeId: number, query: string) => typedError<SearchResult[], ApiError>(__TAURI_INVOKE("tree_search", { treeId, query })),
 	keysStatus: () => typedError<KeyStatus[], ApiError>(__TAURI_INVOKE("keys_status")),
 	keySave: (provider: string, key: string) => typedError<null, ApiError>(__TAURI_INVOKE("key_save", { provider, key })),
 	keyForget: (provider: string) => typedError<null, ApiError>(__TAURI_INVOKE("key_forget", { provider })),
@@ -409,6 +410,18 @@ export type SamplingSettings = {
 	maxOutputTokens?: number | null,
 };
 
+/**  A message found by the search box. */
+export type SearchResult = {
+	/**  The message. */
+	nodeId: number,
+	/**  Its thread: a pin's id, absent for the root thread. */
+	pinId: number | null,
+	/**  Who wrote it. */
+	author: Author,
+	/**  The start of its text. */
+	preview: string,
+};
+
 /**  What a send answers: a new message in a thread or a pin, or an existing message again. */
 export type SendTarget = 
 /**  A new message continuing `parent_id` in the tree's thread (absent: the first message). */
@@ -539,6 +552,12 @@ export type TreeSettings = {
 	includeClosedSiblingResults?: boolean,
 	/**  Files larger than this many bytes are refused when attached (100 KB when unset). */
 	maxFileBytes?: number | null,
+	/**
+	 *  Messages the person found by search and added to the search slice: offered to every plan
+	 *  of the tree as retrieval candidates beside the automatic ones (never to a pin that may not
+	 *  see them).
+	 */
+	searchHits?: number[],
 };
 
 /**  A tree as the tree list shows it. */

@@ -66,3 +66,31 @@ async fn a_connection_test_sends_one_short_request() {
     assert_eq!(body["max_tokens"], 16);
     assert!(pinloom.list_trees().await.unwrap().is_empty(), "no tree was touched");
 }
+
+#[tokio::test]
+async fn a_search_hit_added_by_the_person_joins_the_search_slice() {
+    let server = Server::start(vec![]).await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let tree = dialogue(&pinloom).await;
+    let root = pinloom.append_message(tree, None, "Rivers.".into()).await.unwrap().id;
+    let aside = pinloom
+        .append_message(tree, Some(root), "The thalweg is the line of deepest water.".into())
+        .await
+        .unwrap()
+        .id;
+    let other = pinloom.append_message(tree, Some(root), "Tell me more.".into()).await.unwrap().id;
+
+    let found = pinloom.search(tree, "thalweg".into()).await.unwrap();
+    assert_eq!(found.iter().map(|hit| hit.node_id).collect::<Vec<_>>(), [aside]);
+    let before = pinloom.preview(other, "Local".into(), None).await.unwrap();
+    assert!(before.slices.iter().all(|slice| slice.kind != "searchResult"), "no shared words");
+
+    let mut settings = pinloom.tree_settings(tree).await.unwrap();
+    settings.search_hits.push(aside);
+    pinloom.set_tree_settings(tree, settings).await.unwrap();
+    let after = pinloom.preview(other, "Local".into(), None).await.unwrap();
+    let hit = after.slices.iter().find(|slice| slice.kind == "searchResult").unwrap();
+    assert_eq!(hit.source_id, Some(aside));
+    assert!(hit.included);
+    assert!(after.body.contains("line of deepest water"));
+}
