@@ -22,6 +22,8 @@ pub(crate) struct UiPreferences {
     pub(crate) default_model: Option<String>,
     /// `light`, `dark`, or absent to follow the system.
     pub(crate) theme: Option<String>,
+    /// Whether the context inspector is hidden (it is shown unless the person hid it).
+    pub(crate) inspector_hidden: Option<bool>,
 }
 
 fn settings_path(data_dir: &Path) -> PathBuf {

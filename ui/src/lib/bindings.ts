@@ -598,6 +598,8 @@ export type UiPreferences = {
 	defaultModel?: string | null,
 	/**  `light`, `dark`, or absent to follow the system. */
 	theme?: string | null,
+	/**  Whether the context inspector is hidden (it is shown unless the person hid it). */
+	inspectorHidden?: boolean | null,
 };
 
 /* Tauri Specta runtime */

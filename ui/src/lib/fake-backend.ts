@@ -17,7 +17,7 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
   const state: FakeState = {
     trees: [],
     messages: new Map(),
-    preferences: { lastTreeId: null, defaultModel: null },
+    preferences: { lastTreeId: null, defaultModel: null, theme: null, inspectorHidden: null },
     failure: null,
     calls: [],
     ...initial,

@@ -17,13 +17,16 @@ export class Workspace {
   defaultModel = $state<string | null>(null);
   /// The colour theme: following the system, or chosen.
   theme = $state<"system" | "light" | "dark">("system");
+  /// The layout: whether the context inspector is beside the columns.
+  inspectorShown = $state(true);
 
   /// Loads the trees and reopens the one that was open last time.
   async start(): Promise<void> {
     try {
       this.trees = await backend.treeList();
-      const { lastTreeId, defaultModel, theme } = await backend.preferencesGet();
+      const { lastTreeId, defaultModel, theme, inspectorHidden } = await backend.preferencesGet();
       this.defaultModel = defaultModel ?? null;
+      this.inspectorShown = !inspectorHidden;
       this.applyTheme(theme === "light" || theme === "dark" ? theme : "system");
       const last = this.trees.find((tree) => tree.id === lastTreeId) ?? this.trees[0];
       if (last) await this.select(last.id);
@@ -91,6 +94,12 @@ export class Workspace {
     await backend.preferencesSet(this.preferences(this.open?.tree.id ?? null)).catch(() => undefined);
   }
 
+  /// Shows or hides the context inspector, and remembers it.
+  async toggleInspector(): Promise<void> {
+    this.inspectorShown = !this.inspectorShown;
+    await backend.preferencesSet(this.preferences(this.open?.tree.id ?? null)).catch(() => undefined);
+  }
+
   private applyTheme(theme: "system" | "light" | "dark"): void {
     this.theme = theme;
     if (typeof document === "undefined") return;
@@ -103,6 +112,7 @@ export class Workspace {
       lastTreeId,
       defaultModel: this.defaultModel,
       theme: this.theme === "system" ? null : this.theme,
+      inspectorHidden: !this.inspectorShown,
     };
   }
 

@@ -30,6 +30,23 @@ describe("Workspace", () => {
     expect(fake.preferences.lastTreeId).toBe(workspace.open?.tree.id);
   });
 
+  it("remembers the theme and the layout for the next start", async () => {
+    const workspace = new Workspace();
+    await workspace.start();
+    await workspace.setTheme("dark");
+    await workspace.toggleInspector();
+    expect(document.documentElement.dataset.theme).toBe("dark");
+    expect(fake.preferences).toMatchObject({ theme: "dark", inspectorHidden: true });
+
+    const next = new Workspace();
+    await next.start();
+    expect(next.theme).toBe("dark");
+    expect(next.inspectorShown).toBe(false);
+    await next.setTheme("system");
+    expect(document.documentElement.dataset.theme).toBeUndefined();
+    expect(fake.preferences.theme).toBeNull();
+  });
+
   it("continues the last message on show", async () => {
     const workspace = new Workspace();
     await workspace.createTree("Rivers", "dialogue");
