@@ -14,7 +14,8 @@ export class TreeLayout {
   constructor(entries: OutlineEntry[]) {
     for (const entry of entries) {
       this.byId.set(entry.id, entry);
-      const parent = entry.parentId !== null && this.byIdHas(entry.parentId) ? entry.parentId : null;
+      // Messages come in write order, so a parent is met before its children.
+      const parent = entry.parentId !== null && this.byId.has(entry.parentId) ? entry.parentId : null;
       const siblings = this.children.get(parent) ?? [];
       siblings.push(entry.id);
       this.children.set(parent, siblings);
@@ -32,10 +33,6 @@ export class TreeLayout {
       const below = this.children.get(id) ?? [];
       for (let i = below.length - 1; i >= 0; i--) stack.push({ id: below[i]!, depth: depth + 1 });
     }
-  }
-
-  private byIdHas(id: number): boolean {
-    return this.byId.has(id);
   }
 
   position(id: number): number | undefined {
