@@ -58,6 +58,22 @@ impl Pinloom {
         Pinloom::open_with(data_dir, Connections::default()).await
     }
 
+    /// Opens (creating if needed) the database file at `path`, as the command line's `--db`
+    /// chooses it; its folder must exist.
+    pub async fn open_database(path: PathBuf, connections: Connections) -> anyhow::Result<Pinloom> {
+        let provider = Provider::new(connections.timeouts, connections.retry)
+            .context("could not set up the HTTP client")?;
+        let keyring = Keyring::new(&connections.keyring_service, connections.keyring);
+        let store = blocking(move || {
+            let store = Store::open(&path)?;
+            crate::profiles::seed_from_catalog(&store)?;
+            Ok(store)
+        })
+        .await
+        .context("could not open Pinloom's database")?;
+        Ok(Pinloom { store: Arc::new(store), provider, keyring, memory: Arc::default() })
+    }
+
     /// Opens (creating if needed) the database in `data_dir` with these connections.
     pub async fn open_with(data_dir: PathBuf, connections: Connections) -> anyhow::Result<Pinloom> {
         let provider = Provider::new(connections.timeouts, connections.retry)

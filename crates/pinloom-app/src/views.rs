@@ -172,3 +172,80 @@ impl Pinloom {
         .context("could not search the tree")
     }
 }
+
+impl Pinloom {
+    /// ThreadMind's `stats_show` text for the chain of message `node_id`.
+    pub async fn threadmind_stats(&self, node_id: i64, profile: String) -> anyhow::Result<String> {
+        let profile = crate::conversation::ProfileRef::Stored(profile);
+        let planned = self.plan_for(NodeId(node_id), &profile, None, false).await?;
+        let stats = pinloom_engine::threadmind::stats(
+            &planned.path.snapshot,
+            pinloom_store::MAX_PIN_DEPTH as usize + 1,
+        );
+        self.keep_path(planned)?;
+        stats.map_err(|error| crate::conversation::engine_error(&error))
+    }
+
+    /// The whole tree as indented text, one line per message: its id, who wrote it, its thread
+    /// when it is in a pin, its flags and the start of its text.
+    pub async fn tree_text(&self, tree_id: i64) -> anyhow::Result<String> {
+        let store = self.store.clone();
+        blocking(move || {
+            let tree = store.tree(TreeId(tree_id))?;
+            let mut rows = Vec::new();
+            let mut after = None;
+            loop {
+                let page = store.outline(tree.id, after, 5_000)?;
+                after = page.last().map(|row| row.id);
+                let done = page.len() < 5_000;
+                rows.extend(page);
+                if done {
+                    break;
+                }
+            }
+            let mut out = format!("{} ({} messages)\n", tree.title, rows.len());
+            // Depth first from the roots, without recursion: threads can be very deep.
+            let mut children: std::collections::HashMap<Option<NodeId>, Vec<usize>> =
+                std::collections::HashMap::new();
+            for (index, row) in rows.iter().enumerate() {
+                children.entry(row.parent_id).or_default().push(index);
+            }
+            let mut stack: Vec<(usize, usize)> =
+                children.get(&None).into_iter().flatten().rev().map(|&i| (i, 0)).collect();
+            while let Some((index, depth)) = stack.pop() {
+                let row = &rows[index];
+                let who = match row.author {
+                    store::Author::Human => "you",
+                    store::Author::Model => "model",
+                    store::Author::Tool => "tool",
+                };
+                let mut flags = String::new();
+                if let Some(pin) = row.pin_id {
+                    flags.push_str(&format!(" [pin {}]", pin.0));
+                }
+                for (set, name) in [
+                    (row.excluded, "excluded"),
+                    (row.bookmarked, "bookmarked"),
+                    (row.pruned, "deleted"),
+                ] {
+                    if set {
+                        flags.push_str(&format!(" [{name}]"));
+                    }
+                }
+                let preview: String = row.preview.split_whitespace().collect::<Vec<_>>().join(" ");
+                out.push_str(&format!(
+                    "{}#{} {who}{flags}: {}\n",
+                    "  ".repeat(depth.min(60)),
+                    row.id.0,
+                    preview.chars().take(72).collect::<String>()
+                ));
+                for &child in children.get(&Some(row.id)).into_iter().flatten().rev() {
+                    stack.push((child, depth + 1));
+                }
+            }
+            Ok(out)
+        })
+        .await
+        .context("could not read the tree")
+    }
+}

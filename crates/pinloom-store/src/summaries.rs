@@ -132,6 +132,25 @@ impl Store {
     }
 }
 
+impl Store {
+    /// Every summary write of a tree, oldest first, as (thread, text): ThreadMind's stats count
+    /// them per thread.
+    pub fn summary_log(&self, tree_id: TreeId) -> Result<Vec<(Option<PinId>, String)>, StoreError> {
+        let conn = self.conn();
+        require_tree(&conn, tree_id)?;
+        let mut statement = conn.prepare_cached(
+            "SELECT s.pin_id, u.text FROM summary_updates u JOIN summaries s ON s.id = u.summary_id
+             WHERE s.tree_id = ?1 ORDER BY u.id",
+        )?;
+        let log = statement
+            .query_map([tree_id.0], |row| {
+                Ok((row.get::<_, Option<i64>>(0)?.map(PinId), row.get(1)?))
+            })?
+            .collect::<Result<_, _>>()?;
+        Ok(log)
+    }
+}
+
 fn check_key(conn: &Connection, key: &SummaryKey) -> Result<(), StoreError> {
     require_tree(conn, key.tree_id)?;
     if let Some(pin) = key.pin_id {

@@ -1,0 +1,167 @@
+//! The `pinloom` binary against a real database written by the application layer, its outputs
+//! checked whole (golden tests: `UPDATE_EXPECT=1 cargo test -p pinloom-cli` rewrites them after an
+//! intended change).
+
+// A test's unwrap is its assertion.
+#![allow(clippy::unwrap_used)]
+
+use std::path::Path;
+use std::process::Command;
+
+use expect_test::expect;
+use pinloom_app::Pinloom;
+use pinloom_app::json::{ModelProfile, TreeMode};
+
+/// A tree with a root thread, a pin with its own question, and a summary of the root thread
+/// written by hand; returns (tree, the pin's question).
+async fn fixture(dir: &Path) -> (i64, i64) {
+    let pinloom = Pinloom::open(dir.to_owned()).await.unwrap();
+    pinloom
+        .save_model_profile(ModelProfile {
+            name: "Golden".into(),
+            provider: "openai".into(),
+            model_id: "gpt-4o".into(),
+            base_url: None,
+            context_window: 8_192,
+            reserve: 1_024,
+            native_system: true,
+            completion_endpoint: false,
+            tokenizer: "o200k".into(),
+            agent_system_prompt: String::new(),
+            sampling: Default::default(),
+            assembly: Default::default(),
+        })
+        .await
+        .unwrap();
+    let tree = pinloom.create_tree("Rivers".into(), TreeMode::Dialogue).await.unwrap().id;
+    pinloom.set_system_context(tree, "Answer like a geographer.".into()).await.unwrap();
+    let question =
+        pinloom.append_message(tree, None, "Why do rivers meander?".into()).await.unwrap().id;
+    let answer = pinloom
+        .append_message(tree, Some(question), "Because the outer bank erodes.".into())
+        .await
+        .unwrap()
+        .id;
+    let pin =
+        pinloom.pin_range(answer, 12, 29, "outer bank erodes".into(), String::new()).await.unwrap();
+    let asked = pinloom.ask_in_pin(pin.id, "Why the outer bank?".into()).await.unwrap();
+    pinloom
+        .edit_summary(
+            tree,
+            None,
+            answer,
+            Some(800),
+            "Golden".into(),
+            "The person asked why rivers meander.".into(),
+        )
+        .await
+        .unwrap();
+    (tree, asked.message.id)
+}
+
+fn pinloom(db: &Path, args: &[&str]) -> (String, String, i32) {
+    let output = Command::new(env!("CARGO_BIN_EXE_pinloom"))
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .env_remove("PINLOOM_DATA_DIR")
+        .output()
+        .unwrap();
+    (
+        String::from_utf8(output.stdout).unwrap(),
+        String::from_utf8(output.stderr).unwrap(),
+        output.status.code().unwrap_or(-1),
+    )
+}
+
+#[tokio::test]
+async fn the_tree_the_context_and_the_stats_read_the_apps_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let (tree, node) = fixture(dir.path()).await;
+    let db = dir.path().join(pinloom_app::DATABASE_FILE_NAME);
+
+    let (trees, _, code) = pinloom(&db, &["tree"]);
+    assert_eq!(code, 0);
+    expect![[r#"
+        1	Rivers	3 messages
+    "#]]
+    .assert_eq(&trees);
+
+    let (text, _, _) = pinloom(&db, &["tree", &tree.to_string()]);
+    expect![[r#"
+        Rivers (3 messages)
+        #1 you: Why do rivers meander?
+          #2 you: Because the outer bank erodes.
+            #3 you [pin 1]: Why the outer bank?
+    "#]]
+    .assert_eq(&text);
+
+    let node = node.to_string();
+    let (markdown, _, _) = pinloom(&db, &["context", "--node", &node, "--profile", "Golden"]);
+    expect![[r#"
+        ## System Context
+
+        Answer like a geographer.
+
+        ---
+
+        ## Thread: Rivers
+
+        The person asked why rivers meander.
+
+        ---
+
+        ## Thread: outer bank erodes (active)
+
+        user: Why the outer bank?
+
+        ---
+        _ThreadMind context: ~51 tokens | depth: 2 threads_
+        _Estimated raw history: ~11 tokens (~-364% reduction from 1 summary updates)_
+    "#]]
+    .assert_eq(&markdown);
+
+    let (stats, _, _) = pinloom(&db, &["stats", "--node", &node, "--profile", "Golden"]);
+    expect![[r#"
+        ThreadMind Stats: "Rivers"
+
+        Overview:
+          Threads: 2 (1 with tracked updates)
+          Summary updates: 1
+          Current context: ~51 tokens (depth: 2)
+
+        Token Savings (estimated):
+          Estimated raw history: ~11 tokens
+          ThreadMind context:    ~51 tokens
+          Reduction:             ~-364%
+
+        Per-Thread Breakdown:
+          Thread               Updates   Current    Cumulative     Ratio
+          root                 1         ~11        ~11            0%
+
+        Method: Cumulative summary input vs current context size.
+        Token estimates use ~3.5 chars/token approximation.
+    "#]]
+    .assert_eq(&stats);
+
+    let (request, _, _) =
+        pinloom(&db, &["context", "--node", &node, "--profile", "Golden", "--format", "request"]);
+    let body: serde_json::Value = serde_json::from_str(&request).unwrap();
+    assert_eq!(body["model"], "gpt-4o");
+    let (plan, _, _) =
+        pinloom(&db, &["context", "--node", &node, "--profile", "Golden", "--format", "plan"]);
+    let plan: serde_json::Value = serde_json::from_str(&plan).unwrap();
+    let kinds: Vec<&str> =
+        plan["slices"].as_array().unwrap().iter().map(|s| s["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["system", "ancestorSummary", "anchor", "prompt"]);
+}
+
+#[test]
+fn a_missing_database_is_named_with_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nowhere.sqlite3");
+    let (out, err, code) = pinloom(&missing, &["tree"]);
+    assert_eq!((out.as_str(), code), ("", 2));
+    assert!(err.contains("there is no Pinloom database at") && err.contains("--db FILE"), "{err}");
+    assert!(!missing.exists(), "nothing was created");
+}
