@@ -139,14 +139,25 @@ impl Pinloom {
         node_id: i64,
         profile: String,
     ) -> anyhow::Result<String> {
+        self.threadmind(node_id, profile, pinloom_engine::threadmind::context_markdown).await
+    }
+
+    /// One of ThreadMind's renderings of the snapshot of message `node_id`'s chain.
+    async fn threadmind(
+        &self,
+        node_id: i64,
+        profile: String,
+        render: fn(
+            &pinloom_engine::snapshot::Snapshot,
+            usize,
+        ) -> Result<String, pinloom_engine::EngineError>,
+    ) -> anyhow::Result<String> {
         let profile = crate::conversation::ProfileRef::Stored(profile);
         let planned = self.plan_for(NodeId(node_id), &profile, None, false).await?;
-        let markdown = pinloom_engine::threadmind::context_markdown(
-            &planned.path.snapshot,
-            pinloom_store::MAX_PIN_DEPTH as usize + 1,
-        );
+        // ThreadMind's depth guard counts threads: the pins' limit plus the root thread.
+        let text = render(&planned.path.snapshot, pinloom_store::MAX_PIN_DEPTH as usize + 1);
         self.keep_path(planned)?;
-        markdown.map_err(|error| crate::conversation::engine_error(&error))
+        text.map_err(|error| crate::conversation::engine_error(&error))
     }
 }
 
@@ -176,14 +187,7 @@ impl Pinloom {
 impl Pinloom {
     /// ThreadMind's `stats_show` text for the chain of message `node_id`.
     pub async fn threadmind_stats(&self, node_id: i64, profile: String) -> anyhow::Result<String> {
-        let profile = crate::conversation::ProfileRef::Stored(profile);
-        let planned = self.plan_for(NodeId(node_id), &profile, None, false).await?;
-        let stats = pinloom_engine::threadmind::stats(
-            &planned.path.snapshot,
-            pinloom_store::MAX_PIN_DEPTH as usize + 1,
-        );
-        self.keep_path(planned)?;
-        stats.map_err(|error| crate::conversation::engine_error(&error))
+        self.threadmind(node_id, profile, pinloom_engine::threadmind::stats).await
     }
 
     /// The whole tree as indented text, one line per message: its id, who wrote it, its thread
