@@ -62,14 +62,16 @@ export class Conversation {
     }
   }
 
-  /// Re-reads column `index` through message `nodeId` (its current end when absent).
+  /// Re-reads column `index` through message `nodeId`, and on down its newest continuation; from
+  /// the column's current end when absent, so the branch on show stays on show.
   async reload(index: number, nodeId: number | null = null): Promise<void> {
     const column = this.columns[index];
     if (!column || this.treeId === null) return;
+    const from = nodeId ?? column.view.messages.at(-1)?.node.message.id ?? null;
     const pin = column.view.pin;
     const view = pin
-      ? await backend.pinView(pin.id, nodeId)
-      : await backend.threadView(this.treeId, nodeId);
+      ? await backend.pinView(pin.id, from)
+      : await backend.threadView(this.treeId, from);
     this.columns[index] = { ...column, view };
   }
 
