@@ -54,6 +54,15 @@ enum Command {
         /// The tree's id.
         id: Option<i64>,
     },
+    /// Markdown of a whole tree, or of the thread that ends at a message.
+    Export {
+        /// The tree to export whole.
+        #[arg(long, conflicts_with = "node", required_unless_present = "node")]
+        tree: Option<i64>,
+        /// The message whose thread to export.
+        #[arg(long)]
+        node: Option<i64>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -117,6 +126,11 @@ async fn run(cli: Cli) -> anyhow::Result<String> {
             pinloom.threadmind_stats(node, name).await
         }
         Command::Tree { id: Some(id) } => pinloom.tree_text(id).await,
+        Command::Export { node: Some(node), .. } => pinloom.thread_markdown(node).await,
+        Command::Export { tree: Some(tree), .. } => pinloom.tree_markdown(tree).await,
+        Command::Export { .. } => anyhow::bail!(ApiError::invalid_input(
+            "export needs --tree ID (the whole tree) or --node ID (one thread)"
+        )),
         Command::Tree { id: None } => {
             let trees = pinloom.list_trees().await?;
             Ok(trees

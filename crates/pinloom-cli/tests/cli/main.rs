@@ -144,6 +144,53 @@ async fn the_tree_the_context_and_the_stats_read_the_apps_database() {
     "#]]
     .assert_eq(&stats);
 
+    let (thread, _, _) = pinloom(&db, &["export", "--node", &node]);
+    expect![[r#"
+        # Rivers
+
+        > System context: Answer like a geographer.
+
+        ### You
+
+        Why do rivers meander?
+
+        ### You
+
+        Because the outer bank erodes.
+
+        ---
+
+        ## Pin: outer bank erodes
+
+        > outer bank erodes
+
+        ### You
+
+        Why the outer bank?
+    "#]]
+    .assert_eq(&thread);
+    let (whole, _, _) = pinloom(&db, &["export", "--tree", &tree.to_string()]);
+    expect![[r##"
+        # Rivers
+
+        > System context: Answer like a geographer.
+
+        ## #1 · You
+
+        Why do rivers meander?
+
+        ## #2 · You · after #1
+
+        Because the outer bank erodes.
+
+        ## #3 · You · after #2 · in pin "outer bank erodes"
+
+        Why the outer bank?
+    "##]]
+    .assert_eq(&whole);
+    let (_, refusal, code) = pinloom(&db, &["export"]);
+    assert_eq!(code, 2, "clap refuses a missing --tree/--node: {refusal}");
+
     let (request, _, _) =
         pinloom(&db, &["context", "--node", &node, "--profile", "Golden", "--format", "request"]);
     let body: serde_json::Value = serde_json::from_str(&request).unwrap();
