@@ -67,3 +67,10 @@ fn csp_allows_no_remote_content() {
     assert_eq!(csp["script-src"], "'self'");
     assert_eq!(csp["frame-src"], "'none'");
 }
+
+#[test]
+fn the_command_line_finds_the_app_under_the_apps_own_identifier() {
+    let config = std::fs::read_to_string(repo_root().join("tauri.conf.json")).unwrap();
+    let config: serde_json::Value = serde_json::from_str(&config).unwrap();
+    assert_eq!(config["identifier"], pinloom_app::APP_IDENTIFIER);
+}

@@ -66,20 +66,7 @@ fn build(dir: &std::path::Path) -> i64 {
 }
 
 fn profile() -> ModelProfile {
-    ModelProfile {
-        name: "W1".into(),
-        provider: "openai".into(),
-        model_id: "gpt-4o".into(),
-        base_url: None,
-        context_window: i64::from(BUDGET) + 4_096,
-        reserve: 4_096,
-        native_system: true,
-        completion_endpoint: false,
-        tokenizer: "o200k".into(),
-        agent_system_prompt: String::new(),
-        sampling: Default::default(),
-        assembly: Default::default(),
-    }
+    ModelProfile::new("W1", "openai", "gpt-4o", i64::from(BUDGET) + 4_096, 4_096, "o200k")
 }
 
 /// The baseline: read the path and count it newest first with the exact tokenizer until the

@@ -20,6 +20,21 @@ const EXCLUDED_FOLDERS: [&str; 3] = ["node_modules", ".git", "dist"];
 const EXCLUDED_SUFFIXES: [&str; 1] = [".min.js"];
 
 impl Pinloom {
+    /// Attaches what is at `path`: a folder as its listing, anything else as a file's text (what a
+    /// typed path or a drop on the window means).
+    pub async fn attach_path(
+        &self,
+        tree_id: i64,
+        to: AttachTo,
+        path: PathBuf,
+    ) -> anyhow::Result<AttachmentView> {
+        if path.is_dir() {
+            self.attach_folder(tree_id, to, path).await
+        } else {
+            self.attach_file(tree_id, to, path).await
+        }
+    }
+
     /// Reads the text file at `path` and attaches it. A file over the tree's size limit (100 KB
     /// unless changed) or not UTF-8 text is refused whole, never read in part.
     pub async fn attach_file(

@@ -80,9 +80,7 @@ impl Pinloom {
         cancel: CancellationToken,
     ) -> anyhow::Result<Exchange> {
         let prompt = self.append_human(TreeId(tree_id), parent_id.map(NodeId), None, text).await?;
-        let mut exchange = self.reply(prompt.id, &profile, &events, &cancel).await?;
-        exchange.prompt = Some(prompt.into());
-        Ok(exchange)
+        self.answer_new(prompt.into(), &profile, &events, &cancel).await
     }
 
     /// Asks `text` in pin `pin_id`'s sub-thread (after its message `parent_id`, or as its first
@@ -106,10 +104,7 @@ impl Pinloom {
                 self.append_human(tree, Some(NodeId(parent)), None, text).await?.into()
             }
         };
-        let mut exchange =
-            self.reply(NodeId(prompt.message.id), &profile, &events, &cancel).await?;
-        exchange.prompt = Some(prompt);
-        Ok(exchange)
+        self.answer_new(prompt, &profile, &events, &cancel).await
     }
 
     /// Answers message `node_id` again: a new reply beside the earlier ones. Given a reply, its
@@ -143,17 +138,13 @@ impl Pinloom {
         if text.trim().is_empty() {
             return Err(ApiError::invalid_input("the edit is empty: type something first").into());
         }
-        let store = self.store.clone();
-        let memory = self.memory.clone();
-        let edited = blocking(move || {
-            let parts = vec![store::Part::Text { text }];
-            let counts = token_counts(&parts);
-            let edited = store.edit_node(NodeId(node_id), parts, counts, now_ms())?;
-            memory.forget();
-            Ok(edited)
-        })
-        .await
-        .context("could not edit the message")?;
+        let edited = self
+            .write("could not edit the message", move |store| {
+                let parts = vec![store::Part::Text { text }];
+                let counts = token_counts(&parts);
+                Ok(store.edit_node(NodeId(node_id), parts, counts, now_ms())?)
+            })
+            .await?;
         Ok(edited.into())
     }
 
@@ -167,10 +158,7 @@ impl Pinloom {
         cancel: CancellationToken,
     ) -> anyhow::Result<Exchange> {
         let edited = self.edit_message(node_id, text).await?;
-        let mut exchange =
-            self.reply(NodeId(edited.message.id), &profile, &events, &cancel).await?;
-        exchange.prompt = Some(edited);
-        Ok(exchange)
+        self.answer_new(edited, &profile, &events, &cancel).await
     }
 
     /// Continues a buffer-mode tree's document from `node_id` (the end of the text on show): the
@@ -279,11 +267,24 @@ impl Pinloom {
             node.pin_id = pin;
             node.token_counts = token_counts(&node.parts);
             let written = store.append_node(&node)?;
-            extend_cached_path(&store, &memory, &written)?;
+            extend_cached_path(&store, &memory, &written, &node.token_counts)?;
             Ok(written)
         })
         .await
         .context("could not add the message")
+    }
+
+    /// Answers a message the person just wrote; the exchange carries it beside the reply.
+    async fn answer_new(
+        &self,
+        prompt: NodeView,
+        profile: &str,
+        events: &UnboundedSender<ReplyEvent>,
+        cancel: &CancellationToken,
+    ) -> anyhow::Result<Exchange> {
+        let mut exchange = self.reply(NodeId(prompt.message.id), profile, events, cancel).await?;
+        exchange.prompt = Some(prompt);
+        Ok(exchange)
     }
 
     /// Plans, streams and writes a reply to `prompt`.
@@ -532,18 +533,19 @@ fn without_draft(mut path: CachedPath, draft: bool, end: NodeId) -> CachedPath {
 
 /// Extends this tree's cached path by a node just written after its end; any other cached path
 /// of the tree no longer matches and is dropped.
-pub(crate) fn extend_cached_path(
+/// `counts` are the node's stored counts, as written with it (counted once, not again here).
+fn extend_cached_path(
     store: &Store,
     memory: &crate::snapshots::Memory,
     written: &store::Node,
+    counts: &[(String, u64)],
 ) -> anyhow::Result<()> {
     let data_version = store.data_version()?;
     memory.forget_plans();
     if let Some(parent) = written.parent_id
         && let Some(mut path) = memory.take_path(data_version, written.tree_id, parent)
     {
-        let counts = token_counts(&written.parts);
-        path.extend(store, written, &stored_counts(&counts))?;
+        path.extend(store, written, &stored_counts(counts))?;
         memory.keep_path(data_version, written.tree_id, path);
     }
     Ok(())

@@ -12,6 +12,10 @@ pub const DATA_DIR_FLAG: &str = "--data-dir";
 /// The environment variable that chooses the data folder when the flag is absent.
 pub const DATA_DIR_ENV: &str = "PINLOOM_DATA_DIR";
 
+/// The desktop app's identifier (`tauri.conf.json`). Its data folder is the OS data folder plus
+/// this, which is how the command line finds the app's database.
+pub const APP_IDENTIFIER: &str = "dev.pinloom.desktop";
+
 /// The database's file name inside the data folder.
 pub const DATABASE_FILE_NAME: &str = "pinloom.sqlite3";
 

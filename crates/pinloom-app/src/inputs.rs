@@ -11,6 +11,7 @@ use pinloom_providers::{Endpoint, ProviderId, Sampling};
 use pinloom_store as store;
 
 use crate::ApiError;
+use crate::json::SamplingSettings;
 
 /// The tokenizers counted exactly when a node is written, under the family names the store keeps.
 /// The estimating families are not stored: an estimate is a function of the text's length and of
@@ -26,7 +27,7 @@ pub(crate) fn exact_family(tokenizer: Tokenizer) -> Option<&'static str> {
 /// The counts stored with a node: one per exact family, summed over its parts as the engine counts
 /// them (tool calls by their arguments, results by their content).
 pub(crate) fn token_counts(parts: &[store::Part]) -> Vec<(String, u64)> {
-    let parts: Vec<engine::Part> = parts.iter().map(engine_part).collect();
+    let parts: Vec<engine::Part> = parts.iter().cloned().map(into_engine_part).collect();
     EXACT_FAMILIES
         .iter()
         .map(|(name, tokenizer)| {
@@ -45,20 +46,6 @@ fn into_engine_part(part: store::Part) -> engine::Part {
         }
         store::Part::ToolResult { call_id, content } => {
             engine::Part::ToolResult { call_id, content }
-        }
-    }
-}
-
-pub(crate) fn engine_part(part: &store::Part) -> engine::Part {
-    match part {
-        store::Part::Text { text } => engine::Part::Text(text.clone()),
-        store::Part::ToolCall { id, name, arguments } => engine::Part::ToolCall {
-            id: id.clone(),
-            name: name.clone(),
-            arguments: arguments.clone(),
-        },
-        store::Part::ToolResult { call_id, content } => {
-            engine::Part::ToolResult { call_id: call_id.clone(), content: content.clone() }
         }
     }
 }
@@ -187,25 +174,17 @@ impl ModelChoice {
     }
 }
 
-/// Sampling as profiles store it: `{"temperature": 0.7, "topP": 0.9, "maxOutputTokens": 1024}`,
-/// every field optional.
+/// Sampling as profiles store it (the JSON of [`SamplingSettings`]), as the providers send it.
 fn sampling_from_json(text: &str) -> anyhow::Result<Sampling> {
-    let value: serde_json::Value = serde_json::from_str(text)?;
-    let number = |name: &str| value.get(name).and_then(serde_json::Value::as_f64);
-    #[allow(clippy::cast_possible_truncation)] // sampling values are small, f32 is the wire type
-    let sampling = Sampling {
-        temperature: number("temperature").map(|t| t as f32),
-        top_p: number("topP").map(|t| t as f32),
-        max_output_tokens: match value.get("maxOutputTokens") {
-            None | Some(serde_json::Value::Null) => None,
-            Some(max) => Some(
-                max.as_u64()
-                    .and_then(|max| u32::try_from(max).ok())
-                    .ok_or_else(|| anyhow!("maxOutputTokens must be a whole number"))?,
-            ),
-        },
+    let stored: SamplingSettings = serde_json::from_str(text)?;
+    let max_output_tokens = match stored.max_output_tokens {
+        None => None,
+        Some(max) => Some(
+            u32::try_from(max)
+                .map_err(|_| anyhow!("maxOutputTokens must be a whole number of tokens"))?,
+        ),
     };
-    Ok(sampling)
+    Ok(Sampling { temperature: stored.temperature, top_p: stored.top_p, max_output_tokens })
 }
 
 #[cfg(test)]

@@ -132,8 +132,9 @@ impl From<store::Node> for Message {
 }
 
 /// A model profile: which model, where, and the budgets the context engine plans with. Domain
-/// data, shared by every front end; read and written whole.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+/// data, shared by every front end; read and written whole. (Sampling holds floats, so a profile
+/// is `PartialEq` only.)
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelProfile {
     /// The unique name people choose it by.
@@ -180,8 +181,6 @@ pub struct SamplingSettings {
     pub max_output_tokens: Option<i64>,
 }
 
-impl Eq for SamplingSettings {}
-
 /// A profile's assembly settings.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, specta::Type)]
 #[serde(rename_all = "camelCase", default)]
@@ -196,6 +195,34 @@ pub struct AssemblySettings {
 }
 
 impl ModelProfile {
+    /// A profile of `model_id` at `provider`'s own address with a `context_window`-token window,
+    /// `reserve` tokens kept for the reply and `tokenizer` counting; it takes a native system
+    /// prompt, has no completion endpoint, no agent prompt, and leaves sampling and assembly to
+    /// the defaults. Change the fields for anything else.
+    pub fn new(
+        name: &str,
+        provider: &str,
+        model_id: &str,
+        context_window: i64,
+        reserve: i64,
+        tokenizer: &str,
+    ) -> ModelProfile {
+        ModelProfile {
+            name: name.to_owned(),
+            provider: provider.to_owned(),
+            model_id: model_id.to_owned(),
+            base_url: None,
+            context_window,
+            reserve,
+            native_system: true,
+            completion_endpoint: false,
+            tokenizer: tokenizer.to_owned(),
+            agent_system_prompt: String::new(),
+            sampling: SamplingSettings::default(),
+            assembly: AssemblySettings::default(),
+        }
+    }
+
     /// The stored record. The numbers must have passed the profile checks (non-negative,
     /// within `u32`).
     pub(crate) fn into_record(self) -> store::ModelProfile {
@@ -626,4 +653,16 @@ pub struct SearchResult {
     pub author: Author,
     /// The start of its text.
     pub preview: String,
+}
+
+/// The names a model profile's fields may take.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ProfileChoices {
+    /// Provider names, in the order forms list them.
+    pub providers: Vec<String>,
+    /// Token counter names.
+    pub tokenizers: Vec<String>,
+    /// Truncation strategy names.
+    pub truncations: Vec<String>,
 }

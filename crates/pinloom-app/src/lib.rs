@@ -27,7 +27,9 @@ mod threads;
 mod views;
 
 pub use attachments::MAX_FOLDER_ENTRIES;
-pub use data_dir::{DATA_DIR_ENV, DATA_DIR_FLAG, DATABASE_FILE_NAME, resolve_data_dir};
+pub use data_dir::{
+    APP_IDENTIFIER, DATA_DIR_ENV, DATA_DIR_FLAG, DATABASE_FILE_NAME, resolve_data_dir,
+};
 pub use error::{ApiError, ErrorCode};
 pub use pinloom::{Connections, KEYRING_SERVICE, Pinloom};
 pub use pinloom_providers::ReplyEvent;

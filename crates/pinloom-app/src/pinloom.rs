@@ -135,6 +135,26 @@ impl Pinloom {
     }
 }
 
+impl Pinloom {
+    /// Runs a write on a blocking thread and drops this process's caches after it, since any
+    /// write may change a cached path or plan.
+    pub(crate) async fn write<T: Send + 'static>(
+        &self,
+        doing: &'static str,
+        work: impl FnOnce(&Store) -> anyhow::Result<T> + Send + 'static,
+    ) -> anyhow::Result<T> {
+        let store = self.store.clone();
+        let memory = self.memory.clone();
+        blocking(move || {
+            let result = work(&store);
+            memory.forget();
+            result
+        })
+        .await
+        .context(doing)
+    }
+}
+
 /// Runs store work on tokio's blocking pool: a SQLite call can wait up to the busy timeout on
 /// another process's lock, and must never stall the async executor while it does.
 pub(crate) async fn blocking<T: Send + 'static>(

@@ -8,7 +8,7 @@ use pinloom_providers::catalog::{self, SHIPPED, TokenizerFamily};
 use pinloom_store::{Store, StoreError};
 
 use crate::ApiError;
-use crate::json::ModelProfile;
+use crate::json::{ModelProfile, ProfileChoices};
 use crate::pinloom::{Pinloom, blocking, now_ms};
 
 /// The name a shipped model's profile gets: the model id and who serves it.
@@ -49,14 +49,8 @@ pub(crate) fn seed_from_catalog(store: &Store) -> Result<(), StoreError> {
 /// The checks the store cannot make, since it does not know providers and tokenizers.
 pub(crate) fn check(profile: &ModelProfile) -> Result<(), ApiError> {
     let name = profile.name.trim();
-    if ProviderId::from_name(&profile.provider).is_none() {
-        let known: Vec<&str> = ProviderId::ALL.iter().map(|p| p.name()).collect();
-        return Err(ApiError::invalid_input(format!(
-            "{name}: unknown provider \"{}\"; choose one of {}",
-            profile.provider,
-            known.join(", ")
-        )));
-    }
+    crate::providers::provider_named(&profile.provider)
+        .map_err(|refusal| ApiError::invalid_input(format!("{name}: {}", refusal.message)))?;
     if profile.model_id.trim().is_empty() {
         return Err(ApiError::invalid_input(format!(
             "{name}: the model id is empty; enter it as the provider names it (for example \
@@ -200,22 +194,33 @@ impl Pinloom {
             .into_iter()
             .map(|model| {
                 let engine = model.profile();
-                ModelProfile {
-                    name: shipped_name(ProviderId::Ollama, &model.name),
-                    provider: ProviderId::Ollama.name().to_owned(),
-                    model_id: model.name,
-                    base_url: base_url.clone(),
-                    context_window: i64::from(engine.context_window),
-                    reserve: i64::from(engine.reserve),
-                    native_system: model.native_system,
-                    completion_endpoint: model.completion,
-                    tokenizer: TokenizerFamily::Other.name().to_owned(),
-                    agent_system_prompt: String::new(),
-                    sampling: Default::default(),
-                    assembly: Default::default(),
-                }
+                let mut profile = ModelProfile::new(
+                    &shipped_name(ProviderId::Ollama, &model.name),
+                    ProviderId::Ollama.name(),
+                    &model.name,
+                    i64::from(engine.context_window),
+                    i64::from(engine.reserve),
+                    TokenizerFamily::Other.name(),
+                );
+                profile.base_url = base_url.clone();
+                profile.native_system = model.native_system;
+                profile.completion_endpoint = model.completion;
+                profile
             })
             .collect())
+    }
+
+    /// What a profile's fields may name: the providers, the token counters and the truncation
+    /// strategies, so a form offers exactly what saving accepts.
+    pub fn profile_choices(&self) -> ProfileChoices {
+        ProfileChoices {
+            providers: ProviderId::ALL.iter().map(|provider| provider.name().to_owned()).collect(),
+            tokenizers: TokenizerFamily::ALL
+                .iter()
+                .map(|family| family.name().to_owned())
+                .collect(),
+            truncations: TRUNCATION_STRATEGIES.iter().map(|name| (*name).to_owned()).collect(),
+        }
     }
 
     /// Deletes the profile named `name`.

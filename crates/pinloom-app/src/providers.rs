@@ -3,6 +3,7 @@
 
 use anyhow::Context;
 use pinloom_engine::render::single_turn;
+use pinloom_providers::keys::key_from_environment;
 use pinloom_providers::wire::{Task, build};
 use pinloom_providers::{ApiKey, ProviderId, Sampling};
 use tokio_util::sync::CancellationToken;
@@ -11,7 +12,8 @@ use crate::ApiError;
 use crate::json::{ConnectionCheck, KeyStatus};
 use crate::pinloom::{Pinloom, blocking};
 
-fn provider_named(name: &str) -> Result<ProviderId, ApiError> {
+/// The provider stored as `name`, or a refusal listing the names there are.
+pub(crate) fn provider_named(name: &str) -> Result<ProviderId, ApiError> {
     ProviderId::from_name(name).ok_or_else(|| {
         let known: Vec<&str> = ProviderId::ALL.iter().map(|p| p.name()).collect();
         ApiError::invalid_input(format!(
@@ -31,10 +33,9 @@ impl Pinloom {
                 .into_iter()
                 .filter_map(|provider| provider.key_variable().map(|variable| (provider, variable)))
                 .map(|(provider, variable)| {
-                    let from_environment =
-                        std::env::var(variable).ok().as_deref().and_then(ApiKey::new).is_some();
-                    let (in_keyring, problem) = match keyring.load(provider) {
-                        Ok(found) => (found.is_some(), None),
+                    let from_environment = key_from_environment(provider).is_some();
+                    let (in_keyring, problem) = match keyring.has_key(provider) {
+                        Ok(found) => (found, None),
                         Err(error) => (false, Some(error.to_string())),
                     };
                     KeyStatus {

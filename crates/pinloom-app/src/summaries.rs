@@ -119,26 +119,22 @@ impl Pinloom {
             )
             .into());
         }
-        let store = self.store.clone();
-        let memory = self.memory.clone();
-        let summary = blocking(move || {
-            let key = SummaryKey {
-                tree_id: TreeId(tree_id),
-                pin_id: pin_id.map(PinId),
-                path_end: Some(NodeId(up_to)),
-                budget,
-                summarizer,
-            };
-            let (chars, tokens) = match store.summary(&key)? {
-                Some(existing) => (existing.input_chars, existing.input_tokens),
-                None => (0, 0),
-            };
-            let summary = store.set_summary(&key, &text, chars, tokens, now_ms())?;
-            memory.forget();
-            Ok(summary)
-        })
-        .await
-        .context("could not save the summary")?;
+        let summary = self
+            .write("could not save the summary", move |store| {
+                let key = SummaryKey {
+                    tree_id: TreeId(tree_id),
+                    pin_id: pin_id.map(PinId),
+                    path_end: Some(NodeId(up_to)),
+                    budget,
+                    summarizer,
+                };
+                let (chars, tokens) = match store.summary(&key)? {
+                    Some(existing) => (existing.input_chars, existing.input_tokens),
+                    None => (0, 0),
+                };
+                Ok(store.set_summary(&key, &text, chars, tokens, now_ms())?)
+            })
+            .await?;
         Ok(summary.into())
     }
 

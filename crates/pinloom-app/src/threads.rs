@@ -3,12 +3,13 @@
 //! exclude, include, bookmark, soft-delete and restore messages, and annotate them.
 
 use anyhow::Context;
-use pinloom_store::{NodeId, PinId, Store, TreeId};
+use pinloom_store::{NodeId, PinId, TreeId};
 use tokio_util::sync::CancellationToken;
 
 use crate::ApiError;
 use crate::json::{NodeView, PinView};
 use crate::pinloom::{Pinloom, blocking, now_ms};
+use crate::views::newest_below;
 
 /// What a pin's result is summarised with when closed by a model.
 const PIN_RESULT_INSTRUCTION: &str = "You close a sub-thread of a conversation. Write its result \
@@ -119,7 +120,7 @@ impl Pinloom {
             let pin = store.pin(PinId(pin_id))?;
             let end = match up_to {
                 Some(node) => NodeId(node),
-                None => newest_in_pin(store, &pin)?.ok_or_else(|| {
+                None => newest_below(store, pin.anchor_node_id, Some(pin.id))?.ok_or_else(|| {
                     ApiError::invalid_input(
                         "this sub-thread has no messages to summarise: write its result by hand",
                     )
@@ -224,36 +225,4 @@ impl Pinloom {
         })
         .await
     }
-
-    /// Runs a write on a blocking thread and drops this process's caches after it.
-    pub(crate) async fn write<T: Send + 'static>(
-        &self,
-        doing: &'static str,
-        work: impl FnOnce(&Store) -> anyhow::Result<T> + Send + 'static,
-    ) -> anyhow::Result<T> {
-        let store = self.store.clone();
-        let memory = self.memory.clone();
-        blocking(move || {
-            let result = work(&store);
-            memory.forget();
-            result
-        })
-        .await
-        .context(doing)
-    }
-}
-
-/// The newest live message of a pin's sub-thread, following the newest branch down from its start.
-fn newest_in_pin(store: &Store, pin: &pinloom_store::Pin) -> anyhow::Result<Option<NodeId>> {
-    let Some(anchor) = pin.anchor_node_id else { return Ok(None) };
-    let in_pin = |node: NodeId| -> anyhow::Result<Vec<pinloom_store::Node>> {
-        Ok(store.children(node, false)?.into_iter().filter(|c| c.pin_id == Some(pin.id)).collect())
-    };
-    let mut current = None;
-    let mut children = in_pin(anchor)?;
-    while let Some(newest) = children.iter().max_by_key(|c| (c.created_at_ms, c.id.0)) {
-        current = Some(newest.id);
-        children = in_pin(newest.id)?;
-    }
-    Ok(current)
 }

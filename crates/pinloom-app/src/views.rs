@@ -64,8 +64,9 @@ fn root_of(store: &Store, tree: TreeId) -> anyhow::Result<Option<NodeId>> {
     Ok(store.ancestor_path(newest)?.first().map(|first| first.id))
 }
 
-/// Follows the newest child in `thread` down from `from` (included when it is in the thread).
-fn newest_below(
+/// Follows the newest child in `thread` down from `from` (included when it is in the thread):
+/// the newest branch, as a column shows it and as a pin's result is written from.
+pub(crate) fn newest_below(
     store: &Store,
     from: Option<NodeId>,
     thread: Option<PinId>,
@@ -196,17 +197,7 @@ impl Pinloom {
         let store = self.store.clone();
         blocking(move || {
             let tree = store.tree(TreeId(tree_id))?;
-            let mut rows = Vec::new();
-            let mut after = None;
-            loop {
-                let page = store.outline(tree.id, after, 5_000)?;
-                after = page.last().map(|row| row.id);
-                let done = page.len() < 5_000;
-                rows.extend(page);
-                if done {
-                    break;
-                }
-            }
+            let rows = all_rows(&store, tree.id)?;
             let mut out = format!("{} ({} messages)\n", tree.title, rows.len());
             // Depth first from the roots, without recursion: threads can be very deep.
             let mut children: std::collections::HashMap<Option<NodeId>, Vec<usize>> =
@@ -263,10 +254,7 @@ impl Pinloom {
             let path = store.ancestor_path(NodeId(node_id))?;
             let Some(first) = path.first() else { return Ok(String::new()) };
             let tree = store.tree(first.tree_id)?;
-            let mut out = format!("# {}\n", tree.title);
-            if !tree.system_context.trim().is_empty() {
-                out.push_str(&format!("\n> System context: {}\n", tree.system_context.trim()));
-            }
+            let mut out = markdown_title(&tree);
             let mut thread = None;
             for node in &path {
                 if node.pin_id != thread {
@@ -293,36 +281,48 @@ impl Pinloom {
         let store = self.store.clone();
         blocking(move || {
             let tree = store.tree(TreeId(tree_id))?;
-            let mut out = format!("# {}\n", tree.title);
-            if !tree.system_context.trim().is_empty() {
-                out.push_str(&format!("\n> System context: {}\n", tree.system_context.trim()));
-            }
-            let mut after = None;
-            loop {
-                let page = store.outline(tree.id, after, 1_000)?;
-                for row in &page {
-                    let node = store.node(row.id)?;
-                    let mut heading = format!("#{} · {}", node.id.0, speaker(&node));
-                    if let Some(parent) = node.parent_id {
-                        heading.push_str(&format!(" · after #{}", parent.0));
-                    }
-                    if let Some(pin) = node.pin_id {
-                        heading.push_str(&format!(" · in pin \"{}\"", store.pin(pin)?.title));
-                    }
-                    if node.pruned_at_ms.is_some() {
-                        heading.push_str(" · deleted");
-                    }
-                    out.push_str(&format!("\n## {heading}\n\n{}\n", node.text.trim_end()));
+            let mut out = markdown_title(&tree);
+            for row in all_rows(&store, tree.id)? {
+                let node = store.node(row.id)?;
+                let mut heading = format!("#{} · {}", node.id.0, speaker(&node));
+                if let Some(parent) = node.parent_id {
+                    heading.push_str(&format!(" · after #{}", parent.0));
                 }
-                after = page.last().map(|row| row.id);
-                if page.len() < 1_000 {
-                    break;
+                if let Some(pin) = node.pin_id {
+                    heading.push_str(&format!(" · in pin \"{}\"", store.pin(pin)?.title));
                 }
+                if node.pruned_at_ms.is_some() {
+                    heading.push_str(" · deleted");
+                }
+                out.push_str(&format!("\n## {heading}\n\n{}\n", node.text.trim_end()));
             }
             Ok(out)
         })
         .await
         .context("could not export the tree")
+    }
+}
+
+/// An export's first lines: the tree's title and its system context.
+fn markdown_title(tree: &store::Tree) -> String {
+    let mut out = format!("# {}\n", tree.title);
+    if !tree.system_context.trim().is_empty() {
+        out.push_str(&format!("\n> System context: {}\n", tree.system_context.trim()));
+    }
+    out
+}
+
+/// Every message of a tree in write order, read page by page.
+fn all_rows(store: &Store, tree: TreeId) -> anyhow::Result<Vec<store::OutlineRow>> {
+    const PAGE: u32 = 5_000;
+    let mut rows: Vec<store::OutlineRow> = Vec::new();
+    loop {
+        let page = store.outline(tree, rows.last().map(|row| row.id), PAGE)?;
+        let done = page.len() < PAGE as usize;
+        rows.extend(page);
+        if done {
+            return Ok(rows);
+        }
     }
 }
 

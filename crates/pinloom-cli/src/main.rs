@@ -7,10 +7,9 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand, ValueEnum};
-use pinloom_app::{ApiError, Connections, DATA_DIR_ENV, DATABASE_FILE_NAME, Pinloom};
-
-/// The desktop app's identifier: its data folder is the OS data folder plus this.
-const APP_IDENTIFIER: &str = "dev.pinloom.desktop";
+use pinloom_app::{
+    APP_IDENTIFIER, ApiError, Connections, DATA_DIR_ENV, DATABASE_FILE_NAME, Pinloom,
+};
 
 #[derive(Debug, Parser)]
 #[command(

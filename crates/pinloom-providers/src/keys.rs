@@ -105,11 +105,26 @@ impl Keyring {
     /// this run, and the way in where no keyring exists), else the keyring's. `None` for local
     /// servers, which need none, and when no key is set anywhere.
     pub fn find(&self, provider: ProviderId) -> Result<Option<ApiKey>, ProviderError> {
-        let Some(variable) = provider.key_variable() else { return Ok(None) };
-        if let Some(key) = std::env::var(variable).ok().as_deref().and_then(ApiKey::new) {
+        if provider.key_variable().is_none() {
+            return Ok(None);
+        }
+        if let Some(key) = key_from_environment(provider) {
             return Ok(Some(key));
         }
         self.load(provider)
+    }
+}
+
+/// The key `provider`'s environment variable holds, when it is set to something key-like.
+pub fn key_from_environment(provider: ProviderId) -> Option<ApiKey> {
+    let variable = provider.key_variable()?;
+    std::env::var(variable).ok().as_deref().and_then(ApiKey::new)
+}
+
+impl Keyring {
+    /// Whether a key for `provider` is in the keyring, without reading it out of this crate.
+    pub fn has_key(&self, provider: ProviderId) -> Result<bool, ProviderError> {
+        Ok(self.load(provider)?.is_some())
     }
 }
 

@@ -14,7 +14,7 @@ async fn a_file_is_read_when_attached_and_never_again() {
     let first = pinloom.append_message(tree, None, "Review my notes.".into()).await.unwrap().id;
     let notes = dir.path().join("notes.md");
     std::fs::write(&notes, "Meanders migrate downstream.").unwrap();
-    let attached = pinloom.attach_file(tree, AttachTo::Tree, notes.clone()).await.unwrap();
+    let attached = pinloom.attach_path(tree, AttachTo::Tree, notes.clone()).await.unwrap();
     assert_eq!(attached.role, "file");
     assert_eq!(attached.bytes, 28);
 
@@ -78,7 +78,8 @@ async fn a_folder_listing_leaves_out_the_usual_noise_and_stops_at_a_hundred() {
     std::fs::write(project.join("node_modules/left-pad/index.js"), "").unwrap();
     std::fs::write(project.join("README.md"), "").unwrap();
     let first = pinloom.append_message(tree, None, "Look at the layout.".into()).await.unwrap().id;
-    pinloom.attach_folder(tree, AttachTo::Node(first), project.clone()).await.unwrap();
+    // A path to a folder attaches its listing.
+    pinloom.attach_path(tree, AttachTo::Node(first), project.clone()).await.unwrap();
     let plan = pinloom.preview(first, "Local".into(), None).await.unwrap();
     let listing = plan.slices.iter().find(|slice| slice.kind == "folderListing").unwrap();
     assert!(listing.included);

@@ -36,20 +36,9 @@ fn keys_never_leave_the_request_header() {
 }
 
 fn openai_at(server: &Server, name: &str, provider: &str) -> ModelProfile {
-    ModelProfile {
-        name: name.into(),
-        provider: provider.into(),
-        model_id: "gpt-4o".into(),
-        base_url: Some(format!("{}/v1", server.base)),
-        context_window: 128_000,
-        reserve: 4_096,
-        native_system: true,
-        completion_endpoint: false,
-        tokenizer: "o200k".into(),
-        agent_system_prompt: String::new(),
-        sampling: Default::default(),
-        assembly: Default::default(),
-    }
+    let mut profile = ModelProfile::new(name, provider, "gpt-4o", 128_000, 4_096, "o200k");
+    profile.base_url = Some(format!("{}/v1", server.base));
+    profile
 }
 
 #[tokio::test]

@@ -64,20 +64,10 @@ pub(crate) fn local_profile(
     window: i64,
     tokenizer: &str,
 ) -> ModelProfile {
-    ModelProfile {
-        name: name.into(),
-        provider: "vllm".into(),
-        model_id: "local-model".into(),
-        base_url: Some(format!("{}/v1", server.base)),
-        context_window: window,
-        reserve: window / 8,
-        native_system: true,
-        completion_endpoint: true,
-        tokenizer: tokenizer.into(),
-        agent_system_prompt: String::new(),
-        sampling: Default::default(),
-        assembly: Default::default(),
-    }
+    let mut profile = ModelProfile::new(name, "vllm", "local-model", window, window / 8, tokenizer);
+    profile.base_url = Some(format!("{}/v1", server.base));
+    profile.completion_endpoint = true;
+    profile
 }
 
 /// A fresh database with one profile, `Local`, at `server`.

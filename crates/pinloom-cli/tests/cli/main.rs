@@ -17,20 +17,7 @@ use pinloom_app::json::{ModelProfile, TreeMode};
 async fn fixture(dir: &Path) -> (i64, i64) {
     let pinloom = Pinloom::open(dir.to_owned()).await.unwrap();
     pinloom
-        .save_model_profile(ModelProfile {
-            name: "Golden".into(),
-            provider: "openai".into(),
-            model_id: "gpt-4o".into(),
-            base_url: None,
-            context_window: 8_192,
-            reserve: 1_024,
-            native_system: true,
-            completion_endpoint: false,
-            tokenizer: "o200k".into(),
-            agent_system_prompt: String::new(),
-            sampling: Default::default(),
-            assembly: Default::default(),
-        })
+        .save_model_profile(ModelProfile::new("Golden", "openai", "gpt-4o", 8_192, 1_024, "o200k"))
         .await
         .unwrap();
     let tree = pinloom.create_tree("Rivers".into(), TreeMode::Dialogue).await.unwrap().id;
