@@ -36,4 +36,5 @@ pub const ALL: &[&str] = &[
     "key_forget",
     "connection_check",
     "ollama_models",
+    "profile_choices",
 ];

@@ -1,7 +1,7 @@
 //! Commands for providers: keys in the OS keyring, a connection test, Ollama's local models.
 
 use pinloom_app::ApiError;
-use pinloom_app::json::{ConnectionCheck, KeyStatus, ModelProfile};
+use pinloom_app::json::{ConnectionCheck, KeyStatus, ModelProfile, ProfileChoices};
 use tauri::State;
 
 use crate::AppState;
@@ -47,4 +47,12 @@ pub(crate) async fn ollama_models(
     base_url: Option<String>,
 ) -> Result<Vec<ModelProfile>, ApiError> {
     Ok(state.pinloom()?.discover_ollama_models(base_url).await?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn profile_choices(
+    state: State<'_, AppState>,
+) -> Result<ProfileChoices, ApiError> {
+    Ok(state.pinloom()?.profile_choices())
 }

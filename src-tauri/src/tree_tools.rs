@@ -60,14 +60,7 @@ pub(crate) async fn attach_path(
     to: AttachTo,
     path: String,
 ) -> Result<AttachmentView, ApiError> {
-    let path = PathBuf::from(path.trim());
-    let pinloom = state.pinloom()?;
-    // A folder is attached as its listing, a file as its text.
-    Ok(if path.is_dir() {
-        pinloom.attach_folder(tree_id, to, path).await?
-    } else {
-        pinloom.attach_file(tree_id, to, path).await?
-    })
+    Ok(state.pinloom()?.attach_path(tree_id, to, PathBuf::from(path.trim())).await?)
 }
 
 #[tauri::command]

@@ -99,4 +99,5 @@ export const backend = {
   keyForget: (provider: string) => unwrap(commands.keyForget(provider)),
   connectionCheck: (profile: string) => unwrap(commands.connectionCheck(profile)),
   ollamaModels: (baseUrl: string | null) => unwrap(commands.ollamaModels(baseUrl)),
+  profileChoices: () => unwrap(commands.profileChoices()),
 };

@@ -41,6 +41,7 @@ export const commands = {
 	keyForget: (provider: string) => typedError<null, ApiError>(__TAURI_INVOKE("key_forget", { provider })),
 	connectionCheck: (profile: string) => typedError<ConnectionCheck, ApiError>(__TAURI_INVOKE("connection_check", { profile })),
 	ollamaModels: (baseUrl: string | null) => typedError<ModelProfile[], ApiError>(__TAURI_INVOKE("ollama_models", { baseUrl })),
+	profileChoices: () => typedError<ProfileChoices, ApiError>(__TAURI_INVOKE("profile_choices")),
 };
 
 /** Events */
@@ -220,7 +221,8 @@ export type Message = {
 
 /**
  *  A model profile: which model, where, and the budgets the context engine plans with. Domain
- *  data, shared by every front end; read and written whole.
+ *  data, shared by every front end; read and written whole. (Sampling holds floats, so a profile
+ *  is `PartialEq` only.)
  */
 export type ModelProfile = {
 	/**  The unique name people choose it by. */
@@ -383,6 +385,16 @@ export type PlanView = {
 	url: string,
 	/**  The request body exactly as it would be sent (the key travels in a header, never here). */
 	body: string,
+};
+
+/**  The names a model profile's fields may take. */
+export type ProfileChoices = {
+	/**  Provider names, in the order forms list them. */
+	providers: string[],
+	/**  Token counter names. */
+	tokenizers: string[],
+	/**  Truncation strategy names. */
+	truncations: string[],
 };
 
 /**  A piece of a reply as it streams to the window. */

@@ -221,24 +221,12 @@ export class Conversation {
     }
   }
 
-  async mark(index: number, nodeId: number, action: NodeAction): Promise<void> {
+  /// Changes a message's flags and shows the change wherever the message is on show. A failure
+  /// is shown in column `index` when the change was made there, else in the inspector.
+  async mark(nodeId: number, action: NodeAction, index: number | null = null): Promise<void> {
     try {
       await backend.nodeMark(nodeId, action);
-      await this.reload(index);
-      await this.inspect(this.focus);
-    } catch (thrown) {
-      this.fail(index, thrown);
-    }
-  }
-
-  /// Excludes or includes a message from wherever it is shown (the inspector's toggle).
-  async markAnywhere(nodeId: number, action: NodeAction): Promise<void> {
-    try {
-      await backend.nodeMark(nodeId, action);
-      for (let index = 0; index < this.columns.length; index++) {
-        const end = this.columns[index]?.view.messages.at(-1)?.node.message.id ?? null;
-        await this.reload(index, end);
-      }
+      for (let column = 0; column < this.columns.length; column++) await this.reload(column);
       await this.inspect(this.focus);
       if (action === "keep" && this.planError) {
         // Keeping it made the required messages overflow the budget: undo, and say why.
@@ -251,7 +239,8 @@ export class Conversation {
         });
       }
     } catch (thrown) {
-      this.planError = PinloomError.from(thrown);
+      if (index === null) this.planError = PinloomError.from(thrown);
+      else this.fail(index, thrown);
     }
   }
 
