@@ -115,9 +115,8 @@ pub(crate) async fn system_context_set(
 pub(crate) async fn threadmind_export(
     state: State<'_, AppState>,
     node_id: i64,
-    profile: String,
 ) -> Result<String, ApiError> {
-    Ok(state.pinloom()?.threadmind_markdown(node_id, profile).await?)
+    Ok(state.pinloom()?.threadmind_markdown(node_id).await?)
 }
 
 #[tauri::command]

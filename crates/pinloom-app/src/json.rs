@@ -35,6 +35,8 @@ pub enum Author {
 pub struct TreeSummary {
     /// Its id.
     pub id: i64,
+    /// Its ThreadMind project id (what the MCP server and `pinloom` call it).
+    pub slug: String,
     /// Its title.
     pub title: String,
     /// Dialogue or buffer.
@@ -108,6 +110,7 @@ impl From<store::Tree> for TreeSummary {
     fn from(tree: store::Tree) -> TreeSummary {
         TreeSummary {
             id: tree.id.0,
+            slug: tree.slug,
             title: tree.title,
             mode: tree.mode.into(),
             created_at_ms: tree.created_at_ms,

@@ -23,6 +23,7 @@ mod providers;
 mod settings;
 mod snapshots;
 mod summaries;
+mod threadmind;
 mod threads;
 mod views;
 
@@ -34,5 +35,9 @@ pub use error::{ApiError, ErrorCode};
 pub use pinloom::{Connections, KEYRING_SERVICE, Pinloom};
 pub use pinloom_providers::ReplyEvent;
 pub use summaries::CUT_SUMMARY_NOTE;
+pub use threadmind::{
+    InstructionClient, InstructionFile, PlanFormat, PromptState, ResourceText, ThreadMindSession,
+    TreeRef, plan_report,
+};
 pub use threads::NodeAction;
 pub use tokio_util::sync::CancellationToken;

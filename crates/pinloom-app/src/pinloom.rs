@@ -96,6 +96,13 @@ impl Pinloom {
         Ok(Pinloom { store: Arc::new(store), provider, keyring, memory: Arc::default() })
     }
 
+    /// A number that changes whenever another process commits to the database (SQLite's
+    /// `data_version`): how a long-running front end notices the app's writes.
+    pub async fn data_version(&self) -> anyhow::Result<i64> {
+        let store = self.store.clone();
+        blocking(move || Ok(store.data_version()?)).await
+    }
+
     /// The database file in use.
     pub fn database_path(&self) -> &Path {
         self.store.path()

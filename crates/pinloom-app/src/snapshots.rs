@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use pinloom_engine::snapshot::{
     Attachment, AttachmentKind, AttachmentScope, CachedCount, NodeRecord, ParentEdge, PinRecord,
-    RetrievalCandidate, Snapshot, SummaryRecord, SummaryUpdate, ThreadRef, TreeInfo, TreeMode,
+    RetrievalCandidate, Snapshot, SummaryRecord, ThreadRef, TreeInfo, TreeMode,
 };
 use pinloom_engine::tokens::Tokenizer;
 use pinloom_store::{self as store, NodeId, PinId, Store, StoreError, TreeId};
@@ -259,16 +259,6 @@ impl CachedPath {
         snapshot.summaries = summaries;
 
         snapshot.attachments = store.attachments(tree.id)?.into_iter().map(attachment).collect();
-        snapshot.summary_updates = store
-            .summary_log(tree.id)?
-            .into_iter()
-            .map(|(pin, text)| SummaryUpdate {
-                thread: engine_thread(pin),
-                thread_label: pin.map_or_else(|| "root".to_owned(), |pin| pin.0.to_string()),
-                content_units: text.encode_utf16().count() as u64,
-            })
-            .collect();
-
         // The whole tree is searched, but a pin never sees its sibling pins: a hit counts only
         // in a thread on the active chain or below the active thread, never in one that branches
         // off the chain elsewhere.
@@ -333,7 +323,6 @@ impl CachedPath {
             system_context: tree.system_context.clone(),
             buffer_mode_system_context: tree.buffer_includes_system,
             token_buffer: settings.token_buffer,
-            thread_count: self.threads.len().max(1),
         };
         snapshot.active = engine_node(self.end);
         Ok(())

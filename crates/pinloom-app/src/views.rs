@@ -132,34 +132,6 @@ impl Pinloom {
             .context("could not read the notes")?;
         Ok(notes.into_iter().map(NoteView::from).collect())
     }
-
-    /// The context ThreadMind would assemble for message `node_id` (its summaries and the active
-    /// thread), as Markdown to copy: "copy as ThreadMind markdown".
-    pub async fn threadmind_markdown(
-        &self,
-        node_id: i64,
-        profile: String,
-    ) -> anyhow::Result<String> {
-        self.threadmind(node_id, profile, pinloom_engine::threadmind::context_markdown).await
-    }
-
-    /// One of ThreadMind's renderings of the snapshot of message `node_id`'s chain.
-    async fn threadmind(
-        &self,
-        node_id: i64,
-        profile: String,
-        render: fn(
-            &pinloom_engine::snapshot::Snapshot,
-            usize,
-        ) -> Result<String, pinloom_engine::EngineError>,
-    ) -> anyhow::Result<String> {
-        let profile = crate::conversation::ProfileRef::Stored(profile);
-        let planned = self.plan_for(NodeId(node_id), &profile, None, false).await?;
-        // ThreadMind's depth guard counts threads: the pins' limit plus the root thread.
-        let text = render(&planned.path.snapshot, pinloom_store::MAX_PIN_DEPTH as usize + 1);
-        self.keep_path(planned)?;
-        text.map_err(|error| crate::conversation::engine_error(&error))
-    }
 }
 
 impl Pinloom {
@@ -186,11 +158,6 @@ impl Pinloom {
 }
 
 impl Pinloom {
-    /// ThreadMind's `stats_show` text for the chain of message `node_id`.
-    pub async fn threadmind_stats(&self, node_id: i64, profile: String) -> anyhow::Result<String> {
-        self.threadmind(node_id, profile, pinloom_engine::threadmind::stats).await
-    }
-
     /// The whole tree as indented text, one line per message: its id, who wrote it, its thread
     /// when it is in a pin, its flags and the start of its text.
     pub async fn tree_text(&self, tree_id: i64) -> anyhow::Result<String> {

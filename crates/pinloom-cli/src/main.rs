@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use pinloom_app::{
     APP_IDENTIFIER, ApiError, Connections, DATA_DIR_ENV, DATABASE_FILE_NAME, Pinloom,
 };
@@ -27,47 +27,62 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// The context a send from a message would carry under a model profile.
+    /// The context a send would carry: from a message, or from the newest message of a thread.
     Context {
-        /// The message (its id, as `pinloom tree` lists it).
-        #[arg(long)]
-        node: i64,
-        /// The model profile; the first one by name when absent.
+        #[command(flatten)]
+        target: Target,
+        /// The model profile (plan, report and request); the first one by name when absent.
         #[arg(long)]
         profile: Option<String>,
         /// How to show it.
         #[arg(long, value_enum, default_value_t = ContextFormat::Markdown)]
         format: ContextFormat,
     },
-    /// ThreadMind's statistics for a message's chain of threads.
+    /// ThreadMind's statistics for the chain of a message or a thread.
     Stats {
-        /// The message.
-        #[arg(long)]
-        node: i64,
-        /// The model profile; the first one by name when absent.
-        #[arg(long)]
-        profile: Option<String>,
+        #[command(flatten)]
+        target: Target,
     },
     /// A tree as indented text; the list of trees when no tree is given.
     Tree {
-        /// The tree's id.
-        id: Option<i64>,
+        /// The tree's number or ThreadMind project id.
+        id: Option<String>,
     },
     /// Markdown of a whole tree, or of the thread that ends at a message.
     Export {
-        /// The tree to export whole.
+        /// The tree to export whole (its number or project id).
         #[arg(long, conflicts_with = "node", required_unless_present = "node")]
-        tree: Option<i64>,
+        tree: Option<String>,
         /// The message whose thread to export.
         #[arg(long)]
         node: Option<i64>,
     },
+    /// Serve MCP on standard input and output: ThreadMind's tools, prompts and resources on this
+    /// database, plus pins. The active project and thread belong to the working folder.
+    Mcp,
+}
+
+/// A message, or a thread of a tree.
+#[derive(Debug, Args)]
+#[group(required = true, multiple = true)]
+struct Target {
+    /// The message (its id, as `pinloom tree` lists it).
+    #[arg(long, conflicts_with_all = ["tree", "thread"])]
+    node: Option<i64>,
+    /// The tree (its number or ThreadMind project id), with --thread.
+    #[arg(long, requires = "thread")]
+    tree: Option<String>,
+    /// The thread: `main`, a pin's ThreadMind id, or its number.
+    #[arg(long, requires = "tree")]
+    thread: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum ContextFormat {
     /// ThreadMind's markdown: the system context, ancestor summaries and the active thread.
     Markdown,
+    /// What the plan includes and what it cut, with the reasons, to read.
+    Report,
     /// The plan as JSON: every slice, included or cut with the reason, and the request.
     Plan,
     /// The request body exactly as the provider would receive it.
@@ -85,59 +100,125 @@ fn database(cli_db: Option<PathBuf>) -> anyhow::Result<PathBuf> {
     Ok(folder.join(DATABASE_FILE_NAME))
 }
 
+/// Opens the database; a missing one is created only for the MCP server, which a client may
+/// start before the app ever ran.
+async fn open(path: PathBuf, create: bool) -> anyhow::Result<Pinloom> {
+    if !path.exists() {
+        if !create {
+            anyhow::bail!(ApiError::invalid_input(format!(
+                "there is no Pinloom database at {}; start the app once, or choose one with --db FILE",
+                path.display()
+            )));
+        }
+        if let Some(folder) = path.parent().filter(|folder| !folder.as_os_str().is_empty()) {
+            std::fs::create_dir_all(folder)
+                .with_context(|| format!("could not create the folder {}", folder.display()))?;
+        }
+    }
+    Pinloom::open_database(path, Connections::default()).await
+}
+
+async fn first_profile(pinloom: &Pinloom, chosen: Option<String>) -> anyhow::Result<String> {
+    match chosen {
+        Some(name) => Ok(name),
+        None => {
+            pinloom.model_profiles().await?.into_iter().next().map(|profile| profile.name).context(
+                "the database has no model profiles; add one in the app, or pass --profile",
+            )
+        }
+    }
+}
+
+/// The message a plan is made for: the one named, or the newest of the thread.
+async fn planned_node(pinloom: &Pinloom, target: &Target) -> anyhow::Result<i64> {
+    if let Some(node) = target.node {
+        return Ok(node);
+    }
+    let (tree, thread) = tree_and_thread(pinloom, target).await?;
+    let (end, _) = pinloom.thread_end(tree, thread.clone()).await?;
+    end.ok_or_else(|| {
+        ApiError::invalid_input(format!(
+            "thread {thread} has no messages yet: a plan is made for a message; --format markdown shows its summaries"
+        ))
+        .into()
+    })
+}
+
+async fn tree_and_thread(pinloom: &Pinloom, target: &Target) -> anyhow::Result<(i64, String)> {
+    let (Some(tree), Some(thread)) = (&target.tree, &target.thread) else {
+        anyhow::bail!(ApiError::invalid_input(
+            "give --node ID, or --tree TREE with --thread THREAD"
+        ));
+    };
+    Ok((pinloom.tree_by_reference(tree.clone()).await?.id, thread.clone()))
+}
+
+async fn threadmind_text(
+    pinloom: &Pinloom,
+    target: &Target,
+    stats: bool,
+) -> anyhow::Result<String> {
+    match target.node {
+        Some(node) if stats => pinloom.threadmind_stats(node).await,
+        Some(node) => pinloom.threadmind_markdown(node).await,
+        None => {
+            let (tree, thread) = tree_and_thread(pinloom, target).await?;
+            pinloom.threadmind_thread_text(tree, thread, stats).await
+        }
+    }
+}
+
 async fn run(cli: Cli) -> anyhow::Result<String> {
     let path = database(cli.db)?;
-    if !path.exists() {
-        anyhow::bail!(ApiError::invalid_input(format!(
-            "there is no Pinloom database at {}; start the app once, or choose one with --db FILE",
-            path.display()
-        )));
+    if let Command::Mcp = cli.command {
+        let pinloom = open(path, true).await?;
+        let folder = std::env::current_dir().context("could not read the working folder")?;
+        let folder = folder.canonicalize().unwrap_or(folder);
+        pinloom_mcp::serve_stdio(pinloom, folder.to_string_lossy().into_owned()).await?;
+        return Ok(String::new());
     }
-    let pinloom = Pinloom::open_database(path, Connections::default()).await?;
-    let profile = |chosen: Option<String>| async {
-        match chosen {
-            Some(name) => anyhow::Ok(name),
-            None => pinloom
-                .model_profiles()
-                .await?
-                .into_iter()
-                .next()
-                .map(|profile| profile.name)
-                .context(
-                    "the database has no model profiles; add one in the app, or pass --profile",
-                ),
-        }
-    };
+    let pinloom = open(path, false).await?;
     match cli.command {
-        Command::Context { node, profile: chosen, format } => {
-            let name = profile(chosen).await?;
-            match format {
-                ContextFormat::Markdown => pinloom.threadmind_markdown(node, name).await,
-                ContextFormat::Plan => {
-                    let plan = pinloom.preview(node, name, None).await?;
-                    Ok(serde_json::to_string_pretty(&plan)?)
-                }
-                ContextFormat::Request => Ok(pinloom.preview(node, name, None).await?.body),
+        Command::Context { target, profile, format } => match format {
+            ContextFormat::Markdown => threadmind_text(&pinloom, &target, false).await,
+            ContextFormat::Report | ContextFormat::Plan | ContextFormat::Request => {
+                let node = planned_node(&pinloom, &target).await?;
+                let profile = first_profile(&pinloom, profile).await?;
+                let plan = pinloom.preview(node, profile, None).await?;
+                Ok(match format {
+                    ContextFormat::Report => pinloom_app::plan_report(&plan),
+                    ContextFormat::Plan => serde_json::to_string_pretty(&plan)?,
+                    _ => plan.body,
+                })
             }
+        },
+        Command::Stats { target } => threadmind_text(&pinloom, &target, true).await,
+        Command::Tree { id: Some(id) } => {
+            let tree = pinloom.tree_by_reference(id).await?;
+            pinloom.tree_text(tree.id).await
         }
-        Command::Stats { node, profile: chosen } => {
-            let name = profile(chosen).await?;
-            pinloom.threadmind_stats(node, name).await
-        }
-        Command::Tree { id: Some(id) } => pinloom.tree_text(id).await,
-        Command::Export { node: Some(node), .. } => pinloom.thread_markdown(node).await,
-        Command::Export { tree: Some(tree), .. } => pinloom.tree_markdown(tree).await,
-        Command::Export { .. } => anyhow::bail!(ApiError::invalid_input(
-            "export needs --tree ID (the whole tree) or --node ID (one thread)"
-        )),
         Command::Tree { id: None } => {
             let trees = pinloom.list_trees().await?;
             Ok(trees
                 .iter()
-                .map(|tree| format!("{}\t{}\t{} messages", tree.id, tree.title, tree.message_count))
+                .map(|tree| {
+                    format!(
+                        "{}\t{}\t{}\t{} messages",
+                        tree.id, tree.slug, tree.title, tree.message_count
+                    )
+                })
                 .collect::<Vec<_>>()
                 .join("\n"))
         }
+        Command::Export { node: Some(node), .. } => pinloom.thread_markdown(node).await,
+        Command::Export { tree: Some(tree), .. } => {
+            let tree = pinloom.tree_by_reference(tree).await?;
+            pinloom.tree_markdown(tree.id).await
+        }
+        Command::Export { .. } => anyhow::bail!(ApiError::invalid_input(
+            "export needs --tree ID (the whole tree) or --node ID (one thread)"
+        )),
+        Command::Mcp => Ok(String::new()),
     }
 }
 
@@ -146,7 +227,9 @@ async fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli).await {
         Ok(output) => {
-            println!("{}", output.trim_end());
+            if !output.is_empty() {
+                println!("{}", output.trim_end());
+            }
             ExitCode::SUCCESS
         }
         Err(error) => {

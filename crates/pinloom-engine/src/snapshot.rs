@@ -289,17 +289,6 @@ pub struct RetrievalCandidate {
     pub pinned: bool,
 }
 
-/// One logged summary update (ThreadMind's stats count them).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SummaryUpdate {
-    /// The thread updated.
-    pub thread: ThreadRef,
-    /// The thread's short id, as ThreadMind's stats print it.
-    pub thread_label: String,
-    /// The new summary's length in UTF-16 units (ThreadMind's `content.length`).
-    pub content_units: u64,
-}
-
 /// The tree's own settings that assembly reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TreeInfo {
@@ -313,8 +302,6 @@ pub struct TreeInfo {
     pub buffer_mode_system_context: bool,
     /// Seed 002's token buffer: when set, it replaces the model's reserve for the reply.
     pub token_buffer: Option<u32>,
-    /// How many threads the tree has in all (ThreadMind's stats print it).
-    pub thread_count: usize,
 }
 
 /// Dialogue (messages) or buffer (one document).
@@ -349,8 +336,6 @@ pub struct Snapshot {
     pub retrieval: Vec<RetrievalCandidate>,
     /// Buffer mode's uncommitted working text.
     pub working_buffer: String,
-    /// The log of summary updates, oldest first.
-    pub summary_updates: Vec<SummaryUpdate>,
 }
 
 impl Default for TreeInfo {
@@ -361,7 +346,6 @@ impl Default for TreeInfo {
             system_context: String::new(),
             buffer_mode_system_context: false,
             token_buffer: None,
-            thread_count: 1,
         }
     }
 }

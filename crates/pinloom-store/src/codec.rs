@@ -1,7 +1,7 @@
 //! How enums are spelled in the database. The spellings are part of the file format: never
 //! change one, only add.
 
-use crate::model::{AttachmentRole, Author, TreeMode};
+use crate::model::{AttachmentRole, Author, Sharing, TreeMode};
 
 pub(crate) fn mode_to_sql(mode: TreeMode) -> &'static str {
     match mode {
@@ -15,6 +15,21 @@ pub(crate) fn mode_from_sql(text: &str) -> rusqlite::Result<TreeMode> {
         "dialogue" => Ok(TreeMode::Dialogue),
         "buffer" => Ok(TreeMode::Buffer),
         other => Err(unknown_value("mode", other)),
+    }
+}
+
+pub(crate) fn sharing_to_sql(sharing: Sharing) -> &'static str {
+    match sharing {
+        Sharing::Solo => "solo",
+        Sharing::Team => "team",
+    }
+}
+
+pub(crate) fn sharing_from_sql(text: &str) -> rusqlite::Result<Sharing> {
+    match text {
+        "solo" => Ok(Sharing::Solo),
+        "team" => Ok(Sharing::Team),
+        other => Err(unknown_value("sharing", other)),
     }
 }
 

@@ -21,17 +21,21 @@ mod model;
 mod nodes;
 mod pins;
 mod profiles;
+mod slugs;
 mod store;
 mod summaries;
+mod threads;
 mod trees;
 
 pub use error::StoreError;
 pub use migrations::SCHEMA_VERSION;
 pub use model::{
     Anchor, Annotation, Attachment, AttachmentRole, AttachmentScope, Author, MAX_PIN_DEPTH,
-    ModelProfile, NewNode, Node, NodeId, OutlineRow, Part, Pin, PinId, SearchHit, Summary,
-    SummaryKey, Tree, TreeId, TreeMode,
+    ModelProfile, NewNode, Node, NodeId, OutlineRow, Part, Pin, PinId, SearchHit, Sharing, Summary,
+    SummaryKey, Tree, TreeId, TreeMode, Workspace,
 };
 pub use nodes::{COMMON_TERM_MIN_NODES, MAX_QUERY_TERMS};
+pub use slugs::{ROOT_THREAD_SLUG, slugify, unique_slug};
 pub use store::Store;
 pub use summaries::SummaryUpdate;
+pub use trees::NewTree;

@@ -5,15 +5,22 @@
 //! a change is a new migration, and a database made by every released version is kept as a test
 //! fixture so that upgrading from each is tested.
 
-use rusqlite::{Connection, TransactionBehavior};
+use rusqlite::{Connection, Transaction, TransactionBehavior};
+
+use crate::slugs::{ROOT_THREAD_SLUG, slugify, unique_slug};
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
 
-const MIGRATIONS: &[&str] = &[
-    // 1: trees and their nodes. A node is immutable; its parent is the node before it, and several
-    // children of one parent are alternative branches.
-    r#"
+/// Work a migration does in Rust after its SQL, in the same transaction: filling new columns
+/// with values SQL cannot compute (slugs of titles).
+type Fill = fn(&Transaction<'_>) -> rusqlite::Result<()>;
+
+const MIGRATIONS: &[(&str, Option<Fill>)] = &[
+    (
+        // 1: trees and their nodes. A node is immutable; its parent is the node before it, and several
+        // children of one parent are alternative branches.
+        r#"
     CREATE TABLE trees (
         id             INTEGER PRIMARY KEY,
         title          TEXT    NOT NULL CHECK (length(trim(title)) > 0),
@@ -39,10 +46,13 @@ const MIGRATIONS: &[&str] = &[
     -- The tree list is ordered by last change.
     CREATE INDEX trees_by_update ON trees(updated_at_ms DESC, id DESC);
     "#,
-    // 2: the whole domain model. Threads are pins: every node records the thread it belongs to
-    // (`pin_id`, NULL for the tree's root thread), so a pin edge is a parent link that crosses
-    // threads and a node's thread is read without a walk.
-    r#"
+        None,
+    ),
+    (
+        // 2: the whole domain model. Threads are pins: every node records the thread it belongs to
+        // (`pin_id`, NULL for the tree's root thread), so a pin edge is a parent link that crosses
+        // threads and a node's thread is read without a walk.
+        r#"
     ALTER TABLE trees ADD COLUMN buffer_includes_system INTEGER NOT NULL DEFAULT 0
         CHECK (buffer_includes_system IN (0, 1));
     ALTER TABLE trees ADD COLUMN settings_json TEXT NOT NULL DEFAULT '{}';
@@ -193,11 +203,14 @@ const MIGRATIONS: &[&str] = &[
         INSERT INTO nodes_fts(nodes_fts, rowid, text) VALUES ('delete', old.id, old.text);
     END;
     "#,
-    // 3: what the usage of each reply taught about a model's tokens, the person's "keep" on a
-    // message, and word frequencies for the search. Families without an offline tokenizer are
-    // estimated at so many characters a token; the ratio is corrected from every reply's reported
-    // input tokens and kept per model profile, so all front ends share it.
-    r#"
+        None,
+    ),
+    (
+        // 3: what the usage of each reply taught about a model's tokens, the person's "keep" on a
+        // message, and word frequencies for the search. Families without an offline tokenizer are
+        // estimated at so many characters a token; the ratio is corrected from every reply's reported
+        // input tokens and kept per model profile, so all front ends share it.
+        r#"
     CREATE TABLE calibrations (
         profile_name          TEXT    PRIMARY KEY,
         milli_chars_per_token INTEGER NOT NULL CHECK (milli_chars_per_token > 0),
@@ -211,14 +224,83 @@ const MIGRATIONS: &[&str] = &[
     -- How many messages hold each indexed word: the search leaves out words too common to rank.
     CREATE VIRTUAL TABLE nodes_fts_vocab USING fts5vocab(nodes_fts, 'row');
     "#,
+        None,
+    ),
+    (
+        // 4: what the headless front ends and Open Loom need. ThreadMind names projects and threads
+        // by slugs of their titles (src/slugs.rs): trees and pins get theirs, filled in below for
+        // existing rows and then kept unique (a deleted thread's slug is free again, as in
+        // ThreadMind). ThreadMind's thread_delete leaves a pin in the file, out of every view, with
+        // its summaries' log, which ThreadMind's stats go on counting. A pin's place among its parent
+        // thread's children is its creation order, or last after a move (ThreadMind appends a
+        // rebased thread). Each working folder remembers its active tree and thread, as ThreadMind
+        // keeps one per project folder. Open Loom documents carry what Pinloom does not model
+        // (other apps' extensions, provenance, media): kept as JSON to write back on export.
+        r#"
+    ALTER TABLE trees ADD COLUMN slug TEXT NOT NULL DEFAULT '';
+    -- ThreadMind's project mode. Pinloom has one author per machine, so a team project behaves
+    -- as a solo one until trees are shared between people.
+    ALTER TABLE trees ADD COLUMN sharing TEXT NOT NULL DEFAULT 'solo'
+        CHECK (sharing IN ('solo', 'team'));
+    ALTER TABLE trees ADD COLUMN interchange_json TEXT;
+
+    ALTER TABLE pins ADD COLUMN slug TEXT NOT NULL DEFAULT '';
+    ALTER TABLE pins ADD COLUMN list_order INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE pins ADD COLUMN deleted_at_ms INTEGER;
+    UPDATE pins SET list_order = id;
+
+    ALTER TABLE nodes ADD COLUMN interchange_json TEXT;
+
+    CREATE TABLE workspaces (
+        folder        TEXT    PRIMARY KEY,
+        tree_id       INTEGER REFERENCES trees(id) ON DELETE SET NULL,
+        -- NULL with a tree: the tree's root thread, `main`.
+        pin_id        INTEGER REFERENCES pins(id) ON DELETE SET NULL,
+        updated_at_ms INTEGER NOT NULL
+    ) STRICT;
+    "#,
+        Some(fill_slugs),
+    ),
 ];
+
+/// Gives every existing tree and pin its ThreadMind slug, oldest first so that the oldest keeps
+/// the plain one, then makes slugs unique from here on.
+fn fill_slugs(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    let trees: Vec<(i64, String)> = tx
+        .prepare("SELECT id, title FROM trees ORDER BY id")?
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?
+        .collect::<Result<_, _>>()?;
+    let mut taken: Vec<String> = Vec::new();
+    for (id, title) in trees {
+        let slug = unique_slug(&slugify(&title), |candidate| taken.iter().any(|t| t == candidate));
+        tx.execute("UPDATE trees SET slug = ?2 WHERE id = ?1", rusqlite::params![id, slug])?;
+        taken.push(slug);
+    }
+    let pins: Vec<(i64, i64, String)> = tx
+        .prepare("SELECT id, tree_id, title FROM pins ORDER BY id")?
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
+        .collect::<Result<_, _>>()?;
+    let mut taken: Vec<(i64, String)> = Vec::new();
+    for (id, tree, title) in pins {
+        let slug = unique_slug(&slugify(&title), |candidate| {
+            candidate == ROOT_THREAD_SLUG || taken.iter().any(|(t, s)| *t == tree && s == candidate)
+        });
+        tx.execute("UPDATE pins SET slug = ?2 WHERE id = ?1", rusqlite::params![id, slug])?;
+        taken.push((tree, slug));
+    }
+    tx.execute_batch(
+        "CREATE UNIQUE INDEX trees_by_slug ON trees(slug);
+         CREATE UNIQUE INDEX pins_by_slug ON pins(tree_id, slug) WHERE deleted_at_ms IS NULL;
+         CREATE INDEX pins_by_order ON pins(tree_id, parent_pin_id, list_order);",
+    )
+}
 
 /// Brings `conn` up to [`SCHEMA_VERSION`]. Returns the version the file had before.
 ///
 /// The caller has already checked that the file is not newer than this build.
 pub(crate) fn upgrade(conn: &mut Connection) -> rusqlite::Result<u32> {
     let found = version(conn)?;
-    for (index, sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
+    for (index, (sql, fill)) in MIGRATIONS.iter().enumerate().skip(found as usize) {
         // IMMEDIATE takes the write lock up front, so two processes opening an old file at once
         // migrate it one after the other instead of both trying.
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -229,6 +311,9 @@ pub(crate) fn upgrade(conn: &mut Connection) -> rusqlite::Result<u32> {
             continue;
         }
         tx.execute_batch(sql)?;
+        if let Some(fill) = fill {
+            fill(&tx)?;
+        }
         tx.pragma_update(None, "user_version", index as u32 + 1)?;
         tx.commit()?;
     }

@@ -65,13 +65,27 @@ pub enum Part {
     },
 }
 
+/// ThreadMind's project mode: whose threads may be changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sharing {
+    /// One person's project (ThreadMind's default).
+    Solo,
+    /// A team's project, where only a thread's author may change it. Pinloom has one author per
+    /// machine, so it behaves as a solo project until trees are shared between people.
+    Team,
+}
+
 /// A tree as the store holds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tree {
     /// Its id.
     pub id: TreeId,
+    /// Its ThreadMind project id: a slug of its title, unique among trees.
+    pub slug: String,
     /// Its title, never blank.
     pub title: String,
+    /// ThreadMind's project mode.
+    pub sharing: Sharing,
     /// Dialogue or buffer, fixed at creation.
     pub mode: TreeMode,
     /// The tree-level system context.
@@ -201,6 +215,9 @@ pub struct Anchor {
 pub struct Pin {
     /// Its id, also the id of its thread.
     pub id: PinId,
+    /// Its ThreadMind thread id: a slug of its title, unique among the tree's live threads and
+    /// never `main` (the root thread's).
+    pub slug: String,
     /// Its tree.
     pub tree_id: TreeId,
     /// The thread it opens from; `None` for the root thread.
@@ -219,6 +236,18 @@ pub struct Pin {
     pub result: Option<String>,
     /// When it was opened.
     pub created_at_ms: i64,
+    /// When ThreadMind's thread_delete removed it (and its sub-threads) from every view.
+    pub deleted_at_ms: Option<i64>,
+}
+
+/// The tree and thread a working folder's headless session has active (ThreadMind's
+/// `activeProjectId` and `activeThreadId`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Workspace {
+    /// The active tree, if any.
+    pub tree_id: Option<TreeId>,
+    /// The active thread of that tree; `None` for its root thread.
+    pub pin_id: Option<PinId>,
 }
 
 /// The key a summary is cached under: a thread's path up to a node, at a budget, by a writer.

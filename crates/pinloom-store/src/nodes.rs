@@ -316,26 +316,7 @@ impl Store {
                 )?;
                 renumber_pin_depths(tx, target.pin_id)?;
             }
-            tx.execute(
-                "UPDATE nodes SET parent_id = ?2 WHERE id = ?1",
-                params![node.0, new_parent.0],
-            )?;
-            // A node moved out of the middle of a segment takes the rest of that segment with it
-            // as a segment of its own; a segment head keeps its segment (its parent link moved).
-            tx.execute(
-                "UPDATE nodes SET segment_id = ?1, segment_pos = nodes.segment_pos - moved.segment_pos
-                 FROM (SELECT segment_id, segment_pos FROM nodes WHERE id = ?1) AS moved
-                 WHERE nodes.segment_id = moved.segment_id
-                   AND nodes.segment_pos >= moved.segment_pos
-                   AND moved.segment_id <> ?1",
-                [node.0],
-            )?;
-            // The new parent is live, so only the moved node's own deletion stays on its path.
-            let after = i64::from(moving.pruned_at_ms.is_some());
-            let before = deleted_depth(tx, node)?;
-            if after != before {
-                shift_deleted_depth(tx, node, after - before)?;
-            }
+            reparent(tx, &moving, Some(new_parent))?;
             touch_tree(tx, moving.tree_id, at_ms)?;
             node_by_id(tx, node)
         })
@@ -746,8 +727,43 @@ fn deleted_depth(conn: &Connection, node: NodeId) -> Result<i64, StoreError> {
         .ok_or(StoreError::NotFound { kind: "node", id: node.0 })
 }
 
+/// Links `node` (and so its subtree) under `new_parent`, a live node, or makes it parentless (the
+/// first node of a pin whose parent thread has no message), keeping segments and deleted depths
+/// right. The caller has checked that this makes no cycle and has moved the threads.
+pub(crate) fn reparent(
+    conn: &Connection,
+    node: &Node,
+    new_parent: Option<NodeId>,
+) -> Result<(), StoreError> {
+    conn.execute(
+        "UPDATE nodes SET parent_id = ?2 WHERE id = ?1",
+        params![node.id.0, new_parent.map(|id| id.0)],
+    )?;
+    // A node moved out of the middle of a segment takes the rest of that segment with it as a
+    // segment of its own; a segment head keeps its segment (its parent link moved).
+    conn.execute(
+        "UPDATE nodes SET segment_id = ?1, segment_pos = nodes.segment_pos - moved.segment_pos
+         FROM (SELECT segment_id, segment_pos FROM nodes WHERE id = ?1) AS moved
+         WHERE nodes.segment_id = moved.segment_id
+           AND nodes.segment_pos >= moved.segment_pos
+           AND moved.segment_id <> ?1",
+        [node.id.0],
+    )?;
+    // The new parent is live, so only the moved node's own deletion stays on its path.
+    let after = i64::from(node.pruned_at_ms.is_some());
+    let before = deleted_depth(conn, node.id)?;
+    if after != before {
+        shift_deleted_depth(conn, node.id, after - before)?;
+    }
+    Ok(())
+}
+
 /// Adds `by` to the deleted depth of `node` and every node below it.
-fn shift_deleted_depth(conn: &Connection, node: NodeId, by: i64) -> Result<(), StoreError> {
+pub(crate) fn shift_deleted_depth(
+    conn: &Connection,
+    node: NodeId,
+    by: i64,
+) -> Result<(), StoreError> {
     conn.prepare_cached(
         "WITH RECURSIVE below(id) AS (
              SELECT ?1
@@ -780,7 +796,10 @@ pub(crate) fn thread_depth(conn: &Connection, thread: Option<PinId>) -> Result<u
 
 /// Recomputes the stored depth of every pin below `thread` after a move changed its ancestry,
 /// refusing the move if any would end up deeper than allowed.
-fn renumber_pin_depths(conn: &Connection, thread: Option<PinId>) -> Result<(), StoreError> {
+pub(crate) fn renumber_pin_depths(
+    conn: &Connection,
+    thread: Option<PinId>,
+) -> Result<(), StoreError> {
     let base = thread_depth(conn, thread)?;
     let deepest: Option<i64> = conn
         .prepare_cached(

@@ -5,11 +5,12 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use crate::error::StoreError;
 use crate::model::{Anchor, MAX_PIN_DEPTH, NodeId, Pin, PinId, TreeId};
 use crate::nodes::{in_deleted_branch, node_by_id, thread_depth};
+use crate::slugs::{ROOT_THREAD_SLUG, slugify, unique_slug};
 use crate::store::Store;
 use crate::trees::{require_tree, touch_tree};
 
 const PIN_COLUMNS: &str = "id, tree_id, parent_pin_id, anchor_node_id, range_start, range_end,
-    anchor_text, title, depth, closed_at_ms, result, created_at_ms";
+    anchor_text, title, depth, closed_at_ms, result, created_at_ms, slug, deleted_at_ms";
 
 impl Store {
     /// Pins a highlighted passage of `node` and opens its sub-thread.
@@ -126,13 +127,15 @@ impl Store {
         let conn = self.conn();
         node_by_id(&conn, node)?;
         let mut statement = conn.prepare_cached(&format!(
-            "SELECT {PIN_COLUMNS} FROM pins WHERE anchor_node_id = ?1 ORDER BY id"
+            "SELECT {PIN_COLUMNS} FROM pins WHERE anchor_node_id = ?1 AND deleted_at_ms IS NULL
+             ORDER BY id"
         ))?;
         let pins = statement.query_map([node.0], pin_from_row)?.collect::<Result<_, _>>()?;
         Ok(pins)
     }
 
-    /// The pins opened directly from thread `parent` (`None`: the root thread), oldest first.
+    /// The live pins opened directly from thread `parent` (`None`: the root thread), oldest
+    /// first.
     pub fn child_pins(
         &self,
         tree_id: TreeId,
@@ -141,7 +144,8 @@ impl Store {
         let conn = self.conn();
         require_tree(&conn, tree_id)?;
         let mut statement = conn.prepare_cached(&format!(
-            "SELECT {PIN_COLUMNS} FROM pins WHERE tree_id = ?1 AND parent_pin_id IS ?2 ORDER BY id"
+            "SELECT {PIN_COLUMNS} FROM pins
+             WHERE tree_id = ?1 AND parent_pin_id IS ?2 AND deleted_at_ms IS NULL ORDER BY id"
         ))?;
         let pins = statement
             .query_map(params![tree_id.0, parent.map(|id| id.0)], pin_from_row)?
@@ -163,10 +167,12 @@ fn insert_pin(
     if depth > MAX_PIN_DEPTH {
         return Err(StoreError::TooDeep { limit: MAX_PIN_DEPTH });
     }
+    let slug = free_pin_slug(conn, tree_id, &slugify(title))?;
     conn.prepare_cached(
         "INSERT INTO pins (tree_id, parent_pin_id, anchor_node_id, range_start, range_end,
-             anchor_text, title, depth, created_at_ms)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+             anchor_text, title, depth, created_at_ms, slug, list_order)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10,
+             (SELECT coalesce(max(list_order), 0) + 1 FROM pins WHERE tree_id = ?1))",
     )?
     .execute(params![
         tree_id.0,
@@ -178,10 +184,37 @@ fn insert_pin(
         title,
         depth,
         created_at_ms,
+        slug,
     ])?;
     let pin = pin_by_id(conn, PinId(conn.last_insert_rowid()))?;
     touch_tree(conn, tree_id, created_at_ms)?;
     Ok(pin)
+}
+
+/// `base`, or the first `base-N` that neither a live pin of the tree nor the root thread has.
+pub(crate) fn free_pin_slug(
+    conn: &Connection,
+    tree_id: TreeId,
+    base: &str,
+) -> Result<String, StoreError> {
+    let mut exists = conn.prepare_cached(
+        "SELECT EXISTS (SELECT 1 FROM pins
+         WHERE tree_id = ?1 AND slug = ?2 AND deleted_at_ms IS NULL)",
+    )?;
+    let mut failure = None;
+    let slug = unique_slug(base, |candidate| {
+        candidate == ROOT_THREAD_SLUG
+            || exists.query_row(params![tree_id.0, candidate], |row| row.get(0)).unwrap_or_else(
+                |error| {
+                    failure = Some(error);
+                    false
+                },
+            )
+    });
+    match failure {
+        Some(error) => Err(error.into()),
+        None => Ok(slug),
+    }
 }
 
 /// The text between two UTF-16 offsets, or `None` when the range is empty, runs past the end or
@@ -214,6 +247,18 @@ pub(crate) fn pin_in_tree(
     Ok(found)
 }
 
+/// The pins matching a WHERE clause (with its ORDER BY, if any).
+pub(crate) fn pins_where(
+    conn: &Connection,
+    clause: &str,
+    params: impl rusqlite::Params,
+) -> Result<Vec<Pin>, StoreError> {
+    let mut statement =
+        conn.prepare_cached(&format!("SELECT {PIN_COLUMNS} FROM pins WHERE {clause}"))?;
+    let pins = statement.query_map(params, pin_from_row)?.collect::<Result<_, _>>()?;
+    Ok(pins)
+}
+
 pub(crate) fn pin_by_id(conn: &Connection, id: PinId) -> Result<Pin, StoreError> {
     conn.prepare_cached(&format!("SELECT {PIN_COLUMNS} FROM pins WHERE id = ?1"))?
         .query_row([id.0], pin_from_row)
@@ -237,6 +282,8 @@ fn pin_from_row(row: &Row<'_>) -> rusqlite::Result<Pin> {
         closed_at_ms: row.get(9)?,
         result: row.get(10)?,
         created_at_ms: row.get(11)?,
+        slug: row.get(12)?,
+        deleted_at_ms: row.get(13)?,
     })
 }
 

@@ -2,16 +2,32 @@
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
-use crate::codec::{count, mode_from_sql, mode_to_sql};
+use crate::codec::{count, mode_from_sql, mode_to_sql, sharing_from_sql, sharing_to_sql};
 use crate::error::StoreError;
-use crate::model::{Tree, TreeId, TreeMode};
+use crate::model::{Sharing, Tree, TreeId, TreeMode};
+use crate::slugs::{slugify, unique_slug};
 use crate::store::Store;
 
 const TREE_SELECT: &str =
     "SELECT t.id, t.title, t.mode, t.system_context, t.buffer_includes_system,
         t.settings_json, t.created_at_ms, t.updated_at_ms,
-        (SELECT count(*) FROM nodes n WHERE n.tree_id = t.id)
+        (SELECT count(*) FROM nodes n WHERE n.tree_id = t.id), t.slug, t.sharing
     FROM trees t";
+
+/// A tree to create, with what ThreadMind's project_create sets at once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewTree {
+    /// Its title; must not be blank.
+    pub title: String,
+    /// Dialogue or buffer, fixed from now on.
+    pub mode: TreeMode,
+    /// The tree-level system context.
+    pub system_context: String,
+    /// ThreadMind's project mode.
+    pub sharing: Sharing,
+    /// When it was created, in milliseconds since the Unix epoch.
+    pub created_at_ms: i64,
+}
 
 impl Store {
     /// Creates an empty tree.
@@ -21,20 +37,28 @@ impl Store {
         mode: TreeMode,
         created_at_ms: i64,
     ) -> Result<Tree, StoreError> {
-        let title = title.trim();
-        if title.is_empty() {
-            return Err(StoreError::InvalidInput(
-                "a tree needs a title: type one before creating it".into(),
-            ));
-        }
-        self.write(|tx| {
-            tx.execute(
-                "INSERT INTO trees (title, mode, created_at_ms, updated_at_ms)
-                 VALUES (?1, ?2, ?3, ?3)",
-                params![title, mode_to_sql(mode), created_at_ms],
-            )?;
-            tree_by_id(tx, TreeId(tx.last_insert_rowid()))
+        self.create_tree_with(&NewTree {
+            title: title.to_owned(),
+            mode,
+            system_context: String::new(),
+            sharing: Sharing::Solo,
+            created_at_ms,
         })
+    }
+
+    /// Creates an empty tree with its system context and project mode, in one transaction. Its
+    /// slug is its title's, with `-2`, `-3`, … when another tree has it.
+    pub fn create_tree_with(&self, tree: &NewTree) -> Result<Tree, StoreError> {
+        self.write(|tx| insert_tree(tx, tree))
+    }
+
+    /// The tree whose ThreadMind project id is `slug`.
+    pub fn tree_by_slug(&self, slug: &str) -> Result<Option<Tree>, StoreError> {
+        let conn = self.conn();
+        Ok(conn
+            .prepare_cached(&format!("{TREE_SELECT} WHERE t.slug = ?1"))?
+            .query_row([slug], tree_from_row)
+            .optional()?)
     }
 
     /// All trees, the most recently changed first.
@@ -115,6 +139,45 @@ impl Store {
     }
 }
 
+pub(crate) fn insert_tree(conn: &Connection, tree: &NewTree) -> Result<Tree, StoreError> {
+    let title = tree.title.trim();
+    if title.is_empty() {
+        return Err(StoreError::InvalidInput(
+            "a tree needs a title: type one before creating it".into(),
+        ));
+    }
+    let slug = free_tree_slug(conn, &slugify(title))?;
+    conn.execute(
+        "INSERT INTO trees (title, mode, system_context, sharing, slug, created_at_ms, updated_at_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
+        params![
+            title,
+            mode_to_sql(tree.mode),
+            tree.system_context,
+            sharing_to_sql(tree.sharing),
+            slug,
+            tree.created_at_ms
+        ],
+    )?;
+    tree_by_id(conn, TreeId(conn.last_insert_rowid()))
+}
+
+/// `base`, or the first `base-N` no tree has.
+fn free_tree_slug(conn: &Connection, base: &str) -> Result<String, StoreError> {
+    let mut exists = conn.prepare_cached("SELECT EXISTS (SELECT 1 FROM trees WHERE slug = ?1)")?;
+    let mut failure = None;
+    let slug = unique_slug(base, |candidate| {
+        exists.query_row([candidate], |row| row.get(0)).unwrap_or_else(|error| {
+            failure = Some(error);
+            false
+        })
+    });
+    match failure {
+        Some(error) => Err(error.into()),
+        None => Ok(slug),
+    }
+}
+
 /// Refuses a tree that does not exist, without counting its nodes as [`tree_by_id`] does: write
 /// paths call this on every append, so it must not grow with the tree.
 pub(crate) fn require_tree(conn: &Connection, id: TreeId) -> Result<(), StoreError> {
@@ -149,5 +212,7 @@ fn tree_from_row(row: &Row<'_>) -> rusqlite::Result<Tree> {
         created_at_ms: row.get(6)?,
         updated_at_ms: row.get(7)?,
         node_count: count(row.get(8)?),
+        slug: row.get(9)?,
+        sharing: sharing_from_sql(&row.get::<_, String>(10)?)?,
     })
 }

@@ -91,8 +91,7 @@ export const backend = {
   treeSettingsSet: (treeId: number, settings: TreeSettings) =>
     unwrap(commands.treeSettingsSet(treeId, settings)),
   systemContextSet: (treeId: number, text: string) => unwrap(commands.systemContextSet(treeId, text)),
-  threadmindExport: (nodeId: number, profile: string) =>
-    unwrap(commands.threadmindExport(nodeId, profile)),
+  threadmindExport: (nodeId: number) => unwrap(commands.threadmindExport(nodeId)),
   treeSearch: (treeId: number, query: string) => unwrap(commands.treeSearch(treeId, query)),
   keysStatus: () => unwrap(commands.keysStatus()),
   keySave: (provider: string, key: string) => unwrap(commands.keySave(provider, key)),

@@ -34,7 +34,7 @@ export const commands = {
 	treeSettingsGet: (treeId: number) => typedError<TreeSettings, ApiError>(__TAURI_INVOKE("tree_settings_get", { treeId })),
 	treeSettingsSet: (treeId: number, settings: TreeSettings) => typedError<TreeSettings, ApiError>(__TAURI_INVOKE("tree_settings_set", { treeId, settings })),
 	systemContextSet: (treeId: number, text: string) => typedError<null, ApiError>(__TAURI_INVOKE("system_context_set", { treeId, text })),
-	threadmindExport: (nodeId: number, profile: string) => typedError<string, ApiError>(__TAURI_INVOKE("threadmind_export", { nodeId, profile })),
+	threadmindExport: (nodeId: number) => typedError<string, ApiError>(__TAURI_INVOKE("threadmind_export", { nodeId })),
 	treeSearch: (treeId: number, query: string) => typedError<SearchResult[], ApiError>(__TAURI_INVOKE("tree_search", { treeId, query })),
 	keysStatus: () => typedError<KeyStatus[], ApiError>(__TAURI_INVOKE("keys_status")),
 	keySave: (provider: string, key: string) => typedError<null, ApiError>(__TAURI_INVOKE("key_save", { provider, key })),
@@ -576,6 +576,8 @@ export type TreeSettings = {
 export type TreeSummary = {
 	/**  Its id. */
 	id: number,
+	/**  Its ThreadMind project id (what the MCP server and `pinloom` call it). */
+	slug: string,
 	/**  Its title. */
 	title: string,
 	/**  Dialogue or buffer. */

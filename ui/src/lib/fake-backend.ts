@@ -37,6 +37,7 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
         if (!title) throw { code: "invalidInput", message: "a tree needs a title" } satisfies ApiError;
         const tree: TreeSummary = {
           id: nextId++,
+          slug: title.toLowerCase().replace(/[^a-z0-9]+/g, "-"),
           title,
           mode: args.mode as TreeSummary["mode"],
           createdAtMs: 0,

@@ -49,8 +49,7 @@ async fn notes_are_listed_and_the_threadmind_export_shows_the_chain() {
         .send_in_pin(pin.id, None, "Where?".into(), "Local".into(), events, cancel)
         .await
         .unwrap();
-    let markdown =
-        pinloom.threadmind_markdown(asked.reply.message.id, "Local".into()).await.unwrap();
+    let markdown = pinloom.threadmind_markdown(asked.reply.message.id).await.unwrap();
     assert!(markdown.contains("Summary: rivers."), "{markdown}");
     assert!(markdown.contains("(active)"), "{markdown}");
     assert!(markdown.contains("Where?"), "{markdown}");

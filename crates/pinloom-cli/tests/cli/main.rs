@@ -5,6 +5,8 @@
 // A test's unwrap is its assertion.
 #![allow(clippy::unwrap_used)]
 
+mod mcp;
+
 use std::path::Path;
 use std::process::Command;
 
@@ -70,7 +72,7 @@ async fn the_tree_the_context_and_the_stats_read_the_apps_database() {
     let (trees, _, code) = pinloom(&db, &["tree"]);
     assert_eq!(code, 0);
     expect![[r#"
-        1	Rivers	3 messages
+        1	rivers	Rivers	3 messages
     "#]]
     .assert_eq(&trees);
 
@@ -108,7 +110,7 @@ async fn the_tree_the_context_and_the_stats_read_the_apps_database() {
     "#]]
     .assert_eq(&markdown);
 
-    let (stats, _, _) = pinloom(&db, &["stats", "--node", &node, "--profile", "Golden"]);
+    let (stats, _, _) = pinloom(&db, &["stats", "--node", &node]);
     expect![[r#"
         ThreadMind Stats: "Rivers"
 
@@ -124,7 +126,7 @@ async fn the_tree_the_context_and_the_stats_read_the_apps_database() {
 
         Per-Thread Breakdown:
           Thread               Updates   Current    Cumulative     Ratio
-          root                 1         ~11        ~11            0%
+          main                 1         ~11        ~11            0%
 
         Method: Cumulative summary input vs current context size.
         Token estimates use ~3.5 chars/token approximation.
@@ -188,6 +190,31 @@ async fn the_tree_the_context_and_the_stats_read_the_apps_database() {
     let kinds: Vec<&str> =
         plan["slices"].as_array().unwrap().iter().map(|s| s["kind"].as_str().unwrap()).collect();
     assert_eq!(kinds, ["system", "ancestorSummary", "anchor", "prompt"]);
+
+    // A thread by its ThreadMind id reads as its newest message does.
+    let thread = ["--tree", "rivers", "--thread", "outer-bank-erodes"];
+    let (by_thread, _, code) = pinloom(&db, &[&["context"][..], &thread].concat());
+    assert_eq!((by_thread.as_str(), code), (markdown.as_str(), 0));
+    let (report, _, _) = pinloom(
+        &db,
+        &[&["context"][..], &thread, &["--profile", "Golden", "--format", "report"]].concat(),
+    );
+    expect![[r#"
+        Context for message 3 under "Golden": 62 of 7168 tokens (o200k).
+
+        Included, in the order sent:
+          - system (treeSystemContext), 10 tokens, priority 1: Answer like a geographer.
+          - ancestorSummary (summary), 12 tokens, priority 5: The person asked why rivers meander.
+          - anchor (anchor 1), 31 tokens, priority 2: The user highlighted the following text and is asking a foll
+          - prompt (node 3), 9 tokens, priority 2: Why the outer bank?
+
+        Nothing was cut.
+
+        Request: POST https://api.openai.com/v1/chat/completions
+    "#]].assert_eq(&report);
+    let (_, refusal, code) = pinloom(&db, &["context", "--tree", "rivers", "--thread", "nope"]);
+    assert_eq!(code, 1);
+    assert!(refusal.contains("tree 1 has no thread \"nope\""), "{refusal}");
 }
 
 #[test]

@@ -5,60 +5,42 @@ use pinloom_engine::planner::plan;
 use pinloom_engine::profile::{ProviderFamily, RoleRules};
 use pinloom_engine::render::{buffer_document, request_body};
 use pinloom_engine::settings::Settings;
-use pinloom_engine::snapshot::{Author, PinId, SummaryUpdate, ThreadRef, TreeMode};
-use pinloom_engine::threadmind;
+use pinloom_engine::snapshot::{Author, TreeMode};
+use pinloom_engine::threadmind::{self, SummaryWrite, ThreadEntry, ThreadSection};
 
 use crate::fixtures::{Tree, profile};
 
-/// Seed 000's example tree: main → auth → auth-ui (active), with auth-api and dashboard as a
-/// sibling and another branch that must not appear.
-fn threadmind_tree() -> Tree {
-    let mut t = Tree::new("My App");
-    t.snapshot.tree.system_context =
-        "Building a Next.js e-commerce application with Stripe.".into();
-    t.snapshot.tree.thread_count = 5;
-    let main = t.say(Author::Human, "Let us plan the shop.");
-    t.pin(1, "Auth", None, "Auth design");
-    let auth = t.say(Author::Model, "JWT it is.");
-    t.pin(2, "Auth UI", None, "Login form?");
-    let ui = t.snapshot.active;
-    t.summary(
-        ThreadRef::Root,
-        main,
-        None,
-        "Project overview: Next.js e-commerce with PostgreSQL...",
-    );
-    t.summary(
-        ThreadRef::Pin(PinId(1)),
-        auth,
-        None,
-        "JWT auth with refresh tokens, bcrypt, Passport.js...",
-    );
-    t.summary(
-        ThreadRef::Pin(PinId(2)),
-        ui,
-        None,
-        "Login form with email/password, registration page\nwith validation, forgot password flow...",
-    );
-    for (label, thread, units) in [
-        ("main", ThreadRef::Root, 1_000u64),
-        ("auth-system", ThreadRef::Pin(PinId(1)), 800),
-        ("main", ThreadRef::Root, 3_000),
-        ("auth-ui", ThreadRef::Pin(PinId(2)), 2_500),
-    ] {
-        t.snapshot.summary_updates.push(SummaryUpdate {
-            thread,
-            thread_label: label.into(),
-            content_units: units,
-        });
-    }
-    t
+/// Seed 000's example chain: main → auth → auth-ui (active); its siblings never reach a chain.
+fn seed_chain() -> Vec<ThreadSection> {
+    let section =
+        |title: &str, content: &str| ThreadSection { title: title.into(), content: content.into() };
+    vec![
+        section("My App", "Project overview: Next.js e-commerce with PostgreSQL..."),
+        section("Auth", "JWT auth with refresh tokens, bcrypt, Passport.js..."),
+        section(
+            "Auth UI",
+            "Login form with email/password, registration page\nwith validation, forgot password flow...",
+        ),
+    ]
 }
+
+fn writes(log: &[(&str, u64)]) -> Vec<SummaryWrite> {
+    log.iter()
+        .map(|(thread, units)| SummaryWrite { thread: (*thread).into(), units: *units })
+        .collect()
+}
+
+const SEED_SYSTEM: &str = "Building a Next.js e-commerce application with Stripe.";
 
 #[test]
 fn threadmind_markdown_matches_v0_4_1_seed_000() {
-    let t = threadmind_tree();
-    let md = threadmind::context_markdown(&t.snapshot, 50).unwrap();
+    let context = threadmind::assemble(SEED_SYSTEM, &seed_chain());
+    let stats = threadmind::stats_by_thread(&writes(&[
+        ("main", 1_000),
+        ("auth-system", 800),
+        ("main", 3_000),
+        ("auth-ui", 2_500),
+    ]));
     expect![[r#"
         ## System Context
 
@@ -86,49 +68,7 @@ fn threadmind_markdown_matches_v0_4_1_seed_000() {
         ---
         _ThreadMind context: ~102 tokens | depth: 3 threads_
         _Estimated raw history: ~2,086 tokens (~95% reduction from 4 summary updates)_"#]]
-    .assert_eq(&md);
-}
-
-#[test]
-fn threadmind_active_thread_falls_back_to_its_messages_seed_000() {
-    let mut t = threadmind_tree();
-    t.snapshot.summaries.pop();
-    t.snapshot.summary_updates.clear();
-    t.say(Author::Model, "Use a form with two fields.");
-    let md = threadmind::context_markdown(&t.snapshot, 50).unwrap();
-    expect![[r#"
-        ## System Context
-
-        Building a Next.js e-commerce application with Stripe.
-
-        ---
-
-        ## Thread: My App
-
-        Project overview: Next.js e-commerce with PostgreSQL...
-
-        ---
-
-        ## Thread: Auth
-
-        JWT auth with refresh tokens, bcrypt, Passport.js...
-
-        ---
-
-        ## Thread: Auth UI (active)
-
-        user: Login form?
-
-        assistant: Use a form with two fields.
-
-        ---
-        _ThreadMind context: ~93 tokens | depth: 3 threads_"#]]
-    .assert_eq(&md);
-}
-
-#[test]
-fn threadmind_stats_match_v0_4_1_seed_000() {
-    let t = threadmind_tree();
+    .assert_eq(&threadmind::context_text(&context, &stats));
     expect![[r#"
         ThreadMind Stats: "My App"
 
@@ -150,9 +90,7 @@ fn threadmind_stats_match_v0_4_1_seed_000() {
 
         Method: Cumulative summary input vs current context size.
         Token estimates use ~3.5 chars/token approximation."#]]
-    .assert_eq(&threadmind::stats(&t.snapshot, 50).unwrap());
-    let mut empty = threadmind_tree();
-    empty.snapshot.summary_updates.clear();
+    .assert_eq(&threadmind::stats_text("My App", 5, &context, &stats));
     expect![[r#"
         ThreadMind Stats: "My App"
 
@@ -166,7 +104,81 @@ fn threadmind_stats_match_v0_4_1_seed_000() {
 
         Method: Cumulative summary input vs current context size.
         Token estimates use ~3.5 chars/token approximation."#]]
-    .assert_eq(&threadmind::stats(&empty.snapshot, 50).unwrap());
+    .assert_eq(&threadmind::stats_text("My App", 5, &context, &[]));
+}
+
+#[test]
+fn threadmind_skips_empty_sections_but_counts_their_depth_seed_000() {
+    let mut chain = seed_chain();
+    chain[1].content.clear();
+    chain[2].content =
+        threadmind::transcript([(Author::Human, "Login form?"), (Author::Model, "Two fields.")]);
+    let context = threadmind::assemble("", &chain);
+    expect![[r#"
+        ## Thread: My App
+
+        Project overview: Next.js e-commerce with PostgreSQL...
+
+        ---
+
+        ## Thread: Auth UI (active)
+
+        user: Login form?
+
+        assistant: Two fields.
+
+        ---
+        _~44 tokens | depth: 3_"#]]
+    .assert_eq(&threadmind::context_resource(&context));
+    // An empty chain still has a footer (ThreadMind's output for a thread with nothing yet).
+    let empty =
+        threadmind::assemble("", &[ThreadSection { title: "x".into(), content: String::new() }]);
+    assert_eq!(
+        threadmind::context_text(&empty, &[]),
+        "\n\n---\n_ThreadMind context: ~0 tokens | depth: 1 threads_"
+    );
+}
+
+/// What ThreadMind v0.4.1 printed in a recorded run (project "My App", system context
+/// "Be helpful.", summaries on main and on dashboard-2 written twice, auth-ui active).
+#[test]
+fn threadmind_outputs_equal_a_recorded_v0_4_1_run_seed_000() {
+    let chain = [
+        ThreadSection { title: "My App".into(), content: "Root summary about the app.".into() },
+        ThreadSection { title: "Auth System".into(), content: String::new() },
+        ThreadSection { title: "Auth UI".into(), content: String::new() },
+    ];
+    let context = threadmind::assemble("Be helpful.", &chain);
+    let long = format!("Auth summary {}", "é".repeat(400));
+    let stats = threadmind::stats_by_thread(&[
+        SummaryWrite { thread: "main".into(), units: 27 },
+        SummaryWrite { thread: "dashboard-2".into(), units: long.encode_utf16().count() as u64 },
+        SummaryWrite { thread: "dashboard-2".into(), units: 21 },
+    ]);
+    assert_eq!(
+        threadmind::context_text(&context, &stats),
+        "## System Context\n\nBe helpful.\n\n---\n\n## Thread: My App\n\nRoot summary about the app.\n\n---\n_ThreadMind context: ~24 tokens | depth: 3 threads_\n_Estimated raw history: ~132 tokens (~82% reduction from 3 summary updates)_"
+    );
+    assert_eq!(
+        threadmind::stats_text("My App", 7, &context, &stats),
+        "ThreadMind Stats: \"My App\"\n\nOverview:\n  Threads: 7 (2 with tracked updates)\n  Summary updates: 3\n  Current context: ~24 tokens (depth: 3)\n\nToken Savings (estimated):\n  Estimated raw history: ~132 tokens\n  ThreadMind context:    ~24 tokens\n  Reduction:             ~82%\n\nPer-Thread Breakdown:\n  Thread               Updates   Current    Cumulative     Ratio\n  main                 1         ~8         ~8             0%\n  dashboard-2          2         ~6         ~124           95%\n\nMethod: Cumulative summary input vs current context size.\nToken estimates use ~3.5 chars/token approximation."
+    );
+    let threads = [
+        ("main", None),
+        ("auth-system", Some(0)),
+        ("auth-api", Some(1)),
+        ("dashboard", Some(0)),
+        ("auth-ui", Some(3)),
+        ("dashboard-2", Some(0)),
+        ("under-main", Some(0)),
+    ]
+    .map(|(id, parent)| ThreadEntry { id: id.into(), parent });
+    assert_eq!(
+        threadmind::thread_list(&threads, Some(4)),
+        "main\nauth-system\nauth-api\ndashboard\nauth-ui ← active\ndashboard-2\nunder-main"
+    );
+    let preview = threadmind::preview(&context.text, threadmind::PREVIEW_UNITS);
+    assert_eq!(preview, context.text, "under 300 units the preview is the whole context");
 }
 
 fn small_chat() -> Tree {

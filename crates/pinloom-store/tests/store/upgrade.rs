@@ -2,7 +2,8 @@ use pinloom_store::{SCHEMA_VERSION, Store, TreeMode};
 
 /// Databases written by each released schema version, oldest first. A new schema version adds its
 /// fixture here when it is released (made by that version's code, then never changed).
-const FIXTURES: &[(u32, &str)] = &[(1, "schema-1.sqlite3"), (2, "schema-2.sqlite3")];
+const FIXTURES: &[(u32, &str)] =
+    &[(1, "schema-1.sqlite3"), (2, "schema-2.sqlite3"), (3, "schema-3.sqlite3")];
 
 #[test]
 fn every_released_schema_upgrades_with_its_data_intact() {
@@ -24,19 +25,46 @@ fn every_released_schema_upgrades_with_its_data_intact() {
         assert_eq!(trees[1].mode, TreeMode::Buffer);
         let rivers = trees[2].id;
         let newest = store.newest_node(rivers).unwrap().unwrap();
-        let steps = store.ancestor_path(newest).unwrap();
+        // Schema 2's fixture continued the schema 1 thread in a sub-thread; schema 3's opened a
+        // thread off the first message and wrote in it.
+        let expected = match version {
+            1 => 3,
+            2 => 4,
+            _ => 2,
+        };
+        assert_eq!(store.ancestor_path(newest).unwrap().len(), expected, "from {name}");
+        let altarme = store.search(rivers, "Altarme", 5).unwrap()[0].node_id;
+        let steps = store.ancestor_path(altarme).unwrap();
         let root_thread_end = steps[2].id;
-        let path_texts: Vec<_> = steps.into_iter().map(|n| n.text).collect();
-        // Schema 2's fixture continued the schema 1 thread in a sub-thread.
-        let expected = if *version == 1 { 3 } else { 4 };
-        assert_eq!(path_texts.len(), expected, "from {name}");
-        assert_eq!(path_texts[2], "Und warum entstehen Altarme? 🌊");
-        if *version == 2 {
+        assert_eq!(steps.len(), 3, "from {name}");
+        assert_eq!(steps[2].text, "Und warum entstehen Altarme? 🌊");
+        if *version == 3 {
+            let kept = store.node(newest).unwrap();
+            assert_eq!(
+                kept.pin_id.map(|pin| store.pin(pin).unwrap().slug).as_deref(),
+                Some("oxbow-lakes-2")
+            );
+            assert_eq!(store.calibration("Local model").unwrap(), Some((3_600, 1)));
+        }
+        if *version >= 2 {
             let summaries = store.thread_summaries(rivers, None).unwrap();
             assert_eq!(summaries[0].text, "Meanders and oxbows.", "summaries survive");
             let counts = store.token_counts(&[newest], "o200k").unwrap();
-            assert_eq!(counts.get(&newest), Some(&8), "token counts survive");
+            if *version == 2 {
+                assert_eq!(counts.get(&newest), Some(&8), "token counts survive");
+            }
         }
+        // Schema 4 named every tree and pin the way ThreadMind names projects and threads.
+        let slugs: Vec<_> = trees.iter().map(|tree| tree.slug.as_str()).collect();
+        assert_eq!(slugs, ["empty-tree", "draft-essay", "why-do-rivers-meander"], "from {name}");
+        let threads: Vec<String> =
+            store.live_threads(rivers).unwrap().into_iter().map(|pin| pin.slug).collect();
+        let expected: &[&str] = match version {
+            1 => &[],
+            2 => &["oxbow-lakes"],
+            _ => &["oxbow-lakes", "oxbow-lakes-2"],
+        };
+        assert_eq!(threads, expected, "from {name}");
         assert_eq!(store.search(rivers, "thalweg", 5).unwrap().len(), 1, "old text is searchable");
         store.open_thread(rivers, None, Some(root_thread_end), "new after upgrade", 1).unwrap();
 

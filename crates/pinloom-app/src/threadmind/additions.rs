@@ -1,0 +1,291 @@
+//! What Pinloom's headless session adds to ThreadMind's tools: a thread's messages with their
+//! numbers, pinning a passage of one (a sub-thread that knows its anchor), closing a pin with its
+//! result, the model profiles, and the context a model would be sent, with what was cut and why.
+
+use pinloom_store::{Author, NodeId, ROOT_THREAD_SLUG, Workspace};
+
+use super::{
+    NO_PROJECT, ThreadMindSession, active, chain, missing, named_thread, refuse, thread_list,
+};
+use crate::json::PlanView;
+use crate::pinloom::now_ms;
+
+/// How `context_assemble` shows a plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlanFormat {
+    /// A readable report: the budget, every slice included, every slice cut with its reason.
+    Report,
+    /// The plan as JSON.
+    Plan,
+    /// The request body exactly as the provider would receive it.
+    Request,
+}
+
+impl ThreadMindSession {
+    /// The messages of `thread_id` (the active thread when absent) on its newest branch, each
+    /// with its number, author and the pins opened on it.
+    pub async fn thread_messages(&self, thread_id: Option<String>) -> anyhow::Result<String> {
+        self.run(false, move |store, folder| {
+            let active = active(store, folder)?.ok_or_else(|| refuse(NO_PROJECT))?;
+            let (thread_id, thread) = named_thread(store, &active, thread_id)?;
+            let path = chain::thread_path(store, &active.tree, thread, None)?;
+            if path.is_empty() {
+                return Ok(format!("Thread \"{thread_id}\" has no messages yet."));
+            }
+            let mut out = format!("Thread \"{thread_id}\" ({} messages):", path.len());
+            for node in &path {
+                let who = match node.author {
+                    Author::Human => "user",
+                    Author::Model => "assistant",
+                    Author::Tool => "tool",
+                };
+                let mut notes = Vec::new();
+                if node.excluded {
+                    notes.push("excluded from context".to_owned());
+                }
+                let pins: Vec<String> = store
+                    .pins_anchored_in(node.id)?
+                    .into_iter()
+                    .map(|pin| format!("\"{}\"", pin.slug))
+                    .collect();
+                if !pins.is_empty() {
+                    notes.push(format!("pinned as {}", pins.join(", ")));
+                }
+                let notes = if notes.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", notes.join("; "))
+                };
+                out.push_str(&format!("\n\n#{} {who}{notes}:\n{}", node.id.0, node.text));
+            }
+            Ok(out)
+        })
+        .await
+    }
+
+    /// Pins `passage` of message `node_id` and opens its sub-thread, made active. `start` (in
+    /// UTF-16 units, as a browser selection counts) chooses among several occurrences.
+    pub async fn pin_create(
+        &self,
+        node_id: i64,
+        passage: String,
+        start: Option<u32>,
+        title: Option<String>,
+    ) -> anyhow::Result<String> {
+        self.run(true, move |store, folder| {
+            let active = active(store, folder)?.ok_or_else(|| refuse(NO_PROJECT))?;
+            let node = store.node(NodeId(node_id))?;
+            if node.tree_id != active.tree.id {
+                let tree = store.tree(node.tree_id)?;
+                return Err(refuse(format!(
+                    "message {node_id} is in project \"{}\", not the active one; switch to it with project_switch first",
+                    tree.slug
+                )));
+            }
+            let length = passage.encode_utf16().count() as u32;
+            let start = match start {
+                Some(start) => start,
+                None => {
+                    let found = occurrences(&node.text, &passage);
+                    match found.as_slice() {
+                        [only] => *only,
+                        [] => {
+                            return Err(refuse(format!(
+                                "message {node_id} does not contain {passage:?}; copy the passage exactly as the message has it"
+                            )));
+                        }
+                        several => {
+                            return Err(refuse(format!(
+                                "{passage:?} appears {} times in message {node_id} (at UTF-16 offsets {}); pass `start` to choose one",
+                                several.len(),
+                                several.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+                            )));
+                        }
+                    }
+                }
+            };
+            let pin = store.pin_range(
+                node.id,
+                start,
+                start.saturating_add(length),
+                &passage,
+                title.as_deref().unwrap_or(""),
+                now_ms(),
+            )?;
+            store.set_workspace(
+                folder,
+                Workspace { tree_id: Some(active.tree.id), pin_id: Some(pin.id) },
+                now_ms(),
+            )?;
+            let parent = chain::thread_slug(store, pin.parent_pin_id)?;
+            let list = thread_list(store, &active.tree, Some(pin.id))?;
+            Ok(format!(
+                "Pinned {passage:?} of message {node_id} as thread \"{}\" under \"{parent}\".\n\n{list}",
+                pin.slug
+            ))
+        })
+        .await
+    }
+
+    /// Closes pin `thread_id` (the active thread when absent) with its result, which its parent
+    /// thread then shows; closing again replaces the result.
+    pub async fn pin_close(
+        &self,
+        thread_id: Option<String>,
+        result: String,
+    ) -> anyhow::Result<String> {
+        self.run(true, move |store, folder| {
+            let active = active(store, folder)?.ok_or_else(|| refuse(NO_PROJECT))?;
+            let thread_id = thread_id.unwrap_or(active.thread_slug);
+            if thread_id == ROOT_THREAD_SLUG {
+                return Err(refuse(
+                    "the main thread is not a pin and has no parent to hand a result to; close one of its sub-threads",
+                ));
+            }
+            let pin = store
+                .pin_by_slug(active.tree.id, &thread_id)?
+                .ok_or_else(|| missing(format!("Thread \"{thread_id}\" not found")))?;
+            let pin = store.close_pin(pin.id, result.trim(), now_ms())?;
+            let parent = chain::thread_slug(store, pin.parent_pin_id)?;
+            Ok(format!("Thread \"{thread_id}\" closed; its result now shows in \"{parent}\"."))
+        })
+        .await
+    }
+
+    /// The model profiles a context can be assembled under.
+    pub async fn profile_list(&self) -> anyhow::Result<String> {
+        let profiles = self.pinloom.model_profiles().await?;
+        if profiles.is_empty() {
+            return Ok("No model profiles. Add one in Pinloom's budget panel.".to_owned());
+        }
+        Ok(profiles
+            .iter()
+            .map(|profile| {
+                format!(
+                    "- {}: {} {}, window {} tokens, {} kept for the reply",
+                    profile.name,
+                    profile.provider,
+                    profile.model_id,
+                    profile.context_window,
+                    profile.reserve
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n"))
+    }
+
+    /// What a send from message `node_id` (the newest of `thread_id`, or of the active thread)
+    /// would carry under model profile `profile` (the first by name when absent), and what was
+    /// cut to fit and why. Nothing is sent.
+    pub async fn context_assemble(
+        &self,
+        thread_id: Option<String>,
+        node_id: Option<i64>,
+        profile: Option<String>,
+        format: PlanFormat,
+    ) -> anyhow::Result<String> {
+        let node = match node_id {
+            Some(node) => node,
+            None => {
+                self.run(false, move |store, folder| {
+                    let active = active(store, folder)?.ok_or_else(|| refuse(NO_PROJECT))?;
+                    let (thread_id, thread) = named_thread(store, &active, thread_id)?;
+                    let newest = store.newest_in_thread(active.tree.id, thread)?.ok_or_else(|| {
+                        refuse(format!(
+                            "thread \"{thread_id}\" has no messages yet: a plan is made for a message; context_get shows its summaries"
+                        ))
+                    })?;
+                    Ok(newest.0)
+                })
+                .await?
+            }
+        };
+        let profile = match profile {
+            Some(profile) => profile,
+            None => {
+                self.pinloom.model_profiles().await?.into_iter().next().map(|p| p.name).ok_or_else(
+                    || refuse("there are no model profiles: add one in Pinloom's budget panel"),
+                )?
+            }
+        };
+        let plan = self.pinloom.preview(node, profile, None).await?;
+        Ok(match format {
+            PlanFormat::Report => plan_report(&plan),
+            PlanFormat::Plan => serde_json::to_string_pretty(&plan)?,
+            PlanFormat::Request => plan.body,
+        })
+    }
+}
+
+/// A plan as text: the budget, what goes in, and what was cut, lowest priority first, with why.
+pub fn plan_report(plan: &PlanView) -> String {
+    let mut out = format!(
+        "Context for message {} under \"{}\": {} of {} tokens ({}).\n",
+        plan.node_id, plan.profile, plan.used, plan.available, plan.tokenizer
+    );
+    let describe = |slice: &crate::json::SliceView| {
+        let source = match slice.source_id {
+            Some(id) => format!("{} {id}", slice.source),
+            None => slice.source.clone(),
+        };
+        let preview: String = slice.preview.split_whitespace().collect::<Vec<_>>().join(" ");
+        let preview: String = preview.chars().take(60).collect();
+        format!(
+            "{} ({source}), {} tokens, priority {}: {preview}",
+            slice.kind, slice.tokens, slice.priority
+        )
+    };
+    out.push_str("\nIncluded, in the order sent:\n");
+    for slice in plan.slices.iter().filter(|slice| slice.included) {
+        let kept = if slice.kept { " [kept]" } else { "" };
+        let cut =
+            slice.cut_from.map(|whole| format!(" [cut from {whole} tokens]")).unwrap_or_default();
+        out.push_str(&format!("  - {}{kept}{cut}\n", describe(slice)));
+    }
+    let mut cut: Vec<_> = plan.slices.iter().filter(|slice| !slice.included).collect();
+    cut.sort_by_key(|slice| slice.priority);
+    if cut.is_empty() {
+        out.push_str("\nNothing was cut.\n");
+    } else {
+        out.push_str("\nCut (lowest priority first):\n");
+        for slice in cut {
+            let reason = slice.reason.as_deref().unwrap_or("unknown");
+            out.push_str(&format!("  - {} — {reason}\n", describe(slice)));
+        }
+    }
+    if plan.omitted_messages > 0 {
+        out.push_str(&format!(
+            "\nA marker stands for {} messages left out of the middle.\n",
+            plan.omitted_messages
+        ));
+    }
+    if plan.missing_summaries > 0 {
+        out.push_str(&format!(
+            "\n{} ancestor summaries are not written yet; a send writes them first.\n",
+            plan.missing_summaries
+        ));
+    }
+    out.push_str(&format!("\nRequest: POST {}", plan.url));
+    out
+}
+
+/// Where `passage` starts in `text`, in UTF-16 units, for every occurrence.
+fn occurrences(text: &str, passage: &str) -> Vec<u32> {
+    if passage.is_empty() {
+        return Vec::new();
+    }
+    text.match_indices(passage)
+        .map(|(byte, _)| text[..byte].encode_utf16().count() as u32)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::occurrences;
+
+    #[test]
+    fn occurrences_count_utf16_units() {
+        assert_eq!(occurrences("🌊 bank, bank", "bank"), [3, 9]);
+        assert_eq!(occurrences("abc", ""), Vec::<u32>::new());
+    }
+}

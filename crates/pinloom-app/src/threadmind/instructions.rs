@@ -1,0 +1,261 @@
+//! The instruction files `threadmind_init` writes: where ThreadMind writes them (CLAUDE.md,
+//! .cursorrules, .threadmind/instructions.md), between ThreadMind's markers, so that running it
+//! over files ThreadMind wrote replaces its section in place and leaves everything else as it
+//! was. The text is Pinloom's: the same workflow, tools and `tm:` commands, served by Pinloom.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+
+const MARKER_START: &str = "<!-- threadmind:start -->";
+const MARKER_END: &str = "<!-- threadmind:end -->";
+
+/// An AI client that reads an instruction file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InstructionClient {
+    /// Claude Code reads `CLAUDE.md`.
+    Claude,
+    /// Cursor reads `.cursorrules`.
+    Cursor,
+    /// Any other client: `.threadmind/instructions.md`, to paste into its custom instructions.
+    Generic,
+}
+
+impl InstructionClient {
+    /// Every client, in ThreadMind's order.
+    pub const ALL: [InstructionClient; 3] =
+        [InstructionClient::Claude, InstructionClient::Cursor, InstructionClient::Generic];
+
+    /// The client by ThreadMind's name for it.
+    pub fn from_name(name: &str) -> Option<InstructionClient> {
+        InstructionClient::ALL.into_iter().find(|client| client.name() == name)
+    }
+
+    /// ThreadMind's name for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            InstructionClient::Claude => "claude",
+            InstructionClient::Cursor => "cursor",
+            InstructionClient::Generic => "generic",
+        }
+    }
+
+    fn file(self, folder: &Path) -> PathBuf {
+        match self {
+            InstructionClient::Claude => folder.join("CLAUDE.md"),
+            InstructionClient::Cursor => folder.join(".cursorrules"),
+            InstructionClient::Generic => folder.join(".threadmind").join("instructions.md"),
+        }
+    }
+}
+
+/// One file written, and how.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InstructionFile {
+    /// The client it is for.
+    pub client: InstructionClient,
+    /// Where it is.
+    pub path: PathBuf,
+    /// What happened to it.
+    pub action: WriteAction,
+}
+
+/// What writing the section did to a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteAction {
+    /// The file did not exist.
+    Created,
+    /// The file had the markers; only what was between them changed.
+    Updated,
+    /// The file had no markers; the section was added at its end.
+    Appended,
+}
+
+impl InstructionFile {
+    /// ThreadMind's note on the file in `threadmind_init`'s result.
+    pub fn note(&self) -> &'static str {
+        match self.action {
+            WriteAction::Created => "created",
+            WriteAction::Updated => "updated — existing content preserved",
+            WriteAction::Appended => "appended — existing content preserved",
+        }
+    }
+}
+
+/// Writes the section for each client (in the order given, a repeated one again) into `folder`.
+pub(crate) fn write_all(
+    folder: &Path,
+    project_title: &str,
+    clients: &[InstructionClient],
+) -> anyhow::Result<Vec<InstructionFile>> {
+    clients
+        .iter()
+        .map(|&client| {
+            let path = client.file(folder);
+            let action = write_section(&path, &section(client, project_title))
+                .with_context(|| format!("could not write {}", path.display()))?;
+            Ok(InstructionFile { client, path, action })
+        })
+        .collect()
+}
+
+/// Puts `section` between the markers: a new file holds just the block; a file with the markers
+/// gets the block in their place; any other file gets it appended after a blank line.
+fn write_section(path: &Path, section: &str) -> std::io::Result<WriteAction> {
+    let block = format!("{MARKER_START}\n{section}\n{MARKER_END}");
+    let existing = match std::fs::read_to_string(path) {
+        Ok(text) => Some(text),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
+        Err(error) => return Err(error),
+    };
+    let (text, action) = match existing {
+        None => (format!("{block}\n"), WriteAction::Created),
+        Some(existing) => match existing.find(MARKER_START) {
+            Some(start) => {
+                // A start marker without an end replaces everything after it.
+                let after = existing[start..]
+                    .find(MARKER_END)
+                    .map_or(existing.len(), |end| start + end + MARKER_END.len());
+                (
+                    format!("{}{block}{}", &existing[..start], &existing[after..]),
+                    WriteAction::Updated,
+                )
+            }
+            None => (format!("{}\n\n{block}\n", existing.trim_end()), WriteAction::Appended),
+        },
+    };
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    // Written beside and renamed over, so an editor never sees half a file.
+    let partial = path.with_extension("pinloom-partial");
+    std::fs::write(&partial, text)?;
+    std::fs::rename(&partial, path)?;
+    Ok(action)
+}
+
+fn section(client: InstructionClient, project_title: &str) -> String {
+    let specifics = match client {
+        InstructionClient::Claude => {
+            "### In Claude Code\n\n\
+             - The tools come from Pinloom's MCP server (`pinloom mcp`); call them directly.\n\
+             - Begin every new session with `context_get`, before answering, and work from its \
+             output rather than from the chat history.\n\
+             - When a task is done, offer to update the thread's summary.\n\
+             - The server's prompts are slash commands too: `/mcp__<server name>__tm-help`, \
+             `/mcp__<server name>__tm-create`, and so on."
+        }
+        InstructionClient::Cursor => {
+            "### In Cursor\n\n\
+             - The tools come from Pinloom's MCP server (`pinloom mcp`).\n\
+             - Load the project context with `context_get` when a conversation starts.\n\
+             - Save what was done with `summary_update` before a session ends."
+        }
+        InstructionClient::Generic => {
+            "### In any MCP client\n\n\
+             - Configure Pinloom's MCP server: the command `pinloom mcp`, run from this folder.\n\
+             - Call `context_get` when a session starts and `summary_update` after meaningful \
+             work.\n\
+             - Call `thread_create` when the subject changes, and `thread_list` to see the tree."
+        }
+    };
+    format!(
+        "## Pinloom — threads of context (ThreadMind tools)\n\n\
+         This project keeps its conversations as a tree of threads in **Pinloom**, served over \
+         MCP with ThreadMind's tools. Each thread has a summary; a thread's context is the \
+         system context plus the summaries of the threads above it, never its siblings.\n\
+         Project: \"{project_title}\"\n\n\
+         ### How to work\n\n\
+         1. **When a session starts**, call `context_get` and treat what it returns as what is \
+         already known: decisions, design, and where things stand.\n\n\
+         2. **After a significant step** (a decision, a design choice, a bug understood), call \
+         `summary_update` with 5 to 15 lines that stand on their own: what was decided and why, \
+         the trade-offs, the current state, what is still open.\n\n\
+         3. **When the subject moves** to another area, call `thread_create` to open a \
+         sub-thread, so that each thread stays about one thing. Look at `thread_list` first so \
+         as not to open one that exists.\n\n\
+         4. **When you turn to another part of the work**, call `thread_switch` before going on.\n\n\
+         Summaries replace the chat history: write them for a reader who was not there.\n\n\
+         ### What Pinloom adds\n\n\
+         - `thread_messages` shows a thread's messages with their numbers; `pin_create` pins a \
+         passage of one of them and opens a sub-thread on it; `pin_close` closes a pin with its \
+         result, which its parent thread then shows.\n\
+         - `context_assemble` shows what a model would be sent from a thread under one of \
+         Pinloom's model profiles (`profile_list`), and what was cut to fit and why.\n\n\
+         {specifics}\n\n\
+         ### Shortcuts\n\n\
+         When the person types one of these, run it at once, without asking first:\n\n\
+         | Typed | Do |\n\
+         |-------|----|\n\
+         | `tm:help` | List these shortcuts |\n\
+         | `tm:context` | Call `context_get` and show the result |\n\
+         | `tm:tree` | Call `thread_list` and show the tree |\n\
+         | `tm:create <title>` | Call `thread_create` with that title |\n\
+         | `tm:switch <id>` | Call `thread_switch` with that thread id |\n\
+         | `tm:rebase <id> <newParentId>` | Call `thread_rebase` to move the thread under the new parent |\n\
+         | `tm:summary` | Summarise the discussion so far, then call `summary_update` |\n\
+         | `tm:summary <content>` | Call `summary_update` with that content |\n\
+         | `tm:delete <id>` | Call `thread_delete` with that thread id |\n\
+         | `tm:stats` | Call `stats_show` and show the estimated savings |\n\
+         | `tm:init` | Call `threadmind_init` to write these files again |\n\
+         | `tm:project <title>` | Call `project_create` with that title |\n\
+         | `tm:projects` | Call `project_list` |\n"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_section_goes_between_the_markers_and_nothing_else_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("CLAUDE.md");
+        assert_eq!(write_section(&path, "one").unwrap(), WriteAction::Created);
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            format!("{MARKER_START}\none\n{MARKER_END}\n")
+        );
+
+        std::fs::write(&path, format!("mine\n{MARKER_START}\nold\n{MARKER_END}\nalso mine\n"))
+            .unwrap();
+        assert_eq!(write_section(&path, "two").unwrap(), WriteAction::Updated);
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            format!("mine\n{MARKER_START}\ntwo\n{MARKER_END}\nalso mine\n")
+        );
+
+        let rules = dir.path().join(".cursorrules");
+        std::fs::write(&rules, "user rules\n\n\n").unwrap();
+        assert_eq!(write_section(&rules, "three").unwrap(), WriteAction::Appended);
+        assert_eq!(
+            std::fs::read_to_string(&rules).unwrap(),
+            format!("user rules\n\n{MARKER_START}\nthree\n{MARKER_END}\n")
+        );
+    }
+
+    #[test]
+    fn every_client_is_taught_every_shortcut_and_tool() {
+        for client in InstructionClient::ALL {
+            let text = section(client, "My App");
+            assert!(text.contains("Project: \"My App\""));
+            for shortcut in [
+                "tm:help",
+                "tm:context",
+                "tm:tree",
+                "tm:create",
+                "tm:switch",
+                "tm:rebase",
+                "tm:summary",
+                "tm:delete",
+                "tm:stats",
+                "tm:init",
+                "tm:project",
+                "tm:projects",
+            ] {
+                assert!(text.contains(&format!("`{shortcut}")), "{shortcut} for {client:?}");
+            }
+            assert!(text.contains("pinloom mcp"), "points at Pinloom's server");
+        }
+    }
+}
