@@ -17,6 +17,7 @@ mod data_dir;
 mod error;
 mod inputs;
 pub mod json;
+mod openloom;
 mod pinloom;
 mod profiles;
 mod providers;
@@ -32,6 +33,7 @@ pub use data_dir::{
     APP_IDENTIFIER, DATA_DIR_ENV, DATA_DIR_FLAG, DATABASE_FILE_NAME, resolve_data_dir,
 };
 pub use error::{ApiError, ErrorCode};
+pub use openloom::{ExportOptions, ImportReport, ImportedTreeSummary};
 pub use pinloom::{Connections, KEYRING_SERVICE, Pinloom};
 pub use pinloom_providers::ReplyEvent;
 pub use summaries::CUT_SUMMARY_NOTE;

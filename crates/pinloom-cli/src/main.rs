@@ -48,14 +48,36 @@ enum Command {
         /// The tree's number or ThreadMind project id.
         id: Option<String>,
     },
-    /// Markdown of a whole tree, or of the thread that ends at a message.
+    /// A tree (or every tree) as Open Loom v2 or Markdown, or the thread ending at a message as
+    /// Markdown.
     Export {
         /// The tree to export whole (its number or project id).
-        #[arg(long, conflicts_with = "node", required_unless_present = "node")]
+        #[arg(long, conflicts_with_all = ["node", "all"], required_unless_present_any = ["node", "all"])]
         tree: Option<String>,
-        /// The message whose thread to export.
+        /// Every tree, as one Open Loom document.
+        #[arg(long, conflicts_with = "node")]
+        all: bool,
+        /// The message whose thread to export (Markdown).
         #[arg(long)]
         node: Option<i64>,
+        /// Open Loom v2 (JSON, lossless) or Markdown (to read).
+        #[arg(long, value_enum, default_value_t = ExportFormat::Markdown)]
+        format: ExportFormat,
+        /// Write here instead of to standard output.
+        #[arg(long, value_name = "FILE")]
+        output: Option<PathBuf>,
+        /// Leave out system contexts and system prompts.
+        #[arg(long)]
+        without_system_prompts: bool,
+        /// Leave out raw provider responses kept from imports.
+        #[arg(long)]
+        without_raw_responses: bool,
+    },
+    /// Import an Open Loom v2 document or a socketteer/loom tree. Everything in it is written, or
+    /// nothing; the report says what could not be mapped.
+    Import {
+        /// The file to read.
+        file: PathBuf,
     },
     /// Serve MCP on standard input and output: ThreadMind's tools, prompts and resources on this
     /// database, plus pins. The active project and thread belong to the working folder.
@@ -75,6 +97,14 @@ struct Target {
     /// The thread: `main`, a pin's ThreadMind id, or its number.
     #[arg(long, requires = "tree")]
     thread: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ExportFormat {
+    /// Markdown, to read and share.
+    Markdown,
+    /// Open Loom v2, the interchange format: everything Pinloom knows of the tree.
+    Openloom,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -170,6 +200,15 @@ async fn threadmind_text(
 
 async fn run(cli: Cli) -> anyhow::Result<String> {
     let path = database(cli.db)?;
+    if let Command::Import { file } = &cli.command {
+        let text = std::fs::read_to_string(file).map_err(|error| {
+            ApiError::invalid_input(format!("cannot read {}: {error}", file.display()))
+        })?;
+        let hint =
+            file.file_stem().map(|stem| stem.to_string_lossy().into_owned()).unwrap_or_default();
+        let pinloom = open(path, true).await?;
+        return Ok(pinloom.import_document(text, hint).await?.text());
+    }
     if let Command::Mcp = cli.command {
         let pinloom = open(path, true).await?;
         let folder = std::env::current_dir().context("could not read the working folder")?;
@@ -210,14 +249,56 @@ async fn run(cli: Cli) -> anyhow::Result<String> {
                 .collect::<Vec<_>>()
                 .join("\n"))
         }
-        Command::Export { node: Some(node), .. } => pinloom.thread_markdown(node).await,
-        Command::Export { tree: Some(tree), .. } => {
-            let tree = pinloom.tree_by_reference(tree).await?;
-            pinloom.tree_markdown(tree.id).await
+        Command::Export {
+            tree,
+            all,
+            node,
+            format,
+            output,
+            without_system_prompts,
+            without_raw_responses,
+        } => {
+            let text = match (node, format) {
+                (Some(_), ExportFormat::Openloom) => anyhow::bail!(ApiError::invalid_input(
+                    "Open Loom holds whole trees: export --tree ID --format openloom"
+                )),
+                (Some(node), ExportFormat::Markdown) => pinloom.thread_markdown(node).await?,
+                (None, ExportFormat::Markdown) => match tree {
+                    Some(tree) => {
+                        let tree = pinloom.tree_by_reference(tree).await?;
+                        pinloom.tree_markdown(tree.id).await?
+                    }
+                    None => anyhow::bail!(ApiError::invalid_input(
+                        "Markdown is one tree at a time: export --tree ID"
+                    )),
+                },
+                (None, ExportFormat::Openloom) => {
+                    let trees = match tree {
+                        Some(tree) => vec![pinloom.tree_by_reference(tree).await?.id],
+                        None if all => {
+                            pinloom.list_trees().await?.into_iter().map(|tree| tree.id).collect()
+                        }
+                        None => anyhow::bail!(ApiError::invalid_input(
+                            "export needs --tree ID, --all or --node ID"
+                        )),
+                    };
+                    let options = pinloom_app::ExportOptions {
+                        system_prompts: !without_system_prompts,
+                        raw_responses: !without_raw_responses,
+                    };
+                    pinloom.export_open_loom(trees, options).await?
+                }
+            };
+            match output {
+                None => Ok(text),
+                Some(file) => {
+                    std::fs::write(&file, &text)
+                        .with_context(|| format!("could not write {}", file.display()))?;
+                    Ok(format!("Wrote {}", file.display()))
+                }
+            }
         }
-        Command::Export { .. } => anyhow::bail!(ApiError::invalid_input(
-            "export needs --tree ID (the whole tree) or --node ID (one thread)"
-        )),
+        Command::Import { .. } => Ok(String::new()),
         Command::Mcp => Ok(String::new()),
     }
 }

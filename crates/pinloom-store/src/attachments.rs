@@ -151,7 +151,7 @@ impl Store {
     }
 }
 
-fn annotation_from_row(row: &Row<'_>) -> rusqlite::Result<Annotation> {
+pub(crate) fn annotation_from_row(row: &Row<'_>) -> rusqlite::Result<Annotation> {
     Ok(Annotation {
         id: row.get(0)?,
         node_id: NodeId(row.get(1)?),

@@ -16,6 +16,7 @@
 mod attachments;
 mod codec;
 mod error;
+mod interchange;
 mod migrations;
 mod model;
 mod nodes;
@@ -28,6 +29,10 @@ mod threads;
 mod trees;
 
 pub use error::StoreError;
+pub use interchange::{
+    AnnotationImport, AttachmentImport, ImportScope, ImportedTree, Kept, KeptInterchange,
+    NodeImport, PinImport, SummaryImport, TreeImport,
+};
 pub use migrations::SCHEMA_VERSION;
 pub use model::{
     Anchor, Annotation, Attachment, AttachmentRole, AttachmentScope, Author, MAX_PIN_DEPTH,

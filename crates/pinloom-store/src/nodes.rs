@@ -25,13 +25,13 @@ impl Store {
     /// and its parent must be the pin's anchor node. A node is never appended under a
     /// soft-deleted branch.
     pub fn append_node(&self, node: &NewNode) -> Result<Node, StoreError> {
-        self.write(|tx| insert_node(tx, node))
+        self.write(|tx| insert_node(tx, node, false))
     }
 
     /// Appends many nodes in one transaction: all of them are written, or none. A node may
     /// continue one written earlier in the same batch.
     pub fn append_nodes(&self, nodes: &[NewNode]) -> Result<Vec<Node>, StoreError> {
-        self.write(|tx| nodes.iter().map(|node| insert_node(tx, node)).collect())
+        self.write(|tx| nodes.iter().map(|node| insert_node(tx, node, false)).collect())
     }
 
     /// Writes an edit of `node`: a new sibling with the same parent, thread and author, whose
@@ -61,7 +61,7 @@ impl Store {
                 token_counts,
                 created_at_ms,
             };
-            insert_node(tx, &edit)
+            insert_node(tx, &edit, false)
         })
     }
 
@@ -471,7 +471,13 @@ impl Store {
     }
 }
 
-fn insert_node(conn: &Connection, node: &NewNode) -> Result<Node, StoreError> {
+/// Writes one node. A tree has one first message, except that an edit of it makes a second, and
+/// an import (`extra_roots`) may bring several: Open Loom trees can have many roots.
+pub(crate) fn insert_node(
+    conn: &Connection,
+    node: &NewNode,
+    extra_roots: bool,
+) -> Result<Node, StoreError> {
     if node.parts.is_empty() {
         return Err(StoreError::InvalidInput("a message needs content: it has no parts".into()));
     }
@@ -499,7 +505,8 @@ fn insert_node(conn: &Connection, node: &NewNode) -> Result<Node, StoreError> {
         }
         // An edit of the tree's first message is a second first message, beside the original.
         (None, None)
-            if node.edited_from.is_some_and(|original| is_first_message(conn, original)) =>
+            if extra_roots
+                || node.edited_from.is_some_and(|original| is_first_message(conn, original)) =>
         {
             None
         }

@@ -154,7 +154,7 @@ impl Store {
     }
 }
 
-fn insert_pin(
+pub(crate) fn insert_pin(
     conn: &Connection,
     tree_id: TreeId,
     parent: Option<PinId>,

@@ -17,39 +17,7 @@ impl Store {
         updated_at_ms: i64,
     ) -> Result<ModelProfile, StoreError> {
         validate(profile)?;
-        self.write(|tx| {
-            tx.execute(
-                "INSERT INTO model_profiles (name, provider, model_id, base_url, context_window,
-                     reserve, native_system, completion_endpoint, tokenizer, agent_system_prompt,
-                     sampling_json, settings_json, updated_at_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
-                 ON CONFLICT (name) DO UPDATE SET provider = excluded.provider,
-                     model_id = excluded.model_id, base_url = excluded.base_url,
-                     context_window = excluded.context_window, reserve = excluded.reserve,
-                     native_system = excluded.native_system,
-                     completion_endpoint = excluded.completion_endpoint,
-                     tokenizer = excluded.tokenizer,
-                     agent_system_prompt = excluded.agent_system_prompt,
-                     sampling_json = excluded.sampling_json, settings_json = excluded.settings_json,
-                     updated_at_ms = excluded.updated_at_ms",
-                params![
-                    profile.name.trim(),
-                    profile.provider,
-                    profile.model_id,
-                    profile.base_url,
-                    profile.context_window,
-                    profile.reserve,
-                    profile.native_system,
-                    profile.completion_endpoint,
-                    profile.tokenizer,
-                    profile.agent_system_prompt,
-                    profile.sampling_json,
-                    profile.settings_json,
-                    updated_at_ms
-                ],
-            )?;
-            Ok(())
-        })?;
+        self.write(|tx| insert_profile(tx, profile, true, updated_at_ms))?;
         self.profile(profile.name.trim())
     }
 
@@ -85,7 +53,55 @@ impl Store {
     }
 }
 
-fn validate(profile: &ModelProfile) -> Result<(), StoreError> {
+/// Writes a profile; an existing one of the same name is replaced when `replace`, else left as
+/// it is. Returns whether it was written.
+pub(crate) fn insert_profile(
+    conn: &rusqlite::Connection,
+    profile: &ModelProfile,
+    replace: bool,
+    updated_at_ms: i64,
+) -> Result<bool, StoreError> {
+    let on_conflict = if replace {
+        "DO UPDATE SET provider = excluded.provider,
+             model_id = excluded.model_id, base_url = excluded.base_url,
+             context_window = excluded.context_window, reserve = excluded.reserve,
+             native_system = excluded.native_system,
+             completion_endpoint = excluded.completion_endpoint,
+             tokenizer = excluded.tokenizer,
+             agent_system_prompt = excluded.agent_system_prompt,
+             sampling_json = excluded.sampling_json, settings_json = excluded.settings_json,
+             updated_at_ms = excluded.updated_at_ms"
+    } else {
+        "DO NOTHING"
+    };
+    let written = conn.execute(
+        &format!(
+            "INSERT INTO model_profiles (name, provider, model_id, base_url, context_window,
+                 reserve, native_system, completion_endpoint, tokenizer, agent_system_prompt,
+                 sampling_json, settings_json, updated_at_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+             ON CONFLICT (name) {on_conflict}"
+        ),
+        params![
+            profile.name.trim(),
+            profile.provider,
+            profile.model_id,
+            profile.base_url,
+            profile.context_window,
+            profile.reserve,
+            profile.native_system,
+            profile.completion_endpoint,
+            profile.tokenizer,
+            profile.agent_system_prompt,
+            profile.sampling_json,
+            profile.settings_json,
+            updated_at_ms
+        ],
+    )?;
+    Ok(written > 0)
+}
+
+pub(crate) fn validate(profile: &ModelProfile) -> Result<(), StoreError> {
     let refuse = |message: String| Err(StoreError::InvalidInput(message));
     if profile.name.trim().is_empty() {
         return refuse("a model profile needs a name".into());

@@ -24,12 +24,12 @@ impl Store {
         )
     }
 
-    /// Every pin the tree ever had, deleted ones included, oldest first: what an export writes
-    /// and what names the threads in a summary log.
+    /// Every pin the tree ever had, deleted ones included, in their order among siblings (as
+    /// [`Store::live_threads`]): what an export writes and what names the threads in a log.
     pub fn all_pins(&self, tree_id: TreeId) -> Result<Vec<Pin>, StoreError> {
         let conn = self.conn();
         require_tree(&conn, tree_id)?;
-        pins_where(&conn, "tree_id = ?1 ORDER BY id", params![tree_id.0])
+        pins_where(&conn, "tree_id = ?1 ORDER BY list_order, id", params![tree_id.0])
     }
 
     /// The live pin of the tree whose ThreadMind thread id is `slug`.

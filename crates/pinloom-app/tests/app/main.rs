@@ -5,6 +5,7 @@
 
 mod attachments;
 mod conversation;
+mod interchange;
 mod keys;
 mod profiles;
 mod sharing;

@@ -226,3 +226,61 @@ fn a_missing_database_is_named_with_what_to_do() {
     assert!(err.contains("there is no Pinloom database at") && err.contains("--db FILE"), "{err}");
     assert!(!missing.exists(), "nothing was created");
 }
+
+#[test]
+fn import_and_export_open_loom_through_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    // A database that does not exist yet is created by an import.
+    let db = dir.path().join("fresh.sqlite3");
+    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures");
+    let example = shared.join("openloom/minimal-example.json");
+    let (report, _, code) = pinloom(&db, &["import", example.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    expect![[r#"
+        Imported "Hello" as tree 1 (hello): 3 messages, 0 threads.
+        Everything in the document was mapped.
+    "#]]
+    .assert_eq(&report);
+    let weavers = shared.join("socketteer-loom/weavers.json");
+    let (report, _, _) = pinloom(&db, &["import", weavers.to_str().unwrap()]);
+    expect![[r#"
+        Imported "weavers" as tree 2 (weavers): 14 messages, 0 threads.
+        Not mapped, kept only for export, or repaired:
+          - $.trees[0].extensions "socketteer-loom" are kept for export
+          - message extensions "socketteer-loom" are kept for export (14 times)
+    "#]]
+    .assert_eq(&report);
+
+    let out = dir.path().join("hello.openloom");
+    let (wrote, _, code) = pinloom(
+        &db,
+        &["export", "--tree", "hello", "--format", "openloom", "--output", out.to_str().unwrap()],
+    );
+    assert_eq!((wrote.trim(), code), (format!("Wrote {}", out.display()).as_str(), 0));
+    let document: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let tree = &document["trees"][0];
+    assert_eq!(tree["rootNodeIds"], serde_json::json!(["n1"]));
+    let texts: Vec<&str> = tree["nodes"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|node| node["content"][0]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts, ["Once upon a time", " there was a fox.", " there was a loom."]);
+    let (all, _, _) = pinloom(&db, &["export", "--all", "--format", "openloom"]);
+    let all: serde_json::Value = serde_json::from_str(&all).unwrap();
+    assert_eq!(all["trees"].as_array().unwrap().len(), 2);
+
+    let broken = dir.path().join("broken.json");
+    std::fs::write(&broken, "{\"format\": \"open-loom\", \"version\": \"9.1\", \"trees\": []}")
+        .unwrap();
+    let (_, refusal, code) = pinloom(&db, &["import", broken.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    expect![[r#"
+        pinloom: $.version: Open Loom "9.1" is not a version Pinloom reads (it reads 2.x); export it as Open Loom 2.0; nothing was imported
+    "#]]
+    .assert_eq(&refusal);
+    let (_, refusal, code) = pinloom(&db, &["export", "--node", "3", "--format", "openloom"]);
+    assert_eq!(code, 2, "{refusal}");
+}

@@ -1,0 +1,214 @@
+//! Open Loom v2 (Aspen Grove's interchange format for loom trees): export of trees, and import
+//! of Open Loom v2 documents and of socketteer/loom's saved trees, which the spec maps to it.
+//!
+//! Pinloom's own data (threads and their anchors, summaries and their log, attachments, notes'
+//! inclusion, model profiles, flags) travels in the `pinloom` extension namespace, so that
+//! export → import → export gives the same document but for the export time. An import is one
+//! transaction: a document that cannot be read writes nothing.
+
+mod export;
+mod import;
+mod socketteer;
+
+use anyhow::Context;
+use chrono::{DateTime, SecondsFormat, Utc};
+use pinloom_store::TreeId;
+use serde_json::Value;
+
+use crate::ApiError;
+use crate::pinloom::{Pinloom, blocking, now_ms};
+
+/// The extension namespace Pinloom writes its own data under.
+pub(crate) const PINLOOM: &str = "pinloom";
+
+/// What an export leaves out, as the spec asks exporters to offer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExportOptions {
+    /// Tree system contexts, profiles' agent prompts and agents' system prompts.
+    pub system_prompts: bool,
+    /// The raw provider responses (Tier 3 provenance) imports kept.
+    pub raw_responses: bool,
+}
+
+impl Default for ExportOptions {
+    fn default() -> ExportOptions {
+        ExportOptions { system_prompts: true, raw_responses: true }
+    }
+}
+
+/// A tree an import wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportedTreeSummary {
+    /// Its number.
+    pub id: i64,
+    /// Its ThreadMind project id.
+    pub slug: String,
+    /// Its title.
+    pub title: String,
+    /// How many messages it has.
+    pub messages: usize,
+    /// How many threads (pins) it has.
+    pub threads: usize,
+}
+
+/// What an import wrote, and what it could not map, kept only for export, or repaired.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportReport {
+    /// The trees written.
+    pub trees: Vec<ImportedTreeSummary>,
+    /// Every thing not mapped, kept for export only, or repaired, once each.
+    pub notes: Vec<String>,
+}
+
+impl ImportReport {
+    /// The report as a person reads it.
+    pub fn text(&self) -> String {
+        let mut out: Vec<String> = self
+            .trees
+            .iter()
+            .map(|tree| {
+                format!(
+                    "Imported \"{}\" as tree {} ({}): {} messages, {} threads.",
+                    tree.title, tree.id, tree.slug, tree.messages, tree.threads
+                )
+            })
+            .collect();
+        if self.notes.is_empty() {
+            out.push("Everything in the document was mapped.".to_owned());
+        } else {
+            out.push("Not mapped, kept only for export, or repaired:".to_owned());
+            out.extend(self.notes.iter().map(|note| format!("  - {note}")));
+        }
+        out.join("\n")
+    }
+}
+
+impl Pinloom {
+    /// The trees as one Open Loom v2 document (pretty JSON).
+    pub async fn export_open_loom(
+        &self,
+        trees: Vec<i64>,
+        options: ExportOptions,
+    ) -> anyhow::Result<String> {
+        let store = self.store.clone();
+        blocking(move || {
+            let trees: Vec<TreeId> = trees.into_iter().map(TreeId).collect();
+            let document = export::document(&store, &trees, options, now_ms())?;
+            Ok(format!("{}\n", serde_json::to_string_pretty(&document)?))
+        })
+        .await
+        .context("could not export the trees")
+    }
+
+    /// Reads an Open Loom v2 document, or a socketteer/loom tree, and writes every tree in it in
+    /// one transaction. `title_hint` names a tree the document leaves untitled (the file's
+    /// name). A document that cannot be read is refused with where and why, and nothing is
+    /// written.
+    pub async fn import_document(
+        &self,
+        text: String,
+        title_hint: String,
+    ) -> anyhow::Result<ImportReport> {
+        let value: Value = serde_json::from_str(&text).map_err(|error| {
+            ApiError::invalid_input(format!(
+                "the file is not valid JSON: {error}; nothing was imported"
+            ))
+        })?;
+        let title_hint = match title_hint.trim() {
+            "" => "Imported loom".to_owned(),
+            hint => hint.to_owned(),
+        };
+        let document = if value.get("format").is_some() {
+            value
+        } else if socketteer::detect(&value) {
+            socketteer::to_open_loom(&value, &title_hint)
+        } else {
+            return Err(ApiError::invalid_input(unread_format(&value)).into());
+        };
+        let now = now_ms();
+        let plan = import::plan(&document, &title_hint, now)?;
+        self.write("nothing was imported", move |store| {
+            let mut notes = plan.notes;
+            let here = store.profiles()?;
+            for profile in &plan.profiles {
+                if here.iter().any(|existing| existing.name == profile.name && existing != profile)
+                {
+                    notes.add(format!(
+                        "model profile {:?} exists here with other settings; yours were kept",
+                        profile.name
+                    ));
+                }
+            }
+            let plan = import::Plan { notes: import::Notes::default(), ..plan };
+            let (written, _) = store.import_trees(
+                &plan.trees,
+                &plan.profiles,
+                |which, ids| import::kept_json(&plan, which, ids),
+                now,
+            )?;
+            let trees = written
+                .into_iter()
+                .map(|tree| ImportedTreeSummary {
+                    id: tree.tree.id.0,
+                    slug: tree.tree.slug,
+                    title: tree.tree.title,
+                    messages: tree.nodes.len(),
+                    threads: tree.pins.len(),
+                })
+                .collect();
+            Ok(ImportReport { trees, notes: notes.into_lines() })
+        })
+        .await
+    }
+}
+
+/// Why a JSON file is not one Pinloom reads, naming the format it looks like.
+fn unread_format(value: &Value) -> String {
+    let has = |key: &str| value.get(key).is_some();
+    let nodes_have = |key: &str| {
+        value
+            .get("nodes")
+            .and_then(Value::as_object)
+            .is_some_and(|nodes| nodes.values().next().is_some_and(|node| node.get(key).is_some()))
+    };
+    if has("nodes") && has("bookmarkedNodes") && has("rootNodeId") {
+        "this is an Open Loom v1 file (Loom Swift); Pinloom reads Open Loom 2.x: export it as Open Loom 2.0 first; nothing was imported".to_owned()
+    } else if has("current") && nodes_have("parentId") && nodes_have("unread") {
+        "this is a Loomsidian (Obsidian loom) file, which Pinloom does not read yet; export it as Open Loom 2.0 first; nothing was imported".to_owned()
+    } else if value.get("loomTree").and_then(|tree| tree.get("nodeStore")).is_some() {
+        "this is a MiniLoom file, which Pinloom does not read yet; export it as Open Loom 2.0 first; nothing was imported".to_owned()
+    } else {
+        "this JSON is neither an Open Loom document (no \"format\": \"open-loom\") nor a socketteer loom tree; nothing was imported".to_owned()
+    }
+}
+
+/// A time as Open Loom writes it: ISO-8601 in UTC with milliseconds.
+pub(crate) fn iso(ms: i64) -> String {
+    DateTime::<Utc>::from_timestamp_millis(ms)
+        .unwrap_or_default()
+        .to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+/// An ISO-8601 time with a zone, in milliseconds since the Unix epoch; `None` without a zone or
+/// when it does not parse (the spec: leave it out rather than guess).
+pub(crate) fn parse_time(text: &str) -> Option<i64> {
+    DateTime::parse_from_rfc3339(text).ok().map(|time| time.timestamp_millis())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{iso, parse_time};
+
+    #[test]
+    fn times_round_trip_in_utc_with_milliseconds() {
+        assert_eq!(iso(1_783_545_240_123), "2026-07-08T21:14:00.123Z");
+        assert_eq!(parse_time("2026-07-08T21:14:00.123Z"), Some(1_783_545_240_123));
+        assert_eq!(parse_time("2026-07-08T23:14:00+02:00"), Some(1_783_545_240_000));
+        assert_eq!(
+            parse_time("2023-02-28-19.24.17"),
+            None,
+            "socketteer's local times are left out"
+        );
+        assert_eq!(parse_time("2026-07-08T21:14:00"), None, "no zone, no guess");
+    }
+}

@@ -1,0 +1,591 @@
+//! Whole trees in and out, for Open Loom: every tree of a document written in one transaction
+//! (all of it or none), and the reads an export needs. What a document carried that Pinloom does
+//! not model is kept as JSON beside the tree and each node, to be written back on export.
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::attachments::annotation_from_row;
+use crate::codec::role_to_sql;
+use crate::error::StoreError;
+use crate::model::{
+    Anchor, Annotation, AttachmentRole, Author, ModelProfile, NewNode, Node, NodeId, Part, PinId,
+    Summary, SummaryKey, Tree, TreeId,
+};
+use crate::nodes::{NODE_COLUMNS, insert_node, node_from_row, shift_deleted_depth};
+use crate::pins::{free_pin_slug, insert_pin};
+use crate::profiles::insert_profile;
+use crate::store::Store;
+use crate::summaries::SummaryUpdate;
+use crate::trees::{NewTree, insert_tree, tree_by_id};
+
+/// A tree to write whole. Nodes, pins and summaries refer to each other by their index in these
+/// lists; nodes come parents first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TreeImport {
+    /// The tree itself.
+    pub tree: NewTree,
+    /// The slug it had, kept when no other tree has it.
+    pub slug: Option<String>,
+    /// Whether buffer mode includes the system context.
+    pub buffer_includes_system: bool,
+    /// Its settings overrides, as JSON.
+    pub settings_json: String,
+    /// When it last changed.
+    pub updated_at_ms: i64,
+    /// Its messages, parents first.
+    pub nodes: Vec<NodeImport>,
+    /// Its pins (threads), in the order they are listed.
+    pub pins: Vec<PinImport>,
+    /// Its summaries with their logs.
+    pub summaries: Vec<SummaryImport>,
+    /// Its attachments.
+    pub attachments: Vec<AttachmentImport>,
+    /// Its notes.
+    pub annotations: Vec<AnnotationImport>,
+}
+
+/// A message to import.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeImport {
+    /// Its parent's index; `None` for a root.
+    pub parent: Option<usize>,
+    /// Its thread's index in the pins; `None` for the root thread.
+    pub pin: Option<usize>,
+    /// The index of the node it is an edit of.
+    pub edited_from: Option<usize>,
+    /// Who wrote it.
+    pub author: Author,
+    /// Its content.
+    pub parts: Vec<Part>,
+    /// The model that wrote it.
+    pub model: Option<String>,
+    /// Its generation settings, as JSON.
+    pub generation_json: Option<String>,
+    /// The usage reported for it, as JSON.
+    pub usage_json: Option<String>,
+    /// Kept out of context.
+    pub excluded: bool,
+    /// Bookmarked.
+    pub bookmarked: bool,
+    /// Kept in every context.
+    pub kept: bool,
+    /// A reply that did not finish.
+    pub incomplete: bool,
+    /// When it was soft-deleted.
+    pub pruned_at_ms: Option<i64>,
+    /// When it was written.
+    pub created_at_ms: i64,
+    /// Its token counts.
+    pub token_counts: Vec<(String, u64)>,
+}
+
+/// A pin to import.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PinImport {
+    /// The index of the pin it opens from; `None` for the root thread.
+    pub parent: Option<usize>,
+    /// The index of the node it hangs off.
+    pub anchor_node: Option<usize>,
+    /// The highlighted passage.
+    pub anchor: Option<Anchor>,
+    /// Its title.
+    pub title: String,
+    /// The slug it had, kept when free.
+    pub slug: Option<String>,
+    /// When it was closed, and its result.
+    pub closed: Option<(i64, String)>,
+    /// When it was opened.
+    pub created_at_ms: i64,
+    /// When ThreadMind's thread_delete removed it.
+    pub deleted_at_ms: Option<i64>,
+    /// Its place among the tree's threads as ThreadMind lists them (0 first).
+    pub order: usize,
+}
+
+/// Whose kept interchange JSON [`Store::import_trees`] asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kept {
+    /// The tree of this index.
+    Tree(usize),
+    /// The node of this index in the tree of that index.
+    Node(usize, usize),
+    /// The settings of the tree of this index (they may name nodes).
+    Settings(usize),
+}
+
+/// A summary to import, with every write its log kept.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SummaryImport {
+    /// The thread's pin index; `None` for the root thread.
+    pub pin: Option<usize>,
+    /// The index of the last node covered; `None` for the thread as a whole.
+    pub path_end: Option<usize>,
+    /// The budget it was written for.
+    pub budget: Option<u32>,
+    /// Who wrote it ('' for a person).
+    pub summarizer: String,
+    /// Its text.
+    pub text: String,
+    /// What it summarised, in characters and tokens.
+    pub input_chars: u64,
+    /// What it summarised, in tokens.
+    pub input_tokens: u64,
+    /// When it was last written.
+    pub updated_at_ms: i64,
+    /// Every write, oldest first.
+    pub log: Vec<SummaryUpdate>,
+}
+
+/// Where an imported attachment hangs, by index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImportScope {
+    /// The tree.
+    Tree,
+    /// A thread (a pin's index, or the root thread).
+    Thread(Option<usize>),
+    /// A node's index.
+    Node(usize),
+}
+
+/// An attachment to import.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttachmentImport {
+    /// Where it hangs.
+    pub scope: ImportScope,
+    /// Its role.
+    pub role: AttachmentRole,
+    /// Its name.
+    pub name: String,
+    /// Its content.
+    pub content: String,
+    /// When it was attached.
+    pub created_at_ms: i64,
+}
+
+/// A note to import.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AnnotationImport {
+    /// The node's index.
+    pub node: usize,
+    /// The note.
+    pub text: String,
+    /// Whether it enters context.
+    pub included: bool,
+    /// When it was written.
+    pub created_at_ms: i64,
+}
+
+/// What earlier imports kept of a tree and its nodes for export.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeptInterchange {
+    /// The tree's, if any.
+    pub tree: Option<String>,
+    /// Each node's that has some, by id.
+    pub nodes: Vec<(NodeId, String)>,
+}
+
+/// What an import wrote for one tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportedTree {
+    /// The tree.
+    pub tree: Tree,
+    /// The ids of its nodes, by import index.
+    pub nodes: Vec<NodeId>,
+    /// The ids of its pins, by import index.
+    pub pins: Vec<PinId>,
+}
+
+impl Store {
+    /// Writes every tree in one transaction (all of them, or nothing), and the model profiles
+    /// not yet here by name. `kept` gives the JSON a tree or node keeps for export once the
+    /// tree's node ids are known (it may name nodes). Returns what was written and the names of
+    /// profiles that were already here and so were left as they are.
+    pub fn import_trees(
+        &self,
+        trees: &[TreeImport],
+        profiles: &[ModelProfile],
+        kept: impl Fn(Kept, &[NodeId]) -> Option<String>,
+        at_ms: i64,
+    ) -> Result<(Vec<ImportedTree>, Vec<String>), StoreError> {
+        for profile in profiles {
+            crate::profiles::validate(profile)?;
+        }
+        self.write(|tx| {
+            let mut written = Vec::with_capacity(trees.len());
+            for (index, tree) in trees.iter().enumerate() {
+                let imported = import_tree(tx, tree)?;
+                tx.execute(
+                    "UPDATE trees SET interchange_json = ?2 WHERE id = ?1",
+                    params![imported.tree.id.0, kept(Kept::Tree(index), &imported.nodes)],
+                )?;
+                if let Some(settings) = kept(Kept::Settings(index), &imported.nodes) {
+                    tx.execute(
+                        "UPDATE trees SET settings_json = ?2 WHERE id = ?1",
+                        params![imported.tree.id.0, settings],
+                    )?;
+                }
+                for (node, id) in imported.nodes.iter().enumerate() {
+                    if let Some(json) = kept(Kept::Node(index, node), &imported.nodes) {
+                        tx.execute(
+                            "UPDATE nodes SET interchange_json = ?2 WHERE id = ?1",
+                            params![id.0, json],
+                        )?;
+                    }
+                }
+                written.push(imported);
+            }
+            let mut kept = Vec::new();
+            for profile in profiles {
+                if !insert_profile(tx, profile, false, at_ms)? {
+                    kept.push(profile.name.clone());
+                }
+            }
+            // Reread: the tree's counts and times now include everything written.
+            for imported in &mut written {
+                imported.tree = tree_by_id(tx, imported.tree.id)?;
+            }
+            Ok((written, kept))
+        })
+    }
+
+    /// Every node of a tree, soft-deleted ones included, in write order.
+    pub fn tree_nodes(&self, tree_id: TreeId) -> Result<Vec<Node>, StoreError> {
+        let conn = self.conn();
+        let mut statement = conn.prepare_cached(&format!(
+            "SELECT {NODE_COLUMNS} FROM nodes n WHERE n.tree_id = ?1 ORDER BY n.id"
+        ))?;
+        let nodes = statement.query_map([tree_id.0], node_from_row)?.collect::<Result<_, _>>()?;
+        Ok(nodes)
+    }
+
+    /// The kept interchange JSON of a tree and of each of its nodes that has some.
+    pub fn interchange(&self, tree_id: TreeId) -> Result<KeptInterchange, StoreError> {
+        let conn = self.conn();
+        let tree: Option<String> = conn
+            .prepare_cached("SELECT interchange_json FROM trees WHERE id = ?1")?
+            .query_row([tree_id.0], |row| row.get(0))
+            .optional()?
+            .ok_or(StoreError::NotFound { kind: "tree", id: tree_id.0 })?;
+        let mut statement = conn.prepare_cached(
+            "SELECT id, interchange_json FROM nodes
+             WHERE tree_id = ?1 AND interchange_json IS NOT NULL ORDER BY id",
+        )?;
+        let nodes = statement
+            .query_map([tree_id.0], |row| Ok((NodeId(row.get(0)?), row.get(1)?)))?
+            .collect::<Result<_, _>>()?;
+        Ok(KeptInterchange { tree, nodes })
+    }
+
+    /// Every note of a tree, included or not, oldest first.
+    pub fn tree_annotations(&self, tree_id: TreeId) -> Result<Vec<Annotation>, StoreError> {
+        let conn = self.conn();
+        let mut statement = conn.prepare_cached(
+            "SELECT a.id, a.node_id, a.text, a.included, a.created_at_ms
+             FROM annotations a JOIN nodes n ON n.id = a.node_id
+             WHERE n.tree_id = ?1 ORDER BY a.id",
+        )?;
+        let annotations =
+            statement.query_map([tree_id.0], annotation_from_row)?.collect::<Result<_, _>>()?;
+        Ok(annotations)
+    }
+
+    /// Every summary of a tree with every write of its log, oldest summary first.
+    pub fn tree_summaries(
+        &self,
+        tree_id: TreeId,
+    ) -> Result<Vec<(Summary, Vec<SummaryUpdate>)>, StoreError> {
+        let keys: Vec<SummaryKey> = {
+            let conn = self.conn();
+            let mut statement = conn.prepare_cached(
+                "SELECT pin_id, path_end_node_id, budget, summarizer FROM summaries
+                 WHERE tree_id = ?1 ORDER BY id",
+            )?;
+            statement
+                .query_map([tree_id.0], |row| {
+                    Ok(SummaryKey {
+                        tree_id,
+                        pin_id: row.get::<_, Option<i64>>(0)?.map(PinId),
+                        path_end: row.get::<_, Option<i64>>(1)?.map(NodeId),
+                        budget: row.get(2)?,
+                        summarizer: row.get(3)?,
+                    })
+                })?
+                .collect::<Result<_, _>>()?
+        };
+        let mut summaries = Vec::with_capacity(keys.len());
+        for key in keys {
+            if let Some(summary) = self.summary(&key)? {
+                let log = self.summary_updates(&key)?;
+                summaries.push((summary, log));
+            }
+        }
+        Ok(summaries)
+    }
+}
+
+fn import_tree(conn: &Connection, import: &TreeImport) -> Result<ImportedTree, StoreError> {
+    let tree = insert_tree(conn, &import.tree)?;
+    if let Some(slug) = &import.slug {
+        let taken: bool = conn
+            .prepare_cached("SELECT EXISTS (SELECT 1 FROM trees WHERE slug = ?1 AND id <> ?2)")?
+            .query_row(params![slug, tree.id.0], |row| row.get(0))?;
+        if !taken {
+            conn.execute("UPDATE trees SET slug = ?2 WHERE id = ?1", params![tree.id.0, slug])?;
+        }
+    }
+    conn.execute(
+        "UPDATE trees SET buffer_includes_system = ?2, settings_json = ?3 WHERE id = ?1",
+        params![tree.id.0, import.buffer_includes_system, import.settings_json],
+    )?;
+
+    let mut pins: Vec<Option<PinId>> = vec![None; import.pins.len()];
+    let mut nodes: Vec<NodeId> = Vec::with_capacity(import.nodes.len());
+    for (index, node) in import.nodes.iter().enumerate() {
+        let reference = |other: Option<usize>, what: &str| -> Result<Option<NodeId>, StoreError> {
+            match other {
+                None => Ok(None),
+                Some(other) => nodes.get(other).copied().map(Some).ok_or_else(|| {
+                    StoreError::InvalidInput(format!(
+                        "message {index} of the import names {what} {other}, which is not written before it"
+                    ))
+                }),
+            }
+        };
+        let parent = reference(node.parent, "the parent")?;
+        // An edit may name a node written after it; that link is set once all are written.
+        let edited_from = node.edited_from.and_then(|other| nodes.get(other).copied());
+        let pin = match node.pin {
+            None => None,
+            Some(pin) => Some(ensure_pin(conn, import, tree.id, pin, &mut pins, &nodes)?),
+        };
+        // A pin's first message hangs off its anchor; a message after it continues its thread.
+        let begins_pin = pin.is_some()
+            && match parent {
+                None => true,
+                Some(parent) => {
+                    conn.prepare_cached("SELECT pin_id FROM nodes WHERE id = ?1")?
+                        .query_row([parent.0], |row| row.get::<_, Option<i64>>(0))?
+                        != pin.map(|id| id.0)
+                }
+            };
+        let new = NewNode {
+            tree_id: tree.id,
+            parent_id: parent,
+            pin_id: if begins_pin { pin } else { None },
+            author: node.author,
+            parts: node.parts.clone(),
+            edited_from,
+            model: node.model.clone(),
+            generation_json: node.generation_json.clone(),
+            usage_json: node.usage_json.clone(),
+            incomplete: node.incomplete,
+            token_counts: node.token_counts.clone(),
+            created_at_ms: node.created_at_ms,
+        };
+        let written = insert_node(conn, &new, true)?;
+        if written.pin_id != pin {
+            return Err(StoreError::InvalidInput(format!(
+                "message {index} of the import is said to be in another thread than its parent's"
+            )));
+        }
+        conn.execute(
+            "UPDATE nodes SET excluded = ?2, bookmarked = ?3, kept = ?4 WHERE id = ?1",
+            params![written.id.0, node.excluded, node.bookmarked, node.kept],
+        )?;
+        nodes.push(written.id);
+    }
+    for (index, node) in import.nodes.iter().enumerate() {
+        if let Some(original) = node.edited_from.and_then(|other| nodes.get(other))
+            && original.0 > nodes[index].0
+        {
+            conn.execute(
+                "UPDATE nodes SET edited_from = ?2 WHERE id = ?1",
+                params![nodes[index].0, original.0],
+            )?;
+        }
+    }
+    for index in 0..import.pins.len() {
+        ensure_pin(conn, import, tree.id, index, &mut pins, &nodes)?;
+    }
+    let pins: Vec<PinId> = pins.into_iter().flatten().collect();
+    // Places among siblings in the document's order, after every pin already in the file.
+    let base: i64 =
+        conn.query_row("SELECT coalesce(max(list_order), 0) FROM pins", [], |row| row.get(0))?;
+    for (index, pin) in pins.iter().enumerate() {
+        conn.execute(
+            "UPDATE pins SET list_order = ?2 WHERE id = ?1",
+            params![pin.0, base + import.pins[index].order as i64 + 1],
+        )?;
+    }
+    // Soft deletion last: nothing may be written under a deleted branch.
+    for (index, node) in import.nodes.iter().enumerate() {
+        if let Some(at) = node.pruned_at_ms {
+            conn.execute(
+                "UPDATE nodes SET pruned_at_ms = ?2 WHERE id = ?1",
+                params![nodes[index].0, at],
+            )?;
+            shift_deleted_depth(conn, nodes[index], 1)?;
+        }
+    }
+    // Slugs: each pin gets the one it had where no live thread has it, else the next free one.
+    // The automatic slugs given on insertion are set aside first so they cannot stand in the way.
+    for pin in &pins {
+        conn.execute("UPDATE pins SET slug = char(1) || id WHERE id = ?1", [pin.0])?;
+    }
+    for (index, pin) in import.pins.iter().enumerate() {
+        let wanted = pin.slug.clone().unwrap_or_else(|| crate::slugs::slugify(&pin.title));
+        let slug = match pin.deleted_at_ms {
+            // A deleted thread keeps its slug: only live threads' slugs are unique.
+            Some(at) => {
+                conn.execute(
+                    "UPDATE pins SET deleted_at_ms = ?2 WHERE id = ?1",
+                    params![pins[index].0, at],
+                )?;
+                wanted
+            }
+            None => free_pin_slug(conn, tree.id, &wanted)?,
+        };
+        conn.execute("UPDATE pins SET slug = ?2 WHERE id = ?1", params![pins[index].0, slug])?;
+    }
+
+    for summary in &import.summaries {
+        let pin = summary.pin.map(|index| pins[index]);
+        let path_end = summary.path_end.map(|index| nodes[index]);
+        conn.execute(
+            "INSERT INTO summaries (tree_id, pin_id, path_end_node_id, budget, summarizer, text,
+                 input_chars, input_tokens, updated_at_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            params![
+                tree.id.0,
+                pin.map(|id| id.0),
+                path_end.map(|id| id.0),
+                summary.budget,
+                summary.summarizer,
+                summary.text,
+                sql_count(summary.input_chars)?,
+                sql_count(summary.input_tokens)?,
+                summary.updated_at_ms
+            ],
+        )?;
+        let id = conn.last_insert_rowid();
+        for write in &summary.log {
+            conn.execute(
+                "INSERT INTO summary_updates (summary_id, text, input_chars, input_tokens, written_at_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![
+                    id,
+                    write.text,
+                    sql_count(write.input_chars)?,
+                    sql_count(write.input_tokens)?,
+                    write.written_at_ms
+                ],
+            )?;
+        }
+    }
+    for attachment in &import.attachments {
+        let (scope, pin, node) = match attachment.scope {
+            ImportScope::Tree => ("tree", None, None),
+            ImportScope::Thread(pin) => ("thread", pin.map(|index| pins[index]), None),
+            ImportScope::Node(index) => ("node", None, Some(nodes[index])),
+        };
+        conn.execute(
+            "INSERT INTO attachments (tree_id, scope, pin_id, node_id, role, name, content, created_at_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![
+                tree.id.0,
+                scope,
+                pin.map(|id| id.0),
+                node.map(|id| id.0),
+                role_to_sql(attachment.role),
+                attachment.name,
+                attachment.content,
+                attachment.created_at_ms
+            ],
+        )?;
+    }
+    for annotation in &import.annotations {
+        conn.execute(
+            "INSERT INTO annotations (node_id, text, included, created_at_ms) VALUES (?1, ?2, ?3, ?4)",
+            params![nodes[annotation.node].0, annotation.text, annotation.included, annotation.created_at_ms],
+        )?;
+    }
+    // The times the document gave, not the import's.
+    conn.execute(
+        "UPDATE trees SET created_at_ms = ?2, updated_at_ms = ?3 WHERE id = ?1",
+        params![tree.id.0, import.tree.created_at_ms, import.updated_at_ms],
+    )?;
+    Ok(ImportedTree { tree: tree_by_id(conn, tree.id)?, nodes, pins })
+}
+
+/// The pin of import index `index`, written first if it is not yet (its parent pin before it).
+fn ensure_pin(
+    conn: &Connection,
+    import: &TreeImport,
+    tree: TreeId,
+    index: usize,
+    pins: &mut [Option<PinId>],
+    nodes: &[NodeId],
+) -> Result<PinId, StoreError> {
+    // Walk up to the outermost pin not yet written, then write downwards: no recursion, and a
+    // loop of parents (a damaged document) is refused.
+    let mut chain = vec![index];
+    while let Some(parent) =
+        import.pins.get(*chain.last().unwrap_or(&index)).and_then(|pin| pin.parent)
+    {
+        if pins.get(parent).copied().flatten().is_some() {
+            break;
+        }
+        if chain.contains(&parent) || chain.len() > import.pins.len() {
+            return Err(StoreError::InvalidInput(format!(
+                "pin {index} of the import is its own ancestor"
+            )));
+        }
+        chain.push(parent);
+    }
+    for &current in chain.iter().rev() {
+        if let Some(id) = pins.get(current).copied().flatten() {
+            if current == index {
+                return Ok(id);
+            }
+            continue;
+        }
+        let pin = import.pins.get(current).ok_or_else(|| {
+            StoreError::InvalidInput(format!(
+                "the import names pin {current}, which it does not have"
+            ))
+        })?;
+        let parent = pin.parent.and_then(|parent| pins.get(parent).copied().flatten());
+        let anchor_node = match pin.anchor_node {
+            None => None,
+            Some(node) => Some(*nodes.get(node).ok_or_else(|| {
+                StoreError::InvalidInput(format!(
+                    "pin {current} of the import hangs off message {node}, which is not written before its thread"
+                ))
+            })?),
+        };
+        let written = insert_pin(
+            conn,
+            tree,
+            parent,
+            anchor_node,
+            pin.anchor.as_ref(),
+            &pin.title,
+            pin.created_at_ms,
+        )?;
+        if let Some((at, result)) = &pin.closed {
+            conn.execute(
+                "UPDATE pins SET closed_at_ms = ?2, result = ?3 WHERE id = ?1",
+                params![written.id.0, at, result],
+            )?;
+        }
+        pins[current] = Some(written.id);
+    }
+    pins.get(index).copied().flatten().ok_or_else(|| {
+        StoreError::InvalidInput(format!("pin {index} of the import could not be written"))
+    })
+}
+
+fn sql_count(value: u64) -> Result<i64, StoreError> {
+    i64::try_from(value)
+        .map_err(|_| StoreError::InvalidInput(format!("{value} is not a real size")))
+}
