@@ -301,22 +301,43 @@ fn tree_plan(
         );
         kept_edges.push(Value::Object(kept));
     }
-    // A loop of continuations (only a damaged file has one) is cut where it closes.
+    // A loop of continuations (only a damaged file has one) is cut where it closes. Each walk up
+    // stops at a node an earlier walk cleared, so the whole check is linear in the nodes.
+    #[derive(Clone, Copy, PartialEq)]
+    enum Visit {
+        Unseen,
+        InProgress,
+        Cleared,
+    }
+    let mut visits = vec![Visit::Unseen; keys.len()];
     for start in 0..keys.len() {
-        let mut seen = HashSet::new();
+        let mut walked = Vec::new();
         let mut current = start;
-        while let Some(edge) = &incoming[current] {
-            if !seen.insert(current) {
-                notes.add(format!(
-                    "{path}: the continuations into node {:?} close a loop; that edge was dropped",
-                    keys[current]
-                ));
-                let parent = edge.parent;
-                children[parent].retain(|&child| child != current);
-                incoming[current] = None;
-                break;
+        loop {
+            match visits[current] {
+                Visit::Cleared => break,
+                Visit::InProgress => {
+                    notes.add(format!(
+                        "{path}: the continuations into node {:?} close a loop; that edge was dropped",
+                        keys[current]
+                    ));
+                    if let Some(edge) = incoming[current].take() {
+                        children[edge.parent].retain(|&child| child != current);
+                    }
+                    break;
+                }
+                Visit::Unseen => {
+                    visits[current] = Visit::InProgress;
+                    walked.push(current);
+                    match &incoming[current] {
+                        Some(edge) => current = edge.parent,
+                        None => break,
+                    }
+                }
             }
-            current = edge.parent;
+        }
+        for node in walked {
+            visits[node] = Visit::Cleared;
         }
     }
     // Notes: a text-only node that only an annotation edge reaches becomes a note on the source.

@@ -369,3 +369,33 @@ async fn a_document_that_cannot_be_read_writes_nothing_and_says_where() {
     assert!(pinloom.list_trees().await.unwrap().is_empty(), "nothing was written");
     assert_eq!(pinloom.model_profiles().await.unwrap().len(), before);
 }
+
+#[tokio::test]
+async fn a_damaged_graph_is_repaired_and_reported() {
+    let (pinloom, _dir) = fresh().await;
+    let text = |id: &str| json!({ "id": id, "content": [{ "type": "text", "text": id }], "author": { "role": "human" } });
+    let document = json!({
+        "format": "open-loom", "version": "2.0",
+        "trees": [{
+            "id": "t", "title": "Loops", "rootNodeIds": ["r", "y"],
+            "nodes": { "r": text("r"), "x": text("x"), "y": text("y"), "z": text("z") },
+            "edges": [
+                { "type": "continuation", "sources": [{ "nodeId": "r" }], "targetNodeId": "z" },
+                { "type": "continuation", "sources": [{ "nodeId": "x" }], "targetNodeId": "y" },
+                { "type": "continuation", "sources": [{ "nodeId": "y" }], "targetNodeId": "x" }
+            ]
+        }]
+    });
+    let report = pinloom.import_document(document.to_string(), String::new()).await.unwrap();
+    assert_eq!(report.trees[0].messages, 4, "nothing is lost");
+    let said = report.text();
+    assert!(said.contains("close a loop; that edge was dropped"), "{said}");
+    assert!(said.contains("rootNodeIds listed nodes that are not roots"), "{said}");
+    let tree = report.trees[0].id;
+    let exported: Value = serde_json::from_str(
+        &pinloom.export_open_loom(vec![tree], ExportOptions::default()).await.unwrap(),
+    )
+    .unwrap();
+    assert_eq!(exported["trees"][0]["rootNodeIds"].as_array().unwrap().len(), 2);
+    assert_eq!(exported["trees"][0]["edges"].as_array().unwrap().len(), 2);
+}
