@@ -8,10 +8,11 @@ use serde_json::{Value, json};
 
 use crate::wire::{ask, dialogue, pinloom_with, says};
 
-fn fixture(path: &str) -> String {
+/// A document kept in `tests/fixtures/interchange` (its SOURCES.md says where each is from).
+fn fixture(name: &str) -> String {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/fixtures")
-        .join(path);
+        .join("tests/fixtures/interchange")
+        .join(name);
     std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
 }
 
@@ -151,7 +152,7 @@ async fn export_import_export_gives_the_same_document() {
 async fn the_specs_example_and_socketteers_loom_are_read() {
     let (pinloom, _dir) = fresh().await;
     let report = pinloom
-        .import_document(fixture("openloom/minimal-example.json"), "minimal-example".into())
+        .import_document(fixture("minimal-example.json"), "minimal-example".into())
         .await
         .unwrap();
     assert_eq!((report.trees[0].title.as_str(), report.trees[0].messages), ("Hello", 3));
@@ -171,10 +172,7 @@ async fn the_specs_example_and_socketteers_loom_are_read() {
     );
     assert_eq!(out["edges"].as_array().unwrap().len(), 2);
 
-    let report = pinloom
-        .import_document(fixture("socketteer-loom/weavers.json"), "weavers".into())
-        .await
-        .unwrap();
+    let report = pinloom.import_document(fixture("weavers.json"), "weavers".into()).await.unwrap();
     let weavers = &report.trees[0];
     assert_eq!((weavers.title.as_str(), weavers.messages), ("weavers", 14));
     assert!(

@@ -232,8 +232,9 @@ fn import_and_export_open_loom_through_the_command_line() {
     let dir = tempfile::tempdir().unwrap();
     // A database that does not exist yet is created by an import.
     let db = dir.path().join("fresh.sqlite3");
-    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures");
-    let example = shared.join("openloom/minimal-example.json");
+    let fixtures =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../pinloom-app/tests/fixtures/interchange");
+    let example = fixtures.join("minimal-example.json");
     let (report, _, code) = pinloom(&db, &["import", example.to_str().unwrap()]);
     assert_eq!(code, 0);
     expect![[r#"
@@ -241,7 +242,7 @@ fn import_and_export_open_loom_through_the_command_line() {
         Everything in the document was mapped.
     "#]]
     .assert_eq(&report);
-    let weavers = shared.join("socketteer-loom/weavers.json");
+    let weavers = fixtures.join("weavers.json");
     let (report, _, _) = pinloom(&db, &["import", weavers.to_str().unwrap()]);
     expect![[r#"
         Imported "weavers" as tree 2 (weavers): 14 messages, 0 threads.
