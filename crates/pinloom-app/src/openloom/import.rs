@@ -664,7 +664,6 @@ fn time_of(value: Option<&Value>) -> Option<i64> {
     value.and_then(Value::as_str).and_then(parse_time)
 }
 
-#[allow(clippy::too_many_lines)]
 fn node_plan(
     value: &Value,
     path: &str,
