@@ -1,6 +1,6 @@
 //! Attachments on trees, threads and nodes, and annotations on nodes.
 
-use rusqlite::{Row, params};
+use rusqlite::{Connection, Row, params};
 
 use crate::codec::{role_from_sql, role_to_sql};
 use crate::error::StoreError;
@@ -24,39 +24,17 @@ impl Store {
         created_at_ms: i64,
     ) -> Result<Attachment, StoreError> {
         self.write(|tx| {
-            require_tree(tx, tree_id)?;
-            let (scope_name, pin, node) = match scope {
-                AttachmentScope::Tree => ("tree", None, None),
-                AttachmentScope::Thread(pin) => {
-                    if let Some(pin) = pin {
-                        pin_in_tree(tx, pin, tree_id)?;
-                    }
-                    ("thread", pin, None)
-                }
-                AttachmentScope::Node(node) => {
-                    if node_by_id(tx, node)?.tree_id != tree_id {
-                        return Err(StoreError::InvalidInput(format!("node {} belongs to another tree", node.0)));
-                    }
-                    ("node", None, Some(node))
-                }
-            };
-            tx.execute(
-                "INSERT INTO attachments (tree_id, scope, pin_id, node_id, role, name, content, created_at_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                params![
-                    tree_id.0,
-                    scope_name,
-                    pin.map(|id: PinId| id.0),
-                    node.map(|id: NodeId| id.0),
-                    role_to_sql(role),
-                    name,
-                    content,
-                    created_at_ms
-                ],
-            )?;
-            let id = tx.last_insert_rowid();
+            let id = insert_attachment(tx, tree_id, scope, role, name, content, created_at_ms)?;
             touch_tree(tx, tree_id, created_at_ms)?;
-            Ok(Attachment { id, tree_id, scope, role, name: name.to_owned(), content: content.to_owned(), created_at_ms })
+            Ok(Attachment {
+                id,
+                tree_id,
+                scope,
+                role,
+                name: name.to_owned(),
+                content: content.to_owned(),
+                created_at_ms,
+            })
         })
     }
 
@@ -98,11 +76,7 @@ impl Store {
         }
         self.write(|tx| {
             let on = node_by_id(tx, node)?;
-            tx.execute(
-                "INSERT INTO annotations (node_id, text, included, created_at_ms) VALUES (?1, ?2, ?3, ?4)",
-                params![node.0, text, included, created_at_ms],
-            )?;
-            let id = tx.last_insert_rowid();
+            let id = insert_annotation(tx, node, text, included, created_at_ms)?;
             touch_tree(tx, on.tree_id, created_at_ms)?;
             Ok(Annotation { id, node_id: node, text: text.to_owned(), included, created_at_ms })
         })
@@ -149,6 +123,67 @@ impl Store {
             statement.query_map([tree_id.0], annotation_from_row)?.collect::<Result<_, _>>()?;
         Ok(annotations)
     }
+}
+
+/// Writes an attachment after checking that its thread or node is the tree's.
+pub(crate) fn insert_attachment(
+    conn: &Connection,
+    tree_id: TreeId,
+    scope: AttachmentScope,
+    role: AttachmentRole,
+    name: &str,
+    content: &str,
+    created_at_ms: i64,
+) -> Result<i64, StoreError> {
+    require_tree(conn, tree_id)?;
+    let (scope_name, pin, node) = match scope {
+        AttachmentScope::Tree => ("tree", None, None),
+        AttachmentScope::Thread(pin) => {
+            if let Some(pin) = pin {
+                pin_in_tree(conn, pin, tree_id)?;
+            }
+            ("thread", pin, None)
+        }
+        AttachmentScope::Node(node) => {
+            if node_by_id(conn, node)?.tree_id != tree_id {
+                return Err(StoreError::InvalidInput(format!(
+                    "node {} belongs to another tree",
+                    node.0
+                )));
+            }
+            ("node", None, Some(node))
+        }
+    };
+    conn.prepare_cached(
+        "INSERT INTO attachments (tree_id, scope, pin_id, node_id, role, name, content, created_at_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )?
+    .execute(params![
+        tree_id.0,
+        scope_name,
+        pin.map(|id: PinId| id.0),
+        node.map(|id: NodeId| id.0),
+        role_to_sql(role),
+        name,
+        content,
+        created_at_ms
+    ])?;
+    Ok(conn.last_insert_rowid())
+}
+
+/// Writes a note on a node.
+pub(crate) fn insert_annotation(
+    conn: &Connection,
+    node: NodeId,
+    text: &str,
+    included: bool,
+    created_at_ms: i64,
+) -> Result<i64, StoreError> {
+    conn.prepare_cached(
+        "INSERT INTO annotations (node_id, text, included, created_at_ms) VALUES (?1, ?2, ?3, ?4)",
+    )?
+    .execute(params![node.0, text, included, created_at_ms])?;
+    Ok(conn.last_insert_rowid())
 }
 
 pub(crate) fn annotation_from_row(row: &Row<'_>) -> rusqlite::Result<Annotation> {

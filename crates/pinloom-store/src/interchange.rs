@@ -4,18 +4,17 @@
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use crate::attachments::annotation_from_row;
-use crate::codec::role_to_sql;
+use crate::attachments::{annotation_from_row, insert_annotation, insert_attachment};
 use crate::error::StoreError;
 use crate::model::{
-    Anchor, Annotation, AttachmentRole, Author, ModelProfile, NewNode, Node, NodeId, Part, PinId,
-    Summary, SummaryKey, Tree, TreeId,
+    Anchor, Annotation, AttachmentRole, AttachmentScope, Author, ModelProfile, NewNode, Node,
+    NodeId, Part, PinId, SummaryKey, Tree, TreeId,
 };
-use crate::nodes::{NODE_COLUMNS, insert_node, node_from_row, shift_deleted_depth};
+use crate::nodes::{NODE_COLUMNS, insert_node, node_from_row, prune};
 use crate::pins::{free_pin_slug, insert_pin};
 use crate::profiles::insert_profile;
 use crate::store::Store;
-use crate::summaries::SummaryUpdate;
+use crate::summaries::{SummaryUpdate, as_sql_count, insert_summary, log_summary_write};
 use crate::trees::{NewTree, insert_tree, tree_by_id};
 
 /// A tree to write whole. Nodes, pins and summaries refer to each other by their index in these
@@ -288,51 +287,10 @@ impl Store {
             statement.query_map([tree_id.0], annotation_from_row)?.collect::<Result<_, _>>()?;
         Ok(annotations)
     }
-
-    /// Every summary of a tree with every write of its log, oldest summary first.
-    pub fn tree_summaries(
-        &self,
-        tree_id: TreeId,
-    ) -> Result<Vec<(Summary, Vec<SummaryUpdate>)>, StoreError> {
-        let keys: Vec<SummaryKey> = {
-            let conn = self.conn();
-            let mut statement = conn.prepare_cached(
-                "SELECT pin_id, path_end_node_id, budget, summarizer FROM summaries
-                 WHERE tree_id = ?1 ORDER BY id",
-            )?;
-            statement
-                .query_map([tree_id.0], |row| {
-                    Ok(SummaryKey {
-                        tree_id,
-                        pin_id: row.get::<_, Option<i64>>(0)?.map(PinId),
-                        path_end: row.get::<_, Option<i64>>(1)?.map(NodeId),
-                        budget: row.get(2)?,
-                        summarizer: row.get(3)?,
-                    })
-                })?
-                .collect::<Result<_, _>>()?
-        };
-        let mut summaries = Vec::with_capacity(keys.len());
-        for key in keys {
-            if let Some(summary) = self.summary(&key)? {
-                let log = self.summary_updates(&key)?;
-                summaries.push((summary, log));
-            }
-        }
-        Ok(summaries)
-    }
 }
 
 fn import_tree(conn: &Connection, import: &TreeImport) -> Result<ImportedTree, StoreError> {
-    let tree = insert_tree(conn, &import.tree)?;
-    if let Some(slug) = &import.slug {
-        let taken: bool = conn
-            .prepare_cached("SELECT EXISTS (SELECT 1 FROM trees WHERE slug = ?1 AND id <> ?2)")?
-            .query_row(params![slug, tree.id.0], |row| row.get(0))?;
-        if !taken {
-            conn.execute("UPDATE trees SET slug = ?2 WHERE id = ?1", params![tree.id.0, slug])?;
-        }
-    }
+    let tree = insert_tree(conn, &import.tree, import.slug.as_deref())?;
     conn.execute(
         "UPDATE trees SET buffer_includes_system = ?2, settings_json = ?3 WHERE id = ?1",
         params![tree.id.0, import.buffer_includes_system, import.settings_json],
@@ -359,15 +317,8 @@ fn import_tree(conn: &Connection, import: &TreeImport) -> Result<ImportedTree, S
             Some(pin) => Some(ensure_pin(conn, import, tree.id, pin, &mut pins, &nodes)?),
         };
         // A pin's first message hangs off its anchor; a message after it continues its thread.
-        let begins_pin = pin.is_some()
-            && match parent {
-                None => true,
-                Some(parent) => {
-                    conn.prepare_cached("SELECT pin_id FROM nodes WHERE id = ?1")?
-                        .query_row([parent.0], |row| row.get::<_, Option<i64>>(0))?
-                        != pin.map(|id| id.0)
-                }
-            };
+        let begins_pin =
+            pin.is_some() && node.parent.is_none_or(|parent| import.nodes[parent].pin != node.pin);
         let new = NewNode {
             tree_id: tree.id,
             parent_id: parent,
@@ -420,11 +371,7 @@ fn import_tree(conn: &Connection, import: &TreeImport) -> Result<ImportedTree, S
     // Soft deletion last: nothing may be written under a deleted branch.
     for (index, node) in import.nodes.iter().enumerate() {
         if let Some(at) = node.pruned_at_ms {
-            conn.execute(
-                "UPDATE nodes SET pruned_at_ms = ?2 WHERE id = ?1",
-                params![nodes[index].0, at],
-            )?;
-            shift_deleted_depth(conn, nodes[index], 1)?;
+            prune(conn, nodes[index], at)?;
         }
     }
     // Slugs: each pin gets the one it had where no live thread has it, else the next free one.
@@ -449,65 +396,41 @@ fn import_tree(conn: &Connection, import: &TreeImport) -> Result<ImportedTree, S
     }
 
     for summary in &import.summaries {
-        let pin = summary.pin.map(|index| pins[index]);
-        let path_end = summary.path_end.map(|index| nodes[index]);
-        conn.execute(
-            "INSERT INTO summaries (tree_id, pin_id, path_end_node_id, budget, summarizer, text,
-                 input_chars, input_tokens, updated_at_ms)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-            params![
-                tree.id.0,
-                pin.map(|id| id.0),
-                path_end.map(|id| id.0),
-                summary.budget,
-                summary.summarizer,
-                summary.text,
-                sql_count(summary.input_chars)?,
-                sql_count(summary.input_tokens)?,
-                summary.updated_at_ms
-            ],
-        )?;
-        let id = conn.last_insert_rowid();
+        let key = SummaryKey {
+            tree_id: tree.id,
+            pin_id: summary.pin.map(|index| pins[index]),
+            path_end: summary.path_end.map(|index| nodes[index]),
+            budget: summary.budget,
+            summarizer: summary.summarizer.clone(),
+        };
+        let (chars, tokens) =
+            (as_sql_count(summary.input_chars)?, as_sql_count(summary.input_tokens)?);
+        let id = insert_summary(conn, &key, &summary.text, chars, tokens, summary.updated_at_ms)?;
         for write in &summary.log {
-            conn.execute(
-                "INSERT INTO summary_updates (summary_id, text, input_chars, input_tokens, written_at_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![
-                    id,
-                    write.text,
-                    sql_count(write.input_chars)?,
-                    sql_count(write.input_tokens)?,
-                    write.written_at_ms
-                ],
-            )?;
+            let (chars, tokens) =
+                (as_sql_count(write.input_chars)?, as_sql_count(write.input_tokens)?);
+            log_summary_write(conn, id, &write.text, chars, tokens, write.written_at_ms)?;
         }
     }
     for attachment in &import.attachments {
-        let (scope, pin, node) = match attachment.scope {
-            ImportScope::Tree => ("tree", None, None),
-            ImportScope::Thread(pin) => ("thread", pin.map(|index| pins[index]), None),
-            ImportScope::Node(index) => ("node", None, Some(nodes[index])),
+        let scope = match attachment.scope {
+            ImportScope::Tree => AttachmentScope::Tree,
+            ImportScope::Thread(pin) => AttachmentScope::Thread(pin.map(|index| pins[index])),
+            ImportScope::Node(index) => AttachmentScope::Node(nodes[index]),
         };
-        conn.execute(
-            "INSERT INTO attachments (tree_id, scope, pin_id, node_id, role, name, content, created_at_ms)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            params![
-                tree.id.0,
-                scope,
-                pin.map(|id| id.0),
-                node.map(|id| id.0),
-                role_to_sql(attachment.role),
-                attachment.name,
-                attachment.content,
-                attachment.created_at_ms
-            ],
+        let role = attachment.role;
+        insert_attachment(
+            conn,
+            tree.id,
+            scope,
+            role,
+            &attachment.name,
+            &attachment.content,
+            attachment.created_at_ms,
         )?;
     }
-    for annotation in &import.annotations {
-        conn.execute(
-            "INSERT INTO annotations (node_id, text, included, created_at_ms) VALUES (?1, ?2, ?3, ?4)",
-            params![nodes[annotation.node].0, annotation.text, annotation.included, annotation.created_at_ms],
-        )?;
+    for note in &import.annotations {
+        insert_annotation(conn, nodes[note.node], &note.text, note.included, note.created_at_ms)?;
     }
     // The times the document gave, not the import's.
     conn.execute(
@@ -583,9 +506,4 @@ fn ensure_pin(
     pins.get(index).copied().flatten().ok_or_else(|| {
         StoreError::InvalidInput(format!("pin {index} of the import could not be written"))
     })
-}
-
-fn sql_count(value: u64) -> Result<i64, StoreError> {
-    i64::try_from(value)
-        .map_err(|_| StoreError::InvalidInput(format!("{value} is not a real size")))
 }

@@ -7,7 +7,10 @@
 
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 
-use crate::slugs::{ROOT_THREAD_SLUG, slugify, unique_slug};
+use crate::model::TreeId;
+use crate::pins::free_pin_slug;
+use crate::slugs::slugify;
+use crate::trees::free_tree_slug;
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
@@ -264,29 +267,29 @@ const MIGRATIONS: &[(&str, Option<Fill>)] = &[
 ];
 
 /// Gives every existing tree and pin its ThreadMind slug, oldest first so that the oldest keeps
-/// the plain one, then makes slugs unique from here on.
+/// the plain one, as the store gives new ones, then makes slugs unique from here on. Every row
+/// starts on a placeholder no slug can equal (`\x01` and its id), so that rows not yet named
+/// never stand in the way.
 fn fill_slugs(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    tx.execute_batch(
+        "UPDATE trees SET slug = char(1) || id;
+         UPDATE pins SET slug = char(1) || id;",
+    )?;
     let trees: Vec<(i64, String)> = tx
         .prepare("SELECT id, title FROM trees ORDER BY id")?
         .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?
         .collect::<Result<_, _>>()?;
-    let mut taken: Vec<String> = Vec::new();
     for (id, title) in trees {
-        let slug = unique_slug(&slugify(&title), |candidate| taken.iter().any(|t| t == candidate));
+        let slug = free_tree_slug(tx, &slugify(&title))?;
         tx.execute("UPDATE trees SET slug = ?2 WHERE id = ?1", rusqlite::params![id, slug])?;
-        taken.push(slug);
     }
     let pins: Vec<(i64, i64, String)> = tx
         .prepare("SELECT id, tree_id, title FROM pins ORDER BY id")?
         .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
         .collect::<Result<_, _>>()?;
-    let mut taken: Vec<(i64, String)> = Vec::new();
     for (id, tree, title) in pins {
-        let slug = unique_slug(&slugify(&title), |candidate| {
-            candidate == ROOT_THREAD_SLUG || taken.iter().any(|(t, s)| *t == tree && s == candidate)
-        });
+        let slug = free_pin_slug(tx, TreeId(tree), &slugify(&title))?;
         tx.execute("UPDATE pins SET slug = ?2 WHERE id = ?1", rusqlite::params![id, slug])?;
-        taken.push((tree, slug));
     }
     tx.execute_batch(
         "CREATE UNIQUE INDEX trees_by_slug ON trees(slug);

@@ -203,11 +203,7 @@ impl Store {
         self.write(|tx| {
             let this = node_by_id(tx, node)?;
             if this.pruned_at_ms.is_none() {
-                tx.execute(
-                    "UPDATE nodes SET pruned_at_ms = ?2 WHERE id = ?1",
-                    params![node.0, at_ms],
-                )?;
-                shift_deleted_depth(tx, node, 1)?;
+                prune(tx, node, at_ms)?;
                 touch_tree(tx, this.tree_id, at_ms)?;
             }
             node_by_id(tx, node)
@@ -765,12 +761,15 @@ pub(crate) fn reparent(
     Ok(())
 }
 
+/// Soft-deletes a live node: it and its subtree leave every path, search and listing.
+pub(crate) fn prune(conn: &Connection, node: NodeId, at_ms: i64) -> Result<(), StoreError> {
+    conn.prepare_cached("UPDATE nodes SET pruned_at_ms = ?2 WHERE id = ?1")?
+        .execute(params![node.0, at_ms])?;
+    shift_deleted_depth(conn, node, 1)
+}
+
 /// Adds `by` to the deleted depth of `node` and every node below it.
-pub(crate) fn shift_deleted_depth(
-    conn: &Connection,
-    node: NodeId,
-    by: i64,
-) -> Result<(), StoreError> {
+fn shift_deleted_depth(conn: &Connection, node: NodeId, by: i64) -> Result<(), StoreError> {
     conn.prepare_cached(
         "WITH RECURSIVE below(id) AS (
              SELECT ?1

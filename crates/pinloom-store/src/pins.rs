@@ -196,25 +196,15 @@ pub(crate) fn free_pin_slug(
     conn: &Connection,
     tree_id: TreeId,
     base: &str,
-) -> Result<String, StoreError> {
+) -> rusqlite::Result<String> {
     let mut exists = conn.prepare_cached(
         "SELECT EXISTS (SELECT 1 FROM pins
          WHERE tree_id = ?1 AND slug = ?2 AND deleted_at_ms IS NULL)",
     )?;
-    let mut failure = None;
-    let slug = unique_slug(base, |candidate| {
-        candidate == ROOT_THREAD_SLUG
-            || exists.query_row(params![tree_id.0, candidate], |row| row.get(0)).unwrap_or_else(
-                |error| {
-                    failure = Some(error);
-                    false
-                },
-            )
-    });
-    match failure {
-        Some(error) => Err(error.into()),
-        None => Ok(slug),
-    }
+    unique_slug(base, |candidate| {
+        Ok(candidate == ROOT_THREAD_SLUG
+            || exists.query_row(params![tree_id.0, candidate], |row| row.get(0))?)
+    })
 }
 
 /// The text between two UTF-16 offsets, or `None` when the range is empty, runs past the end or

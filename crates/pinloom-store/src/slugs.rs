@@ -33,15 +33,23 @@ pub fn slugify(title: &str) -> String {
     slug
 }
 
-/// The first of `base`, `base-2`, `base-3`, … that `taken` does not hold.
-pub fn unique_slug(base: &str, mut taken: impl FnMut(&str) -> bool) -> String {
-    if !taken(base) {
-        return base.to_owned();
+/// The first of `base`, `base-2`, `base-3`, … that `taken` says is free; `taken` may fail (it
+/// usually asks the database), and its first failure is the answer.
+pub fn unique_slug<E>(
+    base: &str,
+    mut taken: impl FnMut(&str) -> Result<bool, E>,
+) -> Result<String, E> {
+    if !taken(base)? {
+        return Ok(base.to_owned());
     }
-    (2_u64..)
-        .map(|counter| format!("{base}-{counter}"))
-        .find(|candidate| !taken(candidate))
-        .unwrap_or_else(|| base.to_owned())
+    let mut counter = 2_u64;
+    loop {
+        let candidate = format!("{base}-{counter}");
+        if !taken(&candidate)? {
+            return Ok(candidate);
+        }
+        counter += 1;
+    }
 }
 
 /// JavaScript's `\s` and `String.prototype.trim` set, which differs from Rust's
@@ -81,8 +89,10 @@ mod tests {
     #[test]
     fn collisions_count_up_from_two() {
         let taken = ["auth", "auth-2"];
-        assert_eq!(unique_slug("auth", |s| taken.contains(&s)), "auth-3");
-        assert_eq!(unique_slug("api", |s| taken.contains(&s)), "api");
-        assert_eq!(unique_slug("", |s| s.is_empty()), "-2");
+        let free = |base| unique_slug::<()>(base, |s| Ok(taken.contains(&s)));
+        assert_eq!(free("auth"), Ok("auth-3".to_owned()));
+        assert_eq!(free("api"), Ok("api".to_owned()));
+        assert_eq!(unique_slug::<()>("", |s| Ok(s.is_empty())), Ok("-2".to_owned()));
+        assert_eq!(unique_slug("x", |_| Err("no database")), Err("no database"));
     }
 }

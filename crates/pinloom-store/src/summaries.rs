@@ -43,7 +43,8 @@ impl Store {
     ) -> Result<Summary, StoreError> {
         self.write(|tx| {
             check_key(tx, key)?;
-            let (input_chars, input_tokens) = (as_sql_count(input_chars)?, as_sql_count(input_tokens)?);
+            let (input_chars, input_tokens) =
+                (as_sql_count(input_chars)?, as_sql_count(input_tokens)?);
             let existing: Option<i64> = tx
                 .prepare_cached(&format!("SELECT s.id FROM summaries s WHERE {KEY_MATCH}"))?
                 .query_row(key_params(key), |row| row.get(0))
@@ -57,31 +58,9 @@ impl Store {
                     )?;
                     id
                 }
-                None => {
-                    tx.execute(
-                        "INSERT INTO summaries (tree_id, pin_id, path_end_node_id, budget,
-                             summarizer, text, input_chars, input_tokens, updated_at_ms)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                        params![
-                            key.tree_id.0,
-                            key.pin_id.map(|id| id.0),
-                            key.path_end.map(|id| id.0),
-                            key.budget,
-                            key.summarizer,
-                            text,
-                            input_chars,
-                            input_tokens,
-                            written_at_ms
-                        ],
-                    )?;
-                    tx.last_insert_rowid()
-                }
+                None => insert_summary(tx, key, text, input_chars, input_tokens, written_at_ms)?,
             };
-            tx.execute(
-                "INSERT INTO summary_updates (summary_id, text, input_chars, input_tokens, written_at_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![id, text, input_chars, input_tokens, written_at_ms],
-            )?;
+            log_summary_write(tx, id, text, input_chars, input_tokens, written_at_ms)?;
             touch_tree(tx, key.tree_id, written_at_ms)?;
             summary_by_key(tx, key)?.ok_or(StoreError::NotFound { kind: "summary", id })
         })
@@ -90,6 +69,27 @@ impl Store {
     /// The summary under `key`, if one was written.
     pub fn summary(&self, key: &SummaryKey) -> Result<Option<Summary>, StoreError> {
         summary_by_key(&self.conn(), key)
+    }
+
+    /// Every summary of a tree with every write of its log, oldest summary first: what an
+    /// export carries.
+    pub fn tree_summaries(
+        &self,
+        tree_id: TreeId,
+    ) -> Result<Vec<(Summary, Vec<SummaryUpdate>)>, StoreError> {
+        let summaries: Vec<Summary> = {
+            let conn = self.conn();
+            let mut statement = conn
+                .prepare_cached(&format!("{SUMMARY_SELECT} WHERE s.tree_id = ?1 ORDER BY s.id"))?;
+            statement.query_map([tree_id.0], summary_from_row)?.collect::<Result<_, _>>()?
+        };
+        summaries
+            .into_iter()
+            .map(|summary| {
+                let log = self.summary_updates(&summary.key)?;
+                Ok((summary, log))
+            })
+            .collect()
     }
 
     /// Every summary of one thread (`None`: the root thread), the most recent first.
@@ -180,7 +180,52 @@ fn key_params(key: &SummaryKey) -> (i64, Option<i64>, Option<i64>, Option<u32>, 
     )
 }
 
-fn as_sql_count(value: u64) -> Result<i64, StoreError> {
+/// Writes a new summary row; its log is written by [`log_summary_write`].
+pub(crate) fn insert_summary(
+    conn: &Connection,
+    key: &SummaryKey,
+    text: &str,
+    input_chars: i64,
+    input_tokens: i64,
+    written_at_ms: i64,
+) -> Result<i64, StoreError> {
+    conn.prepare_cached(
+        "INSERT INTO summaries (tree_id, pin_id, path_end_node_id, budget, summarizer, text,
+             input_chars, input_tokens, updated_at_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    )?
+    .execute(params![
+        key.tree_id.0,
+        key.pin_id.map(|id| id.0),
+        key.path_end.map(|id| id.0),
+        key.budget,
+        key.summarizer,
+        text,
+        input_chars,
+        input_tokens,
+        written_at_ms
+    ])?;
+    Ok(conn.last_insert_rowid())
+}
+
+/// Adds one write to summary `id`'s log.
+pub(crate) fn log_summary_write(
+    conn: &Connection,
+    id: i64,
+    text: &str,
+    input_chars: i64,
+    input_tokens: i64,
+    written_at_ms: i64,
+) -> Result<(), StoreError> {
+    conn.prepare_cached(
+        "INSERT INTO summary_updates (summary_id, text, input_chars, input_tokens, written_at_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?
+    .execute(params![id, text, input_chars, input_tokens, written_at_ms])?;
+    Ok(())
+}
+
+pub(crate) fn as_sql_count(value: u64) -> Result<i64, StoreError> {
     i64::try_from(value)
         .map_err(|_| StoreError::InvalidInput(format!("{value} is not a real size")))
 }

@@ -5,8 +5,10 @@
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::error::StoreError;
-use crate::model::{MAX_PIN_DEPTH, NodeId, Pin, PinId, TreeId, Workspace};
-use crate::nodes::{node_by_id, renumber_pin_depths, reparent, shift_deleted_depth, thread_depth};
+use crate::model::{MAX_PIN_DEPTH, Node, NodeId, Pin, PinId, TreeId, Workspace};
+use crate::nodes::{
+    NODE_COLUMNS, node_from_row, prune, renumber_pin_depths, reparent, thread_depth,
+};
 use crate::pins::{pin_by_id, pin_in_tree, pins_where};
 use crate::store::Store;
 use crate::trees::{require_tree, touch_tree};
@@ -82,21 +84,10 @@ impl Store {
                     params![deleted.0, at_ms],
                 )?;
                 tx.execute("UPDATE workspaces SET pin_id = NULL WHERE pin_id = ?1", [deleted.0])?;
-                // A thread's first messages: those whose parent is in another thread, or none.
-                let firsts: Vec<i64> = tx
-                    .prepare_cached(
-                        "SELECT n.id FROM nodes n LEFT JOIN nodes parent ON parent.id = n.parent_id
-                         WHERE n.pin_id = ?1 AND n.pruned_at_ms IS NULL
-                           AND (parent.id IS NULL OR parent.pin_id IS NOT ?1)",
-                    )?
-                    .query_map([deleted.0], |row| row.get(0))?
-                    .collect::<Result<_, _>>()?;
-                for first in firsts {
-                    tx.execute(
-                        "UPDATE nodes SET pruned_at_ms = ?2 WHERE id = ?1",
-                        params![first, at_ms],
-                    )?;
-                    shift_deleted_depth(tx, NodeId(first), 1)?;
+                for first in first_nodes(tx, *deleted)? {
+                    if first.pruned_at_ms.is_none() {
+                        prune(tx, first.id, at_ms)?;
+                    }
                 }
             }
             touch_tree(tx, this.tree_id, at_ms)?;
@@ -155,16 +146,8 @@ impl Store {
                      WHERE id = ?1",
                     [pin.0],
                 )?;
-                let firsts: Vec<i64> = tx
-                    .prepare_cached(
-                        "SELECT n.id FROM nodes n LEFT JOIN nodes parent ON parent.id = n.parent_id
-                         WHERE n.pin_id = ?1 AND (parent.id IS NULL OR parent.pin_id IS NOT ?1)",
-                    )?
-                    .query_map([pin.0], |row| row.get(0))?
-                    .collect::<Result<_, _>>()?;
-                for first in firsts {
-                    let node = node_by_id(tx, NodeId(first))?;
-                    reparent(tx, &node, anchor)?;
+                for first in first_nodes(tx, pin)? {
+                    reparent(tx, &first, anchor)?;
                 }
             }
             renumber_pin_depths(tx, Some(pin))?;
@@ -219,6 +202,16 @@ impl Store {
             Ok(())
         })
     }
+}
+
+/// A thread's first messages: those whose parent is in another thread, or that have none.
+fn first_nodes(conn: &Connection, pin: PinId) -> Result<Vec<Node>, StoreError> {
+    let mut statement = conn.prepare_cached(&format!(
+        "SELECT {NODE_COLUMNS} FROM nodes n LEFT JOIN nodes parent ON parent.id = n.parent_id
+         WHERE n.pin_id = ?1 AND (parent.id IS NULL OR parent.pin_id IS NOT ?1)"
+    ))?;
+    let nodes = statement.query_map([pin.0], node_from_row)?.collect::<Result<_, _>>()?;
+    Ok(nodes)
 }
 
 fn newest_in_thread(

@@ -49,7 +49,7 @@ impl Store {
     /// Creates an empty tree with its system context and project mode, in one transaction. Its
     /// slug is its title's, with `-2`, `-3`, … when another tree has it.
     pub fn create_tree_with(&self, tree: &NewTree) -> Result<Tree, StoreError> {
-        self.write(|tx| insert_tree(tx, tree))
+        self.write(|tx| insert_tree(tx, tree, None))
     }
 
     /// The tree whose ThreadMind project id is `slug`.
@@ -139,14 +139,19 @@ impl Store {
     }
 }
 
-pub(crate) fn insert_tree(conn: &Connection, tree: &NewTree) -> Result<Tree, StoreError> {
+/// Writes a tree whose slug is `wanted_slug` (its title's when absent), or the next free one.
+pub(crate) fn insert_tree(
+    conn: &Connection,
+    tree: &NewTree,
+    wanted_slug: Option<&str>,
+) -> Result<Tree, StoreError> {
     let title = tree.title.trim();
     if title.is_empty() {
         return Err(StoreError::InvalidInput(
             "a tree needs a title: type one before creating it".into(),
         ));
     }
-    let slug = free_tree_slug(conn, &slugify(title))?;
+    let slug = free_tree_slug(conn, wanted_slug.unwrap_or(&slugify(title)))?;
     conn.execute(
         "INSERT INTO trees (title, mode, system_context, sharing, slug, created_at_ms, updated_at_ms)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
@@ -163,19 +168,9 @@ pub(crate) fn insert_tree(conn: &Connection, tree: &NewTree) -> Result<Tree, Sto
 }
 
 /// `base`, or the first `base-N` no tree has.
-fn free_tree_slug(conn: &Connection, base: &str) -> Result<String, StoreError> {
+pub(crate) fn free_tree_slug(conn: &Connection, base: &str) -> rusqlite::Result<String> {
     let mut exists = conn.prepare_cached("SELECT EXISTS (SELECT 1 FROM trees WHERE slug = ?1)")?;
-    let mut failure = None;
-    let slug = unique_slug(base, |candidate| {
-        exists.query_row([candidate], |row| row.get(0)).unwrap_or_else(|error| {
-            failure = Some(error);
-            false
-        })
-    });
-    match failure {
-        Some(error) => Err(error.into()),
-        None => Ok(slug),
-    }
+    unique_slug(base, |candidate| exists.query_row([candidate], |row| row.get(0)))
 }
 
 /// Refuses a tree that does not exist, without counting its nodes as [`tree_by_id`] does: write
