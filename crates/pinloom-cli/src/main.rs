@@ -165,7 +165,7 @@ async fn planned_node(pinloom: &Pinloom, target: &Target) -> anyhow::Result<i64>
         return Ok(node);
     }
     let (tree, thread) = tree_and_thread(pinloom, target).await?;
-    let (end, _) = pinloom.thread_end(tree, thread.clone()).await?;
+    let end = pinloom.thread_end(tree, thread.clone()).await?;
     end.ok_or_else(|| {
         ApiError::invalid_input(format!(
             "thread {thread} has no messages yet: a plan is made for a message; --format markdown shows its summaries"
@@ -180,7 +180,7 @@ async fn tree_and_thread(pinloom: &Pinloom, target: &Target) -> anyhow::Result<(
             "give --node ID, or --tree TREE with --thread THREAD"
         ));
     };
-    Ok((pinloom.tree_by_reference(tree.clone()).await?.id, thread.clone()))
+    Ok((pinloom.tree_by_reference(tree.clone()).await?, thread.clone()))
 }
 
 async fn threadmind_text(
@@ -234,7 +234,7 @@ async fn run(cli: Cli) -> anyhow::Result<String> {
         Command::Stats { target } => threadmind_text(&pinloom, &target, true).await,
         Command::Tree { id: Some(id) } => {
             let tree = pinloom.tree_by_reference(id).await?;
-            pinloom.tree_text(tree.id).await
+            pinloom.tree_text(tree).await
         }
         Command::Tree { id: None } => {
             let trees = pinloom.list_trees().await?;
@@ -266,7 +266,7 @@ async fn run(cli: Cli) -> anyhow::Result<String> {
                 (None, ExportFormat::Markdown) => match tree {
                     Some(tree) => {
                         let tree = pinloom.tree_by_reference(tree).await?;
-                        pinloom.tree_markdown(tree.id).await?
+                        pinloom.tree_markdown(tree).await?
                     }
                     None => anyhow::bail!(ApiError::invalid_input(
                         "Markdown is one tree at a time: export --tree ID"
@@ -274,7 +274,7 @@ async fn run(cli: Cli) -> anyhow::Result<String> {
                 },
                 (None, ExportFormat::Openloom) => {
                     let trees = match tree {
-                        Some(tree) => vec![pinloom.tree_by_reference(tree).await?.id],
+                        Some(tree) => vec![pinloom.tree_by_reference(tree).await?],
                         None if all => {
                             pinloom.list_trees().await?.into_iter().map(|tree| tree.id).collect()
                         }

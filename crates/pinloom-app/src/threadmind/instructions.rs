@@ -12,7 +12,7 @@ const MARKER_END: &str = "<!-- threadmind:end -->";
 
 /// An AI client that reads an instruction file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum InstructionClient {
+pub(crate) enum InstructionClient {
     /// Claude Code reads `CLAUDE.md`.
     Claude,
     /// Cursor reads `.cursorrules`.
@@ -23,16 +23,16 @@ pub enum InstructionClient {
 
 impl InstructionClient {
     /// Every client, in ThreadMind's order.
-    pub const ALL: [InstructionClient; 3] =
+    pub(crate) const ALL: [InstructionClient; 3] =
         [InstructionClient::Claude, InstructionClient::Cursor, InstructionClient::Generic];
 
     /// The client by ThreadMind's name for it.
-    pub fn from_name(name: &str) -> Option<InstructionClient> {
+    pub(crate) fn from_name(name: &str) -> Option<InstructionClient> {
         InstructionClient::ALL.into_iter().find(|client| client.name() == name)
     }
 
     /// ThreadMind's name for it.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             InstructionClient::Claude => "claude",
             InstructionClient::Cursor => "cursor",
@@ -51,18 +51,18 @@ impl InstructionClient {
 
 /// One file written, and how.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InstructionFile {
+pub(crate) struct InstructionFile {
     /// The client it is for.
-    pub client: InstructionClient,
+    pub(crate) client: InstructionClient,
     /// Where it is.
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// What happened to it.
-    pub action: WriteAction,
+    pub(crate) action: WriteAction,
 }
 
 /// What writing the section did to a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WriteAction {
+pub(crate) enum WriteAction {
     /// The file did not exist.
     Created,
     /// The file had the markers; only what was between them changed.
@@ -73,7 +73,7 @@ pub enum WriteAction {
 
 impl InstructionFile {
     /// ThreadMind's note on the file in `threadmind_init`'s result.
-    pub fn note(&self) -> &'static str {
+    pub(crate) fn note(&self) -> &'static str {
         match self.action {
             WriteAction::Created => "created",
             WriteAction::Updated => "updated — existing content preserved",

@@ -19,7 +19,7 @@ use pinloom_store::{
 };
 
 pub use additions::{PlanFormat, plan_report};
-pub use instructions::{InstructionClient, InstructionFile};
+use instructions::InstructionClient;
 
 use crate::pinloom::{Pinloom, blocking, now_ms};
 use crate::{ApiError, ErrorCode};
@@ -273,9 +273,7 @@ impl ThreadMindSession {
     pub async fn context_get(&self) -> anyhow::Result<String> {
         self.run(false, |store, folder| {
             let active = active(store, folder)?.ok_or_else(|| refuse(NO_PROJECT_THREAD))?;
-            let context = assemble(store, &active.tree, active.thread, None)?;
-            let stats = render::stats_by_thread(&summary_writes(store, &active.tree)?);
-            Ok(render::context_text(&context, &stats))
+            threadmind_output(store, &active.tree, active.thread, None, Output::Context)
         })
         .await
     }
@@ -381,10 +379,7 @@ impl ThreadMindSession {
     pub async fn stats_show(&self) -> anyhow::Result<String> {
         self.run(false, |store, folder| {
             let active = active(store, folder)?.ok_or_else(|| refuse(NO_PROJECT_THREAD))?;
-            let context = assemble(store, &active.tree, active.thread, None)?;
-            let stats = render::stats_by_thread(&summary_writes(store, &active.tree)?);
-            let threads = store.live_threads(active.tree.id)?.len() + 1;
-            Ok(render::stats_text(&active.tree.title, threads, &context, &stats))
+            threadmind_output(store, &active.tree, active.thread, None, Output::Stats)
         })
         .await
     }
@@ -470,6 +465,34 @@ fn named_thread(
     Ok((thread_id, thread))
 }
 
+/// Which of ThreadMind's two reports on a chain.
+enum Output {
+    /// `context_get`'s text.
+    Context,
+    /// `stats_show`'s text.
+    Stats,
+}
+
+/// `context_get`'s or `stats_show`'s text for `thread` of `tree`, through `end` (its newest
+/// message when absent).
+fn threadmind_output(
+    store: &Store,
+    tree: &Tree,
+    thread: Option<PinId>,
+    end: Option<NodeId>,
+    output: Output,
+) -> anyhow::Result<String> {
+    let context = assemble(store, tree, thread, end)?;
+    let stats = render::stats_by_thread(&summary_writes(store, tree)?);
+    Ok(match output {
+        Output::Context => render::context_text(&context, &stats),
+        Output::Stats => {
+            let threads = store.live_threads(tree.id)?.len() + 1;
+            render::stats_text(&tree.title, threads, &context, &stats)
+        }
+    })
+}
+
 /// ThreadMind's assembled context of `thread`, through `end` (its newest message when absent).
 fn assemble(
     store: &Store,
@@ -543,48 +566,34 @@ impl Pinloom {
                     (tree, thread, None)
                 }
             };
-            let context = assemble(&store, &tree, thread, end)?;
-            let writes = render::stats_by_thread(&summary_writes(&store, &tree)?);
-            Ok(if stats {
-                let threads = store.live_threads(tree.id)?.len() + 1;
-                render::stats_text(&tree.title, threads, &context, &writes)
-            } else {
-                render::context_text(&context, &writes)
-            })
+            let output = if stats { Output::Stats } else { Output::Context };
+            threadmind_output(&store, &tree, thread, end, output)
         })
         .await
         .context("could not assemble the ThreadMind text")
     }
 
     /// The newest live message of a thread of `tree_id` named by its ThreadMind id (`main`, a
-    /// pin's slug, or a pin's number), and the pin: what `pinloom context --thread` plans for.
-    pub async fn thread_end(
-        &self,
-        tree_id: i64,
-        thread_id: String,
-    ) -> anyhow::Result<(Option<i64>, Option<i64>)> {
+    /// pin's slug, or a pin's number): what `pinloom context --thread` plans for.
+    pub async fn thread_end(&self, tree_id: i64, thread_id: String) -> anyhow::Result<Option<i64>> {
         let store = self.store.clone();
         blocking(move || {
             let tree = store.tree(pinloom_store::TreeId(tree_id))?;
             let thread = thread_by_reference(&store, &tree, &thread_id)?;
-            let end = store.newest_in_thread(tree.id, thread)?;
-            Ok((end.map(|node| node.0), thread.map(|pin| pin.0)))
+            Ok(store.newest_in_thread(tree.id, thread)?.map(|node| node.0))
         })
         .await
     }
 
-    /// The tree a ThreadMind project id names, or a tree's number.
-    pub async fn tree_by_reference(&self, reference: String) -> anyhow::Result<TreeRef> {
+    /// The number of the tree a ThreadMind project id names, or of the tree of that number.
+    pub async fn tree_by_reference(&self, reference: String) -> anyhow::Result<i64> {
         let store = self.store.clone();
         blocking(move || {
             if let Some(tree) = store.tree_by_slug(&reference)? {
-                return Ok(TreeRef { id: tree.id.0, slug: tree.slug });
+                return Ok(tree.id.0);
             }
             match reference.parse::<i64>() {
-                Ok(id) => {
-                    let tree = store.tree(pinloom_store::TreeId(id))?;
-                    Ok(TreeRef { id: tree.id.0, slug: tree.slug })
-                }
+                Ok(id) => Ok(store.tree(pinloom_store::TreeId(id))?.id.0),
                 Err(_) => Err(missing(format!(
                     "there is no tree \"{reference}\"; `pinloom tree` lists them"
                 ))),
@@ -592,15 +601,6 @@ impl Pinloom {
         })
         .await
     }
-}
-
-/// A tree found by reference: its number and its ThreadMind id.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TreeRef {
-    /// The tree's number.
-    pub id: i64,
-    /// Its ThreadMind project id.
-    pub slug: String,
 }
 
 /// What a ThreadMind text is for: a message, or a thread of a tree.
