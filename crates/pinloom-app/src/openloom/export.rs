@@ -23,10 +23,13 @@ pub(super) fn document(
     now_ms: i64,
 ) -> anyhow::Result<Value> {
     let mut exported = Vec::with_capacity(trees.len());
+    // The profiles the trees name: the models that wrote their messages and their summarisers,
+    // so that an import elsewhere can read the provenance and write summaries alike.
+    let mut named = std::collections::BTreeSet::new();
     let mut agents = Map::new();
     let mut extensions = Map::new();
     for (index, tree) in trees.iter().enumerate() {
-        let (tree, document_kept) = tree_json(store, *tree, index + 1, options)?;
+        let (tree, document_kept) = tree_json(store, *tree, index + 1, options, &mut named)?;
         // What earlier imports kept of their documents' registries and other apps' extensions.
         if let Some(kept) = document_kept {
             if let Some(Value::Object(kept_agents)) = kept.get("agents") {
@@ -37,17 +40,6 @@ pub(super) fn document(
             }
         }
         exported.push(tree);
-    }
-    // The profiles the trees name: the models that wrote their messages and their summarisers,
-    // so that an import elsewhere can read the provenance and write summaries alike.
-    let mut named = std::collections::BTreeSet::new();
-    for tree in trees {
-        named.extend(store.tree_nodes(*tree)?.into_iter().filter_map(|node| node.model));
-        named.extend(
-            store.tree_summaries(*tree)?.into_iter().map(|(summary, _)| summary.key.summarizer),
-        );
-        let settings = parsed(&store.tree(*tree)?.settings_json);
-        named.extend(settings.get("summarizer").and_then(Value::as_str).map(str::to_owned));
     }
     let profiles: Vec<Value> = store
         .profiles()?
@@ -133,9 +125,11 @@ fn tree_json(
     tree_id: TreeId,
     number: usize,
     options: ExportOptions,
+    profiles: &mut std::collections::BTreeSet<String>,
 ) -> anyhow::Result<(Value, Option<Value>)> {
     let tree = store.tree(tree_id)?;
     let nodes = store.tree_nodes(tree_id)?;
+    profiles.extend(nodes.iter().filter_map(|node| node.model.clone()));
     let pins = store.all_pins(tree_id)?;
     let kept = store.interchange(tree_id)?;
     let (tree_kept, node_kept) = (kept.tree, kept.nodes);
@@ -291,12 +285,11 @@ fn tree_json(
 
     let threads: Vec<Value> = {
         // `pins` come in their order among siblings, which ThreadMind lists them by and which the
-        // document keeps as each thread's `order`; the list itself follows the ids.
-        let mut in_id_order: Vec<(usize, &store::Pin)> = pins.iter().enumerate().collect();
-        in_id_order.sort_by_key(|(_, pin)| pin_order.iter().position(|&i| pins[i].id == pin.id));
-        in_id_order
-            .into_iter()
-            .map(|(listed, pin)| {
+        // document keeps as each thread's `order`; the list itself is in the ids' (walk) order.
+        pin_order
+            .iter()
+            .map(|&listed| {
+                let pin = &pins[listed];
                 let mut thread = json!({
                     "id": pin_ids[&pin.id],
                     "title": pin.title,
@@ -327,6 +320,7 @@ fn tree_json(
     };
     let mut summaries: Vec<Value> = Vec::new();
     for (summary, log) in store.tree_summaries(tree_id)? {
+        profiles.insert(summary.key.summarizer.clone());
         let mut value = json!({
             "text": summary.text,
             "inputChars": summary.input_chars,
@@ -395,6 +389,7 @@ fn tree_json(
         pinloom["bufferIncludesSystem"] = json!(true);
     }
     let mut settings = parsed(&tree.settings_json);
+    profiles.extend(settings.get("summarizer").and_then(Value::as_str).map(str::to_owned));
     // Messages added to the search slice are named by their ids in this document.
     if let Some(Value::Array(hits)) = settings.get_mut("searchHits") {
         *hits = hits.iter().filter_map(|hit| kept_ref(Some(hit)).map(Value::String)).collect();
@@ -479,14 +474,9 @@ fn node_json(
             )
         }
     });
-    let author = kept_value("author").cloned().unwrap_or_else(|| match node.author {
-        Author::Human => json!({ "role": "human" }),
-        Author::Model => match &node.model {
-            Some(model) => json!({ "role": "model", "name": model }),
-            None => json!({ "role": "model" }),
-        },
-        Author::Tool => json!({ "role": "system", "name": "tool" }),
-    });
+    let author = kept_value("author")
+        .cloned()
+        .unwrap_or_else(|| author_json(node.author, node.model.as_deref()));
     let mut value = json!({ "id": id, "content": content, "author": author });
     if kept_value("omitCreatedAt").is_none() {
         value["createdAt"] = json!(iso(node.created_at_ms));
@@ -584,6 +574,17 @@ fn node_json(
         value["extensions"] = Value::Object(extensions);
     }
     value
+}
+
+/// The Open Loom author of a message Pinloom wrote: a tool's result is the system's, named
+/// `tool`; a model's reply names the profile that wrote it.
+pub(super) fn author_json(author: Author, model: Option<&str>) -> Value {
+    match (author, model) {
+        (Author::Human, _) => json!({ "role": "human" }),
+        (Author::Model, Some(model)) => json!({ "role": "model", "name": model }),
+        (Author::Model, None) => json!({ "role": "model" }),
+        (Author::Tool, _) => json!({ "role": "system", "name": "tool" }),
+    }
 }
 
 /// A part as text, for readers that know only text blocks.

@@ -765,15 +765,7 @@ fn node_plan(
         (!ours.is_empty()).then(|| Value::Object(ours).to_string())
     });
     // Author and generation are kept exactly, unless exporting would write them the same.
-    let rebuilt_author = match author {
-        Author::Human => json!({ "role": "human" }),
-        Author::Model => match &model {
-            Some(model) => json!({ "role": "model", "name": model }),
-            None => json!({ "role": "model" }),
-        },
-        Author::Tool => json!({ "role": "system", "name": "tool" }),
-    };
-    if author_value != rebuilt_author {
+    if author_value != super::export::author_json(author, model.as_deref()) {
         kept.insert("author".into(), author_value);
     }
     if let Some(generation) = generation {
