@@ -14,6 +14,7 @@ mod prompts;
 mod tools;
 
 use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -67,7 +68,7 @@ struct PinloomServer {
     session: ThreadMindSession,
     subscriptions: Arc<Mutex<BTreeSet<String>>>,
     /// Set once the watcher of other processes' writes has started.
-    watching: Arc<Mutex<bool>>,
+    watching: Arc<AtomicBool>,
 }
 
 impl PinloomServer {
@@ -106,11 +107,9 @@ impl PinloomServer {
 
     /// Starts, once, the task that notices other processes' writes while anything is subscribed.
     fn watch(&self, peer: Peer<RoleServer>) {
-        let mut watching = self.watching.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if *watching {
+        if self.watching.swap(true, Ordering::SeqCst) {
             return;
         }
-        *watching = true;
         let server = self.clone();
         tokio::spawn(async move {
             let mut seen = server.pinloom.data_version().await.ok();
