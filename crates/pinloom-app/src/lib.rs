@@ -37,6 +37,6 @@ pub use openloom::{ExportOptions, ImportReport, ImportedTreeSummary};
 pub use pinloom::{Connections, KEYRING_SERVICE, Pinloom};
 pub use pinloom_providers::ReplyEvent;
 pub use summaries::CUT_SUMMARY_NOTE;
-pub use threadmind::{PlanFormat, PromptState, ResourceText, ThreadMindSession, plan_report};
+pub use threadmind::{PlanFormat, PromptState, ResourceText, ThreadMindSession};
 pub use threads::NodeAction;
 pub use tokio_util::sync::CancellationToken;

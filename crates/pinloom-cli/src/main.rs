@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use pinloom_app::{
-    APP_IDENTIFIER, ApiError, Connections, DATA_DIR_ENV, DATABASE_FILE_NAME, Pinloom,
+    APP_IDENTIFIER, ApiError, Connections, DATA_DIR_ENV, DATABASE_FILE_NAME, Pinloom, PlanFormat,
 };
 
 #[derive(Debug, Parser)]
@@ -148,30 +148,25 @@ async fn open(path: PathBuf, create: bool) -> anyhow::Result<Pinloom> {
     Pinloom::open_database(path, Connections::default()).await
 }
 
-async fn first_profile(pinloom: &Pinloom, chosen: Option<String>) -> anyhow::Result<String> {
-    match chosen {
-        Some(name) => Ok(name),
+/// The plan of a send from the target: the message named, or the newest of the thread.
+async fn plan(
+    pinloom: &Pinloom,
+    target: &Target,
+    profile: Option<String>,
+    format: PlanFormat,
+) -> anyhow::Result<String> {
+    let node = match target.node {
+        Some(node) => node,
         None => {
-            pinloom.model_profiles().await?.into_iter().next().map(|profile| profile.name).context(
-                "the database has no model profiles; add one in the app, or pass --profile",
-            )
+            let (tree, thread) = tree_and_thread(pinloom, target).await?;
+            pinloom.thread_end(tree, thread.clone()).await?.ok_or_else(|| {
+                ApiError::invalid_input(format!(
+                    "thread {thread} has no messages yet: a plan is made for a message; --format markdown shows its summaries"
+                ))
+            })?
         }
-    }
-}
-
-/// The message a plan is made for: the one named, or the newest of the thread.
-async fn planned_node(pinloom: &Pinloom, target: &Target) -> anyhow::Result<i64> {
-    if let Some(node) = target.node {
-        return Ok(node);
-    }
-    let (tree, thread) = tree_and_thread(pinloom, target).await?;
-    let end = pinloom.thread_end(tree, thread.clone()).await?;
-    end.ok_or_else(|| {
-        ApiError::invalid_input(format!(
-            "thread {thread} has no messages yet: a plan is made for a message; --format markdown shows its summaries"
-        ))
-        .into()
-    })
+    };
+    pinloom.plan_text(node, profile, format).await
 }
 
 async fn tree_and_thread(pinloom: &Pinloom, target: &Target) -> anyhow::Result<(i64, String)> {
@@ -220,16 +215,9 @@ async fn run(cli: Cli) -> anyhow::Result<String> {
     match cli.command {
         Command::Context { target, profile, format } => match format {
             ContextFormat::Markdown => threadmind_text(&pinloom, &target, false).await,
-            ContextFormat::Report | ContextFormat::Plan | ContextFormat::Request => {
-                let node = planned_node(&pinloom, &target).await?;
-                let profile = first_profile(&pinloom, profile).await?;
-                let plan = pinloom.preview(node, profile, None).await?;
-                Ok(match format {
-                    ContextFormat::Report => pinloom_app::plan_report(&plan),
-                    ContextFormat::Plan => serde_json::to_string_pretty(&plan)?,
-                    _ => plan.body,
-                })
-            }
+            ContextFormat::Report => plan(&pinloom, &target, profile, PlanFormat::Report).await,
+            ContextFormat::Plan => plan(&pinloom, &target, profile, PlanFormat::Plan).await,
+            ContextFormat::Request => plan(&pinloom, &target, profile, PlanFormat::Request).await,
         },
         Command::Stats { target } => threadmind_text(&pinloom, &target, true).await,
         Command::Tree { id: Some(id) } => {

@@ -8,7 +8,7 @@ use super::{
     NO_PROJECT, ThreadMindSession, active, chain, missing, named_thread, refuse, thread_list,
 };
 use crate::json::PlanView;
-use crate::pinloom::now_ms;
+use crate::pinloom::{Pinloom, now_ms};
 
 /// How `context_assemble` shows a plan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -200,15 +200,26 @@ impl ThreadMindSession {
                 .await?
             }
         };
+        self.pinloom.plan_text(node, profile, format).await
+    }
+}
+
+impl Pinloom {
+    /// What a send from message `node_id` would carry under model profile `profile` (the first
+    /// by name when absent), shown as `format`. Nothing is sent.
+    pub async fn plan_text(
+        &self,
+        node_id: i64,
+        profile: Option<String>,
+        format: PlanFormat,
+    ) -> anyhow::Result<String> {
         let profile = match profile {
             Some(profile) => profile,
-            None => {
-                self.pinloom.model_profiles().await?.into_iter().next().map(|p| p.name).ok_or_else(
-                    || refuse("there are no model profiles: add one in Pinloom's budget panel"),
-                )?
-            }
+            None => self.model_profiles().await?.into_iter().next().map(|p| p.name).ok_or_else(
+                || refuse("there are no model profiles: add one in Pinloom's budget panel"),
+            )?,
         };
-        let plan = self.pinloom.preview(node, profile, None).await?;
+        let plan = self.preview(node_id, profile, None).await?;
         Ok(match format {
             PlanFormat::Report => plan_report(&plan),
             PlanFormat::Plan => serde_json::to_string_pretty(&plan)?,
@@ -218,7 +229,7 @@ impl ThreadMindSession {
 }
 
 /// A plan as text: the budget, what goes in, and what was cut, lowest priority first, with why.
-pub fn plan_report(plan: &PlanView) -> String {
+fn plan_report(plan: &PlanView) -> String {
     let mut out = format!(
         "Context for message {} under \"{}\": {} of {} tokens ({}).\n",
         plan.node_id, plan.profile, plan.used, plan.available, plan.tokenizer

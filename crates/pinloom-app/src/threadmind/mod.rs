@@ -18,7 +18,7 @@ use pinloom_store::{
     NewTree, NodeId, PinId, ROOT_THREAD_SLUG, Sharing, Store, Tree, TreeMode, Workspace,
 };
 
-pub use additions::{PlanFormat, plan_report};
+pub use additions::PlanFormat;
 use instructions::InstructionClient;
 
 use crate::pinloom::{Pinloom, blocking, now_ms};
