@@ -16,6 +16,8 @@ pub const ALL: &[&str] = &[
     "node_mark",
     "context_preview",
     "context_preview_unsaved",
+    "reply_receipt",
+    "request_diff",
     "nodes_compare",
     "profiles_list",
     "profile_save",

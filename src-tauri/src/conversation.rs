@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use pinloom_app::json::{
     Comparison, Exchange, ModelProfile, NodeView, PinView, PlanView, ThreadView,
 };
-use pinloom_app::{ApiError, CancellationToken, NodeAction, ReplyEvent};
+use pinloom_app::{ApiError, CancellationToken, NodeAction, Receipt, ReplyEvent, RequestDiff};
 use serde::Serialize;
 use tauri::State;
 use tauri::ipc::Channel;
@@ -236,6 +236,27 @@ pub(crate) async fn context_preview_unsaved(
     profile: ModelProfile,
 ) -> Result<PlanView, ApiError> {
     Ok(state.pinloom()?.preview_unsaved(node_id, profile).await?)
+}
+
+/// What reply `node_id`'s request was planned to hold, what was sent, and what the provider
+/// counted; `None` for a message without one.
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn reply_receipt(
+    state: State<'_, AppState>,
+    node_id: i64,
+) -> Result<Option<Receipt>, ApiError> {
+    Ok(state.pinloom()?.receipt(node_id).await?)
+}
+
+/// How reply `node_id`'s request differs from the one before it on its path.
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn request_diff(
+    state: State<'_, AppState>,
+    node_id: i64,
+) -> Result<RequestDiff, ApiError> {
+    Ok(state.pinloom()?.request_diff(node_id).await?)
 }
 
 #[tauri::command]

@@ -55,6 +55,8 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             conversation::node_mark,
             conversation::context_preview,
             conversation::context_preview_unsaved,
+            conversation::reply_receipt,
+            conversation::request_diff,
             conversation::nodes_compare,
             conversation::profiles_list,
             conversation::profile_save,

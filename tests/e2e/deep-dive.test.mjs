@@ -52,8 +52,7 @@ describe("deep dives in the real window", () => {
   async function newTree(title) {
     await type("new-tree-title", title);
     await (await harness.find("new-tree-submit")).click();
-    const heading = await harness.find("thread-title");
-    await harness.driver.wait(async () => (await heading.getText()) === title, 5000);
+    await harness.textsUntil("thread-title", (texts) => texts.includes(title), "the new tree is open");
     await harness.find("composer-input");
   }
 
@@ -172,8 +171,7 @@ describe("deep dives in the real window", () => {
     await picks[1].click();
     provider.answers.push("Rivers wander because banks erode unevenly.");
     await (await harness.find("regenerate")).click();
-    const position = await harness.find("alternative-position");
-    await harness.driver.wait(async () => (await position.getText()) === "2/2", 20_000);
+    await harness.textsUntil("alternative-position", (texts) => texts.includes("2/2"), "the second answer", 20_000);
     const again = await harness.findAll("compare-pick");
     await again[1].click();
     const comparison = await harness.find("comparison");
@@ -183,6 +181,36 @@ describe("deep dives in the real window", () => {
     if (takeReadmeScreenshots) await harness.screenshot("tests/e2e/screenshots/branch-comparison.png");
     assert.ok(await comparison.isDisplayed());
     await (await harness.find("comparison-close")).click();
+  });
+
+  harness.windowTest("a regenerated branch never reaches the other's request, and each reply keeps a receipt", async () => {
+    await newTree("Isolation");
+    provider.answers.push("Erosion carves the outer bank of the bend.");
+    await send("composer-input", "composer-ask", "Why do rivers bend?", "message-text", 2);
+    provider.answers.push("Sediment piles on the inner bank of the bend.");
+    await harness.click("regenerate");
+    await harness.textsUntil("alternative-position", (texts) => texts.includes("2/2"), "the second answer", 20_000);
+    // Asked on the second branch about the words of the first: a whole-tree search would bring
+    // them back.
+    provider.answers.push("It depends on the flow.");
+    await send("composer-input", "composer-ask", "Tell me about erosion that carves the bank", "message-text", 4);
+    const body = provider.requests.at(-1).body;
+    assert.ok(body.includes("Sediment piles"), "its own branch is sent");
+    assert.ok(!body.includes("Erosion carves"), "the abandoned answer is not");
+
+    await harness.click("receipt-toggle", (all) => all.at(-1));
+    await harness.textsUntil(
+      "receipt-verdict",
+      (texts) => texts.some((text) => /^matched · planned \d+/.test(text)),
+      "the receipt shows what was planned beside what the provider counted",
+    );
+    await harness.click("request-diff");
+    await harness.textsUntil(
+      "request-diff-result",
+      (texts) => texts.some((text) => /Against the request of message \d+: \d+ came, 0 went/.test(text)),
+      "the request is compared with the one before it",
+    );
+    if (takeReadmeScreenshots) await harness.screenshot("tests/e2e/screenshots/receipt.png");
   });
 
   harness.windowTest("a file attached from disk reaches the inspector and the request; a note stays with its message", async () => {
@@ -216,8 +244,11 @@ describe("deep dives in the real window", () => {
     await harness.textsUntil("search-add", (labels) => labels[0]?.includes("✓"), "the hit is in the search slice");
 
     await (await harness.find("show-request")).click();
-    const body = await harness.find("request-body");
-    await harness.driver.wait(async () => (await body.getText()).includes("Oxbow lakes form"), 10_000);
+    await harness.textsUntil(
+      "request-body",
+      (texts) => texts.some((text) => text.includes("Oxbow lakes form")),
+      "the request carries the closed pin's result",
+    );
   });
 
   harness.windowTest("the tree map moves with the arrow keys and opens a message", async () => {
@@ -237,15 +268,20 @@ describe("deep dives in the real window", () => {
       await (await harness.find("composer-send")).click();
       await harness.textsWhen("message-text", turn);
     }
-    await (await harness.findAll("inspect")).at(-1).click();
+    await harness.click("inspect", (all) => all.at(-1));
     await harness.find("slices");
-    assert.equal((await harness.findAll("pruned-slice")).length, 0, "everything fits at first");
+    // The prompt's words are found in the earlier turns, which the history carries whole: those
+    // search hits are listed as already there, and nothing is cut.
+    await harness.textsUntil(
+      "prune-reason",
+      (reasons) => reasons.every((reason) => reason === "already in history"),
+      "everything fits at first",
+    );
 
     await (await harness.find("open-budget")).click();
     await type("budget-window", "140");
     await type("budget-reserve", "20");
-    const cut = await harness.find("budget-preview-cut");
-    await harness.driver.wait(async () => Number(await cut.getText()) > 0, 10_000, "the live preview cuts");
+    await harness.textsUntil("budget-preview-cut", ([cut]) => Number(cut) > 0, "the live preview cuts");
     await (await harness.find("budget-save")).click();
     await harness.find("budget-saved", 10_000);
     if (takeReadmeScreenshots) await harness.screenshot("tests/e2e/screenshots/budget-panel.png");
@@ -258,15 +294,16 @@ describe("deep dives in the real window", () => {
     if (takeReadmeScreenshots) await harness.screenshot("tests/e2e/screenshots/context-inspector.png");
 
     // Keeping a cut message that cannot fit beside the required ones is refused and undone.
-    const [keep] = await harness.findAll("slice-keep");
-    await keep.click();
-    const refusal = await harness.find("inspector-error");
-    await harness.driver.wait(async () => /was not kept/.test(await refusal.getText()), 10_000);
+    await harness.click("slice-keep");
+    await harness.textsUntil(
+      "inspector-error",
+      (texts) => texts.some((text) => /was not kept/.test(text)),
+      "keeping what cannot fit is refused",
+    );
     assert.ok((await harness.findAll("pruned-slice")).length > 0, "the report is still shown");
 
     // Excluding a message from the inspector cuts it with that reason.
-    const [firstToggle] = await harness.findAll("slice-exclude");
-    await firstToggle.click();
+    await harness.click("slice-exclude");
     await harness.textsUntil(
       "prune-reason",
       (reasons) => reasons.includes("excluded by you"),

@@ -30,8 +30,7 @@ describe("first slice in the real window", () => {
 
     await (await harness.find("new-tree-title")).sendKeys("Why do rivers meander?");
     await (await harness.find("new-tree-submit")).click();
-    const title = await harness.find("thread-title");
-    await harness.driver.wait(async () => (await title.getText()) === "Why do rivers meander?", 5000);
+    await harness.textsUntil("thread-title", (texts) => texts.includes("Why do rivers meander?"), "the new tree is open");
     await harness.find("thread-empty");
 
     const composer = await harness.find("composer-input");
@@ -61,11 +60,11 @@ describe("first slice in the real window", () => {
 
     // A new process of the app on the same data folder.
     await harness.launch();
-    const reopened = await harness.find("thread-title");
-    await harness.driver.wait(
-      async () => (await reopened.getText()) === "Why do rivers meander?",
-      5000,
+    await harness.textsUntil(
+      "thread-title",
+      (texts) => texts.includes("Why do rivers meander?"),
       "the last open tree is reopened on start",
+      20_000,
     );
     assert.deepEqual(await harness.textsWhen("message-text", 2), [
       "Start from the physics: where does the water flow fastest in a bend?",

@@ -219,6 +219,27 @@ export class Harness {
     return texts;
   }
 
+  /// Clicks the `testId` element `pick` chooses (the first by default) once there is one,
+  /// finding it again when the view re-renders between finding and clicking: an element is
+  /// never kept across a render.
+  async click(testId, pick = (elements) => elements[0], timeoutMs = 10_000) {
+    await waitFor(
+      async () => {
+        const chosen = pick(await this.findAll(testId));
+        if (!chosen) return false;
+        try {
+          await chosen.click();
+          return true;
+        } catch (error) {
+          if (error?.name === "StaleElementReferenceError") return false;
+          throw error;
+        }
+      },
+      `a [data-testid="${testId}"] to click`,
+      timeoutMs,
+    );
+  }
+
   /// Saves the window as a PNG at `path` (relative to the repository root).
   async screenshot(path) {
     const file = resolve(repoRoot, path);

@@ -52,6 +52,8 @@ pub(crate) struct Planned {
     pub(crate) settings: TreeSettings,
     /// The snapshot ends with a draft prompt that is not in the store.
     pub(crate) draft: bool,
+    /// What the provider did with the newest reply on the path, when it cut that context.
+    pub(crate) provider_cut: Option<String>,
 }
 
 impl Pinloom {
@@ -320,6 +322,52 @@ impl Pinloom {
         }
         let usage_json = serde_json::to_string(&reply.usage)?;
         let sent_units = sent_units(&planned);
+        let earlier = earlier_replies(&planned.path, prompt);
+        let receipt_of = {
+            let choice = &planned.choice;
+            let sending = crate::receipts::Sending {
+                profile: &choice.name,
+                model: &choice.engine.model,
+                provider: choice.provider,
+                tokenizer: tokenizer_label(planned.plan.tokenizer),
+                exact_counts: exact_family(choice.engine.tokenizer).is_some(),
+                prices: choice.prices,
+            };
+            let plan = &planned.plan;
+            let snapshot = &planned.path.snapshot;
+            let reply = &reply;
+            move |earlier: &[crate::receipts::Receipt]| {
+                crate::receipts::receipt(plan, snapshot, &sending, reply, earlier)
+            }
+        };
+        let store = self.store.clone();
+        let earlier_receipts = blocking(move || {
+            // Earlier answers to the same message were sent the very same request.
+            let mut earlier = earlier;
+            earlier.extend(
+                store
+                    .children(prompt, false)?
+                    .into_iter()
+                    .filter(|child| child.author == Author::Model)
+                    .map(|child| child.id),
+            );
+            let found = store.receipts(&earlier)?;
+            Ok(found
+                .values()
+                .filter_map(|stored| serde_json::from_str(&stored.json).ok())
+                .collect::<Vec<crate::receipts::Receipt>>())
+        })
+        .await
+        .context("could not read the earlier replies' receipts")?;
+        let receipt = receipt_of(&earlier_receipts);
+        let stored_receipt = store::Receipt {
+            json: serde_json::to_string(&receipt)?,
+            provider_cut: receipt.verdict == crate::receipts::Verdict::ProviderCut,
+        };
+        // Calibration learns only from a count of the whole prompt: not one the provider cut,
+        // nor one a local server reduced by what its cache kept.
+        let learn = receipt.verdict == crate::receipts::Verdict::Matched
+            && receipt.expected_at_least == u64::from(receipt.planned);
         let store = self.store.clone();
         let memory = self.memory.clone();
         let tree_id = planned.tree.id;
@@ -336,6 +384,7 @@ impl Pinloom {
             node.usage_json = Some(usage_json);
             node.incomplete = incomplete;
             node.token_counts = token_counts(&node.parts);
+            node.receipt = Some(stored_receipt);
             let written = store.append_node(&node)?;
             // Counts the engine had to make (nodes written before counting existed) are stored,
             // and kept on the path in memory, so they are made once.
@@ -350,8 +399,8 @@ impl Pinloom {
                 store.set_family_token_counts(family, &rows)?;
                 path.remember_counts(plan_tokenizer, &newly_counted);
             }
-            if let (Tokenizer::Estimate(calibration), Some(reported)) =
-                (choice.engine.tokenizer, input_tokens)
+            if let (Tokenizer::Estimate(calibration), Some(reported), true) =
+                (choice.engine.tokenizer, input_tokens, learn)
             {
                 let corrected = calibration.corrected(sent_units, reported);
                 store.record_calibration(
@@ -373,6 +422,7 @@ impl Pinloom {
             reply: written.into(),
             interruption: reply.interruption.map(provider_api_error),
             plan: view,
+            receipt: Some(receipt),
         })
     }
 
@@ -437,6 +487,7 @@ impl Pinloom {
                 ));
                 path.snapshot.active = pinloom_engine::snapshot::NodeId(DRAFT_ID);
             }
+            let provider_cut = newest_reply_cut(store, &path)?;
             let engine_settings = settings.engine(now_ms(), &choice.assembly);
             let planned = pinloom_engine::plan(&path.snapshot, &choice.engine, &engine_settings);
             let draft = draft.is_some();
@@ -447,7 +498,7 @@ impl Pinloom {
                     return Err(engine_error(&error));
                 }
             };
-            Ok(Planned { plan, path, choice, tree, settings, draft })
+            Ok(Planned { plan, path, choice, tree, settings, draft, provider_cut })
         })
         .await
     }
@@ -520,6 +571,27 @@ impl Pinloom {
             })),
         }
     }
+}
+
+/// What the provider did with the newest reply on the path, if it cut that request's context:
+/// the next request is likely cut the same way, so the plan says so.
+fn newest_reply_cut(store: &Store, path: &CachedPath) -> anyhow::Result<Option<String>> {
+    let newest = path
+        .snapshot
+        .nodes
+        .iter()
+        .rev()
+        .filter(|node| node.id.0 < ANNOTATION_ID_BASE && node.id.0 != DRAFT_ID)
+        .find(|node| node.author == pinloom_engine::snapshot::Author::Model);
+    let Some(id) = newest.and_then(|node| i64::try_from(node.id.0).ok()) else { return Ok(None) };
+    let Some(stored) = store.receipt(NodeId(id))? else { return Ok(None) };
+    if !stored.provider_cut {
+        return Ok(None);
+    }
+    let receipt: Option<crate::receipts::Receipt> = serde_json::from_str(&stored.json).ok();
+    Ok(receipt
+        .and_then(|receipt| receipt.message)
+        .map(|message| format!("The last reply on this path (message {id}) was cut: {message}")))
 }
 
 /// The path with a preview's draft prompt taken off its end again.
@@ -613,15 +685,16 @@ pub(crate) fn plan_view(planned: &Planned) -> anyhow::Result<PlanView> {
             let (source, source_id) = source_view(slice.source);
             let text = slice_text(slice, snapshot);
             SliceView {
-                kind: code(slice.kind),
+                kind: slice.kind.as_str().to_owned(),
                 source,
                 source_id,
+                provenance: slice.provenance.into(),
                 priority: slice.priority,
                 tokens: slice.tokens,
                 included: slice.is_included(),
                 reason: match slice.status {
                     SliceStatus::Included => None,
-                    SliceStatus::Pruned(reason) => Some(code(reason)),
+                    SliceStatus::Pruned(reason) => Some(reason.as_str().to_owned()),
                 },
                 cut_from: slice.cut_from,
                 kept: matches!(slice.source, SourceId::Node(node) if kept.contains(&node.0)),
@@ -638,16 +711,7 @@ pub(crate) fn plan_view(planned: &Planned) -> anyhow::Result<PlanView> {
         profile: planned.choice.name.clone(),
         available: plan.available,
         used: plan.used,
-        tokenizer: match plan.tokenizer {
-            TokenizerId::O200k => "o200k".to_owned(),
-            TokenizerId::Cl100k => "cl100k".to_owned(),
-            TokenizerId::Estimate { milli_chars_per_token } => format!(
-                "estimate at {}.{:03} chars/token",
-                milli_chars_per_token / 1000,
-                milli_chars_per_token % 1000
-            ),
-            TokenizerId::Chars(heuristic) => code(heuristic),
-        },
+        tokenizer: tokenizer_label(plan.tokenizer),
         truncated: plan.truncated(),
         omitted_messages: plan
             .marker
@@ -655,12 +719,43 @@ pub(crate) fn plan_view(planned: &Planned) -> anyhow::Result<PlanView> {
             .map_or(0, |marker| u32::try_from(marker.omitted).unwrap_or(u32::MAX)),
         slices,
         missing_summaries: u32::try_from(plan.missing_summaries.len()).unwrap_or(u32::MAX),
+        provider_cut: planned.provider_cut.clone(),
         url,
         body,
     })
 }
 
-fn source_view(source: SourceId) -> (String, Option<i64>) {
+/// How a plan counted, as front ends and receipts name it.
+pub(crate) fn tokenizer_label(tokenizer: TokenizerId) -> String {
+    match tokenizer {
+        TokenizerId::O200k => "o200k".to_owned(),
+        TokenizerId::Cl100k => "cl100k".to_owned(),
+        TokenizerId::Estimate { milli_chars_per_token } => format!(
+            "estimate at {}.{:03} chars/token",
+            milli_chars_per_token / 1000,
+            milli_chars_per_token % 1000
+        ),
+        TokenizerId::Chars(heuristic) => heuristic.as_str().to_owned(),
+    }
+}
+
+/// The reply before `prompt` on the path: the request answering `prompt` repeats its request as
+/// a prefix. (Earlier answers to `prompt` itself are read from the store by the caller.)
+fn earlier_replies(path: &CachedPath, prompt: NodeId) -> Vec<NodeId> {
+    let before = path
+        .snapshot
+        .nodes
+        .iter()
+        .rev()
+        .filter(|node| {
+            node.id.0 < ANNOTATION_ID_BASE && node.id.0 != u64::try_from(prompt.0).unwrap_or(0)
+        })
+        .find(|node| node.author == pinloom_engine::snapshot::Author::Model)
+        .and_then(|node| i64::try_from(node.id.0).ok().map(NodeId));
+    before.into_iter().collect()
+}
+
+pub(crate) fn source_view(source: SourceId) -> (String, Option<i64>) {
     let id = |value: u64| i64::try_from(value).ok();
     let (name, id) = match source {
         SourceId::AgentPrompt => ("agentPrompt", None),
@@ -675,17 +770,11 @@ fn source_view(source: SourceId) -> (String, Option<i64>) {
         SourceId::Anchor(pin) => ("anchor", id(pin.0)),
         SourceId::Tool(index) => ("tool", i64::try_from(index).ok()),
         SourceId::Retrieval(node) => ("retrieval", id(node.0)),
+        SourceId::AddedSearchHit(node) => ("addedSearchHit", id(node.0)),
         SourceId::PinResult(pin) => ("pinResult", id(pin.0)),
         SourceId::WorkingBuffer => ("workingBuffer", None),
     };
     (name.to_owned(), id)
-}
-
-/// A unit variant's name in camelCase, as the JSON codes are written.
-fn code(value: impl std::fmt::Debug) -> String {
-    let name = format!("{value:?}");
-    let mut chars = name.chars();
-    chars.next().map_or_else(String::new, |first| first.to_lowercase().chain(chars).collect())
 }
 
 /// An engine refusal, in words that say what to change.

@@ -123,6 +123,8 @@ pub(crate) struct ModelChoice {
     pub(crate) completion: bool,
     /// How contexts for it are assembled, where the tree does not say.
     pub(crate) assembly: crate::json::AssemblySettings,
+    /// What it costs, when the person entered prices.
+    pub(crate) prices: Option<crate::receipts::Prices>,
 }
 
 impl ModelChoice {
@@ -155,6 +157,11 @@ impl ModelChoice {
             }
             (tokenizer, _) => tokenizer,
         };
+        let assembly: crate::json::AssemblySettings =
+            serde_json::from_str(&record.settings_json).unwrap_or_default();
+        if let Some(on) = assembly.cache_breakpoints {
+            engine.cache_breakpoints = on;
+        }
         let endpoint = match &record.base_url {
             Some(url) => Endpoint::at(provider, url),
             None => Endpoint::new(provider),
@@ -169,7 +176,9 @@ impl ModelChoice {
             engine,
             sampling,
             completion: record.completion_endpoint,
-            assembly: serde_json::from_str(&record.settings_json).unwrap_or_default(),
+            assembly,
+            // Unreadable prices read as none: a cost left out is better than a wrong one.
+            prices: record.prices_json.as_deref().and_then(|json| serde_json::from_str(json).ok()),
         })
     }
 }

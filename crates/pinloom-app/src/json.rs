@@ -170,6 +170,9 @@ pub struct ModelProfile {
     /// settings win over these).
     #[serde(default)]
     pub assembly: AssemblySettings,
+    /// What the model costs, for each reply's receipt; none when unknown (local models).
+    #[serde(default)]
+    pub prices: Option<crate::receipts::Prices>,
 }
 
 /// A profile's sampling settings.
@@ -195,6 +198,13 @@ pub struct AssemblySettings {
     pub depth_budgets: Option<Vec<i64>>,
     /// The last this-many messages are never dropped (4 when unset).
     pub minimum_recent_nodes: Option<i64>,
+    /// truncateMiddle cuts in steps of this percent of the history's room, so consecutive
+    /// requests share their start for the provider's prompt cache (25 when unset; 0 cuts
+    /// message by message).
+    pub truncation_step_percent: Option<i64>,
+    /// Mark the stable start of each request for the provider's prompt cache (Anthropic's
+    /// `cache_control`); on for Anthropic when unset.
+    pub cache_breakpoints: Option<bool>,
 }
 
 impl ModelProfile {
@@ -223,6 +233,7 @@ impl ModelProfile {
             agent_system_prompt: String::new(),
             sampling: SamplingSettings::default(),
             assembly: AssemblySettings::default(),
+            prices: None,
         }
     }
 
@@ -244,6 +255,7 @@ impl ModelProfile {
             agent_system_prompt: self.agent_system_prompt,
             sampling_json,
             settings_json,
+            prices_json: self.prices.and_then(|prices| serde_json::to_string(&prices).ok()),
         }
     }
 }
@@ -265,6 +277,7 @@ impl From<store::ModelProfile> for ModelProfile {
             // writes readable JSON.
             sampling: serde_json::from_str(&profile.sampling_json).unwrap_or_default(),
             assembly: serde_json::from_str(&profile.settings_json).unwrap_or_default(),
+            prices: profile.prices_json.as_deref().and_then(|json| serde_json::from_str(json).ok()),
         }
     }
 }
@@ -327,6 +340,8 @@ pub struct Exchange {
     pub interruption: Option<crate::ApiError>,
     /// The plan the request was made from.
     pub plan: PlanView,
+    /// The reply's receipt: what was planned and sent beside what the provider counted.
+    pub receipt: Option<crate::receipts::Receipt>,
 }
 
 /// One candidate piece of context in a plan, included or cut with the reason.
@@ -338,8 +353,11 @@ pub struct SliceView {
     /// `folderListing`, `searchResult` or `workingBuffer`.
     pub kind: String,
     /// Where it comes from: `agentPrompt`, `treeSystemContext`, `attachment`, `node`,
-    /// `annotation`, `summary`, `anchor`, `tool`, `retrieval`, `pinResult` or `workingBuffer`.
+    /// `annotation`, `summary`, `anchor`, `tool`, `retrieval`, `addedSearchHit`, `pinResult`
+    /// or `workingBuffer`.
     pub source: String,
+    /// Whose it is: the path's own, an ancestor's summary, settings, or added by the person.
+    pub provenance: Provenance,
     /// The id of the source (a node, attachment, annotation or pin), when it has one; a summary's
     /// is its thread's pin (absent for the root thread).
     pub source_id: Option<i64>,
@@ -352,7 +370,7 @@ pub struct SliceView {
     /// Why it was cut: `overBudget`, `truncated`, `outsideShare`, `excluded`, `softDeleted`,
     /// `annotation`, `emptySummary`, `overDepthBudget`, `fileTooLarge`, `orphanToolResult`,
     /// `orphanToolCall`, `providerRoleRule`, `bufferModeSystemContextOff`, `filtered`,
-    /// `alreadyInHistory` or `notOptedIn`.
+    /// `alreadyInHistory`, `notOptedIn`, `offPath` or `inAncestorThread`.
     pub reason: Option<String>,
     /// For a message cut at the boundary: the whole message's tokens, of which `tokens` are kept.
     pub cut_from: Option<u32>,
@@ -360,6 +378,42 @@ pub struct SliceView {
     pub kept: bool,
     /// The start of its text, for the inspector's list.
     pub preview: String,
+}
+
+/// Where a slice's content comes from, as the inspector labels it (the rule of what a path may
+/// know is in `pinloom_engine::permitted`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub enum Provenance {
+    /// The model's or the tree's system text, or a tool definition.
+    Setting,
+    /// An attachment in scope.
+    Attachment,
+    /// The path's own messages, and search hits among them.
+    Path,
+    /// An ancestor thread's summary.
+    AncestorSummary,
+    /// The pin's anchor passage.
+    Anchor,
+    /// A closed sibling pin's result, opted in to.
+    SiblingResult,
+    /// Added by the person: a search hit they chose, a note they included.
+    AddedByYou,
+}
+
+impl From<pinloom_engine::plan::Provenance> for Provenance {
+    fn from(provenance: pinloom_engine::plan::Provenance) -> Provenance {
+        use pinloom_engine::plan::Provenance as Engine;
+        match provenance {
+            Engine::Setting => Provenance::Setting,
+            Engine::Attachment => Provenance::Attachment,
+            Engine::Path => Provenance::Path,
+            Engine::AncestorSummary => Provenance::AncestorSummary,
+            Engine::Anchor => Provenance::Anchor,
+            Engine::SiblingResult => Provenance::SiblingResult,
+            Engine::AddedByPerson => Provenance::AddedByYou,
+        }
+    }
 }
 
 /// A context plan as the inspector and the budget panel show it.
@@ -380,10 +434,14 @@ pub struct PlanView {
     pub truncated: bool,
     /// How many messages the truncation marker stands for.
     pub omitted_messages: u32,
-    /// Every candidate, in render order.
+    /// Every candidate, in render order (search results last, though they are sent right
+    /// before the prompt).
     pub slices: Vec<SliceView>,
     /// Ancestor summaries the plan wanted and no summariser has written yet.
     pub missing_summaries: u32,
+    /// When the provider cut the context of the newest reply on this path (a local server's own
+    /// window): what happened and what to change. The next request is likely cut the same way.
+    pub provider_cut: Option<String>,
     /// Where the request goes.
     pub url: String,
     /// The request body exactly as it would be sent (the key travels in a header, never here).
@@ -544,6 +602,9 @@ pub struct ThreadMessage {
     pub alternatives: Vec<i64>,
     /// The pins made in it, oldest first.
     pub pins: Vec<PinView>,
+    /// A reply whose provider counted materially fewer prompt tokens than were sent: it cut
+    /// the context (its receipt says what happened and what to change).
+    pub provider_cut: bool,
 }
 
 /// One thread of a tree: the root thread, or a pin's sub-thread.

@@ -39,6 +39,7 @@ pub(crate) fn seed_from_catalog(store: &Store) -> Result<(), StoreError> {
                 agent_system_prompt: String::new(),
                 sampling_json: "{}".to_owned(),
                 settings_json: "{}".to_owned(),
+                prices_json: None,
             },
             now,
         )?;
@@ -150,6 +151,27 @@ fn check_sampling_and_assembly(name: &str, profile: &ModelProfile) -> Result<(),
         return refuse(format!(
             "keeping the last {recent} messages is not possible; use 0 to 10,000"
         ));
+    }
+    if let Some(percent) = assembly.truncation_step_percent
+        && !(0..=100).contains(&percent)
+    {
+        return refuse(format!(
+            "a truncation step of {percent} % is not possible; use 0 (message by message) to 100"
+        ));
+    }
+    if let Some(prices) = &profile.prices {
+        let all = [
+            Some(prices.input_per_million),
+            Some(prices.output_per_million),
+            prices.cache_read_per_million,
+            prices.cache_write_per_million,
+        ];
+        if all.into_iter().flatten().any(|price| !price.is_finite() || price < 0.0) {
+            return refuse(
+                "prices are US dollars per million tokens, 0 or more; clear them for a model                  without a price"
+                    .to_owned(),
+            );
+        }
     }
     Ok(())
 }

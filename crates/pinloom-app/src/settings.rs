@@ -95,6 +95,9 @@ impl TreeSettings {
         if let Some(recent) = model.minimum_recent_nodes {
             settings.minimum_recent_nodes = usize::try_from(recent).unwrap_or(0);
         }
+        if let Some(percent) = model.truncation_step_percent {
+            settings.truncation_step_percent = u32::try_from(percent.clamp(0, 100)).unwrap_or(0);
+        }
         if let Some(budgets) = &self.depth_budgets {
             settings.depth_budgets = budgets.clone();
         }

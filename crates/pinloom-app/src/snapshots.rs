@@ -9,7 +9,7 @@
 //! The caches are dropped on every write this process makes other than the extension, and when
 //! `PRAGMA data_version` says another process (the MCP server) wrote to the file.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -27,8 +27,9 @@ use crate::inputs::{
 use crate::json::PlanView;
 use crate::settings::TreeSettings;
 
-/// How many retrieval candidates full-text search offers the engine.
-const RETRIEVAL_CANDIDATES: u32 = 20;
+/// How many retrieval candidates full-text search offers the engine: hits the kept history
+/// already carries are dropped by the engine, so there are more than the slice usually takes.
+const RETRIEVAL_CANDIDATES: u32 = 32;
 /// How many trees keep their active path in memory.
 const CACHED_PATHS: usize = 4;
 /// How long an assembled plan is reused for the same node, prompt and budget.
@@ -47,10 +48,6 @@ pub(crate) struct CachedPath {
     /// The thread segments: each pin on the path with the store id of its thread's last node
     /// before the next pin edge; the root thread first (`None`).
     pub(crate) threads: Vec<(Option<PinId>, NodeId)>,
-    /// The store ids on the path, and of the messages the path's edits replaced: both are kept
-    /// out of the retrieval candidates (the first are in the history already, the second were
-    /// rewritten because they were not wanted).
-    pub(crate) ids: HashSet<i64>,
     /// The store ids of the path's messages, in order.
     store_ids: Vec<NodeId>,
     /// The exact families whose stored counts the records carry.
@@ -76,7 +73,6 @@ impl CachedPath {
             end: node,
             end_thread: None,
             threads: Vec::new(),
-            ids: HashSet::with_capacity(path.len()),
             store_ids: Vec::with_capacity(path.len()),
             counted: Vec::new(),
         };
@@ -168,7 +164,7 @@ impl CachedPath {
 
     /// Appends a node that continues the path's last node.
     fn push(&mut self, node: store::Node, counts: &[(Tokenizer, u64)]) {
-        let (id, thread, edited_from) = (node.id, node.pin_id, node.edited_from);
+        let (id, thread) = (node.id, node.pin_id);
         let previous = self.snapshot.nodes.last().map(|last| (last.id, self.end_thread));
         let record = node_record(node, previous, counts);
         let crossed_pin = matches!(record.edge, ParentEdge::Pin { .. });
@@ -182,11 +178,7 @@ impl CachedPath {
         self.snapshot.active = engine_node(id);
         self.end = id;
         self.end_thread = thread;
-        self.ids.insert(id.0);
         self.store_ids.push(id);
-        if let Some(original) = edited_from {
-            self.ids.insert(original.0);
-        }
     }
 
     fn push_annotation(&mut self, annotation: &store::Annotation) {
@@ -259,58 +251,39 @@ impl CachedPath {
         snapshot.summaries = summaries;
 
         snapshot.attachments = store.attachments(tree.id)?.into_iter().map(attachment).collect();
-        // The whole tree is searched, but a pin never sees its sibling pins: a hit counts only
-        // in a thread on the active chain or below the active thread, never in one that branches
-        // off the chain elsewhere.
-        let chain: Vec<Option<PinId>> = self.threads.iter().map(|(pin, _)| *pin).collect();
-        let mut chains: HashMap<Option<PinId>, bool> = HashMap::new();
-        let mut retrieval = Vec::new();
-        let mut hits = store.search(tree.id, prompt, RETRIEVAL_CANDIDATES)?;
-        // The person's own picks rank with the best automatic hit, and as bookmarked.
+        // What the path may know is searched, and only that (`pinloom_engine::permitted`): the
+        // store's query walks the path's own segments.
+        let hits = store.search_path(self.end, prompt, RETRIEVAL_CANDIDATES)?;
+        // The person's own picks rank with the best automatic hit, and as bookmarked; they may
+        // come from anywhere in the tree and are labelled as theirs.
         let best = hits.iter().map(|hit| hit.bm25).fold(-1.0_f64, f64::min);
+        let mut retrieval: Vec<RetrievalCandidate> =
+            hits.into_iter().map(|hit| candidate(hit, false)).collect();
         for id in &settings.search_hits {
-            if hits.iter().any(|hit| hit.node_id.0 == *id) {
+            let wanted = u64::try_from(*id).unwrap_or(0);
+            if let Some(found) = retrieval.iter_mut().find(|found| found.node.0 == wanted) {
+                // Found by the search too: still the person's pick, and labelled so.
+                found.added = true;
+                found.bookmarked = true;
                 continue;
             }
             let Ok(node) = store.node(NodeId(*id)) else { continue };
             if node.tree_id != tree.id || node.pruned_at_ms.is_some() {
                 continue;
             }
-            hits.push(store::SearchHit {
-                node_id: node.id,
-                bm25: best,
-                created_at_ms: node.created_at_ms,
-                bookmarked: true,
-                pinned: false,
-            });
-        }
-        for hit in hits {
-            if self.ids.contains(&hit.node_id.0) {
-                continue;
-            }
-            let node = store.node(hit.node_id)?;
-            let visible = match chains.get(&node.pin_id) {
-                Some(visible) => *visible,
-                None => {
-                    let theirs = thread_chain(store, node.pin_id)?;
-                    let visible = chain.iter().zip(&theirs).all(|(ours, theirs)| ours == theirs);
-                    chains.insert(node.pin_id, visible);
-                    visible
-                }
-            };
-            if !visible {
-                continue;
-            }
-            retrieval.push(RetrievalCandidate {
-                node: engine_node(node.id),
-                text: node.text,
-                author: engine_author(node.author),
-                created_at_ms: node.created_at_ms,
-                // FTS5's bm25 is lower for better matches; the engine wants higher.
-                bm25: -hit.bm25,
-                bookmarked: hit.bookmarked,
-                pinned: hit.pinned,
-            });
+            retrieval.push(candidate(
+                store::SearchHit {
+                    node_id: node.id,
+                    pin_id: node.pin_id,
+                    author: node.author,
+                    text: node.text,
+                    bm25: best,
+                    created_at_ms: node.created_at_ms,
+                    bookmarked: true,
+                    pinned: false,
+                },
+                true,
+            ));
         }
         snapshot.retrieval = retrieval;
 
@@ -329,19 +302,19 @@ impl CachedPath {
     }
 }
 
-/// The threads from the root down to `thread`: `[None, Some(outermost pin), …, thread]`.
-fn thread_chain(store: &Store, thread: Option<PinId>) -> Result<Vec<Option<PinId>>, StoreError> {
-    let mut chain = vec![thread];
-    let mut current = thread;
-    while let Some(pin) = current {
-        current = store.pin(pin)?.parent_pin_id;
-        chain.push(current);
-        if chain.len() > store::MAX_PIN_DEPTH as usize + 2 {
-            return Err(StoreError::TooDeep { limit: store::MAX_PIN_DEPTH });
-        }
+/// A search hit as the engine reads it; `added` when the person chose it by hand.
+fn candidate(hit: store::SearchHit, added: bool) -> RetrievalCandidate {
+    RetrievalCandidate {
+        node: engine_node(hit.node_id),
+        text: hit.text,
+        author: engine_author(hit.author),
+        created_at_ms: hit.created_at_ms,
+        // FTS5's bm25 is lower for better matches; the engine wants higher.
+        bm25: -hit.bm25,
+        bookmarked: hit.bookmarked,
+        pinned: hit.pinned,
+        added,
     }
-    chain.reverse();
-    Ok(chain)
 }
 
 fn pin_record(pin: &store::Pin) -> PinRecord {

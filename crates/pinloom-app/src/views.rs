@@ -93,15 +93,23 @@ fn thread_messages(
     end: NodeId,
     thread: Option<PinId>,
 ) -> anyhow::Result<Vec<ThreadMessage>> {
-    let path = store.ancestor_path(end)?;
+    let path: Vec<store::Node> =
+        store.ancestor_path(end)?.into_iter().filter(|node| node.pin_id == thread).collect();
+    let replies: Vec<NodeId> = path
+        .iter()
+        .filter(|node| node.author == store::Author::Model)
+        .map(|node| node.id)
+        .collect();
+    let cut = store.cut_replies(&replies)?;
     let mut messages = Vec::new();
-    for node in path.into_iter().filter(|node| node.pin_id == thread) {
+    for node in path {
         let mut alternatives: Vec<i64> =
             store.siblings(node.id)?.into_iter().map(|sibling| sibling.id.0).collect();
         alternatives.push(node.id.0);
         alternatives.sort_unstable();
         let pins = store.pins_anchored_in(node.id)?.into_iter().map(PinView::from).collect();
-        messages.push(ThreadMessage { node: node.into(), alternatives, pins });
+        let provider_cut = cut.contains(&node.id);
+        messages.push(ThreadMessage { node: node.into(), alternatives, pins, provider_cut });
     }
     Ok(messages)
 }
@@ -140,17 +148,15 @@ impl Pinloom {
         let store = self.store.clone();
         blocking(move || {
             let hits = store.search(TreeId(tree_id), &query, 50)?;
-            let mut results = Vec::with_capacity(hits.len());
-            for hit in hits {
-                let node = store.node(hit.node_id)?;
-                results.push(SearchResult {
-                    node_id: node.id.0,
-                    pin_id: node.pin_id.map(|pin| pin.0),
-                    author: node.author.into(),
-                    preview: node.text.chars().take(200).collect(),
-                });
-            }
-            Ok(results)
+            Ok(hits
+                .into_iter()
+                .map(|hit| SearchResult {
+                    node_id: hit.node_id.0,
+                    pin_id: hit.pin_id.map(|pin| pin.0),
+                    author: hit.author.into(),
+                    preview: hit.text.chars().take(200).collect(),
+                })
+                .collect())
         })
         .await
         .context("could not search the tree")

@@ -10,7 +10,7 @@ use pinloom_engine::incremental::append_node;
 use pinloom_engine::planner::plan;
 use pinloom_engine::profile::{ModelProfile, ProviderFamily, RoleRules};
 use pinloom_engine::render::request_body;
-use pinloom_engine::settings::Settings;
+use pinloom_engine::settings::{Settings, TruncationStrategy};
 use pinloom_engine::snapshot::{
     Author, CachedCount, NodeId, NodeRecord, ParentEdge, Part, Snapshot, TreeInfo,
 };
@@ -221,5 +221,57 @@ fn w3(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, w1, w2, w3);
+/// W4, the provider's prompt cache over a 200-turn conversation: how much of each request is a
+/// byte-for-byte prefix of the request before it (what a prefix cache can reuse), with
+/// truncateMiddle cutting in steps, truncateMiddle message by message, and rollingWindow. Not a
+/// timing: a share, printed for ARCHITECTURE.md (criterion's filter `W4` runs it alone).
+fn w4(c: &mut Criterion) {
+    let whole = thread(400, 600, Tokenizer::O200k);
+    let mut profile = ModelProfile::shipped(ProviderFamily::OpenAiCompatible, "gpt-4o");
+    profile.context_window = 16_000 + profile.reserve; // truncation starts near turn 50
+    let strategies: [(&str, TruncationStrategy, u32); 3] = [
+        ("truncateMiddle, 25 % steps", TruncationStrategy::TruncateMiddle, 25),
+        ("truncateMiddle, message by message", TruncationStrategy::TruncateMiddle, 0),
+        ("rollingWindow", TruncationStrategy::RollingWindow, 0),
+    ];
+    let mut g = c.benchmark_group("W4_prompt_cache_prefix_200_turns");
+    for (name, truncation, step) in strategies {
+        let settings =
+            Settings { truncation, truncation_step_percent: step, ..Settings::default() };
+        let (mut reused, mut sent, mut truncated_turns) = (0usize, 0usize, 0usize);
+        let (mut reused_truncated, mut sent_truncated) = (0usize, 0usize);
+        let mut previous = String::new();
+        for turn in 1..=200u64 {
+            let mut snapshot = whole.clone();
+            snapshot.nodes.truncate(turn as usize * 2 - 1); // the person's message of this turn
+            snapshot.active = NodeId(turn * 2 - 1);
+            let made = plan(&snapshot, &profile, &settings).unwrap();
+            let body = request_body(&made, &snapshot, &profile);
+            let prefix = body
+                .bytes()
+                .zip(previous.bytes())
+                .take_while(|(now, before)| now == before)
+                .count();
+            reused += prefix;
+            sent += body.len();
+            if made.marker.is_some() {
+                truncated_turns += 1;
+                reused_truncated += prefix;
+                sent_truncated += body.len();
+            }
+            previous = body;
+        }
+        println!(
+            "W4 {name}: {:.1} % of all request bytes repeat the previous request's start; \
+             {:.1} % over the {truncated_turns} truncated turns",
+            100.0 * reused as f64 / sent as f64,
+            100.0 * reused_truncated as f64 / sent_truncated.max(1) as f64,
+        );
+        let snapshot = whole.clone();
+        g.bench_function(name, |b| b.iter(|| black_box(plan(&snapshot, &profile, &settings))));
+    }
+    g.finish();
+}
+
+criterion_group!(benches, w1, w2, w3, w4);
 criterion_main!(benches);

@@ -126,6 +126,7 @@ fn try_fast(
         kind: SliceKind::Prompt,
         source: SourceId::Node(node.id),
         priority: settings.priorities.of(SliceKind::Prompt),
+        provenance: crate::plan::Provenance::Path,
         tokens,
         status: SliceStatus::Included,
         score: None,
@@ -138,6 +139,13 @@ fn try_fast(
     if used <= available {
         p.used = u32::try_from(used).ok()?;
         return Some(AppendPath::Incremental);
+    }
+    // Over budget under truncateMiddle's steps: where the tail starts is the full planner's
+    // decision (it depends on every message's place in the thread).
+    if settings.truncation == TruncationStrategy::TruncateMiddle
+        && settings.truncation_step_percent > 0
+    {
+        return None;
     }
     // Over budget: the table prunes higher priority numbers first; if any included non-history
     // slice outranks history for pruning, the full planner decides.

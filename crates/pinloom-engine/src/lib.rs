@@ -15,6 +15,7 @@
 
 pub mod error;
 pub mod incremental;
+pub mod permitted;
 pub mod plan;
 pub mod planner;
 pub mod profile;

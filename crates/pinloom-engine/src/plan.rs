@@ -38,6 +38,26 @@ pub enum SliceKind {
 }
 
 impl SliceKind {
+    /// The kind's name in the front ends' JSON and in stored receipts: stable, camelCase.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SliceKind::System => "system",
+            SliceKind::Prompt => "prompt",
+            SliceKind::Anchor => "anchor",
+            SliceKind::File => "file",
+            SliceKind::ContextSource => "contextSource",
+            SliceKind::ToolDefinition => "toolDefinition",
+            SliceKind::AncestorSummary => "ancestorSummary",
+            SliceKind::RootGoal => "rootGoal",
+            SliceKind::SiblingResult => "siblingResult",
+            SliceKind::RecentHistory => "recentHistory",
+            SliceKind::OldHistory => "oldHistory",
+            SliceKind::FolderListing => "folderListing",
+            SliceKind::SearchResult => "searchResult",
+            SliceKind::WorkingBuffer => "workingBuffer",
+        }
+    }
+
     /// Whether slices of this kind are message history.
     pub fn is_history(self) -> bool {
         matches!(self, SliceKind::RecentHistory | SliceKind::OldHistory)
@@ -61,8 +81,10 @@ pub enum SourceId {
     Anchor(PinId),
     /// A tool definition (its index in the snapshot).
     Tool(usize),
-    /// A retrieval hit.
+    /// A retrieval hit: a message of the path that full-text search found for the prompt.
     Retrieval(NodeId),
+    /// A message the person added to the search slice by hand; it may come from any branch.
+    AddedSearchHit(NodeId),
     /// A closed pin's result.
     PinResult(PinId),
     /// The working buffer.
@@ -104,6 +126,85 @@ pub enum PruneReason {
     AlreadyInHistory,
     /// Task frames include sibling results only when opted in.
     NotOptedIn,
+    /// A retrieval hit that is not on this message's path (another branch, a sibling pin, a
+    /// parent thread after the anchor): only the person may add such a message.
+    OffPath,
+    /// A retrieval hit in an ancestor thread: that thread reaches a sub-thread as its summary
+    /// and the anchor, never message by message.
+    InAncestorThread,
+}
+
+/// Where a slice's content comes from, as the inspector labels it: what the path itself may
+/// know, what settings and attachments bring, and what the person put there by hand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Provenance {
+    /// The model profile's or the tree's system text, or a tool definition.
+    Setting,
+    /// An attachment in scope (a file, a folder listing, reference material, an instruction).
+    Attachment,
+    /// The path's own messages: history, the prompt, and search hits among them.
+    Path,
+    /// An ancestor thread's summary.
+    AncestorSummary,
+    /// The current pin's anchor, verbatim.
+    Anchor,
+    /// A closed sibling pin's result, which the person opted in to.
+    SiblingResult,
+    /// Added by the person: a search hit they chose, a note they included.
+    AddedByPerson,
+}
+
+impl Provenance {
+    /// The provenance a slice of this kind and source has unless the planner knows better (an
+    /// included note is the person's, though it sits in the history).
+    pub fn of(kind: SliceKind, source: SourceId) -> Provenance {
+        match (kind, source) {
+            (_, SourceId::AddedSearchHit(_)) => Provenance::AddedByPerson,
+            (_, SourceId::Attachment(_)) => Provenance::Attachment,
+            (SliceKind::System | SliceKind::ToolDefinition, _) => Provenance::Setting,
+            (SliceKind::AncestorSummary, _) => Provenance::AncestorSummary,
+            (SliceKind::Anchor, _) => Provenance::Anchor,
+            (SliceKind::SiblingResult, _) => Provenance::SiblingResult,
+            (SliceKind::File | SliceKind::ContextSource | SliceKind::FolderListing, _) => {
+                Provenance::Attachment
+            }
+            (
+                SliceKind::Prompt
+                | SliceKind::RootGoal
+                | SliceKind::RecentHistory
+                | SliceKind::OldHistory
+                | SliceKind::SearchResult
+                | SliceKind::WorkingBuffer,
+                _,
+            ) => Provenance::Path,
+        }
+    }
+}
+
+impl PruneReason {
+    /// The reason's name in the front ends' JSON: stable, camelCase.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PruneReason::OverBudget => "overBudget",
+            PruneReason::Truncated => "truncated",
+            PruneReason::OutsideShare => "outsideShare",
+            PruneReason::Excluded => "excluded",
+            PruneReason::SoftDeleted => "softDeleted",
+            PruneReason::Annotation => "annotation",
+            PruneReason::EmptySummary => "emptySummary",
+            PruneReason::OverDepthBudget => "overDepthBudget",
+            PruneReason::FileTooLarge => "fileTooLarge",
+            PruneReason::OrphanToolResult => "orphanToolResult",
+            PruneReason::OrphanToolCall => "orphanToolCall",
+            PruneReason::ProviderRoleRule => "providerRoleRule",
+            PruneReason::BufferModeSystemContextOff => "bufferModeSystemContextOff",
+            PruneReason::Filtered => "filtered",
+            PruneReason::AlreadyInHistory => "alreadyInHistory",
+            PruneReason::NotOptedIn => "notOptedIn",
+            PruneReason::OffPath => "offPath",
+            PruneReason::InAncestorThread => "inAncestorThread",
+        }
+    }
 }
 
 /// Included, or pruned with a reason.
@@ -140,6 +241,8 @@ pub struct Slice {
     pub source: SourceId,
     /// Its pruning priority.
     pub priority: u8,
+    /// Where its content comes from.
+    pub provenance: Provenance,
     /// Its tokens under the plan's counter, framing included.
     pub tokens: u32,
     /// Included or pruned.
@@ -158,6 +261,15 @@ impl Slice {
     /// Whether the slice is in the context.
     pub fn is_included(&self) -> bool {
         self.status == SliceStatus::Included
+    }
+
+    /// The snapshot index of the node whose whole text this slice is (history, the prompt);
+    /// `None` for text the engine composed or cut.
+    pub fn node_index(&self) -> Option<usize> {
+        match self.origin {
+            Origin::Node(index) => Some(index),
+            Origin::Text(_) | Origin::Cut { .. } => None,
+        }
     }
 }
 
@@ -230,7 +342,9 @@ pub struct PrunedEntry {
 /// The plan: every candidate in render order, and the totals.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ContextPlan {
-    /// Every candidate slice, in the order the renderings place them.
+    /// Every candidate slice, in the order the renderings place them, but for search results:
+    /// they come last here and are rendered right before the prompt, so that what precedes
+    /// them stays byte-identical from one request of a thread to the next (prompt caching).
     pub slices: Vec<Slice>,
     /// The budget: window minus reserve (or minus the tree's token buffer).
     pub available: u32,

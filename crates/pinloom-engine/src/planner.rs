@@ -1,12 +1,13 @@
 //! From a snapshot to a context plan: ancestry, exclusion, system context, anchor, summaries by
 //! depth budget, history under the truncation strategy, the priority table, role rules.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::error::EngineError;
+use crate::permitted;
 use crate::plan::{
-    ContextPlan, HistoryIndex, MissingSummary, Origin, PruneReason, Role, RoleFill, Slice,
-    SliceKind, SliceStatus, SourceId, TruncationMarker,
+    ContextPlan, HistoryIndex, MissingSummary, Origin, Provenance, PruneReason, Role, RoleFill,
+    Slice, SliceKind, SliceStatus, SourceId, TruncationMarker,
 };
 use crate::profile::ModelProfile;
 use crate::retrieval;
@@ -157,6 +158,9 @@ struct Builder<'a> {
     marker: Option<TruncationMarker>,
     fills: Vec<RoleFill>,
     node_slices: Vec<usize>,
+    /// Search results whose message is in the current thread's history: history slice →
+    /// search slice. Whichever of the two is in the context, the message is sent once.
+    twins: HashMap<usize, usize>,
 }
 
 impl<'a> Builder<'a> {
@@ -180,6 +184,7 @@ impl<'a> Builder<'a> {
             marker: None,
             fills: Vec::new(),
             node_slices: Vec::new(),
+            twins: HashMap::new(),
         }
     }
 
@@ -208,6 +213,7 @@ impl<'a> Builder<'a> {
             kind,
             source,
             priority: self.settings.priorities.of(kind),
+            provenance: Provenance::of(kind, source),
             tokens,
             status,
             score,
@@ -253,13 +259,7 @@ impl<'a> Builder<'a> {
     }
 
     fn on_path(&self, path: &AncestorPath, scope: AttachmentScope) -> bool {
-        match scope {
-            AttachmentScope::Tree => true,
-            AttachmentScope::Thread(thread) => path.threads.iter().any(|t| t.thread == thread),
-            AttachmentScope::Node(id) => {
-                path.nodes.iter().any(|&i| self.snapshot.nodes[i].id == id)
-            }
-        }
+        permitted::attachment_in_scope(self.snapshot, path, scope)
     }
 
     /// Builds every candidate slice in render order.
@@ -363,9 +363,6 @@ impl<'a> Builder<'a> {
             }
         }
 
-        // Retrieval: scored, filtered, chosen greedily within its share.
-        self.collect_retrieval(path);
-
         // Ancestor threads: by summary under depth budgets (task frames: root goal, path
         // summaries, sibling results, each within its share).
         self.collect_ancestors(path, current);
@@ -385,41 +382,95 @@ impl<'a> Builder<'a> {
             let text = snapshot.working_buffer.clone();
             self.push_text(SliceKind::WorkingBuffer, SourceId::WorkingBuffer, text, Need::Required);
         }
+
+        // Retrieval last: it knows the history, so a hit the history already carries is not
+        // sent twice, and it renders right before the prompt (see `ContextPlan::slices`).
+        self.collect_retrieval(path, current);
         Ok(())
     }
 
-    fn collect_retrieval(&mut self, path: &AncestorPath) {
+    /// The retrieval slice: candidates checked against the path (the rule of
+    /// [`crate::permitted`]), filtered, scored, and chosen greedily within the slice's share,
+    /// best first. A hit in the current thread's history is that message's *twin*: it competes
+    /// for budget only while the history does not carry the message.
+    fn collect_retrieval(&mut self, path: &AncestorPath, current: ThreadSegment) {
         let snapshot = self.snapshot;
-        let settings = &self.settings.retrieval;
         if snapshot.retrieval.is_empty() {
             return;
         }
+        let settings = &self.settings.retrieval;
+        let ids: Vec<NodeId> = snapshot.retrieval.iter().map(|c| c.node).collect();
+        let positions = permitted::path_positions(snapshot, path, &ids);
         let best = snapshot.retrieval.iter().map(|c| c.bm25).fold(0.0_f64, f64::max);
-        let first = self.slices.len();
+        let scores: Vec<f64> = snapshot
+            .retrieval
+            .iter()
+            .map(|c| retrieval::score(c, best, self.settings.now_ms, settings.weights))
+            .collect();
+        // Rendered best first; ties keep the store's order.
+        let mut order: Vec<usize> = (0..snapshot.retrieval.len()).collect();
+        order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
         let mut eligible = Vec::new();
-        for c in &snapshot.retrieval {
-            let text = c.text.clone();
-            let tokens = self.count(&text);
-            let on_path = path.nodes.iter().any(|&i| snapshot.nodes[i].id == c.node);
-            let s = retrieval::score(c, best, self.settings.now_ms, settings.weights);
-            let status = if on_path {
-                SliceStatus::Pruned(PruneReason::AlreadyInHistory)
-            } else if !retrieval::passes(c, &settings.filters) {
+        // A message offered twice (found by the search and added by the person) is weighed
+        // once, at its best score.
+        let mut offered = HashSet::new();
+        for candidate_index in order {
+            let candidate = &snapshot.retrieval[candidate_index];
+            if !offered.insert(candidate.node) {
+                continue;
+            }
+            let source = if candidate.added {
+                SourceId::AddedSearchHit(candidate.node)
+            } else {
+                SourceId::Retrieval(candidate.node)
+            };
+            let position = positions[candidate_index];
+            let on_path_node = position.map(|p| &snapshot.nodes[path.nodes[p]]);
+            // The history slice of a hit in the current thread.
+            let twin = position
+                .filter(|&p| p >= current.start && p < current.end)
+                .and_then(|p| self.node_slices.get(p - current.start).copied());
+            let status = if position.is_none() && !candidate.added {
+                SliceStatus::Pruned(PruneReason::OffPath)
+            } else if position.is_some_and(|p| p < current.start) && !candidate.added {
+                SliceStatus::Pruned(PruneReason::InAncestorThread)
+            } else if on_path_node.is_some_and(|node| node.excluded) {
+                SliceStatus::Pruned(PruneReason::Excluded)
+            } else if on_path_node.is_some_and(|node| node.pruned) {
+                SliceStatus::Pruned(PruneReason::SoftDeleted)
+            } else if let Some(history) = twin
+                && (self.need[history] == Need::Required || !self.slices[history].is_included())
+            {
+                match self.slices[history].status {
+                    // Kept out of the history for what it is (excluded, an orphan tool part):
+                    // the same holds for the search slice.
+                    SliceStatus::Pruned(reason) => SliceStatus::Pruned(reason),
+                    SliceStatus::Included => SliceStatus::Pruned(PruneReason::AlreadyInHistory),
+                }
+            } else if !candidate.added && !retrieval::passes(candidate, &settings.filters) {
                 SliceStatus::Pruned(PruneReason::Filtered)
             } else {
-                eligible.push(self.slices.len());
                 SliceStatus::Included
             };
+            let text = self.settings.search_result_framing.replace("{text}", &candidate.text);
+            let tokens = self.count(&text);
+            let index = self.slices.len();
             let need = if status == SliceStatus::Included { Need::Optional } else { Need::Decided };
             self.push_with(
                 SliceKind::SearchResult,
-                SourceId::Retrieval(c.node),
+                source,
                 tokens,
                 Origin::Text(text),
                 need,
                 status,
-                Some(s),
+                Some(scores[candidate_index]),
             );
+            if status == SliceStatus::Included {
+                eligible.push(index);
+                if let Some(history) = twin {
+                    self.twins.insert(history, index);
+                }
+            }
         }
         let share = u64::from(self.available) * u64::from(settings.share_percent) / 100;
         let scores: Vec<f64> =
@@ -431,18 +482,34 @@ impl<'a> Builder<'a> {
                 self.decide(i, PruneReason::OutsideShare);
             }
         }
-        // Render the chosen results best first.
-        self.slices[first..].sort_by(|a, b| {
-            let sa = a.score.unwrap_or(0.0);
-            let sb = b.score.unwrap_or(0.0);
-            sb.total_cmp(&sa)
-        });
-        let mut needs: Vec<Need> = self.slices[first..]
-            .iter()
-            .map(|s| if s.is_included() { Need::Optional } else { Need::Decided })
-            .collect();
-        self.need.truncate(first);
-        self.need.append(&mut needs);
+        self.twins.retain(|_, search| self.need[*search] == Need::Optional);
+    }
+
+    /// The tokens the included search twins of a history group hold: what including the group
+    /// gives back, since the message is then sent as history instead.
+    fn twin_refund(&self, g: &Group) -> u64 {
+        if self.twins.is_empty() {
+            return 0;
+        }
+        (g.first..=g.last)
+            .filter_map(|s| self.twins.get(&s))
+            .filter(|&&search| self.slices[search].is_included())
+            .map(|&search| u64::from(self.slices[search].tokens))
+            .sum()
+    }
+
+    /// The history now carries group `g`: its search twins leave the context.
+    fn retire_twins(&mut self, g: &Group) {
+        if self.twins.is_empty() {
+            return;
+        }
+        for s in g.first..=g.last {
+            if let Some(&search) = self.twins.get(&s)
+                && self.slices[search].is_included()
+            {
+                self.decide(search, PruneReason::AlreadyInHistory);
+            }
+        }
     }
 
     fn decide(&mut self, i: usize, why: PruneReason) {
@@ -568,7 +635,6 @@ impl<'a> Builder<'a> {
         current: ThreadSegment,
     ) -> Result<(), EngineError> {
         let snapshot = self.snapshot;
-        let first_slice = self.slices.len();
         // Exclusion first: excluded, soft-deleted, annotations not asked for.
         let mut kept: Vec<usize> = Vec::new(); // slice indices of kept nodes
         for &node_index in &path.nodes[current.start..current.end] {
@@ -605,6 +671,10 @@ impl<'a> Builder<'a> {
                     );
                     kept.push(slice);
                 }
+            }
+            if matches!(node.edge, ParentEdge::Annotation(_)) {
+                // A note enters only when the person includes it: it is theirs, not the path's.
+                self.slices[slice].provenance = Provenance::AddedByPerson;
             }
         }
         // Tool groups: a call and every one of its results, kept or dropped together.
@@ -666,7 +736,6 @@ impl<'a> Builder<'a> {
             return Err(EngineError::NoMessages);
         };
         // Prompt, recent and old history; the last N nodes and the prompt are required.
-        let history_nodes: usize = groups[..groups.len() - 1].iter().map(|g| g.nodes).sum();
         let mut from_end_nodes = 0usize; // kept nodes after this group, prompt included
         let min_recent = self.settings.minimum_recent_nodes;
         let strategy_protects = self.settings.truncation != TruncationStrategy::StopAtLimit;
@@ -694,7 +763,6 @@ impl<'a> Builder<'a> {
             }
             from_end_nodes += g.nodes;
         }
-        let _ = (history_nodes, first_slice);
         // truncateMiddle's kept start: groups holding the first keep_start_nodes nodes.
         if self.settings.truncation == TruncationStrategy::TruncateMiddle {
             let mut nodes = 0;
@@ -765,6 +833,39 @@ impl<'a> Builder<'a> {
             let marker_reserve = if history_total > 0 { self.marker_reserve() } else { 0 };
             used += marker_reserve;
             self.fill_by_priority(&mut used, available);
+            self.step_the_tail(&mut used, available);
+        }
+        // Whatever fitted, a message goes once: as history when the history carries it. A hit
+        // the share or the budget left out says so too, which is the more useful reason.
+        let carried: HashSet<NodeId> = self
+            .slices
+            .iter()
+            .filter(|slice| {
+                slice.is_included() && (slice.kind.is_history() || slice.kind == SliceKind::Prompt)
+            })
+            .filter_map(|slice| match slice.source {
+                SourceId::Node(id) => Some(id),
+                _ => None,
+            })
+            .collect();
+        let sent_as_history: Vec<usize> = (0..self.slices.len())
+            .filter(|&i| {
+                let slice = &self.slices[i];
+                let (SourceId::Retrieval(id) | SourceId::AddedSearchHit(id)) = slice.source else {
+                    return false;
+                };
+                carried.contains(&id)
+                    && matches!(
+                        slice.status,
+                        SliceStatus::Included
+                            | SliceStatus::Pruned(
+                                PruneReason::OutsideShare | PruneReason::OverBudget
+                            )
+                    )
+            })
+            .collect();
+        for search in sent_as_history {
+            self.decide(search, PruneReason::AlreadyInHistory);
         }
         self.finalize_history();
         // Role fills and the final marker can differ from their reservations: prune the oldest
@@ -798,6 +899,12 @@ impl<'a> Builder<'a> {
             return;
         };
         let g = self.groups[gi];
+        // A message the search slice carries whole is not sent a second time in part.
+        if (g.first..=g.last)
+            .any(|s| self.twins.get(&s).is_some_and(|&search| self.slices[search].is_included()))
+        {
+            return;
+        }
         // Tool calls and results are never cut: only a one-node group of one text part.
         let Origin::Node(n) = self.slices[g.first].origin else { return };
         let node = &self.snapshot.nodes[n];
@@ -909,6 +1016,10 @@ impl<'a> Builder<'a> {
                 {
                     continue;
                 }
+                if self.twin_in_history(i) {
+                    self.decide(i, PruneReason::AlreadyInHistory);
+                    continue;
+                }
                 let t = u64::from(self.slices[i].tokens);
                 if *used + t <= available {
                     *used += t;
@@ -935,8 +1046,10 @@ impl<'a> Builder<'a> {
                         continue;
                     }
                     let t = self.group_tokens(&g);
-                    if *used + t <= available {
-                        *used += t;
+                    let refund = self.twin_refund(&g);
+                    if *used + t <= available + refund {
+                        *used = *used + t - refund;
+                        self.retire_twins(&g);
                         self.mark_group(&g, Need::Required);
                     } else {
                         self.group_status(&g, SliceStatus::Pruned(PruneReason::Truncated));
@@ -950,11 +1063,104 @@ impl<'a> Builder<'a> {
                     continue;
                 }
                 let t = self.group_tokens(&g);
-                if tail_open && *used + t <= available {
-                    *used += t;
+                let refund = self.twin_refund(&g);
+                if tail_open && *used + t <= available + refund {
+                    *used = *used + t - refund;
+                    self.retire_twins(&g);
                 } else {
                     tail_open = false;
                     self.group_status(&g, SliceStatus::Pruned(PruneReason::Truncated));
+                }
+            }
+        }
+    }
+
+    /// Whether slice `i` is a search result whose message the history already carries.
+    fn twin_in_history(&self, i: usize) -> bool {
+        // History of a lower priority number was decided before this slice's turn came; the
+        // rest still reads as included only because nothing has been decided for it yet.
+        self.slices[i].kind == SliceKind::SearchResult
+            && self.twins.iter().any(|(&history, &search)| {
+                search == i
+                    && self.slices[history].is_included()
+                    && (self.need[history] == Need::Required
+                        || self.slices[history].priority < self.slices[i].priority)
+            })
+    }
+
+    /// truncateMiddle's steps (`Settings::truncation_step_percent`): when truncation cut the
+    /// history, the kept tail starts at a step boundary rather than at the oldest message that
+    /// fits. Boundaries are counted in tokens from the thread's start, so they stay where they
+    /// are as the thread grows; the tail's start, the marker and everything before them then
+    /// stay byte-identical from one request to the next until the tail outgrows its room.
+    fn step_the_tail(&mut self, used: &mut u64, available: u64) {
+        let percent = self.settings.truncation_step_percent;
+        if percent == 0 || self.settings.truncation != TruncationStrategy::TruncateMiddle {
+            return;
+        }
+        let prompt = self.groups.len().saturating_sub(1);
+        let truncated = SliceStatus::Pruned(PruneReason::Truncated);
+        if !(self.start_groups..prompt)
+            .any(|gi| self.slices[self.groups[gi].first].status == truncated)
+        {
+            return;
+        }
+        let Some(oldest) = (self.start_groups..prompt).find(|&gi| {
+            let first = self.groups[gi].first;
+            self.slices[first].is_included() && self.need[first] == Need::Optional
+        }) else {
+            return;
+        };
+        // The room history has beside what stays put from one request to the next (system,
+        // attachments, summaries, anchor, the kept start); search results change every turn
+        // and are not counted, or the boundaries would move with them.
+        let stable: u64 = (0..self.slices.len())
+            .filter(|&i| {
+                let slice = &self.slices[i];
+                slice.is_included()
+                    && !slice.kind.is_history()
+                    && !matches!(slice.kind, SliceKind::Prompt | SliceKind::SearchResult)
+            })
+            .map(|i| u64::from(self.slices[i].tokens))
+            .sum::<u64>()
+            + (0..self.start_groups)
+                .filter(|&gi| self.slices[self.groups[gi].first].is_included())
+                .map(|gi| self.group_tokens(&self.groups[gi]))
+                .sum::<u64>();
+        let step = (available.saturating_sub(stable) * u64::from(percent) / 100).max(1);
+        // A group starts a block when the tokens before it reach a block its predecessor's
+        // start did not.
+        let mut before = 0u64;
+        let mut previous_block = None;
+        let mut boundary = prompt;
+        for gi in 0..prompt {
+            let block = before / step;
+            if gi >= oldest && previous_block != Some(block) {
+                boundary = gi;
+                break;
+            }
+            previous_block = Some(block);
+            before += self.group_tokens(&self.groups[gi]).max(1);
+        }
+        for gi in oldest..boundary {
+            let g = self.groups[gi];
+            if self.need[g.first] != Need::Optional || !self.slices[g.first].is_included() {
+                continue;
+            }
+            *used = used.saturating_sub(self.group_tokens(&g));
+            self.group_status(&g, truncated);
+            // Its search twin may carry the message again if it still fits.
+            for s in g.first..=g.last {
+                if let Some(&search) = self.twins.get(&s)
+                    && self.slices[search].status
+                        == SliceStatus::Pruned(PruneReason::AlreadyInHistory)
+                {
+                    let tokens = u64::from(self.slices[search].tokens);
+                    if *used + tokens <= available {
+                        *used += tokens;
+                        self.slices[search].status = SliceStatus::Included;
+                        self.need[search] = Need::Optional;
+                    }
                 }
             }
         }

@@ -89,6 +89,11 @@ pub struct ModelProfile {
     /// Tokens each message costs beyond its content (role markers, separators). OpenAI's cookbook
     /// counts 3 per message; 4 leaves room for a name or a merge separator.
     pub message_overhead: u32,
+    /// Mark the stable prefix of each request for the provider's prompt cache (Anthropic's
+    /// `cache_control` breakpoints: the end of the system text and the newest message before
+    /// the prompt). On by default for Anthropic, whose cache is opt-in; the other families
+    /// cache prefixes on their own.
+    pub cache_breakpoints: bool,
 }
 
 impl ModelProfile {
@@ -105,6 +110,7 @@ impl ModelProfile {
             system_prompt: String::new(),
             role_rules: RoleRules::for_family(family),
             message_overhead: 4,
+            cache_breakpoints: family == ProviderFamily::Anthropic,
         }
     }
 

@@ -69,11 +69,20 @@ pub fn chat_request(
     let mut tools = Vec::new();
     let mut messages: Vec<ChatMessage> = Vec::new();
     let mut fills = plan.role_fills.iter().peekable();
+    // Search hits go right before the prompt: everything before them is then the same from one
+    // request of a thread to the next, which is what providers' prompt caches reuse.
+    let mut recalled: Vec<Cow<'_, str>> = plan
+        .slices
+        .iter()
+        .filter(|s| s.is_included() && s.kind == SliceKind::SearchResult)
+        .map(|s| slice_text(s, snapshot))
+        .collect();
     for (i, slice) in plan.slices.iter().enumerate() {
         if !slice.is_included() {
             continue;
         }
         match slice.kind {
+            SliceKind::SearchResult => {}
             SliceKind::ToolDefinition => {
                 if let SourceId::Tool(t) = slice.source {
                     tools.push(t);
@@ -85,6 +94,10 @@ pub fn chat_request(
                 }
                 if let Some(marker) = plan.marker.as_ref().filter(|m| m.before_slice == i) {
                     messages.push(ChatMessage::text(Role::User, &marker.text));
+                }
+                if slice.kind == SliceKind::Prompt && !recalled.is_empty() {
+                    let block = std::mem::take(&mut recalled).join("\n\n");
+                    messages.push(ChatMessage::text(Role::User, &block));
                 }
                 match &slice.origin {
                     Origin::Node(n) => {
@@ -353,15 +366,42 @@ struct AnthropicBody<'a> {
     model: &'a str,
     stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
-    system: Option<&'a str>,
+    system: Option<AnthropicSystem<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<Value>,
 }
+
+/// Anthropic's system field: a string, or one text block carrying a cache breakpoint.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum AnthropicSystem<'a> {
+    Text(&'a str),
+    Cached([CachedText<'a>; 1]),
+}
+
+#[derive(Serialize)]
+struct CachedText<'a> {
+    cache_control: CacheControl,
+    text: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+/// Anthropic's breakpoint: everything up to and including the block is cached for five minutes.
+#[derive(Serialize, Clone, Copy)]
+struct CacheControl {
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+const EPHEMERAL: CacheControl = CacheControl { kind: "ephemeral" };
 
 #[derive(Serialize)]
 #[serde(untagged)]
 enum AnthropicBlock<'a> {
     Text {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
         text: &'a str,
         #[serde(rename = "type")]
         kind: &'static str,
@@ -568,7 +608,9 @@ fn anthropic_body<'a>(
             .parts
             .iter()
             .map(|p| match p {
-                Part::Text(text) => AnthropicBlock::Text { text, kind: "text" },
+                Part::Text(text) => {
+                    AnthropicBlock::Text { cache_control: None, text, kind: "text" }
+                }
                 Part::ToolCall { id, name, arguments } => AnthropicBlock::ToolUse {
                     id,
                     input: arguments_value(arguments),
@@ -584,12 +626,33 @@ fn anthropic_body<'a>(
             .collect();
         push_merged(&mut messages, role, blocks);
     }
+    let system = request.system.as_deref().map(|text| {
+        if profile.cache_breakpoints {
+            AnthropicSystem::Cached([CachedText { cache_control: EPHEMERAL, text, kind: "text" }])
+        } else {
+            AnthropicSystem::Text(text)
+        }
+    });
+    if profile.cache_breakpoints {
+        // The newest turn before the prompt ends the prefix the next request repeats; the
+        // system breakpoint covers the tools and the system text when no turn does yet.
+        let before_prompt = messages.len().checked_sub(2).and_then(|i| messages.get_mut(i));
+        if let Some(turn) = before_prompt
+            && let Some(AnthropicBlock::Text { cache_control, .. }) = turn
+                .content
+                .iter_mut()
+                .rev()
+                .find(|block| matches!(block, AnthropicBlock::Text { .. }))
+        {
+            *cache_control = Some(EPHEMERAL);
+        }
+    }
     AnthropicBody {
         max_tokens: profile.reserve,
         messages,
         model: &profile.model,
         stream: true,
-        system: request.system.as_deref(),
+        system,
         tools,
     }
 }
@@ -702,8 +765,25 @@ pub fn buffer_document(plan: &ContextPlan, snapshot: &Snapshot) -> String {
         out.push_str(&system.join("\n\n"));
         out.push_str("\n\n");
     }
+    let document_part = |kind: SliceKind| {
+        matches!(
+            kind,
+            SliceKind::RecentHistory
+                | SliceKind::OldHistory
+                | SliceKind::Prompt
+                | SliceKind::WorkingBuffer
+        )
+    };
+    // Material (files, summaries, the anchor, search hits) before the document, each a
+    // paragraph; a document is one continuous text, so nothing is placed inside it.
+    for slice in plan.slices.iter().filter(|s| s.is_included()) {
+        if slice.kind != SliceKind::System && !document_part(slice.kind) {
+            out.push_str(&slice_text(slice, snapshot));
+            out.push_str("\n\n");
+        }
+    }
     for (i, slice) in plan.slices.iter().enumerate() {
-        if !slice.is_included() || slice.kind == SliceKind::System {
+        if !slice.is_included() || !document_part(slice.kind) {
             continue;
         }
         if let Some(marker) = plan.marker.as_ref().filter(|m| m.before_slice == i) {
@@ -711,16 +791,7 @@ pub fn buffer_document(plan: &ContextPlan, snapshot: &Snapshot) -> String {
             out.push_str(&marker.text);
             out.push_str("\n\n");
         }
-        match slice.kind {
-            SliceKind::RecentHistory
-            | SliceKind::OldHistory
-            | SliceKind::Prompt
-            | SliceKind::WorkingBuffer => out.push_str(&slice_text(slice, snapshot)),
-            _ => {
-                out.push_str(&slice_text(slice, snapshot));
-                out.push_str("\n\n");
-            }
-        }
+        out.push_str(&slice_text(slice, snapshot));
     }
     out
 }

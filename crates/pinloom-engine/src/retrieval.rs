@@ -79,6 +79,7 @@ mod tests {
             bm25,
             bookmarked: false,
             pinned: false,
+            added: false,
         }
     }
 

@@ -166,6 +166,13 @@ pub struct Settings {
     pub priorities: PriorityTable,
     /// The truncation strategy.
     pub truncation: TruncationStrategy,
+    /// truncateMiddle cuts in steps of this share (in percent) of the room the history has
+    /// beside the stable parts: the tail's start moves only to the next step boundary, counted
+    /// in tokens from the thread's start, so consecutive requests of a growing thread share a
+    /// byte-identical prefix (what providers' prompt caches bill and answer faster) until the
+    /// tail must move again, instead of shifting every turn as a rolling window does. 0 cuts
+    /// message by message. rollingWindow never steps: it is the seed's "most recent that fits".
+    pub truncation_step_percent: u32,
     /// The last N nodes are never dropped by truncation (seed 002: 4).
     pub minimum_recent_nodes: usize,
     /// truncateMiddle keeps this many nodes of the thread's start when it can.
@@ -176,6 +183,9 @@ pub struct Settings {
     pub anchor_framing: String,
     /// The visible truncation marker; `{count}` is replaced by the number of messages omitted.
     pub truncation_marker: String,
+    /// How a search hit is framed where it is placed, right before the prompt; `{text}` is the
+    /// message's text.
+    pub search_result_framing: String,
     /// After truncation, fill what is left of the budget with the end of the newest message it
     /// dropped (the one at the boundary), cut at a token boundary and opened with
     /// `cut_message_notice`. Off by default: a cut message can read as whole to the model, so
@@ -216,11 +226,14 @@ impl Default for Settings {
             depth_budgets: vec![800, 500, 300, 150],
             priorities: PriorityTable::default(),
             truncation: TruncationStrategy::TruncateMiddle,
+            truncation_step_percent: 25,
             minimum_recent_nodes: 4,
             keep_start_nodes: 2,
             recent_history_size: 50,
             anchor_framing: DEEPPIN_ANCHOR_FRAMING.to_owned(),
             truncation_marker: "[… {count} earlier messages omitted to fit the context window …]"
+                .to_owned(),
+            search_result_framing: "(Recalled from earlier in this conversation)\n{text}"
                 .to_owned(),
             cut_boundary_message: false,
             cut_message_notice: "[… the start of this message was cut to fit …] ".to_owned(),

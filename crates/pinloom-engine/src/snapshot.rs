@@ -270,7 +270,10 @@ pub struct ToolDefinition {
     pub parameters: String,
 }
 
-/// A full-text search hit of the prompt somewhere in the tree.
+/// A full-text search hit of the prompt, or a message the person added to the search slice.
+///
+/// The store offers only hits on the active node's path (see [`crate::permitted`]); a hit
+/// from anywhere else comes in only when the person added it by hand (`added`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RetrievalCandidate {
     /// The node hit.
@@ -287,6 +290,9 @@ pub struct RetrievalCandidate {
     pub bookmarked: bool,
     /// The node has a pin made in it.
     pub pinned: bool,
+    /// The person added this message to the context by hand (a search hit they chose): it may
+    /// come from any branch, and the plan labels it as theirs.
+    pub added: bool,
 }
 
 /// The tree's own settings that assembly reads.

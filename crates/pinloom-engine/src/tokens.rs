@@ -21,6 +21,14 @@ pub enum CharHeuristic {
 }
 
 impl CharHeuristic {
+    /// The heuristic's name in the front ends' JSON: stable, camelCase.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CharHeuristic::ThreeAndAHalfChars => "threeAndAHalfChars",
+            CharHeuristic::FourChars => "fourChars",
+        }
+    }
+
     /// Estimates the tokens of `text`.
     ///
     /// The length is counted in UTF-16 code units, because both seeds are JavaScript programs

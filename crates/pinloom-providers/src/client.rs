@@ -52,6 +52,10 @@ pub struct Reply {
     pub interruption: Option<ProviderError>,
     /// How many times the request was sent.
     pub attempts: u32,
+    /// From sending the request to its first piece of text, retries' waits included.
+    pub first_text_after: Option<Duration>,
+    /// From sending the request to the end of the reply.
+    pub took: Duration,
 }
 
 impl Reply {
@@ -111,6 +115,7 @@ impl Provider {
         }
         let secret = key.map(ApiKey::expose);
         let body = request.body.to_string();
+        let started = std::time::Instant::now();
         let mut attempts = 0;
         let send = with_retries(
             self.policy,
@@ -132,8 +137,9 @@ impl Provider {
         let bytes = idle_limited(response.bytes_stream(), self.timeouts.idle);
         let json_lines = request.framing == Framing::JsonLines;
         let failure = |failure| byte_failure(provider, failure);
+        let first_text = std::sync::OnceLock::new();
         let (text, interruption) =
-            read_reply(&mut decoder, json_lines, bytes, events, cancel, failure).await;
+            read_reply(&mut decoder, json_lines, bytes, events, cancel, failure, &first_text).await;
         let interruption = interruption.or_else(|| {
             (!decoder.finished).then(|| ProviderError::StreamBroken {
                 provider: provider.display_name(),
@@ -146,6 +152,8 @@ impl Provider {
             finish_reason: decoder.finish_reason,
             interruption,
             attempts,
+            first_text_after: first_text.get().map(|at| at.duration_since(started)),
+            took: started.elapsed(),
         })
     }
 

@@ -34,12 +34,18 @@ pub enum ReplyEvent {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Usage {
-    /// Tokens of the request, as the provider counted them.
+    /// Tokens of the request, as the provider counted them, cached ones included: Anthropic's
+    /// three input counts are added up here so every family means the same. Ollama counts only
+    /// what it evaluated, so a prompt prefix it kept from the previous request is not in it.
     pub input_tokens: Option<u64>,
     /// Tokens of the reply.
     pub output_tokens: Option<u64>,
-    /// Input tokens read from the provider's prompt cache, when it says.
+    /// Input tokens read from the provider's prompt cache, when it says (included in
+    /// `input_tokens`).
     pub cached_input_tokens: Option<u64>,
+    /// Input tokens written to the provider's prompt cache, when it says (Anthropic's
+    /// `cache_creation_input_tokens`; included in `input_tokens`).
+    pub cache_write_input_tokens: Option<u64>,
 }
 
 /// What one frame contributed.
@@ -198,9 +204,15 @@ impl Decoder {
             "message_start" => {
                 let usage = value.pointer("/message/usage");
                 let read = |field: &str| usage.and_then(|u| u.get(field)).and_then(Value::as_u64);
-                self.usage.input_tokens = read("input_tokens");
-                self.usage.output_tokens = read("output_tokens");
                 self.usage.cached_input_tokens = read("cache_read_input_tokens");
+                self.usage.cache_write_input_tokens = read("cache_creation_input_tokens");
+                // Anthropic's input_tokens leaves out what the cache read or wrote.
+                self.usage.input_tokens = read("input_tokens").map(|uncached| {
+                    uncached
+                        + self.usage.cached_input_tokens.unwrap_or(0)
+                        + self.usage.cache_write_input_tokens.unwrap_or(0)
+                });
+                self.usage.output_tokens = read("output_tokens");
             }
             "content_block_delta"
                 if value.pointer("/delta/type").and_then(Value::as_str) == Some("text_delta") =>
@@ -221,7 +233,20 @@ impl Decoder {
                     self.usage.output_tokens = Some(output);
                 }
                 if let Some(input) = value.pointer("/usage/input_tokens").and_then(Value::as_u64) {
-                    self.usage.input_tokens = Some(input);
+                    let usage = value.get("usage");
+                    let read =
+                        |field: &str| usage.and_then(|u| u.get(field)).and_then(Value::as_u64);
+                    if let Some(read_tokens) = read("cache_read_input_tokens") {
+                        self.usage.cached_input_tokens = Some(read_tokens);
+                    }
+                    if let Some(written) = read("cache_creation_input_tokens") {
+                        self.usage.cache_write_input_tokens = Some(written);
+                    }
+                    self.usage.input_tokens = Some(
+                        input
+                            + self.usage.cached_input_tokens.unwrap_or(0)
+                            + self.usage.cache_write_input_tokens.unwrap_or(0),
+                    );
                 }
             }
             "message_stop" => {
@@ -314,6 +339,7 @@ impl JsonLines {
 /// what `failure` makes of it), or when `cancel` fires; the text read so far is always returned.
 /// The client reads the network this way, and [`decode_chunks`] (tests, fuzzing) reads chunks in
 /// memory the same way.
+/// `first_text` is set to when the first piece of text arrived (the reply's latency).
 pub(crate) async fn read_reply<E: std::fmt::Display>(
     decoder: &mut Decoder,
     json_lines: bool,
@@ -321,11 +347,13 @@ pub(crate) async fn read_reply<E: std::fmt::Display>(
     events: &UnboundedSender<ReplyEvent>,
     cancel: &CancellationToken,
     failure: impl Fn(E) -> ProviderError,
+    first_text: &std::sync::OnceLock<std::time::Instant>,
 ) -> (String, Option<ProviderError>) {
     let mut text = String::new();
     let take = |decoded: Result<Decoded, ProviderError>, text: &mut String| match decoded {
         Ok(decoded) => {
             if !decoded.text.is_empty() {
+                first_text.get_or_init(std::time::Instant::now);
                 text.push_str(&decoded.text);
                 // The receiver may be gone (the window closed); the reply is still read.
                 let _ = events.send(ReplyEvent::Text(decoded.text));
@@ -407,7 +435,9 @@ pub fn decode_chunks(decoder: &mut Decoder, chunks: Vec<Vec<u8>>, json_lines: bo
     let never = |error: std::convert::Infallible| match error {};
     let cancel = CancellationToken::new();
     // Every chunk is ready at once and nothing else is awaited, so one poll reads them all.
-    let read = read_reply(decoder, json_lines, bytes, &events, &cancel, never).now_or_never();
+    let first_text = std::sync::OnceLock::new();
+    let read =
+        read_reply(decoder, json_lines, bytes, &events, &cancel, never, &first_text).now_or_never();
     let (text, error) = read.unwrap_or_else(|| {
         let detail = "the in-memory stream did not finish in one pass".to_owned();
         (String::new(), Some(ProviderError::StreamBroken { provider: "test", detail }))

@@ -8,11 +8,12 @@ use crate::attachments::{annotation_from_row, insert_annotation, insert_attachme
 use crate::error::StoreError;
 use crate::model::{
     Anchor, Annotation, AttachmentRole, AttachmentScope, Author, ModelProfile, NewNode, Node,
-    NodeId, Part, PinId, SummaryKey, Tree, TreeId,
+    NodeId, Part, PinId, Receipt, SummaryKey, Tree, TreeId,
 };
 use crate::nodes::{NODE_COLUMNS, insert_node, node_from_row, prune};
 use crate::pins::{free_pin_slug, insert_pin};
 use crate::profiles::insert_profile;
+use crate::receipts::write_receipt;
 use crate::store::Store;
 use crate::summaries::{SummaryUpdate, as_sql_count, insert_summary, log_summary_write};
 use crate::trees::{NewTree, insert_tree, tree_by_id};
@@ -76,6 +77,9 @@ pub struct NodeImport {
     pub created_at_ms: i64,
     /// Its token counts.
     pub token_counts: Vec<(String, u64)>,
+    /// For a reply with a receipt: whether its provider cut the context. The receipt itself is
+    /// asked for once the ids it names are known ([`Kept::Receipt`]).
+    pub receipt_cut: Option<bool>,
 }
 
 /// A pin to import.
@@ -110,6 +114,9 @@ pub enum Kept {
     Node(usize, usize),
     /// The settings of the tree of this index (they may name nodes).
     Settings(usize),
+    /// The receipt of the node of this index in the tree of that index (it names nodes and
+    /// pins); asked for the nodes whose `receipt_cut` is set.
+    Receipt(usize, usize),
 }
 
 /// A summary to import, with every write its log kept.
@@ -203,7 +210,7 @@ impl Store {
         &self,
         trees: &[TreeImport],
         profiles: &[ModelProfile],
-        kept: impl Fn(Kept, &[NodeId]) -> Option<String>,
+        kept: impl Fn(Kept, &ImportedTree) -> Option<String>,
         at_ms: i64,
     ) -> Result<(Vec<ImportedTree>, Vec<String>), StoreError> {
         for profile in profiles {
@@ -215,20 +222,25 @@ impl Store {
                 let imported = import_tree(tx, tree)?;
                 tx.execute(
                     "UPDATE trees SET interchange_json = ?2 WHERE id = ?1",
-                    params![imported.tree.id.0, kept(Kept::Tree(index), &imported.nodes)],
+                    params![imported.tree.id.0, kept(Kept::Tree(index), &imported)],
                 )?;
-                if let Some(settings) = kept(Kept::Settings(index), &imported.nodes) {
+                if let Some(settings) = kept(Kept::Settings(index), &imported) {
                     tx.execute(
                         "UPDATE trees SET settings_json = ?2 WHERE id = ?1",
                         params![imported.tree.id.0, settings],
                     )?;
                 }
                 for (node, id) in imported.nodes.iter().enumerate() {
-                    if let Some(json) = kept(Kept::Node(index, node), &imported.nodes) {
+                    if let Some(json) = kept(Kept::Node(index, node), &imported) {
                         tx.execute(
                             "UPDATE nodes SET interchange_json = ?2 WHERE id = ?1",
                             params![id.0, json],
                         )?;
+                    }
+                    if let Some(provider_cut) = tree.nodes[node].receipt_cut
+                        && let Some(json) = kept(Kept::Receipt(index, node), &imported)
+                    {
+                        write_receipt(tx, *id, &Receipt { json, provider_cut })?;
                     }
                 }
                 written.push(imported);
@@ -332,6 +344,7 @@ fn import_tree(conn: &Connection, import: &TreeImport) -> Result<ImportedTree, S
             incomplete: node.incomplete,
             token_counts: node.token_counts.clone(),
             created_at_ms: node.created_at_ms,
+            receipt: None,
         };
         let written = insert_node(conn, &new, true)?;
         if written.pin_id != pin {

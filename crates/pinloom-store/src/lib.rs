@@ -22,6 +22,8 @@ mod model;
 mod nodes;
 mod pins;
 mod profiles;
+mod receipts;
+mod search;
 mod slugs;
 mod store;
 mod summaries;
@@ -36,10 +38,10 @@ pub use interchange::{
 pub use migrations::SCHEMA_VERSION;
 pub use model::{
     Anchor, Annotation, Attachment, AttachmentRole, AttachmentScope, Author, MAX_PIN_DEPTH,
-    ModelProfile, NewNode, Node, NodeId, OutlineRow, Part, Pin, PinId, SearchHit, Sharing, Summary,
-    SummaryKey, Tree, TreeId, TreeMode, Workspace,
+    ModelProfile, NewNode, Node, NodeId, OutlineRow, Part, Pin, PinId, Receipt, SearchHit, Sharing,
+    Summary, SummaryKey, Tree, TreeId, TreeMode, Workspace,
 };
-pub use nodes::{COMMON_TERM_MIN_NODES, MAX_QUERY_TERMS};
+pub use search::{COMMON_TERM_MIN_NODES, MAX_QUERY_TERMS};
 pub use slugs::{ROOT_THREAD_SLUG, slugify, unique_slug};
 pub use store::Store;
 pub use summaries::SummaryUpdate;

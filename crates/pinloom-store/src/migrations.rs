@@ -264,6 +264,23 @@ const MIGRATIONS: &[(&str, Option<Fill>)] = &[
     "#,
         Some(fill_slugs),
     ),
+    (
+        // 5: receipts. Every reply keeps what its request was planned to hold (tokens by kind of
+        // slice, what was sent) beside what the provider counted, so a person can check what a
+        // model saw, and a provider that cut the context (a local server's own window) is found
+        // by one indexed column. Profiles may carry the model's prices for the receipt's cost.
+        r#"
+    CREATE TABLE receipts (
+        node_id      INTEGER PRIMARY KEY REFERENCES nodes(id) ON DELETE CASCADE,
+        receipt_json TEXT    NOT NULL,
+        provider_cut INTEGER NOT NULL DEFAULT 0 CHECK (provider_cut IN (0, 1))
+    ) STRICT;
+    CREATE INDEX receipts_cut ON receipts(node_id) WHERE provider_cut = 1;
+
+    ALTER TABLE model_profiles ADD COLUMN prices_json TEXT;
+    "#,
+        None,
+    ),
 ];
 
 /// Gives every existing tree and pin its ThreadMind slug, oldest first so that the oldest keeps

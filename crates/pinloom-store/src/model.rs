@@ -171,6 +171,18 @@ pub struct NewNode {
     pub token_counts: Vec<(String, u64)>,
     /// When it was written, in milliseconds since the Unix epoch.
     pub created_at_ms: i64,
+    /// For a model's reply: the receipt of the request that made it, written with it.
+    pub receipt: Option<Receipt>,
+}
+
+/// A reply's receipt as the application layer made it: what was planned and sent beside what the
+/// provider counted. The store keeps it whole and indexes only whether the provider cut it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Receipt {
+    /// The receipt, as JSON.
+    pub json: String,
+    /// The provider counted materially fewer prompt tokens than were sent: it cut the context.
+    pub provider_cut: bool,
 }
 
 impl NewNode {
@@ -195,6 +207,7 @@ impl NewNode {
             incomplete: false,
             token_counts: Vec::new(),
             created_at_ms,
+            receipt: None,
         }
     }
 }
@@ -368,6 +381,8 @@ pub struct ModelProfile {
     pub sampling_json: String,
     /// Context settings (truncation strategy, depth budgets, …), as JSON.
     pub settings_json: String,
+    /// What the model costs, as JSON, when the person entered prices.
+    pub prices_json: Option<String>,
 }
 
 /// One row of a tree's outline, for the map.
@@ -398,6 +413,12 @@ pub struct OutlineRow {
 pub struct SearchHit {
     /// The node found.
     pub node_id: NodeId,
+    /// Its thread: `None` for the root thread.
+    pub pin_id: Option<PinId>,
+    /// Who wrote it.
+    pub author: Author,
+    /// Its text.
+    pub text: String,
     /// SQLite's bm25 rank: lower is more relevant, and it is negative for matches.
     pub bm25: f64,
     /// When the node was written, for recency scoring.

@@ -6,10 +6,9 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use crate::codec::{author_from_sql, author_to_sql, count};
 use crate::error::StoreError;
-use crate::model::{
-    MAX_PIN_DEPTH, NewNode, Node, NodeId, OutlineRow, Part, PinId, SearchHit, TreeId,
-};
+use crate::model::{MAX_PIN_DEPTH, NewNode, Node, NodeId, OutlineRow, Part, PinId, TreeId};
 use crate::pins::{pin_by_id, pin_in_tree};
+use crate::receipts::write_receipt;
 use crate::store::Store;
 use crate::trees::{require_tree, touch_tree};
 
@@ -60,6 +59,7 @@ impl Store {
                 incomplete: false,
                 token_counts,
                 created_at_ms,
+                receipt: None,
             };
             insert_node(tx, &edit, false)
         })
@@ -355,54 +355,6 @@ impl Store {
         Ok(rows)
     }
 
-    /// Full-text search over a tree's live nodes, best match first, for the retrieval slice.
-    ///
-    /// `query` is free text (a prompt): each word is searched for on its own and any may match,
-    /// so punctuation or FTS syntax in a prompt can never make the search fail. Only the prompt's
-    /// [`MAX_QUERY_TERMS`] rarest words are searched for, and once the file holds
-    /// [`COMMON_TERM_MIN_NODES`] messages, none that appears in more than half of them: bm25
-    /// gives such a word no weight (its inverse document frequency is at or below zero), while
-    /// matching it makes SQLite score nearly every message. A prompt of only common words finds
-    /// nothing, which is what bm25 would rank it as anyway.
-    pub fn search(
-        &self,
-        tree_id: TreeId,
-        query: &str,
-        limit: u32,
-    ) -> Result<Vec<SearchHit>, StoreError> {
-        let conn = self.conn();
-        require_tree(&conn, tree_id)?;
-        let Some(expression) = match_rare_words(&conn, &self.term_documents, query)? else {
-            return Ok(Vec::new());
-        };
-        // Ranked and cut inside the subquery, so the pin lookup runs for the hits kept only.
-        let mut statement = conn.prepare_cached(
-            "SELECT hit.id, hit.score, hit.created_at_ms, hit.bookmarked,
-                 EXISTS (SELECT 1 FROM pins p WHERE p.anchor_node_id = hit.id)
-             FROM (
-                 SELECT n.id AS id, nodes_fts.rank AS score, n.created_at_ms AS created_at_ms,
-                     n.bookmarked AS bookmarked
-                 FROM nodes_fts JOIN nodes n ON n.id = nodes_fts.rowid
-                 WHERE nodes_fts MATCH ?1 AND n.tree_id = ?2 AND n.deleted_depth = 0
-                 ORDER BY nodes_fts.rank
-                 LIMIT ?3
-             ) hit
-             ORDER BY hit.score",
-        )?;
-        let hits = statement
-            .query_map(params![expression, tree_id.0, limit], |row| {
-                Ok(SearchHit {
-                    node_id: NodeId(row.get(0)?),
-                    bm25: row.get(1)?,
-                    created_at_ms: row.get(2)?,
-                    bookmarked: row.get(3)?,
-                    pinned: row.get(4)?,
-                })
-            })?
-            .collect::<Result<_, _>>()?;
-        Ok(hits)
-    }
-
     /// Stores token counts for a node, one per tokenizer family, replacing earlier ones.
     pub fn set_token_counts(&self, node: NodeId, counts: &[(&str, u64)]) -> Result<(), StoreError> {
         self.write(|tx| {
@@ -589,6 +541,9 @@ pub(crate) fn insert_node(
         id,
         node.token_counts.iter().map(|(family, n)| (family.as_str(), *n)),
     )?;
+    if let Some(receipt) = &node.receipt {
+        write_receipt(conn, id, receipt)?;
+    }
     touch_tree(conn, node.tree_id, node.created_at_ms)?;
     Ok(Node {
         id,
@@ -656,19 +611,24 @@ fn text_of(parts: &[Part]) -> String {
 /// all, into a temporary B-tree; `order_path` rebuilds the order from the heads' parents.
 fn path_query() -> String {
     format!(
-        "WITH RECURSIVE segments(segment_id, upto) AS (
-             SELECT segment_id, segment_pos FROM nodes WHERE id = ?1
-             UNION
-             SELECT parent.segment_id, parent.segment_pos
-             FROM segments
-             JOIN nodes head ON head.id = segments.segment_id
-             JOIN nodes parent ON parent.id = head.parent_id
-         )
+        "{PATH_SEGMENTS}
          SELECT {NODE_COLUMNS}, n.segment_id, n.segment_pos
          FROM segments
          JOIN nodes n ON n.segment_id = segments.segment_id AND n.segment_pos <= segments.upto"
     )
 }
+
+/// The segments of the path from the root to node `?1`: each segment (named by its head) with
+/// the last position on it that is an ancestor. A node `n` is on the path exactly when it
+/// joins a row with `n.segment_id = segment_id AND n.segment_pos <= upto`.
+pub(crate) const PATH_SEGMENTS: &str = "WITH RECURSIVE segments(segment_id, upto) AS (
+         SELECT segment_id, segment_pos FROM nodes WHERE id = ?1
+         UNION
+         SELECT parent.segment_id, parent.segment_pos
+         FROM segments
+         JOIN nodes head ON head.id = segments.segment_id
+         JOIN nodes parent ON parent.id = head.parent_id
+     )";
 
 fn order_path(node: NodeId, mut rows: Vec<(i64, i64, Node)>) -> Result<Vec<Node>, StoreError> {
     // Sorting instead of hashing: the rows of one segment come from one index range, so both
@@ -832,66 +792,6 @@ pub(crate) fn renumber_pin_depths(
     )?
     .execute(params![thread.map(|id| id.0), base])?;
     Ok(())
-}
-
-/// An FTS5 expression matching any word of free text, or `None` when it has no words. Each word
-/// is quoted, so FTS operators and punctuation in the text are searched for literally.
-/// How many of a prompt's words a search looks for at most: its rarest.
-pub const MAX_QUERY_TERMS: usize = 8;
-/// From this many messages in the file on, words in more than half of them are not searched for.
-pub const COMMON_TERM_MIN_NODES: i64 = 64;
-
-/// The FTS5 expression for a prompt: its rarest distinct words, each quoted (so no word is read as
-/// FTS syntax), any of which may match. `None` when no word is worth searching for.
-fn match_rare_words(
-    conn: &Connection,
-    known: &std::sync::Mutex<HashMap<String, (i64, i64)>>,
-    text: &str,
-) -> Result<Option<String>, StoreError> {
-    let mut words: Vec<String> = Vec::new();
-    for word in text.split(|c: char| !c.is_alphanumeric()).filter(|word| !word.is_empty()) {
-        let word = word.to_lowercase();
-        if !words.contains(&word) {
-            words.push(word);
-        }
-    }
-    if words.is_empty() {
-        return Ok(None);
-    }
-    // Row ids only grow: the largest is an upper bound on the messages, read in O(log n).
-    let messages: i64 = conn
-        .prepare_cached("SELECT coalesce(max(id), 0) FROM nodes")?
-        .query_row([], |row| row.get(0))?;
-    let mut frequency = conn.prepare_cached("SELECT doc FROM nodes_fts_vocab WHERE term = ?1")?;
-    // A cache that only speeds up the choice of words: a poisoned lock loses nothing.
-    let mut known = known.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    if known.len() > 100_000 {
-        known.clear();
-    }
-    let mut ranked: Vec<(i64, String)> = Vec::with_capacity(words.len());
-    for word in words {
-        let documents = match known.get(&word) {
-            Some(&(documents, then)) if messages * 10 <= then * 11 => documents,
-            _ => {
-                // A word the index folds differently (diacritics) is not found; it counts as rare.
-                let documents: i64 =
-                    frequency.query_row([&word], |row| row.get(0)).optional()?.unwrap_or(0);
-                known.insert(word.clone(), (documents, messages));
-                documents
-            }
-        };
-        if messages >= COMMON_TERM_MIN_NODES && documents * 2 > messages {
-            continue;
-        }
-        ranked.push((documents, word));
-    }
-    ranked.sort();
-    let terms: Vec<String> = ranked
-        .into_iter()
-        .take(MAX_QUERY_TERMS)
-        .map(|(_, word)| format!("\"{}\"", word.replace('"', "")))
-        .collect();
-    Ok((!terms.is_empty()).then(|| terms.join(" OR ")))
 }
 
 pub(crate) fn node_from_row(row: &Row<'_>) -> rusqlite::Result<Node> {

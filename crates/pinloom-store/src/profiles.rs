@@ -7,7 +7,8 @@ use crate::model::ModelProfile;
 use crate::store::Store;
 
 const PROFILE_COLUMNS: &str = "name, provider, model_id, base_url, context_window, reserve,
-    native_system, completion_endpoint, tokenizer, agent_system_prompt, sampling_json, settings_json";
+    native_system, completion_endpoint, tokenizer, agent_system_prompt, sampling_json, settings_json,
+    prices_json";
 
 impl Store {
     /// Creates the profile, or replaces the one with the same name.
@@ -70,7 +71,7 @@ pub(crate) fn insert_profile(
              tokenizer = excluded.tokenizer,
              agent_system_prompt = excluded.agent_system_prompt,
              sampling_json = excluded.sampling_json, settings_json = excluded.settings_json,
-             updated_at_ms = excluded.updated_at_ms"
+             prices_json = excluded.prices_json, updated_at_ms = excluded.updated_at_ms"
     } else {
         "DO NOTHING"
     };
@@ -78,8 +79,8 @@ pub(crate) fn insert_profile(
         &format!(
             "INSERT INTO model_profiles (name, provider, model_id, base_url, context_window,
                  reserve, native_system, completion_endpoint, tokenizer, agent_system_prompt,
-                 sampling_json, settings_json, updated_at_ms)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+                 sampling_json, settings_json, updated_at_ms, prices_json)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
              ON CONFLICT (name) {on_conflict}"
         ),
         params![
@@ -95,7 +96,8 @@ pub(crate) fn insert_profile(
             profile.agent_system_prompt,
             profile.sampling_json,
             profile.settings_json,
-            updated_at_ms
+            updated_at_ms,
+            profile.prices_json
         ],
     )?;
     Ok(written > 0)
@@ -132,6 +134,7 @@ fn profile_from_row(row: &Row<'_>) -> rusqlite::Result<ModelProfile> {
         agent_system_prompt: row.get(9)?,
         sampling_json: row.get(10)?,
         settings_json: row.get(11)?,
+        prices_json: row.get(12)?,
     })
 }
 

@@ -73,6 +73,8 @@ export const backend = {
     unwrap(commands.contextPreview(nodeId, profile, draft)),
   contextPreviewUnsaved: (nodeId: number, profile: ModelProfile) =>
     unwrap(commands.contextPreviewUnsaved(nodeId, profile)),
+  replyReceipt: (nodeId: number) => unwrap(commands.replyReceipt(nodeId)),
+  requestDiff: (nodeId: number) => unwrap(commands.requestDiff(nodeId)),
   nodesCompare: (left: number, right: number, profile: string) =>
     unwrap(commands.nodesCompare(left, right, profile)),
   profilesList: () => unwrap(commands.profilesList()),

@@ -21,6 +21,13 @@ export const commands = {
 	nodeMark: (nodeId: number, action: NodeAction) => typedError<NodeView, ApiError>(__TAURI_INVOKE("node_mark", { nodeId, action })),
 	contextPreview: (nodeId: number, profile: string, draft: string | null) => typedError<PlanView, ApiError>(__TAURI_INVOKE("context_preview", { nodeId, profile, draft })),
 	contextPreviewUnsaved: (nodeId: number, profile: ModelProfile) => typedError<PlanView, ApiError>(__TAURI_INVOKE("context_preview_unsaved", { nodeId, profile })),
+	/**
+	 *  What reply `node_id`'s request was planned to hold, what was sent, and what the provider
+	 *  counted; `None` for a message without one.
+	 */
+	replyReceipt: (nodeId: number) => typedError<Receipt | null, ApiError>(__TAURI_INVOKE("reply_receipt", { nodeId })),
+	/**  How reply `node_id`'s request differs from the one before it on its path. */
+	requestDiff: (nodeId: number) => typedError<RequestDiff, ApiError>(__TAURI_INVOKE("request_diff", { nodeId })),
 	nodesCompare: (left: number, right: number, profile: string) => typedError<Comparison, ApiError>(__TAURI_INVOKE("nodes_compare", { left, right, profile })),
 	profilesList: () => typedError<ModelProfile[], ApiError>(__TAURI_INVOKE("profiles_list")),
 	profileSave: (profile: ModelProfile) => typedError<ModelProfile, ApiError>(__TAURI_INVOKE("profile_save", { profile })),
@@ -69,6 +76,17 @@ export type AssemblySettings = {
 	depthBudgets?: number[] | null,
 	/**  The last this-many messages are never dropped (4 when unset). */
 	minimumRecentNodes?: number | null,
+	/**
+	 *  truncateMiddle cuts in steps of this percent of the history's room, so consecutive
+	 *  requests share their start for the provider's prompt cache (25 when unset; 0 cuts
+	 *  message by message).
+	 */
+	truncationStepPercent?: number | null,
+	/**
+	 *  Mark the stable start of each request for the provider's prompt cache (Anthropic's
+	 *  `cache_control`); on for Anthropic when unset.
+	 */
+	cacheBreakpoints?: boolean | null,
 };
 
 /**  Where an attachment hangs. */
@@ -129,6 +147,33 @@ export type ConnectionCheck = {
 	milliseconds: number,
 };
 
+/**  What a model's prices make of a reply, in US dollars. */
+export type Cost = {
+	/**  The prompt (cache reads and writes at their own prices when the profile has them). */
+	input: number | null,
+	/**  The reply. */
+	output: number | null,
+	/**  Both. */
+	total: number | null,
+};
+
+/**  One thing that differs between two requests. */
+export type DiffEntry = {
+	/**  The slice kind (`history` for a message). */
+	kind: string,
+	/**  Where it comes from, as the plan names sources. */
+	source: string,
+	/**  The source's id. */
+	sourceId: number | null,
+	/**
+	 *  Its tokens in the request that has it (for a changed slice, the later one); messages of
+	 *  a run are counted as a run only, so a single message shows none.
+	 */
+	tokens: number | null,
+	/**  The start of its text, for messages. */
+	preview: string,
+};
+
 /**  One run of a word-level diff. */
 export type DiffSpan = {
 	/**  `same`, `left` (only in the left message) or `right` (only in the right). */
@@ -182,6 +227,8 @@ export type Exchange = {
 	interruption: ApiError | null,
 	/**  The plan the request was made from. */
 	plan: PlanView,
+	/**  The reply's receipt: what was planned and sent beside what the provider counted. */
+	receipt: Receipt | null,
 };
 
 /**  Whether a provider has a key, and where it comes from. */
@@ -198,6 +245,16 @@ export type KeyStatus = {
 	inKeyring: boolean,
 	/**  Why the keyring could not be read, if it could not. */
 	problem: string | null,
+};
+
+/**  Tokens of one kind of slice in a request. */
+export type KindTokens = {
+	/**  The slice kind (`system`, `recentHistory`, `searchResult`, …). */
+	kind: string,
+	/**  How many slices of it were sent. */
+	slices: number,
+	/**  Their tokens, as planned. */
+	tokens: number,
 };
 
 /**  One message. */
@@ -261,6 +318,8 @@ export type ModelProfile = {
 	 *  settings win over these).
 	 */
 	assembly?: AssemblySettings,
+	/**  What the model costs, for each reply's receipt; none when unknown (local models). */
+	prices?: Prices | null,
 };
 
 /**  What can be done to a message's flags. */
@@ -377,14 +436,34 @@ export type PlanView = {
 	truncated: boolean,
 	/**  How many messages the truncation marker stands for. */
 	omittedMessages: number,
-	/**  Every candidate, in render order. */
+	/**
+	 *  Every candidate, in render order (search results last, though they are sent right
+	 *  before the prompt).
+	 */
 	slices: SliceView[],
 	/**  Ancestor summaries the plan wanted and no summariser has written yet. */
 	missingSummaries: number,
+	/**
+	 *  When the provider cut the context of the newest reply on this path (a local server's own
+	 *  window): what happened and what to change. The next request is likely cut the same way.
+	 */
+	providerCut: string | null,
 	/**  Where the request goes. */
 	url: string,
 	/**  The request body exactly as it would be sent (the key travels in a header, never here). */
 	body: string,
+};
+
+/**  A model's prices per million tokens, in US dollars, as the person entered them. */
+export type Prices = {
+	/**  Prompt tokens. */
+	inputPerMillion?: number | null,
+	/**  Reply tokens. */
+	outputPerMillion?: number | null,
+	/**  Prompt tokens read from the provider's cache; the input price when unset. */
+	cacheReadPerMillion?: number | null,
+	/**  Prompt tokens written to the provider's cache; the input price when unset. */
+	cacheWritePerMillion?: number | null,
 };
 
 /**  The names a model profile's fields may take. */
@@ -395,6 +474,73 @@ export type ProfileChoices = {
 	tokenizers: string[],
 	/**  Truncation strategy names. */
 	truncations: string[],
+};
+
+/**
+ *  Where a slice's content comes from, as the inspector labels it (the rule of what a path may
+ *  know is in `pinloom_engine::permitted`).
+ */
+export type Provenance = 
+/**  The model's or the tree's system text, or a tool definition. */
+"setting" | 
+/**  An attachment in scope. */
+"attachment" | 
+/**  The path's own messages, and search hits among them. */
+"path" | 
+/**  An ancestor thread's summary. */
+"ancestorSummary" | 
+/**  The pin's anchor passage. */
+"anchor" | 
+/**  A closed sibling pin's result, opted in to. */
+"siblingResult" | 
+/**  Added by the person: a search hit they chose, a note they included. */
+"addedByYou";
+
+/**  A reply's receipt. */
+export type Receipt = {
+	/**  The model profile the request was planned for. */
+	profile: string,
+	/**  The provider's model id. */
+	model: string,
+	/**  The provider's stored name (`openai`, `ollama`, …). */
+	provider: string,
+	/**  How the plan counted tokens (`o200k`, `cl100k`, `estimate at 3.800 chars/token`, …). */
+	tokenizer: string,
+	/**  Whether those counts are exact for the model (OpenAI's tokenizers), not estimates. */
+	exactCounts: boolean,
+	/**  The budget: window minus the reserve. */
+	available: number,
+	/**  Tokens the plan sent, by Pinloom's count. */
+	planned: number,
+	/**  The planned tokens by kind of slice. */
+	byKind: KindTokens[],
+	/**  What was sent, in order. */
+	sent: SentSlice[],
+	/**  Prompt tokens the provider counted, cached ones included. */
+	counted: number | null,
+	/**  Of those, read from the provider's prompt cache. */
+	cacheRead: number | null,
+	/**  Of those, written to the provider's prompt cache. */
+	cacheWrite: number | null,
+	/**  Reply tokens the provider counted. */
+	output: number | null,
+	/**
+	 *  The fewest prompt tokens the provider should have counted: what was sent, less what a
+	 *  local server's cache could hold from the requests this one repeats.
+	 */
+	expectedAtLeast: number,
+	/**  What the server holds after this reply (its prompt and the reply), for the next check. */
+	serverContext: number,
+	/**  The verdict. */
+	verdict: Verdict,
+	/**  What happened and what to change, when the provider cut the context. */
+	message: string | null,
+	/**  What the profile's prices make of it. */
+	cost: Cost | null,
+	/**  From sending to the first text, in milliseconds. */
+	firstTextMs: number | null,
+	/**  From sending to the end of the reply, in milliseconds. */
+	tookMs: number,
 };
 
 /**  A piece of a reply as it streams to the window. */
@@ -411,6 +557,22 @@ attempt: number;
 waitSeconds: number | null; 
 /**  Why. */
 reason: string };
+
+/**  How a reply's request differs from the request before it on its path. */
+export type RequestDiff = {
+	/**  The reply whose request is compared. */
+	later: number,
+	/**  The reply before it on its path that has a receipt; absent when there is none. */
+	earlier: number | null,
+	/**  Sent now and not before. */
+	came: DiffEntry[],
+	/**  Sent before and not now. */
+	went: DiffEntry[],
+	/**  Sent both times, with a different text or size. */
+	changed: DiffEntry[],
+	/**  How many slices and messages were sent both times unchanged. */
+	unchanged: number,
+};
 
 /**  A profile's sampling settings. */
 export type SamplingSettings = {
@@ -467,6 +629,27 @@ text: string } |
 /**  The end of the document on show. */
 nodeId: number };
 
+/**  One thing a request sent: a slice, or a run of consecutive messages of the path. */
+export type SentSlice = {
+	/**  The slice kind; `history` for a run of messages (the prompt included). */
+	kind: string,
+	/**  Where it comes from, as the plan names sources (`node`, `summary`, `anchor`, …). */
+	source: string,
+	/**  The source's id (for a run, its first message). */
+	sourceId: number | null,
+	/**  For a run: its last message and how many messages it holds. */
+	lastId: number | null,
+	/**  How many messages (1 for a slice that is not a run). */
+	count: number,
+	/**  Its tokens, as planned. */
+	tokens: number,
+	/**
+	 *  A digest of composed text (summaries, files, the anchor, search hits), so that two
+	 *  requests can tell a changed text from the same one; messages never change.
+	 */
+	digest: string | null,
+};
+
 /**  One candidate piece of context in a plan, included or cut with the reason. */
 export type SliceView = {
 	/**
@@ -477,9 +660,12 @@ export type SliceView = {
 	kind: string,
 	/**
 	 *  Where it comes from: `agentPrompt`, `treeSystemContext`, `attachment`, `node`,
-	 *  `annotation`, `summary`, `anchor`, `tool`, `retrieval`, `pinResult` or `workingBuffer`.
+	 *  `annotation`, `summary`, `anchor`, `tool`, `retrieval`, `addedSearchHit`, `pinResult`
+	 *  or `workingBuffer`.
 	 */
 	source: string,
+	/**  Whose it is: the path's own, an ancestor's summary, settings, or added by the person. */
+	provenance: Provenance,
 	/**
 	 *  The id of the source (a node, attachment, annotation or pin), when it has one; a summary's
 	 *  is its thread's pin (absent for the root thread).
@@ -495,7 +681,7 @@ export type SliceView = {
 	 *  Why it was cut: `overBudget`, `truncated`, `outsideShare`, `excluded`, `softDeleted`,
 	 *  `annotation`, `emptySummary`, `overDepthBudget`, `fileTooLarge`, `orphanToolResult`,
 	 *  `orphanToolCall`, `providerRoleRule`, `bufferModeSystemContextOff`, `filtered`,
-	 *  `alreadyInHistory` or `notOptedIn`.
+	 *  `alreadyInHistory`, `notOptedIn`, `offPath` or `inAncestorThread`.
 	 */
 	reason: string | null,
 	/**  For a message cut at the boundary: the whole message's tokens, of which `tokens` are kept. */
@@ -517,6 +703,11 @@ export type ThreadMessage = {
 	alternatives: number[],
 	/**  The pins made in it, oldest first. */
 	pins: PinView[],
+	/**
+	 *  A reply whose provider counted materially fewer prompt tokens than were sent: it cut
+	 *  the context (its receipt says what happened and what to change).
+	 */
+	providerCut: boolean,
 };
 
 /**  One thread of a tree: the root thread, or a pin's sub-thread. */
@@ -615,6 +806,15 @@ export type UiPreferences = {
 	/**  Whether the context inspector is hidden (it is shown unless the person hid it). */
 	inspectorHidden?: boolean | null,
 };
+
+/**  How a reply's prompt count compares with what was sent. */
+export type Verdict = 
+/**  The provider counted about what was sent (or less only by what its cache could keep). */
+"matched" | 
+/**  The provider counted materially fewer prompt tokens than were sent: it cut the context. */
+"providerCut" | 
+/**  The provider did not report a prompt count (a stream that broke early, some servers). */
+"notReported";
 
 /* Tauri Specta runtime */
 async function typedError<T, E>(result: Promise<T>): Promise<{ status: "ok"; data: T } | { status: "error"; error: E }> {

@@ -61,6 +61,9 @@ pub(super) fn document(
             if let Some(url) = profile.base_url {
                 value["baseUrl"] = json!(url);
             }
+            if let Some(prices) = &profile.prices_json {
+                value["prices"] = parsed(prices);
+            }
             if options.system_prompts && !profile.agent_system_prompt.is_empty() {
                 value["agentSystemPrompt"] = json!(profile.agent_system_prompt);
             }
@@ -132,6 +135,7 @@ fn tree_json(
     profiles.extend(nodes.iter().filter_map(|node| node.model.clone()));
     let pins = store.all_pins(tree_id)?;
     let kept = store.interchange(tree_id)?;
+    let receipts = store.receipts(&nodes.iter().map(|node| node.id).collect::<Vec<_>>())?;
     let (tree_kept, node_kept) = (kept.tree, kept.nodes);
     let tree_kept: Map<String, Value> =
         tree_kept.and_then(|text| serde_json::from_str(&text).ok()).unwrap_or_default();
@@ -187,7 +191,18 @@ fn tree_json(
         let node = &nodes[i];
         let id = node_ids[&node.id].clone();
         let kept = node_kept.get(&node.id);
-        nodes_json.insert(id.clone(), node_json(node, &id, kept, &node_ids, &pin_ids, options));
+        let mut value = node_json(node, &id, kept, &node_ids, &pin_ids, options);
+        if let Some(receipt) = receipts.get(&node.id) {
+            let receipt = receipt_json(&receipt.json, &node_ids, &pin_ids);
+            let extensions = value
+                .as_object_mut()
+                .map(|node| node.entry("extensions").or_insert_with(|| json!({})));
+            if let Some(Value::Object(extensions)) = extensions {
+                let ours = extensions.entry(PINLOOM).or_insert_with(|| json!({}));
+                ours["receipt"] = receipt;
+            }
+        }
+        nodes_json.insert(id.clone(), value);
         match node.parent_id.and_then(|parent| node_ids.get(&parent)) {
             None => roots.push(json!(id)),
             Some(parent) => {
@@ -574,6 +589,38 @@ fn node_json(
         value["extensions"] = Value::Object(extensions);
     }
     value
+}
+
+/// A reply's receipt for the document: the messages and threads it names by their document
+/// ids, so that an import elsewhere names its own; ids of anything else (attachments, notes,
+/// tools) are left out, since the document does not number them.
+fn receipt_json(
+    stored: &str,
+    node_ids: &HashMap<NodeId, String>,
+    pin_ids: &HashMap<PinId, String>,
+) -> Value {
+    let mut receipt = parsed(stored);
+    if let Some(Value::Array(sent)) = receipt.get_mut("sent") {
+        for entry in sent {
+            let source = entry.get("source").and_then(Value::as_str).unwrap_or_default();
+            let reference = |value: Option<&Value>| -> Value {
+                let Some(id) = value.and_then(Value::as_i64) else { return Value::Null };
+                let named = match source {
+                    "node" | "retrieval" | "addedSearchHit" => node_ids.get(&NodeId(id)),
+                    "summary" | "anchor" | "pinResult" => pin_ids.get(&PinId(id)),
+                    _ => None,
+                };
+                named.map_or(Value::Null, |named| json!(named))
+            };
+            let first = reference(entry.get("sourceId"));
+            let last = reference(entry.get("lastId"));
+            entry["sourceId"] = first;
+            if entry.get("lastId").is_some_and(|last| !last.is_null()) {
+                entry["lastId"] = last;
+            }
+        }
+    }
+    receipt
 }
 
 /// The Open Loom author of a message Pinloom wrote: a tool's result is the system's, named

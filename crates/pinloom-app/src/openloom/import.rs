@@ -10,8 +10,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use pinloom_store::{
     self as store, Anchor, AnnotationImport, AttachmentImport, AttachmentRole, Author, ImportScope,
-    Kept, NewTree, NodeId, NodeImport, Part, PinImport, Sharing, SummaryImport, SummaryUpdate,
-    TreeImport, TreeMode,
+    ImportedTree, Kept, NewTree, NodeImport, Part, PinImport, Sharing, SummaryImport,
+    SummaryUpdate, TreeImport, TreeMode,
 };
 use serde_json::{Map, Value, json};
 
@@ -26,6 +26,8 @@ pub(super) struct Plan {
     pub(super) kept: Vec<(Value, Vec<Option<Value>>)>,
     /// Per tree: its settings, messages named by import index.
     pub(super) settings: Vec<Option<Value>>,
+    /// Per tree: each node's receipt, the messages and threads it names by import index.
+    pub(super) receipts: Vec<Vec<Option<Value>>>,
     pub(super) profiles: Vec<store::ModelProfile>,
     pub(super) notes: Notes,
 }
@@ -125,14 +127,21 @@ pub(super) fn plan(document: &Value, title_hint: &str, now_ms: i64) -> anyhow::R
             notes.add(format!("$.{key} is not part of Open Loom 2.0 and was ignored"));
         }
     }
-    let mut plan =
-        Plan { trees: Vec::new(), kept: Vec::new(), settings: Vec::new(), profiles, notes };
+    let mut plan = Plan {
+        trees: Vec::new(),
+        kept: Vec::new(),
+        settings: Vec::new(),
+        receipts: Vec::new(),
+        profiles,
+        notes,
+    };
     for (index, tree) in trees.iter().enumerate() {
         let path = format!("$.trees[{index}]");
         let read = tree_plan(tree, &path, &kept_document, title_hint, now_ms, &mut plan.notes)?;
         plan.trees.push(read.import);
         plan.kept.push((read.kept_tree, read.kept_nodes));
         plan.settings.push(read.settings);
+        plan.receipts.push(read.receipts);
     }
     Ok(plan)
 }
@@ -147,6 +156,7 @@ struct TreePlan {
     kept_tree: Value,
     kept_nodes: Vec<Option<Value>>,
     settings: Option<Value>,
+    receipts: Vec<Option<Value>>,
 }
 
 /// A continuation edge into a node, as read.
@@ -463,11 +473,13 @@ fn tree_plan(
 
     let mut imports = Vec::with_capacity(order.len());
     let mut kept_nodes = Vec::with_capacity(order.len());
+    let mut receipts = Vec::with_capacity(order.len());
     for &node in &order {
         let node_path = format!("{path}.nodes[{:?}]", keys[node]);
         let value = &nodes[keys[node].as_str()];
-        let (import, kept) =
+        let (import, kept, receipt) =
             node_plan(value, &node_path, now_ms, notes, &|v| node_ref(v), &|v| thread_ref(v));
+        receipts.push(receipt);
         let mut import = import;
         import.parent = incoming[node].as_ref().map(|edge| position[edge.parent]);
         let mut kept = kept;
@@ -644,7 +656,7 @@ fn tree_plan(
         attachments,
         annotations: notes_on,
     };
-    Ok(TreePlan { import, kept_tree: Value::Object(kept_tree), kept_nodes, settings })
+    Ok(TreePlan { import, kept_tree: Value::Object(kept_tree), kept_nodes, settings, receipts })
 }
 
 /// The text of content that is only text blocks.
@@ -671,7 +683,7 @@ fn node_plan(
     notes: &mut Notes,
     node_ref: &dyn Fn(Option<&Value>) -> Option<usize>,
     thread_ref: &dyn Fn(Option<&Value>) -> Option<usize>,
-) -> (NodeImport, Map<String, Value>) {
+) -> (NodeImport, Map<String, Value>, Option<Value>) {
     let mut kept = Map::new();
     let empty = Map::new();
     let node = value.as_object().unwrap_or_else(|| {
@@ -838,8 +850,52 @@ fn node_plan(
         incomplete: ours("incomplete").and_then(Value::as_bool).unwrap_or(false),
         pruned_at_ms,
         created_at_ms: created.unwrap_or(now_ms),
+        receipt_cut: None,
     };
-    (import, kept)
+    let receipt = ours("receipt").filter(|receipt| receipt.is_object()).map(|receipt| {
+        receipt_references(receipt, |source, id| match source {
+            ReceiptSource::Node => node_ref(Some(id)),
+            ReceiptSource::Pin => thread_ref(Some(id)),
+        })
+    });
+    let import = NodeImport {
+        receipt_cut: receipt
+            .as_ref()
+            .map(|receipt| receipt.get("verdict").and_then(Value::as_str) == Some("providerCut")),
+        ..import
+    };
+    (import, kept, receipt)
+}
+
+/// What kind of thing a receipt's slice names by id.
+#[derive(Clone, Copy)]
+enum ReceiptSource {
+    Node,
+    Pin,
+}
+
+/// A receipt with the ids its slices name turned by `turn` (document ids into import indices,
+/// import indices into the store's ids); an id that turns into nothing becomes `null`.
+fn receipt_references<T: serde::Serialize>(
+    receipt: &Value,
+    turn: impl Fn(ReceiptSource, &Value) -> Option<T>,
+) -> Value {
+    let mut receipt = receipt.clone();
+    if let Some(Value::Array(sent)) = receipt.get_mut("sent") {
+        for entry in sent {
+            let source = match entry.get("source").and_then(Value::as_str) {
+                Some("node" | "retrieval" | "addedSearchHit") => Some(ReceiptSource::Node),
+                Some("summary" | "anchor" | "pinResult") => Some(ReceiptSource::Pin),
+                _ => None,
+            };
+            for key in ["sourceId", "lastId"] {
+                let Some(id) = entry.get(key).filter(|id| !id.is_null()) else { continue };
+                let turned = source.and_then(|source| turn(source, id));
+                entry[key] = turned.map_or(Value::Null, |turned| json!(turned));
+            }
+        }
+    }
+    receipt
 }
 
 fn model_profiles(pinloom: &Value, notes: &mut Notes) -> Vec<store::ModelProfile> {
@@ -864,6 +920,7 @@ fn model_profiles(pinloom: &Value, notes: &mut Notes) -> Vec<store::ModelProfile
                 agent_system_prompt: text("agentSystemPrompt").unwrap_or_default(),
                 sampling_json: profile.get("sampling").map_or_else(|| "{}".to_owned(), Value::to_string),
                 settings_json: profile.get("settings").map_or_else(|| "{}".to_owned(), Value::to_string),
+                prices_json: profile.get("prices").filter(|prices| prices.is_object()).map(Value::to_string),
             });
             if read.is_none() {
                 notes.add("a model profile without its name, provider, model, window, reserve or tokenizer was left out");
@@ -875,11 +932,23 @@ fn model_profiles(pinloom: &Value, notes: &mut Notes) -> Vec<store::ModelProfile
 
 /// The JSON a tree or node keeps, its node numbers (import indices) turned into the ids the
 /// store gave them.
-pub(super) fn kept_json(plan: &Plan, which: Kept, ids: &[NodeId]) -> Option<String> {
+pub(super) fn kept_json(plan: &Plan, which: Kept, imported: &ImportedTree) -> Option<String> {
+    let ids = &imported.nodes;
     let id = |value: &Value| {
         value.as_u64().and_then(|index| ids.get(index as usize)).map(|id| json!(id.0))
     };
     match which {
+        Kept::Receipt(tree, node) => {
+            let receipt = plan.receipts.get(tree)?.get(node)?.as_ref()?;
+            let turned = receipt_references(receipt, |source, index| {
+                let index = usize::try_from(index.as_u64()?).ok()?;
+                match source {
+                    ReceiptSource::Node => imported.nodes.get(index).map(|id| id.0),
+                    ReceiptSource::Pin => imported.pins.get(index).map(|id| id.0),
+                }
+            });
+            Some(turned.to_string())
+        }
         Kept::Tree(tree) => {
             let mut kept = plan.kept.get(tree)?.0.clone();
             let object = kept.as_object_mut()?;

@@ -143,7 +143,7 @@ impl Pinloom {
             let (written, _) = store.import_trees(
                 &plan.trees,
                 &plan.profiles,
-                |which, ids| import::kept_json(&plan, which, ids),
+                |which, imported| import::kept_json(&plan, which, imported),
                 now,
             )?;
             let trees = written

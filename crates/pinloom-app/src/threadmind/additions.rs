@@ -7,7 +7,7 @@ use pinloom_store::{Author, NodeId, ROOT_THREAD_SLUG, Workspace};
 use super::{
     NO_PROJECT, ThreadMindSession, active, chain, missing, named_thread, refuse, thread_list,
 };
-use crate::json::PlanView;
+use crate::json::{PlanView, Provenance};
 use crate::pinloom::{Pinloom, now_ms};
 
 /// How `context_assemble` shows a plan.
@@ -241,13 +241,28 @@ fn plan_report(plan: &PlanView) -> String {
         };
         let preview: String = slice.preview.split_whitespace().collect::<Vec<_>>().join(" ");
         let preview: String = preview.chars().take(60).collect();
+        // The kind already says where settings, attachments, summaries and anchors come from;
+        // what needs saying is that the person put a slice there by hand.
+        let whose = match slice.provenance {
+            Provenance::AddedByYou => ", added by you",
+            _ => "",
+        };
         format!(
-            "{} ({source}), {} tokens, priority {}: {preview}",
+            "{} ({source}{whose}), {} tokens, priority {}: {preview}",
             slice.kind, slice.tokens, slice.priority
         )
     };
+    if let Some(warning) = &plan.provider_cut {
+        out.push_str(&format!("\nWarning: {warning}\n"));
+    }
     out.push_str("\nIncluded, in the order sent:\n");
-    for slice in plan.slices.iter().filter(|slice| slice.included) {
+    // Search hits are listed last in the plan and sent right before the prompt.
+    let included: Vec<_> = plan.slices.iter().filter(|slice| slice.included).collect();
+    let (recalled, rest): (Vec<_>, Vec<_>) =
+        included.into_iter().partition(|slice| slice.kind == "searchResult");
+    let prompt_at = rest.iter().position(|slice| slice.kind == "prompt").unwrap_or(rest.len());
+    let in_order = rest[..prompt_at].iter().chain(&recalled).chain(&rest[prompt_at..]).copied();
+    for slice in in_order {
         let kept = if slice.kept { " [kept]" } else { "" };
         let cut =
             slice.cut_from.map(|whole| format!(" [cut from {whole} tokens]")).unwrap_or_default();

@@ -5,8 +5,10 @@
 
 mod attachments;
 mod conversation;
+mod integrity;
 mod interchange;
 mod keys;
+mod permitted;
 mod profiles;
 mod sharing;
 mod threads;

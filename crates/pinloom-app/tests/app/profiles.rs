@@ -18,6 +18,7 @@ fn local_llama() -> ModelProfile {
         agent_system_prompt: "Answer in French.".into(),
         sampling: Default::default(),
         assembly: Default::default(),
+        prices: None,
     }
 }
 

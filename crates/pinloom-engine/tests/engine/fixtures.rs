@@ -1,6 +1,7 @@
 //! Small builders for snapshots.
 
 use pinloom_engine::profile::{ModelProfile, ProviderFamily};
+use pinloom_engine::settings::TruncationStrategy;
 use pinloom_engine::snapshot::{
     Anchor, Author, NodeId, NodeRecord, ParentEdge, PinId, PinRecord, Snapshot, SummaryRecord,
     ThreadRef, TreeInfo,
@@ -102,4 +103,14 @@ pub(crate) fn profile(family: ProviderFamily, window: u32) -> ModelProfile {
     p.tokenizer = Tokenizer::Chars(CharHeuristic::FourChars);
     p.message_overhead = 0;
     p
+}
+
+/// Every truncation strategy, for property tests.
+pub(crate) fn strategies() -> impl proptest::strategy::Strategy<Value = TruncationStrategy> {
+    use proptest::prelude::*;
+    prop_oneof![
+        Just(TruncationStrategy::TruncateMiddle),
+        Just(TruncationStrategy::RollingWindow),
+        Just(TruncationStrategy::StopAtLimit),
+    ]
 }

@@ -8,10 +8,10 @@ use pinloom_engine::plan::{Role, SliceKind};
 use pinloom_engine::planner::plan;
 use pinloom_engine::profile::{ProviderFamily, RoleRules};
 use pinloom_engine::render::chat_request;
-use pinloom_engine::settings::{Settings, TruncationStrategy};
+use pinloom_engine::settings::Settings;
 use pinloom_engine::snapshot::{Author, Part};
 
-use crate::fixtures::{Tree, profile};
+use crate::fixtures::{Tree, profile, strategies};
 
 #[derive(Debug, Clone)]
 enum Step {
@@ -84,14 +84,6 @@ fn families() -> impl Strategy<Value = (ProviderFamily, u8)> {
         Just((ProviderFamily::Gemini, 0)),
         Just((ProviderFamily::Gemini, 2)), // strict alternation
         Just((ProviderFamily::Ollama, 0)),
-    ]
-}
-
-fn strategies() -> impl Strategy<Value = TruncationStrategy> {
-    prop_oneof![
-        Just(TruncationStrategy::TruncateMiddle),
-        Just(TruncationStrategy::RollingWindow),
-        Just(TruncationStrategy::StopAtLimit),
     ]
 }
 

@@ -216,7 +216,7 @@ fn mistral_body_without_native_system() {
 
 #[test]
 fn anthropic_body() {
-    expect![[r#"{"max_tokens":0,"messages":[{"content":[{"text":"Hi","type":"text"}],"role":"user"},{"content":[{"text":"Hello!","type":"text"}],"role":"assistant"},{"content":[{"text":"Weather?","type":"text"}],"role":"user"}],"model":"test-model","stream":true,"system":"Be brief."}"#]].assert_eq(&body(ProviderFamily::Anthropic, |_| {}));
+    expect![[r#"{"max_tokens":0,"messages":[{"content":[{"text":"Hi","type":"text"}],"role":"user"},{"content":[{"cache_control":{"type":"ephemeral"},"text":"Hello!","type":"text"}],"role":"assistant"},{"content":[{"text":"Weather?","type":"text"}],"role":"user"}],"model":"test-model","stream":true,"system":[{"cache_control":{"type":"ephemeral"},"text":"Be brief.","type":"text"}]}"#]].assert_eq(&body(ProviderFamily::Anthropic, |_| {}));
 }
 
 #[test]
@@ -285,7 +285,7 @@ fn openai_compatible_body_with_tools() {
 
 #[test]
 fn anthropic_body_with_tools() {
-    expect![[r#"{"max_tokens":0,"messages":[{"content":[{"text":"Hi","type":"text"}],"role":"user"},{"content":[{"text":"Hello!","type":"text"}],"role":"assistant"},{"content":[{"text":"Weather?","type":"text"}],"role":"user"},{"content":[{"text":"Let me check.","type":"text"},{"id":"call_1","input":{"city":"Paris"},"name":"weather","type":"tool_use"}],"role":"assistant"},{"content":[{"content":"12 °C, \"rain\"\n","tool_use_id":"call_1","type":"tool_result"}],"role":"user"},{"content":[{"text":"It rains in Paris.","type":"text"}],"role":"assistant"},{"content":[{"text":"Thanks","type":"text"}],"role":"user"}],"model":"test-model","stream":true,"system":"Be brief.","tools":[{"description":"Today's weather in a city","input_schema":{"properties":{"city":{"type":"string"}},"type":"object"},"name":"weather"}]}"#]].assert_eq(&tool_body(ProviderFamily::Anthropic));
+    expect![[r#"{"max_tokens":0,"messages":[{"content":[{"text":"Hi","type":"text"}],"role":"user"},{"content":[{"text":"Hello!","type":"text"}],"role":"assistant"},{"content":[{"text":"Weather?","type":"text"}],"role":"user"},{"content":[{"text":"Let me check.","type":"text"},{"id":"call_1","input":{"city":"Paris"},"name":"weather","type":"tool_use"}],"role":"assistant"},{"content":[{"content":"12 °C, \"rain\"\n","tool_use_id":"call_1","type":"tool_result"}],"role":"user"},{"content":[{"cache_control":{"type":"ephemeral"},"text":"It rains in Paris.","type":"text"}],"role":"assistant"},{"content":[{"text":"Thanks","type":"text"}],"role":"user"}],"model":"test-model","stream":true,"system":[{"cache_control":{"type":"ephemeral"},"text":"Be brief.","type":"text"}],"tools":[{"description":"Today's weather in a city","input_schema":{"properties":{"city":{"type":"string"}},"type":"object"},"name":"weather"}]}"#]].assert_eq(&tool_body(ProviderFamily::Anthropic));
 }
 
 #[test]

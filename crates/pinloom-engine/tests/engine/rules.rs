@@ -1,7 +1,7 @@
 //! One test per assembly rule, named after the rule and its seed.
 
 use pinloom_engine::error::EngineError;
-use pinloom_engine::plan::{PruneReason, Role, SliceKind, SliceStatus, SourceId};
+use pinloom_engine::plan::{Provenance, PruneReason, Role, SliceKind, SliceStatus, SourceId};
 use pinloom_engine::planner::{ancestry, available_budget, plan};
 use pinloom_engine::profile::{ModelProfile, ProviderFamily, RoleRules};
 use pinloom_engine::render::{buffer_document, chat_request};
@@ -680,11 +680,8 @@ fn closed_sibling_results_are_included_only_when_opted_in_seed_001() {
     assert_eq!(s.status, SliceStatus::Pruned(PruneReason::NotOptedIn));
 }
 
-#[test]
-fn retrieval_slice_is_scored_filtered_and_chosen_within_its_share_seed_001() {
-    let mut t = Tree::new("t");
-    t.say(Author::Human, "how does auth work?");
-    let cand = |node, text: &str, bm25| RetrievalCandidate {
+fn candidate(node: u64, text: &str, bm25: f64) -> RetrievalCandidate {
+    RetrievalCandidate {
         node: NodeId(node),
         text: text.into(),
         author: Author::Model,
@@ -692,24 +689,70 @@ fn retrieval_slice_is_scored_filtered_and_chosen_within_its_share_seed_001() {
         bm25,
         bookmarked: false,
         pinned: false,
+        added: false,
+    }
+}
+
+/// Retrieval settings with the hits unframed and the tail cut exactly, so token sums are
+/// easy to follow.
+fn plain_retrieval(share_percent: u32) -> Settings {
+    let mut settings = Settings {
+        search_result_framing: "{text}".into(),
+        truncation_step_percent: 0,
+        ..Settings::default()
     };
+    settings.retrieval.share_percent = share_percent;
+    settings
+}
+
+#[test]
+fn retrieval_slice_is_scored_filtered_and_chosen_within_its_share_seed_001() {
+    // 30 messages of 10 tokens in a 200-token window: truncation cuts the early middle, which
+    // is where retrieval earns its place.
+    let mut t = long_chat(30, 40);
+    // long_chat's message `id` says its index, `id - 1`.
+    let text = |id: u64| format!("{:0>40}", id - 1);
     t.snapshot.retrieval = vec![
-        cand(100, &"a".repeat(40), 1.0), // 10 tokens, weak
-        cand(101, &"b".repeat(40), 9.0), // 10 tokens, strong
-        cand(102, &"c".repeat(40), 5.0), // 10 tokens
-        cand(1, "already here", 9.0),    // on the path
+        candidate(3, &text(3), 1.0), // weak
+        candidate(5, &text(5), 9.0), // strong
+        candidate(4, &text(4), 5.0), // filtered out below
+        candidate(1, &text(1), 9.0), // the kept start of the history
     ];
-    let mut settings = Settings::default();
-    settings.retrieval.filters.exclude = vec![NodeId(102)];
-    // 10 % of 200 = 20 tokens: room for one of the two eligible 10-token hits... two fit exactly.
-    settings.retrieval.share_percent = 5; // 10 tokens: the best one only
+    let mut settings = plain_retrieval(5); // 10 tokens: the best hit only
+    settings.retrieval.filters.exclude = vec![NodeId(4)];
+    // Search outranks old history (seed 004's table), not the recent messages.
+    settings.recent_history_size = 6;
     let p = plan(&t.snapshot, &profile(OPENAI, 200), &settings).unwrap();
     let included = ids(&p, |k| k == SliceKind::SearchResult);
-    assert_eq!(included, vec![SourceId::Retrieval(NodeId(101))]);
+    assert_eq!(included, vec![SourceId::Retrieval(NodeId(5))]);
+    let history = ids(&p, |k| k != SliceKind::SearchResult);
+    assert!(!history.contains(&SourceId::Node(NodeId(5))), "the hit is what truncation cut");
     let reasons: Vec<_> = p.pruned_report().iter().map(|e| (e.source, e.reason)).collect();
-    assert!(reasons.contains(&(SourceId::Retrieval(NodeId(100)), PruneReason::OutsideShare)));
-    assert!(reasons.contains(&(SourceId::Retrieval(NodeId(102)), PruneReason::Filtered)));
+    assert!(reasons.contains(&(SourceId::Retrieval(NodeId(3)), PruneReason::OutsideShare)));
+    assert!(reasons.contains(&(SourceId::Retrieval(NodeId(4)), PruneReason::Filtered)));
     assert!(reasons.contains(&(SourceId::Retrieval(NodeId(1)), PruneReason::AlreadyInHistory)));
+}
+
+#[test]
+fn retrieval_never_brings_another_branch_unless_the_person_added_it() {
+    // 1 → 2 → 3, with 9 a regenerated answer to 1 that this path abandoned.
+    let mut t = Tree::new("t");
+    let first = t.say(Author::Human, "how does auth work?");
+    t.say(Author::Model, "with tokens");
+    t.say(Author::Human, "and sessions?");
+    let other = t.push(ParentEdge::Continuation(first), Author::Model, "the abandoned answer");
+    t.snapshot.active = NodeId(3);
+    t.snapshot.retrieval = vec![candidate(other.0, "the abandoned answer", 9.0)];
+    let p = plan(&t.snapshot, &profile(OPENAI, 1000), &plain_retrieval(50)).unwrap();
+    let reasons: Vec<_> = p.pruned_report().iter().map(|e| (e.source, e.reason)).collect();
+    assert_eq!(reasons, vec![(SourceId::Retrieval(other), PruneReason::OffPath)]);
+
+    // Added by hand, the same message is the person's to send, and labelled as theirs.
+    t.snapshot.retrieval[0].added = true;
+    let p = plan(&t.snapshot, &profile(OPENAI, 1000), &plain_retrieval(50)).unwrap();
+    let added = p.slices.iter().find(|s| s.source == SourceId::AddedSearchHit(other)).unwrap();
+    assert!(added.is_included());
+    assert_eq!(added.provenance, Provenance::AddedByPerson);
 }
 
 #[test]

@@ -32,7 +32,12 @@ async fn openai_reply_streams_with_usage_and_the_key_as_a_bearer_token() {
     assert!(texts(&events).len() > 5, "streamed in pieces, not at the end");
     assert_eq!(
         reply.usage,
-        Usage { input_tokens: Some(14), output_tokens: Some(30), cached_input_tokens: None }
+        Usage {
+            input_tokens: Some(14),
+            output_tokens: Some(30),
+            cached_input_tokens: None,
+            cache_write_input_tokens: None
+        }
     );
     assert_eq!(reply.finish_reason.as_deref(), Some("stop"));
     assert!(!reply.is_incomplete(), "{:?}", reply.interruption);
@@ -78,9 +83,34 @@ async fn anthropic_reply_streams_past_pings_with_usage_from_start_and_delta() {
     assert_eq!(seen.header("anthropic-version"), Some("2023-06-01"));
     assert_eq!(seen.header("authorization"), None);
     let body = seen.json();
-    assert_eq!(body["system"], "Answer briefly.", "Anthropic's system is a top-level field");
+    assert_eq!(
+        body["system"][0]["text"], "Answer briefly.",
+        "Anthropic's system is a top-level field"
+    );
+    assert_eq!(
+        body["system"][0]["cache_control"]["type"], "ephemeral",
+        "the system text is the first prompt-cache breakpoint"
+    );
     assert_eq!(body["max_tokens"], 8192, "max_tokens is required: the profile's reserve");
     assert_eq!(body["messages"][0]["role"], "user");
+}
+
+#[tokio::test]
+async fn anthropic_cache_reads_and_writes_count_as_input() {
+    // Anthropic's `input_tokens` leaves out what the prompt cache read and wrote; a receipt
+    // compares the whole request with the plan, so the three are added up.
+    let text = String::from_utf8(fixture("anthropic-messages-stream.txt")).unwrap().replace(
+        r#""usage": {"input_tokens": 25, "output_tokens": 1}"#,
+        r#""usage": {"input_tokens": 25, "cache_creation_input_tokens": 300, "cache_read_input_tokens": 4000, "output_tokens": 1}"#,
+    );
+    assert!(text.contains("cache_read_input_tokens"), "the fixture's usage line was found");
+    let server = Server::start(vec![Answer::sse(text.as_bytes(), 5)]).await;
+    let wire = chat_wire(&server.base, ProviderId::Anthropic, "claude-sonnet-4-5");
+    let (reply, _) = send(&provider(), &wire, Some(&key())).await;
+    let usage = reply.unwrap().usage;
+    assert_eq!(usage.input_tokens, Some(4325));
+    assert_eq!(usage.cached_input_tokens, Some(4000));
+    assert_eq!(usage.cache_write_input_tokens, Some(300));
 }
 
 #[tokio::test]

@@ -18,6 +18,7 @@ fn profile(name: &str, window: u32, reserve: u32) -> ModelProfile {
         agent_system_prompt: "Be brief.".into(),
         sampling_json: r#"{"temperature":0.7}"#.into(),
         settings_json: "{}".into(),
+        prices_json: Some(r#"{"input":3.0,"output":15.0}"#.into()),
     }
 }
 
@@ -265,4 +266,57 @@ fn a_kept_message_stays_kept_until_released() {
     assert!(store.ancestor_path(node.id).unwrap()[0].kept, "the path reads it");
     assert!(!store.set_kept(node.id, false).unwrap().kept);
     assert!(matches!(store.set_kept(NodeId(999), true), Err(StoreError::NotFound { .. })));
+}
+
+#[test]
+fn path_search_finds_only_what_the_path_may_know() {
+    // root "meander?" → answer "meander bend" → follow-up "meander again" (the path), with a
+    // regenerated answer, an abandoned follow-up, a pin on the answer, a parent-thread message
+    // after the pin's anchor, an excluded and a deleted message: all say "meander".
+    let (store, _dir) = fresh_store();
+    let tree = store.create_tree("Path", TreeMode::Dialogue, 0).unwrap().id;
+    let say = |parent: Option<NodeId>, author: Author, text: &str| {
+        store.append_node(&NewNode::text(tree, parent, author, text, 1)).unwrap()
+    };
+    let root = say(None, Author::Human, "why does a river meander");
+    let answer = say(Some(root.id), Author::Model, "a meander is a bend in the river");
+    let regenerated = say(Some(root.id), Author::Model, "another meander answer");
+    let follow = say(Some(answer.id), Author::Human, "meander again please");
+    let abandoned = say(Some(answer.id), Author::Human, "an abandoned meander question");
+    let excluded = say(Some(follow.id), Author::Model, "an excluded meander reply");
+    store.set_excluded(excluded.id, true).unwrap();
+    let later = say(Some(excluded.id), Author::Human, "a later meander remark");
+    let end = say(Some(later.id), Author::Model, "the last meander word");
+    store.soft_delete(abandoned.id, 2).unwrap();
+
+    let passage = "bend";
+    let start = answer.text.find(passage).unwrap() as u32;
+    let pin = store.pin_range(answer.id, start, start + 4, passage, "", 2).unwrap();
+    let mut in_pin =
+        NewNode::text(tree, Some(answer.id), Author::Human, "meander inside the pin", 3);
+    in_pin.pin_id = Some(pin.id);
+    let in_pin = store.append_node(&in_pin).unwrap();
+    // A continuation stays in its thread.
+    let in_pin_reply = say(Some(in_pin.id), Author::Model, "a meander reply in the pin");
+
+    let found = |node: NodeId| -> Vec<NodeId> {
+        let mut hits: Vec<NodeId> =
+            store.search_path(node, "meander", 50).unwrap().iter().map(|hit| hit.node_id).collect();
+        hits.sort();
+        hits
+    };
+    // From the end of the main line: its own ancestors, less the excluded one and the end itself.
+    assert_eq!(found(end.id), vec![root.id, answer.id, follow.id, later.id]);
+    // From the regenerated answer: only the question before it.
+    assert_eq!(found(regenerated.id), vec![root.id]);
+    // From inside the pin: its own thread only; the parent thread reaches it as a summary, and
+    // nothing after the anchor (the follow-up, the end) is reachable at all.
+    assert_eq!(found(in_pin_reply.id), vec![in_pin.id]);
+    // A search hit carries what the engine needs without another read.
+    let hit = &store.search_path(in_pin_reply.id, "meander", 5).unwrap()[0];
+    assert_eq!(
+        (hit.pin_id, hit.author, hit.text.as_str()),
+        (Some(pin.id), Author::Human, in_pin.text.as_str())
+    );
+    assert!(store.search_path(NodeId(9_999), "meander", 5).is_err(), "an unknown node is an error");
 }

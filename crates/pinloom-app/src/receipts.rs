@@ -1,0 +1,560 @@
+//! Receipts: every reply keeps what its request was planned to hold and what was sent, beside
+//! what the provider counted, and says so when the provider counted materially fewer prompt
+//! tokens than were sent (a local server cutting the context to a window of its own is the
+//! known case: Ollama does it silently).
+//!
+//! Providers count differently, so the check is deliberately loose: the planned count includes
+//! Pinloom's per-message overhead, estimates for models without an exact tokenizer are only
+//! calibrated, and local servers report only the prompt tokens they evaluated, leaving out a
+//! prefix their cache kept from an earlier request. What such a server could have kept is bounded
+//! by what it held after the earlier requests this one repeats (`server_context`), so a server
+//! that cut one request is caught on the next one too.
+
+use std::collections::HashMap;
+
+use anyhow::Context;
+use pinloom_engine::ContextPlan;
+use pinloom_engine::plan::SliceKind;
+use pinloom_engine::render::slice_text;
+use pinloom_engine::snapshot::Snapshot;
+use pinloom_providers::{ProviderId, Reply};
+use pinloom_store::{self as store, NodeId};
+use serde::{Deserialize, Serialize};
+
+use crate::pinloom::{Pinloom, blocking};
+
+/// How a reply's prompt count compares with what was sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub enum Verdict {
+    /// The provider counted about what was sent (or less only by what its cache could keep).
+    Matched,
+    /// The provider counted materially fewer prompt tokens than were sent: it cut the context.
+    ProviderCut,
+    /// The provider did not report a prompt count (a stream that broke early, some servers).
+    NotReported,
+}
+
+/// Tokens of one kind of slice in a request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct KindTokens {
+    /// The slice kind (`system`, `recentHistory`, `searchResult`, …).
+    pub kind: String,
+    /// How many slices of it were sent.
+    pub slices: u32,
+    /// Their tokens, as planned.
+    pub tokens: u32,
+}
+
+/// One thing a request sent: a slice, or a run of consecutive messages of the path.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct SentSlice {
+    /// The slice kind; `history` for a run of messages (the prompt included).
+    pub kind: String,
+    /// Where it comes from, as the plan names sources (`node`, `summary`, `anchor`, …).
+    pub source: String,
+    /// The source's id (for a run, its first message).
+    pub source_id: Option<i64>,
+    /// For a run: its last message and how many messages it holds.
+    pub last_id: Option<i64>,
+    /// How many messages (1 for a slice that is not a run).
+    pub count: u32,
+    /// Its tokens, as planned.
+    pub tokens: u32,
+    /// A digest of composed text (summaries, files, the anchor, search hits), so that two
+    /// requests can tell a changed text from the same one; messages never change.
+    pub digest: Option<String>,
+}
+
+/// What a model's prices make of a reply, in US dollars.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct Cost {
+    /// The prompt (cache reads and writes at their own prices when the profile has them).
+    pub input: f64,
+    /// The reply.
+    pub output: f64,
+    /// Both.
+    pub total: f64,
+}
+
+/// A model's prices per million tokens, in US dollars, as the person entered them.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Prices {
+    /// Prompt tokens.
+    pub input_per_million: f64,
+    /// Reply tokens.
+    pub output_per_million: f64,
+    /// Prompt tokens read from the provider's cache; the input price when unset.
+    pub cache_read_per_million: Option<f64>,
+    /// Prompt tokens written to the provider's cache; the input price when unset.
+    pub cache_write_per_million: Option<f64>,
+}
+
+/// A reply's receipt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct Receipt {
+    /// The model profile the request was planned for.
+    pub profile: String,
+    /// The provider's model id.
+    pub model: String,
+    /// The provider's stored name (`openai`, `ollama`, …).
+    pub provider: String,
+    /// How the plan counted tokens (`o200k`, `cl100k`, `estimate at 3.800 chars/token`, …).
+    pub tokenizer: String,
+    /// Whether those counts are exact for the model (OpenAI's tokenizers), not estimates.
+    pub exact_counts: bool,
+    /// The budget: window minus the reserve.
+    pub available: u32,
+    /// Tokens the plan sent, by Pinloom's count.
+    pub planned: u32,
+    /// The planned tokens by kind of slice.
+    pub by_kind: Vec<KindTokens>,
+    /// What was sent, in order.
+    pub sent: Vec<SentSlice>,
+    /// Prompt tokens the provider counted, cached ones included.
+    pub counted: Option<u64>,
+    /// Of those, read from the provider's prompt cache.
+    pub cache_read: Option<u64>,
+    /// Of those, written to the provider's prompt cache.
+    pub cache_write: Option<u64>,
+    /// Reply tokens the provider counted.
+    pub output: Option<u64>,
+    /// The fewest prompt tokens the provider should have counted: what was sent, less what a
+    /// local server's cache could hold from the requests this one repeats.
+    pub expected_at_least: u64,
+    /// What the server holds after this reply (its prompt and the reply), for the next check.
+    pub server_context: u64,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// What happened and what to change, when the provider cut the context.
+    pub message: Option<String>,
+    /// What the profile's prices make of it.
+    pub cost: Option<Cost>,
+    /// From sending to the first text, in milliseconds.
+    pub first_text_ms: Option<u64>,
+    /// From sending to the end of the reply, in milliseconds.
+    pub took_ms: u64,
+}
+
+impl Receipt {
+    /// The share of the counted prompt read from the provider's cache, when it said.
+    pub fn cached_share(&self) -> Option<f64> {
+        match (self.cache_read, self.counted) {
+            (Some(read), Some(counted)) if counted > 0 => Some(read as f64 / counted as f64),
+            _ => None,
+        }
+    }
+}
+
+/// What a receipt is made from, besides the plan.
+pub(crate) struct Sending<'a> {
+    pub(crate) profile: &'a str,
+    pub(crate) model: &'a str,
+    pub(crate) provider: ProviderId,
+    pub(crate) tokenizer: String,
+    pub(crate) exact_counts: bool,
+    pub(crate) prices: Option<Prices>,
+}
+
+/// Servers on the person's machine or network: their prompt counts leave out what their cache
+/// kept, and they cut a context that exceeds their own window without an error.
+pub(crate) fn is_local(provider: ProviderId) -> bool {
+    matches!(
+        provider,
+        ProviderId::Ollama | ProviderId::LmStudio | ProviderId::Vllm | ProviderId::LlamaCpp
+    )
+}
+
+/// The receipt of a reply: the plan's side, the provider's side, and the verdict.
+/// `earlier` are receipts of requests this one repeats as a prefix (the reply before it on the
+/// path, earlier answers to the same message).
+pub(crate) fn receipt(
+    plan: &ContextPlan,
+    snapshot: &Snapshot,
+    sending: &Sending<'_>,
+    reply: &Reply,
+    earlier: &[Receipt],
+) -> Receipt {
+    let planned = u64::from(plan.used);
+    let usage = reply.usage;
+    let local = is_local(sending.provider);
+    let reusable = if local {
+        earlier
+            .iter()
+            .filter(|receipt| receipt.profile == sending.profile)
+            .map(|receipt| u64::from(receipt.planned).min(receipt.server_context))
+            .max()
+            .unwrap_or(0)
+    } else {
+        0
+    };
+    let expected_at_least = planned.saturating_sub(reusable);
+    let (verdict, message) = match usage.input_tokens {
+        None => (Verdict::NotReported, None),
+        Some(counted) if cut(expected_at_least, counted, sending.exact_counts) => {
+            (Verdict::ProviderCut, Some(cut_message(sending, planned, counted, local)))
+        }
+        Some(_) => (Verdict::Matched, None),
+    };
+    let output = usage.output_tokens;
+    let server_context = match (verdict, usage.input_tokens) {
+        (Verdict::ProviderCut, Some(counted)) => counted,
+        // A local server that counted less than was sent kept the rest from its cache.
+        (Verdict::Matched, Some(counted)) if local => counted.max(planned),
+        (_, Some(counted)) => counted,
+        (_, None) => planned,
+    } + output.unwrap_or(0);
+    let cost = sending.prices.and_then(|prices| cost(prices, usage.input_tokens?, &usage, output));
+    Receipt {
+        profile: sending.profile.to_owned(),
+        model: sending.model.to_owned(),
+        provider: sending.provider.name().to_owned(),
+        tokenizer: sending.tokenizer.clone(),
+        exact_counts: sending.exact_counts,
+        available: plan.available,
+        planned: plan.used,
+        by_kind: by_kind(plan),
+        sent: sent(plan, snapshot),
+        counted: usage.input_tokens,
+        cache_read: usage.cached_input_tokens,
+        cache_write: usage.cache_write_input_tokens,
+        output,
+        expected_at_least,
+        server_context,
+        verdict,
+        message,
+        cost,
+        first_text_ms: reply.first_text_after.map(|after| millis(after.as_millis())),
+        took_ms: millis(reply.took.as_millis()),
+    }
+}
+
+fn millis(value: u128) -> u64 {
+    u64::try_from(value).unwrap_or(u64::MAX)
+}
+
+/// Whether `counted` is materially fewer than `expected`: by more than 64 tokens and by more
+/// than 15 % under an exact count, 40 % under an estimate (a calibrated estimate may be that far
+/// off before the model's replies have taught it).
+pub(crate) fn cut(expected: u64, counted: u64, exact_counts: bool) -> bool {
+    let tolerance = if exact_counts { 15 } else { 40 };
+    let missing = expected.saturating_sub(counted);
+    missing > 64 && missing * 100 > expected * tolerance
+}
+
+fn cut_message(sending: &Sending<'_>, planned: u64, counted: u64, local: bool) -> String {
+    let model = sending.model;
+    if local {
+        format!(
+            "{model} counted {counted} prompt tokens where Pinloom sent {planned}: the server cut \
+             the context to fit a smaller window of its own, so the reply did not see all of it \
+             (usually the start of the conversation). Set the profile's context window to what \
+             the server runs with (for Ollama, the model's num_ctx or OLLAMA_CONTEXT_LENGTH), or \
+             give the server a larger window."
+        )
+    } else {
+        format!(
+            "{model} counted {counted} prompt tokens where Pinloom planned {planned}: something \
+             between Pinloom and the model cut the context, or the profile counts tokens with a \
+             tokenizer that does not fit the model. Check the profile's address and counting in \
+             Settings → Models."
+        )
+    }
+}
+
+fn cost(
+    prices: Prices,
+    counted: u64,
+    usage: &pinloom_providers::Usage,
+    output: Option<u64>,
+) -> Option<Cost> {
+    let read = usage.cached_input_tokens.unwrap_or(0);
+    let written = usage.cache_write_input_tokens.unwrap_or(0);
+    let plain = counted.saturating_sub(read + written);
+    let per = |tokens: u64, price: f64| tokens as f64 * price / 1_000_000.0;
+    let input = per(plain, prices.input_per_million)
+        + per(read, prices.cache_read_per_million.unwrap_or(prices.input_per_million))
+        + per(written, prices.cache_write_per_million.unwrap_or(prices.input_per_million));
+    let output = per(output.unwrap_or(0), prices.output_per_million);
+    Some(Cost { input, output, total: input + output })
+}
+
+fn by_kind(plan: &ContextPlan) -> Vec<KindTokens> {
+    let mut totals: Vec<KindTokens> = Vec::new();
+    for slice in plan.included() {
+        let kind = slice.kind.as_str().to_owned();
+        match totals.iter_mut().find(|total| total.kind == kind) {
+            Some(total) => {
+                total.slices += 1;
+                total.tokens = total.tokens.saturating_add(slice.tokens);
+            }
+            None => totals.push(KindTokens { kind, slices: 1, tokens: slice.tokens }),
+        }
+    }
+    let fills: u32 = plan.role_fills.iter().map(|fill| fill.tokens).sum();
+    let marker = plan.marker.as_ref().map_or(0, |marker| marker.tokens);
+    if fills + marker > 0 {
+        let slices = u32::try_from(plan.role_fills.len()).unwrap_or(u32::MAX)
+            + u32::from(plan.marker.is_some());
+        totals.push(KindTokens { kind: "framing".to_owned(), slices, tokens: fills + marker });
+    }
+    totals
+}
+
+/// What a plan sent, in order: consecutive messages of the path as one run, everything else
+/// slice by slice.
+fn sent(plan: &ContextPlan, snapshot: &Snapshot) -> Vec<SentSlice> {
+    let mut sent: Vec<SentSlice> = Vec::new();
+    let mut run_open = false;
+    for slice in &plan.slices {
+        if !slice.is_included() {
+            run_open = false;
+            continue;
+        }
+        let (source, source_id) = crate::conversation::source_view(slice.source);
+        // A whole message of the path (not a note, a draft or a message cut at the boundary).
+        let message = matches!(
+            slice.kind,
+            SliceKind::Prompt | SliceKind::RecentHistory | SliceKind::OldHistory
+        ) && slice.node_index().is_some()
+            && source == "node";
+        if message {
+            if run_open && let Some(run) = sent.last_mut() {
+                run.last_id = source_id;
+                run.count += 1;
+                run.tokens = run.tokens.saturating_add(slice.tokens);
+                continue;
+            }
+            run_open = true;
+            sent.push(SentSlice {
+                kind: "history".to_owned(),
+                source,
+                source_id,
+                last_id: source_id,
+                count: 1,
+                tokens: slice.tokens,
+                digest: None,
+            });
+            continue;
+        }
+        run_open = false;
+        let composed = slice.node_index().is_none();
+        sent.push(SentSlice {
+            kind: slice.kind.as_str().to_owned(),
+            source,
+            source_id,
+            last_id: None,
+            count: 1,
+            tokens: slice.tokens,
+            digest: composed.then(|| digest(&slice_text(slice, snapshot))),
+        });
+    }
+    sent
+}
+
+/// FNV-1a, 64 bits: stable across builds and machines (std's hashers are not), and enough to
+/// tell a changed text from the same one.
+fn digest(text: &str) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in text.bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{hash:016x}")
+}
+
+/// One thing that differs between two requests.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct DiffEntry {
+    /// The slice kind (`history` for a message).
+    pub kind: String,
+    /// Where it comes from, as the plan names sources.
+    pub source: String,
+    /// The source's id.
+    pub source_id: Option<i64>,
+    /// Its tokens in the request that has it (for a changed slice, the later one); messages of
+    /// a run are counted as a run only, so a single message shows none.
+    pub tokens: Option<u32>,
+    /// The start of its text, for messages.
+    pub preview: String,
+}
+
+/// How a reply's request differs from the request before it on its path.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct RequestDiff {
+    /// The reply whose request is compared.
+    pub later: i64,
+    /// The reply before it on its path that has a receipt; absent when there is none.
+    pub earlier: Option<i64>,
+    /// Sent now and not before.
+    pub came: Vec<DiffEntry>,
+    /// Sent before and not now.
+    pub went: Vec<DiffEntry>,
+    /// Sent both times, with a different text or size.
+    pub changed: Vec<DiffEntry>,
+    /// How many slices and messages were sent both times unchanged.
+    pub unchanged: u32,
+}
+
+/// What identifies a sent slice across two requests: its source and the source's id.
+type SliceKey = (String, Option<i64>);
+/// What is compared of a sent slice: its kind, its tokens (when known) and its text's digest.
+type SliceFacts = (String, Option<u32>, Option<String>);
+
+/// A request's contents keyed for comparison.
+type Keyed = Vec<(SliceKey, SliceFacts)>;
+
+/// A receipt's contents with its runs of messages expanded into one entry per message, along
+/// `path` (the later request's path, which holds the earlier one's).
+fn keyed(receipt: &Receipt, positions: &HashMap<i64, usize>, path: &[store::Node]) -> Keyed {
+    let mut keyed = Keyed::new();
+    for sent in &receipt.sent {
+        let span = match (sent.kind.as_str(), sent.source_id, sent.last_id) {
+            ("history", Some(first), Some(last)) => Some((first, last)),
+            _ => None,
+        };
+        let Some((first, last)) = span else {
+            keyed.push((
+                (sent.source.clone(), sent.source_id),
+                (sent.kind.clone(), Some(sent.tokens), sent.digest.clone()),
+            ));
+            continue;
+        };
+        match (positions.get(&first), positions.get(&last)) {
+            (Some(&from), Some(&to)) if from <= to => {
+                let tokens = (sent.count == 1).then_some(sent.tokens);
+                for node in &path[from..=to] {
+                    keyed.push((
+                        ("node".to_owned(), Some(node.id.0)),
+                        ("history".to_owned(), tokens, None),
+                    ));
+                }
+            }
+            // Not on this path (an edit replaced it): the run stands as one entry.
+            _ => keyed.push((
+                ("node".to_owned(), Some(first)),
+                ("history".to_owned(), Some(sent.tokens), None),
+            )),
+        }
+    }
+    keyed
+}
+
+/// What differs between two requests' contents.
+pub(crate) fn diff(
+    later: &Receipt,
+    earlier: &Receipt,
+    path: &[store::Node],
+) -> (Vec<DiffEntry>, Vec<DiffEntry>, Vec<DiffEntry>, u32) {
+    let positions: HashMap<i64, usize> =
+        path.iter().enumerate().map(|(position, node)| (node.id.0, position)).collect();
+    let preview = |source: &str, id: Option<i64>| -> String {
+        match (source, id.and_then(|id| positions.get(&id))) {
+            ("node", Some(&position)) => path[position].text.chars().take(80).collect(),
+            _ => String::new(),
+        }
+    };
+    let entry = |key: &SliceKey, value: &SliceFacts| DiffEntry {
+        kind: value.0.clone(),
+        source: key.0.clone(),
+        source_id: key.1,
+        tokens: value.1,
+        preview: preview(&key.0, key.1),
+    };
+    let now = keyed(later, &positions, path);
+    let before = keyed(earlier, &positions, path);
+    let before_map: HashMap<&SliceKey, &SliceFacts> =
+        before.iter().map(|(key, value)| (key, value)).collect();
+    let now_map: HashMap<&SliceKey, &SliceFacts> =
+        now.iter().map(|(key, value)| (key, value)).collect();
+    let (mut came, mut changed, mut unchanged) = (Vec::new(), Vec::new(), 0u32);
+    for (key, value) in &now {
+        match before_map.get(key) {
+            None => came.push(entry(key, value)),
+            // A message's size is known per run only; a message is the same message.
+            Some(old)
+                if old.2 != value.2
+                    || (value.1.is_some()
+                        && old.1.is_some()
+                        && old.1 != value.1
+                        && key.0 != "node") =>
+            {
+                changed.push(entry(key, value));
+            }
+            Some(_) => unchanged += 1,
+        }
+    }
+    let went = before
+        .iter()
+        .filter(|(key, _)| !now_map.contains_key(key))
+        .map(|(key, value)| entry(key, value))
+        .collect();
+    (came, went, changed, unchanged)
+}
+
+impl Pinloom {
+    /// The receipt of reply `node_id`: what its request was planned to hold and what was sent,
+    /// beside what the provider counted. `None` for a message without one (the person's, or a
+    /// reply written before receipts).
+    pub async fn receipt(&self, node_id: i64) -> anyhow::Result<Option<Receipt>> {
+        let store = self.store.clone();
+        blocking(move || {
+            let Some(stored) = store.receipt(NodeId(node_id))? else { return Ok(None) };
+            let receipt = serde_json::from_str(&stored.json)
+                .with_context(|| format!("the receipt of message {node_id} is unreadable"))?;
+            Ok(Some(receipt))
+        })
+        .await
+        .context("could not read the receipt")
+    }
+
+    /// How reply `node_id`'s request differs from the request before it on its path (the
+    /// nearest earlier reply that has a receipt): which slices came, went or changed.
+    pub async fn request_diff(&self, node_id: i64) -> anyhow::Result<RequestDiff> {
+        let store = self.store.clone();
+        blocking(move || {
+            let later_id = NodeId(node_id);
+            let read = |stored: store::Receipt| -> anyhow::Result<Receipt> {
+                serde_json::from_str(&stored.json).context("a receipt is unreadable")
+            };
+            let later = store.receipt(later_id)?.ok_or_else(|| {
+                crate::ApiError::invalid_input(format!(
+                    "message {node_id} has no receipt: only replies written by this version of Pinloom have one"
+                ))
+            })?;
+            let later = read(later)?;
+            let path = store.ancestor_path(later_id)?;
+            let earlier_ids: Vec<NodeId> = path
+                .iter()
+                .rev()
+                .skip(1)
+                .filter(|node| node.author == store::Author::Model)
+                .map(|node| node.id)
+                .collect();
+            let receipts = store.receipts(&earlier_ids)?;
+            let earlier = earlier_ids.iter().find_map(|id| receipts.get(id).map(|r| (*id, r.clone())));
+            let Some((earlier_id, earlier)) = earlier else {
+                return Ok(RequestDiff {
+                    later: node_id,
+                    earlier: None,
+                    came: Vec::new(),
+                    went: Vec::new(),
+                    changed: Vec::new(),
+                    unchanged: 0,
+                });
+            };
+            let earlier = read(earlier)?;
+            let (came, went, changed, unchanged) = diff(&later, &earlier, &path);
+            Ok(RequestDiff { later: node_id, earlier: Some(earlier_id.0), came, went, changed, unchanged })
+        })
+        .await
+        .context("could not compare the requests")
+    }
+}

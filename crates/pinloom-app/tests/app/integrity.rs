@@ -1,0 +1,243 @@
+//! What a path may know, end to end on a real database and a real HTTP server: a regenerated
+//! branch or a parent thread after the anchor never reaches a request, a person's own pick is
+//! labelled as theirs, and every reply keeps a receipt that is checked against what the provider
+//! counted.
+
+use pinloom_app::json::Provenance;
+use pinloom_app::{ExportOptions, Verdict};
+use pinloom_test_server::{Answer, Server};
+
+use crate::wire::{
+    ask, chat_stream, dialogue, listen, local_profile, messages, pinloom_with, says,
+};
+
+fn sent_text(seen: &pinloom_test_server::Seen) -> String {
+    messages(&seen.json()).into_iter().map(|(_, text)| text).collect::<Vec<_>>().join("\n")
+}
+
+#[tokio::test]
+async fn regenerated_branches_never_see_each_other() {
+    let server = Server::start(vec![
+        says("Erosion carves the outer bank of the bend."),
+        says("Sediment piles on the inner bank of the bend."),
+        says("Fine."),
+        says("Fine."),
+    ])
+    .await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let tree = dialogue(&pinloom).await;
+    let first = ask(&pinloom, tree, None, "Why do rivers bend?").await;
+    let (events, _received, cancel) = listen();
+    let second =
+        pinloom.regenerate(first.reply.message.id, "Local".into(), events, cancel).await.unwrap();
+
+    // Each branch asks about words only the other branch's answer holds, where a search of the
+    // whole tree would find them.
+    ask(&pinloom, tree, Some(first.reply.message.id), "Tell me about the sediment on the bank")
+        .await;
+    ask(&pinloom, tree, Some(second.reply.message.id), "Tell me about erosion on the bank").await;
+    let seen = server.seen();
+    let on_first = sent_text(&seen[2]);
+    assert!(on_first.contains("Erosion carves"), "its own branch: {on_first}");
+    assert!(!on_first.contains("Sediment piles"), "the regenerated alternative: {on_first}");
+    let on_second = sent_text(&seen[3]);
+    assert!(on_second.contains("Sediment piles"), "its own branch: {on_second}");
+    assert!(!on_second.contains("Erosion carves"), "the abandoned answer: {on_second}");
+
+    // The inspector agrees with the request: nothing of the other branch, even among the cut.
+    let plan = pinloom
+        .preview(second.reply.message.id, "Local".into(), Some("erosion carves".into()))
+        .await
+        .unwrap();
+    let other = first.reply.message.id;
+    assert!(plan.slices.iter().all(|slice| slice.source_id != Some(other)), "{:?}", plan.slices);
+}
+
+#[tokio::test]
+async fn a_pin_never_sees_its_parent_thread_after_the_anchor() {
+    let server = Server::start(vec![
+        says("Rivers meander because the outer bank erodes while the inner bank fills."),
+        says("Oxbow lakes form when a meander loop is cut off by the flow."),
+        says("The person asked why rivers meander."),
+        says("Because the flow is fastest on the outside."),
+    ])
+    .await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let tree = dialogue(&pinloom).await;
+    let first = ask(&pinloom, tree, None, "Why do rivers meander?").await;
+    let reply = first.reply.message.id;
+    ask(&pinloom, tree, Some(reply), "And what are oxbow lakes?").await;
+
+    let passage = "the outer bank erodes";
+    let start = first.reply.message.text.find(passage).unwrap() as u32;
+    let pin = pinloom
+        .pin_range(reply, start, start + passage.len() as u32, passage.into(), String::new())
+        .await
+        .unwrap();
+    let question = pinloom
+        .ask_in_pin(pin.id, "Why does it erode, and do oxbow lakes matter?".into())
+        .await
+        .unwrap();
+    let (events, _received, cancel) = listen();
+    pinloom.regenerate(question.message.id, "Local".into(), events, cancel).await.unwrap();
+
+    let seen = server.seen();
+    assert_eq!(seen.len(), 4, "two answers, the summary, the sub-thread's reply");
+    let sub = sent_text(&seen[3]);
+    assert!(sub.contains(passage), "the verbatim anchor: {sub}");
+    assert!(!sub.contains("Oxbow lakes form"), "the parent thread after the anchor: {sub}");
+    assert!(!sub.contains("what are oxbow lakes"), "the parent thread after the anchor: {sub}");
+    assert!(!sub.contains("Why do rivers meander?"), "an ancestor thread comes as its summary");
+}
+
+#[tokio::test]
+async fn a_search_hit_the_person_adds_is_sent_and_labelled_as_theirs() {
+    let server = Server::start(vec![
+        says("Erosion carves the outer bank."),
+        says("Sediment piles on the inner bank."),
+        says("Fine."),
+    ])
+    .await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let tree = dialogue(&pinloom).await;
+    let first = ask(&pinloom, tree, None, "Why do rivers bend?").await;
+    let (events, _received, cancel) = listen();
+    let other = pinloom
+        .regenerate(first.reply.message.id, "Local".into(), events, cancel)
+        .await
+        .unwrap()
+        .reply
+        .message
+        .id;
+    let mut settings = pinloom.tree_settings(tree).await.unwrap();
+    settings.search_hits = vec![other];
+    pinloom.set_tree_settings(tree, settings).await.unwrap();
+
+    let plan = pinloom
+        .preview(first.reply.message.id, "Local".into(), Some("And then?".into()))
+        .await
+        .unwrap();
+    let added = plan.slices.iter().find(|slice| slice.source_id == Some(other)).unwrap();
+    assert!(added.included, "{added:?}");
+    assert_eq!(added.provenance, Provenance::AddedByYou);
+    assert_eq!(added.source, "addedSearchHit");
+
+    ask(&pinloom, tree, Some(first.reply.message.id), "And then?").await;
+    let sent = sent_text(&server.seen()[2]);
+    assert!(sent.contains("Sediment piles"), "the person's own pick is sent: {sent}");
+}
+
+#[tokio::test]
+async fn every_reply_keeps_a_receipt_and_a_diff_against_the_request_before() {
+    let server = Server::start(vec![says("Erosion."), says("Sediment.")]).await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let tree = dialogue(&pinloom).await;
+    let first = ask(&pinloom, tree, None, "Why do rivers bend?").await;
+    let receipt = first.receipt.clone().expect("a reply carries its receipt");
+    assert_eq!(receipt.verdict, Verdict::Matched, "{receipt:?}");
+    assert_eq!(receipt.counted, Some(20), "what the server reported");
+    assert_eq!(receipt.profile, "Local");
+    assert!(receipt.exact_counts, "o200k counts are exact");
+    assert_eq!(u64::from(receipt.planned), first.plan.used as u64);
+    let stored = pinloom.receipt(first.reply.message.id).await.unwrap();
+    assert_eq!(stored.as_ref(), Some(&receipt), "the receipt is kept with the reply");
+    assert_eq!(pinloom.receipt(first.prompt.unwrap().message.id).await.unwrap(), None);
+
+    let second = ask(&pinloom, tree, Some(first.reply.message.id), "And the sediment?").await;
+    let diff = pinloom.request_diff(second.reply.message.id).await.unwrap();
+    assert_eq!(diff.earlier, Some(first.reply.message.id));
+    assert!(diff.went.is_empty(), "nothing left the context: {diff:?}");
+    let came: Vec<Option<i64>> = diff.came.iter().map(|entry| entry.source_id).collect();
+    assert!(came.contains(&Some(first.reply.message.id)), "the answer joined: {diff:?}");
+    assert!(diff.unchanged >= 1, "the first question was sent both times: {diff:?}");
+
+    let error = pinloom_app::ApiError::from(
+        pinloom.request_diff(second.prompt.unwrap().message.id).await.unwrap_err(),
+    );
+    assert!(error.message.contains("has no receipt"), "{}", error.message);
+}
+
+#[tokio::test]
+async fn a_server_that_counts_less_than_was_sent_is_flagged_as_a_cut_context() {
+    // A local server with a smaller window than the profile says silently drops the start of
+    // the prompt; its prompt count is the only sign.
+    let server = Server::start(vec![Answer::sse(&chat_stream(&["Noted."], 40), 0)]).await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let tree = dialogue(&pinloom).await;
+    let mut parent = None;
+    for turn in 0..12 {
+        let text = format!("Note {turn}: the river carries silt past the bend and drops it there.");
+        parent = Some(pinloom.append_message(tree, parent, text).await.unwrap().id);
+    }
+    let exchange = ask(&pinloom, tree, parent, "What did the notes say?").await;
+    let receipt = exchange.receipt.unwrap();
+    assert_eq!(receipt.verdict, Verdict::ProviderCut, "{receipt:?}");
+    let message = receipt.message.unwrap();
+    assert!(message.contains("40"), "says what the provider counted: {message}");
+
+    let view = pinloom.thread_view(tree, None).await.unwrap();
+    let reply = view.messages.last().unwrap();
+    assert_eq!(reply.node.message.id, exchange.reply.message.id);
+    assert!(reply.provider_cut, "the thread marks the reply");
+    let next = pinloom.preview(reply.node.message.id, "Local".into(), Some("More?".into())).await;
+    assert!(next.unwrap().provider_cut.is_some(), "the next request is warned about");
+}
+
+#[tokio::test]
+async fn receipts_travel_with_an_open_loom_export() {
+    let server = Server::start(vec![says("Erosion."), says("Sediment.")]).await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let tree = dialogue(&pinloom).await;
+    let first = ask(&pinloom, tree, None, "Why do rivers bend?").await;
+    let second = ask(&pinloom, tree, Some(first.reply.message.id), "And then?").await;
+    let document = pinloom.export_open_loom(vec![tree], ExportOptions::default()).await.unwrap();
+    assert!(document.contains("\"receipt\""), "the receipts are exported");
+
+    let (other, _other_dir) = pinloom_with(&server).await;
+    let report = other.import_document(document, "rivers.json".into()).await.unwrap();
+    let imported = other.thread_view(report.trees[0].id, None).await.unwrap();
+    let replies: Vec<i64> = imported
+        .messages
+        .iter()
+        .filter(|message| message.node.model.is_some())
+        .map(|message| message.node.message.id)
+        .collect();
+    assert_eq!(replies.len(), 2);
+    let original = second.receipt.unwrap();
+    let copy = other.receipt(replies[1]).await.unwrap().expect("the receipt was imported");
+    assert_eq!(
+        (copy.planned, copy.counted, copy.verdict),
+        (original.planned, original.counted, original.verdict)
+    );
+    // Ids in the receipt name the imported messages, not the exporting database's.
+    let sent_ids: Vec<i64> = copy.sent.iter().filter_map(|slice| slice.source_id).collect();
+    let imported_ids: Vec<i64> = imported.messages.iter().map(|m| m.node.message.id).collect();
+    assert!(
+        sent_ids.iter().all(|id| imported_ids.contains(id)),
+        "{sent_ids:?} in {imported_ids:?}"
+    );
+    let diff = other.request_diff(replies[1]).await.unwrap();
+    assert_eq!(diff.earlier, Some(replies[0]));
+}
+
+#[tokio::test]
+async fn profiles_without_prices_have_no_cost_and_with_prices_do() {
+    let server = Server::start(vec![says("Erosion.")]).await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let mut priced = local_profile("Priced", &server, 8_192, "o200k");
+    priced.prices = Some(pinloom_app::Prices {
+        input_per_million: 3.0,
+        output_per_million: 15.0,
+        cache_read_per_million: None,
+        cache_write_per_million: None,
+    });
+    pinloom.save_model_profile(priced).await.unwrap();
+    let tree = dialogue(&pinloom).await;
+    let (events, _received, cancel) = listen();
+    let exchange =
+        pinloom.send(tree, None, "Why?".into(), "Priced".into(), events, cancel).await.unwrap();
+    let cost = exchange.receipt.unwrap().cost.expect("a priced model has a cost");
+    // 20 prompt tokens at $3/M and 1 reply token at $15/M.
+    let expected = 20.0 * 3.0 / 1e6 + 15.0 / 1e6;
+    assert!((cost.total - expected).abs() < 1e-12, "{cost:?}");
+}

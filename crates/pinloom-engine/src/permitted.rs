@@ -1,0 +1,90 @@
+//! What a path may know: the one rule every context obeys, stated here once.
+//!
+//! A context for message M may hold only:
+//! 1. M's ancestry: its own thread from its start to M, and each ancestor thread up to the node
+//!    the next thread of the chain hangs off, never a message after it. Ancestor threads enter
+//!    as their summaries ending exactly at that node; the current thread as its history.
+//! 2. The current pin's anchor, verbatim.
+//! 3. Attachments whose scope lies on the path: the tree, a thread of the chain, a node of the
+//!    path.
+//! 4. Results of closed pins opened from the same parent thread, only when the person opted in.
+//! 5. Retrieval hits among the current thread's own messages up to M (chiefly what truncation
+//!    cut from its history); never an excluded or deleted message, never one the history
+//!    already carries, and never an ancestor thread's message: those threads reach a sub-thread
+//!    as their summaries and the anchor, which is the point of pinning.
+//! 6. What the person added by hand: a search hit they chose from anywhere in the tree, a note
+//!    they included. Both are labelled as theirs ([`Provenance::AddedByPerson`]).
+//!
+//! Nothing else: no other branch, regenerated alternative, replaced edit, sibling pin, or parent
+//! thread message after the anchor. The store's search offers only hits on the path, and the
+//! planner checks every candidate against the path again (a hit elsewhere is pruned as
+//! [`PruneReason::OffPath`]), so a mistake upstream shows in the inspector, never in a request.
+//!
+//! [`Provenance::AddedByPerson`]: crate::plan::Provenance::AddedByPerson
+//! [`PruneReason::OffPath`]: crate::plan::PruneReason::OffPath
+
+use crate::planner::AncestorPath;
+use crate::snapshot::{AttachmentScope, NodeId, Snapshot};
+
+/// Where each of `nodes` sits on the path (its index in `path.nodes`), `None` for a node off
+/// the path: one pass over the path, however many nodes are asked about.
+pub fn path_positions(
+    snapshot: &Snapshot,
+    path: &AncestorPath,
+    nodes: &[NodeId],
+) -> Vec<Option<usize>> {
+    let mut positions = vec![None; nodes.len()];
+    if nodes.is_empty() {
+        return positions;
+    }
+    let mut wanted: Vec<(NodeId, usize)> = nodes.iter().copied().zip(0..).collect();
+    wanted.sort_unstable();
+    for (position, &index) in path.nodes.iter().enumerate() {
+        let id = snapshot.nodes[index].id;
+        let Ok(found) = wanted.binary_search_by_key(&id, |(node, _)| *node) else { continue };
+        // Several candidates may name one node: mark every one of them.
+        let first = wanted[..found].partition_point(|(node, _)| *node < id);
+        for &(_, asked) in wanted[first..].iter().take_while(|(node, _)| *node == id) {
+            positions[asked] = Some(position);
+        }
+    }
+    positions
+}
+
+/// Whether an attachment with this scope is in the context of the path's last node.
+pub fn attachment_in_scope(
+    snapshot: &Snapshot,
+    path: &AncestorPath,
+    scope: AttachmentScope,
+) -> bool {
+    match scope {
+        AttachmentScope::Tree => true,
+        AttachmentScope::Thread(thread) => path.threads.iter().any(|t| t.thread == thread),
+        AttachmentScope::Node(id) => path.nodes.iter().any(|&i| snapshot.nodes[i].id == id),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::planner::ancestry;
+    use crate::snapshot::{Author, NodeRecord, ParentEdge};
+
+    #[test]
+    fn positions_mark_path_nodes_and_leave_branches_out() {
+        // 1 → 2 → 3, with 4 a second answer to 2 (another branch).
+        let nodes = vec![
+            NodeRecord::text(1, ParentEdge::Root, Author::Human, "a"),
+            NodeRecord::text(2, ParentEdge::Continuation(NodeId(1)), Author::Model, "b"),
+            NodeRecord::text(4, ParentEdge::Continuation(NodeId(2)), Author::Human, "other"),
+            NodeRecord::text(3, ParentEdge::Continuation(NodeId(2)), Author::Human, "c"),
+        ];
+        let snapshot = Snapshot { nodes, active: NodeId(3), ..Snapshot::default() };
+        let path = ancestry(&snapshot, 50).unwrap();
+        let asked = [NodeId(4), NodeId(1), NodeId(3), NodeId(1), NodeId(9)];
+        assert_eq!(
+            path_positions(&snapshot, &path, &asked),
+            vec![None, Some(0), Some(2), Some(0), None]
+        );
+    }
+}

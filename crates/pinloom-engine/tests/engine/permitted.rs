@@ -1,0 +1,465 @@
+//! The rule of what a path may know (`pinloom_engine::permitted`), checked on random trees
+//! against an oracle written here from the rule's words: a second, independent reading of the
+//! tree by parent links, not the planner's ancestry walk.
+//!
+//! Trees grow by regenerations and edits (branches from any message), nested pins with and
+//! without a passage, closed pins with results, notes (included or not), exclusions, soft
+//! deletes, and summaries, attachments and retrieval candidates aimed at random places, some on
+//! the path and most not, some added by the person. Every included slice of every plan must be
+//! permitted, and no text of anything else may appear in the rendered request.
+//! Cases: PROPTEST_CASES (default 256).
+
+use std::collections::{HashMap, HashSet};
+
+use proptest::prelude::*;
+
+use pinloom_engine::plan::{ContextPlan, Provenance, SliceKind, SourceId};
+use pinloom_engine::planner::plan;
+use pinloom_engine::profile::ProviderFamily;
+use pinloom_engine::render::{chat_request, slice_text};
+use pinloom_engine::settings::{AssemblyStrategy, Settings, TaskFrameShares};
+use pinloom_engine::snapshot::{
+    Anchor, Attachment, AttachmentKind, AttachmentScope, Author, NodeId, NodeRecord, ParentEdge,
+    Part, PinId, PinRecord, RetrievalCandidate, Snapshot, SummaryRecord, ThreadRef,
+};
+
+use crate::fixtures::{profile, strategies};
+
+#[derive(Debug, Clone)]
+enum Op {
+    /// A message continuing the cursor.
+    Say(bool),
+    /// Move the cursor to an earlier message: the next message is a regeneration or an edit.
+    Branch(usize),
+    /// A pin on an earlier message, with or without a passage, perhaps closed with a result;
+    /// its first message becomes the cursor.
+    Pin(usize, bool, bool),
+    /// A note on the cursor, included or not; the thread continues after it.
+    Note(bool),
+    /// Exclude an earlier message.
+    Exclude(usize),
+    /// Soft-delete an earlier message.
+    Delete(usize),
+    /// Keep an earlier message in every context.
+    Keep(usize),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        8 => any::<bool>().prop_map(Op::Say),
+        3 => any::<usize>().prop_map(Op::Branch),
+        2 => (any::<usize>(), any::<bool>(), any::<bool>()).prop_map(|(n, a, c)| Op::Pin(n, a, c)),
+        1 => any::<bool>().prop_map(Op::Note),
+        1 => any::<usize>().prop_map(Op::Exclude),
+        1 => any::<usize>().prop_map(Op::Delete),
+        1 => any::<usize>().prop_map(Op::Keep),
+    ]
+}
+
+/// Where random summaries, attachments and candidates are aimed: an index picks a node.
+#[derive(Debug, Clone)]
+struct Extras {
+    summaries: Vec<(usize, usize, bool)>,
+    attachments: Vec<(u8, usize, u8)>,
+    candidates: Vec<(usize, bool, u16)>,
+}
+
+fn extras() -> impl Strategy<Value = Extras> {
+    (
+        prop::collection::vec((any::<usize>(), any::<usize>(), any::<bool>()), 0..8),
+        prop::collection::vec((0u8..3, any::<usize>(), 0u8..4), 0..6),
+        prop::collection::vec((any::<usize>(), prop::bool::weighted(0.2), 0u16..1000), 0..24),
+    )
+        .prop_map(|(summaries, attachments, candidates)| Extras {
+            summaries,
+            attachments,
+            candidates,
+        })
+}
+
+/// The words filling a message: shared across the tree, so hits are everywhere.
+const FILLER: &str = "meander delta silt oxbow levee floodplain";
+
+struct World {
+    snapshot: Snapshot,
+    /// Messages that may be the active node (not notes).
+    messages: Vec<NodeId>,
+}
+
+fn grow(ops: &[Op]) -> World {
+    let mut nodes: Vec<NodeRecord> = Vec::new();
+    let mut pins: Vec<PinRecord> = Vec::new();
+    let mut messages: Vec<NodeId> = Vec::new();
+    let mut thread_of: HashMap<NodeId, ThreadRef> = HashMap::new();
+    let text = |id: u64, extra: &str| format!("m{id}q {FILLER} {extra}");
+    let push = |nodes: &mut Vec<NodeRecord>, edge: ParentEdge, author: Author, extra: &str| {
+        let id = nodes.len() as u64 + 1;
+        nodes.push(NodeRecord::text(id, edge, author, &text(id, extra)));
+        NodeId(id)
+    };
+    let first = push(&mut nodes, ParentEdge::Root, Author::Human, "start");
+    messages.push(first);
+    thread_of.insert(first, ThreadRef::Root);
+    let mut cursor = first;
+    let mut human = false;
+    for step in ops {
+        let pick = |n: usize| messages[n % messages.len()];
+        match *step {
+            Op::Say(by_person) => {
+                human = by_person || !human;
+                let author = if human { Author::Human } else { Author::Model };
+                let id = push(&mut nodes, ParentEdge::Continuation(cursor), author, "");
+                thread_of.insert(id, thread_of[&cursor]);
+                messages.push(id);
+                cursor = id;
+            }
+            Op::Branch(n) => cursor = pick(n),
+            Op::Pin(n, with_passage, closed) => {
+                let anchor = pick(n);
+                let pin = PinId(pins.len() as u64 + 1);
+                pins.push(PinRecord {
+                    id: pin,
+                    parent_thread: thread_of[&anchor],
+                    title: format!("pin {}", pin.0),
+                    anchor: with_passage
+                        .then(|| Anchor { text: format!("p{}q", pin.0), range: (0, 4) }),
+                    closed,
+                    result: closed.then(|| format!("r{}q", pin.0)),
+                });
+                let id = push(
+                    &mut nodes,
+                    ParentEdge::Pin { parent: anchor, pin },
+                    Author::Human,
+                    "asks",
+                );
+                thread_of.insert(id, ThreadRef::Pin(pin));
+                messages.push(id);
+                cursor = id;
+            }
+            Op::Note(include) => {
+                let id = push(&mut nodes, ParentEdge::Annotation(cursor), Author::Human, "note");
+                nodes[id.0 as usize - 1].include_annotation = include;
+                thread_of.insert(id, thread_of[&cursor]);
+                // The thread continues after the note, as the app places notes on the chain.
+                cursor = id;
+            }
+            Op::Exclude(n) => nodes[pick(n).0 as usize - 1].excluded = true,
+            Op::Delete(n) => nodes[pick(n).0 as usize - 1].pruned = true,
+            Op::Keep(n) => nodes[pick(n).0 as usize - 1].kept = true,
+        }
+    }
+    let snapshot = Snapshot { nodes, pins, active: cursor, ..Snapshot::default() };
+    World { snapshot, messages }
+}
+
+/// The oracle's reading of the tree for one active message: parent links followed one by one.
+struct Permitted {
+    /// The path, root first.
+    path: Vec<NodeId>,
+    on_path: HashSet<NodeId>,
+    thread: HashMap<NodeId, ThreadRef>,
+    /// The active message's thread.
+    current: ThreadRef,
+    /// Ancestor threads and the message each hands on from (where the next thread hangs off).
+    ancestors: HashMap<ThreadRef, NodeId>,
+}
+
+fn oracle(snapshot: &Snapshot) -> Permitted {
+    let by_id: HashMap<NodeId, &NodeRecord> = snapshot.nodes.iter().map(|n| (n.id, n)).collect();
+    let mut path = vec![snapshot.active];
+    while let Some(parent) = by_id[path.last().unwrap()].edge.parent() {
+        path.push(parent);
+    }
+    path.reverse();
+    let mut thread = HashMap::new();
+    let mut current = ThreadRef::Root;
+    let mut ancestors = HashMap::new();
+    for (position, id) in path.iter().enumerate() {
+        if let ParentEdge::Pin { pin, .. } = by_id[id].edge {
+            ancestors.insert(current, path[position - 1]);
+            current = ThreadRef::Pin(pin);
+        }
+        thread.insert(*id, current);
+    }
+    Permitted { on_path: path.iter().copied().collect(), path, thread, current, ancestors }
+}
+
+impl Permitted {
+    fn threads(&self) -> HashSet<ThreadRef> {
+        self.thread.values().copied().collect()
+    }
+
+    fn attachment_allowed(&self, scope: AttachmentScope) -> bool {
+        match scope {
+            AttachmentScope::Tree => true,
+            AttachmentScope::Thread(thread) => self.threads().contains(&thread),
+            AttachmentScope::Node(node) => self.on_path.contains(&node),
+        }
+    }
+}
+
+/// Checks every included slice against the oracle; returns the markers of what may not appear.
+fn check(
+    snapshot: &Snapshot,
+    plan: &ContextPlan,
+    settings: &Settings,
+) -> Result<Vec<String>, TestCaseError> {
+    let permitted = oracle(snapshot);
+    let by_id: HashMap<NodeId, &NodeRecord> = snapshot.nodes.iter().map(|n| (n.id, n)).collect();
+    let current_pin = match permitted.current {
+        ThreadRef::Pin(pin) => snapshot.pin(pin),
+        ThreadRef::Root => None,
+    };
+    let sibling_results_allowed = |pin: PinId| {
+        settings.include_closed_sibling_results
+            && current_pin.is_some_and(|current| {
+                current.id != pin
+                    && snapshot
+                        .pin(pin)
+                        .is_some_and(|p| p.closed && p.parent_thread == current.parent_thread)
+            })
+    };
+    let history: HashSet<NodeId> = plan
+        .included()
+        .filter_map(|s| match (s.kind.is_history() || s.kind == SliceKind::Prompt, s.source) {
+            (true, SourceId::Node(id)) => Some(id),
+            _ => None,
+        })
+        .collect();
+    for slice in plan.included() {
+        let why = format!("{:?} {:?}", slice.kind, slice.source);
+        match slice.source {
+            SourceId::Node(id) if slice.kind == SliceKind::RootGoal => {
+                prop_assert_eq!(Some(&id), permitted.path.first(), "{}", why);
+            }
+            SourceId::Node(id) => {
+                prop_assert!(permitted.on_path.contains(&id), "off the path: {}", why);
+                prop_assert_eq!(permitted.thread[&id], permitted.current, "{}", why);
+                let node = by_id[&id];
+                prop_assert!(!node.excluded && !node.pruned, "{}", why);
+                let note = matches!(node.edge, ParentEdge::Annotation(_));
+                prop_assert!(!note || node.include_annotation, "a note not asked for: {}", why);
+                let expected = if note { Provenance::AddedByPerson } else { Provenance::Path };
+                prop_assert_eq!(slice.provenance, expected, "{}", why);
+            }
+            SourceId::Retrieval(id) => {
+                prop_assert!(permitted.on_path.contains(&id), "a hit off the path: {}", why);
+                prop_assert_eq!(
+                    permitted.thread[&id],
+                    permitted.current,
+                    "a hit in an ancestor thread, which comes as its summary: {}",
+                    why
+                );
+                let node = by_id[&id];
+                prop_assert!(!node.excluded && !node.pruned, "{}", why);
+                prop_assert!(!history.contains(&id), "sent twice: {}", why);
+                prop_assert_eq!(slice.provenance, Provenance::Path);
+            }
+            SourceId::AddedSearchHit(id) => {
+                prop_assert!(
+                    snapshot.retrieval.iter().any(|c| c.node == id && c.added),
+                    "added by nobody: {}",
+                    why
+                );
+                prop_assert!(!history.contains(&id), "sent twice: {}", why);
+                prop_assert_eq!(slice.provenance, Provenance::AddedByPerson);
+            }
+            SourceId::Summary(thread) => {
+                let Some(&up_to) = permitted.ancestors.get(&thread) else {
+                    return Err(TestCaseError::fail(format!("not an ancestor thread: {why}")));
+                };
+                let text = slice_text(slice, snapshot);
+                prop_assert!(
+                    snapshot
+                        .summaries
+                        .iter()
+                        .any(|s| s.thread == thread && s.up_to == up_to && s.text == text),
+                    "a summary not ending at the anchor: {}",
+                    why
+                );
+            }
+            SourceId::Anchor(pin) => {
+                prop_assert_eq!(Some(pin), current_pin.map(|p| p.id), "{}", why);
+            }
+            SourceId::PinResult(pin) => {
+                prop_assert!(sibling_results_allowed(pin), "{}", why);
+            }
+            SourceId::Attachment(id) => {
+                let attachment = snapshot.attachments.iter().find(|a| a.id == id).unwrap();
+                prop_assert!(permitted.attachment_allowed(attachment.scope), "{}", why);
+            }
+            SourceId::AgentPrompt
+            | SourceId::TreeSystemContext
+            | SourceId::Tool(_)
+            | SourceId::WorkingBuffer => {}
+        }
+    }
+    // What may not appear anywhere in the request.
+    let mut forbidden = Vec::new();
+    let added: HashSet<NodeId> =
+        snapshot.retrieval.iter().filter(|c| c.added).map(|c| c.node).collect();
+    for node in &snapshot.nodes {
+        if !permitted.on_path.contains(&node.id) && !added.contains(&node.id) {
+            forbidden.push(format!("m{}q", node.id.0));
+        }
+    }
+    for (k, summary) in snapshot.summaries.iter().enumerate() {
+        if permitted.ancestors.get(&summary.thread) != Some(&summary.up_to) {
+            forbidden.push(format!("s{k}q"));
+        }
+    }
+    for attachment in &snapshot.attachments {
+        if !permitted.attachment_allowed(attachment.scope) {
+            forbidden.push(format!("a{}q", attachment.id));
+        }
+    }
+    for pin in &snapshot.pins {
+        if current_pin.map(|p| p.id) != Some(pin.id) {
+            forbidden.push(format!("p{}q", pin.id.0));
+        }
+        if !sibling_results_allowed(pin.id) {
+            forbidden.push(format!("r{}q", pin.id.0));
+        }
+    }
+    Ok(forbidden)
+}
+
+fn furnish(world: &mut World, extras: &Extras, active: usize) {
+    let snapshot = &mut world.snapshot;
+    let messages = &world.messages;
+    let pick = |n: usize| messages[n % messages.len()];
+    snapshot.active = pick(active);
+    let threads: Vec<ThreadRef> = std::iter::once(ThreadRef::Root)
+        .chain(snapshot.pins.iter().map(|p| ThreadRef::Pin(p.id)))
+        .collect();
+    // Summaries of any thread, ending anywhere; the oracle knows which end at an anchor.
+    snapshot.summaries = extras
+        .summaries
+        .iter()
+        .enumerate()
+        .map(|(k, &(thread, node, by_hand))| SummaryRecord {
+            thread: threads[thread % threads.len()],
+            up_to: pick(node),
+            budget: if by_hand { None } else { Some(800) },
+            text: format!("s{k}q summary"),
+        })
+        .collect();
+    // Aim some summaries exactly at the path's anchors, so the permitted case is exercised.
+    let permitted = oracle(snapshot);
+    for (thread, up_to) in &permitted.ancestors {
+        let k = snapshot.summaries.len();
+        snapshot.summaries.push(SummaryRecord {
+            thread: *thread,
+            up_to: *up_to,
+            budget: Some(800),
+            text: format!("s{k}q summary"),
+        });
+    }
+    snapshot.attachments = extras
+        .attachments
+        .iter()
+        .enumerate()
+        .map(|(k, &(scope, n, kind))| {
+            let id = k as u64 + 1;
+            let scope = match scope {
+                0 => AttachmentScope::Tree,
+                1 => AttachmentScope::Thread(threads[n % threads.len()]),
+                _ => AttachmentScope::Node(pick(n)),
+            };
+            let marker = format!("a{id}q");
+            let kind = match kind {
+                0 => AttachmentKind::Instruction(marker),
+                1 => AttachmentKind::Context { title: "ctx".into(), text: marker },
+                2 => AttachmentKind::File {
+                    path: "f.txt".into(),
+                    size_bytes: marker.len() as u64,
+                    content: marker,
+                },
+                _ => AttachmentKind::Folder { path: "dir".into(), entries: vec![marker] },
+            };
+            Attachment { id, scope, kind }
+        })
+        .collect();
+    let by_id: HashMap<NodeId, String> = snapshot
+        .nodes
+        .iter()
+        .map(|n| (n.id, n.parts.iter().map(Part::text).collect::<Vec<_>>().join("\n")))
+        .collect();
+    // Candidates from anywhere, as a faulty store might offer them; some added by the person.
+    snapshot.retrieval = extras
+        .candidates
+        .iter()
+        .map(|&(n, added, bm25)| {
+            let node = NodeId((n % snapshot.nodes.len()) as u64 + 1);
+            RetrievalCandidate {
+                node,
+                text: by_id[&node].clone(),
+                author: Author::Model,
+                created_at_ms: 0,
+                bm25: f64::from(bm25) / 100.0,
+                bookmarked: false,
+                pinned: false,
+                added,
+            }
+        })
+        .collect();
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(256)
+    ))]
+
+    #[test]
+    fn every_slice_of_every_plan_is_something_the_path_may_know(
+        ops in prop::collection::vec(op(), 0..80),
+        extras in extras(),
+        active in any::<usize>(),
+        window in 40u32..4_000,
+        strategy in strategies(),
+        step in prop_oneof![Just(0u32), Just(25), 1u32..100],
+        share in 0u32..60,
+        frames in any::<bool>(),
+        sibling_results in any::<bool>(),
+        family in prop_oneof![
+            Just(ProviderFamily::OpenAiCompatible),
+            Just(ProviderFamily::Anthropic),
+            Just(ProviderFamily::Gemini),
+        ],
+    ) {
+        let mut world = grow(&ops);
+        furnish(&mut world, &extras, active);
+        let mut settings = Settings {
+            truncation: strategy,
+            truncation_step_percent: step,
+            include_closed_sibling_results: sibling_results,
+            ..Settings::default()
+        };
+        settings.retrieval.share_percent = share;
+        if frames {
+            settings.assembly = AssemblyStrategy::TaskFrames(TaskFrameShares::default());
+        }
+        let model = profile(family, window);
+        let Ok(plan) = plan(&world.snapshot, &model, &settings) else {
+            // Refusals (budget, exclusions, a deleted active message) have tests of their own;
+            // what matters here is that nothing that may not be known is ever sent.
+            return Ok(());
+        };
+        let forbidden = check(&world.snapshot, &plan, &settings)?;
+        let request = chat_request(&plan, &world.snapshot, &model);
+        let mut sent: String = request.system.clone().unwrap_or_default();
+        for message in &request.messages {
+            for part in &message.parts {
+                sent.push('\n');
+                sent.push_str(part.text());
+            }
+        }
+        for marker in forbidden {
+            // A marker is a whole word: `m1q` must not be found inside `m11q`.
+            let found = sent
+                .split(|c: char| !c.is_alphanumeric())
+                .any(|word| word == marker);
+            prop_assert!(!found, "{} was sent:\n{}", marker, sent);
+        }
+    }
+}

@@ -1,0 +1,73 @@
+//! Receipts: what each reply's request was planned to hold beside what the provider counted.
+
+use std::collections::HashMap;
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::error::StoreError;
+use crate::model::{NodeId, Receipt};
+use crate::nodes::node_by_id;
+use crate::store::Store;
+
+impl Store {
+    /// The receipt of reply `node`, if it has one (replies written before receipts have none).
+    pub fn receipt(&self, node: NodeId) -> Result<Option<Receipt>, StoreError> {
+        let conn = self.conn();
+        node_by_id(&conn, node)?;
+        let receipt = conn
+            .prepare_cached("SELECT receipt_json, provider_cut FROM receipts WHERE node_id = ?1")?
+            .query_row([node.0], |row| Ok(Receipt { json: row.get(0)?, provider_cut: row.get(1)? }))
+            .optional()?;
+        Ok(receipt)
+    }
+
+    /// The receipts of those of `nodes` that have one.
+    pub fn receipts(&self, nodes: &[NodeId]) -> Result<HashMap<NodeId, Receipt>, StoreError> {
+        let ids = id_list(nodes)?;
+        let conn = self.conn();
+        let mut statement = conn.prepare_cached(
+            "SELECT r.node_id, r.receipt_json, r.provider_cut FROM json_each(?1) j
+             JOIN receipts r ON r.node_id = j.value",
+        )?;
+        let receipts = statement
+            .query_map([ids], |row| {
+                Ok((NodeId(row.get(0)?), Receipt { json: row.get(1)?, provider_cut: row.get(2)? }))
+            })?
+            .collect::<Result<_, _>>()?;
+        Ok(receipts)
+    }
+
+    /// Which of `nodes` are replies whose provider cut the context it was sent.
+    pub fn cut_replies(&self, nodes: &[NodeId]) -> Result<Vec<NodeId>, StoreError> {
+        let ids = id_list(nodes)?;
+        let conn = self.conn();
+        let mut statement = conn.prepare_cached(
+            "SELECT r.node_id FROM json_each(?1) j
+             JOIN receipts r ON r.node_id = j.value AND r.provider_cut = 1",
+        )?;
+        let cut =
+            statement.query_map([ids], |row| Ok(NodeId(row.get(0)?)))?.collect::<Result<_, _>>()?;
+        Ok(cut)
+    }
+}
+
+/// Writes a reply's receipt, replacing an earlier one (an import brings its own).
+pub(crate) fn write_receipt(
+    conn: &Connection,
+    node: NodeId,
+    receipt: &Receipt,
+) -> Result<(), StoreError> {
+    conn.prepare_cached(
+        "INSERT INTO receipts (node_id, receipt_json, provider_cut) VALUES (?1, ?2, ?3)
+         ON CONFLICT (node_id) DO UPDATE SET receipt_json = excluded.receipt_json,
+             provider_cut = excluded.provider_cut",
+    )?
+    .execute(params![node.0, receipt.json, receipt.provider_cut])?;
+    Ok(())
+}
+
+/// Node ids as one JSON array, which SQLite's json_each unrolls: one statement for any number.
+fn id_list(nodes: &[NodeId]) -> Result<String, StoreError> {
+    serde_json::to_string(&nodes.iter().map(|id| id.0).collect::<Vec<_>>())
+        .map_err(|error| StoreError::InvalidInput(format!("node ids: {error}")))
+}
