@@ -183,6 +183,26 @@ describe("deep dives in the real window", () => {
     await (await harness.find("comparison-close")).click();
   });
 
+  harness.windowTest("a pin's request carries nothing of its parent thread after the anchor", async () => {
+    await newTree("After the anchor");
+    provider.answers.push("Rivers meander because the outer bank erodes while the inner bank fills.");
+    await send("composer-input", "composer-ask", "Why do rivers meander?", "message-text", 2);
+    provider.answers.push("Oxbow lakes form when a meander loop is cut off by the flow.");
+    await send("composer-input", "composer-ask", "And what are oxbow lakes?", "message-text", 4);
+
+    const [, firstReply] = await harness.findAll("message-text");
+    await select(firstReply, "the outer bank erodes");
+    await harness.click("pin-button");
+    await harness.textsUntil("pin-anchor", (texts) => texts.includes("the outer bank erodes"), "the pin opens");
+    provider.answers.push("The person asked why rivers meander.");
+    provider.answers.push("Because the flow is fastest on the outside of the bend.");
+    await send("pin-composer-input", "pin-composer-ask", "Why does it erode, and do oxbow lakes matter?", "message-text", 6);
+    const sub = provider.messages(provider.requests.length - 1).join("\n");
+    assert.match(sub, /"the outer bank erodes"/, "the anchor travels verbatim");
+    assert.doesNotMatch(sub, /Oxbow lakes form/, "the parent's reply after the anchor stays out");
+    assert.doesNotMatch(sub, /what are oxbow lakes/, "the parent's question after the anchor stays out");
+  });
+
   harness.windowTest("a regenerated branch never reaches the other's request, and each reply keeps a receipt", async () => {
     await newTree("Isolation");
     provider.answers.push("Erosion carves the outer bank of the bend.");

@@ -7,12 +7,14 @@ use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use pinloom_engine::incremental::append_node;
+use pinloom_engine::plan::{ContextPlan, SliceKind};
 use pinloom_engine::planner::plan;
 use pinloom_engine::profile::{ModelProfile, ProviderFamily, RoleRules};
 use pinloom_engine::render::request_body;
 use pinloom_engine::settings::{Settings, TruncationStrategy};
 use pinloom_engine::snapshot::{
-    Author, CachedCount, NodeId, NodeRecord, ParentEdge, Part, Snapshot, TreeInfo,
+    Anchor, Author, CachedCount, NodeId, NodeRecord, ParentEdge, Part, PinId, PinRecord, Snapshot,
+    SummaryRecord, ThreadRef, TreeInfo,
 };
 use pinloom_engine::tokens::Tokenizer;
 
@@ -273,5 +275,134 @@ fn w4(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, w1, w2, w3, w4);
+/// W5, economy in the style of the ContextBranch study: a 20-turn conversation that digresses
+/// five times into three side questions about a passage of the last answer. Linear, every
+/// side question and everything after it carries the whole history; with pins, each digression
+/// is a sub-thread that carries the root thread's summary (as large as its depth budget allows,
+/// the conservative case) and the anchor, and the main thread never carries the digressions.
+/// Tokens exact (o200k), no truncation. Not a timing: totals printed for ARCHITECTURE.md.
+fn w5(c: &mut Criterion) {
+    const MAIN_TURNS: u64 = 20;
+    const DIGRESS_EVERY: u64 = 4;
+    const SIDE_TURNS: u64 = 3;
+    let tokenizer = Tokenizer::O200k;
+    let mut rng = Rng(0xec0);
+    let mut profile = ModelProfile::shipped(ProviderFamily::OpenAiCompatible, "gpt-4o");
+    profile.context_window = 400_000;
+    let settings = Settings::default();
+    let mut summary_text = prose(&mut rng, 3_000);
+    while tokenizer.count(&summary_text) > u64::from(settings.depth_budgets[0]) {
+        summary_text.truncate(summary_text.len() - 100);
+    }
+    let node = |id: u64, edge: ParentEdge, author: Author, text: &str| {
+        let mut node = NodeRecord::text(id, edge, author, text);
+        node.cached_tokens =
+            vec![CachedCount { tokenizer: tokenizer.id(), tokens: tokenizer.count_u32(text) }];
+        node
+    };
+    let base = Snapshot {
+        tree: TreeInfo {
+            title: "economy".into(),
+            system_context: "Be precise.".into(),
+            ..TreeInfo::default()
+        },
+        ..Snapshot::default()
+    };
+    let (mut linear, mut pinned) = (base.clone(), base);
+    let (mut linear_total, mut pinned_total) = (0u64, 0u64);
+    let (mut linear_side, mut pinned_side) = (0u64, 0u64);
+    let mut id = 0u64;
+    let mut main_last: Option<NodeId> = None; // the main thread's newest message (pinned tree)
+    let mut linear_last: Option<NodeId> = None;
+    let request = |snapshot: &mut Snapshot, active: NodeId| -> ContextPlan {
+        snapshot.active = active;
+        plan(snapshot, &profile, &settings).unwrap()
+    };
+    for turn in 1..=MAIN_TURNS {
+        for (author, bytes) in [(Author::Human, 300), (Author::Model, 900)] {
+            id += 1;
+            let text = prose(&mut rng, bytes);
+            let edge =
+                |last: Option<NodeId>| last.map_or(ParentEdge::Root, ParentEdge::Continuation);
+            linear.nodes.push(node(id, edge(linear_last), author, &text));
+            pinned.nodes.push(node(id, edge(main_last), author, &text));
+            (linear_last, main_last) = (Some(NodeId(id)), Some(NodeId(id)));
+            if author == Author::Human {
+                let sent_linear = request(&mut linear, NodeId(id)).used;
+                let sent_pinned = request(&mut pinned, NodeId(id));
+                // Every main message is there: nothing was cut.
+                assert!(sent_pinned.pruned_report().is_empty());
+                linear_total += u64::from(sent_linear);
+                pinned_total += u64::from(sent_pinned.used);
+            }
+        }
+        if turn % DIGRESS_EVERY != 0 {
+            continue;
+        }
+        let anchored = main_last.unwrap();
+        let pin = PinId(turn);
+        pinned.pins.push(PinRecord {
+            id: pin,
+            parent_thread: ThreadRef::Root,
+            title: "a side question".into(),
+            anchor: Some(Anchor { text: "the passage asked about".into(), range: (0, 23) }),
+            closed: false,
+            result: None,
+        });
+        pinned.summaries.push(SummaryRecord {
+            thread: ThreadRef::Root,
+            up_to: anchored,
+            budget: Some(settings.depth_budgets[0]),
+            text: summary_text.clone(),
+        });
+        let mut side_last: Option<NodeId> = None;
+        for _ in 0..SIDE_TURNS {
+            for (author, bytes) in [(Author::Human, 300), (Author::Model, 900)] {
+                id += 1;
+                let text = prose(&mut rng, bytes);
+                linear.nodes.push(node(
+                    id,
+                    ParentEdge::Continuation(linear_last.unwrap()),
+                    author,
+                    &text,
+                ));
+                linear_last = Some(NodeId(id));
+                let edge = match side_last {
+                    None => ParentEdge::Pin { parent: anchored, pin },
+                    Some(last) => ParentEdge::Continuation(last),
+                };
+                pinned.nodes.push(node(id, edge, author, &text));
+                side_last = Some(NodeId(id));
+                if author == Author::Human {
+                    let sent_linear = u64::from(request(&mut linear, NodeId(id)).used);
+                    let sent = request(&mut pinned, NodeId(id));
+                    // The required facts: the anchor and the ancestor's summary are sent.
+                    assert!(sent.included().any(|s| s.kind == SliceKind::Anchor));
+                    assert!(sent.included().any(|s| s.kind == SliceKind::AncestorSummary));
+                    assert!(sent.pruned_report().is_empty());
+                    linear_total += sent_linear;
+                    linear_side += sent_linear;
+                    pinned_total += u64::from(sent.used);
+                    pinned_side += u64::from(sent.used);
+                }
+            }
+        }
+    }
+    let fewer = |pins: u64, lines: u64| 100.0 * (1.0 - pins as f64 / lines as f64);
+    println!(
+        "W5 all {} requests: linear {linear_total} tokens, pins {pinned_total} ({:.1} % fewer); \
+         the {} side questions: linear {linear_side}, pins {pinned_side} ({:.1} % fewer)",
+        MAIN_TURNS + MAIN_TURNS / DIGRESS_EVERY * SIDE_TURNS,
+        fewer(pinned_total, linear_total),
+        MAIN_TURNS / DIGRESS_EVERY * SIDE_TURNS,
+        fewer(pinned_side, linear_side),
+    );
+    let mut g = c.benchmark_group("W5_economy_pins_vs_linear");
+    g.bench_function("plan_last_side_question_with_pins", |b| {
+        b.iter(|| black_box(plan(&pinned, &profile, &settings).unwrap()))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, w1, w2, w3, w4, w5);
 criterion_main!(benches);

@@ -241,3 +241,43 @@ async fn profiles_without_prices_have_no_cost_and_with_prices_do() {
     let expected = 20.0 * 3.0 / 1e6 + 15.0 / 1e6;
     assert!((cost.total - expected).abs() < 1e-12, "{cost:?}");
 }
+
+#[tokio::test]
+async fn ollama_cutting_to_its_own_window_is_flagged_and_said_in_the_plan_report() {
+    // Ollama keeps only its `num_ctx` worth of the prompt and says so in `prompt_eval_count`.
+    let reply = "{\"model\":\"llama3.2\",\"message\":{\"role\":\"assistant\",\"content\":\"Noted.\"},\"done\":false}\n{\"model\":\"llama3.2\",\"message\":{\"role\":\"assistant\",\"content\":\"\"},\"done\":true,\"done_reason\":\"stop\",\"prompt_eval_count\":120,\"eval_count\":2}\n";
+    let server = Server::start(vec![Answer::ndjson(reply.as_bytes(), 0)]).await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let mut ollama =
+        pinloom_app::json::ModelProfile::new("Llama", "ollama", "llama3.2", 32_768, 2_048, "other");
+    ollama.base_url = Some(server.base.clone());
+    pinloom.save_model_profile(ollama).await.unwrap();
+    let tree = dialogue(&pinloom).await;
+    let mut parent = None;
+    for turn in 0..40 {
+        let text = format!(
+            "Note {turn}: the river carries silt past the bend and drops it where the flow slows down."
+        );
+        parent = Some(pinloom.append_message(tree, parent, text).await.unwrap().id);
+    }
+    let (events, _received, cancel) = listen();
+    let exchange = pinloom
+        .send(tree, parent, "What did the notes say?".into(), "Llama".into(), events, cancel)
+        .await
+        .unwrap();
+    assert_eq!(server.seen()[0].path, "/api/chat");
+    let receipt = exchange.receipt.unwrap();
+    assert_eq!(receipt.provider, "ollama");
+    assert!(!receipt.exact_counts, "Ollama's models are counted by estimate");
+    assert_eq!(receipt.counted, Some(120));
+    assert_eq!(receipt.verdict, Verdict::ProviderCut, "{receipt:?}");
+    let message = receipt.message.unwrap();
+    assert!(message.contains("num_ctx"), "says what to change: {message}");
+
+    // The CLI's and the MCP's plan report carries the same warning for the next request.
+    let report = pinloom
+        .plan_text(exchange.reply.message.id, Some("Llama".into()), pinloom_app::PlanFormat::Report)
+        .await
+        .unwrap();
+    assert!(report.contains("Warning: The last reply on this path"), "{report}");
+}
