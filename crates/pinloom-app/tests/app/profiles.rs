@@ -121,6 +121,14 @@ async fn bad_profiles_are_refused_with_what_to_fix_and_nothing_changes() {
     assert!(error.message.contains("context window cannot be negative (-5)"), "{}", error.message);
     let error = refused(&pinloom, ModelProfile { reserve: -1, ..local_llama() }).await;
     assert!(error.message.contains("reply reserve cannot be negative"), "{}", error.message);
+    let negative_price = pinloom_app::Prices { input_per_million: -3.0, ..Default::default() };
+    let error =
+        refused(&pinloom, ModelProfile { prices: Some(negative_price), ..local_llama() }).await;
+    assert_eq!(
+        error.message,
+        "Llama at home: prices are US dollars per million tokens, 0 or more; clear them for a \
+         model without a price"
+    );
 
     assert_eq!(pinloom.model_profiles().await.unwrap(), before, "nothing saved");
 }
