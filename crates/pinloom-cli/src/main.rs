@@ -2,6 +2,7 @@
 //! names) and calls the same application layer, so a context assembled here is the one the app
 //! would send.
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -293,19 +294,45 @@ async fn run(cli: Cli) -> anyhow::Result<String> {
 
 #[tokio::main]
 async fn main() -> ExitCode {
+    // A bug is still one line and exit code 2, as every other failure: no backtrace for a
+    // person reading a terminal or a script reading stderr.
+    std::panic::set_hook(Box::new(|info| {
+        let message = one_line(&info.to_string());
+        eprintln!("pinloom: internal error, please report it: {message}");
+        std::process::exit(2);
+    }));
     let cli = Cli::parse();
     match run(cli).await {
         Ok(output) => {
             if !output.is_empty() {
-                println!("{}", output.trim_end());
+                let mut text = output.trim_end().to_owned();
+                text.push('\n');
+                // `pinloom … | head` closes the pipe early: that is the reader's choice, not an
+                // error, so the rest is dropped quietly.
+                let mut stdout = std::io::stdout().lock();
+                if let Err(error) = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush())
+                    && error.kind() != std::io::ErrorKind::BrokenPipe
+                {
+                    eprintln!(
+                        "pinloom: could not write the output: {}",
+                        one_line(&error.to_string())
+                    );
+                    return ExitCode::from(2);
+                }
             }
             ExitCode::SUCCESS
         }
         Err(error) => {
-            // The same `{ code, message }` the app's window gets, in words on stderr.
+            // The same `{ code, message }` the app's window gets, in words on stderr, on one line;
+            // the code stays in the message's words, the exit status is 2 for every failure.
             let error = ApiError::from(error);
-            eprintln!("pinloom: {}", error.message);
-            ExitCode::from(if error.code == pinloom_app::ErrorCode::InvalidInput { 2 } else { 1 })
+            eprintln!("pinloom: {}", one_line(&error.message));
+            ExitCode::from(2)
         }
     }
+}
+
+/// A message on one line: line breaks inside it become spaces.
+fn one_line(message: &str) -> String {
+    message.split_whitespace().collect::<Vec<_>>().join(" ")
 }

@@ -55,9 +55,83 @@ const RESOURCES: [(&str, &str, &str, &str, &str); 2] = [
 /// session's active project and thread are those of `folder` (the working folder, as ThreadMind
 /// keeps them per project folder).
 pub async fn serve_stdio(pinloom: Pinloom, folder: String) -> anyhow::Result<()> {
+    serve_lines(pinloom, folder, tokio::io::stdin(), tokio::io::stdout()).await
+}
+
+/// How much of a message may wait between the line filter and the protocol, each way.
+const PIPE_BYTES: usize = 1 << 20;
+
+/// JSON-RPC's answer to a line that is not JSON (or is, with a lone surrogate in a string).
+const PARSE_ERROR: &str = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: the line is not valid JSON"}}"#;
+
+/// Serves MCP over newline-delimited JSON on `input` and `output`. A line that is not JSON gets
+/// JSON-RPC's parse error and the session goes on: rmcp's own transport would drop such a line
+/// without a word, and a client waiting for an answer would wait forever. Valid lines pass to
+/// rmcp untouched; its answers and the parse errors share `output` a whole line at a time.
+async fn serve_lines<R, W>(
+    pinloom: Pinloom,
+    folder: String,
+    input: R,
+    output: W,
+) -> anyhow::Result<()>
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+    let (protocol_in, mut to_protocol) = tokio::io::duplex(PIPE_BYTES);
+    let (mut from_protocol, protocol_out) = tokio::io::duplex(PIPE_BYTES);
+    let (lines, mut outgoing) = tokio::sync::mpsc::unbounded_channel::<String>();
+
+    let writer = tokio::spawn(async move {
+        let mut output = output;
+        while let Some(line) = outgoing.recv().await {
+            if output.write_all(line.as_bytes()).await.is_err() || output.flush().await.is_err() {
+                break; // the client went away
+            }
+        }
+    });
+    let answers = lines.clone();
+    let forwarder = tokio::spawn(async move {
+        let mut replies = BufReader::new(&mut from_protocol);
+        let mut line = String::new();
+        while matches!(replies.read_line(&mut line).await, Ok(read) if read > 0) {
+            if answers.send(std::mem::take(&mut line)).is_err() {
+                break;
+            }
+        }
+    });
+    let reader = tokio::spawn(async move {
+        let mut requests = BufReader::new(input);
+        let mut line = Vec::new();
+        while matches!(requests.read_until(b'\n', &mut line).await, Ok(read) if read > 0) {
+            let text = std::mem::take(&mut line);
+            let trimmed = text.trim_ascii();
+            if trimmed.is_empty() {
+                continue;
+            }
+            if serde_json::from_slice::<serde_json::Value>(trimmed).is_ok() {
+                if to_protocol.write_all(trimmed).await.is_err()
+                    || to_protocol.write_all(b"\n").await.is_err()
+                {
+                    break;
+                }
+            } else if lines.send(format!("{PARSE_ERROR}\n")).is_err() {
+                break;
+            }
+        }
+        // The client closed its end: so does the protocol's input, and the session ends.
+        let _ = to_protocol.shutdown().await;
+    });
+
     let server = PinloomServer::new(pinloom, folder);
-    let running = server.serve(rmcp::transport::stdio()).await?;
+    let running = server.serve((protocol_in, protocol_out)).await?;
     running.waiting().await?;
+    reader.abort();
+    // What the protocol wrote last is sent before the process ends.
+    let _ = forwarder.await;
+    let _ = writer.await;
     Ok(())
 }
 

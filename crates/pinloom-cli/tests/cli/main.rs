@@ -213,8 +213,38 @@ async fn the_tree_the_context_and_the_stats_read_the_apps_database() {
         Request: POST https://api.openai.com/v1/chat/completions
     "#]].assert_eq(&report);
     let (_, refusal, code) = pinloom(&db, &["context", "--tree", "rivers", "--thread", "nope"]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2, "every failure exits 2");
+    assert_eq!(refusal.lines().count(), 1, "one line: {refusal}");
     assert!(refusal.contains("tree 1 has no thread \"nope\""), "{refusal}");
+}
+
+#[tokio::test]
+async fn a_closed_pipe_ends_the_output_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join(pinloom_app::DATABASE_FILE_NAME);
+    // Enough output to outgrow the pipe's buffer, read by nobody: `pinloom … | head -c 0`.
+    let pinloom_app = Pinloom::open(dir.path().to_owned()).await.unwrap();
+    let tree = pinloom_app.create_tree("Long".into(), TreeMode::Dialogue).await.unwrap().id;
+    let mut parent = None;
+    for turn in 0..400 {
+        let text = format!("Message {turn}: {}", "the river carries silt past the bend ".repeat(8));
+        parent = Some(pinloom_app.append_message(tree, parent, text).await.unwrap().id);
+    }
+    drop(pinloom_app);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pinloom"))
+        .arg("--db")
+        .arg(&db)
+        .args(["export", "--tree", &tree.to_string()])
+        .env_remove("PINLOOM_DATA_DIR")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take()); // the reader goes away before a byte is read
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(stderr, "", "no panic, no backtrace");
+    assert_eq!(output.status.code(), Some(0));
 }
 
 #[test]

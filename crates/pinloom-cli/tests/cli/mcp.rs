@@ -550,3 +550,61 @@ async fn pins_threads_and_budgets_through_the_server() {
     assert!(main.contains("not a pin"), "{main}");
     client.cancel().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_line_that_is_not_json_gets_a_parse_error_and_the_server_goes_on() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("pinloom.sqlite3");
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_pinloom"))
+        .arg("--db")
+        .arg(&db)
+        .arg("mcp")
+        .current_dir(dir.path())
+        .env_remove("PINLOOM_DATA_DIR")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+    // An answer that never comes fails the test instead of hanging it.
+    async fn next(lines: &mut tokio::io::Lines<BufReader<tokio::process::ChildStdout>>) -> String {
+        let waited = tokio::time::timeout(std::time::Duration::from_secs(20), lines.next_line());
+        waited.await.expect("the server answered").unwrap().unwrap()
+    }
+    let parse_error = |line: &str| {
+        let answer: Value = serde_json::from_str(line).unwrap();
+        answer["error"]["code"] == -32700 && answer["id"].is_null()
+    };
+
+    stdin.write_all(b"hello, is this MCP?\n").await.unwrap();
+    let line = next(&mut stdout).await;
+    assert!(parse_error(&line), "{line}");
+    // JSON with a lone surrogate in a string is not valid JSON either.
+    stdin
+        .write_all(
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"x\":\"\\ud800\"}}\n",
+        )
+        .await
+        .unwrap();
+    let line = next(&mut stdout).await;
+    assert!(parse_error(&line), "{line}");
+
+    // And the session goes on: the handshake is answered.
+    let initialize = serde_json::json!({
+        "jsonrpc": "2.0", "id": 7, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "raw", "version": "1"}}
+    });
+    stdin.write_all(format!("{initialize}\n").as_bytes()).await.unwrap();
+    let line = next(&mut stdout).await;
+    let answer: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(answer["id"], 7, "{line}");
+    assert!(answer["result"]["serverInfo"].is_object(), "{line}");
+
+    drop(stdin);
+    let status = child.wait().await.unwrap();
+    assert!(status.success(), "a closed input ends the server cleanly: {status}");
+}
