@@ -33,6 +33,11 @@ pub(crate) enum ReplyPiece {
         /// Why.
         reason: String,
     },
+    /// What has arrived so far is saved in the database: a crash now loses nothing before it.
+    Saved {
+        /// How many characters are saved.
+        characters: u32,
+    },
 }
 
 /// The replies streaming now, by the window's request id, so the window can stop one.
@@ -67,6 +72,9 @@ fn forward(channel: Channel<ReplyPiece>) -> tokio::sync::mpsc::UnboundedSender<R
                 ReplyEvent::Text(text) => ReplyPiece::Text { text },
                 ReplyEvent::Retrying { attempt, wait, reason } => {
                     ReplyPiece::Retrying { attempt, wait_seconds: wait.as_secs_f64(), reason }
+                }
+                ReplyEvent::Saved { characters } => {
+                    ReplyPiece::Saved { characters: u32::try_from(characters).unwrap_or(u32::MAX) }
                 }
             };
             // A closed window stops listening; the reply is still saved.

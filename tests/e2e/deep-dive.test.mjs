@@ -330,4 +330,22 @@ describe("deep dives in the real window", () => {
       "the excluded message is reported as excluded",
     );
   });
+
+  harness.windowTest("a reply cut off by a crash comes back after a restart, marked incomplete", async () => {
+    await newTree("Crash");
+    const whole = "Rivers meander because the outer bank erodes";
+    provider.answers.push({ partial: whole });
+    await type("composer-input", "Why meanders?");
+    await harness.click("composer-ask");
+    await harness.textsUntil(
+      "streaming-saved",
+      (texts) => texts.some((text) => text.startsWith(`${whole.length} characters saved`)),
+      "what arrived is saved while the model is still writing",
+      20_000,
+    );
+    await harness.killApp();
+    await harness.launch();
+    await harness.textsUntil("message-text", (texts) => texts.includes(whole), "the reply is back", 20_000);
+    await harness.textsWhen("incomplete-badge", 1);
+  });
 });

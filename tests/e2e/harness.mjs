@@ -2,7 +2,7 @@
 // WebDriver bridge (tauri-driver, which starts WebKitWebDriver), and sessions of the real built
 // app. Every process started here is ended by `stop()`, also when a test fails.
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -151,6 +151,28 @@ export class Harness {
       .withCapabilities(capabilities)
       .build();
     return this.driver;
+  }
+
+  /// Kills the app's process with SIGKILL, as a crash or a power cut would end it: nothing of
+  /// its own runs on the way out. The WebDriver session goes with it.
+  async killApp() {
+    const binary = appBinary();
+    const ours = readdirSync("/proc")
+      .filter((entry) => /^\d+$/.test(entry))
+      .filter((pid) => {
+        try {
+          const environ = readFileSync(`/proc/${pid}/environ`, "utf8").split("\0");
+          return readlinkSync(`/proc/${pid}/exe`) === binary && environ.includes(`PINLOOM_DATA_DIR=${this.dataDir}`);
+        } catch {
+          return false; // gone meanwhile, or not ours to read
+        }
+      });
+    if (ours.length === 0) throw new Error("no app process of this test to kill");
+    for (const pid of ours) process.kill(Number(pid), "SIGKILL");
+    await waitFor(() => ours.every((pid) => !existsSync(`/proc/${pid}`)), "the app to be gone", 10_000);
+    const driver = this.driver;
+    this.driver = null;
+    await driver?.quit().catch(() => undefined);
   }
 
   /// Ends the app session: the app process exits, as when a person quits it.

@@ -22,7 +22,9 @@ export function chatStream(text) {
 
 export class ScriptedProvider {
   requests = [];
+  /// Texts to answer with, in order; `{ partial: text }` sends the start of a reply and holds on.
   answers = [];
+  held = [];
 
   async start() {
     this.server = createServer((request, response) => {
@@ -30,9 +32,17 @@ export class ScriptedProvider {
       request.on("data", (chunk) => (body += chunk));
       request.on("end", () => {
         this.requests.push({ method: request.method, url: request.url, body });
-        const text = this.answers.shift() ?? "(the test provider has no more answers)";
+        const answer = this.answers.shift() ?? "(the test provider has no more answers)";
         response.writeHead(200, { "content-type": "text/event-stream", connection: "close" });
-        response.end(chatStream(text));
+        if (typeof answer === "object" && "partial" in answer) {
+          // The start of a reply, then silence with the connection held open: a model that is
+          // still "thinking" when the app is killed.
+          const stream = chatStream(answer.partial);
+          response.write(stream.slice(0, stream.indexOf('"finish_reason":"stop"')).replace(/data: [^\n]*$/, ""));
+          this.held.push(response);
+          return;
+        }
+        response.end(chatStream(answer));
       });
     });
     await new Promise((resolve) => this.server.listen(0, "127.0.0.1", resolve));
@@ -46,6 +56,7 @@ export class ScriptedProvider {
   }
 
   async stop() {
+    for (const response of this.held) response.destroy();
     await new Promise((resolve) => this.server?.close(resolve));
   }
 }

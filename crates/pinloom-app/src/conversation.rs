@@ -7,6 +7,7 @@
 //! and plan again; render; stream through the provider; write the reply with its usage (marked
 //! incomplete when it broke off, never dropped); learn the model's calibration from the usage.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, anyhow};
@@ -304,10 +305,15 @@ impl Pinloom {
         let wire = wire_request(&planned).map_err(anyhow::Error::new)?;
         let view = plan_view(&planned)?;
         let key = self.key_for(planned.choice.provider).await?;
-        let reply = match self.provider.stream(&wire, key.as_ref(), events, cancel).await {
+        let drafting =
+            Drafting { tree: planned.tree.id, parent: prompt, model: planned.choice.name.clone() };
+        let (streamed, draft) =
+            self.stream_saving_drafts(&wire, key.as_ref(), events, cancel, drafting).await;
+        let reply = match streamed {
             Ok(reply) => reply,
             Err(error) => {
                 let name = planned.choice.name.clone();
+                self.discard_draft(draft).await?;
                 self.keep_path(planned)?;
                 return Err(anyhow::Error::new(error).context(format!("{name} did not answer")));
             }
@@ -316,6 +322,7 @@ impl Pinloom {
             && let Some(interruption) = reply.interruption
         {
             let name = planned.choice.name.clone();
+            self.discard_draft(draft).await?;
             self.keep_path(planned)?;
             return Err(anyhow::Error::new(interruption)
                 .context(format!("{name} sent nothing before it stopped")));
@@ -385,6 +392,7 @@ impl Pinloom {
             node.incomplete = incomplete;
             node.token_counts = token_counts(&node.parts);
             node.receipt = Some(stored_receipt);
+            node.replaces_draft = draft;
             let written = store.append_node(&node)?;
             // Counts the engine had to make (nodes written before counting existed) are stored,
             // and kept on the path in memory, so they are made once.
@@ -571,6 +579,126 @@ impl Pinloom {
             })),
         }
     }
+}
+
+/// How often what has arrived of a streaming reply is saved: a crash loses at most this much.
+const DRAFT_EVERY: Duration = Duration::from_secs(1);
+/// A draft not saved for this long belongs to a process that stopped: a streaming process
+/// saves its draft every [`DRAFT_EVERY`], even while the model is silent.
+const DRAFT_STALE_MS: i64 = 10_000;
+
+/// Where a streaming reply's draft goes.
+struct Drafting {
+    tree: store::TreeId,
+    parent: NodeId,
+    model: String,
+}
+
+impl Pinloom {
+    /// Streams a reply, passing its events on to `events`, and saves what has arrived as a
+    /// draft every [`DRAFT_EVERY`] (one short transaction each, never per token). Returns the
+    /// reply and its draft, if one was saved (there is none before the first text).
+    async fn stream_saving_drafts(
+        &self,
+        wire: &WireRequest,
+        key: Option<&ApiKey>,
+        events: &UnboundedSender<ReplyEvent>,
+        cancel: &CancellationToken,
+        drafting: Drafting,
+    ) -> (Result<pinloom_providers::Reply, ProviderError>, Option<i64>) {
+        let (pieces, mut arriving) = tokio::sync::mpsc::unbounded_channel();
+        let streaming = async move {
+            let reply = self.provider.stream(wire, key, &pieces, cancel).await;
+            drop(pieces); // the saver below stops when the stream does
+            reply
+        };
+        let saving = async {
+            let drafting = Arc::new(drafting);
+            let mut text = String::new();
+            let mut draft: Option<i64> = None;
+            let mut every = tokio::time::interval(DRAFT_EVERY);
+            every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            every.tick().await; // the first tick is immediate
+            loop {
+                tokio::select! {
+                    event = arriving.recv() => match event {
+                        Some(event) => {
+                            match &event {
+                                ReplyEvent::Text(piece) => text.push_str(piece),
+                                // A retry starts the reply over.
+                                ReplyEvent::Retrying { .. } => text.clear(),
+                                ReplyEvent::Saved { .. } => {}
+                            }
+                            let _ = events.send(event);
+                        }
+                        None => break,
+                    },
+                    _ = every.tick() => {
+                        if text.is_empty() {
+                            continue;
+                        }
+                        // Saved even when nothing new arrived: the save says the reply is
+                        // still alive (see DRAFT_STALE_MS). A failed save costs only the
+                        // crash safety of this reply, never the reply itself.
+                        let store = self.store.clone();
+                        let drafting = drafting.clone();
+                        let so_far = text.clone();
+                        let saved = blocking(move || {
+                            Ok(store.save_reply_draft(
+                                draft,
+                                drafting.tree,
+                                drafting.parent,
+                                &drafting.model,
+                                &so_far,
+                                std::process::id(),
+                                now_ms(),
+                            )?)
+                        })
+                        .await;
+                        match saved {
+                            Ok(id) => {
+                                draft = Some(id);
+                                let characters = text.chars().count() as u64;
+                                let _ = events.send(ReplyEvent::Saved { characters });
+                            }
+                            Err(error) => tracing::warn!("could not save the reply so far: {error:#}"),
+                        }
+                    }
+                }
+            }
+            draft
+        };
+        tokio::join!(streaming, saving)
+    }
+
+    /// Forgets the draft of a reply that is not kept.
+    async fn discard_draft(&self, draft: Option<i64>) -> anyhow::Result<()> {
+        let Some(draft) = draft else { return Ok(()) };
+        let store = self.store.clone();
+        blocking(move || Ok(store.discard_reply_draft(draft)?)).await
+    }
+}
+
+/// Writes what a process that stopped mid-reply had saved as incomplete replies: run when a
+/// database is opened. A draft was left when its process is gone, or (where that cannot be
+/// told) when it has not been saved for [`DRAFT_STALE_MS`].
+pub(crate) fn recover_replies(store: &Store) -> Result<(), store::StoreError> {
+    let stale_before = now_ms() - DRAFT_STALE_MS;
+    let recovered = store.recover_reply_drafts(|owner, saved_at_ms| {
+        saved_at_ms < stale_before || process_gone(owner)
+    })?;
+    if !recovered.is_empty() {
+        tracing::info!("{} reply(ies) cut off by a stop were kept as incomplete", recovered.len());
+    }
+    Ok(())
+}
+
+/// Whether process `pid` has ended. Only Linux can tell cheaply (`/proc`); elsewhere a draft's
+/// age decides alone.
+fn process_gone(pid: u32) -> bool {
+    cfg!(target_os = "linux")
+        && pid != std::process::id()
+        && !std::path::Path::new("/proc").join(pid.to_string()).exists()
 }
 
 /// What the provider did with the newest reply on the path, if it cut that request's context:

@@ -67,6 +67,7 @@ impl Pinloom {
         let store = blocking(move || {
             let store = Store::open(&path)?;
             crate::profiles::seed_from_catalog(&store)?;
+            crate::conversation::recover_replies(&store)?;
             Ok(store)
         })
         .await
@@ -89,6 +90,7 @@ impl Pinloom {
             })?;
             let store = Store::open(&data_dir.join(DATABASE_FILE_NAME))?;
             crate::profiles::seed_from_catalog(&store)?;
+            crate::conversation::recover_replies(&store)?;
             Ok(store)
         })
         .await

@@ -28,6 +28,12 @@ pub enum ReplyEvent {
         /// Why.
         reason: String,
     },
+    /// What has arrived so far is saved: a crash now would lose nothing before it. Sent by the
+    /// application layer, which keeps a streaming reply's draft, never by a provider.
+    Saved {
+        /// How many characters of the reply are saved.
+        characters: u64,
+    },
 }
 
 /// The token usage a provider reported for one reply.

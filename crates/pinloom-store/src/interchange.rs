@@ -345,6 +345,7 @@ fn import_tree(conn: &Connection, import: &TreeImport) -> Result<ImportedTree, S
             token_counts: node.token_counts.clone(),
             created_at_ms: node.created_at_ms,
             receipt: None,
+            replaces_draft: None,
         };
         let written = insert_node(conn, &new, true)?;
         if written.pin_id != pin {

@@ -15,6 +15,7 @@
 
 mod attachments;
 mod codec;
+mod drafts;
 mod error;
 mod interchange;
 mod migrations;

@@ -278,6 +278,21 @@ const MIGRATIONS: &[(&str, Option<Fill>)] = &[
     CREATE INDEX receipts_cut ON receipts(node_id) WHERE provider_cut = 1;
 
     ALTER TABLE model_profiles ADD COLUMN prices_json TEXT;
+
+    -- A reply while it streams: what has arrived, written at least every second, so a crash
+    -- loses at most the last second. Nodes never change once written, so the growing text
+    -- lives here; the finished reply is written as a node and its draft deleted in one
+    -- transaction, and a draft found at start is written as an incomplete reply.
+    CREATE TABLE reply_drafts (
+        id            INTEGER PRIMARY KEY,
+        tree_id       INTEGER NOT NULL REFERENCES trees(id) ON DELETE CASCADE,
+        parent_id     INTEGER NOT NULL REFERENCES nodes(id) ON DELETE CASCADE,
+        model         TEXT    NOT NULL,
+        text          TEXT    NOT NULL,
+        owner_pid     INTEGER NOT NULL,
+        started_at_ms INTEGER NOT NULL,
+        saved_at_ms   INTEGER NOT NULL
+    ) STRICT;
     "#,
         None,
     ),

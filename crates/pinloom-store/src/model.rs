@@ -173,6 +173,11 @@ pub struct NewNode {
     pub created_at_ms: i64,
     /// For a model's reply: the receipt of the request that made it, written with it.
     pub receipt: Option<Receipt>,
+    /// The streaming draft this reply finishes ([`Store::save_reply_draft`]): deleted in the
+    /// same transaction the node is written in.
+    ///
+    /// [`Store::save_reply_draft`]: crate::Store::save_reply_draft
+    pub replaces_draft: Option<i64>,
 }
 
 /// A reply's receipt as the application layer made it: what was planned and sent beside what the
@@ -208,6 +213,7 @@ impl NewNode {
             token_counts: Vec::new(),
             created_at_ms,
             receipt: None,
+            replaces_draft: None,
         }
     }
 }

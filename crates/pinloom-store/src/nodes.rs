@@ -60,6 +60,7 @@ impl Store {
                 token_counts,
                 created_at_ms,
                 receipt: None,
+                replaces_draft: None,
             };
             insert_node(tx, &edit, false)
         })
@@ -543,6 +544,9 @@ pub(crate) fn insert_node(
     )?;
     if let Some(receipt) = &node.receipt {
         write_receipt(conn, id, receipt)?;
+    }
+    if let Some(draft) = node.replaces_draft {
+        crate::drafts::delete_draft(conn, draft)?;
     }
     touch_tree(conn, node.tree_id, node.created_at_ms)?;
     Ok(Node {

@@ -556,7 +556,11 @@ attempt: number;
 /**  Seconds it waits first. */
 waitSeconds: number | null; 
 /**  Why. */
-reason: string };
+reason: string } | 
+/**  What has arrived so far is saved in the database: a crash now loses nothing before it. */
+{ kind: "saved"; 
+/**  How many characters are saved. */
+characters: number };
 
 /**  How a reply's request differs from the request before it on its path. */
 export type RequestDiff = {

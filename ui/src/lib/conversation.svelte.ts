@@ -16,6 +16,8 @@ export type Column = {
   view: ThreadView;
   /// Text of the reply streaming now, if one is.
   streaming: string | null;
+  /// How many characters of it are saved in the database (a crash would keep them).
+  saved?: number;
   requestId: number | null;
   error: PinloomError | null;
 };
@@ -126,9 +128,9 @@ export class Conversation {
     try {
       const exchange = await backend.replyStart(target, this.profile, requestId, (piece) => {
         const live = this.columns[index];
-        if (piece.kind === "text" && live && live.requestId === requestId) {
-          live.streaming = (live.streaming ?? "") + piece.text;
-        }
+        if (!live || live.requestId !== requestId) return;
+        if (piece.kind === "text") live.streaming = (live.streaming ?? "") + piece.text;
+        if (piece.kind === "saved") live.saved = piece.characters;
       });
       if (exchange.interruption) column.error = new PinloomError(exchange.interruption);
       this.onchanged();
@@ -146,6 +148,7 @@ export class Conversation {
       if (live) {
         live.streaming = null;
         live.requestId = null;
+        live.saved = undefined;
       }
     }
   }

@@ -389,3 +389,78 @@ async fn ollama_models_are_offered_as_profiles_that_save_and_send() {
     assert_eq!(request.path, "/api/chat");
     assert_eq!(request.json()["options"]["num_ctx"], 8_192);
 }
+
+#[tokio::test]
+async fn a_reply_cut_off_by_a_crash_comes_back_incomplete_with_what_had_arrived() {
+    // The server sends the start of a reply, then nothing more: the app is killed meanwhile.
+    let mut partial = String::new();
+    for piece in ["Rivers meander ", "because the outer bank erodes"] {
+        let json = serde_json::json!({
+            "id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "local",
+            "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": null}]
+        });
+        partial.push_str(&format!("data: {json}\n\n"));
+    }
+    let server = Server::start(vec![Answer::sse(partial.as_bytes(), 0).then(Then::Hang)]).await;
+    let (pinloom, dir) = pinloom_with(&server).await;
+    let tree = dialogue(&pinloom).await;
+    let (events, mut received, cancel) = listen();
+    let sending = {
+        let pinloom = pinloom.clone();
+        tokio::spawn(async move {
+            pinloom.send(tree, None, "Why meanders?".into(), "Local".into(), events, cancel).await
+        })
+    };
+    // Both pieces arrived, then a save came due.
+    let whole = "Rivers meander because the outer bank erodes";
+    let mut arrived = String::new();
+    let mut saved_said = 0;
+    while saved_said < whole.len() as u64 {
+        let next = tokio::time::timeout(std::time::Duration::from_secs(20), received.recv());
+        match next.await.expect("the reply streams and is saved within seconds") {
+            Some(ReplyEvent::Text(piece)) => arrived.push_str(&piece),
+            // The window is told what is safe, as it becomes so.
+            Some(ReplyEvent::Saved { characters }) => saved_said = characters,
+            _ => {}
+        }
+    }
+    assert_eq!(arrived, whole);
+    let database = dir.path().join(pinloom_app::DATABASE_FILE_NAME);
+    let saved = || {
+        let conn = rusqlite::Connection::open(&database).unwrap();
+        conn.query_row("SELECT coalesce(max(length(text)), 0) FROM reply_drafts", [], |row| {
+            row.get::<_, i64>(0)
+        })
+        .unwrap()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while saved() < arrived.len() as i64 {
+        assert!(std::time::Instant::now() < deadline, "what arrived is saved within a second");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+
+    // Another process opening the database meanwhile leaves the live reply alone.
+    let other = pinloom_app::Pinloom::open(dir.path().to_owned()).await.unwrap();
+    let view = other.thread_view(tree, None).await.unwrap();
+    assert_eq!(view.messages.len(), 1, "only the question: the reply is still arriving");
+    drop(other);
+
+    // The process dies: nothing of the send's own clean-up runs.
+    sending.abort();
+    let _ = sending.await;
+    drop(pinloom);
+    // Time passes: the draft is no longer being kept alive.
+    rusqlite::Connection::open(&database)
+        .unwrap()
+        .execute("UPDATE reply_drafts SET saved_at_ms = saved_at_ms - 60000", [])
+        .unwrap();
+
+    let reopened = pinloom_app::Pinloom::open(dir.path().to_owned()).await.unwrap();
+    let view = reopened.thread_view(tree, None).await.unwrap();
+    let texts: Vec<&str> = view.messages.iter().map(|m| m.node.message.text.as_str()).collect();
+    assert_eq!(texts, ["Why meanders?", "Rivers meander because the outer bank erodes"]);
+    let reply = &view.messages[1].node;
+    assert!(reply.incomplete, "marked incomplete");
+    assert_eq!(reply.model.as_deref(), Some("Local"));
+    assert_eq!(saved(), 0, "the draft became the reply");
+}

@@ -76,7 +76,7 @@ pub fn texts(events: &[ReplyEvent]) -> Vec<String> {
         .iter()
         .filter_map(|event| match event {
             ReplyEvent::Text(text) => Some(text.clone()),
-            ReplyEvent::Retrying { .. } => None,
+            ReplyEvent::Retrying { .. } | ReplyEvent::Saved { .. } => None,
         })
         .collect()
 }

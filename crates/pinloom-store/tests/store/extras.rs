@@ -320,3 +320,38 @@ fn path_search_finds_only_what_the_path_may_know() {
     );
     assert!(store.search_path(NodeId(9_999), "meander", 5).is_err(), "an unknown node is an error");
 }
+
+#[test]
+fn a_streaming_reply_is_kept_as_a_draft_and_a_left_draft_becomes_an_incomplete_reply() {
+    let (store, _dir) = fresh_store();
+    let tree = store.create_tree("Drafts", TreeMode::Dialogue, 0).unwrap().id;
+    let question =
+        store.append_node(&NewNode::text(tree, None, Author::Human, "Why meanders?", 1)).unwrap();
+    let draft = store.save_reply_draft(None, tree, question.id, "Local", "Rivers", 7, 2).unwrap();
+    let same = store
+        .save_reply_draft(Some(draft), tree, question.id, "Local", "Rivers meander", 7, 3)
+        .unwrap();
+    assert_eq!(same, draft, "the draft's text is replaced, not added to");
+    assert!(store.save_reply_draft(Some(404), tree, question.id, "Local", "x", 7, 3).is_err());
+
+    // A draft still being kept (by process 7, say) is left alone.
+    assert!(store.recover_reply_drafts(|_, _| false).unwrap().is_empty());
+    assert!(store.children(question.id, false).unwrap().is_empty());
+
+    // Finished: the reply is written and its draft goes in the same transaction.
+    let mut reply = NewNode::text(tree, Some(question.id), Author::Model, "Rivers meander.", 4);
+    reply.replaces_draft = Some(draft);
+    store.append_node(&reply).unwrap();
+    assert!(store.recover_reply_drafts(|_, _| true).unwrap().is_empty(), "no draft is left");
+
+    // Left by a process that stopped: written as an incomplete reply from its model.
+    let left = store.save_reply_draft(None, tree, question.id, "Local", "Sediment", 8, 5).unwrap();
+    let empty = store.save_reply_draft(None, tree, question.id, "Local", "  ", 8, 5).unwrap();
+    let recovered =
+        store.recover_reply_drafts(|owner, saved_at_ms| owner == 8 && saved_at_ms == 5).unwrap();
+    assert_eq!(recovered.len(), 1, "the empty draft is dropped, not written");
+    assert_eq!((recovered[0].text.as_str(), recovered[0].incomplete), ("Sediment", true));
+    assert_eq!(recovered[0].model.as_deref(), Some("Local"));
+    assert_eq!(recovered[0].parent_id, Some(question.id));
+    assert!(store.recover_reply_drafts(|_, _| true).unwrap().is_empty(), "{left} and {empty} went");
+}
