@@ -1,6 +1,7 @@
 /// Every command the window may call. build.rs reads this list to generate their permissions, and
 /// a test checks it against the registered handlers, so a command cannot be added without a grant.
 pub const ALL: &[&str] = &[
+    "about",
     "tree_create",
     "tree_list",
     "tree_open",

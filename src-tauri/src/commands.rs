@@ -85,3 +85,29 @@ pub(crate) async fn preferences_set(
 ) -> Result<(), ApiError> {
     preferences::save(&app, &state.data_dir, &preferences)
 }
+
+/// What the About section shows: which Pinloom this is and where it keeps things.
+#[derive(Debug, Clone, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct About {
+    /// The app's version.
+    pub(crate) version: String,
+    /// The data folder: the database, the settings file and the logs.
+    pub(crate) data_folder: String,
+    /// The database file.
+    pub(crate) database: String,
+    /// The folder of the log files (a new file each day, the last seven kept).
+    pub(crate) log_folder: String,
+}
+
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn about(state: State<'_, AppState>) -> Result<About, ApiError> {
+    let data_dir = &state.data_dir;
+    Ok(About {
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+        data_folder: data_dir.display().to_string(),
+        database: data_dir.join(pinloom_app::DATABASE_FILE_NAME).display().to_string(),
+        log_folder: data_dir.join(crate::LOG_FOLDER).display().to_string(),
+    })
+}

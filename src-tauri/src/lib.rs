@@ -40,6 +40,7 @@ impl AppState {
 pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
     tauri_specta::Builder::<tauri::Wry>::new()
         .commands(tauri_specta::collect_commands![
+            commands::about,
             commands::tree_create,
             commands::tree_list,
             commands::tree_open,
@@ -98,15 +99,42 @@ pub fn export_bindings(path: &std::path::Path) -> anyhow::Result<()> {
         .map_err(|error| anyhow::anyhow!("could not export the bindings: {error}"))
 }
 
+/// The folder in the data folder that holds the log files.
+const LOG_FOLDER: &str = "logs";
+
+/// Logs to standard error and to a file in the data folder (`logs/pinloom.YYYY-MM-DD.log`, a new
+/// one each day, the last seven kept), at the level `PINLOOM_LOG` chooses (`warn,pinloom=info`
+/// by default; `debug`, `pinloom_app=trace`, … as `tracing`'s filters read them). A log folder
+/// that cannot be made leaves standard error alone, with a word there.
+fn start_logging(data_dir: &std::path::Path) {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+
+    let filter = tracing_subscriber::EnvFilter::try_from_env("PINLOOM_LOG")
+        .unwrap_or_else(|_| "warn,pinloom=info".into());
+    let file = tracing_appender::rolling::Builder::new()
+        .rotation(tracing_appender::rolling::Rotation::DAILY)
+        .filename_prefix("pinloom")
+        .filename_suffix("log")
+        .max_log_files(7)
+        .build(data_dir.join(LOG_FOLDER));
+    let to_stderr = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    let registry = tracing_subscriber::registry().with(filter).with(to_stderr);
+    let started = match file {
+        Ok(file) => registry
+            .with(tracing_subscriber::fmt::layer().with_ansi(false).with_writer(file))
+            .try_init(),
+        Err(error) => {
+            eprintln!("pinloom: no log file in {}: {error}", data_dir.display());
+            registry.try_init()
+        }
+    };
+    // Started already (a second window of the same process): the first one's logging stays.
+    drop(started);
+}
+
 /// Starts the desktop app.
 pub fn run() {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("PINLOOM_LOG")
-                .unwrap_or_else(|_| "warn,pinloom=info".into()),
-        )
-        .init();
-
     let builder = specta_builder();
     tauri::Builder::default()
         .plugin(tauri_plugin_store::Builder::new().build())
@@ -119,6 +147,7 @@ pub fn run() {
                 std::env::var_os(pinloom_app::DATA_DIR_ENV),
                 || os_default,
             )?;
+            start_logging(&data_dir);
             let pinloom = tauri::async_runtime::block_on(Pinloom::open(data_dir.clone()))
                 .map_err(ApiError::from);
             match &pinloom {

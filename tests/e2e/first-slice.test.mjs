@@ -3,7 +3,7 @@
 // (refused beside the composer, nothing lost) and a damaged database file (refused with its path,
 // left untouched).
 import assert from "node:assert/strict";
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe } from "node:test";
 
@@ -93,6 +93,19 @@ describe("first slice in the real window", () => {
     const listError = await harness.find("list-error", 5000);
     assert.match(await listError.getText(), /a tree needs a title/);
     assert.equal((await harness.findAll("tree-item")).length, 1);
+    await harness.quit();
+  });
+
+  harness.windowTest("the About section says which Pinloom this is and where it keeps things", async () => {
+    if (!harness.driver) await harness.launch();
+    await harness.click("open-settings", undefined, 20_000);
+    await harness.textsUntil("about-version", ([version]) => /^Pinloom \d+\.\d+\.\d+/.test(version ?? ""), "the version");
+    const [about] = await harness.textsWhen("about", 1);
+    assert.ok(about.includes(harness.dataDir), `the data folder is named: ${about}`);
+    assert.ok(about.includes(join(harness.dataDir, "logs")), `the log folder is named: ${about}`);
+    const logs = readdirSync(join(harness.dataDir, "logs"));
+    assert.ok(logs.some((name) => /^pinloom\.\d{4}-\d{2}-\d{2}\.log$/.test(name)), `a log file of today: ${logs}`);
+    await harness.click("settings-close");
     await harness.quit();
   });
 

@@ -45,6 +45,7 @@ export const backend = {
   treeCreate: (title: string, mode: Parameters<typeof commands.treeCreate>[1]) =>
     unwrap(commands.treeCreate(title, mode)),
   treeList: () => unwrap(commands.treeList()),
+  about: () => unwrap(commands.about()),
   treeOpen: (treeId: number) => unwrap(commands.treeOpen(treeId)),
   messageAppend: (treeId: number, parentId: number | null, text: string) =>
     unwrap(commands.messageAppend(treeId, parentId, text)),

@@ -6,6 +6,7 @@ import * as __TAURI_EVENT from "@tauri-apps/api/event";
 
 /** Commands */
 export const commands = {
+	about: () => typedError<About, ApiError>(__TAURI_INVOKE("about")),
 	treeCreate: (title: string, mode: TreeMode) => typedError<TreeSummary, ApiError>(__TAURI_INVOKE("tree_create", { title, mode })),
 	treeList: () => typedError<TreeSummary[], ApiError>(__TAURI_INVOKE("tree_list")),
 	treeOpen: (treeId: number) => typedError<TreeView, ApiError>(__TAURI_INVOKE("tree_open", { treeId })),
@@ -57,6 +58,18 @@ export const events = {
 };
 
 /* Types */
+/**  What the About section shows: which Pinloom this is and where it keeps things. */
+export type About = {
+	/**  The app's version. */
+	version: string,
+	/**  The data folder: the database, the settings file and the logs. */
+	dataFolder: string,
+	/**  The database file. */
+	database: string,
+	/**  The folder of the log files (a new file each day, the last seven kept). */
+	logFolder: string,
+};
+
 /**  A failure as it crosses to a front end: `{ code, message }`. */
 export type ApiError = {
 	/**  What kind of failure it is. */
