@@ -112,12 +112,17 @@ fn start_logging(data_dir: &std::path::Path) {
 
     let filter = tracing_subscriber::EnvFilter::try_from_env("PINLOOM_LOG")
         .unwrap_or_else(|_| "warn,pinloom=info".into());
-    let file = tracing_appender::rolling::Builder::new()
-        .rotation(tracing_appender::rolling::Rotation::DAILY)
-        .filename_prefix("pinloom")
-        .filename_suffix("log")
-        .max_log_files(7)
-        .build(data_dir.join(LOG_FOLDER));
+    // Made first: the appender looks for old files to prune before it creates the folder.
+    let folder = data_dir.join(LOG_FOLDER);
+    let file = std::fs::create_dir_all(&folder).map_err(|error| error.to_string()).and_then(|()| {
+        tracing_appender::rolling::Builder::new()
+            .rotation(tracing_appender::rolling::Rotation::DAILY)
+            .filename_prefix("pinloom")
+            .filename_suffix("log")
+            .max_log_files(7)
+            .build(&folder)
+            .map_err(|error| error.to_string())
+    });
     let to_stderr = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
     let registry = tracing_subscriber::registry().with(filter).with(to_stderr);
     let started = match file {

@@ -16,8 +16,10 @@ import { Builder, By, Capabilities, until } from "selenium-webdriver";
 const here = dirname(fileURLToPath(import.meta.url));
 export const repoRoot = resolve(here, "../..");
 
-/// The binary under test: built with the UI embedded by the README's test command.
+/// The binary under test: built with the UI embedded by the README's test command, or the one
+/// PINLOOM_APP_BINARY names (the start-up measurement runs the release build).
 export function appBinary() {
+  if (process.env.PINLOOM_APP_BINARY) return resolve(process.env.PINLOOM_APP_BINARY);
   const targetDir = process.env.CARGO_TARGET_DIR
     ? resolve(repoRoot, process.env.CARGO_TARGET_DIR)
     : join(repoRoot, "target");

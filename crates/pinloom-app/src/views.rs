@@ -101,16 +101,27 @@ fn thread_messages(
         .map(|node| node.id)
         .collect();
     let cut = store.cut_replies(&replies)?;
-    let mut messages = Vec::new();
-    for node in path {
-        let mut alternatives: Vec<i64> =
-            store.siblings(node.id)?.into_iter().map(|sibling| sibling.id.0).collect();
-        alternatives.push(node.id.0);
-        alternatives.sort_unstable();
-        let pins = store.pins_anchored_in(node.id)?.into_iter().map(PinView::from).collect();
-        let provider_cut = cut.contains(&node.id);
-        messages.push(ThreadMessage { node: node.into(), alternatives, pins, provider_cut });
-    }
+    // Three queries for the whole thread, not three per message.
+    let mut alternatives = store.alternatives(&path)?;
+    let ids: Vec<NodeId> = path.iter().map(|node| node.id).collect();
+    let mut pins = store.pins_anchored_in_each(&ids)?;
+    let messages = path
+        .into_iter()
+        .map(|node| {
+            let id = node.id;
+            ThreadMessage {
+                alternatives: alternatives
+                    .remove(&id)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|alternative| alternative.0)
+                    .collect(),
+                pins: pins.remove(&id).unwrap_or_default().into_iter().map(PinView::from).collect(),
+                provider_cut: cut.contains(&id),
+                node: node.into(),
+            }
+        })
+        .collect();
     Ok(messages)
 }
 

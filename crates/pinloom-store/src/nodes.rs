@@ -127,6 +127,60 @@ impl Store {
         Ok(children)
     }
 
+    /// The alternatives of each of `nodes` at once (a thread view's "2/3" for every message):
+    /// the live nodes with the same parent in the same thread, the node itself included, by
+    /// id. One query for all of them, by the parent index, where [`Store::siblings`] per node
+    /// made a 10,000-message thread take 26 s.
+    pub fn alternatives(&self, nodes: &[Node]) -> Result<HashMap<NodeId, Vec<NodeId>>, StoreError> {
+        let parents: Vec<i64> =
+            nodes.iter().filter_map(|node| node.parent_id.map(|p| p.0)).collect();
+        let parents = serde_json::to_string(&parents)
+            .map_err(|error| StoreError::InvalidInput(format!("node ids: {error}")))?;
+        let conn = self.conn();
+        // (parent, thread) → the live children there.
+        let mut by_place: HashMap<(Option<i64>, Option<i64>), Vec<i64>> = HashMap::new();
+        let mut rows = |sql: &str, param: rusqlite::types::Value| -> Result<(), StoreError> {
+            let mut statement = conn.prepare_cached(sql)?;
+            let found = statement.query_map([param], |row| {
+                Ok((
+                    row.get::<_, i64>(0)?,
+                    row.get::<_, Option<i64>>(1)?,
+                    row.get::<_, Option<i64>>(2)?,
+                ))
+            })?;
+            for row in found {
+                let (id, parent, pin) = row?;
+                by_place.entry((parent, pin)).or_default().push(id);
+            }
+            Ok(())
+        };
+        rows(
+            "SELECT id, parent_id, pin_id FROM nodes
+             WHERE parent_id IN (SELECT value FROM json_each(?1)) AND pruned_at_ms IS NULL",
+            parents.into(),
+        )?;
+        if let Some(root) = nodes.iter().find(|node| node.parent_id.is_none()) {
+            rows(
+                "SELECT id, parent_id, pin_id FROM nodes
+                 WHERE tree_id = ?1 AND parent_id IS NULL AND pruned_at_ms IS NULL",
+                root.tree_id.0.into(),
+            )?;
+        }
+        Ok(nodes
+            .iter()
+            .map(|node| {
+                let place = (node.parent_id.map(|p| p.0), node.pin_id.map(|p| p.0));
+                let mut ids: Vec<NodeId> =
+                    by_place.get(&place).into_iter().flatten().map(|&id| NodeId(id)).collect();
+                if !ids.contains(&node.id) {
+                    ids.push(node.id); // a deleted node is still its own alternative
+                }
+                ids.sort_unstable();
+                (node.id, ids)
+            })
+            .collect())
+    }
+
     /// The alternatives to `node`: the other live nodes with the same parent in the same thread,
     /// oldest first (a regeneration or an edit makes one).
     pub fn siblings(&self, node: NodeId) -> Result<Vec<Node>, StoreError> {

@@ -134,6 +134,30 @@ impl Store {
         Ok(pins)
     }
 
+    /// The live pins anchored in each of `nodes`, oldest first, in one query (see
+    /// [`Store::alternatives`] for why a thread view asks for all its messages at once).
+    pub fn pins_anchored_in_each(
+        &self,
+        nodes: &[NodeId],
+    ) -> Result<std::collections::HashMap<NodeId, Vec<Pin>>, StoreError> {
+        let ids = serde_json::to_string(&nodes.iter().map(|id| id.0).collect::<Vec<_>>())
+            .map_err(|error| StoreError::InvalidInput(format!("node ids: {error}")))?;
+        let conn = self.conn();
+        let mut statement = conn.prepare_cached(&format!(
+            "SELECT {PIN_COLUMNS} FROM pins
+             WHERE anchor_node_id IN (SELECT value FROM json_each(?1)) AND deleted_at_ms IS NULL
+             ORDER BY id"
+        ))?;
+        let mut by_node: std::collections::HashMap<NodeId, Vec<Pin>> = Default::default();
+        for pin in statement.query_map([ids], pin_from_row)? {
+            let pin = pin?;
+            if let Some(anchor) = pin.anchor_node_id {
+                by_node.entry(anchor).or_default().push(pin);
+            }
+        }
+        Ok(by_node)
+    }
+
     /// The live pins opened directly from thread `parent` (`None`: the root thread), oldest
     /// first.
     pub fn child_pins(

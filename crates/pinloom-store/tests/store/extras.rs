@@ -355,3 +355,44 @@ fn a_streaming_reply_is_kept_as_a_draft_and_a_left_draft_becomes_an_incomplete_r
     assert_eq!(recovered[0].parent_id, Some(question.id));
     assert!(store.recover_reply_drafts(|_, _| true).unwrap().is_empty(), "{left} and {empty} went");
 }
+
+#[test]
+fn alternatives_and_pins_of_a_whole_thread_agree_with_the_one_message_queries() {
+    let (store, _dir) = fresh_store();
+    let tree = store.create_tree("Branches", TreeMode::Dialogue, 0).unwrap().id;
+    let say = |parent: Option<NodeId>, text: &str| {
+        store.append_node(&NewNode::text(tree, parent, Author::Human, text, 1)).unwrap()
+    };
+    let root = say(None, "a river bends");
+    // An edit of the first message is a second first message.
+    let edited = vec![pinloom_store::Part::Text { text: "a river turns".into() }];
+    let second_root = store.edit_node(root.id, edited, Vec::new(), 2).unwrap();
+    let answer = say(Some(root.id), "one answer");
+    let regenerated = say(Some(root.id), "another answer");
+    let deleted = say(Some(root.id), "a deleted answer");
+    store.soft_delete(deleted.id, 2).unwrap();
+    let follow = say(Some(answer.id), "and then");
+    let pin = store.pin_range(answer.id, 0, 3, "one", "", 3).unwrap();
+    let mut in_pin = NewNode::text(tree, Some(answer.id), Author::Human, "in the pin", 4);
+    in_pin.pin_id = Some(pin.id);
+    store.append_node(&in_pin).unwrap();
+
+    let path = store.ancestor_path(follow.id).unwrap();
+    let all = store.alternatives(&path).unwrap();
+    let pins = store.pins_anchored_in_each(&path.iter().map(|n| n.id).collect::<Vec<_>>()).unwrap();
+    for node in &path {
+        let mut expected: Vec<NodeId> =
+            store.siblings(node.id).unwrap().iter().map(|n| n.id).collect();
+        expected.push(node.id);
+        expected.sort_unstable();
+        assert_eq!(all[&node.id], expected, "alternatives of {}", node.text);
+        assert_eq!(
+            pins.get(&node.id).cloned().unwrap_or_default(),
+            store.pins_anchored_in(node.id).unwrap(),
+            "pins of {}",
+            node.text
+        );
+    }
+    assert_eq!(all[&root.id], vec![root.id, second_root.id], "two first messages");
+    assert_eq!(all[&answer.id], vec![answer.id, regenerated.id], "the deleted answer is left out");
+}
