@@ -361,8 +361,8 @@ impl Pinloom {
             let found = store.receipts(&earlier)?;
             Ok(found
                 .values()
-                .filter_map(|stored| serde_json::from_str(&stored.json).ok())
-                .collect::<Vec<crate::receipts::Receipt>>())
+                .filter_map(|stored| crate::receipts::Receipt::read(stored).ok())
+                .collect::<Vec<_>>())
         })
         .await
         .context("could not read the earlier replies' receipts")?;
@@ -661,7 +661,9 @@ impl Pinloom {
                                 let characters = text.chars().count() as u64;
                                 let _ = events.send(ReplyEvent::Saved { characters });
                             }
-                            Err(error) => tracing::warn!("could not save the reply so far: {error:#}"),
+                            Err(error) => {
+                                tracing::warn!("could not save the reply so far: {error:#}");
+                            }
                         }
                     }
                 }
@@ -716,8 +718,8 @@ fn newest_reply_cut(store: &Store, path: &CachedPath) -> anyhow::Result<Option<S
     if !stored.provider_cut {
         return Ok(None);
     }
-    let receipt: Option<crate::receipts::Receipt> = serde_json::from_str(&stored.json).ok();
-    Ok(receipt
+    Ok(crate::receipts::Receipt::read(&stored)
+        .ok()
         .and_then(|receipt| receipt.message)
         .map(|message| format!("The last reply on this path (message {id}) was cut: {message}")))
 }

@@ -76,7 +76,8 @@ pub(crate) fn check(profile: &ModelProfile) -> Result<(), ApiError> {
         }
         if u32::try_from(value).is_err() {
             return Err(ApiError::invalid_input(format!(
-                "{name}: the {what} of {value} tokens is beyond any model; enter the model's real number"
+                "{name}: the {what} of {value} tokens is beyond any model; enter the model's \
+                 real number"
             )));
         }
     }
@@ -87,7 +88,8 @@ pub(crate) fn check(profile: &ModelProfile) -> Result<(), ApiError> {
     }
     if profile.reserve >= profile.context_window {
         return Err(ApiError::invalid_input(format!(
-            "{name}: the reply reserve ({}) must be smaller than the context window ({}), or nothing is left for the context",
+            "{name}: the reply reserve ({}) must be smaller than the context window ({}), \
+             or nothing is left for the context",
             profile.reserve, profile.context_window
         )));
     }
@@ -168,7 +170,8 @@ fn check_sampling_and_assembly(name: &str, profile: &ModelProfile) -> Result<(),
         ];
         if all.into_iter().flatten().any(|price| !price.is_finite() || price < 0.0) {
             return refuse(
-                "prices are US dollars per million tokens, 0 or more; clear them for a model without a price"
+                "prices are US dollars per million tokens, 0 or more; clear them for a \
+                 model without a price"
                     .to_owned(),
             );
         }

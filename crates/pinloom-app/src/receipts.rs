@@ -142,12 +142,9 @@ pub struct Receipt {
 }
 
 impl Receipt {
-    /// The share of the counted prompt read from the provider's cache, when it said.
-    pub fn cached_share(&self) -> Option<f64> {
-        match (self.cache_read, self.counted) {
-            (Some(read), Some(counted)) if counted > 0 => Some(read as f64 / counted as f64),
-            _ => None,
-        }
+    /// A receipt as the store keeps it, read back.
+    pub(crate) fn read(stored: &store::Receipt) -> anyhow::Result<Receipt> {
+        serde_json::from_str(&stored.json).context("a stored receipt is unreadable")
     }
 }
 
@@ -507,7 +504,7 @@ impl Pinloom {
         let store = self.store.clone();
         blocking(move || {
             let Some(stored) = store.receipt(NodeId(node_id))? else { return Ok(None) };
-            let receipt = serde_json::from_str(&stored.json)
+            let receipt = Receipt::read(&stored)
                 .with_context(|| format!("the receipt of message {node_id} is unreadable"))?;
             Ok(Some(receipt))
         })
@@ -521,15 +518,13 @@ impl Pinloom {
         let store = self.store.clone();
         blocking(move || {
             let later_id = NodeId(node_id);
-            let read = |stored: store::Receipt| -> anyhow::Result<Receipt> {
-                serde_json::from_str(&stored.json).context("a receipt is unreadable")
-            };
             let later = store.receipt(later_id)?.ok_or_else(|| {
                 crate::ApiError::invalid_input(format!(
-                    "message {node_id} has no receipt: only replies written by this version of Pinloom have one"
+                    "message {node_id} has no receipt: only replies written by this version of \
+                     Pinloom have one"
                 ))
             })?;
-            let later = read(later)?;
+            let later = Receipt::read(&later)?;
             let path = store.ancestor_path(later_id)?;
             let earlier_ids: Vec<NodeId> = path
                 .iter()
@@ -539,7 +534,7 @@ impl Pinloom {
                 .map(|node| node.id)
                 .collect();
             let receipts = store.receipts(&earlier_ids)?;
-            let earlier = earlier_ids.iter().find_map(|id| receipts.get(id).map(|r| (*id, r.clone())));
+            let earlier = earlier_ids.iter().find_map(|id| receipts.get(id).map(|r| (*id, r)));
             let Some((earlier_id, earlier)) = earlier else {
                 return Ok(RequestDiff {
                     later: node_id,
@@ -550,9 +545,16 @@ impl Pinloom {
                     unchanged: 0,
                 });
             };
-            let earlier = read(earlier)?;
+            let earlier = Receipt::read(earlier)?;
             let (came, went, changed, unchanged) = diff(&later, &earlier, &path);
-            Ok(RequestDiff { later: node_id, earlier: Some(earlier_id.0), came, went, changed, unchanged })
+            Ok(RequestDiff {
+                later: node_id,
+                earlier: Some(earlier_id.0),
+                came,
+                went,
+                changed,
+                unchanged,
+            })
         })
         .await
         .context("could not compare the requests")

@@ -132,10 +132,7 @@ impl Store {
     /// id. One query for all of them, by the parent index, where [`Store::siblings`] per node
     /// made a 10,000-message thread take 26 s.
     pub fn alternatives(&self, nodes: &[Node]) -> Result<HashMap<NodeId, Vec<NodeId>>, StoreError> {
-        let parents: Vec<i64> =
-            nodes.iter().filter_map(|node| node.parent_id.map(|p| p.0)).collect();
-        let parents = serde_json::to_string(&parents)
-            .map_err(|error| StoreError::InvalidInput(format!("node ids: {error}")))?;
+        let parents = id_list(nodes.iter().filter_map(|node| node.parent_id));
         let conn = self.conn();
         // (parent, thread) → the live children there.
         let mut by_place: HashMap<(Option<i64>, Option<i64>), Vec<i64>> = HashMap::new();
@@ -440,10 +437,7 @@ impl Store {
         nodes: &[NodeId],
         family: &str,
     ) -> Result<HashMap<NodeId, u64>, StoreError> {
-        // One statement for the whole list (a path can hold tens of thousands of nodes): the ids
-        // travel as one JSON array that SQLite's json_each unrolls.
-        let ids = serde_json::to_string(&nodes.iter().map(|id| id.0).collect::<Vec<_>>())
-            .map_err(|error| StoreError::InvalidInput(format!("node ids: {error}")))?;
+        let ids = id_list(nodes.iter().copied());
         let conn = self.conn();
         let mut statement = conn.prepare_cached(
             "SELECT t.node_id, t.tokens FROM json_each(?1) j
@@ -476,6 +470,13 @@ impl Store {
 
 /// Writes one node. A tree has one first message, except that an edit of it makes a second, and
 /// an import (`extra_roots`) may bring several: Open Loom trees can have many roots.
+/// Ids as one JSON array that SQLite's `json_each` unrolls: one statement for any number of
+/// them (a path can hold tens of thousands of nodes), with no limit on bound parameters.
+pub(crate) fn id_list(ids: impl IntoIterator<Item = NodeId>) -> String {
+    let ids: Vec<String> = ids.into_iter().map(|id| id.0.to_string()).collect();
+    format!("[{}]", ids.join(","))
+}
+
 pub(crate) fn insert_node(
     conn: &Connection,
     node: &NewNode,

@@ -4,7 +4,7 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use crate::error::StoreError;
 use crate::model::{Anchor, MAX_PIN_DEPTH, NodeId, Pin, PinId, TreeId};
-use crate::nodes::{in_deleted_branch, node_by_id, thread_depth};
+use crate::nodes::{id_list, in_deleted_branch, node_by_id, thread_depth};
 use crate::slugs::{ROOT_THREAD_SLUG, slugify, unique_slug};
 use crate::store::Store;
 use crate::trees::{require_tree, touch_tree};
@@ -140,8 +140,7 @@ impl Store {
         &self,
         nodes: &[NodeId],
     ) -> Result<std::collections::HashMap<NodeId, Vec<Pin>>, StoreError> {
-        let ids = serde_json::to_string(&nodes.iter().map(|id| id.0).collect::<Vec<_>>())
-            .map_err(|error| StoreError::InvalidInput(format!("node ids: {error}")))?;
+        let ids = id_list(nodes.iter().copied());
         let conn = self.conn();
         let mut statement = conn.prepare_cached(&format!(
             "SELECT {PIN_COLUMNS} FROM pins

@@ -6,7 +6,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::error::StoreError;
 use crate::model::{NodeId, Receipt};
-use crate::nodes::node_by_id;
+use crate::nodes::{id_list, node_by_id};
 use crate::store::Store;
 
 impl Store {
@@ -23,7 +23,7 @@ impl Store {
 
     /// The receipts of those of `nodes` that have one.
     pub fn receipts(&self, nodes: &[NodeId]) -> Result<HashMap<NodeId, Receipt>, StoreError> {
-        let ids = id_list(nodes)?;
+        let ids = id_list(nodes.iter().copied());
         let conn = self.conn();
         let mut statement = conn.prepare_cached(
             "SELECT r.node_id, r.receipt_json, r.provider_cut FROM json_each(?1) j
@@ -39,7 +39,7 @@ impl Store {
 
     /// Which of `nodes` are replies whose provider cut the context it was sent.
     pub fn cut_replies(&self, nodes: &[NodeId]) -> Result<Vec<NodeId>, StoreError> {
-        let ids = id_list(nodes)?;
+        let ids = id_list(nodes.iter().copied());
         let conn = self.conn();
         let mut statement = conn.prepare_cached(
             "SELECT r.node_id FROM json_each(?1) j
@@ -64,10 +64,4 @@ pub(crate) fn write_receipt(
     )?
     .execute(params![node.0, receipt.json, receipt.provider_cut])?;
     Ok(())
-}
-
-/// Node ids as one JSON array, which SQLite's json_each unrolls: one statement for any number.
-fn id_list(nodes: &[NodeId]) -> Result<String, StoreError> {
-    serde_json::to_string(&nodes.iter().map(|id| id.0).collect::<Vec<_>>())
-        .map_err(|error| StoreError::InvalidInput(format!("node ids: {error}")))
 }

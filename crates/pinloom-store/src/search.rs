@@ -70,8 +70,8 @@ impl Store {
     /// is the query's own condition (the same segment walk as the ancestor path), not a filter
     /// applied to a search of the whole tree: no other branch, sibling pin, replaced edit or
     /// parent-thread message can come back (ancestor threads reach a sub-thread as summaries).
-    /// `node` itself, excluded messages and deleted branches are left out. The words searched for are chosen as [`Store::search`] chooses
-    /// them.
+    /// `node` itself, excluded messages and deleted branches are left out. The words searched
+    /// for are chosen as [`Store::search`] chooses them.
     pub fn search_path(
         &self,
         node: NodeId,
