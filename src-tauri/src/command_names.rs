@@ -5,6 +5,8 @@ pub const ALL: &[&str] = &[
     "tree_create",
     "tree_list",
     "tree_open",
+    "tree_import",
+    "tree_export",
     "message_append",
     "preferences_get",
     "preferences_set",

@@ -1,8 +1,14 @@
 //! The commands the window calls. Each adapts one application-layer use case; none holds logic.
 
+use std::path::PathBuf;
+
 use pinloom_app::ApiError;
-use pinloom_app::json::{Message, TreeMode, TreeSummary, TreeView};
+use pinloom_app::json::{
+    ExportDone, ExportRequest, ImportReportView, Message, TransferProgress, TreeMode, TreeSummary,
+    TreeView,
+};
 use serde::{Deserialize, Serialize};
+use tauri::ipc::Channel;
 use tauri::{AppHandle, State};
 use tauri_specta::Event;
 
@@ -110,4 +116,36 @@ pub(crate) async fn about(state: State<'_, AppState>) -> Result<About, ApiError>
         database: data_dir.join(pinloom_app::DATABASE_FILE_NAME).display().to_string(),
         log_folder: data_dir.join(crate::LOG_FOLDER).display().to_string(),
     })
+}
+
+/// Sends an import's or export's progress to the window; a window that stopped listening misses
+/// the bar, not the work.
+fn progress_to(channel: Channel<TransferProgress>) -> impl FnMut(TransferProgress) + Send {
+    move |step| drop(channel.send(step))
+}
+
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn tree_import(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    path: String,
+    on_progress: Channel<TransferProgress>,
+) -> Result<ImportReportView, ApiError> {
+    let pinloom = state.pinloom()?;
+    let report = pinloom.import_file(PathBuf::from(path), progress_to(on_progress)).await?;
+    for tree in &report.trees {
+        announce(&app, tree.id);
+    }
+    Ok(ImportReportView::from(&report))
+}
+
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn tree_export(
+    state: State<'_, AppState>,
+    request: ExportRequest,
+    on_progress: Channel<TransferProgress>,
+) -> Result<ExportDone, ApiError> {
+    Ok(state.pinloom()?.export_file(request, progress_to(on_progress)).await?)
 }

@@ -44,6 +44,8 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             commands::tree_create,
             commands::tree_list,
             commands::tree_open,
+            commands::tree_import,
+            commands::tree_export,
             commands::message_append,
             commands::preferences_get,
             commands::preferences_set,
@@ -143,6 +145,7 @@ pub fn run() {
     let builder = specta_builder();
     tauri::Builder::default()
         .plugin(tauri_plugin_store::Builder::new().build())
+        .plugin(tauri_plugin_dialog::init())
         .invoke_handler(builder.invoke_handler())
         .setup(move |app| {
             builder.mount_events(app);

@@ -1,7 +1,7 @@
 // Starts what an end-to-end test needs and ends it afterwards: a virtual display (Xvfb), the
 // WebDriver bridge (tauri-driver, which starts WebKitWebDriver), and sessions of the real built
 // app. Every process started here is ended by `stop()`, also when a test fails.
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
@@ -112,6 +112,7 @@ export class Harness {
   async start() {
     this.dataDir = mkdtempSync(join(tmpdir(), "pinloom-e2e-"));
     const display = freeDisplay();
+    this.display = display;
     this.spawn("Xvfb", [display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"]);
     await waitFor(() => existsSync(`/tmp/.X11-unix/X${display.slice(1)}`), "Xvfb to start");
 
@@ -262,6 +263,92 @@ export class Harness {
       `a [data-testid="${testId}"] to click`,
       timeoutMs,
     );
+  }
+
+  /// Runs xdotool on the test's display and returns what it printed.
+  xdotool(args) {
+    return execFileSync("xdotool", args, { env: { ...process.env, DISPLAY: this.display }, encoding: "utf8" }).trim();
+  }
+
+  /// The visible X windows whose title is exactly `title`.
+  windowsTitled(title) {
+    const escaped = title.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    try {
+      return this.xdotool(["search", "--onlyvisible", "--name", `^${escaped}$`]).split("\n").filter(Boolean);
+    } catch {
+      return []; // xdotool exits 1 when nothing matches
+    }
+  }
+
+  /// Answers the system's file dialog titled `title` (GTK's, opened by the app) with `path` as
+  /// a person typing it would: the dialog is focused, its location field opened (an open
+  /// dialog) or its name field chosen (a save dialog), the path typed over whatever is there and
+  /// Enter pressed. GTK builds the dialog's widgets after mapping it and keys sent too early are
+  /// lost, so the answer is typed again while the dialog stays open. Waits until it is gone.
+  async answerFileDialog(title, path, { saving = false } = {}) {
+    let windows = [];
+    await waitFor(() => (windows = this.windowsTitled(title)).length > 0, `the file dialog "${title}"`);
+    const pause = (ms) => new Promise((wake) => setTimeout(wake, ms));
+    for (let attempt = 1; attempt <= 5; attempt++) {
+      await pause(500 * attempt);
+      if (this.windowsTitled(title).length === 0) return;
+      this.xdotool(["windowfocus", "--sync", windows[0]]);
+      if (!saving) {
+        this.xdotool(["key", "--clearmodifiers", "ctrl+l"]);
+        await pause(300);
+      }
+      this.xdotool(["key", "--clearmodifiers", "ctrl+a"]);
+      this.xdotool(["type", "--delay", "15", path]);
+      await pause(300);
+      this.xdotool(["key", "Return"]);
+      try {
+        await waitFor(() => this.windowsTitled(title).length === 0, `the file dialog "${title}" to close`, 3000);
+        return;
+      } catch {
+        // Still open: the keys came too early or were completed differently; type it again.
+      }
+    }
+    throw new Error(`the file dialog "${title}" did not take the path ${path}`);
+  }
+
+  /// Drags `paths` onto the app's window at `to` (screen pixels; the window fills the top left
+  /// of the screen) with the X pointer, from a small program that offers files as a file
+  /// manager does (`drag-source.py`), and waits until the drop is over.
+  async dragFiles(paths, to) {
+    const corner = { x: 1050, y: 600 };
+    const source = spawn("/usr/bin/python3", [join(here, "drag-source.py"), String(corner.x), String(corner.y), ...paths], {
+      env: { ...process.env, DISPLAY: this.display },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    living.add(source);
+    let said = "";
+    source.stdout.on("data", (chunk) => (said += chunk));
+    source.stderr.on("data", (chunk) => (said += chunk));
+    const ended = new Promise((done) => source.once("exit", done));
+    try {
+      await waitFor(() => said.includes("ready") || source.exitCode !== null, "the drag source to show");
+      if (!said.includes("ready")) throw new Error(`the drag source did not start: ${said}`);
+      const pause = (ms) => new Promise((wake) => setTimeout(wake, ms));
+      // Mapped is not yet drawn: a press too early finds no widget to drag from.
+      await pause(1000);
+      const from = { x: corner.x + 60, y: corner.y + 50 };
+      this.xdotool(["mousemove", String(from.x), String(from.y)]);
+      this.xdotool(["mousedown", "1"]);
+      // In steps, as a hand moves: X starts a drag only after the pointer moved a few pixels,
+      // and the webview reports where it is over on the way.
+      for (let step = 1; step <= 20; step++) {
+        const x = Math.round(from.x + ((to.x - from.x) * step) / 20);
+        const y = Math.round(from.y + ((to.y - from.y) * step) / 20);
+        this.xdotool(["mousemove", String(x), String(y)]);
+        await pause(40);
+      }
+      await pause(300);
+      this.xdotool(["mouseup", "1"]);
+      await Promise.race([ended, pause(10_000)]);
+    } finally {
+      if (source.exitCode === null) source.kill("SIGKILL");
+      living.delete(source);
+    }
   }
 
   /// Saves the window as a PNG at `path` (relative to the repository root).

@@ -27,14 +27,22 @@ fn every_command_is_granted_and_nothing_more() {
 }
 
 #[test]
-fn only_event_listening_is_granted_from_core() {
-    let core: BTreeSet<String> = granted_permissions()
+fn only_event_listening_and_file_dialogs_are_granted_beyond_the_apps_commands() {
+    let others: BTreeSet<String> = granted_permissions()
         .into_iter()
         .filter(|permission| !permission.starts_with("allow-"))
         .collect();
-    let expected: BTreeSet<String> =
-        ["core:event:allow-listen", "core:event:allow-unlisten"].map(String::from).into();
-    assert_eq!(core, expected, "the window needs no other core or plugin permission");
+    // The dialogs pick a path and nothing more: no message boxes, no file system access of
+    // the dialog plugin's own (the chosen path goes to Pinloom's import, export or attach).
+    let expected: BTreeSet<String> = [
+        "core:event:allow-listen",
+        "core:event:allow-unlisten",
+        "dialog:allow-open",
+        "dialog:allow-save",
+    ]
+    .map(String::from)
+    .into();
+    assert_eq!(others, expected, "the window needs no other core or plugin permission");
 }
 
 #[test]

@@ -730,3 +730,104 @@ pub struct ProfileChoices {
     /// Truncation strategy names.
     pub truncations: Vec<String>,
 }
+
+/// How far an import or an export has come, for the window's progress bar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase", rename_all_fields = "camelCase", tag = "stage")]
+pub enum TransferProgress {
+    /// Reading the file to import: `bytes` of `total`.
+    Reading {
+        /// Bytes read so far.
+        bytes: u64,
+        /// The file's size.
+        total: u64,
+    },
+    /// The document is read and checked: it holds `total` messages, none written yet.
+    Checked {
+        /// Messages in the document.
+        total: u64,
+    },
+    /// Writing the imported messages into the database: `messages` of `total`.
+    Writing {
+        /// Messages written so far.
+        messages: u64,
+        /// Messages in the document.
+        total: u64,
+    },
+    /// Reading the tree out of the database for an export: `messages` of `total`.
+    Collecting {
+        /// Messages read out so far.
+        messages: u64,
+        /// Messages in the tree.
+        total: u64,
+    },
+    /// Writing the export's file: `bytes` long.
+    Saving {
+        /// The file's size.
+        bytes: u64,
+    },
+}
+
+/// The file formats a tree is exported to from the window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub enum ExportFormat {
+    /// Open Loom v2 JSON: lossless, imported again by Pinloom and other loom tools.
+    OpenLoom,
+    /// Markdown for reading and sharing: every message once, under a heading naming it.
+    Markdown,
+}
+
+/// An export the window asks for.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ExportRequest {
+    /// The tree.
+    pub tree_id: i64,
+    /// The format.
+    pub format: ExportFormat,
+    /// The file to write (replaced only once the export is whole).
+    pub path: String,
+    /// Open Loom: leave out the tree's system context and profiles' and agents' system prompts.
+    pub without_system_prompts: bool,
+    /// Open Loom: leave out raw provider responses kept from imports.
+    pub without_raw_responses: bool,
+}
+
+/// A finished export.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ExportDone {
+    /// The file written.
+    pub path: String,
+    /// Its size in bytes.
+    pub bytes: u64,
+    /// How many messages it holds.
+    pub messages: u64,
+}
+
+/// A tree an import wrote, as the window lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ImportedTreeView {
+    /// Its id.
+    pub id: i64,
+    /// Its title.
+    pub title: String,
+    /// How many messages it has.
+    pub messages: u64,
+    /// How many threads (pins) it has.
+    pub threads: u64,
+}
+
+/// What an import did: the trees written and the report as `pinloom import` prints it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ImportReportView {
+    /// The trees written.
+    pub trees: Vec<ImportedTreeView>,
+    /// What was not mapped, kept only for export, or repaired (empty when everything was).
+    pub notes: Vec<String>,
+    /// The whole report, word for word what the command line prints.
+    pub text: String,
+}

@@ -27,6 +27,7 @@ mod snapshots;
 mod summaries;
 mod threadmind;
 mod threads;
+mod transfer;
 mod views;
 
 pub use attachments::MAX_FOLDER_ENTRIES;
@@ -42,3 +43,4 @@ pub use summaries::CUT_SUMMARY_NOTE;
 pub use threadmind::{PlanFormat, PromptState, ResourceText, ThreadMindSession};
 pub use threads::NodeAction;
 pub use tokio_util::sync::CancellationToken;
+pub use transfer::MAX_IMPORT_BYTES;

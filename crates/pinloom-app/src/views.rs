@@ -263,28 +263,41 @@ impl Pinloom {
     /// wrote it and what it answers, so every branch and pin is there once.
     pub async fn tree_markdown(&self, tree_id: i64) -> anyhow::Result<String> {
         let store = self.store.clone();
-        blocking(move || {
-            let tree = store.tree(TreeId(tree_id))?;
-            let mut out = markdown_title(&tree);
-            for row in all_rows(&store, tree.id)? {
-                let node = store.node(row.id)?;
-                let mut heading = format!("#{} · {}", node.id.0, speaker(&node));
-                if let Some(parent) = node.parent_id {
-                    heading.push_str(&format!(" · after #{}", parent.0));
-                }
-                if let Some(pin) = node.pin_id {
-                    heading.push_str(&format!(" · in pin \"{}\"", store.pin(pin)?.title));
-                }
-                if node.pruned_at_ms.is_some() {
-                    heading.push_str(" · deleted");
-                }
-                out.push_str(&format!("\n## {heading}\n\n{}\n", node.text.trim_end()));
-            }
-            Ok(out)
-        })
-        .await
-        .context("could not export the tree")
+        blocking(move || tree_markdown_text(&store, TreeId(tree_id), &mut |_| {}))
+            .await
+            .context("could not export the tree")
     }
+}
+
+/// [`Pinloom::tree_markdown`]'s text; `progress` hears how many messages are written so far.
+pub(crate) fn tree_markdown_text(
+    store: &Store,
+    tree_id: TreeId,
+    progress: &mut dyn FnMut(usize),
+) -> anyhow::Result<String> {
+    let tree = store.tree(tree_id)?;
+    let mut out = markdown_title(&tree);
+    let rows = all_rows(store, tree.id)?;
+    for (done, row) in rows.iter().enumerate() {
+        // As often as the Open Loom export reports, so both bars move alike.
+        if done % 500 == 0 {
+            progress(done);
+        }
+        let node = store.node(row.id)?;
+        let mut heading = format!("#{} · {}", node.id.0, speaker(&node));
+        if let Some(parent) = node.parent_id {
+            heading.push_str(&format!(" · after #{}", parent.0));
+        }
+        if let Some(pin) = node.pin_id {
+            heading.push_str(&format!(" · in pin \"{}\"", store.pin(pin)?.title));
+        }
+        if node.pruned_at_ms.is_some() {
+            heading.push_str(" · deleted");
+        }
+        out.push_str(&format!("\n## {heading}\n\n{}\n", node.text.trim_end()));
+    }
+    progress(rows.len());
+    Ok(out)
 }
 
 /// An export's first lines: the tree's title and its system context.

@@ -197,13 +197,8 @@ async fn threadmind_text(
 async fn run(cli: Cli) -> anyhow::Result<String> {
     let path = database(cli.db)?;
     if let Command::Import { file } = &cli.command {
-        let text = std::fs::read_to_string(file).map_err(|error| {
-            ApiError::invalid_input(format!("cannot read {}: {error}", file.display()))
-        })?;
-        let hint =
-            file.file_stem().map(|stem| stem.to_string_lossy().into_owned()).unwrap_or_default();
         let pinloom = open(path, true).await?;
-        return Ok(pinloom.import_document(text, hint).await?.text());
+        return Ok(pinloom.import_file(file.clone(), |_| {}).await?.text());
     }
     if let Command::Mcp = cli.command {
         let pinloom = open(path, true).await?;

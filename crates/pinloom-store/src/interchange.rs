@@ -205,21 +205,26 @@ impl Store {
     /// Writes every tree in one transaction (all of them, or nothing), and the model profiles
     /// not yet here by name. `kept` gives the JSON a tree or node keeps for export once the
     /// tree's node ids are known (it may name nodes). Returns what was written and the names of
-    /// profiles that were already here and so were left as they are.
+    /// profiles that were already here and so were left as they are. `progress` hears how many
+    /// messages are written so far, every few hundred and at the end of each tree.
     pub fn import_trees(
         &self,
         trees: &[TreeImport],
         profiles: &[ModelProfile],
         kept: impl Fn(Kept, &ImportedTree) -> Option<String>,
         at_ms: i64,
+        progress: &mut dyn FnMut(usize),
     ) -> Result<(Vec<ImportedTree>, Vec<String>), StoreError> {
         for profile in profiles {
             crate::profiles::validate(profile)?;
         }
         self.write(|tx| {
             let mut written = Vec::with_capacity(trees.len());
+            let mut messages_before = 0;
             for (index, tree) in trees.iter().enumerate() {
-                let imported = import_tree(tx, tree)?;
+                let imported =
+                    import_tree(tx, tree, &mut |in_tree| progress(messages_before + in_tree))?;
+                messages_before += tree.nodes.len();
                 tx.execute(
                     "UPDATE trees SET interchange_json = ?2 WHERE id = ?1",
                     params![imported.tree.id.0, kept(Kept::Tree(index), &imported)],
@@ -301,7 +306,15 @@ impl Store {
     }
 }
 
-fn import_tree(conn: &Connection, import: &TreeImport) -> Result<ImportedTree, StoreError> {
+/// How many messages an import writes between two progress reports: often enough for a smooth
+/// bar, rarely enough that reporting costs nothing next to the inserts.
+const PROGRESS_EVERY: usize = 500;
+
+fn import_tree(
+    conn: &Connection,
+    import: &TreeImport,
+    progress: &mut dyn FnMut(usize),
+) -> Result<ImportedTree, StoreError> {
     let tree = insert_tree(conn, &import.tree, import.slug.as_deref())?;
     conn.execute(
         "UPDATE trees SET buffer_includes_system = ?2, settings_json = ?3 WHERE id = ?1",
@@ -358,7 +371,11 @@ fn import_tree(conn: &Connection, import: &TreeImport) -> Result<ImportedTree, S
             params![written.id.0, node.excluded, node.bookmarked, node.kept],
         )?;
         nodes.push(written.id);
+        if nodes.len().is_multiple_of(PROGRESS_EVERY) {
+            progress(nodes.len());
+        }
     }
+    progress(nodes.len());
     for (index, node) in import.nodes.iter().enumerate() {
         if let Some(original) = node.edited_from.and_then(|other| nodes.get(other))
             && original.0 > nodes[index].0

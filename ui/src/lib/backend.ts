@@ -8,10 +8,12 @@ import {
   type ApiError,
   type AttachTo,
   type ErrorCode,
+  type ExportRequest,
   type ModelProfile,
   type NodeAction,
   type ReplyPiece,
   type SendTarget,
+  type TransferProgress,
   type TreeSettings,
 } from "./bindings";
 
@@ -47,6 +49,18 @@ export const backend = {
   treeList: () => unwrap(commands.treeList()),
   about: () => unwrap(commands.about()),
   treeOpen: (treeId: number) => unwrap(commands.treeOpen(treeId)),
+  /// Imports the file at `path`; `onProgress` sees how far it is.
+  treeImport: (path: string, onProgress: (progress: TransferProgress) => void) => {
+    const channel = new Channel<TransferProgress>();
+    channel.onmessage = onProgress;
+    return unwrap(commands.treeImport(path, channel));
+  },
+  /// Exports a tree to a file; `onProgress` sees how far it is.
+  treeExport: (request: ExportRequest, onProgress: (progress: TransferProgress) => void) => {
+    const channel = new Channel<TransferProgress>();
+    channel.onmessage = onProgress;
+    return unwrap(commands.treeExport(request, channel));
+  },
   messageAppend: (treeId: number, parentId: number | null, text: string) =>
     unwrap(commands.messageAppend(treeId, parentId, text)),
   preferencesGet: () => unwrap(commands.preferencesGet()),

@@ -10,6 +10,8 @@ export const commands = {
 	treeCreate: (title: string, mode: TreeMode) => typedError<TreeSummary, ApiError>(__TAURI_INVOKE("tree_create", { title, mode })),
 	treeList: () => typedError<TreeSummary[], ApiError>(__TAURI_INVOKE("tree_list")),
 	treeOpen: (treeId: number) => typedError<TreeView, ApiError>(__TAURI_INVOKE("tree_open", { treeId })),
+	treeImport: (path: string, onProgress: Channel<TransferProgress>) => typedError<ImportReportView, ApiError>(__TAURI_INVOKE("tree_import", { path, onProgress })),
+	treeExport: (request: ExportRequest, onProgress: Channel<TransferProgress>) => typedError<ExportDone, ApiError>(__TAURI_INVOKE("tree_export", { request, onProgress })),
 	messageAppend: (treeId: number, parentId: number | null, text: string) => typedError<Message, ApiError>(__TAURI_INVOKE("message_append", { treeId, parentId, text })),
 	preferencesGet: () => typedError<UiPreferences, ApiError>(__TAURI_INVOKE("preferences_get")),
 	preferencesSet: (preferences: UiPreferences) => typedError<null, ApiError>(__TAURI_INVOKE("preferences_set", { preferences })),
@@ -242,6 +244,59 @@ export type Exchange = {
 	plan: PlanView,
 	/**  The reply's receipt: what was planned and sent beside what the provider counted. */
 	receipt: Receipt | null,
+};
+
+/**  A finished export. */
+export type ExportDone = {
+	/**  The file written. */
+	path: string,
+	/**  Its size in bytes. */
+	bytes: number,
+	/**  How many messages it holds. */
+	messages: number,
+};
+
+/**  The file formats a tree is exported to from the window. */
+export type ExportFormat = 
+/**  Open Loom v2 JSON: lossless, imported again by Pinloom and other loom tools. */
+"openLoom" | 
+/**  Markdown for reading and sharing: every message once, under a heading naming it. */
+"markdown";
+
+/**  An export the window asks for. */
+export type ExportRequest = {
+	/**  The tree. */
+	treeId: number,
+	/**  The format. */
+	format: ExportFormat,
+	/**  The file to write (replaced only once the export is whole). */
+	path: string,
+	/**  Open Loom: leave out the tree's system context and profiles' and agents' system prompts. */
+	withoutSystemPrompts: boolean,
+	/**  Open Loom: leave out raw provider responses kept from imports. */
+	withoutRawResponses: boolean,
+};
+
+/**  What an import did: the trees written and the report as `pinloom import` prints it. */
+export type ImportReportView = {
+	/**  The trees written. */
+	trees: ImportedTreeView[],
+	/**  What was not mapped, kept only for export, or repaired (empty when everything was). */
+	notes: string[],
+	/**  The whole report, word for word what the command line prints. */
+	text: string,
+};
+
+/**  A tree an import wrote, as the window lists it. */
+export type ImportedTreeView = {
+	/**  Its id. */
+	id: number,
+	/**  Its title. */
+	title: string,
+	/**  How many messages it has. */
+	messages: number,
+	/**  How many threads (pins) it has. */
+	threads: number,
 };
 
 /**  Whether a provider has a key, and where it comes from. */
@@ -736,6 +791,35 @@ export type ThreadView = {
 	/**  Its messages on the branch on show, first first. */
 	messages: ThreadMessage[],
 };
+
+/**  How far an import or an export has come, for the window's progress bar. */
+export type TransferProgress = 
+/**  Reading the file to import: `bytes` of `total`. */
+{ stage: "reading"; 
+/**  Bytes read so far. */
+bytes: number; 
+/**  The file's size. */
+total: number } | 
+/**  The document is read and checked: it holds `total` messages, none written yet. */
+{ stage: "checked"; 
+/**  Messages in the document. */
+total: number } | 
+/**  Writing the imported messages into the database: `messages` of `total`. */
+{ stage: "writing"; 
+/**  Messages written so far. */
+messages: number; 
+/**  Messages in the document. */
+total: number } | 
+/**  Reading the tree out of the database for an export: `messages` of `total`. */
+{ stage: "collecting"; 
+/**  Messages read out so far. */
+messages: number; 
+/**  Messages in the tree. */
+total: number } | 
+/**  Writing the export's file: `bytes` long. */
+{ stage: "saving"; 
+/**  The file's size. */
+bytes: number };
 
 /**  How a tree is read and continued; fixed when it is created. */
 export type TreeMode = 

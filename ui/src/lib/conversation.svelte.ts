@@ -57,10 +57,12 @@ export class Conversation {
     this.comparePick = null;
     try {
       const view = await backend.threadView(treeId, null);
+      // A slow read (a 10,000-message tree) may finish after another tree was chosen: drop it.
+      if (this.treeId !== treeId) return;
       this.columns = [{ view, streaming: null, requestId: null, error: null }];
       await this.inspect(view.messages.at(-1)?.node.message.id ?? null);
     } catch (thrown) {
-      this.error = PinloomError.from(thrown);
+      if (this.treeId === treeId) this.error = PinloomError.from(thrown);
     }
   }
 

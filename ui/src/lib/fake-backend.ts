@@ -11,6 +11,8 @@ export type FakeState = {
   /// When set, every command fails with this error.
   failure: ApiError | null;
   calls: string[];
+  /// Trees whose opening waits this many milliseconds, as a big tree's does in the app.
+  openDelayMs: Map<number, number>;
 };
 
 export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState {
@@ -20,6 +22,7 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
     preferences: { lastTreeId: null, defaultModel: null, theme: null, inspectorHidden: null },
     failure: null,
     calls: [],
+    openDelayMs: new Map(),
     ...initial,
   };
   let nextId = 100;
@@ -50,7 +53,9 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
       case "tree_open": {
         const tree = state.trees.find((candidate) => candidate.id === args.treeId);
         if (!tree) throw { code: "notFound", message: `tree ${String(args.treeId)} does not exist` };
-        return { tree, messages: state.messages.get(tree.id) ?? [] };
+        const view = { tree, messages: state.messages.get(tree.id) ?? [] };
+        const delay = state.openDelayMs.get(tree.id);
+        return delay ? new Promise((resolve) => setTimeout(() => resolve(view), delay)) : view;
       }
       case "message_append": {
         const text = String(args.text);
@@ -87,6 +92,26 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
           pins: [],
         }));
         return { tree, pin: null, messages };
+      }
+      case "tree_import": {
+        // A file named "*.json" holds one tree named after it; anything else is refused.
+        const path = String(args.path);
+        const title = path.split("/").at(-1)?.replace(/\.json$/, "") ?? path;
+        if (!path.endsWith(".json")) {
+          throw { code: "invalidInput", message: `cannot read ${path}: it is not a file` } satisfies ApiError;
+        }
+        const tree: TreeSummary = {
+          id: nextId++,
+          slug: title,
+          title,
+          mode: "dialogue",
+          createdAtMs: 0,
+          updatedAtMs: 0,
+          messageCount: 2,
+        };
+        state.trees = [tree, ...state.trees];
+        const text = `Imported "${title}" as tree ${tree.id} (${title}): 2 messages, 0 threads.\nEverything in the document was mapped.`;
+        return { trees: [{ id: tree.id, title, messages: 2, threads: 0 }], notes: [], text };
       }
       case "profiles_list":
         return [];

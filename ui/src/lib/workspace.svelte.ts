@@ -2,6 +2,7 @@
 // these fields and call the methods; every backend call goes through `backend`.
 import { backend, PinloomError } from "./backend";
 import type { TreeMode, TreeSummary, TreeView } from "./bindings";
+import { Transfers } from "./transfers.svelte";
 
 export class Workspace {
   trees = $state<TreeSummary[]>([]);
@@ -19,6 +20,18 @@ export class Workspace {
   theme = $state<"system" | "light" | "dark">("system");
   /// The layout: whether the context inspector is beside the columns.
   inspectorShown = $state(true);
+  /// Counts tree choices, so an older, slower open cannot replace a newer one.
+  private choices = 0;
+  /// Imports and exports of whole trees.
+  readonly transfers = new Transfers();
+
+  constructor() {
+    // What an import wrote shows in the list at once, and its first tree opens.
+    this.transfers.onimported = async (treeIds) => {
+      await this.refreshList();
+      if (treeIds[0] !== undefined) await this.select(treeIds[0]);
+    };
+  }
 
   /// Loads the trees and reopens the one that was open last time.
   async start(): Promise<void> {
@@ -53,11 +66,15 @@ export class Workspace {
   async select(treeId: number): Promise<void> {
     this.listError = null;
     this.composerError = null;
+    const choice = ++this.choices;
     try {
-      this.open = await backend.treeOpen(treeId);
+      const open = await backend.treeOpen(treeId);
+      // Opening a big tree takes a while; if another was chosen meanwhile, that one wins.
+      if (choice !== this.choices) return;
+      this.open = open;
       await backend.preferencesSet(this.preferences(treeId));
     } catch (thrown) {
-      this.fail(thrown, "list");
+      if (choice === this.choices) this.fail(thrown, "list");
     }
   }
 

@@ -47,6 +47,20 @@ describe("Workspace", () => {
     expect(fake.preferences.theme).toBeNull();
   });
 
+  it("keeps the tree chosen last when an earlier, slower open finishes after it", async () => {
+    const workspace = new Workspace();
+    await workspace.createTree("The long walk", "dialogue");
+    const slow = workspace.open?.tree.id ?? -1;
+    await workspace.createTree("Rivers", "dialogue");
+    const quick = workspace.open?.tree.id ?? -1;
+    fake.openDelayMs.set(slow, 50);
+    const first = workspace.select(slow);
+    await workspace.select(quick);
+    await first;
+    expect(workspace.open?.tree.title).toBe("Rivers");
+    expect(fake.preferences.lastTreeId).toBe(quick);
+  });
+
   it("continues the last message on show", async () => {
     const workspace = new Workspace();
     await workspace.createTree("Rivers", "dialogue");

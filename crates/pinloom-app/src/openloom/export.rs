@@ -21,6 +21,7 @@ pub(super) fn document(
     trees: &[TreeId],
     options: ExportOptions,
     now_ms: i64,
+    progress: &mut dyn FnMut(usize),
 ) -> anyhow::Result<Value> {
     let mut exported = Vec::with_capacity(trees.len());
     // The profiles the trees name: the models that wrote their messages and their summarisers,
@@ -28,8 +29,12 @@ pub(super) fn document(
     let mut named = std::collections::BTreeSet::new();
     let mut agents = Map::new();
     let mut extensions = Map::new();
+    let mut messages_before = 0;
     for (index, tree) in trees.iter().enumerate() {
-        let (tree, document_kept) = tree_json(store, *tree, index + 1, options, &mut named)?;
+        let mut tree_progress = |in_tree| progress(messages_before + in_tree);
+        let (tree, document_kept, messages) =
+            tree_json(store, *tree, index + 1, options, &mut named, &mut tree_progress)?;
+        messages_before += messages;
         // What earlier imports kept of their documents' registries and other apps' extensions.
         if let Some(kept) = document_kept {
             if let Some(Value::Object(kept_agents)) = kept.get("agents") {
@@ -96,6 +101,9 @@ pub(super) fn document(
     Ok(document)
 }
 
+/// How many messages an export reads out between two progress reports.
+const PROGRESS_EVERY: usize = 500;
+
 /// The depth-first order of a tree's nodes: roots by id, each node's children by id.
 fn walk(nodes: &[store::Node]) -> Vec<usize> {
     let index: HashMap<NodeId, usize> = nodes.iter().enumerate().map(|(i, n)| (n.id, i)).collect();
@@ -129,7 +137,8 @@ fn tree_json(
     number: usize,
     options: ExportOptions,
     profiles: &mut std::collections::BTreeSet<String>,
-) -> anyhow::Result<(Value, Option<Value>)> {
+    progress: &mut dyn FnMut(usize),
+) -> anyhow::Result<(Value, Option<Value>, usize)> {
     let tree = store.tree(tree_id)?;
     let nodes = store.tree_nodes(tree_id)?;
     profiles.extend(nodes.iter().filter_map(|node| node.model.clone()));
@@ -187,7 +196,10 @@ fn tree_json(
     let mut nodes_json = Map::new();
     let mut edges = Vec::new();
     let mut roots = Vec::new();
-    for &i in &order {
+    for (done, &i) in order.iter().enumerate() {
+        if done % PROGRESS_EVERY == 0 {
+            progress(done);
+        }
         let node = &nodes[i];
         let id = node_ids[&node.id].clone();
         let kept = node_kept.get(&node.id);
@@ -464,7 +476,8 @@ fn tree_json(
         }
         value["agents"] = Value::Object(agents);
     }
-    Ok((value, tree_kept.get("document").cloned()))
+    progress(nodes.len());
+    Ok((value, tree_kept.get("document").cloned(), nodes.len()))
 }
 
 fn node_json(

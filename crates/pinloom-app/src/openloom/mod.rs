@@ -91,13 +91,9 @@ impl Pinloom {
         options: ExportOptions,
     ) -> anyhow::Result<String> {
         let store = self.store.clone();
-        blocking(move || {
-            let trees: Vec<TreeId> = trees.into_iter().map(TreeId).collect();
-            let document = export::document(&store, &trees, options, now_ms())?;
-            Ok(format!("{}\n", serde_json::to_string_pretty(&document)?))
-        })
-        .await
-        .context("could not export the trees")
+        blocking(move || open_loom_text(&store, &trees, options, &mut |_| {}))
+            .await
+            .context("could not export the trees")
     }
 
     /// Reads an Open Loom v2 document, or a socketteer/loom tree, and writes every tree in it in
@@ -108,6 +104,17 @@ impl Pinloom {
         &self,
         text: String,
         title_hint: String,
+    ) -> anyhow::Result<ImportReport> {
+        self.import_document_reporting(text, title_hint, |_| {}).await
+    }
+
+    /// [`Pinloom::import_document`], telling `progress` how many messages the document holds
+    /// and then how many of them are written so far.
+    pub(crate) async fn import_document_reporting(
+        &self,
+        text: String,
+        title_hint: String,
+        mut progress: impl FnMut(ImportProgress) + Send + 'static,
     ) -> anyhow::Result<ImportReport> {
         let value: Value = serde_json::from_str(&text).map_err(|error| {
             ApiError::invalid_input(format!(
@@ -127,6 +134,8 @@ impl Pinloom {
         };
         let now = now_ms();
         let plan = import::plan(&document, &title_hint, now)?;
+        let total = plan.trees.iter().map(|tree| tree.nodes.len()).sum();
+        progress(ImportProgress::Checked { messages: total });
         self.write("nothing was imported", move |store| {
             let mut notes = plan.notes;
             let here = store.profiles()?;
@@ -145,6 +154,7 @@ impl Pinloom {
                 &plan.profiles,
                 |which, imported| import::kept_json(&plan, which, imported),
                 now,
+                &mut |written| progress(ImportProgress::Written { messages: written, total }),
             )?;
             let trees = written
                 .into_iter()
@@ -160,6 +170,36 @@ impl Pinloom {
         })
         .await
     }
+}
+
+/// How far an import has come, as the application layer sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ImportProgress {
+    /// The document is read and checked: it holds this many messages.
+    Checked {
+        /// Messages in the document.
+        messages: usize,
+    },
+    /// This many messages of `total` are written.
+    Written {
+        /// Messages written so far.
+        messages: usize,
+        /// Messages in the document.
+        total: usize,
+    },
+}
+
+/// The trees as one Open Loom v2 document (pretty JSON); `progress` hears how many messages are
+/// read out so far.
+pub(crate) fn open_loom_text(
+    store: &pinloom_store::Store,
+    trees: &[i64],
+    options: ExportOptions,
+    progress: &mut dyn FnMut(usize),
+) -> anyhow::Result<String> {
+    let trees: Vec<TreeId> = trees.iter().copied().map(TreeId).collect();
+    let document = export::document(store, &trees, options, now_ms(), progress)?;
+    Ok(format!("{}\n", serde_json::to_string_pretty(&document)?))
 }
 
 /// Why a JSON file is not one Pinloom reads, naming the format it looks like.

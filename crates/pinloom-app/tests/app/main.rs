@@ -5,6 +5,7 @@
 
 mod attachments;
 mod conversation;
+mod files;
 mod integrity;
 mod interchange;
 mod keys;

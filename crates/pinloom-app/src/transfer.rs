@@ -1,0 +1,213 @@
+//! Imports and exports through files, as the window and the command line do them: the file is
+//! read or written here, with progress for a bar, and an export replaces its file only once it is
+//! whole, so a failure halfway never leaves a cut document where a good one was.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use pinloom_store::TreeId;
+
+use crate::ApiError;
+use crate::json::{
+    ExportDone, ExportFormat, ExportRequest, ImportReportView, ImportedTreeView, TransferProgress,
+};
+use crate::openloom::{self, ExportOptions, ImportProgress, ImportReport};
+use crate::pinloom::{Pinloom, blocking};
+
+/// The largest file an import reads. A document is parsed whole in memory (about five times its
+/// size), so this keeps a mistaken pick (a disk image, `/dev/zero`) from exhausting memory; an
+/// Open Loom export of 100,000 messages is well under a tenth of it.
+pub const MAX_IMPORT_BYTES: u64 = 512 * 1024 * 1024;
+
+/// How much of a file is read between two progress reports.
+const READ_CHUNK: usize = 4 * 1024 * 1024;
+
+impl Pinloom {
+    /// Imports the Open Loom document or socketteer tree in the file at `path` (named after the
+    /// file where the document leaves a tree untitled), telling `progress` how far it is. A file
+    /// that cannot be read, is not a regular file, is too large or is not a document Pinloom
+    /// reads is refused with what to do, and nothing is written.
+    pub async fn import_file(
+        &self,
+        path: PathBuf,
+        progress: impl FnMut(TransferProgress) + Send + 'static,
+    ) -> anyhow::Result<ImportReport> {
+        let progress = std::sync::Arc::new(std::sync::Mutex::new(progress));
+        let report = {
+            let progress = progress.clone();
+            move |step: TransferProgress| {
+                // A poisoned lock means an earlier report panicked; the import itself goes on.
+                if let Ok(mut progress) = progress.lock() {
+                    progress(step);
+                }
+            }
+        };
+        let (text, hint) = {
+            let report = report.clone();
+            let path = path.clone();
+            blocking(move || read_document(&path, report)).await?
+        };
+        self.import_document_reporting(text, hint, move |step| {
+            report(match step {
+                ImportProgress::Checked { messages } => {
+                    TransferProgress::Checked { total: messages as u64 }
+                }
+                ImportProgress::Written { messages, total } => {
+                    TransferProgress::Writing { messages: messages as u64, total: total as u64 }
+                }
+            })
+        })
+        .await
+    }
+
+    /// Exports a tree to the file the request names, in Open Loom or Markdown, telling
+    /// `progress` how far it is. The file is written beside its final place and renamed over it
+    /// once whole.
+    pub async fn export_file(
+        &self,
+        request: ExportRequest,
+        mut progress: impl FnMut(TransferProgress) + Send + 'static,
+    ) -> anyhow::Result<ExportDone> {
+        let store = self.store.clone();
+        blocking(move || {
+            let path = PathBuf::from(&request.path);
+            if request.path.trim().is_empty() {
+                anyhow::bail!(ApiError::invalid_input("choose a file to export to"));
+            }
+            let tree = store.tree(TreeId(request.tree_id))?;
+            let total = tree.node_count;
+            progress(TransferProgress::Collecting { messages: 0, total });
+            let mut counted = 0;
+            let mut collected = |messages: usize| {
+                counted = messages as u64;
+                progress(TransferProgress::Collecting { messages: counted, total });
+            };
+            let text = match request.format {
+                ExportFormat::OpenLoom => {
+                    let options = ExportOptions {
+                        system_prompts: !request.without_system_prompts,
+                        raw_responses: !request.without_raw_responses,
+                    };
+                    openloom::open_loom_text(&store, &[tree.id.0], options, &mut collected)?
+                }
+                ExportFormat::Markdown => {
+                    crate::views::tree_markdown_text(&store, tree.id, &mut collected)?
+                }
+            };
+            write_whole(&path, text.as_bytes())?;
+            let bytes = text.len() as u64;
+            progress(TransferProgress::Saving { bytes });
+            Ok(ExportDone { path: request.path, bytes, messages: counted })
+        })
+        .await
+        .context("could not export the tree")
+    }
+}
+
+/// The file's text and the title a tree it leaves untitled gets (the file's name).
+fn read_document(
+    path: &Path,
+    report: impl Fn(TransferProgress),
+) -> anyhow::Result<(String, String)> {
+    let cannot = |error: &dyn std::fmt::Display| {
+        ApiError::invalid_input(format!("cannot read {}: {error}", path.display()))
+    };
+    let file = std::fs::File::open(path).map_err(|error| cannot(&error))?;
+    let metadata = file.metadata().map_err(|error| cannot(&error))?;
+    if !metadata.is_file() {
+        anyhow::bail!(cannot(&"it is not a file; choose an Open Loom (.json) or socketteer file"));
+    }
+    let total = metadata.len();
+    if total > MAX_IMPORT_BYTES {
+        anyhow::bail!(cannot(&format!(
+            "it is {} MB, more than the {} MB an import reads; split the document into several",
+            total / (1024 * 1024),
+            MAX_IMPORT_BYTES / (1024 * 1024)
+        )));
+    }
+    // `take` as well: a file that grows while it is read still stops at the limit.
+    let mut reader = file.take(MAX_IMPORT_BYTES + 1);
+    let mut bytes = Vec::with_capacity(usize::try_from(total).unwrap_or(0));
+    let mut chunk = vec![0; READ_CHUNK];
+    report(TransferProgress::Reading { bytes: 0, total });
+    loop {
+        let read = match reader.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(read) => read,
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(error) => anyhow::bail!(cannot(&error)),
+        };
+        bytes.extend_from_slice(&chunk[..read]);
+        report(TransferProgress::Reading { bytes: bytes.len() as u64, total });
+    }
+    if bytes.len() as u64 > MAX_IMPORT_BYTES {
+        anyhow::bail!(cannot(&"it grew past the size an import reads while it was read"));
+    }
+    let text = String::from_utf8(bytes).map_err(|error| {
+        cannot(&format!(
+            "it is not UTF-8 text (byte {} is not); an Open Loom or socketteer file is JSON",
+            error.utf8_error().valid_up_to()
+        ))
+    })?;
+    let hint = path.file_stem().map(|stem| stem.to_string_lossy().into_owned()).unwrap_or_default();
+    Ok((text, hint))
+}
+
+/// Writes `bytes` to a new file beside `path` and renames it over `path`, so that `path` holds
+/// either what it held before or the whole new content, never a part.
+fn write_whole(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let cannot = |error: &dyn std::fmt::Display| {
+        ApiError::invalid_input(format!("cannot write {}: {error}", path.display()))
+    };
+    let Some(name) = path.file_name() else {
+        anyhow::bail!(cannot(&"it names a folder, not a file"));
+    };
+    let folder = match path.parent() {
+        Some(folder) if !folder.as_os_str().is_empty() => folder.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if path.is_dir() {
+        anyhow::bail!(cannot(&"it is a folder; choose a file name"));
+    }
+    // A name of its own per process and moment, so that two exports and a stale left-over never
+    // write through each other's file.
+    let unique = format!(
+        ".{}.{}-{}.pinloom-partial",
+        name.to_string_lossy(),
+        std::process::id(),
+        crate::pinloom::now_ms()
+    );
+    let partial = folder.join(unique);
+    let written = (|| {
+        let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(&partial)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        std::fs::rename(&partial, path)
+    })();
+    if let Err(error) = written {
+        // Nothing to keep of a part; the file it was to replace is untouched.
+        drop(std::fs::remove_file(&partial));
+        anyhow::bail!(cannot(&error));
+    }
+    Ok(())
+}
+
+impl From<&ImportReport> for ImportReportView {
+    fn from(report: &ImportReport) -> ImportReportView {
+        ImportReportView {
+            trees: report
+                .trees
+                .iter()
+                .map(|tree| ImportedTreeView {
+                    id: tree.id,
+                    title: tree.title.clone(),
+                    messages: tree.messages as u64,
+                    threads: tree.threads as u64,
+                })
+                .collect(),
+            notes: report.notes.clone(),
+            text: report.text(),
+        }
+    }
+}

@@ -1,0 +1,158 @@
+// Trees in and out of the real window through files: exported and imported through the system's
+// file dialogs (GTK's, answered by typing into them with xdotool as a person would), a
+// 10,000-message import with its progress and report, and files dropped on the window (a real
+// X drag from another program).
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe } from "node:test";
+
+import { Key } from "selenium-webdriver";
+
+import { Harness, takeReadmeScreenshots } from "./harness.mjs";
+
+/// An Open Loom document with one tree: a chain of `length` messages, person and model in turn.
+function chainDocument(title, length) {
+  const id = (index) => `m${String(index).padStart(5, "0")}`;
+  const nodes = {};
+  const edges = [];
+  for (let index = 0; index < length; index++) {
+    nodes[id(index)] = {
+      id: id(index),
+      content: [{ type: "text", text: `Step ${index} of the long walk.` }],
+      author: { role: index % 2 === 0 ? "human" : "model" },
+    };
+    if (index > 0) edges.push({ type: "continuation", sources: [{ nodeId: id(index - 1) }], targetNodeId: id(index) });
+  }
+  return JSON.stringify({
+    format: "open-loom",
+    version: "2.0",
+    trees: [{ id: "t1", title, rootNodeIds: [id(0)], nodes, edges }],
+  });
+}
+
+describe("trees in and out through files", () => {
+  const harness = new Harness();
+  let files;
+
+  before(async () => {
+    await harness.start();
+    files = mkdtempSync(join(tmpdir(), "pinloom-e2e-files-"));
+  });
+
+  after(async () => {
+    await harness.stop();
+    rmSync(files, { recursive: true, force: true });
+  });
+
+  harness.windowTest("a tree goes out and comes back through the file dialogs", async () => {
+    await harness.launch();
+    await (await harness.find("new-tree-title")).sendKeys("Rivers");
+    await harness.click("new-tree-submit");
+    await harness.textsUntil("thread-title", (texts) => texts.includes("Rivers"), "the new tree is open");
+    const composer = await harness.find("composer-input");
+    await composer.sendKeys("Why do rivers meander?", Key.chord(Key.ALT, Key.ENTER));
+    await harness.textsWhen("message-text", 1);
+    await composer.sendKeys("And why does the outer bank erode?", Key.chord(Key.ALT, Key.ENTER));
+    await harness.textsWhen("message-text", 2);
+
+    // Open Loom, through the save dialog.
+    const openLoom = join(files, "rivers-export.json");
+    await harness.click("open-export");
+    await harness.click("export-choose");
+    await harness.answerFileDialog('Export "Rivers"', openLoom, { saving: true });
+    const [saved] = await harness.textsUntil(
+      "export-done",
+      (texts) => texts.length === 1,
+      "the export's note in the tree list",
+    );
+    assert.match(saved, /^Saved 2 messages to .*rivers-export\.json \(\d+\.\d KB\)\.$/);
+    const document = JSON.parse(readFileSync(openLoom, "utf8"));
+    assert.equal(document.format, "open-loom");
+    assert.deepEqual(
+      Object.values(document.trees[0].nodes).map((node) => node.content[0].text),
+      ["Why do rivers meander?", "And why does the outer bank erode?"],
+    );
+
+    // Markdown, through the same dialog.
+    const markdown = join(files, "rivers.md");
+    await harness.click("open-export");
+    await harness.click("export-format-markdown");
+    await harness.click("export-choose");
+    await harness.answerFileDialog('Export "Rivers"', markdown, { saving: true });
+    await harness.textsUntil("export-done", (texts) => texts[0]?.includes("rivers.md"), "the Markdown export's note");
+    const text = readFileSync(markdown, "utf8");
+    assert.match(text, /^# Rivers\n/);
+    assert.match(text, /Why do rivers meander\?[\s\S]*And why does the outer bank erode\?/);
+
+    // And back in through the open dialog: a second tree, reported as the command line reports it.
+    await harness.click("import-choose");
+    await harness.answerFileDialog("Import trees", openLoom);
+    const [report] = await harness.textsUntil("import-report", (texts) => texts.length === 1, "the import report");
+    assert.match(report, /^Imported "Rivers" as tree \d+ \(rivers-2\): 2 messages, 0 threads\.\nEverything in the document was mapped\.$/);
+    assert.deepEqual(await harness.textsWhen("tree-title", 2), ["Rivers", "Rivers"]);
+    assert.deepEqual(await harness.textsWhen("message-text", 2), [
+      "Why do rivers meander?",
+      "And why does the outer bank erode?",
+    ]);
+    await harness.click("transfer-dismiss");
+    await harness.textsWhen("import-report", 0);
+    await harness.quit();
+  });
+
+  harness.windowTest("a 10,000-message import shows its progress, then its report and the tree", async () => {
+    const big = join(files, "long walk.json");
+    writeFileSync(big, chainDocument("The long walk", 10_000));
+    await harness.launch();
+    await harness.textsUntil("tree-title", (texts) => texts.length >= 1, "the tree list");
+    await harness.click("import-choose");
+    await harness.answerFileDialog("Import trees", big);
+    // Writing 10,000 messages takes seconds (longer on a busy machine): the bar shows meanwhile.
+    const [progress] = await harness.textsUntil(
+      "transfer-progress-text",
+      (texts) => texts.length === 1,
+      "the import's progress",
+      30_000,
+    );
+    assert.match(progress, /^(Starting…|Reading the file: .* MB|Checked 10,000 messages; writing them|Writing [\d,]+ of 10,000 messages)$/);
+    if (takeReadmeScreenshots) await harness.screenshot("tests/e2e/screenshots/import-progress.png");
+    const [report] = await harness.textsUntil("import-report", (texts) => texts.length === 1, "the import report", 120_000);
+    assert.match(report, /^Imported "The long walk" as tree \d+ \(the-long-walk\): 10000 messages, 0 threads\./);
+    await harness.textsUntil("thread-title", (texts) => texts.includes("The long walk"), "the imported tree opens");
+    const [meta] = await harness.textsUntil(
+      "tree-meta",
+      (texts) => texts.some((text) => text.startsWith("10,000 messages")),
+      "the list counts the imported messages",
+    );
+    assert.ok(meta);
+    await harness.quit();
+  });
+
+  harness.windowTest("files dropped on the tree list are imported, on the open tree attached", async () => {
+    const tree = join(files, "deltas.json");
+    writeFileSync(tree, chainDocument("Deltas", 4));
+    const notes = join(files, "field notes.txt");
+    writeFileSync(notes, "Sediment settles where the river slows.\n");
+    await harness.launch();
+    // A small tree open and drawn, so the window is idle when the drag comes.
+    await harness.click("tree-item", (items) => items.at(-1));
+    await harness.textsUntil("thread-title", (texts) => texts.includes("Rivers"), "a small tree is open");
+    await harness.textsWhen("message-text", 2, 30_000);
+
+    // On the list: imported, reported and opened.
+    await harness.dragFiles([tree], { x: 140, y: 600 });
+    const [report] = await harness.textsUntil("import-report", (texts) => texts.length === 1, "the dropped file's import report");
+    assert.match(report, /^Imported "Deltas" as tree \d+ \(deltas\): 4 messages, 0 threads\./);
+    await harness.textsUntil("thread-title", (texts) => texts.includes("Deltas"), "the dropped tree opens");
+    assert.deepEqual(await harness.textsWhen("message-text", 4), [0, 1, 2, 3].map((step) => `Step ${step} of the long walk.`));
+
+    // On the open tree: attached to it, not imported.
+    const trees = (await harness.textsUntil("tree-title", (texts) => texts.length > 0, "the tree list")).length;
+    await harness.dragFiles([notes], { x: 600, y: 400 });
+    const [attached] = await harness.textsUntil("attachment", (texts) => texts.length === 1, "the dropped file attached");
+    assert.match(attached, /field notes\.txt/);
+    assert.equal((await harness.textsWhen("tree-title", trees)).length, trees, "no tree was imported");
+    await harness.quit();
+  });
+});
