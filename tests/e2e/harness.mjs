@@ -101,6 +101,8 @@ export class Harness {
           const file = `tests/e2e/artifacts/${name.replace(/[^a-z0-9]+/gi, "-")}.png`;
           const saved = await this.screenshot(file).catch(() => null);
           if (saved) process.stderr.write(`screenshot of the failure: ${saved}\n`);
+          // Ended here, so the next test starts its own session instead of failing for want of one.
+          await this.quit().catch((quitting) => process.stderr.write(`the failed test's session did not end: ${quitting}\n`));
         }
         throw error;
       }
@@ -265,9 +267,14 @@ export class Harness {
     );
   }
 
-  /// Runs xdotool on the test's display and returns what it printed.
+  /// Runs xdotool on the test's display and returns what it printed; what it says on standard
+  /// error goes along with a failure only.
   xdotool(args) {
-    return execFileSync("xdotool", args, { env: { ...process.env, DISPLAY: this.display }, encoding: "utf8" }).trim();
+    return execFileSync("xdotool", args, {
+      env: { ...process.env, DISPLAY: this.display },
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+    }).trim();
   }
 
   /// The visible X windows whose title is exactly `title`.
@@ -276,7 +283,8 @@ export class Harness {
     try {
       return this.xdotool(["search", "--onlyvisible", "--name", `^${escaped}$`]).split("\n").filter(Boolean);
     } catch {
-      return []; // xdotool exits 1 when nothing matches
+      // xdotool exits 1 when nothing matches, and complains when a window closes mid-search.
+      return [];
     }
   }
 
@@ -284,15 +292,17 @@ export class Harness {
   /// a person typing it would: the dialog is focused, its location field opened (an open
   /// dialog) or its name field chosen (a save dialog), the path typed over whatever is there and
   /// Enter pressed. GTK builds the dialog's widgets after mapping it and keys sent too early are
-  /// lost, so the answer is typed again while the dialog stays open. Waits until it is gone.
+  /// lost, so the answer is typed again while the same dialog stays open; a busy machine may
+  /// take seconds to close it, so it is given ten before that. Waits until it is gone.
   async answerFileDialog(title, path, { saving = false } = {}) {
     let windows = [];
     await waitFor(() => (windows = this.windowsTitled(title)).length > 0, `the file dialog "${title}"`);
+    const dialog = windows[0];
     const pause = (ms) => new Promise((wake) => setTimeout(wake, ms));
-    for (let attempt = 1; attempt <= 5; attempt++) {
+    for (let attempt = 1; attempt <= 4; attempt++) {
       await pause(500 * attempt);
-      if (this.windowsTitled(title).length === 0) return;
-      this.xdotool(["windowfocus", "--sync", windows[0]]);
+      if (!this.windowsTitled(title).includes(dialog)) return;
+      this.xdotool(["windowfocus", "--sync", dialog]);
       if (!saving) {
         this.xdotool(["key", "--clearmodifiers", "ctrl+l"]);
         await pause(300);
@@ -302,7 +312,7 @@ export class Harness {
       await pause(300);
       this.xdotool(["key", "Return"]);
       try {
-        await waitFor(() => this.windowsTitled(title).length === 0, `the file dialog "${title}" to close`, 3000);
+        await waitFor(() => !this.windowsTitled(title).includes(dialog), `the file dialog "${title}" to close`, 10_000);
         return;
       } catch {
         // Still open: the keys came too early or were completed differently; type it again.

@@ -143,6 +143,16 @@ fn read_text_file(path: &Path, limit: u64) -> Result<String, ApiError> {
             "{shown} is not a file; attach a folder as a folder"
         )));
     }
+    // The kernel's own files (`/proc/self/environ` holds this process's keys) say they are
+    // empty and are not documents: refused wherever a link points from.
+    let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
+    if ["/proc", "/sys", "/dev"].iter().any(|system| real.starts_with(system)) {
+        return Err(ApiError::invalid_input(format!(
+            "{shown} is one of the system's own files ({}), not a document; attach a copy of \
+             what you need instead",
+            real.display()
+        )));
+    }
     if metadata.len() > limit {
         return Err(ApiError::invalid_input(format!(
             "{shown} is {} KB, over the {} KB limit for attached files; attach a smaller file, or \
@@ -151,12 +161,17 @@ fn read_text_file(path: &Path, limit: u64) -> Result<String, ApiError> {
             limit / 1024
         )));
     }
-    let bytes = std::fs::read(path)
+    // Read no further than the limit: the file may have grown since, or say less than it holds.
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|file| {
+            std::io::Read::read_to_end(&mut std::io::Read::take(file, limit + 1), &mut bytes)
+        })
         .map_err(|error| ApiError::invalid_input(format!("cannot read {shown}: {error}")))?;
-    // Checked again after reading: the file may have grown between the two calls.
     if bytes.len() as u64 > limit {
         return Err(ApiError::invalid_input(format!(
-            "{shown} grew past the {} KB limit while it was read; attach it again",
+            "{shown} holds more than the {} KB limit for attached files (more than it said when \
+             asked); attach a smaller file, or raise the limit in the tree's settings",
             limit / 1024
         )));
     }

@@ -222,7 +222,7 @@ impl Pinloom {
                 NodeId(node_id),
                 &ProfileRef::Stored(profile.clone()),
                 draft.as_deref(),
-                false,
+                MissingSummaries::Counted,
             )
             .await
             .context("could not preview the context")?;
@@ -247,7 +247,8 @@ impl Pinloom {
             self.memory.forget();
         }
         let profile = ProfileRef::Stored(profile.to_owned());
-        let planned = self.plan_for(NodeId(node_id), &profile, None, false).await?;
+        let planned =
+            self.plan_for(NodeId(node_id), &profile, None, MissingSummaries::Counted).await?;
         Ok(self.keep_path(planned)?.used)
     }
 
@@ -299,7 +300,12 @@ impl Pinloom {
         cancel: &CancellationToken,
     ) -> anyhow::Result<Exchange> {
         let planned = self
-            .plan_for(prompt, &ProfileRef::Stored(profile.to_owned()), None, true)
+            .plan_for(
+                prompt,
+                &ProfileRef::Stored(profile.to_owned()),
+                None,
+                MissingSummaries::Write(cancel),
+            )
             .await
             .context("could not plan the context")?;
         let wire = wire_request(&planned).map_err(anyhow::Error::new)?;
@@ -435,17 +441,19 @@ impl Pinloom {
     }
 
     /// The plan for answering `node` under `profile`, with missing ancestor summaries written
-    /// first when a summariser can be reached.
+    /// first when asked to.
     pub(crate) async fn plan_for(
         &self,
         node: NodeId,
         profile: &ProfileRef,
         draft: Option<&str>,
-        summarise: bool,
+        summaries: MissingSummaries<'_>,
     ) -> anyhow::Result<Planned> {
         let mut planned = self.plan_once(node, profile, draft).await?;
-        if summarise && !planned.plan.missing_summaries.is_empty() {
-            let written = self.write_missing_summaries(&planned).await?;
+        if let MissingSummaries::Write(cancel) = summaries
+            && !planned.plan.missing_summaries.is_empty()
+        {
+            let written = self.write_missing_summaries(&planned, cancel).await?;
             if written > 0 {
                 self.keep_path(planned)?;
                 planned = self.plan_once(node, profile, draft).await?;
@@ -553,7 +561,12 @@ impl Pinloom {
         profile: crate::json::ModelProfile,
     ) -> anyhow::Result<PlanView> {
         let planned = self
-            .plan_for(NodeId(node_id), &ProfileRef::Unsaved(Box::new(profile)), None, false)
+            .plan_for(
+                NodeId(node_id),
+                &ProfileRef::Unsaved(Box::new(profile)),
+                None,
+                MissingSummaries::Counted,
+            )
             .await
             .context("could not preview the context")?;
         let view = plan_view(&planned)?;
@@ -921,4 +934,14 @@ pub(crate) fn engine_error(error: &pinloom_engine::EngineError) -> anyhow::Error
 /// A provider failure as it crosses to a front end.
 pub(crate) fn provider_api_error(error: ProviderError) -> ApiError {
     ApiError::from(anyhow::Error::new(error))
+}
+
+/// What planning does with ancestor summaries the plan lacks.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum MissingSummaries<'a> {
+    /// Writes them through the summariser before planning again; the person's Stop (`cancel`)
+    /// stops them too.
+    Write(&'a CancellationToken),
+    /// Counts them in the plan without writing them (previews, comparisons).
+    Counted,
 }

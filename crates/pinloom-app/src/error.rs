@@ -94,6 +94,7 @@ fn code_of_store_error(error: &StoreError) -> ErrorCode {
         StoreError::Cycle { .. } => ErrorCode::Internal,
         StoreError::Open { .. }
         | StoreError::NotADatabase { .. }
+        | StoreError::ForeignDatabase { .. }
         | StoreError::NewerSchema { .. } => ErrorCode::DatabaseUnusable,
         StoreError::Sqlite(_) => ErrorCode::Internal,
     }

@@ -35,7 +35,9 @@ pub use data_dir::{
     APP_IDENTIFIER, DATA_DIR_ENV, DATA_DIR_FLAG, DATABASE_FILE_NAME, resolve_data_dir,
 };
 pub use error::{ApiError, ErrorCode};
-pub use openloom::{ExportOptions, ImportReport, ImportedTreeSummary};
+pub use openloom::{
+    ExportOptions, FuzzedImporter, ImportReport, ImportedTreeSummary, import_fuzz_case,
+};
 pub use pinloom::{Connections, KEYRING_SERVICE, Pinloom};
 pub use pinloom_providers::ReplyEvent;
 pub use receipts::{Cost, DiffEntry, KindTokens, Prices, Receipt, RequestDiff, SentSlice, Verdict};

@@ -20,9 +20,13 @@ use crate::snapshots::store_pin;
 pub const CUT_SUMMARY_NOTE: &str = " […summary cut to its budget]";
 
 impl Pinloom {
-    /// Writes every summary `planned` lacks, asking the summariser for all of them at once.
-    /// Returns how many were written.
-    pub(crate) async fn write_missing_summaries(&self, planned: &Planned) -> anyhow::Result<usize> {
+    /// Writes every summary `planned` lacks, asking the summariser for all of them at once;
+    /// `cancel` (the person's Stop) ends the wait. Returns how many were written.
+    pub(crate) async fn write_missing_summaries(
+        &self,
+        planned: &Planned,
+        cancel: &CancellationToken,
+    ) -> anyhow::Result<usize> {
         let summarizer_name =
             planned.settings.summarizer.clone().unwrap_or_else(|| planned.choice.name.clone());
         let this = self.clone();
@@ -39,7 +43,7 @@ impl Pinloom {
             let key = key.as_ref();
             async move {
                 let text = self
-                    .summarise(summarizer, instruction, &transcript, missing.budget, key)
+                    .summarise(summarizer, instruction, &transcript, missing.budget, key, cancel)
                     .await
                     .with_context(|| {
                         format!(
@@ -84,6 +88,7 @@ impl Pinloom {
         transcript: &str,
         budget: u32,
         key: Option<&pinloom_providers::ApiKey>,
+        cancel: &CancellationToken,
     ) -> anyhow::Result<String> {
         let wire = summary_request(
             &summarizer.endpoint,
@@ -94,7 +99,7 @@ impl Pinloom {
         )?;
         // Nobody watches a summary arrive; its pieces go nowhere.
         let (sink, _) = tokio::sync::mpsc::unbounded_channel();
-        let reply = self.provider.stream(&wire, key, &sink, &CancellationToken::new()).await?;
+        let reply = self.provider.stream(&wire, key, &sink, cancel).await?;
         if let Some(interruption) = reply.interruption {
             return Err(interruption.into());
         }

@@ -78,6 +78,12 @@ pub struct Provider {
 enum ByteFailure {
     #[error("no data for {} s", .0.as_secs())]
     Idle(Duration),
+    /// More bytes than the answer may have.
+    #[error("the answer passed its size limit")]
+    TooLarge,
+    /// A line or an event longer than any a provider sends.
+    #[error("a line or event passed its size limit")]
+    EventTooLarge,
     #[error("{0}")]
     Transport(reqwest::Error),
 }
@@ -87,6 +93,10 @@ impl Provider {
     pub fn new(timeouts: Timeouts, policy: RetryPolicy) -> Result<Provider, ProviderError> {
         let http = reqwest::Client::builder()
             .connect_timeout(timeouts.connect)
+            // A redirect would carry the key to another address: reqwest drops only
+            // `Authorization` across hosts, so Anthropic's and Gemini's key headers would follow,
+            // and a 307/308 resends the whole conversation. A redirect is reported instead.
+            .redirect(reqwest::redirect::Policy::none())
             .user_agent(concat!("Pinloom/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|error| ProviderError::HttpClient { detail: error.to_string() })?;
@@ -134,7 +144,12 @@ impl Provider {
             response = send => response?,
         };
         let mut decoder = Decoder::new(provider, &request.model, request.completion, secret);
-        let bytes = idle_limited(response.bytes_stream(), self.timeouts.idle);
+        let bytes = idle_limited(
+            response.bytes_stream(),
+            self.timeouts.idle,
+            MAX_REPLY_BYTES,
+            MAX_EVENT_BYTES,
+        );
         let json_lines = request.framing == Framing::JsonLines;
         let failure = |failure| byte_failure(provider, failure);
         let first_text = std::sync::OnceLock::new();
@@ -196,15 +211,17 @@ impl Provider {
         if status.is_success() {
             return Ok(response);
         }
+        if status.is_redirection() {
+            return Err(redirected(provider, &response));
+        }
         let retry_after = response
             .headers()
             .get(reqwest::header::RETRY_AFTER)
             .and_then(|value| value.to_str().ok())
             .and_then(|value| parse_retry_after(value, SystemTime::now()));
-        let body = tokio::time::timeout(self.timeouts.idle, response.text())
+        let body = read_capped(response, MAX_ERROR_BODY_BYTES, self.timeouts.idle)
             .await
-            .ok()
-            .and_then(Result::ok)
+            .map(|(body, _)| body)
             .unwrap_or_default();
         Err(classify(provider, &request.model, status.as_u16(), retry_after, &body, key))
     }
@@ -238,20 +255,32 @@ impl Provider {
             Ok(Err(error)) => return Err(send_error(provider, url, &error, self.timeouts)),
             Ok(Ok(response)) => response,
         };
+        if response.status().is_redirection() {
+            return Err(redirected(provider, &response));
+        }
         let status = response.status().as_u16();
-        let text = match tokio::time::timeout(self.timeouts.idle, response.text()).await {
-            Ok(Ok(text)) => text,
-            Ok(Err(error)) => {
+        let text = match read_capped(response, MAX_PLAIN_ANSWER_BYTES, self.timeouts.idle).await {
+            Ok((text, false)) => text,
+            Ok((_, true)) | Err(ByteFailure::TooLarge | ByteFailure::EventTooLarge) => {
+                return Err(ProviderError::Malformed {
+                    provider: provider.display_name(),
+                    detail: format!(
+                        "its answer is larger than {} MiB, which no list of models is",
+                        MAX_PLAIN_ANSWER_BYTES >> 20
+                    ),
+                });
+            }
+            Err(ByteFailure::Transport(error)) => {
                 return Err(ProviderError::StreamBroken {
                     provider: provider.display_name(),
                     detail: error.to_string(),
                 });
             }
-            Err(_) => {
+            Err(ByteFailure::Idle(waited)) => {
                 return Err(ProviderError::TimedOut {
                     provider: provider.display_name(),
                     phase: "in the middle of the answer",
-                    waited: self.timeouts.idle,
+                    waited,
                 });
             }
         };
@@ -287,22 +316,118 @@ fn send_error(
     ProviderError::Unreachable { provider: provider.display_name(), url: url.to_owned(), detail }
 }
 
-/// The response's bytes, ending with [`ByteFailure::Idle`] when none arrive for `idle`.
+/// The most a streamed reply may carry: far beyond any model's longest reply (a 128k-token
+/// reply is about 0.5 MiB of text, a few MiB with its framing), so a server that never stops
+/// cannot fill memory; past it, what arrived is kept and the reply is marked incomplete.
+pub const MAX_REPLY_BYTES: usize = 64 << 20;
+/// The longest line or event a reply may have. The largest real ones are a few KiB (a Gemini
+/// chunk with its safety ratings, a usage event); an image model's base64 chunk could reach
+/// hundreds of KiB.
+pub const MAX_EVENT_BYTES: usize = 4 << 20;
+/// The most of an error answer's body that is read: provider errors are a few hundred bytes.
+const MAX_ERROR_BODY_BYTES: usize = 64 << 10;
+/// The most of a model list (discovery) that is read.
+const MAX_PLAIN_ANSWER_BYTES: usize = 16 << 20;
+
+/// The response's bytes, ending with [`ByteFailure::Idle`] when none arrive for `idle`, and
+/// with [`ByteFailure::TooLarge`] or [`ByteFailure::EventTooLarge`] past `limit` bytes in all
+/// or `event_limit` in one line or event.
 fn idle_limited(
     bytes: impl Stream<Item = reqwest::Result<Bytes>> + Unpin,
     idle: Duration,
+    limit: usize,
+    event_limit: usize,
 ) -> impl Stream<Item = Result<Bytes, ByteFailure>> + Unpin {
-    Box::pin(futures_util::stream::unfold((bytes, false), move |(mut bytes, ended)| async move {
-        if ended {
-            return None;
-        }
+    // The state is what was read so far, or `None` once a failure ended the stream.
+    let start = (bytes, Some(Measure::default()));
+    Box::pin(futures_util::stream::unfold(start, move |(mut bytes, measure)| async move {
+        let mut measure = measure?;
         match tokio::time::timeout(idle, bytes.next()).await {
-            Err(_) => Some((Err(ByteFailure::Idle(idle)), (bytes, true))),
+            Err(_) => Some((Err(ByteFailure::Idle(idle)), (bytes, None))),
             Ok(None) => None,
-            Ok(Some(Ok(chunk))) => Some((Ok(chunk), (bytes, false))),
-            Ok(Some(Err(error))) => Some((Err(ByteFailure::Transport(error)), (bytes, true))),
+            Ok(Some(Ok(chunk))) => match measure.add(&chunk, limit, event_limit) {
+                Ok(()) => Some((Ok(chunk), (bytes, Some(measure)))),
+                Err(failure) => Some((Err(failure), (bytes, None))),
+            },
+            Ok(Some(Err(error))) => Some((Err(ByteFailure::Transport(error)), (bytes, None))),
         }
     }))
+}
+
+/// How much of a stream was read, and how long its current line and event are so far.
+#[derive(Debug, Default, Clone, Copy)]
+struct Measure {
+    total: usize,
+    line: usize,
+    event: usize,
+}
+
+impl Measure {
+    /// Counts `chunk`: too much in all (`limit`), or a line or event of more than
+    /// `event_limit`, is a failure. The SSE and NDJSON decoders hold a line or event until it
+    /// ends, and read it again as more arrives, so one without end would cost memory and time
+    /// without limit.
+    fn add(&mut self, chunk: &[u8], limit: usize, event_limit: usize) -> Result<(), ByteFailure> {
+        self.total = self.total.saturating_add(chunk.len());
+        if self.total > limit {
+            return Err(ByteFailure::TooLarge);
+        }
+        for &byte in chunk {
+            if byte == b'\n' {
+                // An empty line ends an SSE event.
+                self.event = if self.line == 0 { 0 } else { self.event + 1 };
+                self.line = 0;
+            } else if byte != b'\r' {
+                self.line += 1;
+                self.event += 1;
+            }
+        }
+        if self.line > event_limit || self.event > event_limit {
+            return Err(ByteFailure::EventTooLarge);
+        }
+        Ok(())
+    }
+}
+
+/// The start of a response's body, up to `limit` bytes (lossy UTF-8), and whether there was
+/// more.
+async fn read_capped(
+    response: reqwest::Response,
+    limit: usize,
+    idle: Duration,
+) -> Result<(String, bool), ByteFailure> {
+    // Bounded by `limit` below; an error or a model list is one JSON text, one line or many.
+    let mut bytes = idle_limited(response.bytes_stream(), idle, usize::MAX, usize::MAX);
+    let mut body = Vec::new();
+    while let Some(chunk) = bytes.next().await {
+        let chunk = chunk?;
+        let room = limit - body.len();
+        if chunk.len() > room {
+            body.extend_from_slice(&chunk[..room]);
+            return Ok((String::from_utf8_lossy(&body).into_owned(), true));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok((String::from_utf8_lossy(&body).into_owned(), false))
+}
+
+/// A redirect, refused: following it would send the key and the conversation to an address the
+/// person never chose.
+fn redirected(provider: ProviderId, response: &reqwest::Response) -> ProviderError {
+    let location = response
+        .headers()
+        .get(reqwest::header::LOCATION)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or("an address it did not give");
+    ProviderError::Rejected {
+        provider: provider.display_name(),
+        status: response.status().as_u16(),
+        detail: format!(
+            "it redirects to {location}; Pinloom does not follow redirects, so your key and your \
+             conversation go only to the address in the profile: if the service moved, put its \
+             new address in the profile"
+        ),
+    }
 }
 
 fn byte_failure(provider: ProviderId, failure: ByteFailure) -> ProviderError {
@@ -311,6 +436,22 @@ fn byte_failure(provider: ProviderId, failure: ByteFailure) -> ProviderError {
             provider: provider.display_name(),
             phase: "in the middle of the reply",
             waited,
+        },
+        ByteFailure::EventTooLarge => ProviderError::Malformed {
+            provider: provider.display_name(),
+            detail: format!(
+                "a line of the reply passed {} MiB without ending; Pinloom kept what arrived and \
+                 stopped reading",
+                MAX_EVENT_BYTES >> 20
+            ),
+        },
+        ByteFailure::TooLarge => ProviderError::Malformed {
+            provider: provider.display_name(),
+            detail: format!(
+                "the reply passed {} MiB without ending; Pinloom kept what arrived and stopped \
+                 reading",
+                MAX_REPLY_BYTES >> 20
+            ),
         },
         ByteFailure::Transport(error) => ProviderError::StreamBroken {
             provider: provider.display_name(),

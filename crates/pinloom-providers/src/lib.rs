@@ -28,7 +28,7 @@ pub mod retry;
 pub mod summary;
 pub mod wire;
 
-pub use client::{Provider, Reply, Timeouts};
+pub use client::{MAX_EVENT_BYTES, MAX_REPLY_BYTES, Provider, Reply, Timeouts};
 pub use decode::{ReplyEvent, Usage};
 pub use error::ProviderError;
 pub use keys::ApiKey;

@@ -21,6 +21,17 @@ pub enum StoreError {
         /// The file that was refused.
         path: PathBuf,
     },
+    /// The file is another program's SQLite database. It is left untouched.
+    #[error(
+        "{path} is another program's SQLite database (application id {application_id:#010x}), not Pinloom's; it was left untouched: choose a Pinloom database, or a new file"
+    )]
+    ForeignDatabase {
+        /// The file that was refused.
+        path: PathBuf,
+        /// The application id in its header (0 when it has none, but holds tables Pinloom did
+        /// not make).
+        application_id: u32,
+    },
     /// The file was written by a newer Pinloom; opening it here could lose data, so it is refused.
     #[error(
         "{path} was written by a newer Pinloom (schema {found}, this build knows up to {supported}); update Pinloom to open it"

@@ -390,13 +390,25 @@ fn import_tree(
         ensure_pin(conn, import, tree.id, index, &mut pins, &nodes)?;
     }
     let pins: Vec<PinId> = pins.into_iter().flatten().collect();
-    // Places among siblings in the document's order, after every pin already in the file.
+    // Places among siblings in the document's order, after every pin already in the file. The
+    // document's numbers only rank its threads: written as they are, one near i64::MAX would
+    // overflow here and leave no place for the next thread opened in the tree.
     let base: i64 =
         conn.query_row("SELECT coalesce(max(list_order), 0) FROM pins", [], |row| row.get(0))?;
-    for (index, pin) in pins.iter().enumerate() {
+    let mut ranked: Vec<usize> = (0..pins.len()).collect();
+    ranked.sort_by_key(|&index| (import.pins[index].order, index));
+    for (rank, index) in ranked.into_iter().enumerate() {
+        let place = i64::try_from(rank)
+            .ok()
+            .and_then(|rank| base.checked_add(rank)?.checked_add(1))
+            .ok_or_else(|| {
+                StoreError::InvalidInput(
+                    "the database has no room left to order more threads".to_owned(),
+                )
+            })?;
         conn.execute(
             "UPDATE pins SET list_order = ?2 WHERE id = ?1",
-            params![pin.0, base + import.pins[index].order as i64 + 1],
+            params![pins[index].0, place],
         )?;
     }
     // Soft deletion last: nothing may be written under a deleted branch.
@@ -426,11 +438,27 @@ fn import_tree(
         conn.execute("UPDATE pins SET slug = ?2 WHERE id = ?1", params![pins[index].0, slug])?;
     }
 
+    // What the rest of the import names by index must exist: a planner's mistake is refused,
+    // never a panic inside the transaction.
+    let node_at = |index: usize, what: &str| {
+        nodes.get(index).copied().ok_or_else(|| {
+            StoreError::InvalidInput(format!(
+                "{what} of the import names message {index}, which it does not have"
+            ))
+        })
+    };
+    let pin_at = |index: usize, what: &str| {
+        pins.get(index).copied().ok_or_else(|| {
+            StoreError::InvalidInput(format!(
+                "{what} of the import names thread {index}, which it does not have"
+            ))
+        })
+    };
     for summary in &import.summaries {
         let key = SummaryKey {
             tree_id: tree.id,
-            pin_id: summary.pin.map(|index| pins[index]),
-            path_end: summary.path_end.map(|index| nodes[index]),
+            pin_id: summary.pin.map(|index| pin_at(index, "a summary")).transpose()?,
+            path_end: summary.path_end.map(|index| node_at(index, "a summary")).transpose()?,
             budget: summary.budget,
             summarizer: summary.summarizer.clone(),
         };
@@ -446,8 +474,10 @@ fn import_tree(
     for attachment in &import.attachments {
         let scope = match attachment.scope {
             ImportScope::Tree => AttachmentScope::Tree,
-            ImportScope::Thread(pin) => AttachmentScope::Thread(pin.map(|index| pins[index])),
-            ImportScope::Node(index) => AttachmentScope::Node(nodes[index]),
+            ImportScope::Thread(pin) => AttachmentScope::Thread(
+                pin.map(|index| pin_at(index, "an attachment")).transpose()?,
+            ),
+            ImportScope::Node(index) => AttachmentScope::Node(node_at(index, "an attachment")?),
         };
         let role = attachment.role;
         insert_attachment(
@@ -461,7 +491,8 @@ fn import_tree(
         )?;
     }
     for note in &import.annotations {
-        insert_annotation(conn, nodes[note.node], &note.text, note.included, note.created_at_ms)?;
+        let node = node_at(note.node, "a note")?;
+        insert_annotation(conn, node, &note.text, note.included, note.created_at_ms)?;
     }
     // The times the document gave, not the import's.
     conn.execute(

@@ -42,8 +42,9 @@ pub use model::{
     ModelProfile, NewNode, Node, NodeId, OutlineRow, Part, Pin, PinId, Receipt, SearchHit, Sharing,
     Summary, SummaryKey, Tree, TreeId, TreeMode, Workspace,
 };
+pub use profiles::invisible_character;
 pub use search::{COMMON_TERM_MIN_NODES, MAX_QUERY_TERMS};
 pub use slugs::{ROOT_THREAD_SLUG, slugify, unique_slug};
-pub use store::Store;
+pub use store::{APPLICATION_ID, Store};
 pub use summaries::SummaryUpdate;
 pub use trees::NewTree;

@@ -108,6 +108,13 @@ pub(crate) fn validate(profile: &ModelProfile) -> Result<(), StoreError> {
     if profile.name.trim().is_empty() {
         return refuse("a model profile needs a name".into());
     }
+    if let Some(hidden) = invisible_character(&profile.name) {
+        return refuse(format!(
+            "the model profile name {:?} holds an invisible character (U+{:04X}), so it could pass \
+             for another profile: remove it",
+            profile.name, hidden as u32
+        ));
+    }
     if profile.context_window == 0 {
         return refuse(format!("{}: the context window must be at least 1 token", profile.name));
     }
@@ -118,6 +125,34 @@ pub(crate) fn validate(profile: &ModelProfile) -> Result<(), StoreError> {
         ));
     }
     Ok(())
+}
+
+/// The first character of `text` that shows nothing or changes how the rest reads: controls,
+/// zero-width and joining characters, direction marks and overrides, variation selectors, tags,
+/// fillers. A name holding one can look exactly like another name.
+pub fn invisible_character(text: &str) -> Option<char> {
+    text.chars().find(|&c| {
+        c.is_control()
+            || matches!(
+                c,
+                '\u{00AD}'
+                    | '\u{034F}'
+                    | '\u{061C}'
+                    | '\u{115F}'..='\u{1160}'
+                    | '\u{17B4}'..='\u{17B5}'
+                    | '\u{180B}'..='\u{180F}'
+                    | '\u{200B}'..='\u{200F}'
+                    | '\u{202A}'..='\u{202E}'
+                    | '\u{2060}'..='\u{206F}'
+                    | '\u{3164}'
+                    | '\u{FE00}'..='\u{FE0F}'
+                    | '\u{FEFF}'
+                    | '\u{FFA0}'
+                    | '\u{FFF0}'..='\u{FFFB}'
+                    | '\u{1D173}'..='\u{1D17A}'
+                    | '\u{E0000}'..='\u{E0FFF}'
+            )
+    })
 }
 
 fn profile_from_row(row: &Row<'_>) -> rusqlite::Result<ModelProfile> {

@@ -11,6 +11,44 @@ use crate::migrations::{self, SCHEMA_VERSION};
 /// and the MCP server share the file; their transactions are short, so this is generous.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// What SQLite's header says a Pinloom database is ("PLOM"), so that Pinloom, `file(1)` and
+/// other tools can tell its files from other programs' SQLite files.
+pub const APPLICATION_ID: u32 = 0x504C_4F4D;
+
+/// Whose SQLite file this is, as far as Pinloom can tell before writing anything.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ownership {
+    /// Marked as Pinloom's.
+    Pinloom,
+    /// Not marked: new and empty, or written by a Pinloom from before the mark, whose tables it
+    /// has. It is marked once brought up to date.
+    Unmarked,
+    /// Another program's: another application id, or tables Pinloom did not make.
+    Foreign,
+}
+
+fn ownership(conn: &Connection) -> rusqlite::Result<Ownership> {
+    let application_id: u32 = conn.query_row("PRAGMA application_id", [], |row| row.get(0))?;
+    if application_id == APPLICATION_ID {
+        return Ok(Ownership::Pinloom);
+    }
+    if application_id != 0 {
+        return Ok(Ownership::Foreign);
+    }
+    let objects: i64 = conn.query_row(
+        "SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%'",
+        [],
+        |row| row.get(0),
+    )?;
+    let pinloom_tables: i64 = conn.query_row(
+        "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name IN ('trees', 'nodes')",
+        [],
+        |row| row.get(0),
+    )?;
+    let earlier_pinloom = migrations::version(conn)? > 0 && pinloom_tables == 2;
+    Ok(if objects == 0 || earlier_pinloom { Ownership::Unmarked } else { Ownership::Foreign })
+}
+
 /// An open Pinloom database.
 ///
 /// One connection serves this process; calls are short, so a mutex in front of it is enough, and
@@ -55,6 +93,15 @@ impl Store {
                 supported: SCHEMA_VERSION,
             });
         }
+        // Another program's database (`--db` pointed at the wrong file) is left exactly as it
+        // was: switching it to WAL and adding tables would change it under its owner.
+        let owner = ownership(&conn).map_err(open_error)?;
+        if owner == Ownership::Foreign {
+            let application_id: u32 = conn
+                .query_row("PRAGMA application_id", [], |row| row.get(0))
+                .map_err(open_error)?;
+            return Err(StoreError::ForeignDatabase { path: path.to_owned(), application_id });
+        }
 
         // WAL lets the app and the MCP server read while the other writes. NORMAL sync in WAL mode
         // survives a crash of the process (every committed transaction is in the log); only a
@@ -63,6 +110,9 @@ impl Store {
         conn.pragma_update(None, "synchronous", "NORMAL").map_err(open_error)?;
         conn.pragma_update(None, "foreign_keys", "ON").map_err(open_error)?;
         migrations::upgrade(&mut conn).map_err(open_error)?;
+        if owner == Ownership::Unmarked {
+            conn.pragma_update(None, "application_id", APPLICATION_ID).map_err(open_error)?;
+        }
 
         Ok(Store {
             path: path.to_owned(),

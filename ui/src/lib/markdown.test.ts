@@ -36,6 +36,16 @@ describe("renderMarkdown", () => {
     }
   });
 
+  it("keeps no class of the window's own, only highlighting's", () => {
+    const html = renderMarkdown(
+      '<p class="overlay settings-panel">Your session expired.</p> <span class="hljs-keyword modal">fn</span>\n\n[x](https://e.example)',
+    );
+    const classes = [...html.matchAll(/class="([^"]*)"/g)].map((match) => match[1]);
+    expect(classes).toEqual(["hljs-keyword", "link"]);
+    const code = renderMarkdown("```rust\nfn main() {}\n```");
+    expect(code).toContain("hljs-title function_");
+  });
+
   it("keeps a link's address readable without making it followable", () => {
     const html = renderMarkdown("[docs](https://example.com/a)");
     expect(html).toContain('title="https://example.com/a"');

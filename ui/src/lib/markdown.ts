@@ -27,11 +27,21 @@ const ALLOWED_TAGS = [
   "sup", "sub", "kbd", "mark",
 ];
 
+/// highlight.js's classes: `hljs`, `hljs-keyword`, and its modifiers such as `function_`.
+const HIGHLIGHT_CLASS = /^(hljs(-[a-z0-9_-]+)?|[a-z]+_{1,2})$/;
+
 let hooked = false;
 function hookOnce(purifier: typeof DOMPurify) {
   if (hooked) return;
   hooked = true;
   purifier.addHook("afterSanitizeAttributes", (node) => {
+    // A class from the reply could borrow the window's own styles (an overlay over the whole
+    // window that imitates a dialog): only highlight.js's classes stay.
+    if (node.hasAttribute("class")) {
+      const kept = (node.getAttribute("class") ?? "").split(/\s+/).filter((name) => HIGHLIGHT_CLASS.test(name));
+      if (kept.length > 0) node.setAttribute("class", kept.join(" "));
+      else node.removeAttribute("class");
+    }
     if (node.tagName === "A") {
       const href = node.getAttribute("href");
       node.removeAttribute("href");

@@ -499,21 +499,46 @@ fn tree_plan(
         imports.push(import);
         kept_nodes.push((!kept.is_empty()).then_some(Value::Object(kept)));
     }
-    for note in &mut notes_on {
-        note.node = position[note.node];
-    }
-    for edge in &mut kept_edges {
+    // A note on a note (or on itself) has no message to hang on: it is left out, said once.
+    let placed = |node: usize| position.get(node).copied().filter(|&at| at != usize::MAX);
+    notes_on.retain_mut(|note| match placed(note.node) {
+        Some(at) => {
+            note.node = at;
+            true
+        }
+        None => {
+            notes.add(format!(
+                "{path} has a note on another note or on itself; with no message to hang on, it \
+                 was left out"
+            ));
+            false
+        }
+    });
+    kept_edges.retain_mut(|edge| {
+        let mut whole = true;
         if let Some(target) = edge.get("target").and_then(Value::as_u64) {
-            edge["target"] = json!(position[target as usize]);
+            match placed(target as usize) {
+                Some(at) => edge["target"] = json!(at),
+                None => whole = false,
+            }
         }
         if let Some(Value::Array(sources)) = edge.get_mut("sources") {
             for source in sources {
                 if let Some(node) = source.get("node").and_then(Value::as_u64) {
-                    source["node"] = json!(position[node as usize]);
+                    match placed(node as usize) {
+                        Some(at) => source["node"] = json!(at),
+                        None => whole = false,
+                    }
                 }
             }
         }
-    }
+        if !whole {
+            notes.add(format!(
+                "{path} has an annotation between notes; it names no message and was left out"
+            ));
+        }
+        whole
+    });
     if !kept_edges.is_empty() {
         kept_tree.insert("edges".into(), Value::Array(kept_edges));
     }

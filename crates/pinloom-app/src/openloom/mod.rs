@@ -9,6 +9,7 @@
 mod export;
 mod import;
 mod socketteer;
+mod untrusted;
 
 use anyhow::Context;
 use chrono::{DateTime, SecondsFormat, Utc};
@@ -116,60 +117,115 @@ impl Pinloom {
         title_hint: String,
         mut progress: impl FnMut(ImportProgress) + Send + 'static,
     ) -> anyhow::Result<ImportReport> {
-        let value: Value = serde_json::from_str(&text).map_err(|error| {
-            ApiError::invalid_input(format!(
-                "the file is not valid JSON: {error}; nothing was imported"
-            ))
-        })?;
-        let title_hint = match title_hint.trim() {
-            "" => "Imported loom".to_owned(),
-            hint => hint.to_owned(),
-        };
-        let document = if value.get("format").is_some() {
-            value
-        } else if socketteer::detect(&value) {
-            socketteer::to_open_loom(&value, &title_hint)
-        } else {
-            return Err(ApiError::invalid_input(unread_format(&value)).into());
-        };
-        let now = now_ms();
-        let plan = import::plan(&document, &title_hint, now)?;
-        let total = plan.trees.iter().map(|tree| tree.nodes.len()).sum();
-        progress(ImportProgress::Checked { messages: total });
-        self.write("nothing was imported", move |store| {
-            let mut notes = plan.notes;
-            let here = store.profiles()?;
-            for profile in &plan.profiles {
-                if here.iter().any(|existing| existing.name == profile.name && existing != profile)
-                {
-                    notes.add(format!(
-                        "model profile {:?} exists here with other settings; yours were kept",
-                        profile.name
-                    ));
-                }
-            }
-            let plan = import::Plan { notes: import::Notes::default(), ..plan };
-            let (written, _) = store.import_trees(
-                &plan.trees,
-                &plan.profiles,
-                |which, imported| import::kept_json(&plan, which, imported),
-                now,
-                &mut |written| progress(ImportProgress::Written { messages: written, total }),
-            )?;
-            let trees = written
-                .into_iter()
-                .map(|tree| ImportedTreeSummary {
-                    id: tree.tree.id.0,
-                    slug: tree.tree.slug,
-                    title: tree.tree.title,
-                    messages: tree.nodes.len(),
-                    threads: tree.pins.len(),
-                })
-                .collect();
-            Ok(ImportReport { trees, notes: notes.into_lines() })
-        })
-        .await
+        let read = read_document(&text, &title_hint, now_ms())?;
+        self.write("nothing was imported", move |store| write_document(store, read, &mut progress))
+            .await
     }
+}
+
+/// A document read and checked, ready to write.
+struct ReadDocument {
+    plan: import::Plan,
+    at_ms: i64,
+}
+
+/// Reads `text` as an Open Loom v2 document or a socketteer/loom tree; a text that is neither
+/// is refused with where and why.
+fn read_document(text: &str, title_hint: &str, now: i64) -> anyhow::Result<ReadDocument> {
+    let value: Value = serde_json::from_str(text).map_err(|error| {
+        ApiError::invalid_input(format!(
+            "the file is not valid JSON: {error}; nothing was imported"
+        ))
+    })?;
+    let title_hint = match title_hint.trim() {
+        "" => "Imported loom".to_owned(),
+        hint => hint.to_owned(),
+    };
+    let document = if value.get("format").is_some() {
+        value
+    } else if socketteer::detect(&value) {
+        socketteer::to_open_loom(&value, &title_hint)
+    } else {
+        return Err(ApiError::invalid_input(unread_format(&value)).into());
+    };
+    Ok(ReadDocument { plan: import::plan(&document, &title_hint, now)?, at_ms: now })
+}
+
+/// Writes every tree of a read document into `store` in one transaction, keeping out what a
+/// document may not decide.
+fn write_document(
+    store: &pinloom_store::Store,
+    read: ReadDocument,
+    progress: &mut dyn FnMut(ImportProgress),
+) -> anyhow::Result<ImportReport> {
+    let ReadDocument { mut plan, at_ms } = read;
+    let total = plan.trees.iter().map(|tree| tree.nodes.len()).sum();
+    progress(ImportProgress::Checked { messages: total });
+    let mut notes = std::mem::take(&mut plan.notes);
+    let here = store.profiles()?;
+    plan.profiles =
+        untrusted::admit_profiles(std::mem::take(&mut plan.profiles), &here, &mut notes);
+    let summarizers = untrusted::possible_summarizers(&here, &plan.profiles);
+    for (settings, tree) in plan.settings.iter_mut().zip(&plan.trees) {
+        untrusted::admit_settings(settings, &summarizers, &tree.tree.title, &mut notes);
+    }
+    for profile in &plan.profiles {
+        if here.iter().any(|existing| existing.name == profile.name && existing != profile) {
+            notes.add(format!(
+                "model profile {:?} exists here with other settings; yours were kept",
+                profile.name
+            ));
+        }
+    }
+    let (written, _) = store.import_trees(
+        &plan.trees,
+        &plan.profiles,
+        |which, imported| import::kept_json(&plan, which, imported),
+        at_ms,
+        &mut |written| progress(ImportProgress::Written { messages: written, total }),
+    )?;
+    let trees = written
+        .into_iter()
+        .map(|tree| ImportedTreeSummary {
+            id: tree.tree.id.0,
+            slug: tree.tree.slug,
+            title: tree.tree.title,
+            messages: tree.nodes.len(),
+            threads: tree.pins.len(),
+        })
+        .collect();
+    Ok(ImportReport { trees, notes: notes.into_lines() })
+}
+
+/// Which importer a fuzz case drives.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FuzzedImporter {
+    /// Open Loom v2 documents.
+    OpenLoom,
+    /// socketteer/loom's saved trees, read through the spec's mapping.
+    Socketteer,
+}
+
+/// One fuzz case for the importers: `data` as a document, imported into a fresh database in
+/// memory, then exported again. The import may refuse the document; neither step may panic,
+/// and what was written must export. Cases the other importer would read are skipped.
+#[doc(hidden)]
+pub fn import_fuzz_case(importer: FuzzedImporter, data: &[u8]) -> Option<ImportReport> {
+    let text = std::str::from_utf8(data).ok()?;
+    let value: Value = serde_json::from_str(text).ok()?;
+    let is_open_loom = value.get("format").is_some();
+    if is_open_loom != (importer == FuzzedImporter::OpenLoom) {
+        return None;
+    }
+    let store = pinloom_store::Store::open(std::path::Path::new(":memory:")).ok()?;
+    let read = read_document(text, "fuzz", 0).ok()?;
+    let report = write_document(&store, read, &mut |_| {}).ok()?;
+    let trees: Vec<i64> = report.trees.iter().map(|tree| tree.id).collect();
+    if let Err(error) = open_loom_text(&store, &trees, ExportOptions::default(), &mut |_| {}) {
+        panic!("an imported tree does not export: {error:#}");
+    }
+    Some(report)
 }
 
 /// How far an import has come, as the application layer sees it.

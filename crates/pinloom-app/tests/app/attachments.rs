@@ -96,3 +96,22 @@ async fn a_folder_listing_leaves_out_the_usual_noise_and_stops_at_a_hundred() {
     let attached = pinloom.attach_folder(tree, AttachTo::Tree, many).await.unwrap();
     assert_eq!(attached.bytes as usize, MAX_FOLDER_ENTRIES * "file-000.txt\n".len() - 1);
 }
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn the_systems_own_files_are_refused_even_through_a_link() {
+    let server = Server::start(vec![]).await;
+    let (pinloom, dir) = pinloom_with(&server).await;
+    let tree = dialogue(&pinloom).await;
+    // /proc/self/environ says it is 0 bytes and holds this process's environment, keys included.
+    let link = dir.path().join("notes.txt");
+    std::os::unix::fs::symlink("/proc/self/environ", &link).unwrap();
+    for path in [std::path::PathBuf::from("/proc/self/environ"), link] {
+        let error = ApiError::from(
+            pinloom.attach_path(tree, AttachTo::Tree, path.clone()).await.unwrap_err(),
+        );
+        assert_eq!(error.code, ErrorCode::InvalidInput);
+        assert!(error.message.contains("one of the system's own files"), "{}", error.message);
+    }
+    assert!(pinloom.attachments(tree).await.unwrap().is_empty());
+}

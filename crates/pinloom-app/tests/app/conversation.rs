@@ -464,3 +464,33 @@ async fn a_reply_cut_off_by_a_crash_comes_back_incomplete_with_what_had_arrived(
     assert_eq!(reply.model.as_deref(), Some("Local"));
     assert_eq!(saved(), 0, "the draft became the reply");
 }
+
+#[tokio::test]
+async fn stop_also_stops_an_ancestor_summary_being_written() {
+    // The question in a pin needs its parent thread's summary first; the summariser never
+    // answers. Stop must end the wait, as it ends a reply.
+    let server =
+        Server::start(vec![says("Rivers bend at the outer bank."), Answer::silence()]).await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let tree = dialogue(&pinloom).await;
+    let answer = ask(&pinloom, tree, None, "Why do rivers bend?").await.reply.message.id;
+    let pin = pinloom.pin_range(answer, 0, 6, "Rivers".into(), String::new()).await.unwrap();
+    let (events, _received, _) = listen();
+    let cancel = CancellationToken::new();
+    let stopper = cancel.clone();
+    tokio::spawn(async move {
+        // Once the summary request has been sent.
+        while server.seen().len() < 2 {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        stopper.cancel();
+    });
+    let sent =
+        pinloom.send_in_pin(pin.id, None, "Why there?".into(), "Local".into(), events, cancel);
+    // Without Stop reaching it, the summary would wait for the provider's 5-minute limit.
+    let stopped = tokio::time::timeout(std::time::Duration::from_secs(60), sent)
+        .await
+        .expect("Stop ended the summary's wait");
+    let error = ApiError::from(stopped.unwrap_err());
+    assert_eq!(error.code, ErrorCode::Cancelled, "{}", error.message);
+}

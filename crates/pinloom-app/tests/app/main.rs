@@ -6,6 +6,7 @@
 mod attachments;
 mod conversation;
 mod files;
+mod hostile;
 mod integrity;
 mod interchange;
 mod keys;

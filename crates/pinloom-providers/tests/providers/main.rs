@@ -7,6 +7,7 @@
 
 mod decoding;
 mod errors;
+mod hostile;
 mod keys;
 mod models;
 mod retries;

@@ -72,3 +72,46 @@ fn a_folder_that_cannot_hold_the_file_names_the_path() {
     assert!(matches!(error, StoreError::Open { .. }), "{error:?}");
     assert!(error.to_string().contains("missing-folder"), "{error}");
 }
+
+#[test]
+fn another_programs_sqlite_file_is_refused_and_left_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, application_id, table) in [
+        ("fossil.sqlite3", 0x0F05_5112_u32, "CREATE TABLE blob(rid INTEGER PRIMARY KEY)"),
+        ("places.sqlite", 0, "CREATE TABLE moz_places(id INTEGER PRIMARY KEY, url TEXT)"),
+    ] {
+        let path = dir.path().join(name);
+        {
+            let conn = rusqlite::Connection::open(&path).unwrap();
+            conn.pragma_update(None, "application_id", application_id).unwrap();
+            conn.execute_batch(table).unwrap();
+        }
+        let before = std::fs::read(&path).unwrap();
+        let error = Store::open(&path).unwrap_err();
+        assert!(matches!(error, StoreError::ForeignDatabase { .. }), "{error:?}");
+        let message = error.to_string();
+        assert!(message.contains(name) && message.contains("left untouched"), "{message}");
+        assert_eq!(std::fs::read(&path).unwrap(), before, "{name} is byte for byte the same");
+        assert!(!dir.path().join(format!("{name}-wal")).exists(), "no log was started beside it");
+    }
+}
+
+#[test]
+fn pinloom_files_are_marked_as_pinloom_s_and_earlier_ones_are_marked_on_opening() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = database_path(&dir);
+    let application_id = |path: &std::path::Path| -> u32 {
+        let conn = rusqlite::Connection::open(path).unwrap();
+        conn.query_row("PRAGMA application_id", [], |row| row.get(0)).unwrap()
+    };
+    let tree = {
+        let store = Store::open(&path).unwrap();
+        store.create_tree("Rivers", TreeMode::Dialogue, 1_000).unwrap()
+    };
+    assert_eq!(application_id(&path), pinloom_store::APPLICATION_ID);
+    // As a Pinloom from before the mark left it.
+    rusqlite::Connection::open(&path).unwrap().pragma_update(None, "application_id", 0).unwrap();
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.list_trees().unwrap(), vec![tree]);
+    assert_eq!(application_id(&path), pinloom_store::APPLICATION_ID);
+}
