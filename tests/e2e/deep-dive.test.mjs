@@ -333,7 +333,7 @@ describe("deep dives in the real window", () => {
 
   harness.windowTest("a reply cut off by a crash comes back after a restart, marked incomplete", async () => {
     await newTree("Crash");
-    const whole = "Rivers meander because the outer bank erodes";
+    const whole = "Rivers **meander** because the outer bank erodes";
     provider.answers.push({ partial: whole });
     await type("composer-input", "Why meanders?");
     await harness.click("composer-ask");
@@ -343,9 +343,12 @@ describe("deep dives in the real window", () => {
       "what arrived is saved while the model is still writing",
       20_000,
     );
+    // While it arrives the reply is plain text; it is rendered as Markdown once written.
+    await harness.textsUntil("streaming-text", (texts) => texts.includes(whole), "the reply arriving as plain text");
     await harness.killApp();
     await harness.launch();
-    await harness.textsUntil("message-text", (texts) => texts.includes(whole), "the reply is back", 20_000);
+    const rendered = "Rivers meander because the outer bank erodes";
+    await harness.textsUntil("message-text", (texts) => texts.includes(rendered), "the reply is back", 20_000);
     await harness.textsWhen("incomplete-badge", 1);
   });
 });

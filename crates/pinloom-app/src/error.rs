@@ -78,6 +78,7 @@ fn code_of_provider_error(error: &ProviderError) -> ErrorCode {
         ProviderError::HttpClient { .. } => ErrorCode::Internal,
         other if other.retry().is_some() => ErrorCode::ProviderUnavailable,
         ProviderError::TimedOut { .. }
+        | ProviderError::ReplyTooLong { .. }
         | ProviderError::StreamBroken { .. }
         | ProviderError::Malformed { .. } => ErrorCode::ProviderUnavailable,
         _ => ErrorCode::ProviderRefused,

@@ -27,6 +27,10 @@ pub struct Timeouts {
     pub response: Duration,
     /// Between two chunks of the reply (a keep-alive counts as a chunk).
     pub idle: Duration,
+    /// For the whole reply, from the response's headers to its end: a server that trickles
+    /// keep-alives (or text) forever never trips `idle`. An hour is longer than any model
+    /// writes; what arrived by then is kept, marked incomplete.
+    pub total: Duration,
 }
 
 impl Default for Timeouts {
@@ -35,6 +39,7 @@ impl Default for Timeouts {
             connect: Duration::from_secs(10),
             response: Duration::from_secs(300),
             idle: Duration::from_secs(120),
+            total: Duration::from_secs(3_600),
         }
     }
 }
@@ -78,6 +83,9 @@ pub struct Provider {
 enum ByteFailure {
     #[error("no data for {} s", .0.as_secs())]
     Idle(Duration),
+    /// The whole reply took longer than it may.
+    #[error("the reply went on for {} s", .0.as_secs())]
+    Deadline(Duration),
     /// More bytes than the answer may have.
     #[error("the answer passed its size limit")]
     TooLarge,
@@ -144,11 +152,14 @@ impl Provider {
             response = send => response?,
         };
         let mut decoder = Decoder::new(provider, &request.model, request.completion, secret);
-        let bytes = idle_limited(
-            response.bytes_stream(),
-            self.timeouts.idle,
-            MAX_REPLY_BYTES,
-            MAX_EVENT_BYTES,
+        let bytes = deadline_limited(
+            idle_limited(
+                response.bytes_stream(),
+                self.timeouts.idle,
+                MAX_REPLY_BYTES,
+                MAX_EVENT_BYTES,
+            ),
+            self.timeouts.total,
         );
         let json_lines = request.framing == Framing::JsonLines;
         let failure = |failure| byte_failure(provider, failure);
@@ -276,7 +287,7 @@ impl Provider {
                     detail: error.to_string(),
                 });
             }
-            Err(ByteFailure::Idle(waited)) => {
+            Err(ByteFailure::Idle(waited) | ByteFailure::Deadline(waited)) => {
                 return Err(ProviderError::TimedOut {
                     provider: provider.display_name(),
                     phase: "in the middle of the answer",
@@ -350,6 +361,25 @@ fn idle_limited(
                 Err(failure) => Some((Err(failure), (bytes, None))),
             },
             Ok(Some(Err(error))) => Some((Err(ByteFailure::Transport(error)), (bytes, None))),
+        }
+    }))
+}
+
+/// The bytes until `total` has passed since the first was asked for, then
+/// [`ByteFailure::Deadline`].
+fn deadline_limited(
+    bytes: impl Stream<Item = Result<Bytes, ByteFailure>> + Unpin,
+    total: Duration,
+) -> impl Stream<Item = Result<Bytes, ByteFailure>> + Unpin {
+    let deadline = tokio::time::Instant::now() + total;
+    let start = (bytes, false);
+    Box::pin(futures_util::stream::unfold(start, move |(mut bytes, ended)| async move {
+        if ended {
+            return None;
+        }
+        match tokio::time::timeout_at(deadline, bytes.next()).await {
+            Err(_) => Some((Err(ByteFailure::Deadline(total)), (bytes, true))),
+            Ok(next) => next.map(|next| (next, (bytes, false))),
         }
     }))
 }
@@ -437,6 +467,9 @@ fn byte_failure(provider: ProviderId, failure: ByteFailure) -> ProviderError {
             phase: "in the middle of the reply",
             waited,
         },
+        ByteFailure::Deadline(took) => {
+            ProviderError::ReplyTooLong { provider: provider.display_name(), took }
+        }
         ByteFailure::EventTooLarge => ProviderError::Malformed {
             provider: provider.display_name(),
             detail: format!(

@@ -163,6 +163,14 @@ pub enum ProviderError {
         /// What failed.
         detail: String,
     },
+    /// The reply went on longer than any reply should take (a server trickling forever).
+    #[error("{provider} was still writing after {} minutes, longer than any reply takes; what arrived is kept, marked incomplete. Send again, or ask for less.", .took.as_secs() / 60)]
+    ReplyTooLong {
+        /// The provider.
+        provider: &'static str,
+        /// How long the reply had gone on.
+        took: Duration,
+    },
     /// Nothing arrived in time.
     #[error("{provider} sent nothing for {} s {phase}; the request was stopped. Send again, or raise the timeout in Settings if the model is slow to start.", .waited.as_secs())]
     TimedOut {
@@ -227,6 +235,7 @@ impl ProviderError {
             ProviderError::StreamBroken { .. } => "streamBroken",
             ProviderError::Unreachable { .. } => "unreachable",
             ProviderError::TimedOut { .. } => "timedOut",
+            ProviderError::ReplyTooLong { .. } => "replyTooLong",
             ProviderError::NoCompletionEndpoint { .. } => "noCompletionEndpoint",
             ProviderError::KeyringUnavailable { .. } => "keyringUnavailable",
             ProviderError::HttpClient { .. } => "httpClientFailed",

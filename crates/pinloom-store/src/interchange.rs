@@ -11,9 +11,10 @@ use crate::model::{
     NodeId, Part, PinId, Receipt, SummaryKey, Tree, TreeId,
 };
 use crate::nodes::{NODE_COLUMNS, insert_node, node_from_row, prune};
-use crate::pins::{free_pin_slug, insert_pin};
+use crate::pins::insert_pin;
 use crate::profiles::insert_profile;
 use crate::receipts::write_receipt;
+use crate::slugs::{ROOT_THREAD_SLUG, SlugPicker, slugify};
 use crate::store::Store;
 use crate::summaries::{SummaryUpdate, as_sql_count, insert_summary, log_summary_write};
 use crate::trees::{NewTree, insert_tree, tree_by_id};
@@ -221,9 +222,19 @@ impl Store {
         self.write(|tx| {
             let mut written = Vec::with_capacity(trees.len());
             let mut messages_before = 0;
+            // Every tree slug read once, so a document of many trees with one title costs a
+            // probe per tree, not one per tree per earlier namesake.
+            let mut tree_slugs = SlugPicker::new(
+                tx.prepare("SELECT slug FROM trees")?
+                    .query_map([], |row| row.get::<_, String>(0))?
+                    .collect::<Result<Vec<_>, _>>()?,
+            );
             for (index, tree) in trees.iter().enumerate() {
-                let imported =
-                    import_tree(tx, tree, &mut |in_tree| progress(messages_before + in_tree))?;
+                let wanted = tree.slug.clone().unwrap_or_else(|| slugify(tree.tree.title.trim()));
+                let slug = tree_slugs.pick(&wanted);
+                let imported = import_tree(tx, tree, &slug, &mut |in_tree| {
+                    progress(messages_before + in_tree)
+                })?;
                 messages_before += tree.nodes.len();
                 tx.execute(
                     "UPDATE trees SET interchange_json = ?2 WHERE id = ?1",
@@ -313,9 +324,10 @@ const PROGRESS_EVERY: usize = 500;
 fn import_tree(
     conn: &Connection,
     import: &TreeImport,
+    slug: &str,
     progress: &mut dyn FnMut(usize),
 ) -> Result<ImportedTree, StoreError> {
-    let tree = insert_tree(conn, &import.tree, import.slug.as_deref())?;
+    let tree = insert_tree(conn, &import.tree, Some(slug))?;
     conn.execute(
         "UPDATE trees SET buffer_includes_system = ?2, settings_json = ?3 WHERE id = ?1",
         params![tree.id.0, import.buffer_includes_system, import.settings_json],
@@ -422,8 +434,11 @@ fn import_tree(
     for pin in &pins {
         conn.execute("UPDATE pins SET slug = char(1) || id WHERE id = ?1", [pin.0])?;
     }
+    // The tree is the import's own, so its live threads are the import's: their slugs are
+    // picked in memory, each base's counter remembered.
+    let mut picker = SlugPicker::new([ROOT_THREAD_SLUG.to_owned()]);
     for (index, pin) in import.pins.iter().enumerate() {
-        let wanted = pin.slug.clone().unwrap_or_else(|| crate::slugs::slugify(&pin.title));
+        let wanted = pin.slug.clone().unwrap_or_else(|| slugify(&pin.title));
         let slug = match pin.deleted_at_ms {
             // A deleted thread keeps its slug: only live threads' slugs are unique.
             Some(at) => {
@@ -433,7 +448,7 @@ fn import_tree(
                 )?;
                 wanted
             }
-            None => free_pin_slug(conn, tree.id, &wanted)?,
+            None => picker.pick(&wanted),
         };
         conn.execute("UPDATE pins SET slug = ?2 WHERE id = ?1", params![pins[index].0, slug])?;
     }

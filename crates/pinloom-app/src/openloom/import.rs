@@ -64,6 +64,54 @@ fn refuse(path: &str, message: impl std::fmt::Display) -> anyhow::Error {
     ApiError::invalid_input(format!("{path}: {message}; nothing was imported")).into()
 }
 
+/// The most messages one import writes: ten times the largest trees people keep (a year of daily
+/// hours of branching is about 100,000), and what a 512 MiB file of short messages holds.
+pub(crate) const MAX_IMPORT_MESSAGES: usize = 1_000_000;
+/// The longest text an import takes: far more than any message (a whole book is about 1 MiB),
+/// and what the window can still show.
+pub(crate) const MAX_IMPORT_TEXT_BYTES: usize = 16 << 20;
+
+/// Refuses a document beyond what an import takes, before anything is planned: too many
+/// messages in all, or one text too long. One pass over the document.
+fn check_limits(trees: &[Value]) -> anyhow::Result<()> {
+    let messages: usize = trees
+        .iter()
+        .filter_map(|tree| tree.get("nodes").and_then(Value::as_object))
+        .map(Map::len)
+        .sum();
+    if messages > MAX_IMPORT_MESSAGES {
+        return Err(refuse(
+            "$.trees",
+            format!(
+                "hold {messages} messages; Pinloom imports up to {MAX_IMPORT_MESSAGES} at once: \
+                 split the document"
+            ),
+        ));
+    }
+    for (index, tree) in trees.iter().enumerate() {
+        let mut pending = vec![tree];
+        while let Some(value) = pending.pop() {
+            match value {
+                Value::String(text) if text.len() > MAX_IMPORT_TEXT_BYTES => {
+                    return Err(refuse(
+                        &format!("$.trees[{index}]"),
+                        format!(
+                            "holds a text of {:.1} MiB; Pinloom imports texts up to {} MiB: \
+                             shorten it or leave it out",
+                            text.len() as f64 / f64::from(1 << 20),
+                            MAX_IMPORT_TEXT_BYTES >> 20
+                        ),
+                    ));
+                }
+                Value::Array(items) => pending.extend(items),
+                Value::Object(members) => pending.extend(members.values()),
+                _ => {}
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Reads a document that says it is Open Loom.
 pub(super) fn plan(document: &Value, title_hint: &str, now_ms: i64) -> anyhow::Result<Plan> {
     let Value::Object(document) = document else {
@@ -99,6 +147,7 @@ pub(super) fn plan(document: &Value, title_hint: &str, now_ms: i64) -> anyhow::R
         }
         _ => return Err(refuse("$.trees", "is missing or not an array of trees")),
     };
+    check_limits(trees)?;
     let mut notes = Notes::default();
     let mut kept_document = Map::new();
     if let Some(agents) = document.get("agents") {
@@ -397,17 +446,17 @@ fn tree_plan(
         .collect();
     let mut roots: Vec<usize> =
         (0..keys.len()).filter(|i| incoming[*i].is_none() && !note_nodes.contains(i)).collect();
-    roots.sort_by_key(|root| {
-        (listed_roots.iter().position(|r| r == root).unwrap_or(usize::MAX), *root)
-    });
-    for root in &roots {
-        if !listed_roots.contains(root) {
-            notes.add(format!(
-                "{path}.rootNodeIds did not list every root; the tree's edges decided"
-            ));
-        }
+    // Looked up by maps, not by searching the lists: a document may list thousands of roots.
+    let mut listed_at: HashMap<usize, usize> = HashMap::with_capacity(listed_roots.len());
+    for (at, &root) in listed_roots.iter().enumerate() {
+        listed_at.entry(root).or_insert(at);
     }
-    if listed_roots.iter().any(|listed| !roots.contains(listed)) {
+    roots.sort_by_key(|root| (listed_at.get(root).copied().unwrap_or(usize::MAX), *root));
+    if roots.iter().any(|root| !listed_at.contains_key(root)) {
+        notes.add(format!("{path}.rootNodeIds did not list every root; the tree's edges decided"));
+    }
+    let root_set: HashSet<usize> = roots.iter().copied().collect();
+    if listed_roots.iter().any(|listed| !root_set.contains(listed)) {
         notes.add(format!(
             "{path}.rootNodeIds listed nodes that are not roots; the tree's edges decided"
         ));
@@ -1019,5 +1068,24 @@ pub(super) fn kept_json(plan: &Plan, which: Kept, imported: &ImportedTree) -> Op
             }
             Some(kept.to_string())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_document_of_more_messages_than_an_import_takes_is_refused_before_planning() {
+        let nodes: Map<String, Value> =
+            (0..=MAX_IMPORT_MESSAGES).map(|index| (index.to_string(), Value::Null)).collect();
+        let trees = [json!({ "title": "Huge", "nodes": {} }), json!({ "nodes": nodes })];
+        let refused = check_limits(&trees).unwrap_err().to_string();
+        assert_eq!(
+            refused,
+            "$.trees: hold 1000001 messages; Pinloom imports up to 1000000 at once: split the \
+             document; nothing was imported"
+        );
+        assert!(check_limits(&trees[..1]).is_ok());
     }
 }

@@ -88,3 +88,72 @@ async fn thread_orders_at_the_ends_of_the_integers_keep_their_ranks_and_room_for
     pinloom.pin_range(root, 12, 15, "and".into(), String::new()).await.unwrap();
     assert_eq!(listed().await, ["sediment", "bend", "Rivers", "settles", "and"]);
 }
+
+#[tokio::test]
+async fn a_text_beyond_the_limit_is_refused_by_where_it_is() {
+    let (pinloom, _dir) = fresh().await;
+    let mut long = text("r");
+    long["content"][0]["text"] = json!("x".repeat((16 << 20) + 1));
+    let document = json!({
+        "format": "open-loom", "version": "2.0",
+        "trees": [
+            { "id": "a", "title": "Short", "nodes": { "r": text("r") }, "edges": [] },
+            { "id": "b", "title": "Long", "nodes": { "r": long }, "edges": [] }
+        ]
+    });
+    let refused = pinloom_app::ApiError::from(
+        pinloom.import_document(document.to_string(), String::new()).await.unwrap_err(),
+    );
+    assert_eq!(
+        refused.message,
+        "$.trees[1]: holds a text of 16.0 MiB; Pinloom imports texts up to 16 MiB: shorten it or \
+         leave it out; nothing was imported"
+    );
+    assert!(pinloom.list_trees().await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn many_threads_and_trees_of_one_title_get_their_numbers_in_order() {
+    let (pinloom, _dir) = fresh().await;
+    let tree = pinloom.create_tree("Rivers".into(), TreeMode::Dialogue).await.unwrap().id;
+    let message = pinloom.append_message(tree, None, "Rivers bend.".into()).await.unwrap().id;
+    pinloom.pin_range(message, 0, 6, "Rivers".into(), String::new()).await.unwrap();
+    let mut document: Value = serde_json::from_str(
+        &pinloom.export_open_loom(vec![tree], ExportOptions::default()).await.unwrap(),
+    )
+    .unwrap();
+    // Three thousand threads called "Bends", and the tree three times over.
+    let threads = document["trees"][0]["extensions"]["pinloom"]["threads"].as_array_mut().unwrap();
+    let first = threads[0].clone();
+    threads.clear();
+    for number in 0..3_000 {
+        let mut thread = first.clone();
+        thread["id"] = json!(format!("t{number}"));
+        thread["title"] = json!("Bends");
+        thread["slug"] = json!("bends");
+        thread["order"] = json!(number);
+        threads.push(thread);
+    }
+    let one = document["trees"][0].clone();
+    document["trees"] = json!([one.clone(), one.clone(), one]);
+    let report = pinloom.import_document(document.to_string(), String::new()).await.unwrap();
+    let slugs: Vec<&str> = report.trees.iter().map(|tree| tree.slug.as_str()).collect();
+    assert_eq!(slugs, ["rivers-2", "rivers-3", "rivers-4"]);
+    let exported: Value = serde_json::from_str(
+        &pinloom
+            .export_open_loom(vec![report.trees[2].id], ExportOptions::default())
+            .await
+            .unwrap(),
+    )
+    .unwrap();
+    let thread_slugs: Vec<&str> = exported["trees"][0]["extensions"]["pinloom"]["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|thread| thread["slug"].as_str().unwrap())
+        .collect();
+    let expected: Vec<String> = std::iter::once("bends".to_owned())
+        .chain((2..=3_000).map(|number| format!("bends-{number}")))
+        .collect();
+    assert_eq!(thread_slugs, expected);
+}

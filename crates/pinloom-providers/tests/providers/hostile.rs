@@ -96,3 +96,28 @@ async fn an_error_body_is_read_only_as_far_as_an_error_needs() {
     // Waiting for the body's end would have timed out and said nothing of the error.
     assert!(message.contains("overloaded overloaded"), "{message}");
 }
+
+#[tokio::test]
+async fn a_reply_that_trickles_forever_ends_at_the_whole_replys_deadline() {
+    // A keep-alive every millisecond never trips the idle limit; the deadline ends it, with the
+    // text that came first kept.
+    let mut body =
+        b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Rivers \"}}]}\n\n".to_vec();
+    for _ in 0..20_000 {
+        body.extend_from_slice(b": ping\n\n");
+    }
+    let server = Server::start(vec![Answer::sse(&body, 8)]).await;
+    let wire = chat_wire(&server.base, ProviderId::OpenAi, "gpt-4o");
+    let timeouts = Timeouts {
+        idle: Duration::from_secs(1),
+        total: Duration::from_millis(500),
+        ..Timeouts::default()
+    };
+    let (reply, _) =
+        send(&provider_with(timeouts, RetryPolicy::never()), &wire, Some(&key())).await;
+    let reply = reply.unwrap();
+    assert_eq!(reply.text, "Rivers ");
+    let interruption = reply.interruption.unwrap();
+    assert_eq!(interruption.code(), "replyTooLong");
+    assert!(interruption.to_string().contains("longer than any reply takes"), "{interruption}");
+}

@@ -441,6 +441,7 @@ fn paused_timeouts() -> Timeouts {
         connect: Duration::from_secs(86_400),
         response: Duration::from_secs(300),
         idle: Duration::from_secs(120),
+        total: Duration::from_secs(3_600),
     }
 }
 
