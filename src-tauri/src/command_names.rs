@@ -16,6 +16,8 @@ pub const ALL: &[&str] = &[
     "reply_stop",
     "pin_create",
     "pin_close",
+    "threads_deleted",
+    "thread_restore",
     "node_mark",
     "context_preview",
     "context_preview_unsaved",

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use pinloom_app::json::{
-    Comparison, Exchange, ModelProfile, NodeView, PinView, PlanView, ThreadView,
+    Comparison, DeletedThreadView, Exchange, ModelProfile, NodeView, PinView, PlanView, ThreadView,
 };
 use pinloom_app::{ApiError, CancellationToken, NodeAction, Receipt, ReplyEvent, RequestDiff};
 use serde::Serialize;
@@ -213,6 +213,24 @@ pub(crate) async fn pin_close(
     result: String,
 ) -> Result<PinView, ApiError> {
     Ok(state.pinloom()?.close_pin(pin_id, result).await?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn threads_deleted(
+    state: State<'_, AppState>,
+    tree_id: i64,
+) -> Result<Vec<DeletedThreadView>, ApiError> {
+    Ok(state.pinloom()?.deleted_threads(tree_id).await?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn thread_restore(
+    state: State<'_, AppState>,
+    pin_id: i64,
+) -> Result<Vec<PinView>, ApiError> {
+    Ok(state.pinloom()?.restore_thread(pin_id).await?)
 }
 
 #[tauri::command]

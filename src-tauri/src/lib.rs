@@ -55,6 +55,8 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             conversation::reply_stop,
             conversation::pin_create,
             conversation::pin_close,
+            conversation::threads_deleted,
+            conversation::thread_restore,
             conversation::node_mark,
             conversation::context_preview,
             conversation::context_preview_unsaved,

@@ -1,14 +1,17 @@
 // The first real slice, in the real window: create a tree, write a message, see it listed; quit,
-// start again, and it is all still there. Also the two ways bad input must fail: an empty message
+// start again, and it is all still there. A thread an agent deleted over MCP comes back from the
+// window. Also the two ways bad input must fail: an empty message
 // (refused beside the composer, nothing lost) and a damaged database file (refused with its path,
 // left untouched).
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe } from "node:test";
 
 import { Key } from "selenium-webdriver";
 
+import { Agent } from "./agent.mjs";
 import { Harness, takeReadmeScreenshots } from "./harness.mjs";
 
 
@@ -107,6 +110,35 @@ describe("first slice in the real window", () => {
     assert.ok(logs.some((name) => /^pinloom\.\d{4}-\d{2}-\d{2}\.log$/.test(name)), `a log file of today: ${logs}`);
     await harness.click("settings-close");
     await harness.quit();
+  });
+
+  harness.windowTest("a thread an agent deleted over MCP is restored from the window", async () => {
+    const folder = mkdtempSync(join(tmpdir(), "pinloom-agent-"));
+    const agent = new Agent(join(harness.dataDir, "pinloom.sqlite3"), folder);
+    try {
+      await agent.start();
+      await agent.call("project_create", { title: "Deltas" });
+      await agent.call("thread_create", { title: "Sediment" });
+      await agent.call("thread_delete", { threadId: "sediment" });
+      assert.doesNotMatch(await agent.call("thread_list", {}), /sediment/);
+
+      await harness.launch();
+      // The agent's tree changed last, so it heads the list.
+      await harness.textsUntil("tree-title", (titles) => titles[0] === "Deltas", "the agent's tree in the list");
+      await harness.click("tree-item");
+      await harness.textsUntil("thread-title", (texts) => texts.includes("Deltas"), "the agent's tree is open");
+      await harness.click("open-settings", undefined, 20_000);
+      await harness.textsUntil("deleted-thread-title", (titles) => titles.join() === "Sediment", "the deleted thread is offered");
+      await harness.click("thread-restore");
+      await harness.textsUntil("settings-message", (texts) => texts.includes("“Sediment” is back."), "the restore is confirmed");
+      await harness.textsWhen("deleted-thread", 0);
+      assert.match(await agent.call("thread_list", {}), /sediment/, "the agent sees the thread again");
+      await harness.click("settings-close");
+      await harness.quit();
+    } finally {
+      agent.stop();
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 
   harness.windowTest("a damaged database file is refused with its path and left untouched", async () => {

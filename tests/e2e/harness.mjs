@@ -20,10 +20,20 @@ export const repoRoot = resolve(here, "../..");
 /// PINLOOM_APP_BINARY names (the start-up measurement runs the release build).
 export function appBinary() {
   if (process.env.PINLOOM_APP_BINARY) return resolve(process.env.PINLOOM_APP_BINARY);
+  return builtBinary("pinloom-desktop");
+}
+
+/// The command-line program (`pinloom`), built beside the app by the README's test command; its
+/// MCP server is how an agent reaches the app's database in these tests.
+export function cliBinary() {
+  return builtBinary("pinloom");
+}
+
+function builtBinary(name) {
   const targetDir = process.env.CARGO_TARGET_DIR
     ? resolve(repoRoot, process.env.CARGO_TARGET_DIR)
     : join(repoRoot, "target");
-  const binary = join(targetDir, "debug", "pinloom-desktop");
+  const binary = join(targetDir, "debug", name);
   if (!existsSync(binary)) {
     throw new Error(`${binary} does not exist: build it first (./dev test does)`);
   }

@@ -480,6 +480,18 @@ pub struct DiffSpan {
     pub text: String,
 }
 
+/// A thread deleted whole, which can be restored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct DeletedThreadView {
+    /// The pin's id.
+    pub id: i64,
+    /// Its title.
+    pub title: String,
+    /// When it was deleted.
+    pub deleted_at_ms: i64,
+}
+
 /// A pin: a sub-thread opened on a passage.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
 #[serde(rename_all = "camelCase")]

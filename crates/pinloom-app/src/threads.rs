@@ -7,7 +7,7 @@ use pinloom_store::{NodeId, PinId, TreeId};
 use tokio_util::sync::CancellationToken;
 
 use crate::ApiError;
-use crate::json::{NodeView, PinView};
+use crate::json::{DeletedThreadView, NodeView, PinView};
 use crate::pinloom::{Pinloom, blocking, now_ms};
 use crate::views::newest_below;
 
@@ -96,6 +96,33 @@ impl Pinloom {
             .await
             .context("could not list the pins")?;
         Ok(pins.into_iter().map(PinView::from).collect())
+    }
+
+    /// The tree's threads deleted whole (an agent's `thread_delete` over MCP, say) that can be
+    /// restored, the latest deletion first.
+    pub async fn deleted_threads(&self, tree_id: i64) -> anyhow::Result<Vec<DeletedThreadView>> {
+        let store = self.store.clone();
+        let pins = blocking(move || Ok(store.deleted_threads(TreeId(tree_id))?))
+            .await
+            .context("could not list the deleted threads")?;
+        Ok(pins
+            .into_iter()
+            .map(|pin| DeletedThreadView {
+                id: pin.id.0,
+                title: pin.title,
+                deleted_at_ms: pin.deleted_at_ms.unwrap_or_default(),
+            })
+            .collect())
+    }
+
+    /// Brings back deleted thread `pin_id` with the threads deleted with it, their messages
+    /// included. Returns them, the thread itself first.
+    pub async fn restore_thread(&self, pin_id: i64) -> anyhow::Result<Vec<PinView>> {
+        self.write("could not restore the thread", move |store| {
+            let restored = store.restore_thread(PinId(pin_id), now_ms())?;
+            restored.into_iter().map(|pin| Ok(store.pin(pin)?.into())).collect()
+        })
+        .await
     }
 
     /// Closes pin `pin_id` with a result written by hand; the parent thread shows it.

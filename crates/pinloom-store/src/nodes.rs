@@ -787,6 +787,13 @@ pub(crate) fn prune(conn: &Connection, node: NodeId, at_ms: i64) -> Result<(), S
     shift_deleted_depth(conn, node, 1)
 }
 
+/// Brings back a soft-deleted node and its subtree (those deleted with it or before stay as
+/// their own deletion left them).
+pub(crate) fn unprune(conn: &Connection, node: NodeId) -> Result<(), StoreError> {
+    conn.prepare_cached("UPDATE nodes SET pruned_at_ms = NULL WHERE id = ?1")?.execute([node.0])?;
+    shift_deleted_depth(conn, node, -1)
+}
+
 /// Adds `by` to the deleted depth of `node` and every node below it.
 fn shift_deleted_depth(conn: &Connection, node: NodeId, by: i64) -> Result<(), StoreError> {
     conn.prepare_cached(

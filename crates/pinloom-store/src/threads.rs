@@ -7,9 +7,9 @@ use rusqlite::{Connection, OptionalExtension, params};
 use crate::error::StoreError;
 use crate::model::{MAX_PIN_DEPTH, Node, NodeId, Pin, PinId, TreeId, Workspace};
 use crate::nodes::{
-    NODE_COLUMNS, node_from_row, prune, renumber_pin_depths, reparent, thread_depth,
+    NODE_COLUMNS, node_from_row, prune, renumber_pin_depths, reparent, thread_depth, unprune,
 };
-use crate::pins::{pin_by_id, pin_in_tree, pins_where};
+use crate::pins::{free_pin_slug, pin_by_id, pin_in_tree, pins_where};
 use crate::store::Store;
 use crate::trees::{require_tree, touch_tree};
 
@@ -66,18 +66,7 @@ impl Store {
             if this.deleted_at_ms.is_some() {
                 return Err(StoreError::NotFound { kind: "pin", id: pin.0 });
             }
-            let below: Vec<PinId> = tx
-                .prepare_cached(
-                    "WITH RECURSIVE below(id) AS (
-                         SELECT ?1
-                         UNION
-                         SELECT p.id FROM pins p JOIN below b ON p.parent_pin_id = b.id
-                         WHERE p.deleted_at_ms IS NULL
-                     )
-                     SELECT id FROM below",
-                )?
-                .query_map([pin.0], |row| Ok(PinId(row.get(0)?)))?
-                .collect::<Result<_, _>>()?;
+            let below = pins_below(tx, pin, None)?;
             for deleted in &below {
                 tx.execute(
                     "UPDATE pins SET deleted_at_ms = ?2 WHERE id = ?1",
@@ -92,6 +81,66 @@ impl Store {
             }
             touch_tree(tx, this.tree_id, at_ms)?;
             Ok(below)
+        })
+    }
+
+    /// Threads deleted whole (ThreadMind's `thread_delete`, say by an agent over MCP) whose
+    /// parent thread is live: what can be restored, the latest deletion first.
+    pub fn deleted_threads(&self, tree_id: TreeId) -> Result<Vec<Pin>, StoreError> {
+        let conn = self.conn();
+        require_tree(&conn, tree_id)?;
+        pins_where(
+            &conn,
+            "tree_id = ?1 AND deleted_at_ms IS NOT NULL
+             AND (parent_pin_id IS NULL
+                  OR parent_pin_id IN (SELECT id FROM pins WHERE deleted_at_ms IS NULL))
+             ORDER BY deleted_at_ms DESC, id",
+            params![tree_id.0],
+        )
+    }
+
+    /// Undoes [`Store::delete_thread`]: the pin and the pins below it that were deleted with it
+    /// come back with their messages. A thread whose slug a live thread took since gets the next
+    /// free one. Returns the pins restored, the pin itself first.
+    pub fn restore_thread(&self, pin: PinId, at_ms: i64) -> Result<Vec<PinId>, StoreError> {
+        self.write(|tx| {
+            let this = pin_by_id(tx, pin)?;
+            let Some(deleted_at) = this.deleted_at_ms else {
+                return Err(StoreError::InvalidInput(format!(
+                    "the thread \"{}\" is not deleted",
+                    this.title
+                )));
+            };
+            if let Some(parent) = this.parent_pin_id {
+                let parent = pin_by_id(tx, parent)?;
+                if parent.deleted_at_ms.is_some() {
+                    return Err(StoreError::InvalidInput(format!(
+                        "the thread \"{}\" opens from \"{}\", which is deleted too: restore \
+                         that one first",
+                        this.title, parent.title
+                    )));
+                }
+            }
+            let restored = pins_below(tx, pin, Some(deleted_at))?;
+            for restoring in &restored {
+                let slug = pin_by_id(tx, *restoring)?.slug;
+                // Live slugs are unique: it comes back under a placeholder until a free one is
+                // found (its own, unless a live thread took it since).
+                tx.execute(
+                    "UPDATE pins SET slug = char(1) || id, deleted_at_ms = NULL WHERE id = ?1",
+                    [restoring.0],
+                )?;
+                let free = free_pin_slug(tx, this.tree_id, &slug)?;
+                tx.execute("UPDATE pins SET slug = ?2 WHERE id = ?1", params![restoring.0, free])?;
+                // The messages the deletion hid; ones deleted before it stay deleted.
+                for first in first_nodes(tx, *restoring)? {
+                    if first.pruned_at_ms == Some(deleted_at) {
+                        unprune(tx, first.id)?;
+                    }
+                }
+            }
+            touch_tree(tx, this.tree_id, at_ms)?;
+            Ok(restored)
         })
     }
 
@@ -205,6 +254,28 @@ impl Store {
 }
 
 /// A thread's first messages: those whose parent is in another thread, or that have none.
+/// `pin` and the pins below it that are live (`deleted_at` absent), or that were deleted at
+/// `deleted_at` (with it, by one `thread_delete`): the pin first.
+fn pins_below(
+    conn: &Connection,
+    pin: PinId,
+    deleted_at: Option<i64>,
+) -> Result<Vec<PinId>, StoreError> {
+    let pins = conn
+        .prepare_cached(
+            "WITH RECURSIVE below(id) AS (
+                 SELECT ?1
+                 UNION
+                 SELECT p.id FROM pins p JOIN below b ON p.parent_pin_id = b.id
+                 WHERE p.deleted_at_ms IS ?2
+             )
+             SELECT id FROM below",
+        )?
+        .query_map(params![pin.0, deleted_at], |row| Ok(PinId(row.get(0)?)))?
+        .collect::<Result<_, _>>()?;
+    Ok(pins)
+}
+
 fn first_nodes(conn: &Connection, pin: PinId) -> Result<Vec<Node>, StoreError> {
     let mut statement = conn.prepare_cached(&format!(
         "SELECT {NODE_COLUMNS} FROM nodes n LEFT JOIN nodes parent ON parent.id = n.parent_id

@@ -83,6 +83,8 @@ export const backend = {
   pinCreate: (nodeId: number, start: number, end: number, text: string, title: string) =>
     unwrap(commands.pinCreate(nodeId, start, end, text, title)),
   pinClose: (pinId: number, result: string) => unwrap(commands.pinClose(pinId, result)),
+  threadsDeleted: (treeId: number) => unwrap(commands.threadsDeleted(treeId)),
+  threadRestore: (pinId: number) => unwrap(commands.threadRestore(pinId)),
   nodeMark: (nodeId: number, action: NodeAction) => unwrap(commands.nodeMark(nodeId, action)),
   contextPreview: (nodeId: number, profile: string, draft: string | null) =>
     unwrap(commands.contextPreview(nodeId, profile, draft)),

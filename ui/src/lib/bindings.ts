@@ -21,6 +21,8 @@ export const commands = {
 	replyStop: (requestId: number) => typedError<null, ApiError>(__TAURI_INVOKE("reply_stop", { requestId })),
 	pinCreate: (nodeId: number, start: number, end: number, text: string, title: string) => typedError<PinView, ApiError>(__TAURI_INVOKE("pin_create", { nodeId, start, end, text, title })),
 	pinClose: (pinId: number, result: string) => typedError<PinView, ApiError>(__TAURI_INVOKE("pin_close", { pinId, result })),
+	threadsDeleted: (treeId: number) => typedError<DeletedThreadView[], ApiError>(__TAURI_INVOKE("threads_deleted", { treeId })),
+	threadRestore: (pinId: number) => typedError<PinView[], ApiError>(__TAURI_INVOKE("thread_restore", { pinId })),
 	nodeMark: (nodeId: number, action: NodeAction) => typedError<NodeView, ApiError>(__TAURI_INVOKE("node_mark", { nodeId, action })),
 	contextPreview: (nodeId: number, profile: string, draft: string | null) => typedError<PlanView, ApiError>(__TAURI_INVOKE("context_preview", { nodeId, profile, draft })),
 	contextPreviewUnsaved: (nodeId: number, profile: ModelProfile) => typedError<PlanView, ApiError>(__TAURI_INVOKE("context_preview_unsaved", { nodeId, profile })),
@@ -170,6 +172,16 @@ export type Cost = {
 	output: number | null,
 	/**  Both. */
 	total: number | null,
+};
+
+/**  A thread deleted whole, which can be restored. */
+export type DeletedThreadView = {
+	/**  The pin's id. */
+	id: number,
+	/**  Its title. */
+	title: string,
+	/**  When it was deleted. */
+	deletedAtMs: number,
 };
 
 /**  One thing that differs between two requests. */

@@ -272,3 +272,30 @@ async fn an_edited_profile_is_previewed_before_it_is_saved() {
     let local = stored.iter().find(|p| p.name == "Local").unwrap();
     assert_eq!(local.context_window, 8_192, "nothing was saved");
 }
+
+#[tokio::test]
+async fn a_thread_an_agent_deleted_is_restored_from_the_window() {
+    let server = Server::start(vec![]).await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let tree = dialogue(&pinloom).await;
+    let first = pinloom.append_message(tree, None, "Rivers bend at the outer bank.".into()).await;
+    let first = first.unwrap().id;
+    let pin = pinloom.pin_range(first, 0, 6, "Rivers".into(), "Bends".into()).await.unwrap();
+    let question = pinloom.ask_in_pin(pin.id, "Why there?".into()).await.unwrap();
+    let agent = pinloom.threadmind_session("/home/someone/rivers");
+    agent.project_switch("rivers".into()).await.unwrap();
+    // ThreadMind names the thread by the slug of its title.
+    agent.thread_delete("bends".into()).await.unwrap();
+    assert!(pinloom.pins(tree, None).await.unwrap().is_empty());
+
+    let deleted = pinloom.deleted_threads(tree).await.unwrap();
+    assert_eq!(deleted.iter().map(|thread| thread.title.as_str()).collect::<Vec<_>>(), ["Bends"]);
+    let restored = pinloom.restore_thread(deleted[0].id).await.unwrap();
+    assert_eq!(restored.iter().map(|pin| pin.id).collect::<Vec<_>>(), [pin.id]);
+    assert_eq!(pinloom.pins(tree, None).await.unwrap().len(), 1);
+    let column = pinloom.pin_view(pin.id, None).await.unwrap();
+    assert_eq!(column.messages.last().unwrap().node.message.id, question.message.id);
+    assert!(pinloom.deleted_threads(tree).await.unwrap().is_empty());
+    let again = ApiError::from(pinloom.restore_thread(pin.id).await.unwrap_err());
+    assert_eq!(again.code, ErrorCode::InvalidInput, "{}", again.message);
+}

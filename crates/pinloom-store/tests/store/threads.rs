@@ -84,7 +84,21 @@ fn deleting_a_thread_hides_it_and_everything_below_and_frees_its_slug() {
     assert_eq!(store.summary_log(tree).unwrap().len(), 1, "the log stays for the stats");
     assert_eq!(store.all_pins(tree).unwrap().len(), 4, "nothing was erased");
     assert!(matches!(store.delete_thread(bends.id, 11), Err(StoreError::NotFound { .. })));
-    assert_eq!(store.open_thread(tree, None, None, "Bends", 12).unwrap().slug, "bends");
+    let new_bends = store.open_thread(tree, None, None, "Bends", 12).unwrap();
+    assert_eq!(new_bends.slug, "bends");
+
+    // What an agent deleted comes back from the window, slug taken since or not.
+    let deleted: Vec<_> = store.deleted_threads(tree).unwrap().into_iter().map(|p| p.id).collect();
+    assert_eq!(deleted, [bends.id], "only the top of each deletion is offered");
+    let refused = store.restore_thread(deeper.id, 13).unwrap_err();
+    assert!(refused.to_string().contains("restore that one first"), "{refused}");
+    assert_eq!(store.restore_thread(bends.id, 13).unwrap(), [bends.id, deeper.id, empty.id]);
+    let live: Vec<_> = store.live_threads(tree).unwrap().into_iter().map(|p| p.slug).collect();
+    assert_eq!(live, ["bends-2", "deeper", "empty", "sibling", "bends"]);
+    assert_eq!(store.node(first.id).unwrap().pruned_at_ms, None, "its messages are back");
+    assert_eq!(store.newest_in_thread(tree, Some(bends.id)).unwrap(), Some(first.id));
+    assert!(store.deleted_threads(tree).unwrap().is_empty());
+    assert!(matches!(store.restore_thread(bends.id, 14), Err(StoreError::InvalidInput(_))));
 }
 
 #[test]
