@@ -20,6 +20,9 @@ export type Column = {
   saved?: number;
   requestId: number | null;
   error: PinloomError | null;
+  /// The text of a reply that arrived but could not be saved, kept on show to be copied: what
+  /// the person read must not vanish with the error.
+  unsaved?: string | null;
 };
 
 let nextRequestId = 1;
@@ -125,6 +128,7 @@ export class Conversation {
     }
     const requestId = nextRequestId++;
     column.error = null;
+    column.unsaved = null;
     column.streaming = "";
     column.requestId = requestId;
     try {
@@ -142,8 +146,10 @@ export class Conversation {
       return true;
     } catch (thrown) {
       this.fail(index, thrown);
+      const live = this.columns[index];
+      if (live && live.requestId === requestId && live.streaming) live.unsaved = live.streaming;
       // The person's message may be saved even though no reply came: show it.
-      await this.reload(index).catch(() => undefined);
+      await this.reload(index).catch((reloading: unknown) => console.error("could not show the thread again:", reloading));
       return false;
     } finally {
       const live = this.columns[index];

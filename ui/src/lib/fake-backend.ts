@@ -13,6 +13,9 @@ export type FakeState = {
   calls: string[];
   /// Trees whose opening waits this many milliseconds, as a big tree's does in the app.
   openDelayMs: Map<number, number>;
+  /// What `reply_start` streams, and the error it then fails with (a reply that arrived but
+  /// could not be saved); a reply that is saved is not faked.
+  replyThenFailure: { pieces: string[]; error: ApiError } | null;
 };
 
 export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState {
@@ -23,6 +26,7 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
     failure: null,
     calls: [],
     openDelayMs: new Map(),
+    replyThenFailure: null,
     ...initial,
   };
   let nextId = 100;
@@ -112,6 +116,13 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
         state.trees = [tree, ...state.trees];
         const text = `Imported "${title}" as tree ${tree.id} (${title}): 2 messages, 0 threads.\nEverything in the document was mapped.`;
         return { trees: [{ id: tree.id, title, messages: 2, threads: 0 }], notes: [], text };
+      }
+      case "reply_start": {
+        const script = state.replyThenFailure;
+        if (!script) throw new Error("the fake backend only fakes replies that fail to be saved");
+        const channel = args.onPiece as { onmessage: (piece: unknown) => void };
+        for (const text of script.pieces) channel.onmessage({ kind: "text", text });
+        throw script.error;
       }
       case "profiles_list":
         return [];
