@@ -259,18 +259,35 @@ impl CachedPath {
         let best = hits.iter().map(|hit| hit.bm25).fold(-1.0_f64, f64::min);
         let mut retrieval: Vec<RetrievalCandidate> =
             hits.into_iter().map(|hit| candidate(hit, false)).collect();
+        // Linear in the picks: an imported tree may name thousands, and each plan reads them.
+        let mut placed: HashMap<u64, usize> =
+            retrieval.iter().enumerate().map(|(at, found)| (found.node.0, at)).collect();
+        let mut unfound = Vec::new();
         for id in &settings.search_hits {
             let wanted = u64::try_from(*id).unwrap_or(0);
-            if let Some(found) = retrieval.iter_mut().find(|found| found.node.0 == wanted) {
-                // Found by the search too: still the person's pick, and labelled so.
-                found.added = true;
-                found.bookmarked = true;
-                continue;
+            match placed.get(&wanted) {
+                Some(&at) => {
+                    // Found by the search too: still the person's pick, and labelled so.
+                    retrieval[at].added = true;
+                    retrieval[at].bookmarked = true;
+                }
+                None => unfound.push(NodeId(*id)),
             }
-            let Ok(node) = store.node(NodeId(*id)) else { continue };
+        }
+        let mut picked = store.nodes(&unfound)?;
+        // In the order the person picked them, each once.
+        let order: HashMap<NodeId, usize> =
+            unfound.iter().enumerate().rev().map(|(at, id)| (*id, at)).collect();
+        picked.sort_by_key(|node| order.get(&node.id).copied().unwrap_or(usize::MAX));
+        for node in picked {
             if node.tree_id != tree.id || node.pruned_at_ms.is_some() {
                 continue;
             }
+            let Ok(key) = u64::try_from(node.id.0) else { continue };
+            if placed.contains_key(&key) {
+                continue;
+            }
+            placed.insert(key, retrieval.len());
             retrieval.push(candidate(
                 store::SearchHit {
                     node_id: node.id,

@@ -71,6 +71,18 @@ impl Store {
         node_by_id(&self.conn(), id)
     }
 
+    /// The nodes of `ids` that exist, in one query, in no particular order.
+    pub fn nodes(&self, ids: &[NodeId]) -> Result<Vec<Node>, StoreError> {
+        let conn = self.conn();
+        let mut statement = conn.prepare_cached(&format!(
+            "SELECT {NODE_COLUMNS} FROM json_each(?1) j JOIN nodes n ON n.id = j.value"
+        ))?;
+        let nodes = statement
+            .query_map([id_list(ids.iter().copied())], node_from_row)?
+            .collect::<Result<_, _>>()?;
+        Ok(nodes)
+    }
+
     /// The path from the root of the node's tree down to `node`, root first, crossing pin edges
     /// into ancestor threads.
     ///

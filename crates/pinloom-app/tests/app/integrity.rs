@@ -110,13 +110,20 @@ async fn a_search_hit_the_person_adds_is_sent_and_labelled_as_theirs() {
         .message
         .id;
     let mut settings = pinloom.tree_settings(tree).await.unwrap();
-    settings.search_hits = vec![other];
+    // Named twice, beside a message that does not exist and one of another tree: offered once.
+    let elsewhere = pinloom.create_tree("Deltas".into(), pinloom_app::json::TreeMode::Dialogue);
+    let elsewhere = elsewhere.await.unwrap().id;
+    let foreign = pinloom.append_message(elsewhere, None, "Silt.".into()).await.unwrap().id;
+    settings.search_hits = vec![other, 999_999, other, foreign];
     pinloom.set_tree_settings(tree, settings).await.unwrap();
 
     let plan = pinloom
         .preview(first.reply.message.id, "Local".into(), Some("And then?".into()))
         .await
         .unwrap();
+    let picked: Vec<_> =
+        plan.slices.iter().filter(|slice| slice.source == "addedSearchHit").collect();
+    assert_eq!(picked.len(), 1, "{picked:?}");
     let added = plan.slices.iter().find(|slice| slice.source_id == Some(other)).unwrap();
     assert!(added.included, "{added:?}");
     assert_eq!(added.provenance, Provenance::AddedByYou);
