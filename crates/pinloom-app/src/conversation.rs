@@ -18,7 +18,7 @@ use pinloom_engine::snapshot::{NodeRecord, ParentEdge, TreeMode};
 use pinloom_engine::tokens::{Tokenizer, TokenizerId};
 use pinloom_providers::wire::{Task, build};
 use pinloom_providers::{ApiKey, ProviderError, ProviderId, ReplyEvent, WireRequest};
-use pinloom_store::{self as store, Author, NewNode, NodeId, Store, TreeId};
+use pinloom_store::{self as store, Author, NewNode, NodeId, Store, StoreError, TreeId};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
@@ -399,7 +399,7 @@ impl Pinloom {
             node.token_counts = token_counts(&node.parts);
             node.receipt = Some(stored_receipt);
             node.replaces_draft = draft;
-            let written = store.append_node(&node)?;
+            let written = append_reply(&store, &node)?;
             // Counts the engine had to make (nodes written before counting existed) are stored,
             // and kept on the path in memory, so they are made once.
             if let Some(family) = exact_family(plan_tokenizer) {
@@ -944,4 +944,19 @@ pub(crate) enum MissingSummaries<'a> {
     Write(&'a CancellationToken),
     /// Counts them in the plan without writing them (previews, comparisons).
     Counted,
+}
+
+/// Writes a finished reply, trying twice more when another process held the database past the
+/// busy timeout (a long import in another window, say): the text is what the person waited for.
+fn append_reply(store: &Store, node: &NewNode) -> Result<store::Node, StoreError> {
+    let mut waits = [Duration::from_millis(500), Duration::from_secs(2)].into_iter();
+    loop {
+        match store.append_node(node) {
+            Err(error) if error.is_busy() => match waits.next() {
+                Some(wait) => std::thread::sleep(wait),
+                None => return Err(error),
+            },
+            written => return written,
+        }
+    }
 }

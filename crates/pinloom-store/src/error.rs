@@ -85,3 +85,17 @@ pub enum StoreError {
     #[error("database error: {0}")]
     Sqlite(#[from] rusqlite::Error),
 }
+
+impl StoreError {
+    /// Whether another connection held the database past the busy timeout: the same write may
+    /// succeed a moment later.
+    pub fn is_busy(&self) -> bool {
+        matches!(
+            self,
+            StoreError::Sqlite(error) if matches!(
+                error.sqlite_error_code(),
+                Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+            )
+        )
+    }
+}

@@ -303,6 +303,22 @@ impl Store {
         Ok(KeptInterchange { tree, nodes })
     }
 
+    /// The kept interchange JSON of the tree that holds the document data `document_id` names
+    /// (an import keeps its document's registry and extensions once, with its first tree).
+    pub fn kept_document(&self, document_id: &str) -> Result<Option<String>, StoreError> {
+        let conn = self.conn();
+        let kept = conn
+            .prepare_cached(
+                "SELECT interchange_json FROM trees
+                 WHERE json_valid(interchange_json)
+                   AND json_extract(interchange_json, '$.documentId') = ?1
+                 LIMIT 1",
+            )?
+            .query_row([document_id], |row| row.get(0))
+            .optional()?;
+        Ok(kept)
+    }
+
     /// Every note of a tree, included or not, oldest first.
     pub fn tree_annotations(&self, tree_id: TreeId) -> Result<Vec<Annotation>, StoreError> {
         let conn = self.conn();

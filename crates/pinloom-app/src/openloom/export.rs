@@ -477,7 +477,16 @@ fn tree_json(
         value["agents"] = Value::Object(agents);
     }
     progress(nodes.len());
-    Ok((value, tree_kept.get("document").cloned(), nodes.len()))
+    // A document's own data is kept with the first tree it brought; the others name that tree.
+    let document = match (tree_kept.get("document"), tree_kept.get("documentIn")) {
+        (Some(kept), _) => Some(kept.clone()),
+        (None, Some(Value::String(id))) => store
+            .kept_document(id)?
+            .and_then(|kept| serde_json::from_str::<Value>(&kept).ok())
+            .and_then(|mut first| first.get_mut("document").map(Value::take)),
+        _ => None,
+    };
+    Ok((value, document, nodes.len()))
 }
 
 fn node_json(

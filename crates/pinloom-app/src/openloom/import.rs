@@ -184,9 +184,18 @@ pub(super) fn plan(document: &Value, title_hint: &str, now_ms: i64) -> anyhow::R
         profiles,
         notes,
     };
+    // The document's registry and other apps' extensions are kept once, with the first tree;
+    // the others name where: a megabyte of agents copied into ten thousand trees would cost
+    // ten gigabytes.
+    let document_id = (!kept_document.is_empty()).then(|| document_id(now_ms));
     for (index, tree) in trees.iter().enumerate() {
         let path = format!("$.trees[{index}]");
-        let read = tree_plan(tree, &path, &kept_document, title_hint, now_ms, &mut plan.notes)?;
+        let document = match &document_id {
+            None => KeptDocument::Nothing,
+            Some(id) if index == 0 => KeptDocument::Here { kept: &kept_document, id },
+            Some(id) => KeptDocument::With(id),
+        };
+        let read = tree_plan(tree, &path, document, title_hint, now_ms, &mut plan.notes)?;
         plan.trees.push(read.import);
         plan.kept.push((read.kept_tree, read.kept_nodes));
         plan.settings.push(read.settings);
@@ -215,10 +224,29 @@ struct Incoming {
     kept: Map<String, Value>,
 }
 
+/// What a tree keeps of its document's own data.
+#[derive(Clone, Copy)]
+enum KeptDocument<'a> {
+    /// The document had none.
+    Nothing,
+    /// Kept with this tree, under `id`.
+    Here { kept: &'a Map<String, Value>, id: &'a str },
+    /// Kept with the tree that has `id`.
+    With(&'a str),
+}
+
+/// A name for what one import kept of its document, unique across imports: the time, the
+/// process and a count.
+fn document_id(now_ms: i64) -> String {
+    static IMPORTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let count = IMPORTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("{now_ms:x}-{:x}-{count}", std::process::id())
+}
+
 fn tree_plan(
     tree: &Value,
     path: &str,
-    kept_document: &Map<String, Value>,
+    document: KeptDocument<'_>,
     title_hint: &str,
     now_ms: i64,
     notes: &mut Notes,
@@ -240,8 +268,15 @@ fn tree_plan(
         Some(_) => return Err(refuse(&format!("{path}.edges"), "is not an array of edges")),
     };
     let mut kept_tree = Map::new();
-    if !kept_document.is_empty() {
-        kept_tree.insert("document".into(), Value::Object(kept_document.clone()));
+    match document {
+        KeptDocument::Nothing => {}
+        KeptDocument::Here { kept, id } => {
+            kept_tree.insert("document".into(), Value::Object(kept.clone()));
+            kept_tree.insert("documentId".into(), json!(id));
+        }
+        KeptDocument::With(id) => {
+            kept_tree.insert("documentIn".into(), json!(id));
+        }
     }
     let mut pinloom = Map::new();
     if let Some(Value::Object(extensions)) = tree.get("extensions") {

@@ -494,3 +494,29 @@ async fn stop_also_stops_an_ancestor_summary_being_written() {
     let error = ApiError::from(stopped.unwrap_err());
     assert_eq!(error.code, ErrorCode::Cancelled, "{}", error.message);
 }
+
+#[tokio::test]
+async fn a_finished_reply_is_saved_even_when_another_process_holds_the_database_a_while() {
+    let server = Server::start(vec![says("Rivers bend where the outer bank erodes.")]).await;
+    let (pinloom, dir) = pinloom_with(&server).await;
+    let tree = dialogue(&pinloom).await;
+    let question = pinloom.append_message(tree, None, "Why do rivers bend?".into()).await.unwrap();
+    // Another process takes the write lock and keeps it past the 5-second busy timeout.
+    let database = dir.path().join(pinloom_app::DATABASE_FILE_NAME);
+    let (locked, lock_taken) = std::sync::mpsc::channel();
+    let holder = std::thread::spawn(move || {
+        let conn = rusqlite::Connection::open(database).unwrap();
+        conn.execute_batch("BEGIN IMMEDIATE").unwrap();
+        locked.send(()).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(6_500));
+        conn.execute_batch("COMMIT").unwrap();
+    });
+    lock_taken.recv().unwrap();
+    let (events, _received, cancel) = listen();
+    let exchange = pinloom.regenerate(question.id, "Local".into(), events, cancel).await.unwrap();
+    assert_eq!(exchange.reply.message.text, "Rivers bend where the outer bank erodes.");
+    assert!(!exchange.reply.incomplete);
+    holder.join().unwrap();
+    let view = pinloom.thread_view(tree, None).await.unwrap();
+    assert_eq!(view.messages.len(), 2, "the reply is in the database");
+}

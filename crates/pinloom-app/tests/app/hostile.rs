@@ -157,3 +157,40 @@ async fn many_threads_and_trees_of_one_title_get_their_numbers_in_order() {
         .collect();
     assert_eq!(thread_slugs, expected);
 }
+
+#[tokio::test]
+async fn a_documents_registry_is_kept_once_and_every_tree_still_exports_it() {
+    let (pinloom, dir) = fresh().await;
+    let registry = "a long system prompt. ".repeat(5_000);
+    let tree = |title: &str| json!({ "id": title, "title": title, "nodes": { "r": text("r") }, "edges": [] });
+    let document = json!({
+        "format": "open-loom", "version": "2.0",
+        "agents": { "agent-1": { "name": "Claude", "type": "model", "configuration": { "systemPrompt": registry } } },
+        "extensions": { "aspen-grove": { "theme": "dark" } },
+        "trees": (0..50).map(|n| tree(&format!("Tree {n}"))).collect::<Vec<_>>()
+    });
+    let report = pinloom.import_document(document.to_string(), String::new()).await.unwrap();
+    assert_eq!(report.trees.len(), 50);
+
+    // Stored once, not fifty times.
+    let database = dir.path().join(pinloom_app::DATABASE_FILE_NAME);
+    let conn = rusqlite::Connection::open(database).unwrap();
+    let copies: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM trees WHERE instr(interchange_json, 'a long system prompt') > 0",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert_eq!(copies, 1);
+
+    // Any tree exported alone still carries the document's registry and extensions.
+    for imported in [&report.trees[0], &report.trees[49]] {
+        let exported: Value = serde_json::from_str(
+            &pinloom.export_open_loom(vec![imported.id], ExportOptions::default()).await.unwrap(),
+        )
+        .unwrap();
+        assert_eq!(exported["agents"]["agent-1"]["configuration"]["systemPrompt"], json!(registry));
+        assert_eq!(exported["extensions"]["aspen-grove"]["theme"], "dark");
+    }
+}
