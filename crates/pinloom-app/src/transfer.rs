@@ -12,7 +12,7 @@ use crate::ApiError;
 use crate::json::{
     ExportDone, ExportFormat, ExportRequest, ImportReportView, ImportedTreeView, TransferProgress,
 };
-use crate::openloom::{self, ExportOptions, ImportProgress, ImportReport};
+use crate::openloom::{self, ExportOptions, ImportReport};
 use crate::pinloom::{Pinloom, blocking};
 
 /// The largest file an import reads. A document is parsed whole in memory (about five times its
@@ -31,34 +31,15 @@ impl Pinloom {
     pub async fn import_file(
         &self,
         path: PathBuf,
-        progress: impl FnMut(TransferProgress) + Send + 'static,
+        mut progress: impl FnMut(TransferProgress) + Send + 'static,
     ) -> anyhow::Result<ImportReport> {
-        let progress = std::sync::Arc::new(std::sync::Mutex::new(progress));
-        let report = {
-            let progress = progress.clone();
-            move |step: TransferProgress| {
-                // A poisoned lock means an earlier report panicked; the import itself goes on.
-                if let Ok(mut progress) = progress.lock() {
-                    progress(step);
-                }
-            }
-        };
-        let (text, hint) = {
-            let report = report.clone();
-            let path = path.clone();
-            blocking(move || read_document(&path, report)).await?
-        };
-        self.import_document_reporting(text, hint, move |step| {
-            report(match step {
-                ImportProgress::Checked { messages } => {
-                    TransferProgress::Checked { total: messages as u64 }
-                }
-                ImportProgress::Written { messages, total } => {
-                    TransferProgress::Writing { messages: messages as u64, total: total as u64 }
-                }
-            })
+        // Read on the blocking pool, which hands `progress` back for the writing.
+        let (text, hint, progress) = blocking(move || {
+            let (text, hint) = read_file(&path, &mut progress)?;
+            Ok((text, hint, progress))
         })
-        .await
+        .await?;
+        self.import_document_reporting(text, hint, progress).await
     }
 
     /// Exports a tree to the file the request names, in Open Loom or Markdown, telling
@@ -106,9 +87,9 @@ impl Pinloom {
 }
 
 /// The file's text and the title a tree it leaves untitled gets (the file's name).
-fn read_document(
+fn read_file(
     path: &Path,
-    report: impl Fn(TransferProgress),
+    report: &mut impl FnMut(TransferProgress),
 ) -> anyhow::Result<(String, String)> {
     let cannot = |error: &dyn std::fmt::Display| {
         ApiError::invalid_input(format!("cannot read {}: {error}", path.display()))
@@ -170,27 +151,34 @@ fn write_whole(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     if path.is_dir() {
         anyhow::bail!(cannot(&"it is a folder; choose a file name"));
     }
-    // A name of its own per process and moment, so that two exports and a stale left-over never
-    // write through each other's file.
-    let unique = format!(
-        ".{}.{}-{}.pinloom-partial",
-        name.to_string_lossy(),
-        std::process::id(),
-        crate::pinloom::now_ms()
-    );
-    let partial = folder.join(unique);
+    replace_whole(&folder.join(name), bytes).map_err(|error| cannot(&error))?;
+    Ok(())
+}
+
+/// Replaces the file at `path` (in a folder that exists) with `bytes` at once: they are written
+/// to a hidden file beside it and renamed over it, so `path` holds either what it held or all
+/// of `bytes`. The hidden file's name is new each time (process and moment) and created only if
+/// nothing has it, so neither a stale left-over, another writer, nor a link planted under a
+/// fixed name can redirect the write; it is removed if anything fails.
+pub(crate) fn replace_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let name =
+        path.file_name().map_or_else(String::new, |name| name.to_string_lossy().into_owned());
+    let moment = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.as_nanos());
+    let partial =
+        path.with_file_name(format!(".{name}.{}-{moment}.pinloom-partial", std::process::id()));
     let written = (|| {
         let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(&partial)?;
         file.write_all(bytes)?;
         file.sync_all()?;
         std::fs::rename(&partial, path)
     })();
-    if let Err(error) = written {
+    if written.is_err() {
         // Nothing to keep of a part; the file it was to replace is untouched.
         drop(std::fs::remove_file(&partial));
-        anyhow::bail!(cannot(&error));
     }
-    Ok(())
+    written
 }
 
 impl From<&ImportReport> for ImportReportView {

@@ -279,8 +279,7 @@ pub(crate) fn tree_markdown_text(
     let mut out = markdown_title(&tree);
     let rows = all_rows(store, tree.id)?;
     for (done, row) in rows.iter().enumerate() {
-        // As often as the Open Loom export reports, so both bars move alike.
-        if done % 500 == 0 {
+        if done.is_multiple_of(pinloom_store::PROGRESS_EVERY) {
             progress(done);
         }
         let node = store.node(row.id)?;

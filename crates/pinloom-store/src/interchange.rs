@@ -333,9 +333,9 @@ impl Store {
     }
 }
 
-/// How many messages an import writes between two progress reports: often enough for a smooth
-/// bar, rarely enough that reporting costs nothing next to the inserts.
-const PROGRESS_EVERY: usize = 500;
+/// How many messages an import writes, or an export reads out, between two progress reports:
+/// often enough for a smooth bar, rarely enough that reporting costs nothing next to the work.
+pub const PROGRESS_EVERY: usize = 500;
 
 fn import_tree(
     conn: &Connection,

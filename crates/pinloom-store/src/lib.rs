@@ -34,7 +34,7 @@ mod trees;
 pub use error::StoreError;
 pub use interchange::{
     AnnotationImport, AttachmentImport, ImportScope, ImportedTree, Kept, KeptInterchange,
-    NodeImport, PinImport, SummaryImport, TreeImport,
+    NodeImport, PROGRESS_EVERY, PinImport, SummaryImport, TreeImport,
 };
 pub use migrations::SCHEMA_VERSION;
 pub use model::{

@@ -43,6 +43,13 @@ async function unwrap<T>(call: Promise<Result<T>>): Promise<T> {
   return result.data;
 }
 
+/// A channel whose messages go to `listener`: how a command streams to the window.
+function channelTo<T>(listener: (message: T) => void): Channel<T> {
+  const channel = new Channel<T>();
+  channel.onmessage = listener;
+  return channel;
+}
+
 export const backend = {
   treeCreate: (title: string, mode: Parameters<typeof commands.treeCreate>[1]) =>
     unwrap(commands.treeCreate(title, mode)),
@@ -50,17 +57,11 @@ export const backend = {
   about: () => unwrap(commands.about()),
   treeOpen: (treeId: number) => unwrap(commands.treeOpen(treeId)),
   /// Imports the file at `path`; `onProgress` sees how far it is.
-  treeImport: (path: string, onProgress: (progress: TransferProgress) => void) => {
-    const channel = new Channel<TransferProgress>();
-    channel.onmessage = onProgress;
-    return unwrap(commands.treeImport(path, channel));
-  },
+  treeImport: (path: string, onProgress: (progress: TransferProgress) => void) =>
+    unwrap(commands.treeImport(path, channelTo(onProgress))),
   /// Exports a tree to a file; `onProgress` sees how far it is.
-  treeExport: (request: ExportRequest, onProgress: (progress: TransferProgress) => void) => {
-    const channel = new Channel<TransferProgress>();
-    channel.onmessage = onProgress;
-    return unwrap(commands.treeExport(request, channel));
-  },
+  treeExport: (request: ExportRequest, onProgress: (progress: TransferProgress) => void) =>
+    unwrap(commands.treeExport(request, channelTo(onProgress))),
   messageAppend: (treeId: number, parentId: number | null, text: string) =>
     unwrap(commands.messageAppend(treeId, parentId, text)),
   preferencesGet: () => unwrap(commands.preferencesGet()),
@@ -74,11 +75,7 @@ export const backend = {
     profile: string,
     requestId: number,
     onPiece: (piece: ReplyPiece) => void,
-  ) => {
-    const channel = new Channel<ReplyPiece>();
-    channel.onmessage = onPiece;
-    return unwrap(commands.replyStart(target, profile, requestId, channel));
-  },
+  ) => unwrap(commands.replyStart(target, profile, requestId, channelTo(onPiece))),
   replyStop: (requestId: number) => unwrap(commands.replyStop(requestId)),
   pinCreate: (nodeId: number, start: number, end: number, text: string, title: string) =>
     unwrap(commands.pinCreate(nodeId, start, end, text, title)),

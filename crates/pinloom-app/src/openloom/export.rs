@@ -101,9 +101,6 @@ pub(super) fn document(
     Ok(document)
 }
 
-/// How many messages an export reads out between two progress reports.
-const PROGRESS_EVERY: usize = 500;
-
 /// The depth-first order of a tree's nodes: roots by id, each node's children by id.
 fn walk(nodes: &[store::Node]) -> Vec<usize> {
     let index: HashMap<NodeId, usize> = nodes.iter().enumerate().map(|(i, n)| (n.id, i)).collect();
@@ -197,7 +194,7 @@ fn tree_json(
     let mut edges = Vec::new();
     let mut roots = Vec::new();
     for (done, &i) in order.iter().enumerate() {
-        if done % PROGRESS_EVERY == 0 {
+        if done.is_multiple_of(store::PROGRESS_EVERY) {
             progress(done);
         }
         let node = &nodes[i];

@@ -66,10 +66,10 @@ fn refuse(path: &str, message: impl std::fmt::Display) -> anyhow::Error {
 
 /// The most messages one import writes: ten times the largest trees people keep (a year of daily
 /// hours of branching is about 100,000), and what a 512 MiB file of short messages holds.
-pub(crate) const MAX_IMPORT_MESSAGES: usize = 1_000_000;
+const MAX_IMPORT_MESSAGES: usize = 1_000_000;
 /// The longest text an import takes: far more than any message (a whole book is about 1 MiB),
 /// and what the window can still show.
-pub(crate) const MAX_IMPORT_TEXT_BYTES: usize = 16 << 20;
+const MAX_IMPORT_TEXT_BYTES: usize = 16 << 20;
 
 /// Refuses a document beyond what an import takes, before anything is planned: too many
 /// messages in all, or one text too long. One pass over the document.

@@ -17,6 +17,7 @@ use pinloom_store::TreeId;
 use serde_json::Value;
 
 use crate::ApiError;
+use crate::json::TransferProgress;
 use crate::pinloom::{Pinloom, blocking, now_ms};
 
 /// The extension namespace Pinloom writes its own data under.
@@ -115,7 +116,7 @@ impl Pinloom {
         &self,
         text: String,
         title_hint: String,
-        mut progress: impl FnMut(ImportProgress) + Send + 'static,
+        mut progress: impl FnMut(TransferProgress) + Send + 'static,
     ) -> anyhow::Result<ImportReport> {
         let read = read_document(&text, &title_hint, now_ms())?;
         self.write("nothing was imported", move |store| write_document(store, read, &mut progress))
@@ -156,11 +157,11 @@ fn read_document(text: &str, title_hint: &str, now: i64) -> anyhow::Result<ReadD
 fn write_document(
     store: &pinloom_store::Store,
     read: ReadDocument,
-    progress: &mut dyn FnMut(ImportProgress),
+    progress: &mut dyn FnMut(TransferProgress),
 ) -> anyhow::Result<ImportReport> {
     let ReadDocument { mut plan, at_ms } = read;
-    let total = plan.trees.iter().map(|tree| tree.nodes.len()).sum();
-    progress(ImportProgress::Checked { messages: total });
+    let total = plan.trees.iter().map(|tree| tree.nodes.len() as u64).sum();
+    progress(TransferProgress::Checked { total });
     let mut notes = std::mem::take(&mut plan.notes);
     let here = store.profiles()?;
     plan.profiles =
@@ -182,7 +183,7 @@ fn write_document(
         &plan.profiles,
         |which, imported| import::kept_json(&plan, which, imported),
         at_ms,
-        &mut |written| progress(ImportProgress::Written { messages: written, total }),
+        &mut |written| progress(TransferProgress::Writing { messages: written as u64, total }),
     )?;
     let trees = written
         .into_iter()
@@ -226,23 +227,6 @@ pub fn import_fuzz_case(importer: FuzzedImporter, data: &[u8]) -> Option<ImportR
         panic!("an imported tree does not export: {error:#}");
     }
     Some(report)
-}
-
-/// How far an import has come, as the application layer sees it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ImportProgress {
-    /// The document is read and checked: it holds this many messages.
-    Checked {
-        /// Messages in the document.
-        messages: usize,
-    },
-    /// This many messages of `total` are written.
-    Written {
-        /// Messages written so far.
-        messages: usize,
-        /// Messages in the document.
-        total: usize,
-    },
 }
 
 /// The trees as one Open Loom v2 document (pretty JSON); `progress` hears how many messages are

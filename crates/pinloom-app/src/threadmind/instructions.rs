@@ -166,25 +166,9 @@ fn write_section(path: &Path, section: &str) -> std::io::Result<WriteAction> {
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)?;
     }
-    // Written beside and renamed over, so an editor never sees half a file. The partial file's
-    // name is new each time and created only if nothing has it, so a link planted under a
-    // fixed name cannot redirect the write.
-    let name =
-        path.file_name().map_or_else(String::new, |name| name.to_string_lossy().into_owned());
-    let stamp = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |since| since.as_nanos());
-    let partial =
-        path.with_file_name(format!(".{name}.{}-{stamp}.pinloom-partial", std::process::id()));
-    let written = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&partial)
-        .and_then(|mut file| std::io::Write::write_all(&mut file, text.as_bytes()));
-    if let Err(error) = written.and_then(|()| std::fs::rename(&partial, path)) {
-        let _ = std::fs::remove_file(&partial);
-        return Err(error);
-    }
+    // Written beside and renamed over, so an editor never sees half a file, and a link planted
+    // where a partial file would go cannot redirect the write.
+    crate::transfer::replace_whole(path, text.as_bytes())?;
     Ok(action)
 }
 
