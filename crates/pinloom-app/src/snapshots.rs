@@ -274,7 +274,8 @@ impl CachedPath {
                 None => unfound.push(NodeId(*id)),
             }
         }
-        let mut picked = store.nodes(&unfound)?;
+        // Most trees pick none: no query then, since every plan passes here.
+        let mut picked = if unfound.is_empty() { Vec::new() } else { store.nodes(&unfound)? };
         // In the order the person picked them, each once.
         let order: HashMap<NodeId, usize> =
             unfound.iter().enumerate().rev().map(|(at, id)| (*id, at)).collect();
