@@ -23,6 +23,40 @@ pub(crate) struct TreesChanged {
     pub(crate) tree_id: i64,
 }
 
+/// Sent when another process (the MCP server, the command-line program, a second app) wrote to
+/// the database, so the window reads again what it shows.
+#[derive(Debug, Clone, Serialize, Deserialize, specta::Type, tauri_specta::Event)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct DatabaseChanged {}
+
+/// How often the database is asked whether another process wrote to it: one cheap pragma, and
+/// a second is as soon as a person switching from an agent's terminal looks.
+const WATCH_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Watches SQLite's `data_version`, which changes only when another connection commits (the
+/// window's own writes go through this process's connection), and tells the window.
+pub(crate) fn watch_other_writers(app: AppHandle, pinloom: pinloom_app::Pinloom) {
+    tauri::async_runtime::spawn(async move {
+        let mut seen = pinloom.data_version().await.ok();
+        loop {
+            tokio::time::sleep(WATCH_EVERY).await;
+            let now = match pinloom.data_version().await {
+                Ok(now) => now,
+                Err(error) => {
+                    tracing::warn!(error = %format!("{error:#}"), "could not check for other writers");
+                    continue;
+                }
+            };
+            if seen != Some(now) {
+                seen = Some(now);
+                if let Err(error) = (DatabaseChanged {}).emit(&app) {
+                    tracing::warn!(%error, "could not announce another writer's change");
+                }
+            }
+        }
+    });
+}
+
 fn announce(app: &AppHandle, tree_id: i64) {
     // A window that misses the event still shows correct data after its next call; losing it is
     // not worth failing the write that already succeeded.

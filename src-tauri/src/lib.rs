@@ -84,7 +84,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             provider_settings::ollama_models,
             provider_settings::profile_choices,
         ])
-        .events(tauri_specta::collect_events![commands::TreesChanged])
+        .events(tauri_specta::collect_events![commands::TreesChanged, commands::DatabaseChanged])
         // Ids are SQLite row ids and timestamps are milliseconds: both stay far below 2^53, the
         // largest integer a JavaScript number holds exactly.
         .dangerously_cast_bigints_to_number()
@@ -162,7 +162,8 @@ pub fn run() {
                 .map_err(ApiError::from);
             match &pinloom {
                 Ok(pinloom) => {
-                    tracing::info!(database = %pinloom.database_path().display(), "opened")
+                    tracing::info!(database = %pinloom.database_path().display(), "opened");
+                    commands::watch_other_writers(app.handle().clone(), pinloom.clone());
                 }
                 Err(error) => tracing::error!(%error.message, "database unusable"),
             }

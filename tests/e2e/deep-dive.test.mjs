@@ -5,9 +5,9 @@
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { after, before, describe } from "node:test";
+import { describe } from "node:test";
 
-import { Harness, takeReadmeScreenshots } from "./harness.mjs";
+import { Harness, takeReadmeScreenshots, withProviderAndWindow } from "./harness.mjs";
 import { ScriptedProvider } from "./provider.mjs";
 
 const ANSWER =
@@ -31,30 +31,10 @@ describe("deep dives in the real window", () => {
   const harness = new Harness();
   const provider = new ScriptedProvider();
 
-  before(async () => {
-    await provider.start();
-    await harness.start();
-    await harness.launch();
-  });
+  withProviderAndWindow(harness, provider);
 
-  after(async () => {
-    await harness.stop();
-    await provider.stop();
-  });
-
-  async function type(testId, text) {
-    const field = await harness.find(testId);
-    await field.clear();
-    await field.sendKeys(text);
-    return field;
-  }
-
-  async function newTree(title) {
-    await type("new-tree-title", title);
-    await (await harness.find("new-tree-submit")).click();
-    await harness.textsUntil("thread-title", (texts) => texts.includes(title), "the new tree is open");
-    await harness.find("composer-input");
-  }
+  const type = (testId, text) => harness.type(testId, text);
+  const newTree = (title) => harness.newTree(title);
 
   /// Sends `text` from the composer with testid `composer` and waits for `count` messages there.
   async function send(composer, button, text, testId, count) {
@@ -89,19 +69,7 @@ describe("deep dives in the real window", () => {
 
   harness.windowTest("a local model is set up in the budget panel", async () => {
     await newTree("Rivers");
-    await (await harness.find("open-budget")).click();
-    await type("budget-name", "Local test model");
-    await (await harness.find("budget-provider")).sendKeys("vllm");
-    await type("budget-model", "local-model");
-    await type("budget-url", provider.base);
-    await (await harness.find("budget-tokenizer")).sendKeys("o200k");
-    await type("budget-window", "8192");
-    await type("budget-reserve", "1024");
-    await (await harness.find("budget-save")).click();
-    await harness.find("budget-saved", 10_000);
-    await (await harness.find("budget-close")).click();
-    const picker = await harness.find("model-picker");
-    await harness.driver.wait(async () => (await picker.getAttribute("value")) === "Local test model", 5000);
+    await harness.addLocalModel(provider.base);
   });
 
   harness.windowTest("a pinned highlight opens a sub-thread that carries the anchor, not its sibling", async () => {

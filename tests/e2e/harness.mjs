@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { test } from "node:test";
+import { after, before, test } from "node:test";
 
 import { Builder, By, Capabilities, until } from "selenium-webdriver";
 
@@ -61,11 +61,15 @@ function freeDisplay() {
   throw new Error("no free X display number between :90 and :399");
 }
 
+/// Polls `check` until it holds. `what` names the wait; a function is asked at the timeout, so it
+/// can say what was last seen.
 async function waitFor(check, what, timeoutMs = 20_000) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await check()) return;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    if (Date.now() > deadline) {
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${typeof what === "function" ? what() : what}`);
+    }
     await new Promise((wake) => setTimeout(wake, 100));
   }
 }
@@ -227,7 +231,7 @@ export class Harness {
         }
         return texts.length === count;
       },
-      `${count} [data-testid="${testId}"] (last saw ${texts.length})`,
+      () => `${count} [data-testid="${testId}"] (last saw ${texts.length})`,
       timeoutMs,
     );
     return texts;
@@ -250,19 +254,26 @@ export class Harness {
         }
         return check(texts);
       },
-      `${what} (last saw ${JSON.stringify(texts)})`,
+      () => `${what} (last saw ${JSON.stringify(texts)})`,
       timeoutMs,
     );
     return texts;
   }
 
-  /// Clicks the `testId` element `pick` chooses (the first by default) once there is one,
+  /// Clicks the `testId` element `pick` chooses (the first by default; it may look inside the
+  /// elements, and may be async) once there is one,
   /// finding it again when the view re-renders between finding and clicking: an element is
   /// never kept across a render.
   async click(testId, pick = (elements) => elements[0], timeoutMs = 10_000) {
     await waitFor(
       async () => {
-        const chosen = pick(await this.findAll(testId));
+        let chosen;
+        try {
+          chosen = await pick(await this.findAll(testId));
+        } catch (error) {
+          if (error?.name === "StaleElementReferenceError" || error?.name === "NoSuchElementError") return false;
+          throw error;
+        }
         if (!chosen) return false;
         try {
           await chosen.click();
@@ -275,6 +286,57 @@ export class Harness {
       `a [data-testid="${testId}"] to click`,
       timeoutMs,
     );
+  }
+
+  /// Replaces the text of field `testId` with `text`, as a person typing would.
+  async type(testId, text) {
+    const field = await this.find(testId);
+    await field.clear();
+    await field.sendKeys(text);
+    return field;
+  }
+
+  /// Saves a profile "Local test model" for the OpenAI-compatible server at `base` in the budget
+  /// panel (o200k counting, an 8,192-token window), and waits until it is the chosen model. With
+  /// `completionEndpoint`, buffer-mode trees can continue documents through it.
+  async addLocalModel(base, { completionEndpoint = false } = {}) {
+    await this.click("open-budget");
+    await this.type("budget-name", "Local test model");
+    await (await this.find("budget-provider")).sendKeys("vllm");
+    await this.type("budget-model", "local-model");
+    await this.type("budget-url", base);
+    await (await this.find("budget-tokenizer")).sendKeys("o200k");
+    await this.type("budget-window", "8192");
+    await this.type("budget-reserve", "1024");
+    const completion = await this.find("budget-completion");
+    if ((await completion.isSelected()) !== completionEndpoint) await completion.click();
+    await this.click("budget-save");
+    await this.find("budget-saved", 10_000);
+    await this.click("budget-close");
+    const picker = await this.find("model-picker");
+    await this.driver.wait(async () => (await picker.getAttribute("value")) === "Local test model", 5000);
+  }
+
+  /// Picks `value` in the select `testId` as a person's choice would (a change event): WebKit's
+  /// driver types into a select unreliably once it has a value.
+  async choose(testId, value) {
+    await this.driver.executeScript(
+      `const [select, value] = arguments;
+       select.value = value;
+       select.dispatchEvent(new Event("change", { bubbles: true }));`,
+      await this.find(testId),
+      value,
+    );
+  }
+
+  /// Creates a tree from the sidebar and waits until it is open with its composer.
+  async newTree(title, mode = "dialogue") {
+    // Always chosen: the form keeps the last mode.
+    await this.choose("new-tree-mode", mode);
+    await this.type("new-tree-title", title);
+    await (await this.find("new-tree-submit")).click();
+    await this.textsUntil("thread-title", (texts) => texts.includes(title), "the new tree is open");
+    await this.find("composer-input");
   }
 
   /// Runs xdotool on the test's display and returns what it printed; what it says on standard
@@ -407,3 +469,17 @@ export class Harness {
 
 /// Whether the documented screenshot command asked for README screenshots.
 export const takeReadmeScreenshots = process.env.PINLOOM_SCREENSHOTS === "1";
+
+/// The hooks of a suite that talks to `provider`: it listens and a window is open before the
+/// first test, and both are gone after the last.
+export function withProviderAndWindow(harness, provider) {
+  before(async () => {
+    await provider.start();
+    await harness.start();
+    await harness.launch();
+  });
+  after(async () => {
+    await harness.stop();
+    await provider.stop();
+  });
+}

@@ -20,9 +20,21 @@ export function chatStream(text) {
   return out + "data: [DONE]\n\n";
 }
 
+/// The stream of the completion endpoint (buffer mode continues a document through it) that
+/// continues with `text` in a few pieces.
+export function completionStream(text) {
+  const base = { id: "cmpl-e2e", object: "text_completion", created: 1, model: "local-model" };
+  const pieces = text.match(/[\s\S]{1,24}/g) ?? [""];
+  let out = "";
+  for (const piece of pieces) out += frame({ ...base, choices: [{ index: 0, text: piece, finish_reason: null }] });
+  out += frame({ ...base, choices: [{ index: 0, text: "", finish_reason: "stop" }] });
+  return out + "data: [DONE]\n\n";
+}
+
 export class ScriptedProvider {
   requests = [];
-  /// Texts to answer with, in order; `{ partial: text }` sends the start of a reply and holds on.
+  /// Texts to answer with, in order; `{ partial: text }` sends the start of a reply and holds on;
+  /// `{ status, headers, body }` answers with that HTTP error instead of a stream.
   answers = [];
   held = [];
 
@@ -33,6 +45,11 @@ export class ScriptedProvider {
       request.on("end", () => {
         this.requests.push({ method: request.method, url: request.url, body });
         const answer = this.answers.shift() ?? "(the test provider has no more answers)";
+        if (typeof answer === "object" && "status" in answer) {
+          response.writeHead(answer.status, { "content-type": "application/json", ...answer.headers });
+          response.end(JSON.stringify(answer.body));
+          return;
+        }
         response.writeHead(200, { "content-type": "text/event-stream", connection: "close" });
         if (typeof answer === "object" && "partial" in answer) {
           // The start of a reply, then silence with the connection held open: a model that is
@@ -42,7 +59,8 @@ export class ScriptedProvider {
           this.held.push(response);
           return;
         }
-        response.end(chatStream(answer));
+        const completion = request.url.endsWith("/completions") && !request.url.endsWith("/chat/completions");
+        response.end(completion ? completionStream(answer) : chatStream(answer));
       });
     });
     await new Promise((resolve) => this.server.listen(0, "127.0.0.1", resolve));

@@ -5,7 +5,7 @@ use anyhow::Context;
 use pinloom_store::NodeId;
 use similar::{ChangeTag, TextDiff};
 
-use crate::conversation::MissingSummaries;
+use crate::conversation::{MissingSummaries, Refusals};
 use crate::json::{Comparison, DiffSpan, Message};
 use crate::pinloom::{Pinloom, blocking};
 
@@ -32,11 +32,13 @@ impl Pinloom {
         let left_model = left_path.last().and_then(|node| node.model.clone());
         let right_model = right_path.last().and_then(|node| node.model.clone());
         let profile = crate::conversation::ProfileRef::Stored(profile);
-        let left_plan =
-            self.plan_for(NodeId(left), &profile, None, MissingSummaries::Counted).await?;
+        let left_plan = self
+            .plan_for(NodeId(left), &profile, None, MissingSummaries::Counted, Refusals::Fail)
+            .await?;
         let left_plan = self.keep_path(left_plan)?;
-        let right_plan =
-            self.plan_for(NodeId(right), &profile, None, MissingSummaries::Counted).await?;
+        let right_plan = self
+            .plan_for(NodeId(right), &profile, None, MissingSummaries::Counted, Refusals::Fail)
+            .await?;
         let right_plan = self.keep_path(right_plan)?;
         Ok(Comparison {
             common_ancestor,

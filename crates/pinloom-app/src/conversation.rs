@@ -10,24 +10,26 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context, anyhow};
-use pinloom_engine::ContextPlan;
+use anyhow::Context;
 use pinloom_engine::plan::{SliceStatus, SourceId};
 use pinloom_engine::render::{buffer_document, chat_request, slice_text};
+use pinloom_engine::settings::TruncationStrategy;
+use pinloom_engine::snapshot::{Author as EngineAuthor, Snapshot};
 use pinloom_engine::snapshot::{NodeRecord, ParentEdge, TreeMode};
 use pinloom_engine::tokens::{Tokenizer, TokenizerId};
+use pinloom_engine::{ContextPlan, EngineError};
 use pinloom_providers::wire::{Task, build};
 use pinloom_providers::{ApiKey, ProviderError, ProviderId, ReplyEvent, WireRequest};
 use pinloom_store::{self as store, Author, NewNode, NodeId, Store, StoreError, TreeId};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
-use crate::ApiError;
 use crate::inputs::{ANNOTATION_ID_BASE, ModelChoice, engine_node, exact_family, token_counts};
 use crate::json::{Exchange, Message, NodeView, PlanView, SliceView};
 use crate::pinloom::{Pinloom, blocking, now_ms};
 use crate::settings::TreeSettings;
 use crate::snapshots::{CachedPath, PlanKey, store_pin};
+use crate::{ApiError, ErrorCode};
 
 /// How long a keyring may take to answer: a locked Secret Service can prompt, or hang on a broken
 /// session bus, and a send must not wait on it for ever.
@@ -55,6 +57,26 @@ pub(crate) struct Planned {
     pub(crate) draft: bool,
     /// What the provider did with the newest reply on the path, when it cut that context.
     pub(crate) provider_cut: Option<String>,
+    /// Set when the tree stops at the limit and this context does not fit: why, in words, and
+    /// what to exclude. The plan is then the one truncation would have made, for the inspector
+    /// to list; it is never sent.
+    pub(crate) refusal: Option<ContextRefusal>,
+}
+
+/// A stopAtLimit refusal as the inspector shows it beside the slices.
+#[derive(Debug, Clone)]
+pub(crate) struct ContextRefusal {
+    pub(crate) message: String,
+    pub(crate) exclude: Vec<SourceId>,
+}
+
+/// What planning does when the tree stops at the limit and the context does not fit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refusals {
+    /// Fails with the refusal (a send, a comparison).
+    Fail,
+    /// Plans as truncation would and carries the refusal beside it (the inspector's preview).
+    Show,
 }
 
 impl Pinloom {
@@ -223,6 +245,7 @@ impl Pinloom {
                 &ProfileRef::Stored(profile.clone()),
                 draft.as_deref(),
                 MissingSummaries::Counted,
+                Refusals::Show,
             )
             .await
             .context("could not preview the context")?;
@@ -247,8 +270,9 @@ impl Pinloom {
             self.memory.forget();
         }
         let profile = ProfileRef::Stored(profile.to_owned());
-        let planned =
-            self.plan_for(NodeId(node_id), &profile, None, MissingSummaries::Counted).await?;
+        let planned = self
+            .plan_for(NodeId(node_id), &profile, None, MissingSummaries::Counted, Refusals::Fail)
+            .await?;
         Ok(self.keep_path(planned)?.used)
     }
 
@@ -305,6 +329,7 @@ impl Pinloom {
                 &ProfileRef::Stored(profile.to_owned()),
                 None,
                 MissingSummaries::Write(cancel),
+                Refusals::Fail,
             )
             .await
             .context("could not plan the context")?;
@@ -448,15 +473,16 @@ impl Pinloom {
         profile: &ProfileRef,
         draft: Option<&str>,
         summaries: MissingSummaries<'_>,
+        refusals: Refusals,
     ) -> anyhow::Result<Planned> {
-        let mut planned = self.plan_once(node, profile, draft).await?;
+        let mut planned = self.plan_once(node, profile, draft, refusals).await?;
         if let MissingSummaries::Write(cancel) = summaries
             && !planned.plan.missing_summaries.is_empty()
         {
             let written = self.write_missing_summaries(&planned, cancel).await?;
             if written > 0 {
                 self.keep_path(planned)?;
-                planned = self.plan_once(node, profile, draft).await?;
+                planned = self.plan_once(node, profile, draft, refusals).await?;
             }
         }
         Ok(planned)
@@ -467,6 +493,7 @@ impl Pinloom {
         node: NodeId,
         profile: &ProfileRef,
         draft: Option<&str>,
+        refusals: Refusals,
     ) -> anyhow::Result<Planned> {
         let this = self.clone();
         let profile = profile.clone();
@@ -507,14 +534,39 @@ impl Pinloom {
             let engine_settings = settings.engine(now_ms(), &choice.assembly);
             let planned = pinloom_engine::plan(&path.snapshot, &choice.engine, &engine_settings);
             let draft = draft.is_some();
-            let plan = match planned {
-                Ok(plan) => plan,
+            let (plan, refusal) = match planned {
+                Ok(plan) => (plan, None),
                 Err(error) => {
-                    this.memory.keep_path(data_version, tree.id, without_draft(path, draft, node));
-                    return Err(engine_error(&error));
+                    let shown = match (&error, refusals) {
+                        (EngineError::StopAtLimit { exclude, .. }, Refusals::Show) => {
+                            // The plan truncation would make lists the slices, so the person
+                            // can exclude what the refusal names with one click.
+                            let mut truncating = engine_settings.clone();
+                            truncating.truncation = TruncationStrategy::TruncateMiddle;
+                            pinloom_engine::plan(&path.snapshot, &choice.engine, &truncating)
+                                .ok()
+                                .map(|plan| (plan, exclude.clone()))
+                        }
+                        _ => None,
+                    };
+                    match shown {
+                        Some((plan, exclude)) => {
+                            let message = engine_api_error(&error, &path.snapshot).message;
+                            (plan, Some(ContextRefusal { message, exclude }))
+                        }
+                        None => {
+                            let refused = engine_error(&error, &path.snapshot);
+                            this.memory.keep_path(
+                                data_version,
+                                tree.id,
+                                without_draft(path, draft, node),
+                            );
+                            return Err(refused);
+                        }
+                    }
                 }
             };
-            Ok(Planned { plan, path, choice, tree, settings, draft, provider_cut })
+            Ok(Planned { plan, path, choice, tree, settings, draft, provider_cut, refusal })
         })
         .await
     }
@@ -566,6 +618,7 @@ impl Pinloom {
                 &ProfileRef::Unsaved(Box::new(profile)),
                 None,
                 MissingSummaries::Counted,
+                Refusals::Show,
             )
             .await
             .context("could not preview the context")?;
@@ -790,9 +843,7 @@ pub(crate) fn wire_request(planned: &Planned) -> Result<WireRequest, ProviderErr
         }
         TreeMode::Buffer => {
             if !choice.completion {
-                return Err(ProviderError::NoCompletionEndpoint {
-                    provider: choice.provider.display_name(),
-                });
+                return Err(ProviderError::CompletionEndpointOff { profile: choice.name.clone() });
             }
             let document = buffer_document(&planned.plan, snapshot);
             build(
@@ -842,6 +893,10 @@ pub(crate) fn plan_view(planned: &Planned) -> anyhow::Result<PlanView> {
                 cut_from: slice.cut_from,
                 kept: matches!(slice.source, SourceId::Node(node) if kept.contains(&node.0)),
                 preview: text.chars().take(160).collect(),
+                exclude_to_fit: planned
+                    .refusal
+                    .as_ref()
+                    .is_some_and(|refusal| refusal.exclude.contains(&slice.source)),
             }
         })
         .collect();
@@ -863,6 +918,7 @@ pub(crate) fn plan_view(planned: &Planned) -> anyhow::Result<PlanView> {
         slices,
         missing_summaries: u32::try_from(plan.missing_summaries.len()).unwrap_or(u32::MAX),
         provider_cut: planned.provider_cut.clone(),
+        refusal: planned.refusal.as_ref().map(|refusal| refusal.message.clone()),
         url,
         body,
     })
@@ -920,15 +976,92 @@ pub(crate) fn source_view(source: SourceId) -> (String, Option<i64>) {
     (name.to_owned(), id)
 }
 
-/// An engine refusal, in words that say what to change.
-pub(crate) fn engine_error(error: &pinloom_engine::EngineError) -> anyhow::Error {
-    use pinloom_engine::EngineError;
+/// An engine refusal as it crosses to a front end, in words that say what to change. Damage the
+/// engine found (a missing node, a loop) keeps its type in the chain.
+pub(crate) fn engine_error(error: &EngineError, snapshot: &Snapshot) -> anyhow::Error {
     match error {
-        EngineError::SystemContextOverBudget { .. }
-        | EngineError::DepthExceeded { .. }
-        | EngineError::NoMessages => ApiError::invalid_input(error.to_string()).into(),
-        other => anyhow!("{other}"),
+        EngineError::ActiveNodeMissing(_)
+        | EngineError::ParentMissing { .. }
+        | EngineError::Cycle { .. } => anyhow::Error::new(error.clone()),
+        EngineError::DepthExceeded { .. }
+        | EngineError::NoMessages
+        | EngineError::SystemContextOverBudget { .. }
+        | EngineError::RequiredOverBudget { .. }
+        | EngineError::StopAtLimit { .. } => engine_api_error(error, snapshot).into(),
     }
+}
+
+/// The `{ code, message }` of a refusal the person can act on. A stopAtLimit refusal names the
+/// messages to exclude by their opening words, as the thread shows them, not by id.
+fn engine_api_error(error: &EngineError, snapshot: &Snapshot) -> ApiError {
+    match error {
+        EngineError::StopAtLimit { needed, available, exclude } => {
+            let named: Vec<String> =
+                exclude.iter().map(|source| describe_source(*source, snapshot)).collect();
+            ApiError {
+                code: ErrorCode::ContextOverBudget,
+                message: format!(
+                    "the context needs {needed} tokens, over the {available} this model has, and \
+                     its profile stops at the limit instead of cutting; exclude {} to fit: {} \
+                     (the inspector marks them), choose a model with a larger window, or let this \
+                     one cut the history (Budget → When the history does not fit)",
+                    plural(named.len(), "item"),
+                    named.join("; ")
+                ),
+            }
+        }
+        EngineError::SystemContextOverBudget { .. } | EngineError::RequiredOverBudget { .. } => {
+            ApiError { code: ErrorCode::ContextOverBudget, message: error.to_string() }
+        }
+        EngineError::ActiveNodeMissing(_)
+        | EngineError::ParentMissing { .. }
+        | EngineError::Cycle { .. }
+        | EngineError::DepthExceeded { .. }
+        | EngineError::NoMessages => ApiError::invalid_input(error.to_string()),
+    }
+}
+
+fn plural(count: usize, noun: &str) -> String {
+    if count == 1 { format!("1 {noun}") } else { format!("{count} {noun}s") }
+}
+
+/// What a context source is, in the words the window uses: a message by who wrote it and how it
+/// opens.
+fn describe_source(source: SourceId, snapshot: &Snapshot) -> String {
+    match source {
+        SourceId::Node(node) if node.0 >= ANNOTATION_ID_BASE => "an included note".to_owned(),
+        SourceId::Node(node) => {
+            let Some(record) = snapshot.nodes.iter().find(|record| record.id == node) else {
+                return "a message".to_owned();
+            };
+            let whose = match record.author {
+                EngineAuthor::Human => "your message",
+                EngineAuthor::Model => "the reply",
+                EngineAuthor::Tool => "the tool result",
+            };
+            let text: String = record.parts.iter().map(|part| part.text()).collect();
+            format!("{whose} “{}”", opening_words(&text, 48))
+        }
+        SourceId::Summary(_) => "an ancestor thread's summary".to_owned(),
+        SourceId::Attachment(_) => "an attached file".to_owned(),
+        SourceId::Retrieval(_) | SourceId::AddedSearchHit(_) => "a search hit".to_owned(),
+        SourceId::PinResult(_) => "a closed pin's result".to_owned(),
+        SourceId::Anchor(_) => "the pinned passage".to_owned(),
+        SourceId::Tool(_) => "a tool definition".to_owned(),
+        SourceId::AgentPrompt | SourceId::TreeSystemContext => "the system context".to_owned(),
+        SourceId::WorkingBuffer => "the working buffer".to_owned(),
+    }
+}
+
+/// The start of `text` on one line, cut at a word within `limit` characters, with "…" when cut.
+fn opening_words(text: &str, limit: usize) -> String {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= limit {
+        return flat;
+    }
+    let cut: String = flat.chars().take(limit).collect();
+    let at_word = cut.rfind(' ').filter(|&at| at > limit / 2).map_or(cut.as_str(), |at| &cut[..at]);
+    format!("{at_word}…")
 }
 
 /// A provider failure as it crosses to a front end.

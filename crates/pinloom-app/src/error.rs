@@ -26,6 +26,10 @@ pub enum ErrorCode {
     /// A provider refused the request for a reason the person must act on (model not found,
     /// context too long, no credit, no completion endpoint): show the message.
     ProviderRefused,
+    /// The context does not fit the model's budget and the tree's settings refuse to cut it
+    /// (stop at the limit), or what may never be cut is over the budget: the message names what
+    /// to exclude; offer the inspector, where it is listed.
+    ContextOverBudget,
     /// The person stopped it.
     Cancelled,
     /// Anything else: a bug or an environment failure.

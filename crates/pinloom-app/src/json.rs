@@ -378,6 +378,8 @@ pub struct SliceView {
     pub kept: bool,
     /// The start of its text, for the inspector's list.
     pub preview: String,
+    /// Named by the plan's refusal as one to exclude so that the context fits.
+    pub exclude_to_fit: bool,
 }
 
 /// Where a slice's content comes from, as the inspector labels it (the rule of what a path may
@@ -442,6 +444,10 @@ pub struct PlanView {
     /// When the provider cut the context of the newest reply on this path (a local server's own
     /// window): what happened and what to change. The next request is likely cut the same way.
     pub provider_cut: Option<String>,
+    /// When the tree stops at the limit and this context does not fit: why, and what to exclude
+    /// (also marked on the slices). The slices are then the ones truncation would have kept;
+    /// a send from here is refused.
+    pub refusal: Option<String>,
     /// Where the request goes.
     pub url: String,
     /// The request body exactly as it would be sent (the key travels in a header, never here).

@@ -190,6 +190,17 @@ pub enum ProviderError {
         /// The provider.
         provider: &'static str,
     },
+    /// Buffer mode asked of a profile whose completion endpoint is turned off, although its
+    /// provider may have one.
+    #[error(
+        "the profile \"{profile}\" is set up without a completion endpoint, which buffer mode \
+         needs. If its server has one (vLLM, llama.cpp, LM Studio and Ollama do), turn on \
+         \"Completion endpoint\" in Budget; otherwise choose another model for buffer-mode trees."
+    )]
+    CompletionEndpointOff {
+        /// The profile's name.
+        profile: String,
+    },
     /// The OS keyring could not be used.
     #[error("The OS keyring is not available ({detail}). {alternative}")]
     KeyringUnavailable {
@@ -237,6 +248,7 @@ impl ProviderError {
             ProviderError::TimedOut { .. } => "timedOut",
             ProviderError::ReplyTooLong { .. } => "replyTooLong",
             ProviderError::NoCompletionEndpoint { .. } => "noCompletionEndpoint",
+            ProviderError::CompletionEndpointOff { .. } => "completionEndpointOff",
             ProviderError::KeyringUnavailable { .. } => "keyringUnavailable",
             ProviderError::HttpClient { .. } => "httpClientFailed",
             ProviderError::Cancelled => "cancelled",

@@ -58,6 +58,7 @@ export const commands = {
 
 /** Events */
 export const events = {
+	databaseChanged: makeEvent<DatabaseChanged, DatabaseChanged>("database-changed"),
 	treesChanged: makeEvent<TreesChanged, TreesChanged>("trees-changed"),
 };
 
@@ -174,6 +175,12 @@ export type Cost = {
 	total: number | null,
 };
 
+/**
+ *  Sent when another process (the MCP server, the command-line program, a second app) wrote to
+ *  the database, so the window reads again what it shows.
+ */
+export type DatabaseChanged = Record<string, never>;
+
 /**  A thread deleted whole, which can be restored. */
 export type DeletedThreadView = {
 	/**  The pin's id. */
@@ -239,6 +246,12 @@ export type ErrorCode =
  *  context too long, no credit, no completion endpoint): show the message.
  */
 "providerRefused" | 
+/**
+ *  The context does not fit the model's budget and the tree's settings refuse to cut it
+ *  (stop at the limit), or what may never be cut is over the budget: the message names what
+ *  to exclude; offer the inspector, where it is listed.
+ */
+"contextOverBudget" | 
 /**  The person stopped it. */
 "cancelled" | 
 /**  Anything else: a bug or an environment failure. */
@@ -528,6 +541,12 @@ export type PlanView = {
 	 *  window): what happened and what to change. The next request is likely cut the same way.
 	 */
 	providerCut: string | null,
+	/**
+	 *  When the tree stops at the limit and this context does not fit: why, and what to exclude
+	 *  (also marked on the slices). The slices are then the ones truncation would have kept;
+	 *  a send from here is refused.
+	 */
+	refusal: string | null,
 	/**  Where the request goes. */
 	url: string,
 	/**  The request body exactly as it would be sent (the key travels in a header, never here). */
@@ -774,6 +793,8 @@ export type SliceView = {
 	kept: boolean,
 	/**  The start of its text, for the inspector's list. */
 	preview: string,
+	/**  Named by the plan's refusal as one to exclude so that the context fits. */
+	excludeToFit: boolean,
 };
 
 /**  A message as a thread shows it. */

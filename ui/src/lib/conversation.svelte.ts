@@ -23,7 +23,20 @@ export type Column = {
   /// The text of a reply that arrived but could not be saved, kept on show to be copied: what
   /// the person read must not vanish with the error.
   unsaved?: string | null;
+  /// The provider was busy and the send waits to try again: said while it waits.
+  retrying?: string | null;
+  /// Why the person's last added message was refused, shown beside the composer.
+  composerError?: PinloomError | null;
 };
+
+/// What became of a send: answered; the person's message saved but not answered (offer to answer
+/// it again, never to send it twice); or nothing saved (the composer keeps the text).
+export type SendOutcome = "answered" | "unanswered" | "unsaved";
+
+/// A column showing `view`, with nothing streaming.
+function columnOf(view: ThreadView): Column {
+  return { view, streaming: null, requestId: null, error: null };
+}
 
 let nextRequestId = 1;
 
@@ -62,7 +75,7 @@ export class Conversation {
       const view = await backend.threadView(treeId, null);
       // A slow read (a 10,000-message tree) may finish after another tree was chosen: drop it.
       if (this.treeId !== treeId) return;
-      this.columns = [{ view, streaming: null, requestId: null, error: null }];
+      this.columns = [columnOf(view)];
       await this.inspect(view.messages.at(-1)?.node.message.id ?? null);
     } catch (thrown) {
       if (this.treeId === treeId) this.error = PinloomError.from(thrown);
@@ -93,15 +106,49 @@ export class Conversation {
     }
   }
 
-  /// Asks the model in column `index`: a new message after the column's last one.
-  async ask(index: number, text: string): Promise<boolean> {
+  /// Asks the model in column `index`: a new message after the column's last one. When the
+  /// reply fails, says whether the person's message was saved all the same, so the composer
+  /// does not offer it to be sent twice.
+  async ask(index: number, text: string): Promise<SendOutcome> {
     const column = this.columns[index];
-    if (!column || this.treeId === null) return false;
+    if (!column || this.treeId === null) return "unsaved";
     const parentId = column.view.messages.at(-1)?.node.message.id ?? null;
+    const before = new Set(column.view.messages.map((message) => message.node.message.id));
     const target: SendTarget = column.view.pin
       ? { kind: "pin", pinId: column.view.pin.id, parentId, text }
       : { kind: "thread", treeId: this.treeId, parentId, text };
-    return this.reply(index, target);
+    if (await this.reply(index, target)) return "answered";
+    const saved = this.columns[index]?.view.messages.some(
+      ({ node: { message } }) =>
+        !before.has(message.id) && message.author === "human" && message.text.trim() === text.trim(),
+    );
+    return saved ? "unanswered" : "unsaved";
+  }
+
+  /// Adds the person's message after the last message on show in column `index`, without
+  /// asking for a reply: the branch on show is the one it continues, whatever was opened first.
+  /// Returns whether it was saved, so the composer keeps the text when it was not.
+  async add(index: number, text: string): Promise<boolean> {
+    const column = this.columns[index];
+    if (!column || this.treeId === null) return false;
+    column.composerError = null;
+    const parentId = column.view.messages.at(-1)?.node.message.id ?? null;
+    let message;
+    try {
+      message = await backend.messageAppend(this.treeId, parentId, text);
+    } catch (thrown) {
+      const live = this.columns[index];
+      if (live) live.composerError = PinloomError.from(thrown);
+      return false;
+    }
+    this.onchanged();
+    try {
+      await this.reload(index, message.id);
+    } catch (thrown) {
+      // Saved all the same: the composer must not offer it again.
+      this.fail(index, thrown);
+    }
+    return true;
   }
 
   /// Answers message `nodeId` again in column `index`.
@@ -109,11 +156,30 @@ export class Conversation {
     return this.reply(index, { kind: "regenerate", nodeId });
   }
 
+  /// Writes `text` as a new version of the person's message `nodeId` beside the original, and
+  /// answers it; the column then shows the new branch.
+  edit(index: number, nodeId: number, text: string): Promise<boolean> {
+    return this.reply(index, { kind: "edit", nodeId, text });
+  }
+
   /// Continues a buffer-mode document from the column's end.
   continueDocument(index: number): Promise<boolean> {
     const last = this.columns[index]?.view.messages.at(-1)?.node.message.id;
     if (last === undefined) return Promise.resolve(false);
     return this.reply(index, { kind: "continue", nodeId: last });
+  }
+
+  /// Re-reads every column that is not streaming (another process wrote to the database).
+  async refresh(): Promise<void> {
+    for (let index = 0; index < this.columns.length; index++) {
+      if (this.columns[index]?.requestId !== null) continue;
+      try {
+        await this.reload(index);
+      } catch (thrown) {
+        this.fail(index, thrown);
+      }
+    }
+    if (this.columns.every((column) => column.requestId === null)) await this.inspect(this.focus);
   }
 
   private async reply(index: number, target: SendTarget): Promise<boolean> {
@@ -129,14 +195,22 @@ export class Conversation {
     const requestId = nextRequestId++;
     column.error = null;
     column.unsaved = null;
+    column.retrying = null;
     column.streaming = "";
     column.requestId = requestId;
     try {
       const exchange = await backend.replyStart(target, this.profile, requestId, (piece) => {
         const live = this.columns[index];
         if (!live || live.requestId !== requestId) return;
-        if (piece.kind === "text") live.streaming = (live.streaming ?? "") + piece.text;
+        if (piece.kind === "text") {
+          live.streaming = (live.streaming ?? "") + piece.text;
+          live.retrying = null;
+        }
         if (piece.kind === "saved") live.saved = piece.characters;
+        if (piece.kind === "retrying") {
+          const seconds = Math.max(1, Math.round(piece.waitSeconds ?? 1));
+          live.retrying = `${piece.reason}: retrying in ${seconds} s (try ${piece.attempt})`;
+        }
       });
       if (exchange.interruption) column.error = new PinloomError(exchange.interruption);
       this.onchanged();
@@ -148,8 +222,17 @@ export class Conversation {
       this.fail(index, thrown);
       const live = this.columns[index];
       if (live && live.requestId === requestId && live.streaming) live.unsaved = live.streaming;
-      // The person's message may be saved even though no reply came: show it.
-      await this.reload(index).catch((reloading: unknown) => console.error("could not show the thread again:", reloading));
+      // The person's message may be saved even though no reply came: show it, and count it.
+      this.onchanged();
+      try {
+        await this.reload(index);
+      } catch (reloading) {
+        const live = this.columns[index];
+        if (live) live.error = new PinloomError({
+          code: PinloomError.from(reloading).code,
+          message: `${PinloomError.from(thrown).message} (and the thread could not be shown again: ${PinloomError.from(reloading).message})`,
+        });
+      }
       return false;
     } finally {
       const live = this.columns[index];
@@ -157,13 +240,19 @@ export class Conversation {
         live.streaming = null;
         live.requestId = null;
         live.saved = undefined;
+        live.retrying = null;
       }
     }
   }
 
   async stop(index: number): Promise<void> {
     const requestId = this.columns[index]?.requestId;
-    if (requestId) await backend.replyStop(requestId).catch(() => undefined);
+    if (!requestId) return;
+    try {
+      await backend.replyStop(requestId);
+    } catch (thrown) {
+      this.fail(index, thrown);
+    }
   }
 
   /// Pins a passage of a message shown in column `index` and opens its sub-thread to the right.
@@ -184,7 +273,7 @@ export class Conversation {
       const view = await backend.pinView(pinId, null);
       this.columns = [
         ...this.columns.slice(0, index + 1),
-        { view, streaming: null, requestId: null, error: null },
+        columnOf(view),
       ];
     } catch (thrown) {
       this.fail(index, thrown);
@@ -206,12 +295,7 @@ export class Conversation {
         pin = view.pin?.parentPinId ?? null;
       }
       const root = await backend.threadView(this.treeId, node);
-      this.columns = [root, ...chain].map((view) => ({
-        view,
-        streaming: null,
-        requestId: null,
-        error: null,
-      }));
+      this.columns = [root, ...chain].map(columnOf);
       await this.inspect(nodeId);
     } catch (thrown) {
       this.error = PinloomError.from(thrown);
@@ -253,6 +337,24 @@ export class Conversation {
       if (index === null) this.planError = PinloomError.from(thrown);
       else this.fail(index, thrown);
     }
+  }
+
+  /// Keeps messages `nodeIds` out of context (what a refusal to cut named), and shows the
+  /// change wherever they are on show.
+  async exclude(nodeIds: number[]): Promise<void> {
+    try {
+      for (const nodeId of nodeIds) await backend.nodeMark(nodeId, "exclude");
+    } catch (thrown) {
+      this.planError = PinloomError.from(thrown);
+    }
+    for (let column = 0; column < this.columns.length; column++) {
+      try {
+        await this.reload(column);
+      } catch (thrown) {
+        this.fail(column, thrown);
+      }
+    }
+    await this.inspect(this.focus);
   }
 
   /// Explains the context a send from `nodeId` would make under the chosen model.

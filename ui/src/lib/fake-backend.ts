@@ -2,7 +2,7 @@
 // generated bindings exactly as in the app, and failures come back as `{ code, message }`.
 import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
 
-import type { ApiError, Message, TreeSummary, UiPreferences } from "./bindings";
+import type { ApiError, Message, NodeView, SendTarget, TreeSummary, UiPreferences } from "./bindings";
 
 export type FakeState = {
   trees: TreeSummary[];
@@ -14,9 +14,45 @@ export type FakeState = {
   /// Trees whose opening waits this many milliseconds, as a big tree's does in the app.
   openDelayMs: Map<number, number>;
   /// What `reply_start` streams, and the error it then fails with (a reply that arrived but
-  /// could not be saved); a reply that is saved is not faked.
+  /// could not be saved).
   replyThenFailure: { pieces: string[]; error: ApiError } | null;
+  /// Replies `reply_start` saves, in order, when `replyThenFailure` is not set.
+  replies: string[];
+  /// Fails the next `reply_start` with this error after saving the person's message, as a
+  /// provider that is down does.
+  providerDown: ApiError | null;
 };
+
+function nodeOf(message: Message): NodeView {
+  return {
+    message,
+    pinId: null,
+    editedFrom: null,
+    model: message.author === "model" ? "Fake" : null,
+    usageJson: null,
+    excluded: false,
+    bookmarked: false,
+    kept: false,
+    incomplete: false,
+    deleted: false,
+  };
+}
+
+/// The messages from the root to `nodeId`, then on down its newest continuation, as the app's
+/// thread view reads them; the tree's newest message when `nodeId` is absent.
+function pathThrough(all: Message[], nodeId: number | null): Message[] {
+  let end = nodeId ?? all.at(-1)?.id;
+  for (;;) {
+    const newest = all.filter((message) => message.parentId === end).at(-1);
+    if (!newest) break;
+    end = newest.id;
+  }
+  const path: Message[] = [];
+  for (let at = all.find((message) => message.id === end); at; at = all.find((message) => message.id === at?.parentId)) {
+    path.unshift(at);
+  }
+  return path;
+}
 
 export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState {
   const state: FakeState = {
@@ -27,6 +63,8 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
     calls: [],
     openDelayMs: new Map(),
     replyThenFailure: null,
+    replies: [],
+    providerDown: null,
     ...initial,
   };
   let nextId = 100;
@@ -64,35 +102,17 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
       case "message_append": {
         const text = String(args.text);
         if (!text.trim()) throw { code: "invalidInput", message: "the message is empty" };
-        const treeId = args.treeId as number;
-        const message: Message = {
-          id: nextId++,
-          parentId: (args.parentId as number | null) ?? null,
-          author: "human",
-          text,
-          createdAtMs: 0,
-          tokenEstimate: Math.ceil(text.length / 3.5),
-        };
-        state.messages.set(treeId, [...(state.messages.get(treeId) ?? []), message]);
-        return message;
+        return write(args.treeId as number, (args.parentId as number | null) ?? null, "human", text);
       }
       case "thread_view": {
         const tree = state.trees.find((candidate) => candidate.id === args.treeId);
         if (!tree) throw { code: "notFound", message: `tree ${String(args.treeId)} does not exist` };
-        const messages = (state.messages.get(tree.id) ?? []).map((message) => ({
-          node: {
-            message,
-            pinId: null,
-            editedFrom: null,
-            model: null,
-            usageJson: null,
-            excluded: false,
-            bookmarked: false,
-            kept: false,
-            incomplete: false,
-            deleted: false,
-          },
-          alternatives: [message.id],
+        const all = state.messages.get(tree.id) ?? [];
+        const messages = pathThrough(all, (args.nodeId as number | null) ?? null).map((message) => ({
+          node: nodeOf(message),
+          alternatives: all
+            .filter((other) => other.parentId === message.parentId && other.author === message.author)
+            .map((other) => other.id),
           pins: [],
         }));
         return { tree, pin: null, messages };
@@ -118,11 +138,13 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
         return { trees: [{ id: tree.id, title, messages: 2, threads: 0 }], notes: [], text };
       }
       case "reply_start": {
-        const script = state.replyThenFailure;
-        if (!script) throw new Error("the fake backend only fakes replies that fail to be saved");
         const channel = args.onPiece as { onmessage: (piece: unknown) => void };
-        for (const text of script.pieces) channel.onmessage({ kind: "text", text });
-        throw script.error;
+        const script = state.replyThenFailure;
+        if (script) {
+          for (const text of script.pieces) channel.onmessage({ kind: "text", text });
+          throw script.error;
+        }
+        return replyTo(args.target as SendTarget, channel);
       }
       case "profiles_list":
         return [];
@@ -131,9 +153,70 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
       case "preferences_set":
         state.preferences = args.preferences as UiPreferences;
         return null;
+      case "context_preview":
+        return null;
       default:
         throw new Error(`the fake backend has no command ${command}`);
     }
   });
+
+  function write(treeId: number, parentId: number | null, author: Message["author"], text: string): Message {
+    const message: Message = { id: nextId++, parentId, author, text, createdAtMs: 0, tokenEstimate: Math.ceil(text.length / 3.5) };
+    state.messages.set(treeId, [...(state.messages.get(treeId) ?? []), message]);
+    return message;
+  }
+
+  function treeOf(nodeId: number): { treeId: number; message: Message } {
+    for (const [treeId, messages] of state.messages) {
+      const message = messages.find((candidate) => candidate.id === nodeId);
+      if (message) return { treeId, message };
+    }
+    throw { code: "notFound", message: `message ${nodeId} does not exist` } satisfies ApiError;
+  }
+
+  /// Saves the person's message the target names (if any), then the next scripted reply.
+  function replyTo(target: SendTarget, channel: { onmessage: (piece: unknown) => void }) {
+    let treeId: number;
+    let prompt: Message | null = null;
+    let answered: Message;
+    switch (target.kind) {
+      case "thread":
+        treeId = target.treeId;
+        prompt = write(treeId, target.parentId, "human", target.text);
+        answered = prompt;
+        break;
+      case "edit": {
+        const edited = treeOf(target.nodeId);
+        treeId = edited.treeId;
+        prompt = write(treeId, edited.message.parentId, "human", target.text);
+        answered = prompt;
+        break;
+      }
+      case "regenerate": {
+        const found = treeOf(target.nodeId);
+        treeId = found.treeId;
+        answered = found.message.author === "model" ? treeOf(found.message.parentId ?? -1).message : found.message;
+        break;
+      }
+      case "continue": {
+        const found = treeOf(target.nodeId);
+        treeId = found.treeId;
+        answered = found.message;
+        break;
+      }
+      case "pin":
+        throw new Error("the fake backend has no pins");
+    }
+    if (state.providerDown) {
+      const error = state.providerDown;
+      state.providerDown = null;
+      throw error;
+    }
+    const text = state.replies.shift() ?? "(no scripted reply)";
+    channel.onmessage({ kind: "text", text });
+    const reply = write(treeId, answered.id, "model", text);
+    return { prompt: prompt && nodeOf(prompt), reply: nodeOf(reply), interruption: null, plan: null, receipt: null };
+  }
+
   return state;
 }

@@ -12,8 +12,6 @@ export class Workspace {
   unusable = $state<PinloomError | null>(null);
   /// The failure of the last tree-list action (create, open), shown in the sidebar.
   listError = $state<PinloomError | null>(null);
-  /// The failure of the last message write, shown under the composer.
-  composerError = $state<PinloomError | null>(null);
   /// The model profile chosen last time, if any.
   defaultModel = $state<string | null>(null);
   /// The colour theme: following the system, or chosen.
@@ -44,7 +42,7 @@ export class Workspace {
       const last = this.trees.find((tree) => tree.id === lastTreeId) ?? this.trees[0];
       if (last) await this.select(last.id);
     } catch (thrown) {
-      this.fail(thrown, "list");
+      this.fail(thrown);
     } finally {
       this.starting = false;
     }
@@ -58,14 +56,13 @@ export class Workspace {
       await this.select(tree.id);
       return true;
     } catch (thrown) {
-      this.fail(thrown, "list");
+      this.fail(thrown);
       return false;
     }
   }
 
   async select(treeId: number): Promise<void> {
     this.listError = null;
-    this.composerError = null;
     const choice = ++this.choices;
     try {
       const open = await backend.treeOpen(treeId);
@@ -74,47 +71,40 @@ export class Workspace {
       this.open = open;
       await backend.preferencesSet(this.preferences(treeId));
     } catch (thrown) {
-      if (choice === this.choices) this.fail(thrown, "list");
-    }
-  }
-
-  /// Writes a message continuing the last one on show. Returns whether it was saved, so the
-  /// composer keeps the text when it was not.
-  async append(text: string): Promise<boolean> {
-    const open = this.open;
-    if (!open) return false;
-    this.composerError = null;
-    const parentId = open.messages.at(-1)?.id ?? null;
-    try {
-      const message = await backend.messageAppend(open.tree.id, parentId, text);
-      if (this.open?.tree.id === open.tree.id) {
-        this.open = { ...this.open, messages: [...this.open.messages, message] };
-      }
-      // The message is saved; the sidebar's counts catch up without holding the composer.
-      void this.refreshList();
-      return true;
-    } catch (thrown) {
-      this.fail(thrown, "composer");
-      return false;
+      if (choice === this.choices) this.fail(thrown);
     }
   }
 
   /// Remembers the chosen model for the next start.
   async rememberModel(name: string): Promise<void> {
     this.defaultModel = name;
-    await backend.preferencesSet(this.preferences(this.open?.tree.id ?? null)).catch(() => undefined);
+    await this.savePreferences("the chosen model");
   }
 
   /// Switches the theme and remembers it.
   async setTheme(theme: "system" | "light" | "dark"): Promise<void> {
     this.applyTheme(theme);
-    await backend.preferencesSet(this.preferences(this.open?.tree.id ?? null)).catch(() => undefined);
+    await this.savePreferences("the theme");
   }
 
   /// Shows or hides the context inspector, and remembers it.
   async toggleInspector(): Promise<void> {
     this.inspectorShown = !this.inspectorShown;
-    await backend.preferencesSet(this.preferences(this.open?.tree.id ?? null)).catch(() => undefined);
+    await this.savePreferences("whether the inspector is shown");
+  }
+
+  /// Saves the window's preferences; a failure changes nothing on show but is said, since the
+  /// next start would forget `what`.
+  private async savePreferences(what: string): Promise<void> {
+    try {
+      await backend.preferencesSet(this.preferences(this.open?.tree.id ?? null));
+    } catch (thrown) {
+      const error = PinloomError.from(thrown);
+      this.listError = new PinloomError({
+        code: error.code,
+        message: `Pinloom could not remember ${what} for the next start: ${error.message}`,
+      });
+    }
   }
 
   private applyTheme(theme: "system" | "light" | "dark"): void {
@@ -138,18 +128,14 @@ export class Workspace {
     try {
       this.trees = await backend.treeList();
     } catch (thrown) {
-      this.fail(thrown, "list");
+      this.fail(thrown);
     }
   }
 
-  private fail(thrown: unknown, where: "list" | "composer"): void {
+  /// Shows a failure of the tree list's actions in the sidebar, or the unusable-database notice.
+  private fail(thrown: unknown): void {
     const error = PinloomError.from(thrown);
-    if (error.code === "databaseUnusable") {
-      this.unusable = error;
-    } else if (where === "composer") {
-      this.composerError = error;
-    } else {
-      this.listError = error;
-    }
+    if (error.code === "databaseUnusable") this.unusable = error;
+    else this.listError = error;
   }
 }

@@ -61,16 +61,6 @@ describe("Workspace", () => {
     expect(fake.preferences.lastTreeId).toBe(quick);
   });
 
-  it("continues the last message on show", async () => {
-    const workspace = new Workspace();
-    await workspace.createTree("Rivers", "dialogue");
-    await workspace.append("first");
-    await workspace.append("second");
-    const [first, second] = workspace.open?.messages ?? [];
-    expect(first?.parentId).toBeNull();
-    expect(second?.parentId).toBe(first?.id);
-  });
-
   it("reopens the tree that was open last time", async () => {
     fake.trees = [
       { id: 1, slug: "a", title: "A", mode: "dialogue", createdAtMs: 0, updatedAtMs: 0, messageCount: 0 },
@@ -81,15 +71,6 @@ describe("Workspace", () => {
     await workspace.start();
     expect(workspace.open?.tree.title).toBe("B");
     expect(workspace.starting).toBe(false);
-  });
-
-  it("shows a refused message beside the composer and reports it unsaved", async () => {
-    const workspace = new Workspace();
-    await workspace.createTree("Rivers", "dialogue");
-    expect(await workspace.append("   ")).toBe(false);
-    expect(workspace.composerError?.code).toBe("invalidInput");
-    expect(workspace.listError).toBeNull();
-    expect(workspace.open?.messages).toEqual([]);
   });
 
   it("switches to the unusable-database notice when the database cannot be used", async () => {

@@ -352,8 +352,10 @@ async fn messages_written_before_counting_are_counted_once_and_stored() {
 
 #[tokio::test]
 async fn ollama_models_are_offered_as_profiles_that_save_and_send() {
-    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../pinloom-providers/tests/fixtures");
+    let fixtures = std::path::Path::new(
+        &std::env::var("CARGO_MANIFEST_DIR").expect("cargo runs tests with CARGO_MANIFEST_DIR set"),
+    )
+    .join("../pinloom-providers/tests/fixtures");
     let tags = std::fs::read_to_string(fixtures.join("ollama-tags-response.json")).unwrap();
     let show =
         std::fs::read_to_string(fixtures.join("ollama-show-response.converted.json")).unwrap();

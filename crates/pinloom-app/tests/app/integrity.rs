@@ -288,3 +288,63 @@ async fn ollama_cutting_to_its_own_window_is_flagged_and_said_in_the_plan_report
         .unwrap();
     assert!(report.contains("Warning: The last reply on this path"), "{report}");
 }
+
+#[tokio::test]
+async fn a_refusal_to_cut_names_what_to_exclude_and_the_inspector_still_lists_it() {
+    let long =
+        |topic: &str| format!("{topic} {}", "and the water keeps moving downstream ".repeat(90));
+    let server =
+        Server::start(vec![says(&long("Erosion carves the outer bank")), says("Fine.")]).await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let mut small = local_profile("Small", &server, 1_000, "o200k");
+    small.assembly.truncation = Some("stopAtLimit".into());
+    small.assembly.minimum_recent_nodes = Some(1);
+    pinloom.save_model_profile(small).await.unwrap();
+    let tree = dialogue(&pinloom).await;
+    let first =
+        pinloom.append_message(tree, None, long("Why do rivers bend so much")).await.unwrap();
+    let answered = ask(&pinloom, tree, Some(first.id), "Go on").await;
+    let question =
+        pinloom.append_message(tree, Some(answered.reply.message.id), "And deltas?".into()).await;
+    let question = question.unwrap().id;
+
+    // The send is refused with its own code, naming the messages by their words, never by id.
+    let (events, _received, cancel) = listen();
+    let refused = pinloom
+        .send(tree, Some(question), "And oxbow lakes?".into(), "Small".into(), events, cancel)
+        .await
+        .unwrap_err();
+    let refused = pinloom_app::ApiError::from(refused);
+    assert_eq!(refused.code, pinloom_app::ErrorCode::ContextOverBudget, "{}", refused.message);
+    assert!(
+        refused.message.contains("your message “Why do rivers bend so much"),
+        "{}",
+        refused.message
+    );
+    assert!(!refused.message.contains("Node("), "no debug ids: {}", refused.message);
+    assert_eq!(server.seen().len(), 1, "nothing was sent for the refused request");
+
+    // The inspector's preview lists the slices, the ones to exclude marked.
+    let plan = pinloom.preview(question, "Small".into(), None).await.unwrap();
+    let refusal = plan.refusal.as_deref().expect("the preview carries the refusal");
+    assert!(refusal.contains("stops at the limit"), "{refusal}");
+    let marked: Vec<_> = plan.slices.iter().filter(|slice| slice.exclude_to_fit).collect();
+    assert!(marked.iter().any(|slice| slice.source_id == Some(first.id)), "{:?}", plan.slices);
+
+    // Excluding what was named makes it fit, and the send goes out.
+    for slice in &marked {
+        if slice.source == "node" {
+            let id = slice.source_id.unwrap();
+            pinloom.mark_node(id, pinloom_app::NodeAction::Exclude).await.unwrap();
+        }
+    }
+    let plan = pinloom.preview(question, "Small".into(), None).await.unwrap();
+    assert_eq!(plan.refusal, None, "{:?}", plan.slices);
+    let (events, _received, cancel) = listen();
+    let answered = pinloom.regenerate(question, "Small".into(), events, cancel).await.unwrap();
+    assert_eq!(answered.reply.message.text, "Fine.");
+    assert!(
+        !sent_text(&server.seen()[1]).contains("Why do rivers bend"),
+        "the excluded message stays out"
+    );
+}

@@ -10,9 +10,11 @@ use crate::wire::{ask, dialogue, pinloom_with, says};
 
 /// A document kept in `tests/fixtures/interchange` (its SOURCES.md says where each is from).
 fn fixture(name: &str) -> String {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/interchange")
-        .join(name);
+    let path = std::path::Path::new(
+        &std::env::var("CARGO_MANIFEST_DIR").expect("cargo runs tests with CARGO_MANIFEST_DIR set"),
+    )
+    .join("tests/fixtures/interchange")
+    .join(name);
     std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
 }
 

@@ -262,8 +262,10 @@ fn import_and_export_open_loom_through_the_command_line() {
     let dir = tempfile::tempdir().unwrap();
     // A database that does not exist yet is created by an import.
     let db = dir.path().join("fresh.sqlite3");
-    let fixtures =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../pinloom-app/tests/fixtures/interchange");
+    let fixtures = Path::new(
+        &std::env::var("CARGO_MANIFEST_DIR").expect("cargo runs tests with CARGO_MANIFEST_DIR set"),
+    )
+    .join("../pinloom-app/tests/fixtures/interchange");
     let example = fixtures.join("minimal-example.json");
     let (report, _, code) = pinloom(&db, &["import", example.to_str().unwrap()]);
     assert_eq!(code, 0);

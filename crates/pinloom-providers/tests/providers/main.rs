@@ -23,7 +23,10 @@ use tokio_util::sync::CancellationToken;
 
 /// A fixture's bytes, exactly as stored.
 pub fn fixture(name: &str) -> Vec<u8> {
-    let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!(
+        "{}/tests/fixtures/{name}",
+        std::env::var("CARGO_MANIFEST_DIR").expect("cargo runs tests with CARGO_MANIFEST_DIR set")
+    );
     std::fs::read(&path).unwrap_or_else(|error| panic!("{path}: {error}"))
 }
 

@@ -15,8 +15,12 @@ fn every_released_schema_upgrades_with_its_data_intact() {
     for (version, name) in FIXTURES {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("pinloom.sqlite3");
-        let fixture =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name);
+        let fixture = std::path::Path::new(
+            &std::env::var("CARGO_MANIFEST_DIR")
+                .expect("cargo runs tests with CARGO_MANIFEST_DIR set"),
+        )
+        .join("tests/fixtures")
+        .join(name);
         std::fs::copy(&fixture, &path).unwrap();
         let before = rusqlite::Connection::open(&path).unwrap();
         let found: u32 = before.query_row("PRAGMA user_version", [], |row| row.get(0)).unwrap();

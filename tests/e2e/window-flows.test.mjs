@@ -1,0 +1,204 @@
+// What the window must do with what the backend can, in the real window against a model provider
+// on 127.0.0.1: text added after a reply continues the branch on show (and a document's second
+// Continue continues what was just typed); a failed send keeps one copy of the person's message
+// and answers it again from the message; a provider's "wait and retry" is said while it waits; an
+// edit is sent as a new branch with a switcher; a tree written by an agent over MCP appears, and
+// its pins show, without restarting the window.
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe } from "node:test";
+
+import { Agent } from "./agent.mjs";
+import { Harness, withProviderAndWindow } from "./harness.mjs";
+import { ScriptedProvider } from "./provider.mjs";
+
+describe("the window does what the backend can", () => {
+  const harness = new Harness();
+  const provider = new ScriptedProvider();
+
+  withProviderAndWindow(harness, provider);
+
+  /// The texts of the messages on show, once there are `count` of them.
+  async function shownTexts(count) {
+    return harness.textsWhen("message-text", count, 20_000);
+  }
+
+  /// A window to test in: a failed test ends its session, and the next starts a new one on the
+  /// same data.
+  async function ready() {
+    if (!harness.driver) await harness.launch();
+  }
+
+  async function composerValue() {
+    return (await harness.find("composer-input")).getAttribute("value");
+  }
+
+  harness.windowTest("a local model is set up", async () => {
+    await harness.newTree("Rivers");
+    // Buffer mode continues documents through the completion endpoint, which vLLM has.
+    await harness.addLocalModel(provider.base, { completionEndpoint: true });
+  });
+
+  harness.windowTest("a message added after a reply continues the reply on show", async () => {
+    await ready();
+    provider.answers.push("Because the outer bank erodes.");
+    await harness.type("composer-input", "Why do rivers bend?");
+    await harness.click("composer-ask");
+    await shownTexts(2);
+    await harness.type("composer-input", "Noted: erosion on the outside.");
+    await harness.click("composer-send");
+    // Before, the added text hung from the first message (the one the tree was opened at): a
+    // hidden sibling of the reply, and the column kept showing two messages.
+    assert.deepEqual(await shownTexts(3), [
+      "Why do rivers bend?",
+      "Because the outer bank erodes.",
+      "Noted: erosion on the outside.",
+    ]);
+    await harness.driver.wait(async () => (await composerValue()) === "", 5000, "the composer clears");
+
+    // And the next send carries it, on the same branch.
+    provider.answers.push("Yes, and the inner bank fills.");
+    await harness.type("composer-input", "And the inside?");
+    await harness.click("composer-ask");
+    await shownTexts(5);
+    const sent = provider.messages(provider.requests.length - 1).join("\n");
+    assert.match(sent, /Because the outer bank erodes\.[\s\S]*Noted: erosion on the outside\./, sent);
+  });
+
+  harness.windowTest("a document's second Continue continues what was just typed", async () => {
+    await ready();
+    await harness.newTree("A story", "buffer");
+    provider.answers.push(" the river ran wide.");
+    await harness.type("composer-input", "Once upon a time");
+    await harness.click("continue");
+    // Each piece of the document is its own element; their trimmed texts join with spaces.
+    await harness.textsUntil("message-text", (texts) => texts.join(" ") === "Once upon a time the river ran wide.", "the first continuation", 20_000);
+    provider.answers.push(" it reached the sea.");
+    await harness.type("composer-input", " Then");
+    await harness.click("continue");
+    await harness.textsUntil(
+      "message-text",
+      (texts) => texts.join(" ") === "Once upon a time the river ran wide. Then it reached the sea.",
+      "the second continuation after the typed text",
+      20_000,
+    );
+    const body = JSON.parse(provider.requests.at(-1).body);
+    const prompt = String(body.prompt ?? body.messages?.map((message) => message.content).join("\n"));
+    assert.ok(prompt.includes("the river ran wide. Then"), `the request carries the typed text after the first continuation: ${prompt}`);
+  });
+
+  harness.windowTest("a failed send keeps one copy of the message and answers it again from there", async () => {
+    await ready();
+    await harness.newTree("Deltas");
+    provider.answers.push({
+      status: 400,
+      body: { error: { message: "The model `local-model` is loading", type: "invalid_request_error", code: null } },
+    });
+    await harness.type("composer-input", "How do deltas form?");
+    await harness.click("composer-ask");
+    await harness.find("column-error", 20_000);
+    assert.deepEqual(await shownTexts(1), ["How do deltas form?"], "the message is saved and on show");
+    assert.equal(await composerValue(), "", "the saved message is not put back to be sent twice");
+
+    // Answering again is offered on the message; a busy provider's wait is said while it waits.
+    provider.answers.push(
+      {
+        status: 429,
+        headers: { "retry-after": "3" },
+        body: { error: { message: "Rate limit reached", type: "requests", code: "rate_limit_exceeded" } },
+      },
+      "Sediment settles where the river slows.",
+    );
+    await harness.click("answer-again");
+    await harness.textsUntil("streaming-state", (texts) => /retrying in \d+ s \(try \d\)/.test(texts[0] ?? ""), "the wait is said", 15_000);
+    assert.deepEqual(await shownTexts(2), ["How do deltas form?", "Sediment settles where the river slows."]);
+    await harness.textsWhen("column-error", 0);
+  });
+
+  harness.windowTest("an edit is sent as a new branch, and the switcher goes back to the original", async () => {
+    provider.answers.push("Tides spread it out.");
+    await harness.click("edit", (buttons) => buttons[0]);
+    await harness.type("edit-input", "How do tides shape deltas?");
+    await harness.click("edit-send");
+    await harness.textsUntil(
+      "message-text",
+      (texts) => texts.join("|") === "How do tides shape deltas?|Tides spread it out.",
+      "the edited branch on show",
+      20_000,
+    );
+    const sent = provider.messages(provider.requests.length - 1).join("\n");
+    assert.ok(sent.includes("How do tides shape deltas?") && !sent.includes("How do deltas form?"), sent);
+    await harness.textsUntil("alternative-position", (texts) => texts[0] === "2/2", "the edit is the second version");
+    await harness.click("alternatives", (switchers) => switchers[0]?.findElement({ css: "[aria-label='Previous alternative']" }));
+    await harness.textsUntil(
+      "message-text",
+      (texts) => texts.join("|") === "How do deltas form?|Sediment settles where the river slows.",
+      "the original branch is back",
+    );
+  });
+
+  harness.windowTest("what an agent writes over MCP shows in the open window", async () => {
+    await ready();
+    const folder = mkdtempSync(join(tmpdir(), "pinloom-agent-"));
+    const agent = new Agent(join(harness.dataDir, "pinloom.sqlite3"), folder);
+    try {
+      await agent.start();
+      await agent.call("project_create", { title: "Estuaries" });
+      // No restart and no click: the list learns of it from the database.
+      await harness.textsUntil("tree-title", (titles) => titles.includes("Estuaries"), "the agent's tree in the list", 15_000);
+      await harness.click("tree-item", async (items) => {
+        for (const item of items) if (String(await item.getProperty("textContent")).includes("Estuaries")) return item;
+        return undefined;
+      });
+      await harness.textsUntil("thread-title", (texts) => texts.includes("Estuaries"), "the agent's tree is open");
+      await harness.type("composer-input", "Salt water meets fresh water in an estuary.");
+      await harness.click("composer-send");
+      await shownTexts(1);
+      const messageId = Number(await (await harness.find("message")).getAttribute("data-node-id"));
+      await agent.call("pin_create", { messageId, passage: "fresh water", title: "Mixing" });
+      await harness.textsUntil("pin-chip", (chips) => chips.some((chip) => chip.includes("Mixing")), "the agent's pin shows", 15_000);
+    } finally {
+      agent.stop();
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  harness.windowTest("a refusal to cut names what to exclude, and one click excludes it", async () => {
+    await ready();
+    await harness.newTree("Long story");
+    const long = `The river ${"keeps moving the water downstream and ".repeat(90)}reaches the sea.`;
+    for (const text of [long, "One.", "Two.", "Three.", "Four.", "Five?"]) {
+      await harness.type("composer-input", text);
+      await harness.click("composer-send");
+      await harness.driver.wait(async () => (await composerValue()) === "", 10_000, "the message is added");
+    }
+    await shownTexts(6);
+    // A small window that stops at the limit instead of cutting.
+    await harness.click("open-budget");
+    await harness.type("budget-window", "600");
+    await harness.type("budget-reserve", "100");
+    await harness.choose("budget-truncation", "stopAtLimit");
+    await harness.click("budget-save");
+    await harness.find("budget-saved", 10_000);
+    await harness.click("budget-close");
+
+    await harness.click("inspect", (buttons) => buttons.at(-1));
+    const [refusal] = await harness.textsWhen("plan-refusal", 1, 15_000);
+    assert.match(refusal, /stops at the limit/, refusal);
+    assert.match(refusal, /your message “The river keeps moving/, `named in words: ${refusal}`);
+    assert.doesNotMatch(refusal, /Node\(|\bid\b/, `no debug ids: ${refusal}`);
+    await harness.textsWhen("exclude-to-fit-badge", 1);
+
+    await harness.click("exclude-to-fit");
+    await harness.textsWhen("plan-refusal", 0, 15_000);
+    await harness.textsUntil("prune-reason", (reasons) => reasons.includes("excluded by you"), "the long message is excluded");
+    provider.answers.push("The sea.");
+    await harness.type("composer-input", "Where does it end?");
+    await harness.click("composer-ask");
+    await shownTexts(8);
+    const sent = provider.messages(provider.requests.length - 1).join("\n");
+    assert.ok(sent.includes("Five?") && !sent.includes("keeps moving the water"), sent);
+  });
+});
