@@ -44,28 +44,7 @@ describe("deep dives in the real window", () => {
   }
 
   /// Selects `text` inside `element` as a person would with the mouse, and lets go.
-  async function select(element, text) {
-    const found = await harness.driver.executeScript(
-      `const [root, wanted] = arguments;
-       const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
-       for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-         const at = node.nodeValue.indexOf(wanted);
-         if (at < 0) continue;
-         const range = document.createRange();
-         range.setStart(node, at);
-         range.setEnd(node, at + wanted.length);
-         const selection = window.getSelection();
-         selection.removeAllRanges();
-         selection.addRange(range);
-         root.dispatchEvent(new MouseEvent("mouseup", { bubbles: true }));
-         return true;
-       }
-       return false;`,
-      element,
-      text,
-    );
-    assert.ok(found, `"${text}" is on screen to select`);
-  }
+  const select = (element, text) => harness.select(element, text);
 
   harness.windowTest("a local model is set up in the budget panel", async () => {
     await newTree("Rivers");

@@ -317,6 +317,40 @@ export class Harness {
     await this.driver.wait(async () => (await picker.getAttribute("value")) === "Local test model", 5000);
   }
 
+  /// Selects `text` inside `element` as a person would with the mouse, and lets go. The text
+  /// is what the window shows, and may run across formatting (bold, code, a link): the
+  /// selection then starts in one text node and ends in another.
+  async select(element, text) {
+    const found = await this.driver.executeScript(
+      `const [root, wanted] = arguments;
+       const nodes = [];
+       const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+       for (let node = walker.nextNode(); node; node = walker.nextNode()) nodes.push(node);
+       const joined = nodes.map((node) => node.nodeValue).join("");
+       const at = joined.indexOf(wanted);
+       if (at < 0) return false;
+       const place = (position) => {
+         let before = 0;
+         for (const node of nodes) {
+           if (position <= before + node.nodeValue.length) return [node, position - before];
+           before += node.nodeValue.length;
+         }
+         return null;
+       };
+       const range = document.createRange();
+       range.setStart(...place(at));
+       range.setEnd(...place(at + wanted.length));
+       const selection = window.getSelection();
+       selection.removeAllRanges();
+       selection.addRange(range);
+       root.dispatchEvent(new MouseEvent("mouseup", { bubbles: true }));
+       return true;`,
+      element,
+      text,
+    );
+    if (!found) throw new Error(`"${text}" is not on screen to select`);
+  }
+
   /// Picks `value` in the select `testId` as a person's choice would (a change event): WebKit's
   /// driver types into a select unreliably once it has a value.
   async choose(testId, value) {

@@ -201,4 +201,35 @@ describe("the window does what the backend can", () => {
     const sent = provider.messages(provider.requests.length - 1).join("\n");
     assert.ok(sent.includes("Five?") && !sent.includes("keeps moving the water"), sent);
   });
+
+  harness.windowTest("a passage across bold text and a paragraph break is pinned", async () => {
+    await ready();
+    await harness.newTree("Formatting");
+    provider.answers.push("Meanders form because **the outer bank erodes** while the inner bank fills.\n\nOxbow lakes come later.");
+    await harness.type("composer-input", "Why do meanders form?");
+    await harness.click("composer-ask");
+    await shownTexts(2);
+    const [, reply] = await harness.findAll("message-text");
+    await harness.select(reply, "bank erodes while the");
+    await harness.click("pin-button");
+    const [anchor] = await harness.textsWhen("pin-anchor", 1);
+    assert.equal(anchor, "bank erodes while the");
+    const marks = await harness.textsUntil("anchor-mark", (texts) => texts.length > 0, "the passage is marked in its message");
+    // Each mark's text is read trimmed, so the pieces join with a space.
+    assert.equal(marks.join(" "), "bank erodes while the", "marked piece by piece across the bold");
+
+    // The request of the sub-thread carries the passage as the message has it.
+    provider.answers.push("Summary of the root thread.", "Because the flow is faster outside.");
+    await harness.type("pin-composer-input", "Why the outer bank?");
+    await harness.click("pin-composer-ask");
+    await harness.textsUntil("message-text", (texts) => texts.includes("Because the flow is faster outside."), "the pin's reply", 20_000);
+    const sent = provider.messages(provider.requests.length - 1).join("\n");
+    assert.ok(sent.includes("bank erodes** while the"), `the anchor verbatim: ${sent}`);
+
+    // Across a paragraph break too (what the browser copies has one line break between them).
+    const [, again] = await harness.findAll("message-text");
+    await harness.select(again, "fills.\nOxbow");
+    await harness.click("pin-button");
+    await harness.textsUntil("pin-anchor", (texts) => texts[0] === "fills. Oxbow", "the second passage at the pin's top");
+  });
 });

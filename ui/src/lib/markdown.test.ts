@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { locateSelection, markAnchors, renderMarkdown } from "./markdown";
+import { locateSelection, markAnchors, renderMarkdown, withoutMarkup } from "./markdown";
 
 // The corpus the end-to-end test also sends through a real reply.
 export const XSS_CORPUS = [
@@ -60,6 +60,48 @@ describe("anchors", () => {
     expect(locateSelection(source, " the bank ", 0.95)).toEqual({ start: 20, end: 28 });
     expect(locateSelection(source, "**the**", 0.5)).toBeNull();
     expect(locateSelection("é🌊 x", "x", 0)).toEqual({ start: 4, end: 5 });
+  });
+
+  // What a person selects is rendered text; the source has the Markdown around it.
+  it.each([
+    ["bold", "Meanders form because **the outer bank erodes** while the inner bank fills.", "bank erodes while the", "bank erodes** while the"],
+    ["code", "Call `fold()` twice, then stop.", "fold() twice", "fold()` twice"],
+    ["a link", "See [the river](https://example.com/r) bend here.", "river bend", "river](https://example.com/r) bend"],
+    ["a paragraph break", "The first part ends.\n\nThe second starts here.", "ends.\n\nThe second", "ends.\n\nThe second"],
+    ["a paragraph break as the browser copies it", "The first part ends.\n\nThe second starts here.", "ends.\nThe second", "ends.\n\nThe second"],
+    ["list items", "Causes:\n\n- erosion outside\n- silt inside\n", "outside\nsilt", "outside\n- silt"],
+    ["a heading", "## Why bends grow\n\nBecause *water* pushes.", "grow\nBecause water", "grow\n\nBecause *water"],
+    ["italic with underscores, not snake_case", "Use snake_case for _named_ things.", "snake_case for named", "snake_case for _named"],
+  ])("finds a selection across %s in the source", (_, source, selected, expected) => {
+    const found = locateSelection(source, selected, 0.5);
+    expect(found).not.toBeNull();
+    expect(source.slice(found!.start, found!.end)).toBe(expected);
+    expect(withoutMarkup(expected)).toBe(selected.replace(/\s+/g, " "));
+  });
+
+  it("refuses a selection whose text is not in the message", () => {
+    expect(locateSelection("The outer bank erodes.", "inner bank", 0.5)).toBeNull();
+  });
+
+  it("marks a passage that crosses formatting piece by piece, and nothing else", () => {
+    const source = "Meanders form because **the outer bank erodes** while the inner bank fills.";
+    const root = document.createElement("div");
+    root.innerHTML = renderMarkdown(source);
+    const found = locateSelection(source, "bank erodes while the", 0.5)!;
+    markAnchors(root, [{ id: 3, text: source.slice(found.start, found.end) }]);
+    const marks = [...root.querySelectorAll("mark.anchor")];
+    expect(marks.map((mark) => mark.textContent).join("")).toBe("bank erodes while the");
+    expect(marks.every((mark) => mark.getAttribute("data-pin-id") === "3")).toBe(true);
+    expect(root.textContent?.trim()).toBe("Meanders form because the outer bank erodes while the inner bank fills.");
+  });
+
+  it("marks a passage across paragraphs", () => {
+    const source = "The first part ends.\n\nThe second starts here.";
+    const root = document.createElement("div");
+    root.innerHTML = renderMarkdown(source);
+    markAnchors(root, [{ id: 4, text: "ends.\n\nThe second" }]);
+    const marks = [...root.querySelectorAll("mark.anchor")];
+    expect(marks.map((mark) => mark.textContent)).toEqual(["ends.", "The second"]);
   });
 
   it("marks a pinned passage inside rendered text without making markup of it", () => {

@@ -65,32 +65,39 @@ export function renderMarkdown(text: string): string {
   });
 }
 
-/// Marks each anchor's first occurrence in rendered HTML, so a pinned passage stays highlighted in
-/// its parent message. Works on text nodes only, so it can never create markup from the text.
-export function markAnchors(root: HTMLElement, anchors: { id: number; text: string }[]): void {
-  for (const anchor of anchors) {
-    if (!anchor.text) continue;
-    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
-    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-      const text = node.nodeValue ?? "";
-      const at = text.indexOf(anchor.text);
-      if (at < 0) continue;
-      const range = document.createRange();
-      range.setStart(node, at);
-      range.setEnd(node, at + anchor.text.length);
-      const mark = document.createElement("mark");
-      mark.className = "anchor";
-      mark.dataset.pinId = String(anchor.id);
-      mark.dataset.testid = "anchor-mark";
-      range.surroundContents(mark);
-      break;
+/// What Markdown writes that rendering does not show: emphasis and strike marks, code ticks, inline
+/// HTML tags, a link's brackets and target, and the marks that start a heading, a quote or a list
+/// item. An underscore inside a word is text (GFM does not emphasise there).
+const MARKUP = String.raw`(?:\*+|~~|\x60+|(?<![\p{L}\p{N}])_+|_+(?![\p{L}\p{N}])|<\/?[a-zA-Z][^>\n]*>|\]\([^)\s]*\)|\[|^[ \t]*#{1,6}[ \t]+|^[ \t]*>[ \t]?|^[ \t]*(?:[-*+]|\d+[.)])[ \t]+)`;
+
+/// `text` as it reads once rendered: markup removed, white space runs as one space.
+export function withoutMarkup(text: string): string {
+  return text.replace(new RegExp(MARKUP, "gmu"), "").replace(/\s+/g, " ").trim();
+}
+
+/// A pattern that finds `wanted` (text as rendered, so without markup) in Markdown source: between
+/// its characters any markup may stand, and a run of white space may also span markup and line
+/// breaks (a selection across a paragraph or a list item).
+function sourcePattern(wanted: string): RegExp {
+  const between = `(?:${MARKUP})*`;
+  const gap = `(?:\\s|${MARKUP})+`;
+  const pieces: string[] = [];
+  for (const part of wanted.trim().split(/(\s+)/u)) {
+    if (!part) continue;
+    if (/^\s+$/u.test(part)) {
+      pieces.push(gap);
+      continue;
     }
+    pieces.push([...part].map((character) => character.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&")).join(between));
   }
+  return new RegExp(pieces.join(""), "gmu");
 }
 
 /// Where `selected` sits in a message's source text, in UTF-16 units (what the store's ranges
-/// count): the occurrence nearest the relative position the selection was made at. `null` when
-/// the selection spans formatting that the source writes differently (then select plain text).
+/// count): the occurrence nearest the relative position the selection was made at. A selection
+/// is what the window shows, so when it crosses formatting (bold, code, a link, a paragraph
+/// break) its source is found with the markup in between, and the range spans that markup.
+/// `null` when the text is not in the message at all.
 export function locateSelection(
   source: string,
   selected: string,
@@ -98,12 +105,77 @@ export function locateSelection(
 ): { start: number; end: number } | null {
   const wanted = selected.trim();
   if (!wanted) return null;
-  const occurrences: number[] = [];
+  const occurrences: { start: number; end: number }[] = [];
   for (let at = source.indexOf(wanted); at >= 0; at = source.indexOf(wanted, at + 1)) {
-    occurrences.push(at);
+    occurrences.push({ start: at, end: at + wanted.length });
+  }
+  if (occurrences.length === 0) {
+    for (const match of source.matchAll(sourcePattern(wanted))) {
+      occurrences.push({ start: match.index, end: match.index + match[0].length });
+    }
   }
   if (occurrences.length === 0) return null;
   const target = relativePosition * source.length;
-  const best = occurrences.reduce((a, b) => (Math.abs(b - target) < Math.abs(a - target) ? b : a));
-  return { start: best, end: best + wanted.length };
+  return occurrences.reduce((a, b) => (Math.abs(b.start - target) < Math.abs(a.start - target) ? b : a));
+}
+
+/// Marks each anchor's first occurrence in rendered HTML, so a pinned passage stays highlighted in
+/// its parent message; a passage that crosses formatting is marked piece by piece, one mark per
+/// text node it covers. Works on text nodes only, so it can never create markup from the text.
+export function markAnchors(root: HTMLElement, anchors: { id: number; text: string }[]): void {
+  for (const anchor of anchors) {
+    if (!anchor.text) continue;
+    const nodes: Text[] = [];
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) nodes.push(node as Text);
+    const found = findAcross(nodes, anchor.text) ?? findAcross(nodes, withoutMarkup(anchor.text));
+    if (!found) continue;
+    // Wrapped from the last piece back, so the offsets of the earlier ones stay valid.
+    for (const { node, start, end } of found.reverse()) {
+      if (start === end || !(node.nodeValue ?? "").slice(start, end).trim()) continue;
+      const range = document.createRange();
+      range.setStart(node, start);
+      range.setEnd(node, end);
+      const mark = document.createElement("mark");
+      mark.className = "anchor";
+      mark.dataset.pinId = String(anchor.id);
+      mark.dataset.testid = "anchor-mark";
+      range.surroundContents(mark);
+    }
+  }
+}
+
+/// The pieces of `nodes` that read `wanted` when their texts are joined, white space runs
+/// counting as one space: each as a node and a range in it.
+function findAcross(nodes: Text[], wanted: string): { node: Text; start: number; end: number }[] | null {
+  const target = wanted.replace(/\s+/g, " ").trim();
+  if (!target) return null;
+  // The joined text with white space collapsed, and where each of its characters came from.
+  let joined = "";
+  const origin: { node: number; offset: number }[] = [];
+  nodes.forEach((node, index) => {
+    const text = node.nodeValue ?? "";
+    for (let offset = 0; offset < text.length; offset++) {
+      const character = text[offset]!;
+      if (/\s/.test(character)) {
+        if (joined.endsWith(" ") || joined === "") continue;
+        joined += " ";
+      } else {
+        joined += character;
+      }
+      origin.push({ node: index, offset });
+    }
+  });
+  const at = joined.indexOf(target);
+  if (at < 0) return null;
+  const first = origin[at]!;
+  const last = origin[at + target.length - 1]!;
+  const pieces: { node: Text; start: number; end: number }[] = [];
+  for (let index = first.node; index <= last.node; index++) {
+    const node = nodes[index]!;
+    const start = index === first.node ? first.offset : 0;
+    const end = index === last.node ? last.offset + 1 : (node.nodeValue ?? "").length;
+    pieces.push({ node, start, end });
+  }
+  return pieces;
 }
