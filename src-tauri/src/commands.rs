@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use pinloom_app::ApiError;
 use pinloom_app::json::{
-    ExportDone, ExportRequest, ImportReportView, Message, TransferProgress, TreeMode, TreeSummary,
-    TreeView,
+    EmptiedTrashView, ExportDone, ExportRequest, ImportReportView, Message, TransferProgress,
+    TrashView, TreeMode, TreeSummary, TreeView,
 };
 use serde::{Deserialize, Serialize};
 use tauri::ipc::Channel;
@@ -76,6 +76,57 @@ pub(crate) async fn tree_create(
     let tree = state.pinloom()?.create_tree(title, mode).await?;
     announce(&app, tree.id);
     Ok(tree)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn tree_rename(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    tree_id: i64,
+    title: String,
+) -> Result<TreeSummary, ApiError> {
+    let tree = state.pinloom()?.rename_tree(tree_id, title).await?;
+    announce(&app, tree.id);
+    Ok(tree)
+}
+
+/// Puts a tree in the trash (nothing is erased until the trash is emptied).
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn tree_trash(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    tree_id: i64,
+) -> Result<TreeSummary, ApiError> {
+    let tree = state.pinloom()?.trash_tree(tree_id).await?;
+    announce(&app, tree.id);
+    Ok(tree)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn tree_restore(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    tree_id: i64,
+) -> Result<TreeSummary, ApiError> {
+    let tree = state.pinloom()?.restore_tree(tree_id).await?;
+    announce(&app, tree.id);
+    Ok(tree)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn trash_list(state: State<'_, AppState>) -> Result<TrashView, ApiError> {
+    Ok(state.pinloom()?.trash().await?)
+}
+
+/// Erases what is in the trash for good.
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn trash_empty(state: State<'_, AppState>) -> Result<EmptiedTrashView, ApiError> {
+    Ok(state.pinloom()?.empty_trash().await?)
 }
 
 #[tauri::command]

@@ -217,6 +217,7 @@ describe("the window does what the backend can", () => {
     const marks = await harness.textsUntil("anchor-mark", (texts) => texts.length > 0, "the passage is marked in its message");
     // Each mark's text is read trimmed, so the pieces join with a space.
     assert.equal(marks.join(" "), "bank erodes while the", "marked piece by piece across the bold");
+    await harness.textsUntil("pin-chip", (chips) => chips.some((chip) => chip.includes("bank erodes while the")), "the pin titled without markup");
 
     // The request of the sub-thread carries the passage as the message has it.
     provider.answers.push("Summary of the root thread.", "Because the flow is faster outside.");
@@ -231,5 +232,68 @@ describe("the window does what the backend can", () => {
     await harness.select(again, "fills.\nOxbow");
     await harness.click("pin-button");
     await harness.textsUntil("pin-anchor", (texts) => texts[0] === "fills. Oxbow", "the second passage at the pin's top");
+  });
+
+  harness.windowTest("rename, delete and undo, the trash, and emptying it", async () => {
+    await ready();
+    await harness.newTree("Trash me");
+    for (const text of ["One", "Two", "Three"]) {
+      await harness.type("composer-input", text);
+      await harness.click("composer-send");
+      await harness.driver.wait(async () => (await composerValue()) === "", 10_000, "the message is added");
+    }
+    await shownTexts(3);
+
+    await harness.click("rename-tree");
+    await harness.type("rename-input", "Kept name");
+    await harness.click("rename-save");
+    await harness.textsUntil("thread-title", (texts) => texts[0] === "Kept name", "the new title on the tree");
+    await harness.textsUntil("tree-title", (titles) => titles.includes("Kept name") && !titles.includes("Trash me"), "the new title in the list");
+
+    // A message goes with what followed it, and Undo brings both back.
+    await harness.click("delete-message", (buttons) => buttons[1]);
+    assert.deepEqual(await shownTexts(1), ["One"]);
+    const [said] = await harness.textsWhen("undo-what", 1);
+    assert.match(said, /Deleted “Two” and what followed it/);
+    await harness.click("undo");
+    assert.deepEqual(await shownTexts(3), ["One", "Two", "Three"]);
+    await harness.textsWhen("undo-bar", 0);
+
+    // Deleted again and left in the trash; then the whole tree, after a confirmation.
+    await harness.click("delete-message", (buttons) => buttons[2]);
+    await shownTexts(2);
+    await harness.click("delete-tree");
+    await harness.find("delete-tree-confirm");
+    await harness.click("delete-tree-yes");
+    await harness.textsUntil("undo-what", (texts) => texts[0] === "“Kept name” is in the trash.", "Undo is offered");
+    await harness.textsUntil("tree-title", (titles) => !titles.includes("Kept name"), "the tree leaves the list");
+
+    // The trash gives the tree back, with its messages.
+    await harness.click("open-trash");
+    await harness.textsUntil("trashed-tree-title", (titles) => titles.includes("Kept name"), "the tree in the trash");
+    await harness.click("restore-tree");
+    await harness.click("trash-close");
+    await harness.textsUntil("thread-title", (texts) => texts[0] === "Kept name", "the restored tree is open");
+    assert.deepEqual(await shownTexts(2), ["One", "Two"]);
+
+    // And the message deleted inside it, which comes back on show.
+    await harness.click("open-trash");
+    await harness.textsUntil("trashed-branch-text", (texts) => texts.includes("Three"), "the deleted message in the trash");
+    await harness.click("restore-branch");
+    await harness.click("trash-close");
+    assert.deepEqual(await shownTexts(3), ["One", "Two", "Three"]);
+
+    // Emptying erases, after its own confirmation.
+    await harness.click("delete-message", (buttons) => buttons[2]);
+    await shownTexts(2);
+    await harness.click("open-trash");
+    await harness.textsUntil("trashed-branch-text", (texts) => texts.includes("Three"), "the message to erase");
+    await harness.click("empty-trash");
+    await harness.click("empty-trash-yes");
+    const [erased] = await harness.textsWhen("trash-said", 1);
+    assert.match(erased, /Erased 0 trees, 1 deleted message/);
+    await harness.find("trash-empty");
+    await harness.click("trash-close");
+    await harness.textsWhen("undo-bar", 0);
   });
 });

@@ -486,6 +486,46 @@ pub struct DiffSpan {
     pub text: String,
 }
 
+/// What is in the trash.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct TrashView {
+    /// Trees deleted, the latest first.
+    pub trees: Vec<TreeSummary>,
+    /// Messages deleted with the branch under them, in trees not in the trash, the latest first.
+    pub branches: Vec<DeletedBranchView>,
+}
+
+/// A message deleted with its branch, which can be restored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct DeletedBranchView {
+    /// The message's id.
+    pub id: i64,
+    /// Its tree.
+    pub tree_id: i64,
+    /// Its tree's title.
+    pub tree_title: String,
+    /// Who wrote it.
+    pub author: Author,
+    /// The start of its text.
+    pub preview: String,
+    /// When it was deleted.
+    pub deleted_at_ms: i64,
+}
+
+/// What emptying the trash erased.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct EmptiedTrashView {
+    /// Trees.
+    pub trees: u32,
+    /// Messages, each with its branch.
+    pub branches: u32,
+    /// Threads deleted whole.
+    pub threads: u32,
+}
+
 /// A thread deleted whole, which can be restored.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
 #[serde(rename_all = "camelCase")]

@@ -28,6 +28,7 @@ mod summaries;
 mod threadmind;
 mod threads;
 mod transfer;
+mod trash;
 mod views;
 
 pub use attachments::MAX_FOLDER_ENTRIES;

@@ -47,4 +47,4 @@ pub use search::{COMMON_TERM_MIN_NODES, MAX_QUERY_TERMS};
 pub use slugs::{ROOT_THREAD_SLUG, slugify, unique_slug};
 pub use store::{APPLICATION_ID, Store};
 pub use summaries::SummaryUpdate;
-pub use trees::NewTree;
+pub use trees::{EmptiedTrash, NewTree};

@@ -296,6 +296,14 @@ const MIGRATIONS: &[(&str, Option<Fill>)] = &[
     "#,
         None,
     ),
+    (
+        // 6: a trash. A tree the person deletes is marked, not erased, and comes back until the
+        // trash is emptied (messages and threads were already soft-deleted this way).
+        r#"
+    ALTER TABLE trees ADD COLUMN deleted_at_ms INTEGER;
+    "#,
+        None,
+    ),
 ];
 
 /// Gives every existing tree and pin its ThreadMind slug, oldest first so that the oldest keeps

@@ -100,6 +100,8 @@ pub struct Tree {
     pub updated_at_ms: i64,
     /// How many nodes it holds, soft-deleted ones included.
     pub node_count: u64,
+    /// When the person put it in the trash; absent for a live tree.
+    pub deleted_at_ms: Option<i64>,
 }
 
 /// One immutable message in a tree.

@@ -83,6 +83,23 @@ impl Store {
         Ok(nodes)
     }
 
+    /// Messages the person deleted, each with the branch below it, in trees that are not in the
+    /// trash: what the trash offers back, the latest deleted first. The first messages of
+    /// threads deleted whole are not among them ([`Store::deleted_threads`] offers those).
+    pub fn deleted_branches(&self) -> Result<Vec<Node>, StoreError> {
+        let conn = self.conn();
+        let mut statement = conn.prepare_cached(&format!(
+            "SELECT {NODE_COLUMNS} FROM nodes n
+             WHERE n.pruned_at_ms IS NOT NULL
+               AND n.tree_id IN (SELECT id FROM trees WHERE deleted_at_ms IS NULL)
+               AND (n.pin_id IS NULL
+                    OR n.pin_id IN (SELECT id FROM pins WHERE deleted_at_ms IS NULL))
+             ORDER BY n.pruned_at_ms DESC, n.id"
+        ))?;
+        let nodes = statement.query_map([], node_from_row)?.collect::<Result<_, _>>()?;
+        Ok(nodes)
+    }
+
     /// The path from the root of the node's tree down to `node`, root first, crossing pin edges
     /// into ancestor threads.
     ///

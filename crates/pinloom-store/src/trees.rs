@@ -11,8 +11,19 @@ use crate::store::Store;
 const TREE_SELECT: &str =
     "SELECT t.id, t.title, t.mode, t.system_context, t.buffer_includes_system,
         t.settings_json, t.created_at_ms, t.updated_at_ms,
-        (SELECT count(*) FROM nodes n WHERE n.tree_id = t.id), t.slug, t.sharing
+        (SELECT count(*) FROM nodes n WHERE n.tree_id = t.id), t.slug, t.sharing, t.deleted_at_ms
     FROM trees t";
+
+/// What emptying the trash erased.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EmptiedTrash {
+    /// Trees.
+    pub trees: usize,
+    /// Messages deleted with their branches (each counted once, at the message deleted).
+    pub branches: usize,
+    /// Threads deleted whole.
+    pub threads: usize,
+}
 
 /// A tree to create, with what ThreadMind's project_create sets at once.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,18 +67,80 @@ impl Store {
     pub fn tree_by_slug(&self, slug: &str) -> Result<Option<Tree>, StoreError> {
         let conn = self.conn();
         Ok(conn
-            .prepare_cached(&format!("{TREE_SELECT} WHERE t.slug = ?1"))?
+            .prepare_cached(&format!(
+                "{TREE_SELECT} WHERE t.slug = ?1 AND t.deleted_at_ms IS NULL"
+            ))?
             .query_row([slug], tree_from_row)
             .optional()?)
     }
 
-    /// All trees, the most recently changed first.
+    /// All trees not in the trash, the most recently changed first.
     pub fn list_trees(&self) -> Result<Vec<Tree>, StoreError> {
         let conn = self.conn();
-        let mut statement = conn
-            .prepare_cached(&format!("{TREE_SELECT} ORDER BY t.updated_at_ms DESC, t.id DESC"))?;
+        let mut statement = conn.prepare_cached(&format!(
+            "{TREE_SELECT} WHERE t.deleted_at_ms IS NULL ORDER BY t.updated_at_ms DESC, t.id DESC"
+        ))?;
         let trees = statement.query_map([], tree_from_row)?.collect::<Result<_, _>>()?;
         Ok(trees)
+    }
+
+    /// The trees in the trash, the latest deleted first.
+    pub fn trashed_trees(&self) -> Result<Vec<Tree>, StoreError> {
+        let conn = self.conn();
+        let mut statement = conn.prepare_cached(&format!(
+            "{TREE_SELECT} WHERE t.deleted_at_ms IS NOT NULL ORDER BY t.deleted_at_ms DESC, t.id"
+        ))?;
+        let trees = statement.query_map([], tree_from_row)?.collect::<Result<_, _>>()?;
+        Ok(trees)
+    }
+
+    /// Gives a tree a new title. Its slug (the ThreadMind project id agents know it by) stays.
+    pub fn rename_tree(&self, id: TreeId, title: &str, at_ms: i64) -> Result<Tree, StoreError> {
+        let title = title.trim();
+        if title.is_empty() {
+            return Err(StoreError::InvalidInput("a tree needs a title".into()));
+        }
+        self.update_tree(id, "title = ?2", title, at_ms)
+    }
+
+    /// Puts a tree in the trash: it leaves the list and ThreadMind's projects, and keeps
+    /// everything until [`Store::empty_trash`]. Trashing a trashed tree changes nothing.
+    pub fn trash_tree(&self, id: TreeId, at_ms: i64) -> Result<Tree, StoreError> {
+        self.write(|tx| {
+            tx.execute(
+                "UPDATE trees SET deleted_at_ms = coalesce(deleted_at_ms, ?2) WHERE id = ?1",
+                params![id.0, at_ms],
+            )?;
+            // Working folders that had it active have no active project, as after a deletion.
+            tx.execute(
+                "UPDATE workspaces SET tree_id = NULL, pin_id = NULL WHERE tree_id = ?1",
+                [id.0],
+            )?;
+            tree_by_id(tx, id)
+        })
+    }
+
+    /// Takes a tree out of the trash, as it was.
+    pub fn restore_tree(&self, id: TreeId) -> Result<Tree, StoreError> {
+        self.write(|tx| {
+            tx.execute("UPDATE trees SET deleted_at_ms = NULL WHERE id = ?1", [id.0])?;
+            tree_by_id(tx, id)
+        })
+    }
+
+    /// Erases what is in the trash for good: trashed trees, soft-deleted messages with what
+    /// hangs under them, and deleted threads. Returns how many of each went.
+    pub fn empty_trash(&self) -> Result<EmptiedTrash, StoreError> {
+        self.write(|tx| {
+            let threads = tx.execute("DELETE FROM pins WHERE deleted_at_ms IS NOT NULL", [])?;
+            let branches = tx.execute(
+                "DELETE FROM nodes WHERE pruned_at_ms IS NOT NULL
+                 AND tree_id IN (SELECT id FROM trees WHERE deleted_at_ms IS NULL)",
+                [],
+            )?;
+            let trees = tx.execute("DELETE FROM trees WHERE deleted_at_ms IS NOT NULL", [])?;
+            Ok(EmptiedTrash { trees, branches, threads })
+        })
     }
 
     /// One tree.
@@ -209,5 +282,6 @@ fn tree_from_row(row: &Row<'_>) -> rusqlite::Result<Tree> {
         node_count: count(row.get(8)?),
         slug: row.get(9)?,
         sharing: sharing_from_sql(&row.get::<_, String>(10)?)?,
+        deleted_at_ms: row.get(11)?,
     })
 }

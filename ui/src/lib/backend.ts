@@ -54,6 +54,11 @@ export const backend = {
   treeCreate: (title: string, mode: Parameters<typeof commands.treeCreate>[1]) =>
     unwrap(commands.treeCreate(title, mode)),
   treeList: () => unwrap(commands.treeList()),
+  treeRename: (treeId: number, title: string) => unwrap(commands.treeRename(treeId, title)),
+  treeTrash: (treeId: number) => unwrap(commands.treeTrash(treeId)),
+  treeRestore: (treeId: number) => unwrap(commands.treeRestore(treeId)),
+  trashList: () => unwrap(commands.trashList()),
+  trashEmpty: () => unwrap(commands.trashEmpty()),
   about: () => unwrap(commands.about()),
   treeOpen: (treeId: number) => unwrap(commands.treeOpen(treeId)),
   /// Imports the file at `path`; `onProgress` sees how far it is.

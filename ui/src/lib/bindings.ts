@@ -9,6 +9,13 @@ export const commands = {
 	about: () => typedError<About, ApiError>(__TAURI_INVOKE("about")),
 	treeCreate: (title: string, mode: TreeMode) => typedError<TreeSummary, ApiError>(__TAURI_INVOKE("tree_create", { title, mode })),
 	treeList: () => typedError<TreeSummary[], ApiError>(__TAURI_INVOKE("tree_list")),
+	treeRename: (treeId: number, title: string) => typedError<TreeSummary, ApiError>(__TAURI_INVOKE("tree_rename", { treeId, title })),
+	/**  Puts a tree in the trash (nothing is erased until the trash is emptied). */
+	treeTrash: (treeId: number) => typedError<TreeSummary, ApiError>(__TAURI_INVOKE("tree_trash", { treeId })),
+	treeRestore: (treeId: number) => typedError<TreeSummary, ApiError>(__TAURI_INVOKE("tree_restore", { treeId })),
+	trashList: () => typedError<TrashView, ApiError>(__TAURI_INVOKE("trash_list")),
+	/**  Erases what is in the trash for good. */
+	trashEmpty: () => typedError<EmptiedTrashView, ApiError>(__TAURI_INVOKE("trash_empty")),
 	treeOpen: (treeId: number) => typedError<TreeView, ApiError>(__TAURI_INVOKE("tree_open", { treeId })),
 	treeImport: (path: string, onProgress: Channel<TransferProgress>) => typedError<ImportReportView, ApiError>(__TAURI_INVOKE("tree_import", { path, onProgress })),
 	treeExport: (request: ExportRequest, onProgress: Channel<TransferProgress>) => typedError<ExportDone, ApiError>(__TAURI_INVOKE("tree_export", { request, onProgress })),
@@ -181,6 +188,22 @@ export type Cost = {
  */
 export type DatabaseChanged = Record<string, never>;
 
+/**  A message deleted with its branch, which can be restored. */
+export type DeletedBranchView = {
+	/**  The message's id. */
+	id: number,
+	/**  Its tree. */
+	treeId: number,
+	/**  Its tree's title. */
+	treeTitle: string,
+	/**  Who wrote it. */
+	author: Author,
+	/**  The start of its text. */
+	preview: string,
+	/**  When it was deleted. */
+	deletedAtMs: number,
+};
+
 /**  A thread deleted whole, which can be restored. */
 export type DeletedThreadView = {
 	/**  The pin's id. */
@@ -214,6 +237,16 @@ export type DiffSpan = {
 	side: string,
 	/**  The words, with their spacing. */
 	text: string,
+};
+
+/**  What emptying the trash erased. */
+export type EmptiedTrashView = {
+	/**  Trees. */
+	trees: number,
+	/**  Messages, each with its branch. */
+	branches: number,
+	/**  Threads deleted whole. */
+	threads: number,
 };
 
 /**
@@ -853,6 +886,14 @@ total: number } |
 { stage: "saving"; 
 /**  The file's size. */
 bytes: number };
+
+/**  What is in the trash. */
+export type TrashView = {
+	/**  Trees deleted, the latest first. */
+	trees: TreeSummary[],
+	/**  Messages deleted with the branch under them, in trees not in the trash, the latest first. */
+	branches: DeletedBranchView[],
+};
 
 /**  How a tree is read and continued; fixed when it is created. */
 export type TreeMode = 

@@ -2,6 +2,7 @@
 // those, without limit), each streaming its own reply. Beside them, the context inspector of the
 // message in focus, a comparison of two messages, and the budget panel's profile being edited.
 import { backend, PinloomError } from "./backend";
+import { withoutMarkup } from "./markdown";
 import type {
   Comparison,
   ModelProfile,
@@ -55,6 +56,8 @@ export class Conversation {
   error = $state<PinloomError | null>(null);
   /// Called after anything this view wrote, so the tree list's counts catch up.
   onchanged: () => void = () => undefined;
+  /// Called after a message was deleted, with what it was in words and how to take it back.
+  ondeleted: (what: string, undo: () => Promise<void>) => void = () => undefined;
 
   async loadProfiles(preferred: string | null): Promise<void> {
     try {
@@ -258,8 +261,12 @@ export class Conversation {
   /// Pins a passage of a message shown in column `index` and opens its sub-thread to the right.
   async pin(index: number, message: ThreadMessage, start: number, end: number): Promise<void> {
     const text = message.node.message.text.slice(start, end);
+    // A passage across formatting is titled as it reads, without its markup; a blank title
+    // lets the store title it from the passage.
+    const plain = withoutMarkup(text);
+    const title = plain === text ? "" : plain.length > 60 ? `${plain.slice(0, 60).replace(/\s+\S*$/, "")}…` : plain;
     try {
-      const pin = await backend.pinCreate(message.node.message.id, start, end, text, "");
+      const pin = await backend.pinCreate(message.node.message.id, start, end, text, title);
       await this.reload(index, message.node.message.id);
       await this.openPin(index, pin.id);
     } catch (thrown) {
@@ -313,6 +320,53 @@ export class Conversation {
     } catch (thrown) {
       this.fail(index, thrown);
       return false;
+    }
+  }
+
+  /// Deletes message `nodeId` of column `index` and the branch below it (into the trash: the
+  /// store keeps it), shows the path up to the message before it, and offers Undo.
+  async deleteMessage(index: number, nodeId: number): Promise<void> {
+    const column = this.columns[index];
+    if (!column || this.treeId === null) return;
+    const message = column.view.messages.find(({ node }) => node.message.id === nodeId)?.node.message;
+    if (!message) return;
+    const before = column.view.messages.some(({ node }) => node.message.id === message.parentId)
+      ? message.parentId
+      : null;
+    try {
+      await backend.nodeMark(nodeId, "delete");
+    } catch (thrown) {
+      this.fail(index, thrown);
+      return;
+    }
+    this.onchanged();
+    // Pins opened from what went go with it.
+    this.columns = this.columns.slice(0, index + 1);
+    await this.show(index, before);
+    const opening = message.text.length > 40 ? `${message.text.slice(0, 40)}…` : message.text;
+    this.ondeleted(`Deleted “${opening}” and what followed it.`, async () => {
+      try {
+        await backend.nodeMark(nodeId, "restore");
+        this.onchanged();
+        await this.show(index, nodeId);
+      } catch (thrown) {
+        this.fail(index, thrown);
+      }
+    });
+  }
+
+  /// Shows column `index` through message `nodeId`, or from its thread's newest message when
+  /// absent (the column's own end may be gone).
+  private async show(index: number, nodeId: number | null): Promise<void> {
+    const column = this.columns[index];
+    if (!column || this.treeId === null) return;
+    try {
+      const pin = column.view.pin;
+      const view = pin ? await backend.pinView(pin.id, nodeId) : await backend.threadView(this.treeId, nodeId);
+      this.columns[index] = { ...column, view };
+      await this.inspect(view.messages.at(-1)?.node.message.id ?? null);
+    } catch (thrown) {
+      this.fail(index, thrown);
     }
   }
 

@@ -18,6 +18,11 @@ export class Workspace {
   theme = $state<"system" | "light" | "dark">("system");
   /// The layout: whether the context inspector is beside the columns.
   inspectorShown = $state(true);
+  /// The last deletion, which Undo (or Ctrl+Z) takes back: what it was, in words, and how.
+  undoable = $state<{ what: string; undo: () => Promise<void> } | null>(null);
+  /// Bumped when something restored outside the open columns may be on show there (a branch
+  /// brought back from the trash), so the columns read again.
+  restored = $state(0);
   /// Counts tree choices, so an older, slower open cannot replace a newer one.
   private choices = 0;
   /// Imports and exports of whole trees.
@@ -73,6 +78,64 @@ export class Workspace {
     } catch (thrown) {
       if (choice === this.choices) this.fail(thrown);
     }
+  }
+
+  /// Gives tree `treeId` a new title. Returns whether it was saved.
+  async renameTree(treeId: number, title: string): Promise<boolean> {
+    this.listError = null;
+    try {
+      const renamed = await backend.treeRename(treeId, title);
+      this.trees = this.trees.map((tree) => (tree.id === treeId ? renamed : tree));
+      if (this.open?.tree.id === treeId) this.open = { ...this.open, tree: renamed };
+      return true;
+    } catch (thrown) {
+      this.fail(thrown);
+      return false;
+    }
+  }
+
+  /// Puts tree `treeId` in the trash, opens the next tree, and offers Undo.
+  async trashTree(treeId: number): Promise<void> {
+    this.listError = null;
+    try {
+      const trashed = await backend.treeTrash(treeId);
+      this.trees = this.trees.filter((tree) => tree.id !== treeId);
+      this.offerUndo(`“${trashed.title}” is in the trash.`, () => this.restoreTree(treeId));
+      if (this.open?.tree.id === treeId) {
+        this.open = null;
+        const next = this.trees[0];
+        if (next) await this.select(next.id);
+      }
+    } catch (thrown) {
+      this.fail(thrown);
+    }
+  }
+
+  /// Takes tree `treeId` out of the trash and opens it.
+  async restoreTree(treeId: number): Promise<void> {
+    this.listError = null;
+    // Whatever Undo offered is older than this; taking it back now could surprise.
+    this.undoable = null;
+    try {
+      await backend.treeRestore(treeId);
+      await this.refreshList();
+      await this.select(treeId);
+    } catch (thrown) {
+      this.fail(thrown);
+    }
+  }
+
+  /// Offers to take back a deletion that just happened; a newer one replaces it.
+  offerUndo(what: string, undo: () => Promise<void>): void {
+    this.undoable = { what, undo };
+  }
+
+  /// Takes back the last deletion, once.
+  async undo(): Promise<void> {
+    const last = this.undoable;
+    if (!last) return;
+    this.undoable = null;
+    await last.undo();
   }
 
   /// Remembers the chosen model for the next start.

@@ -11,6 +11,7 @@ mod processes;
 mod properties;
 mod summaries;
 mod threads;
+mod trash;
 mod trees;
 mod upgrade;
 
