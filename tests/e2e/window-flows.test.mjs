@@ -234,6 +234,22 @@ describe("the window does what the backend can", () => {
     await harness.textsUntil("pin-anchor", (texts) => texts[0] === "fills. Oxbow", "the second passage at the pin's top");
   });
 
+  harness.windowTest("a closed pin's result reaches the next request of its parent thread", async () => {
+    await ready();
+    // The "Formatting" tree of the test before: its second pin is open beside the root thread.
+    await harness.textsUntil("thread-title", (texts) => texts[0] === "Formatting", "the tree with the pins");
+    await harness.type("pin-result-input", "Oxbow lakes are loops the river cut off.");
+    await harness.click("pin-close");
+    await harness.textsUntil("pin-result", (texts) => texts[0]?.includes("loops the river cut off"), "the pin is closed");
+    provider.answers.push("Then the delta.");
+    await harness.type("composer-input", "What comes after the bends?");
+    await harness.click("composer-ask");
+    await harness.textsUntil("message-text", (texts) => texts.includes("Then the delta."), "the reply", 20_000);
+    const sent = provider.messages(provider.requests.length - 1).join("\n");
+    assert.ok(sent.includes("Oxbow lakes are loops the river cut off."), `the pin's result: ${sent}`);
+    assert.ok(!sent.includes("Why the outer bank?"), `nothing else of the pins: ${sent}`);
+  });
+
   harness.windowTest("rename, delete and undo, the trash, and emptying it", async () => {
     await ready();
     await harness.newTree("Trash me");

@@ -349,7 +349,8 @@ pub struct Exchange {
 #[serde(rename_all = "camelCase")]
 pub struct SliceView {
     /// What it is: `system`, `prompt`, `anchor`, `file`, `contextSource`, `toolDefinition`,
-    /// `ancestorSummary`, `rootGoal`, `siblingResult`, `recentHistory`, `oldHistory`,
+    /// `ancestorSummary`, `rootGoal`, `siblingResult`, `pinResult` (a pin closed on this
+    /// thread's path hands its result back), `recentHistory`, `oldHistory`,
     /// `folderListing`, `searchResult` or `workingBuffer`.
     pub kind: String,
     /// Where it comes from: `agentPrompt`, `treeSystemContext`, `attachment`, `node`,

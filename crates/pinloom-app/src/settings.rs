@@ -27,7 +27,7 @@ pub struct TreeSettings {
     pub token_buffer: Option<u32>,
     /// Fill what truncation leaves with the end of the newest message it dropped, marked as cut.
     pub cut_boundary_message: bool,
-    /// Task frames show the results of closed sibling pins.
+    /// Pins see the results of closed pins opened from the same thread (their siblings).
     pub include_closed_sibling_results: bool,
     /// Files larger than this many bytes are refused when attached (100 KB when unset).
     pub max_file_bytes: Option<u64>,

@@ -222,6 +222,14 @@ impl CachedPath {
                 }
             }
         }
+        // Closed pins opened from the current thread: their results come back to it (the
+        // engine keeps those opened from a message of the path).
+        let current = self.threads.last().and_then(|(pin, _)| *pin);
+        for pin in store.child_pins(tree.id, current)? {
+            if pin.closed_at_ms.is_some() && !pins.iter().any(|p| p.id == engine_pin(pin.id)) {
+                pins.push(pin_record(&pin));
+            }
+        }
         snapshot.pins = pins;
 
         let mut summaries = Vec::new();
@@ -344,6 +352,7 @@ fn pin_record(pin: &store::Pin) -> PinRecord {
             text: anchor.text.clone(),
             range: (anchor.start, anchor.end),
         }),
+        hangs_off: pin.anchor_node_id.map(engine_node),
         closed: pin.closed_at_ms.is_some(),
         result: pin.result.clone(),
     }

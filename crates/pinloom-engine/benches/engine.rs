@@ -346,6 +346,7 @@ fn w5(c: &mut Criterion) {
             parent_thread: ThreadRef::Root,
             title: "a side question".into(),
             anchor: Some(Anchor { text: "the passage asked about".into(), range: (0, 23) }),
+            hangs_off: None,
             closed: false,
             result: None,
         });

@@ -8,6 +8,9 @@
 //! 3. Attachments whose scope lies on the path: the tree, a thread of the chain, a node of the
 //!    path.
 //! 4. Results of closed pins opened from the same parent thread, only when the person opted in.
+//!    And the result of a pin closed on M's own thread, when it was opened from a message of
+//!    M's path: the pin hands its conclusion back to the thread it came from (its messages
+//!    never come along; a pin on another branch of the thread is not on the path).
 //! 5. Retrieval hits among the current thread's own messages up to M (chiefly what truncation
 //!    cut from its history); never an excluded or deleted message, never one the history
 //!    already carries, and never an ancestor thread's message: those threads reach a sub-thread

@@ -23,8 +23,10 @@ pub enum SliceKind {
     AncestorSummary,
     /// Task frames: the root thread's goal.
     RootGoal,
-    /// Task frames: a closed sibling pin's result.
+    /// A closed sibling pin's result, when the person opted in.
     SiblingResult,
+    /// The result of a pin closed on the current thread's path, handed back to that thread.
+    PinResult,
     /// One of the last `recent_history_size` messages.
     RecentHistory,
     /// An older message.
@@ -50,6 +52,7 @@ impl SliceKind {
             SliceKind::AncestorSummary => "ancestorSummary",
             SliceKind::RootGoal => "rootGoal",
             SliceKind::SiblingResult => "siblingResult",
+            SliceKind::PinResult => "pinResult",
             SliceKind::RecentHistory => "recentHistory",
             SliceKind::OldHistory => "oldHistory",
             SliceKind::FolderListing => "folderListing",
@@ -171,6 +174,7 @@ impl Provenance {
             (
                 SliceKind::Prompt
                 | SliceKind::RootGoal
+                | SliceKind::PinResult
                 | SliceKind::RecentHistory
                 | SliceKind::OldHistory
                 | SliceKind::SearchResult

@@ -11,7 +11,7 @@ use crate::plan::{
 };
 use crate::profile::ModelProfile;
 use crate::retrieval;
-use crate::settings::{AssemblyStrategy, Settings, TruncationStrategy};
+use crate::settings::{AssemblyStrategy, Settings, TaskFrameShares, TruncationStrategy};
 use crate::snapshot::{
     AttachmentKind, AttachmentScope, Author, NodeId, NodeRecord, ParentEdge, Part, Snapshot,
     ThreadRef, TreeInfo, TreeMode,
@@ -591,33 +591,45 @@ impl<'a> Builder<'a> {
                     self.decide(i, PruneReason::OutsideShare);
                 }
             }
-            // Results of closed sibling pins: pins of the current thread's parent thread.
-            if let ThreadRef::Pin(current_pin) = current.thread
-                && let Some(parent) = snapshot.pin(current_pin).map(|p| p.parent_thread)
-            {
-                let mut used = 0u64;
-                for pin in &snapshot.pins {
-                    if pin.id == current_pin || pin.parent_thread != parent || !pin.closed {
-                        continue;
-                    }
-                    let Some(result) = &pin.result else { continue };
-                    let source = SourceId::PinResult(pin.id);
-                    if !settings.include_closed_sibling_results {
-                        self.pruned_text(
-                            SliceKind::SiblingResult,
-                            source,
-                            result.clone(),
-                            PruneReason::NotOptedIn,
-                        );
-                        continue;
-                    }
-                    let index = self.slices.len();
-                    self.push_text(
+        }
+        self.collect_pin_results(path, current, frames);
+    }
+
+    /// Results of closed pins that the path may carry: siblings of the current pin (the person
+    /// opted in; within their share under task frames), and pins closed on the current thread's
+    /// own path, whose results come back to the thread they were opened from.
+    fn collect_pin_results(
+        &mut self,
+        path: &AncestorPath,
+        current: ThreadSegment,
+        frames: Option<TaskFrameShares>,
+    ) {
+        let snapshot = self.snapshot;
+        let settings = self.settings;
+        let available = self.available;
+        let share_of = move |percent: u32| u64::from(available) * u64::from(percent) / 100;
+        if let ThreadRef::Pin(current_pin) = current.thread
+            && let Some(parent) = snapshot.pin(current_pin).map(|p| p.parent_thread)
+        {
+            let mut used = 0u64;
+            for pin in &snapshot.pins {
+                if pin.id == current_pin || pin.parent_thread != parent || !pin.closed {
+                    continue;
+                }
+                let Some(result) = &pin.result else { continue };
+                let source = SourceId::PinResult(pin.id);
+                if !settings.include_closed_sibling_results {
+                    self.pruned_text(
                         SliceKind::SiblingResult,
                         source,
                         result.clone(),
-                        Need::Optional,
+                        PruneReason::NotOptedIn,
                     );
+                    continue;
+                }
+                let index = self.slices.len();
+                self.push_text(SliceKind::SiblingResult, source, result.clone(), Need::Optional);
+                if let Some(shares) = frames {
                     let t = u64::from(self.slices[index].tokens);
                     if used + t <= share_of(shares.sibling_results) {
                         used += t;
@@ -626,6 +638,19 @@ impl<'a> Builder<'a> {
                     }
                 }
             }
+        }
+        let own = &path.nodes[current.start..current.end];
+        for pin in &snapshot.pins {
+            if pin.parent_thread != current.thread || !pin.closed {
+                continue;
+            }
+            let (Some(result), Some(hangs_off)) = (&pin.result, pin.hangs_off) else { continue };
+            if !own.iter().any(|&index| snapshot.nodes[index].id == hangs_off) {
+                continue;
+            }
+            // Named by its title: the passage it was opened on is in the message on the path.
+            let text = format!("Result of the sub-thread \"{}\":\n{result}", pin.title);
+            self.push_text(SliceKind::PinResult, SourceId::PinResult(pin.id), text, Need::Optional);
         }
     }
 

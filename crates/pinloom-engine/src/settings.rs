@@ -68,9 +68,10 @@ impl PriorityTable {
             SliceKind::Anchor => self.anchor,
             SliceKind::File | SliceKind::ContextSource => self.files,
             SliceKind::ToolDefinition => self.tools,
-            SliceKind::AncestorSummary | SliceKind::RootGoal | SliceKind::SiblingResult => {
-                self.ancestor_summaries
-            }
+            SliceKind::AncestorSummary
+            | SliceKind::RootGoal
+            | SliceKind::SiblingResult
+            | SliceKind::PinResult => self.ancestor_summaries,
             SliceKind::RecentHistory => self.recent_history,
             SliceKind::FolderListing => self.folders,
             SliceKind::SearchResult => self.search,
@@ -202,7 +203,7 @@ pub struct Settings {
     pub retrieval: RetrievalSettings,
     /// The layout strategy.
     pub assembly: AssemblyStrategy,
-    /// Task frames include results of closed sibling pins only when opted in.
+    /// Results of closed sibling pins are included only when opted in.
     pub include_closed_sibling_results: bool,
     /// The depth guard: at most this many threads on the chain (ThreadMind: 50).
     pub max_thread_depth: usize,

@@ -187,6 +187,9 @@ pub struct PinRecord {
     pub title: String,
     /// The highlight; absent for a sub-thread opened without one (ThreadMind's thread_create).
     pub anchor: Option<Anchor>,
+    /// The message of the parent thread its sub-thread hangs off, when it has one: a closed
+    /// pin's result reaches the sends of the parent thread whose path passes this message.
+    pub hangs_off: Option<NodeId>,
     /// Closed pins hand a result back to their parent, like a task frame popping.
     pub closed: bool,
     /// The result handed back when closed.
@@ -330,7 +333,8 @@ pub struct Snapshot {
     pub nodes: Vec<NodeRecord>,
     /// The node being answered.
     pub active: NodeId,
-    /// The pins of the tree that matter: those on the path, and closed siblings for task frames.
+    /// The pins of the tree that matter: those on the path, closed pins opened from the current
+    /// thread, and closed siblings.
     pub pins: Vec<PinRecord>,
     /// Summaries available for threads on the path.
     pub summaries: Vec<SummaryRecord>,

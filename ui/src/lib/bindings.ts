@@ -790,7 +790,8 @@ export type SentSlice = {
 export type SliceView = {
 	/**
 	 *  What it is: `system`, `prompt`, `anchor`, `file`, `contextSource`, `toolDefinition`,
-	 *  `ancestorSummary`, `rootGoal`, `siblingResult`, `recentHistory`, `oldHistory`,
+	 *  `ancestorSummary`, `rootGoal`, `siblingResult`, `pinResult` (a pin closed on this
+	 *  thread's path hands its result back), `recentHistory`, `oldHistory`,
 	 *  `folderListing`, `searchResult` or `workingBuffer`.
 	 */
 	kind: string,
@@ -926,7 +927,7 @@ export type TreeSettings = {
 	tokenBuffer?: number | null,
 	/**  Fill what truncation leaves with the end of the newest message it dropped, marked as cut. */
 	cutBoundaryMessage?: boolean,
-	/**  Task frames show the results of closed sibling pins. */
+	/**  Pins see the results of closed pins opened from the same thread (their siblings). */
 	includeClosedSiblingResults?: boolean,
 	/**  Files larger than this many bytes are refused when attached (100 KB when unset). */
 	maxFileBytes?: number | null,

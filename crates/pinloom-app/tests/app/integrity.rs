@@ -348,3 +348,102 @@ async fn a_refusal_to_cut_names_what_to_exclude_and_the_inspector_still_lists_it
         "the excluded message stays out"
     );
 }
+
+#[tokio::test]
+async fn a_closed_pins_result_reaches_its_parent_thread_and_nothing_else_of_it() {
+    let server = Server::start(vec![
+        says("Rivers meander because the outer bank erodes while the inner bank fills."),
+        says("Sediment settles where the water slows."),
+        says("The person asked why rivers meander."),
+        says("Because the flow is fastest on the outside."),
+        says("Deltas come next."),
+    ])
+    .await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let tree = dialogue(&pinloom).await;
+    let first = ask(&pinloom, tree, None, "Why do rivers meander?").await;
+    let reply = first.reply.message.id;
+    // Another answer to the same question: a pin closed on it is on another branch.
+    let (events, _received, cancel) = listen();
+    let other = pinloom.regenerate(reply, "Local".into(), events, cancel).await.unwrap();
+    let other = other.reply.message.id;
+    let elsewhere =
+        pinloom.pin_range(other, 0, 8, "Sediment".into(), "Elsewhere".into()).await.unwrap();
+    pinloom.close_pin(elsewhere.id, "A result from the other branch.".into()).await.unwrap();
+
+    let passage = "the outer bank erodes";
+    let start = first.reply.message.text.find(passage).unwrap() as u32;
+    let pin = pinloom
+        .pin_range(reply, start, start + passage.len() as u32, passage.into(), "Erosion".into())
+        .await
+        .unwrap();
+    let asked = pinloom.ask_in_pin(pin.id, "Why does the outside erode faster?".into()).await;
+    let asked = asked.unwrap().message.id;
+    let (events, _received, cancel) = listen();
+    pinloom.regenerate(asked, "Local".into(), events, cancel).await.unwrap();
+    pinloom.close_pin(pin.id, "Erosion wins on the outside of a bend.".into()).await.unwrap();
+
+    ask(&pinloom, tree, Some(reply), "And where do deltas form?").await;
+    let sent = sent_text(server.seen().last().unwrap());
+    assert!(sent.contains("Erosion wins on the outside of a bend."), "the result: {sent}");
+    assert!(sent.contains("\"Erosion\""), "named by the pin's title: {sent}");
+    assert!(!sent.contains("Why does the outside erode faster?"), "the pin's messages: {sent}");
+    assert!(!sent.contains("fastest on the outside"), "the pin's reply: {sent}");
+    assert!(!sent.contains("other branch"), "a pin on another branch: {sent}");
+
+    // The inspector lists it as a pin's result on this path.
+    let plan = pinloom.preview(reply, "Local".into(), Some("More?".into())).await.unwrap();
+    let result = plan.slices.iter().find(|slice| slice.kind == "pinResult").unwrap();
+    assert!(result.included, "{result:?}");
+    assert_eq!(result.source_id, Some(pin.id));
+    assert_eq!(result.provenance, Provenance::Path);
+}
+
+#[tokio::test]
+async fn a_pin_sees_its_closed_siblings_results_only_when_the_tree_says_so() {
+    let server = Server::start(vec![
+        says("Rivers meander because the outer bank erodes while the inner bank fills."),
+        says("The person asked why rivers meander."),
+        says("The inner bank fills with silt."),
+        says("Silt, as the sibling found."),
+    ])
+    .await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let tree = dialogue(&pinloom).await;
+    let first = ask(&pinloom, tree, None, "Why do rivers meander?").await;
+    let reply = first.reply.message.id;
+    let text = &first.reply.message.text;
+    let span = |passage: &str| {
+        let start = text.find(passage).unwrap() as u32;
+        (start, start + passage.len() as u32)
+    };
+    let (start, end) = span("the outer bank erodes");
+    let done = pinloom.pin_range(reply, start, end, "the outer bank erodes".into(), "Outer".into());
+    let done = done.await.unwrap();
+    pinloom.ask_in_pin(done.id, "Why the outside?".into()).await.unwrap();
+    pinloom
+        .close_pin(done.id, "The outside erodes because the flow is fastest there.".into())
+        .await
+        .unwrap();
+    let (start, end) = span("the inner bank fills");
+    let open = pinloom.pin_range(reply, start, end, "the inner bank fills".into(), "Inner".into());
+    let open = open.await.unwrap();
+
+    let asked = pinloom.ask_in_pin(open.id, "What fills it?".into()).await.unwrap().message.id;
+    let (events, _received, cancel) = listen();
+    pinloom.regenerate(asked, "Local".into(), events, cancel).await.unwrap();
+    let sent = sent_text(server.seen().last().unwrap());
+    assert!(!sent.contains("flow is fastest there"), "not opted in: {sent}");
+
+    let mut settings = pinloom.tree_settings(tree).await.unwrap();
+    settings.include_closed_sibling_results = true;
+    pinloom.set_tree_settings(tree, settings).await.unwrap();
+    let (events, _received, cancel) = listen();
+    pinloom.regenerate(asked, "Local".into(), events, cancel).await.unwrap();
+    let sent = sent_text(server.seen().last().unwrap());
+    assert!(
+        sent.contains("The outside erodes because the flow is fastest there."),
+        "opted in: {sent}"
+    );
+    assert!(!sent.contains("Why the outside?"), "the sibling's messages never: {sent}");
+}

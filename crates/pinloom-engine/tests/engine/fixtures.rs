@@ -62,6 +62,7 @@ impl Tree {
             parent_thread,
             title: title.to_owned(),
             anchor: anchor.map(|a| Anchor { text: a.to_owned(), range: (0, a.len() as u32) }),
+            hangs_off: Some(parent),
             closed: false,
             result: None,
         });

@@ -123,6 +123,7 @@ fn grow(ops: &[Op]) -> World {
                     title: format!("pin {}", pin.0),
                     anchor: with_passage
                         .then(|| Anchor { text: format!("p{}q", pin.0), range: (0, 4) }),
+                    hangs_off: Some(anchor),
                     closed,
                     result: closed.then(|| format!("r{}q", pin.0)),
                 });
@@ -219,6 +220,20 @@ fn check(
                         .is_some_and(|p| p.closed && p.parent_thread == current.parent_thread)
             })
     };
+    // Rule 4's second half: a pin closed on the active message's own thread, opened from a
+    // message of its path, hands its result back.
+    let returned_results_allowed = |pin: PinId| {
+        snapshot.pin(pin).is_some_and(|p| {
+            p.closed
+                && p.parent_thread == permitted.current
+                && p.hangs_off.is_some_and(|node| {
+                    permitted.on_path.contains(&node)
+                        && permitted.thread[&node] == permitted.current
+                })
+        })
+    };
+    let results_allowed =
+        |pin: PinId| sibling_results_allowed(pin) || returned_results_allowed(pin);
     let history: HashSet<NodeId> = plan
         .included()
         .filter_map(|s| match (s.kind.is_history() || s.kind == SliceKind::Prompt, s.source) {
@@ -282,7 +297,13 @@ fn check(
                 prop_assert_eq!(Some(pin), current_pin.map(|p| p.id), "{}", why);
             }
             SourceId::PinResult(pin) => {
-                prop_assert!(sibling_results_allowed(pin), "{}", why);
+                prop_assert!(results_allowed(pin), "{}", why);
+                let expected = if slice.kind == SliceKind::PinResult {
+                    Provenance::Path
+                } else {
+                    Provenance::SiblingResult
+                };
+                prop_assert_eq!(slice.provenance, expected, "{}", why);
             }
             SourceId::Attachment(id) => {
                 let attachment = snapshot.attachments.iter().find(|a| a.id == id).unwrap();
@@ -317,7 +338,7 @@ fn check(
         if current_pin.map(|p| p.id) != Some(pin.id) {
             forbidden.push(format!("p{}q", pin.id.0));
         }
-        if !sibling_results_allowed(pin.id) {
+        if !results_allowed(pin.id) {
             forbidden.push(format!("r{}q", pin.id.0));
         }
     }

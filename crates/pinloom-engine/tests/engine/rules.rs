@@ -637,6 +637,7 @@ fn task_frames_give_root_goal_path_summaries_and_sibling_results_their_shares_se
         parent_thread: ThreadRef::Pin(PinId(2)),
         title: "sibling".into(),
         anchor: None,
+        hangs_off: None,
         closed: true,
         result: Some("sibling result".into()),
     });
@@ -670,6 +671,7 @@ fn closed_sibling_results_are_included_only_when_opted_in_seed_001() {
         parent_thread: ThreadRef::Pin(PinId(2)),
         title: "sibling".into(),
         anchor: None,
+        hangs_off: None,
         closed: true,
         result: Some("sibling result".into()),
     });
