@@ -218,14 +218,44 @@ describe("deep dives in the real window", () => {
     );
   });
 
-  harness.windowTest("the tree map moves with the arrow keys and opens a message", async () => {
-    await (await harness.find("open-map")).click();
+  harness.windowTest("the tree map moves with the arrow keys and opens the message chosen", async () => {
+    await newTree("Map");
+    for (const text of ["First step", "Second step", "Third step"]) {
+      await type("composer-input", text);
+      await (await harness.find("composer-send")).click();
+      await harness.driver.wait(
+        async () => (await (await harness.find("composer-input")).getAttribute("value")) === "",
+        10_000,
+        "the message is added",
+      );
+    }
+    await harness.textsWhen("message-text", 3);
+    // The map starts at the message in focus, and the arrows move from there.
+    await harness.click("inspect", (buttons) => buttons[2]);
+    await harness.click("open-map");
     await harness.find("tree-map");
-    const rows = await harness.textsWhen("map-row", 1);
-    assert.match(rows[0], /Summarise my notes\./);
-    await harness.driver.actions().sendKeys("\uE012").perform(); // ArrowLeft: no parent, stays
+    await harness.driver.wait(async () => (await harness.findAll("map-row")).length === 3, 5000, "three rows");
+    const selected = () =>
+      harness.driver.executeScript(
+        "return document.querySelector('[data-testid=map-row][aria-selected=true]')?.textContent.trim() ?? ''",
+      );
+    assert.match(await selected(), /Third step/);
+    await harness.driver.actions().sendKeys("\uE012").perform(); // ArrowLeft: to the parent
+    await harness.driver.wait(async () => /Second step/.test(await selected()), 5000, "the parent is chosen");
+    await harness.driver.actions().sendKeys("\uE012").perform();
+    await harness.driver.wait(async () => /First step/.test(await selected()), 5000, "its parent is chosen");
+    await harness.driver.actions().sendKeys("\uE012").perform(); // no parent: stays
     await harness.driver.actions().sendKeys("\uE007").perform(); // Enter opens it
     await harness.driver.wait(async () => (await harness.findAll("tree-map")).length === 0, 5000);
+    // The message opened is the one chosen: in focus in the thread.
+    await harness.driver.wait(
+      async () =>
+        (await harness.driver.executeScript(
+          "return document.querySelector('li.message.focused [data-testid=message-text]')?.textContent.trim() ?? ''",
+        )) === "First step",
+      5000,
+      "the chosen message in focus",
+    );
   });
 
   harness.windowTest("a smaller budget changes what the inspector cuts", async () => {

@@ -840,17 +840,19 @@ impl<'a> Builder<'a> {
         let optional: u64 = self.sum(|b, i| b.need[i] == Need::Optional);
         // A leading user fill may be needed whatever is kept; reserve it with the required part.
         let fill_reserve = self.fill_reserve();
-        if self.settings.truncation == TruncationStrategy::StopAtLimit
-            && required + optional + fill_reserve > available
-        {
-            return Err(self.stop_at_limit(required + optional + fill_reserve));
-        }
+        // What may never be cut is checked first: when it alone does not fit, no exclusion of
+        // the rest would help, so a stop-at-the-limit refusal naming some would mislead.
         if required + fill_reserve > available {
             return Err(EngineError::RequiredOverBudget {
                 required: clamp_u32(required + fill_reserve),
                 available: self.available,
                 minimum_recent: self.settings.minimum_recent_nodes,
             });
+        }
+        if self.settings.truncation == TruncationStrategy::StopAtLimit
+            && required + optional + fill_reserve > available
+        {
+            return Err(self.stop_at_limit(required + optional + fill_reserve));
         }
         let mut used = required + fill_reserve;
         if used + optional > available {

@@ -4,11 +4,11 @@
 use proptest::prelude::*;
 
 use pinloom_engine::error::EngineError;
-use pinloom_engine::plan::{Role, SliceKind};
+use pinloom_engine::plan::{Role, SliceKind, SourceId};
 use pinloom_engine::planner::plan;
 use pinloom_engine::profile::{ProviderFamily, RoleRules};
 use pinloom_engine::render::chat_request;
-use pinloom_engine::settings::Settings;
+use pinloom_engine::settings::{Settings, TruncationStrategy};
 use pinloom_engine::snapshot::{Author, Part};
 
 use crate::fixtures::{Tree, profile, strategies};
@@ -114,10 +114,37 @@ proptest! {
             ..Settings::default()
         };
         match plan(&t.snapshot, &prof, &settings) {
-            Err(EngineError::SystemContextOverBudget { .. }
-                | EngineError::RequiredOverBudget { .. }
-                | EngineError::StopAtLimit { .. }
-                | EngineError::NoMessages) => {}
+            // Each refusal must be warranted: what it says does not fit really does not, and
+            // what it says to exclude really makes it fit.
+            Err(EngineError::SystemContextOverBudget { system, available }) => {
+                prop_assert_eq!(available, window);
+                prop_assert!(system > available, "{} fits in {}", system, available);
+            }
+            Err(EngineError::RequiredOverBudget { required, available, .. }) => {
+                prop_assert_eq!(available, window);
+                prop_assert!(required > available, "{} fits in {}", required, available);
+            }
+            Err(EngineError::StopAtLimit { needed, available, exclude }) => {
+                prop_assert_eq!(strategy, TruncationStrategy::StopAtLimit);
+                prop_assert_eq!(available, window);
+                prop_assert!(needed > available, "{} fits in {}", needed, available);
+                prop_assert!(!exclude.is_empty(), "a refusal that names nothing to exclude");
+                // Excluding what it names (all messages here: these trees have no summaries,
+                // attachments or hits) makes the same plan go through.
+                let mut excluded = t.snapshot.clone();
+                for source in &exclude {
+                    let SourceId::Node(id) = source else {
+                        prop_assert!(false, "only messages can be named here: {:?}", source);
+                        unreachable!()
+                    };
+                    excluded.nodes.iter_mut().filter(|n| n.id == *id).for_each(|n| n.excluded = true);
+                }
+                let fitted = plan(&excluded, &prof, &settings);
+                prop_assert!(fitted.is_ok(), "still refused after excluding {:?}: {:?}", exclude, fitted.err());
+            }
+            Err(EngineError::NoMessages) => {
+                prop_assert!(t.snapshot.nodes.iter().any(|n| n.excluded), "nothing was excluded");
+            }
             Err(other) => prop_assert!(false, "unexpected error {other}"),
             Ok(p) => {
                 // The included slices never exceed the budget, and `used` is their sum.

@@ -167,11 +167,32 @@ fn anchor_text_is_verbatim_framed_and_never_trimmed_seed_003() {
     let mut t = three_level_tree();
     let long_anchor = "local receptive fields ".repeat(20);
     t.snapshot.pins[2].anchor.as_mut().unwrap().text = long_anchor.clone();
-    // A window that cannot hold the summaries but holds the anchor and prompt.
-    let p = plan(&t.snapshot, &profile(OPENAI, 200), &Settings::default()).unwrap();
+    // Ancestor summaries as long as their depth budgets allow, so the budget must choose.
+    for summary in &mut t.snapshot.summaries {
+        summary.text = "an earlier finding about attention ".repeat(8);
+    }
+    let roomy = plan(&t.snapshot, &profile(OPENAI, 100_000), &Settings::default()).unwrap();
+    let tokens = |p: &pinloom_engine::ContextPlan, kind: SliceKind| -> u32 {
+        p.slices.iter().filter(|s| s.kind == kind).map(|s| s.tokens).sum()
+    };
+    assert!(roomy.slices.iter().all(|s| s.is_included()), "all fit a roomy window");
+    let anchor_tokens = tokens(&roomy, SliceKind::Anchor);
+    let summaries = tokens(&roomy, SliceKind::AncestorSummary);
+    // Room for everything but one summary's worth: the anchor is under pressure.
+    let window = roomy.used - summaries / 3 - 1;
+    let p = plan(&t.snapshot, &profile(OPENAI, window), &Settings::default()).unwrap();
+    let cut: Vec<_> = p
+        .slices
+        .iter()
+        .filter(|s| s.kind == SliceKind::AncestorSummary && !s.is_included())
+        .collect();
+    assert!(!cut.is_empty(), "the budget cut a summary: {:?}", p.slices);
+    assert!(cut.iter().all(|s| s.status == SliceStatus::Pruned(PruneReason::OverBudget)));
     let anchor = p.slices.iter().find(|s| s.kind == SliceKind::Anchor).unwrap();
     assert!(anchor.is_included());
-    let request = chat_request(&p, &t.snapshot, &profile(OPENAI, 200));
+    assert_eq!(anchor.cut_from, None, "never trimmed");
+    assert_eq!(anchor.tokens, anchor_tokens, "whole");
+    let request = chat_request(&p, &t.snapshot, &profile(OPENAI, window));
     let expected = DEEPPIN_ANCHOR_FRAMING.replace("{anchor}", &long_anchor);
     assert!(request.system.unwrap().contains(&expected));
 }
