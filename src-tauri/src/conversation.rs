@@ -304,6 +304,16 @@ pub(crate) async fn profiles_list(
     Ok(state.pinloom()?.model_profiles().await?)
 }
 
+/// Deletes the model profile named `name`.
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn profile_delete(
+    state: State<'_, AppState>,
+    name: String,
+) -> Result<(), ApiError> {
+    Ok(state.pinloom()?.delete_model_profile(name).await?)
+}
+
 #[tauri::command]
 #[specta::specta]
 pub(crate) async fn profile_save(

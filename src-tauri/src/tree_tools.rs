@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use pinloom_app::ApiError;
 use pinloom_app::json::{
-    AttachTo, AttachmentView, NoteView, OutlineEntry, SearchResult, TreeSettings,
+    AttachTo, AttachmentView, NoteView, OutlineEntry, SearchResult, TreeContext, TreeSettings,
 };
 use tauri::State;
 
@@ -98,6 +98,25 @@ pub(crate) async fn tree_settings_set(
     settings: TreeSettings,
 ) -> Result<TreeSettings, ApiError> {
     Ok(state.pinloom()?.set_tree_settings(tree_id, settings).await?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn tree_context_get(
+    state: State<'_, AppState>,
+    tree_id: i64,
+) -> Result<TreeContext, ApiError> {
+    Ok(state.pinloom()?.tree_context(tree_id).await?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn buffer_system_set(
+    state: State<'_, AppState>,
+    tree_id: i64,
+    included: bool,
+) -> Result<(), ApiError> {
+    Ok(state.pinloom()?.set_buffer_includes_system(tree_id, included).await?)
 }
 
 #[tauri::command]

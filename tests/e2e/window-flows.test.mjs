@@ -250,6 +250,62 @@ describe("the window does what the backend can", () => {
     assert.ok(!sent.includes("Why the outer bank?"), `nothing else of the pins: ${sent}`);
   });
 
+  harness.windowTest("the settings a person needs are in the window", async () => {
+    await ready();
+    await harness.newTree("Settings");
+    await harness.type("composer-input", "One.");
+    await harness.click("composer-send");
+    await shownTexts(1);
+    await harness.click("inspect");
+
+    // The tree's own: its system context shown and saved, a token buffer, the anchor wording.
+    await harness.click("open-settings", undefined, 20_000);
+    await harness.type("system-context", "Answer as a geologist.");
+    // The model has a 600-token window since the refusal test.
+    await harness.type("tree-token-buffer", "200");
+    await harness.type("tree-anchor-framing", "Look closely at «{anchor}».");
+    await harness.click("tree-settings-save");
+    await harness.textsUntil("settings-message", (texts) => texts.includes("Tree settings saved."), "saved");
+    await harness.click("settings-close");
+    await harness.textsUntil("budget-text", (texts) => / of 400 tokens/.test(texts[0] ?? ""), "the buffer replaces the reserve");
+    await harness.click("open-settings", undefined, 20_000);
+    await harness.driver.wait(
+      async () => (await (await harness.find("system-context")).getAttribute("value")) === "Answer as a geologist.",
+      10_000,
+      "the saved system context is shown",
+    );
+    await harness.click("system-context-clear");
+    await harness.click("tree-settings-save");
+    await harness.textsUntil("settings-message", (texts) => texts.includes("Tree settings saved."), "saved again");
+    await harness.click("settings-close");
+    await harness.click("open-settings", undefined, 20_000);
+    await harness.textsUntil("tree-token-buffer", () => true, "the tree section");
+    assert.equal(await (await harness.find("system-context")).getAttribute("value"), "", "cleared");
+    await harness.click("settings-close");
+
+    // A profile's counting, native system prompt, and deleting a profile.
+    await harness.click("open-budget");
+    await harness.choose("budget-tokenizer", "fourChars");
+    const native = await harness.find("budget-native-system");
+    if (await native.isSelected()) await native.click();
+    await harness.click("budget-save");
+    await harness.find("budget-saved", 10_000);
+    await harness.click("budget-close");
+    await harness.textsUntil("budget-text", (texts) => /4 chars\/token \(fixed\)/.test(texts[0] ?? ""), "counted at 4 characters a token");
+    await harness.click("open-budget");
+    await harness.type("budget-name", "Spare");
+    await harness.click("budget-save");
+    await harness.find("budget-saved", 10_000);
+    await harness.click("budget-delete");
+    await harness.click("budget-delete-yes");
+    await harness.driver.wait(async () => (await harness.findAll("budget-panel")).length === 0, 10_000, "the panel closes");
+    const options = await harness.driver.executeScript(
+      "return [...document.querySelectorAll('[data-testid=model-picker] option')].map((option) => option.value)",
+    );
+    assert.ok(!options.includes("Spare") && options.includes("Local test model"), `the profiles left: ${options}`);
+    await harness.choose("model-picker", "Local test model");
+  });
+
   harness.windowTest("rename, delete and undo, the trash, and emptying it", async () => {
     await ready();
     await harness.newTree("Trash me");

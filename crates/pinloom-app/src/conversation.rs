@@ -16,7 +16,7 @@ use pinloom_engine::render::{buffer_document, chat_request, slice_text};
 use pinloom_engine::settings::TruncationStrategy;
 use pinloom_engine::snapshot::{Author as EngineAuthor, Snapshot};
 use pinloom_engine::snapshot::{NodeRecord, ParentEdge, TreeMode};
-use pinloom_engine::tokens::{Tokenizer, TokenizerId};
+use pinloom_engine::tokens::{CharHeuristic, Tokenizer, TokenizerId};
 use pinloom_engine::{ContextPlan, EngineError};
 use pinloom_providers::wire::{Task, build};
 use pinloom_providers::{ApiKey, ProviderError, ProviderId, ReplyEvent, WireRequest};
@@ -934,7 +934,10 @@ pub(crate) fn tokenizer_label(tokenizer: TokenizerId) -> String {
             milli_chars_per_token / 1000,
             milli_chars_per_token % 1000
         ),
-        TokenizerId::Chars(heuristic) => heuristic.as_str().to_owned(),
+        TokenizerId::Chars(CharHeuristic::ThreeAndAHalfChars) => {
+            "3.5 chars/token (fixed)".to_owned()
+        }
+        TokenizerId::Chars(CharHeuristic::FourChars) => "4 chars/token (fixed)".to_owned(),
     }
 }
 

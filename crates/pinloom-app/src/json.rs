@@ -282,7 +282,7 @@ impl From<store::ModelProfile> for ModelProfile {
     }
 }
 
-pub use crate::settings::TreeSettings;
+pub use crate::settings::{RetrievalChoice, TreeContext, TreeSettings};
 
 /// A message with everything the conversation view shows about it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]

@@ -192,10 +192,12 @@ impl Pinloom {
     /// Creates a profile, or replaces the one with the same name.
     pub async fn save_model_profile(&self, profile: ModelProfile) -> anyhow::Result<ModelProfile> {
         check(&profile)?;
-        let store = self.store.clone();
-        let saved = blocking(move || Ok(store.put_profile(&profile.into_record(), now_ms())?))
-            .await
-            .context("could not save the model profile")?;
+        // Through `write`, so the plans this process keeps for the old numbers are dropped.
+        let saved = self
+            .write("could not save the model profile", move |store| {
+                Ok(store.put_profile(&profile.into_record(), now_ms())?)
+            })
+            .await?;
         Ok(saved.into())
     }
 
@@ -250,9 +252,9 @@ impl Pinloom {
 
     /// Deletes the profile named `name`.
     pub async fn delete_model_profile(&self, name: String) -> anyhow::Result<()> {
-        let store = self.store.clone();
-        blocking(move || Ok(store.delete_profile(&name)?))
-            .await
-            .context("could not delete the model profile")
+        self.write("could not delete the model profile", move |store| {
+            Ok(store.delete_profile(&name)?)
+        })
+        .await
     }
 }

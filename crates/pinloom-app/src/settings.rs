@@ -2,12 +2,13 @@
 //! server assemble its contexts alike), and the engine settings they make.
 
 use anyhow::Context;
-use pinloom_engine::settings::{Settings, TruncationStrategy};
+use pinloom_engine::settings::{RetrievalWeights, Settings, TruncationStrategy};
+use pinloom_engine::snapshot::Author as EngineAuthor;
 use pinloom_providers::summary::SUMMARY_INSTRUCTION;
 use serde::{Deserialize, Serialize};
 
 use crate::ApiError;
-use crate::json::AssemblySettings;
+use crate::json::{AssemblySettings, Author};
 
 /// How a tree's contexts are assembled and its summaries written. Every field has a default, so a
 /// tree stores only what the person changed.
@@ -35,6 +36,41 @@ pub struct TreeSettings {
     /// of the tree as retrieval candidates beside the automatic ones (never to a pin that may not
     /// see them).
     pub search_hits: Vec<i64>,
+    /// How a pin's passage is framed for the model; `{anchor}` becomes the passage. Deeppin's
+    /// wording when unset.
+    pub anchor_framing: Option<String>,
+    /// How search hits among the thread's own messages are scored and filtered; seed 001's
+    /// weights, a 10 % share and no filter when unset.
+    pub retrieval: Option<RetrievalChoice>,
+}
+
+/// How a tree's search hits are chosen (seed 001's retrieval slice).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct RetrievalChoice {
+    /// Weight of recency, in percent of the score (seed 001: 30).
+    pub recency_percent: u32,
+    /// Weight of relevance (50).
+    pub relevance_percent: u32,
+    /// Weight of salience: bookmarked and pinned messages higher (20).
+    pub salience_percent: u32,
+    /// The share of the budget search hits may take, in percent (10).
+    pub share_percent: u32,
+    /// Only messages by these authors; every author when empty.
+    pub authors: Vec<Author>,
+    /// Only messages written at or after this time, in milliseconds since the Unix epoch.
+    pub since_ms: Option<i64>,
+}
+
+/// What a tree says to every model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct TreeContext {
+    /// Its system context; empty when it has none.
+    pub system_context: String,
+    /// Whether buffer mode's continuations are sent the system context (off by default: a
+    /// document continues best from its own text).
+    pub buffer_includes_system: bool,
 }
 
 /// Seed 004's file size limit.
@@ -66,6 +102,30 @@ impl TreeSettings {
         }
         if self.max_file_bytes == Some(0) {
             return Err(ApiError::invalid_input("the file size limit must be above 0 bytes"));
+        }
+        if let Some(framing) = &self.anchor_framing
+            && !framing.contains("{anchor}")
+        {
+            return Err(ApiError::invalid_input(
+                "the anchor wording must say where the passage goes with {anchor}, or be cleared \
+                 to use the default",
+            ));
+        }
+        if let Some(retrieval) = &self.retrieval {
+            if retrieval.share_percent > 100 {
+                return Err(ApiError::invalid_input(
+                    "the search hits' share is a percentage of the budget: 0 to 100",
+                ));
+            }
+            let weights = retrieval.recency_percent
+                + retrieval.relevance_percent
+                + retrieval.salience_percent;
+            if weights == 0 {
+                return Err(ApiError::invalid_input(
+                    "the search weights are all 0: give recency, relevance or salience some \
+                     weight (for example 30, 50, 20)",
+                ));
+            }
         }
         Ok(())
     }
@@ -104,6 +164,30 @@ impl TreeSettings {
         settings.cut_boundary_message = self.cut_boundary_message;
         settings.include_closed_sibling_results = self.include_closed_sibling_results;
         settings.max_file_bytes = self.max_file_bytes();
+        if let Some(framing) = &self.anchor_framing {
+            settings.anchor_framing = framing.clone();
+        }
+        if let Some(retrieval) = &self.retrieval {
+            let percent = |value: u32| f64::from(value) / 100.0;
+            settings.retrieval.weights = RetrievalWeights {
+                recency: percent(retrieval.recency_percent),
+                relevance: percent(retrieval.relevance_percent),
+                salience: percent(retrieval.salience_percent),
+            };
+            settings.retrieval.share_percent = retrieval.share_percent;
+            settings.retrieval.filters.since_ms = retrieval.since_ms;
+            settings.retrieval.filters.authors = (!retrieval.authors.is_empty()).then(|| {
+                retrieval
+                    .authors
+                    .iter()
+                    .map(|author| match author {
+                        Author::Human => EngineAuthor::Human,
+                        Author::Model => EngineAuthor::Model,
+                        Author::Tool => EngineAuthor::Tool,
+                    })
+                    .collect()
+            });
+        }
         settings
     }
 }
@@ -144,6 +228,37 @@ impl crate::Pinloom {
                 crate::pinloom::now_ms(),
             )?;
             Ok(settings)
+        })
+        .await
+    }
+
+    /// What a tree says to every model: its system context, and whether buffer mode sends it.
+    pub async fn tree_context(&self, tree_id: i64) -> anyhow::Result<TreeContext> {
+        let store = self.store.clone();
+        crate::pinloom::blocking(move || {
+            let tree = store.tree(pinloom_store::TreeId(tree_id))?;
+            Ok(TreeContext {
+                system_context: tree.system_context,
+                buffer_includes_system: tree.buffer_includes_system,
+            })
+        })
+        .await
+        .context("could not read the tree's system context")
+    }
+
+    /// Turns the system context on or off for a buffer-mode tree's continuations.
+    pub async fn set_buffer_includes_system(
+        &self,
+        tree_id: i64,
+        included: bool,
+    ) -> anyhow::Result<()> {
+        self.write("could not change the buffer-mode setting", move |store| {
+            store.set_buffer_includes_system(
+                pinloom_store::TreeId(tree_id),
+                included,
+                crate::pinloom::now_ms(),
+            )?;
+            Ok(())
         })
         .await
     }

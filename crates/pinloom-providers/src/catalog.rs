@@ -4,7 +4,7 @@
 //! the application layer stores them as profiles the person edits, and a model not listed gets
 //! seed 004's unknown default (100,000 / 8,192).
 use pinloom_engine::profile::ModelProfile;
-use pinloom_engine::tokens::{Calibration, Tokenizer};
+use pinloom_engine::tokens::{Calibration, CharHeuristic, Tokenizer};
 
 use crate::wire::ProviderId;
 
@@ -21,16 +21,23 @@ pub enum TokenizerFamily {
     Gemini,
     /// A local or other model: a calibrated estimate.
     Other,
+    /// ThreadMind's fixed heuristic, 3.5 characters per token, never calibrated: counts that
+    /// match ThreadMind's own.
+    ThreeAndAHalfChars,
+    /// A fixed 4 characters per token, never calibrated.
+    FourChars,
 }
 
 impl TokenizerFamily {
     /// Every family, in the order settings list them.
-    pub const ALL: [TokenizerFamily; 5] = [
+    pub const ALL: [TokenizerFamily; 7] = [
         TokenizerFamily::O200k,
         TokenizerFamily::Cl100k,
         TokenizerFamily::Claude,
         TokenizerFamily::Gemini,
         TokenizerFamily::Other,
+        TokenizerFamily::ThreeAndAHalfChars,
+        TokenizerFamily::FourChars,
     ];
 
     /// The stable name stored in model profiles.
@@ -41,6 +48,8 @@ impl TokenizerFamily {
             TokenizerFamily::Claude => "claude",
             TokenizerFamily::Gemini => "gemini",
             TokenizerFamily::Other => "other",
+            TokenizerFamily::ThreeAndAHalfChars => CharHeuristic::ThreeAndAHalfChars.as_str(),
+            TokenizerFamily::FourChars => CharHeuristic::FourChars.as_str(),
         }
     }
 
@@ -57,6 +66,10 @@ impl TokenizerFamily {
             TokenizerFamily::Claude => Tokenizer::Estimate(Calibration::ANTHROPIC_START),
             TokenizerFamily::Gemini => Tokenizer::Estimate(Calibration::GEMINI_START),
             TokenizerFamily::Other => Tokenizer::Estimate(Calibration::LOCAL_START),
+            TokenizerFamily::ThreeAndAHalfChars => {
+                Tokenizer::Chars(CharHeuristic::ThreeAndAHalfChars)
+            }
+            TokenizerFamily::FourChars => Tokenizer::Chars(CharHeuristic::FourChars),
         }
     }
 }

@@ -98,6 +98,7 @@ export const backend = {
     unwrap(commands.nodesCompare(left, right, profile)),
   profilesList: () => unwrap(commands.profilesList()),
   profileSave: (profile: ModelProfile) => unwrap(commands.profileSave(profile)),
+  profileDelete: (name: string) => unwrap(commands.profileDelete(name)),
   treeOutline: (treeId: number, after: number | null, limit: number) =>
     unwrap(commands.treeOutline(treeId, after, limit)),
   notesList: (nodeId: number) => unwrap(commands.notesList(nodeId)),
@@ -112,6 +113,8 @@ export const backend = {
   treeSettingsSet: (treeId: number, settings: TreeSettings) =>
     unwrap(commands.treeSettingsSet(treeId, settings)),
   systemContextSet: (treeId: number, text: string) => unwrap(commands.systemContextSet(treeId, text)),
+  treeContextGet: (treeId: number) => unwrap(commands.treeContextGet(treeId)),
+  bufferSystemSet: (treeId: number, included: boolean) => unwrap(commands.bufferSystemSet(treeId, included)),
   threadmindExport: (nodeId: number) => unwrap(commands.threadmindExport(nodeId)),
   treeSearch: (treeId: number, query: string) => unwrap(commands.treeSearch(treeId, query)),
   keysStatus: () => unwrap(commands.keysStatus()),

@@ -43,6 +43,8 @@ export const commands = {
 	nodesCompare: (left: number, right: number, profile: string) => typedError<Comparison, ApiError>(__TAURI_INVOKE("nodes_compare", { left, right, profile })),
 	profilesList: () => typedError<ModelProfile[], ApiError>(__TAURI_INVOKE("profiles_list")),
 	profileSave: (profile: ModelProfile) => typedError<ModelProfile, ApiError>(__TAURI_INVOKE("profile_save", { profile })),
+	/**  Deletes the model profile named `name`. */
+	profileDelete: (name: string) => typedError<null, ApiError>(__TAURI_INVOKE("profile_delete", { name })),
 	treeOutline: (treeId: number, after: number | null, limit: number) => typedError<OutlineEntry[], ApiError>(__TAURI_INVOKE("tree_outline", { treeId, after, limit })),
 	notesList: (nodeId: number) => typedError<NoteView[], ApiError>(__TAURI_INVOKE("notes_list", { nodeId })),
 	noteAdd: (nodeId: number, text: string, included: boolean) => typedError<number, ApiError>(__TAURI_INVOKE("note_add", { nodeId, text, included })),
@@ -53,6 +55,8 @@ export const commands = {
 	treeSettingsGet: (treeId: number) => typedError<TreeSettings, ApiError>(__TAURI_INVOKE("tree_settings_get", { treeId })),
 	treeSettingsSet: (treeId: number, settings: TreeSettings) => typedError<TreeSettings, ApiError>(__TAURI_INVOKE("tree_settings_set", { treeId, settings })),
 	systemContextSet: (treeId: number, text: string) => typedError<null, ApiError>(__TAURI_INVOKE("system_context_set", { treeId, text })),
+	treeContextGet: (treeId: number) => typedError<TreeContext, ApiError>(__TAURI_INVOKE("tree_context_get", { treeId })),
+	bufferSystemSet: (treeId: number, included: boolean) => typedError<null, ApiError>(__TAURI_INVOKE("buffer_system_set", { treeId, included })),
 	threadmindExport: (nodeId: number) => typedError<string, ApiError>(__TAURI_INVOKE("threadmind_export", { nodeId })),
 	treeSearch: (treeId: number, query: string) => typedError<SearchResult[], ApiError>(__TAURI_INVOKE("tree_search", { treeId, query })),
 	keysStatus: () => typedError<KeyStatus[], ApiError>(__TAURI_INVOKE("keys_status")),
@@ -710,6 +714,22 @@ export type RequestDiff = {
 	unchanged: number,
 };
 
+/**  How a tree's search hits are chosen (seed 001's retrieval slice). */
+export type RetrievalChoice = {
+	/**  Weight of recency, in percent of the score (seed 001: 30). */
+	recencyPercent: number,
+	/**  Weight of relevance (50). */
+	relevancePercent: number,
+	/**  Weight of salience: bookmarked and pinned messages higher (20). */
+	saliencePercent: number,
+	/**  The share of the budget search hits may take, in percent (10). */
+	sharePercent: number,
+	/**  Only messages by these authors; every author when empty. */
+	authors: Author[],
+	/**  Only messages written at or after this time, in milliseconds since the Unix epoch. */
+	sinceMs: number | null,
+};
+
 /**  A profile's sampling settings. */
 export type SamplingSettings = {
 	/**  Temperature, 0 to 2. */
@@ -896,6 +916,17 @@ export type TrashView = {
 	branches: DeletedBranchView[],
 };
 
+/**  What a tree says to every model. */
+export type TreeContext = {
+	/**  Its system context; empty when it has none. */
+	systemContext: string,
+	/**
+	 *  Whether buffer mode's continuations are sent the system context (off by default: a
+	 *  document continues best from its own text).
+	 */
+	bufferIncludesSystem: boolean,
+};
+
 /**  How a tree is read and continued; fixed when it is created. */
 export type TreeMode = 
 /**  Chat turns between a person and models. */
@@ -937,6 +968,16 @@ export type TreeSettings = {
 	 *  see them).
 	 */
 	searchHits?: number[],
+	/**
+	 *  How a pin's passage is framed for the model; `{anchor}` becomes the passage. Deeppin's
+	 *  wording when unset.
+	 */
+	anchorFraming?: string | null,
+	/**
+	 *  How search hits among the thread's own messages are scored and filtered; seed 001's
+	 *  weights, a 10 % share and no filter when unset.
+	 */
+	retrieval?: RetrievalChoice | null,
 };
 
 /**  A tree as the tree list shows it. */

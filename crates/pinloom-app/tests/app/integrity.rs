@@ -447,3 +447,68 @@ async fn a_pin_sees_its_closed_siblings_results_only_when_the_tree_says_so() {
     );
     assert!(!sent.contains("Why the outside?"), "the sibling's messages never: {sent}");
 }
+
+#[tokio::test]
+async fn the_tree_settings_the_window_offers_reach_the_request() {
+    let server = Server::start(vec![
+        says("Meanders form where the outer bank erodes."),
+        says("The person asked about meanders."),
+        says("Fine."),
+    ])
+    .await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let tree = dialogue(&pinloom).await;
+    let first = ask(&pinloom, tree, None, "Why do rivers meander?").await;
+
+    // Refusals say what to change.
+    let mut settings = pinloom.tree_settings(tree).await.unwrap();
+    settings.anchor_framing = Some("Focus on this.".into());
+    let refused = pinloom_app::ApiError::from(
+        pinloom.set_tree_settings(tree, settings.clone()).await.unwrap_err(),
+    );
+    assert!(refused.message.contains("{anchor}"), "{}", refused.message);
+    settings.anchor_framing = Some("Look closely at «{anchor}».".into());
+    settings.token_buffer = Some(3_000);
+    settings.retrieval = Some(pinloom_app::json::RetrievalChoice {
+        recency_percent: 0,
+        relevance_percent: 0,
+        salience_percent: 0,
+        share_percent: 10,
+        authors: vec![],
+        since_ms: None,
+    });
+    let refused = pinloom_app::ApiError::from(
+        pinloom.set_tree_settings(tree, settings.clone()).await.unwrap_err(),
+    );
+    assert!(refused.message.contains("weights are all 0"), "{}", refused.message);
+    settings.retrieval.as_mut().unwrap().relevance_percent = 100;
+    pinloom.set_tree_settings(tree, settings).await.unwrap();
+
+    // The token buffer replaces the profile's reserve in the budget.
+    let plan = pinloom.preview(first.reply.message.id, "Local".into(), Some("And?".into()));
+    assert_eq!(plan.await.unwrap().available, 8_192 - 3_000);
+
+    // A counting choice saved on the profile is what the next preview counts with (the plan
+    // kept for the old profile is dropped).
+    let mut profile = crate::wire::local_profile("Local", &server, 8_192, "fourChars");
+    profile.native_system = false;
+    pinloom.save_model_profile(profile).await.unwrap();
+    let plan = pinloom.preview(first.reply.message.id, "Local".into(), Some("And?".into()));
+    assert_eq!(plan.await.unwrap().tokenizer, "4 chars/token (fixed)");
+
+    // The anchor wording is what a pin's request says; the system context is shown and cleared.
+    pinloom.set_system_context(tree, "Answer as a geologist.".into()).await.unwrap();
+    assert_eq!(pinloom.tree_context(tree).await.unwrap().system_context, "Answer as a geologist.");
+    pinloom.set_system_context(tree, String::new()).await.unwrap();
+    assert_eq!(pinloom.tree_context(tree).await.unwrap().system_context, "");
+    pinloom.set_buffer_includes_system(tree, true).await.unwrap();
+    assert!(pinloom.tree_context(tree).await.unwrap().buffer_includes_system);
+    let reply = first.reply.message.id;
+    let pin = pinloom.pin_range(reply, 0, 8, "Meanders".into(), String::new()).await.unwrap();
+    let asked = pinloom.ask_in_pin(pin.id, "Where exactly?".into()).await.unwrap().message.id;
+    let (events, _received, cancel) = listen();
+    pinloom.regenerate(asked, "Local".into(), events, cancel).await.unwrap();
+    let sent = sent_text(server.seen().last().unwrap());
+    assert!(sent.contains("Look closely at «Meanders»."), "the tree's anchor wording: {sent}");
+    assert!(!sent.contains("geologist"), "the cleared system context: {sent}");
+}
