@@ -74,18 +74,37 @@ impl ApiError {
 }
 
 fn code_of_provider_error(error: &ProviderError) -> ErrorCode {
+    // Every kind named, so a new one is decided here rather than defaulted.
     match error {
         ProviderError::WrongKey { .. }
         | ProviderError::MissingKey { .. }
         | ProviderError::KeyringUnavailable { .. } => ErrorCode::ProviderKey,
         ProviderError::Cancelled => ErrorCode::Cancelled,
         ProviderError::HttpClient { .. } => ErrorCode::Internal,
-        other if other.retry().is_some() => ErrorCode::ProviderUnavailable,
-        ProviderError::TimedOut { .. }
+        ProviderError::RateLimited { .. }
+        | ProviderError::Overloaded { .. }
+        | ProviderError::Server { .. }
+        | ProviderError::Unreachable { .. }
+        | ProviderError::TimedOut { .. }
         | ProviderError::ReplyTooLong { .. }
         | ProviderError::StreamBroken { .. }
         | ProviderError::Malformed { .. } => ErrorCode::ProviderUnavailable,
-        _ => ErrorCode::ProviderRefused,
+        // An error inside a stream is retried as its cause would be; one that would not be is
+        // the provider refusing.
+        ProviderError::InStream { cause } => {
+            if cause.retry().is_some() {
+                ErrorCode::ProviderUnavailable
+            } else {
+                ErrorCode::ProviderRefused
+            }
+        }
+        ProviderError::NoCredit { .. }
+        | ProviderError::ContextTooLong { .. }
+        | ProviderError::SystemUnsupported { .. }
+        | ProviderError::ModelNotFound { .. }
+        | ProviderError::Rejected { .. }
+        | ProviderError::NoCompletionEndpoint { .. }
+        | ProviderError::CompletionEndpointOff { .. } => ErrorCode::ProviderRefused,
     }
 }
 

@@ -264,7 +264,23 @@ impl ProviderError {
             | ProviderError::Server { .. }
             | ProviderError::Unreachable { .. } => Some(None),
             ProviderError::InStream { cause } => cause.retry().map(|_| None),
-            _ => None,
+            // Named one by one, so a new kind of failure is decided here, not defaulted.
+            ProviderError::WrongKey { .. }
+            | ProviderError::MissingKey { .. }
+            | ProviderError::NoCredit { .. }
+            | ProviderError::ContextTooLong { .. }
+            | ProviderError::SystemUnsupported { .. }
+            | ProviderError::ModelNotFound { .. }
+            | ProviderError::Rejected { .. }
+            | ProviderError::Malformed { .. }
+            | ProviderError::StreamBroken { .. }
+            | ProviderError::TimedOut { .. }
+            | ProviderError::ReplyTooLong { .. }
+            | ProviderError::NoCompletionEndpoint { .. }
+            | ProviderError::CompletionEndpointOff { .. }
+            | ProviderError::KeyringUnavailable { .. }
+            | ProviderError::HttpClient { .. }
+            | ProviderError::Cancelled => None,
         }
     }
 }

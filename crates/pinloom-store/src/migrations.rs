@@ -7,10 +7,7 @@
 
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 
-use crate::model::TreeId;
-use crate::pins::free_pin_slug;
-use crate::slugs::slugify;
-use crate::trees::free_tree_slug;
+use rusqlite::params;
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
@@ -310,6 +307,10 @@ const MIGRATIONS: &[(&str, Option<Fill>)] = &[
 /// the plain one, as the store gives new ones, then makes slugs unique from here on. Every row
 /// starts on a placeholder no slug can equal (`\x01` and its id), so that rows not yet named
 /// never stand in the way.
+///
+/// A released migration never changes, so it names rows with its own copy of the slug rules
+/// (`frozen_slugs`) as they were when it was released, not with whatever the store's helpers
+/// become.
 fn fill_slugs(tx: &Transaction<'_>) -> rusqlite::Result<()> {
     tx.execute_batch(
         "UPDATE trees SET slug = char(1) || id;
@@ -320,22 +321,99 @@ fn fill_slugs(tx: &Transaction<'_>) -> rusqlite::Result<()> {
         .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?
         .collect::<Result<_, _>>()?;
     for (id, title) in trees {
-        let slug = free_tree_slug(tx, &slugify(&title))?;
-        tx.execute("UPDATE trees SET slug = ?2 WHERE id = ?1", rusqlite::params![id, slug])?;
+        let slug = frozen_slugs::free_tree_slug(tx, &frozen_slugs::slugify(&title))?;
+        tx.execute("UPDATE trees SET slug = ?2 WHERE id = ?1", params![id, slug])?;
     }
     let pins: Vec<(i64, i64, String)> = tx
         .prepare("SELECT id, tree_id, title FROM pins ORDER BY id")?
         .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
         .collect::<Result<_, _>>()?;
     for (id, tree, title) in pins {
-        let slug = free_pin_slug(tx, TreeId(tree), &slugify(&title))?;
-        tx.execute("UPDATE pins SET slug = ?2 WHERE id = ?1", rusqlite::params![id, slug])?;
+        let slug = frozen_slugs::free_pin_slug(tx, tree, &frozen_slugs::slugify(&title))?;
+        tx.execute("UPDATE pins SET slug = ?2 WHERE id = ?1", params![id, slug])?;
     }
     tx.execute_batch(
         "CREATE UNIQUE INDEX trees_by_slug ON trees(slug);
          CREATE UNIQUE INDEX pins_by_slug ON pins(tree_id, slug) WHERE deleted_at_ms IS NULL;
          CREATE INDEX pins_by_order ON pins(tree_id, parent_pin_id, list_order);",
     )
+}
+
+/// Migration 4's slug rules, frozen as released (ThreadMind v0.4.1's `slugify`, `-2`, `-3`, …
+/// for repeats, `main` reserved among a tree's threads). The store's own helpers in `slugs.rs`
+/// may change for new rows; these may not.
+mod frozen_slugs {
+    use rusqlite::{Connection, params};
+
+    pub(super) fn slugify(title: &str) -> String {
+        let lowered = title.to_lowercase();
+        let trimmed = lowered.trim_matches(is_js_whitespace);
+        let mut slug = String::with_capacity(trimmed.len());
+        let mut pending_dash = false;
+        for c in trimmed.chars() {
+            if c.is_ascii_alphanumeric() {
+                if pending_dash && !slug.is_empty() {
+                    slug.push('-');
+                }
+                pending_dash = false;
+                slug.push(c);
+            } else if c == '-' || c == '_' || is_js_whitespace(c) {
+                pending_dash = true;
+            }
+        }
+        slug
+    }
+
+    pub(super) fn free_tree_slug(conn: &Connection, base: &str) -> rusqlite::Result<String> {
+        let mut exists = conn.prepare("SELECT EXISTS (SELECT 1 FROM trees WHERE slug = ?1)")?;
+        first_free(base, |candidate| exists.query_row([candidate], |row| row.get(0)))
+    }
+
+    pub(super) fn free_pin_slug(
+        conn: &Connection,
+        tree: i64,
+        base: &str,
+    ) -> rusqlite::Result<String> {
+        let mut exists = conn.prepare(
+            "SELECT EXISTS (SELECT 1 FROM pins
+             WHERE tree_id = ?1 AND slug = ?2 AND deleted_at_ms IS NULL)",
+        )?;
+        first_free(base, |candidate| {
+            Ok(candidate == "main"
+                || exists.query_row(params![tree, candidate], |row| row.get(0))?)
+        })
+    }
+
+    fn first_free(
+        base: &str,
+        mut taken: impl FnMut(&str) -> rusqlite::Result<bool>,
+    ) -> rusqlite::Result<String> {
+        if !taken(base)? {
+            return Ok(base.to_owned());
+        }
+        let mut counter = 2_u64;
+        loop {
+            let candidate = format!("{base}-{counter}");
+            if !taken(&candidate)? {
+                return Ok(candidate);
+            }
+            counter += 1;
+        }
+    }
+
+    fn is_js_whitespace(c: char) -> bool {
+        matches!(
+            c,
+            '\t' | '\n' | '\u{0B}' | '\u{0C}' | '\r' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'
+                ..='\u{200A}'
+                    | '\u{2028}'
+                    | '\u{2029}'
+                    | '\u{202F}'
+                    | '\u{205F}'
+                    | '\u{3000}'
+                    | '\u{FEFF}'
+        )
+    }
 }
 
 /// Brings `conn` up to [`SCHEMA_VERSION`]. Returns the version the file had before.

@@ -377,14 +377,15 @@ export class Conversation {
       await backend.nodeMark(nodeId, action);
       for (let column = 0; column < this.columns.length; column++) await this.reload(column);
       await this.inspect(this.focus);
-      if (action === "keep" && this.planError) {
-        // Keeping it made the required messages overflow the budget: undo, and say why.
-        const why = this.planError.message;
+      const refusal = this.planError;
+      if (action === "keep" && refusal?.code === "contextOverBudget") {
+        // Keeping it made what may never be cut overflow the budget: undo, and say why in the
+        // backend's own words.
         await backend.nodeMark(nodeId, "release");
         await this.inspect(this.focus);
         this.planError = new PinloomError({
-          code: "invalidInput",
-          message: `That message was not kept: with it, ${why.replace(/^could not preview the context: /, "")}`,
+          code: refusal.code,
+          message: `That message was not kept, since keeping it would not fit. ${refusal.message}`,
         });
       }
     } catch (thrown) {

@@ -1,0 +1,52 @@
+// The keyboard shortcuts: one table that the help overlay lists and the key handlers read, so a
+// shortcut can be neither listed without working nor working without being listed.
+
+/// What a window-wide shortcut does; the open tree's view maps each to its action.
+export type WindowAction = "map" | "budget" | "settings" | "stop" | "inspector" | "undo" | "close" | "help";
+/// What a shortcut in a composer does.
+export type ComposerAction = "send" | "add";
+
+type Shortcut = {
+  /// As the help overlay shows the keys.
+  keys: string;
+  /// What it does, in the help overlay's words.
+  what: string;
+} & (
+  | { scope: "window"; action: WindowAction; matches: (event: KeyboardEvent, typing: boolean) => boolean }
+  | { scope: "composer"; action: ComposerAction; matches: (event: KeyboardEvent) => boolean }
+  /// Done with the mouse; listed so the help tells the whole story.
+  | { scope: "pointer" }
+);
+
+const command = (event: KeyboardEvent) => event.ctrlKey || event.metaKey;
+const commandKey = (key: string) => (event: KeyboardEvent) => command(event) && event.key.toLowerCase() === key;
+
+export const SHORTCUTS: readonly Shortcut[] = [
+  { keys: "Ctrl+Enter", what: "send the message to the chosen model", scope: "composer", action: "send", matches: (event) => event.key === "Enter" && command(event) },
+  { keys: "Alt+Enter", what: "add the message without asking for a reply", scope: "composer", action: "add", matches: (event) => event.key === "Enter" && event.altKey },
+  { keys: "Select text → Pin", what: "open a sub-thread on the passage", scope: "pointer" },
+  { keys: "Ctrl+M", what: "the tree map (arrows move, Enter opens)", scope: "window", action: "map", matches: commandKey("m") },
+  { keys: "Ctrl+B", what: "the budget panel of the chosen model", scope: "window", action: "budget", matches: commandKey("b") },
+  { keys: "Ctrl+,", what: "settings: keys, local models, this tree, theme", scope: "window", action: "settings", matches: (event) => command(event) && event.key === "," },
+  { keys: "Ctrl+.", what: "stop the reply being written", scope: "window", action: "stop", matches: (event) => command(event) && event.key === "." },
+  { keys: "Ctrl+I", what: "show or hide the context inspector", scope: "window", action: "inspector", matches: commandKey("i") },
+  { keys: "Ctrl+Z", what: "undo the last deletion (outside a text field)", scope: "window", action: "undo", matches: (event, typing) => commandKey("z")(event) && !typing },
+  { keys: "Escape", what: "close the open panel", scope: "window", action: "close", matches: (event) => event.key === "Escape" },
+  { keys: "?", what: "this help", scope: "window", action: "help", matches: (event, typing) => event.key === "?" && !typing },
+];
+
+/// The window-wide action `event` asks for, if any. `typing` is whether a text field has focus.
+export function windowAction(event: KeyboardEvent, typing: boolean): WindowAction | null {
+  for (const shortcut of SHORTCUTS) {
+    if (shortcut.scope === "window" && shortcut.matches(event, typing)) return shortcut.action;
+  }
+  return null;
+}
+
+/// The composer action `event` asks for, if any.
+export function composerAction(event: KeyboardEvent): ComposerAction | null {
+  for (const shortcut of SHORTCUTS) {
+    if (shortcut.scope === "composer" && shortcut.matches(event)) return shortcut.action;
+  }
+  return null;
+}
