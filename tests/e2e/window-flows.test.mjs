@@ -275,6 +275,9 @@ describe("the window does what the backend can", () => {
       "the saved system context is shown",
     );
     await harness.click("system-context-clear");
+    // The Clear button goes once the text is gone, moving what is below it: wait for that before
+    // clicking Save, so the click lands on Save.
+    await harness.textsWhen("system-context-clear", 0);
     await harness.click("tree-settings-save");
     await harness.textsUntil("settings-message", (texts) => texts.includes("Tree settings saved."), "saved again");
     await harness.click("settings-close");
