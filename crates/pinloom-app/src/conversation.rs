@@ -122,10 +122,11 @@ impl Pinloom {
         let prompt = match parent_id {
             None => self.ask_in_pin(pin_id, text).await?,
             Some(parent) => {
-                let store = self.store.clone();
-                let tree = blocking(move || Ok(store.pin(store::PinId(pin_id))?.tree_id))
-                    .await
-                    .context("could not open the sub-thread")?;
+                let tree = self
+                    .read("could not open the sub-thread", move |store| {
+                        Ok(store.pin(store::PinId(pin_id))?.tree_id)
+                    })
+                    .await?;
                 self.append_human(tree, Some(NodeId(parent)), None, text).await?.into()
             }
         };
@@ -141,10 +142,9 @@ impl Pinloom {
         events: UnboundedSender<ReplyEvent>,
         cancel: CancellationToken,
     ) -> anyhow::Result<Exchange> {
-        let store = self.store.clone();
-        let node = blocking(move || Ok(store.node(NodeId(node_id))?))
-            .await
-            .context("could not answer again")?;
+        let node = self
+            .read("could not answer again", move |store| Ok(store.node(NodeId(node_id))?))
+            .await?;
         let prompt = match (node.author, node.parent_id) {
             (Author::Model, Some(parent)) => parent,
             (Author::Model, None) => {
@@ -195,13 +195,12 @@ impl Pinloom {
         events: UnboundedSender<ReplyEvent>,
         cancel: CancellationToken,
     ) -> anyhow::Result<Exchange> {
-        let store = self.store.clone();
-        let mode = blocking(move || {
-            let node = store.node(NodeId(node_id))?;
-            Ok(store.tree(node.tree_id)?.mode)
-        })
-        .await
-        .context("could not continue the document")?;
+        let mode = self
+            .read("could not continue the document", move |store| {
+                let node = store.node(NodeId(node_id))?;
+                Ok(store.tree(node.tree_id)?.mode)
+            })
+            .await?;
         if mode != store::TreeMode::Buffer {
             return Err(ApiError::invalid_input(
                 "this tree is a dialogue: send a message instead of continuing a document",
@@ -236,7 +235,7 @@ impl Pinloom {
             profile: profile.clone(),
             budget: choice.engine.context_window.saturating_sub(choice.engine.reserve),
         };
-        if let Some(plan) = self.memory.plan(data_version, &key) {
+        if let Some(plan) = self.snapshot_cache.plan(data_version, &key) {
             return Ok(plan);
         }
         let planned = self
@@ -251,7 +250,7 @@ impl Pinloom {
             .context("could not preview the context")?;
         let view = plan_view(&planned)?;
         self.keep_path(planned)?;
-        self.memory.keep_plan(data_version, key, view.clone());
+        self.snapshot_cache.keep_plan(data_version, key, view.clone());
         Ok(view)
     }
 
@@ -267,7 +266,7 @@ impl Pinloom {
         cold: bool,
     ) -> anyhow::Result<u32> {
         if cold {
-            self.memory.forget();
+            self.snapshot_cache.forget();
         }
         let profile = ProfileRef::Stored(profile.to_owned());
         let planned = self
@@ -289,13 +288,13 @@ impl Pinloom {
             );
         }
         let store = self.store.clone();
-        let memory = self.memory.clone();
+        let snapshot_cache = self.snapshot_cache.clone();
         blocking(move || {
             let mut node = NewNode::text(tree, parent, Author::Human, text, now_ms());
             node.pin_id = pin;
             node.token_counts = token_counts(&node.parts);
             let written = store.append_node(&node)?;
-            extend_cached_path(&store, &memory, &written, &node.token_counts)?;
+            extend_cached_path(&store, &snapshot_cache, &written, &node.token_counts)?;
             Ok(written)
         })
         .await
@@ -378,25 +377,24 @@ impl Pinloom {
                 crate::receipts::receipt(plan, snapshot, &sending, reply, earlier)
             }
         };
-        let store = self.store.clone();
-        let earlier_receipts = blocking(move || {
-            // Earlier answers to the same message were sent the very same request.
-            let mut earlier = earlier;
-            earlier.extend(
-                store
-                    .children(prompt, false)?
-                    .into_iter()
-                    .filter(|child| child.author == Author::Model)
-                    .map(|child| child.id),
-            );
-            let found = store.receipts(&earlier)?;
-            Ok(found
-                .values()
-                .filter_map(|stored| crate::receipts::Receipt::read(stored).ok())
-                .collect::<Vec<_>>())
-        })
-        .await
-        .context("could not read the earlier replies' receipts")?;
+        let earlier_receipts = self
+            .read("could not read the earlier replies' receipts", move |store| {
+                // Earlier answers to the same message were sent the very same request.
+                let mut earlier = earlier;
+                earlier.extend(
+                    store
+                        .children(prompt, false)?
+                        .into_iter()
+                        .filter(|child| child.author == Author::Model)
+                        .map(|child| child.id),
+                );
+                let found = store.receipts(&earlier)?;
+                Ok(found
+                    .values()
+                    .filter_map(|stored| crate::receipts::Receipt::read(stored).ok())
+                    .collect::<Vec<_>>())
+            })
+            .await?;
         let receipt = receipt_of(&earlier_receipts);
         let stored_receipt = store::Receipt {
             json: serde_json::to_string(&receipt)?,
@@ -407,7 +405,7 @@ impl Pinloom {
         let learn = receipt.verdict == crate::receipts::Verdict::Matched
             && receipt.expected_at_least == u64::from(receipt.planned);
         let store = self.store.clone();
-        let memory = self.memory.clone();
+        let snapshot_cache = self.snapshot_cache.clone();
         let tree_id = planned.tree.id;
         let choice = planned.choice.clone();
         let newly_counted = planned.plan.newly_counted.clone();
@@ -450,8 +448,8 @@ impl Pinloom {
             }
             let data_version = store.data_version()?;
             path.extend(&store, &written, &stored_counts(&node.token_counts))?;
-            memory.forget_plans();
-            memory.keep_path(data_version, tree_id, path);
+            snapshot_cache.forget_plans();
+            snapshot_cache.keep_path(data_version, tree_id, path);
             Ok(written)
         })
         .await
@@ -509,7 +507,7 @@ impl Pinloom {
             let tree = store.tree(anchor.tree_id)?;
             let settings = TreeSettings::from_json(&tree.settings_json);
             let tokenizer = choice.engine.tokenizer;
-            let mut path = match this.memory.take_path(data_version, tree.id, node) {
+            let mut path = match this.snapshot_cache.take_path(data_version, tree.id, node) {
                 Some(mut path) => {
                     path.load_counts(store, tokenizer)?;
                     path
@@ -556,7 +554,7 @@ impl Pinloom {
                         }
                         None => {
                             let refused = engine_error(&error, &path.snapshot);
-                            this.memory.keep_path(
+                            this.snapshot_cache.keep_path(
                                 data_version,
                                 tree.id,
                                 without_draft(path, draft, node),
@@ -577,7 +575,7 @@ impl Pinloom {
         let data_version = self.store.data_version()?;
         let end = planned.path.end;
         let path = without_draft(planned.path, planned.draft, end);
-        self.memory.keep_path(data_version, planned.tree.id, path);
+        self.snapshot_cache.keep_path(data_version, planned.tree.id, path);
         Ok(planned.plan)
     }
 
@@ -804,17 +802,17 @@ fn without_draft(mut path: CachedPath, draft: bool, end: NodeId) -> CachedPath {
 /// `counts` are the node's stored counts, as written with it (counted once, not again here).
 fn extend_cached_path(
     store: &Store,
-    memory: &crate::snapshots::Memory,
+    snapshot_cache: &crate::snapshots::SnapshotCache,
     written: &store::Node,
     counts: &[(String, u64)],
 ) -> anyhow::Result<()> {
     let data_version = store.data_version()?;
-    memory.forget_plans();
+    snapshot_cache.forget_plans();
     if let Some(parent) = written.parent_id
-        && let Some(mut path) = memory.take_path(data_version, written.tree_id, parent)
+        && let Some(mut path) = snapshot_cache.take_path(data_version, written.tree_id, parent)
     {
         path.extend(store, written, &stored_counts(counts))?;
-        memory.keep_path(data_version, written.tree_id, path);
+        snapshot_cache.keep_path(data_version, written.tree_id, path);
     }
     Ok(())
 }

@@ -11,7 +11,7 @@ use pinloom_store::{Store, TreeId};
 use crate::ApiError;
 use crate::data_dir::DATABASE_FILE_NAME;
 use crate::json::{Message, TreeMode, TreeSummary, TreeView};
-use crate::snapshots::Memory;
+use crate::snapshots::SnapshotCache;
 
 /// The keyring service Pinloom's keys are filed under: the app's identifier.
 pub const KEYRING_SERVICE: &str = "dev.pinloom.app";
@@ -48,7 +48,7 @@ pub struct Pinloom {
     pub(crate) store: Arc<Store>,
     pub(crate) provider: Provider,
     pub(crate) keyring: Keyring,
-    pub(crate) memory: Arc<Memory>,
+    pub(crate) snapshot_cache: Arc<SnapshotCache>,
 }
 
 impl Pinloom {
@@ -72,7 +72,7 @@ impl Pinloom {
         })
         .await
         .context("could not open Pinloom's database")?;
-        Ok(Pinloom { store: Arc::new(store), provider, keyring, memory: Arc::default() })
+        Ok(Pinloom { store: Arc::new(store), provider, keyring, snapshot_cache: Arc::default() })
     }
 
     /// Opens (creating if needed) the database in `data_dir` with these connections.
@@ -95,7 +95,7 @@ impl Pinloom {
         })
         .await
         .context("could not open Pinloom's database")?;
-        Ok(Pinloom { store: Arc::new(store), provider, keyring, memory: Arc::default() })
+        Ok(Pinloom { store: Arc::new(store), provider, keyring, snapshot_cache: Arc::default() })
     }
 
     /// A number that changes whenever another process commits to the database (SQLite's
@@ -145,6 +145,16 @@ impl Pinloom {
 }
 
 impl Pinloom {
+    /// Runs a read on a blocking thread; a failure says what was being done (`doing`).
+    pub(crate) async fn read<T: Send + 'static>(
+        &self,
+        doing: &'static str,
+        work: impl FnOnce(&Store) -> anyhow::Result<T> + Send + 'static,
+    ) -> anyhow::Result<T> {
+        let store = self.store.clone();
+        blocking(move || work(&store)).await.context(doing)
+    }
+
     /// Runs a write on a blocking thread and drops this process's caches after it, since any
     /// write may change a cached path or plan.
     pub(crate) async fn write<T: Send + 'static>(
@@ -153,10 +163,10 @@ impl Pinloom {
         work: impl FnOnce(&Store) -> anyhow::Result<T> + Send + 'static,
     ) -> anyhow::Result<T> {
         let store = self.store.clone();
-        let memory = self.memory.clone();
+        let snapshot_cache = self.snapshot_cache.clone();
         blocking(move || {
             let result = work(&store);
-            memory.forget();
+            snapshot_cache.forget();
             result
         })
         .await

@@ -9,7 +9,7 @@ use pinloom_store::{Store, StoreError};
 
 use crate::ApiError;
 use crate::json::{ModelProfile, ProfileChoices};
-use crate::pinloom::{Pinloom, blocking, now_ms};
+use crate::pinloom::{Pinloom, now_ms};
 
 /// The name a shipped model's profile gets: the model id and who serves it.
 fn shipped_name(provider: ProviderId, model: &str) -> String {
@@ -182,10 +182,9 @@ fn check_sampling_and_assembly(name: &str, profile: &ModelProfile) -> Result<(),
 impl Pinloom {
     /// Every model profile, by name.
     pub async fn model_profiles(&self) -> anyhow::Result<Vec<ModelProfile>> {
-        let store = self.store.clone();
-        let profiles = blocking(move || Ok(store.profiles()?))
-            .await
-            .context("could not read the model profiles")?;
+        let profiles = self
+            .read("could not read the model profiles", move |store| Ok(store.profiles()?))
+            .await?;
         Ok(profiles.into_iter().map(ModelProfile::from).collect())
     }
 

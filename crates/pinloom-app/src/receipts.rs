@@ -501,15 +501,13 @@ impl Pinloom {
     /// beside what the provider counted. `None` for a message without one (the person's, or a
     /// reply written before receipts).
     pub async fn receipt(&self, node_id: i64) -> anyhow::Result<Option<Receipt>> {
-        let store = self.store.clone();
-        blocking(move || {
+        self.read("could not read the receipt", move |store| {
             let Some(stored) = store.receipt(NodeId(node_id))? else { return Ok(None) };
             let receipt = Receipt::read(&stored)
                 .with_context(|| format!("the receipt of message {node_id} is unreadable"))?;
             Ok(Some(receipt))
         })
         .await
-        .context("could not read the receipt")
     }
 
     /// How reply `node_id`'s request differs from the request before it on its path (the

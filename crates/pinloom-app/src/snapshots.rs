@@ -408,13 +408,14 @@ struct Caches {
     plans: HashMap<PlanKey, (Instant, PlanView)>,
 }
 
-/// This process's caches of paths and plans.
+/// The snapshot cache: this process's paths (the snapshots plans are made from) and plans, valid
+/// while the database's data version is the one they were filled under.
 #[derive(Debug, Default)]
-pub(crate) struct Memory {
+pub(crate) struct SnapshotCache {
     caches: Mutex<Caches>,
 }
 
-impl Memory {
+impl SnapshotCache {
     fn lock(&self) -> std::sync::MutexGuard<'_, Caches> {
         // The caches are rebuilt from the store; a panic while one was held leaves nothing unsafe.
         self.caches.lock().unwrap_or_else(|poisoned| poisoned.into_inner())

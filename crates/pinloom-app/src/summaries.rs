@@ -58,7 +58,7 @@ impl Pinloom {
         let written = join_all(requests).await.into_iter().collect::<anyhow::Result<Vec<_>>>()?;
         let count = written.len();
         let store = self.store.clone();
-        let memory = self.memory.clone();
+        let snapshot_cache = self.snapshot_cache.clone();
         let tree = planned.tree.id;
         let tokenizer = summarizer.engine.tokenizer;
         blocking(move || {
@@ -73,7 +73,7 @@ impl Pinloom {
                 let chars = transcript.encode_utf16().count() as u64;
                 store.set_summary(&key, &text, chars, tokenizer.count(&transcript), now_ms())?;
             }
-            memory.forget_plans();
+            snapshot_cache.forget_plans();
             Ok(())
         })
         .await

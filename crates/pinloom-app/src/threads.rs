@@ -61,10 +61,9 @@ impl Pinloom {
 
     /// Writes the first message of pin `pin_id`'s sub-thread (or another branch of its start).
     pub async fn ask_in_pin(&self, pin_id: i64, text: String) -> anyhow::Result<NodeView> {
-        let store = self.store.clone();
-        let pin = blocking(move || Ok(store.pin(PinId(pin_id))?))
-            .await
-            .context("could not open the sub-thread")?;
+        let pin = self
+            .read("could not open the sub-thread", move |store| Ok(store.pin(PinId(pin_id))?))
+            .await?;
         let Some(anchor) = pin.anchor_node_id else {
             return Err(ApiError::invalid_input(
                 "this sub-thread hangs off no message; continue one of its messages instead",
@@ -91,20 +90,22 @@ impl Pinloom {
 
     /// The pins opened on message `node_id`, oldest first: what the message shows as highlights.
     pub async fn pins_on(&self, node_id: i64) -> anyhow::Result<Vec<PinView>> {
-        let store = self.store.clone();
-        let pins = blocking(move || Ok(store.pins_anchored_in(NodeId(node_id))?))
-            .await
-            .context("could not list the pins")?;
+        let pins = self
+            .read("could not list the pins", move |store| {
+                Ok(store.pins_anchored_in(NodeId(node_id))?)
+            })
+            .await?;
         Ok(pins.into_iter().map(PinView::from).collect())
     }
 
     /// The tree's threads deleted whole (an agent's `thread_delete` over MCP, say) that can be
     /// restored, the latest deletion first.
     pub async fn deleted_threads(&self, tree_id: i64) -> anyhow::Result<Vec<DeletedThreadView>> {
-        let store = self.store.clone();
-        let pins = blocking(move || Ok(store.deleted_threads(TreeId(tree_id))?))
-            .await
-            .context("could not list the deleted threads")?;
+        let pins = self
+            .read("could not list the deleted threads", move |store| {
+                Ok(store.deleted_threads(TreeId(tree_id))?)
+            })
+            .await?;
         Ok(pins
             .into_iter()
             .map(|pin| DeletedThreadView {

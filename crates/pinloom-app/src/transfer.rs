@@ -5,7 +5,6 @@
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use pinloom_store::TreeId;
 
 use crate::ApiError;
@@ -50,8 +49,7 @@ impl Pinloom {
         request: ExportRequest,
         mut progress: impl FnMut(TransferProgress) + Send + 'static,
     ) -> anyhow::Result<ExportDone> {
-        let store = self.store.clone();
-        blocking(move || {
+        self.read("could not export the tree", move |store| {
             let path = PathBuf::from(&request.path);
             if request.path.trim().is_empty() {
                 anyhow::bail!(ApiError::invalid_input("choose a file to export to"));
@@ -70,10 +68,10 @@ impl Pinloom {
                         system_prompts: !request.without_system_prompts,
                         raw_responses: !request.without_raw_responses,
                     };
-                    openloom::open_loom_text(&store, &[tree.id.0], options, &mut collected)?
+                    openloom::open_loom_text(store, &[tree.id.0], options, &mut collected)?
                 }
                 ExportFormat::Markdown => {
-                    crate::views::tree_markdown_text(&store, tree.id, &mut collected)?
+                    crate::views::tree_markdown_text(store, tree.id, &mut collected)?
                 }
             };
             write_whole(&path, text.as_bytes())?;
@@ -82,7 +80,6 @@ impl Pinloom {
             Ok(ExportDone { path: request.path, bytes, messages: counted })
         })
         .await
-        .context("could not export the tree")
     }
 }
 

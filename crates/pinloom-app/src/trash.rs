@@ -4,11 +4,10 @@
 
 use std::collections::HashMap;
 
-use anyhow::Context;
 use pinloom_store::TreeId;
 
 use crate::json::{DeletedBranchView, EmptiedTrashView, TrashView, TreeSummary};
-use crate::pinloom::{Pinloom, blocking, now_ms};
+use crate::pinloom::{Pinloom, now_ms};
 
 /// How much of a deleted message the trash shows.
 const PREVIEW_CHARACTERS: usize = 120;
@@ -47,8 +46,7 @@ impl Pinloom {
     /// What is in the trash: trees, and messages deleted with their branches in the other trees.
     /// Threads deleted whole are offered per tree (`deleted_threads`).
     pub async fn trash(&self) -> anyhow::Result<TrashView> {
-        let store = self.store.clone();
-        blocking(move || {
+        self.read("could not read the trash", move |store| {
             let trees = store.trashed_trees()?;
             let titles: HashMap<TreeId, String> =
                 store.list_trees()?.into_iter().map(|tree| (tree.id, tree.title)).collect();
@@ -67,7 +65,6 @@ impl Pinloom {
             Ok(TrashView { trees: trees.into_iter().map(TreeSummary::from).collect(), branches })
         })
         .await
-        .context("could not read the trash")
     }
 
     /// Erases everything in the trash for good.

@@ -1,11 +1,10 @@
 //! What the window shows of a tree: a thread as a list of messages with their alternatives and
 //! the pins made in them, and a pin's sub-thread as its own column.
 
-use anyhow::Context;
 use pinloom_store::{self as store, NodeId, PinId, Store, TreeId};
 
 use crate::json::{NoteView, OutlineEntry, PinView, SearchResult, ThreadMessage, ThreadView};
-use crate::pinloom::{Pinloom, blocking};
+use crate::pinloom::Pinloom;
 
 impl Pinloom {
     /// The root thread of a tree through its message `node_id` and that message's newest
@@ -17,44 +16,40 @@ impl Pinloom {
         tree_id: i64,
         node_id: Option<i64>,
     ) -> anyhow::Result<ThreadView> {
-        let store = self.store.clone();
-        blocking(move || {
+        self.read("could not open the thread", move |store| {
             let tree = store.tree(TreeId(tree_id))?;
             // From a chosen message (an alternative the person switched to), on down its newest
             // continuation.
             let from = match node_id {
                 Some(node) => Some(NodeId(node)),
-                None => root_of(&store, TreeId(tree_id))?,
+                None => root_of(store, TreeId(tree_id))?,
             };
-            let end = newest_below(&store, from, None)?;
+            let end = newest_below(store, from, None)?;
             let messages = match end {
-                Some(end) => thread_messages(&store, end, None)?,
+                Some(end) => thread_messages(store, end, None)?,
                 None => Vec::new(),
             };
             Ok(ThreadView { tree: tree.into(), pin: None, messages })
         })
         .await
-        .context("could not open the thread")
     }
 
     /// Pin `pin_id`'s sub-thread, through its message `node_id` and its newest continuation (the
     /// newest branch from the pin's start when absent):
     /// the pin with its anchor, and the sub-thread's own messages.
     pub async fn pin_view(&self, pin_id: i64, node_id: Option<i64>) -> anyhow::Result<ThreadView> {
-        let store = self.store.clone();
-        blocking(move || {
+        self.read("could not open the sub-thread", move |store| {
             let pin = store.pin(PinId(pin_id))?;
             let tree = store.tree(pin.tree_id)?;
             let from = node_id.map(NodeId).or(pin.anchor_node_id);
-            let end = newest_below(&store, from, Some(pin.id))?;
+            let end = newest_below(store, from, Some(pin.id))?;
             let messages = match end {
-                Some(end) => thread_messages(&store, end, Some(pin.id))?,
+                Some(end) => thread_messages(store, end, Some(pin.id))?,
                 None => Vec::new(),
             };
             Ok(ThreadView { tree: tree.into(), pin: Some(PinView::from(pin)), messages })
         })
         .await
-        .context("could not open the sub-thread")
     }
 }
 
@@ -134,21 +129,19 @@ impl Pinloom {
         after: Option<i64>,
         limit: u32,
     ) -> anyhow::Result<Vec<OutlineEntry>> {
-        let store = self.store.clone();
-        let rows = blocking(move || {
-            Ok(store.outline(TreeId(tree_id), after.map(NodeId), limit.clamp(1, 5_000))?)
-        })
-        .await
-        .context("could not read the tree map")?;
+        let rows = self
+            .read("could not read the tree map", move |store| {
+                Ok(store.outline(TreeId(tree_id), after.map(NodeId), limit.clamp(1, 5_000))?)
+            })
+            .await?;
         Ok(rows.into_iter().map(OutlineEntry::from).collect())
     }
 
     /// The notes on message `node_id`, oldest first.
     pub async fn notes(&self, node_id: i64) -> anyhow::Result<Vec<NoteView>> {
-        let store = self.store.clone();
-        let notes = blocking(move || Ok(store.annotations(NodeId(node_id))?))
-            .await
-            .context("could not read the notes")?;
+        let notes = self
+            .read("could not read the notes", move |store| Ok(store.annotations(NodeId(node_id))?))
+            .await?;
         Ok(notes.into_iter().map(NoteView::from).collect())
     }
 }
@@ -156,8 +149,7 @@ impl Pinloom {
 impl Pinloom {
     /// Full-text search across a tree's live messages, best first: the window's search box.
     pub async fn search(&self, tree_id: i64, query: String) -> anyhow::Result<Vec<SearchResult>> {
-        let store = self.store.clone();
-        blocking(move || {
+        self.read("could not search the tree", move |store| {
             let hits = store.search(TreeId(tree_id), &query, 50)?;
             Ok(hits
                 .into_iter()
@@ -170,7 +162,6 @@ impl Pinloom {
                 .collect())
         })
         .await
-        .context("could not search the tree")
     }
 }
 
@@ -178,10 +169,9 @@ impl Pinloom {
     /// The whole tree as indented text, one line per message: its id, who wrote it, its thread
     /// when it is in a pin, its flags and the start of its text.
     pub async fn tree_text(&self, tree_id: i64) -> anyhow::Result<String> {
-        let store = self.store.clone();
-        blocking(move || {
+        self.read("could not read the tree", move |store| {
             let tree = store.tree(TreeId(tree_id))?;
-            let rows = all_rows(&store, tree.id)?;
+            let rows = all_rows(store, tree.id)?;
             let mut out = format!("{} ({} messages)\n", tree.title, rows.len());
             // Depth first from the roots, without recursion: threads can be very deep.
             let mut children: std::collections::HashMap<Option<NodeId>, Vec<usize>> =
@@ -225,7 +215,6 @@ impl Pinloom {
             Ok(out)
         })
         .await
-        .context("could not read the tree")
     }
 }
 
@@ -233,8 +222,7 @@ impl Pinloom {
     /// A thread as Markdown: the path from the tree's first message to `node_id`, pins on the way
     /// shown with their quoted passage. For reading and sharing; Open Loom is the lossless format.
     pub async fn thread_markdown(&self, node_id: i64) -> anyhow::Result<String> {
-        let store = self.store.clone();
-        blocking(move || {
+        self.read("could not export the thread", move |store| {
             let path = store.ancestor_path(NodeId(node_id))?;
             let Some(first) = path.first() else { return Ok(String::new()) };
             let tree = store.tree(first.tree_id)?;
@@ -256,16 +244,15 @@ impl Pinloom {
             Ok(out)
         })
         .await
-        .context("could not export the thread")
     }
 
     /// A whole tree as Markdown: every message in write order under a heading that names it, who
     /// wrote it and what it answers, so every branch and pin is there once.
     pub async fn tree_markdown(&self, tree_id: i64) -> anyhow::Result<String> {
-        let store = self.store.clone();
-        blocking(move || tree_markdown_text(&store, TreeId(tree_id), &mut |_| {}))
-            .await
-            .context("could not export the tree")
+        self.read("could not export the tree", move |store| {
+            tree_markdown_text(store, TreeId(tree_id), &mut |_| {})
+        })
+        .await
     }
 }
 

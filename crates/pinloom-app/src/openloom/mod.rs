@@ -11,14 +11,13 @@ mod import;
 mod socketteer;
 mod untrusted;
 
-use anyhow::Context;
 use chrono::{DateTime, SecondsFormat, Utc};
 use pinloom_store::TreeId;
 use serde_json::Value;
 
 use crate::ApiError;
 use crate::json::TransferProgress;
-use crate::pinloom::{Pinloom, blocking, now_ms};
+use crate::pinloom::{Pinloom, now_ms};
 
 /// The extension namespace Pinloom writes its own data under.
 pub(crate) const PINLOOM: &str = "pinloom";
@@ -92,10 +91,10 @@ impl Pinloom {
         trees: Vec<i64>,
         options: ExportOptions,
     ) -> anyhow::Result<String> {
-        let store = self.store.clone();
-        blocking(move || open_loom_text(&store, &trees, options, &mut |_| {}))
-            .await
-            .context("could not export the trees")
+        self.read("could not export the trees", move |store| {
+            open_loom_text(store, &trees, options, &mut |_| {})
+        })
+        .await
     }
 
     /// Reads an Open Loom v2 document, or a socketteer/loom tree, and writes every tree in it in

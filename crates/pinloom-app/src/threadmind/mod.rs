@@ -12,7 +12,6 @@ mod additions;
 mod chain;
 mod instructions;
 
-use anyhow::Context;
 use pinloom_engine::threadmind::{self as render, PREVIEW_UNITS, ThreadMindContext};
 use pinloom_store::{
     NewTree, NodeId, PinId, ROOT_THREAD_SLUG, Sharing, Store, Tree, TreeMode, Workspace,
@@ -95,12 +94,12 @@ impl ThreadMindSession {
         work: impl FnOnce(&Store, &str) -> anyhow::Result<T> + Send + 'static,
     ) -> anyhow::Result<T> {
         let store = self.pinloom.store.clone();
-        let memory = self.pinloom.memory.clone();
+        let snapshot_cache = self.pinloom.snapshot_cache.clone();
         let folder = self.folder.clone();
         blocking(move || {
             let result = work(&store, &folder);
             if writes {
-                memory.forget();
+                snapshot_cache.forget();
             }
             result
         })
@@ -553,24 +552,22 @@ impl Pinloom {
     }
 
     async fn threadmind_text(&self, target: Target, stats: bool) -> anyhow::Result<String> {
-        let store = self.store.clone();
-        blocking(move || {
+        self.read("could not assemble the ThreadMind text", move |store| {
             let (tree, thread, end) = match target {
                 Target::Node(node) => {
-                    let (tree, thread) = node_thread(&store, NodeId(node))?;
+                    let (tree, thread) = node_thread(store, NodeId(node))?;
                     (tree, thread, Some(NodeId(node)))
                 }
                 Target::Thread(tree, thread_id) => {
                     let tree = store.tree(pinloom_store::TreeId(tree))?;
-                    let thread = thread_by_reference(&store, &tree, &thread_id)?;
+                    let thread = thread_by_reference(store, &tree, &thread_id)?;
                     (tree, thread, None)
                 }
             };
             let output = if stats { Output::Stats } else { Output::Context };
-            threadmind_output(&store, &tree, thread, end, output)
+            threadmind_output(store, &tree, thread, end, output)
         })
         .await
-        .context("could not assemble the ThreadMind text")
     }
 
     /// The newest live message of a thread of `tree_id` named by its ThreadMind id (`main`, a
