@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+use pinloom_engine::planner::excluded_from_listing;
 use pinloom_store::{AttachmentRole, AttachmentScope, NodeId, PinId, TreeId};
 
 use crate::ApiError;
@@ -13,11 +14,6 @@ use crate::settings::TreeSettings;
 
 /// Seed 004's folder listing limit.
 pub const MAX_FOLDER_ENTRIES: usize = 100;
-
-/// Folders never listed (seed 004's exclusions: `**/node_modules/**`, `**/.git/**`, `**/dist/**`).
-const EXCLUDED_FOLDERS: [&str; 3] = ["node_modules", ".git", "dist"];
-/// File endings never listed (`**/*.min.js`).
-const EXCLUDED_SUFFIXES: [&str; 1] = [".min.js"];
 
 impl Pinloom {
     /// Attaches what is at `path`: a folder as its listing, anything else as a file's text (what a
@@ -187,6 +183,7 @@ fn list_folder(root: &Path) -> Result<Vec<String>, ApiError> {
     if !root.is_dir() {
         return Err(ApiError::invalid_input(format!("{shown} is not a folder")));
     }
+    let exclusions = pinloom_engine::settings::Settings::default().folder_exclude;
     let mut entries = Vec::new();
     let mut pending = vec![PathBuf::new()];
     // Breadth first, sorted within each folder, so the shallow structure is listed before the
@@ -208,13 +205,15 @@ fn list_folder(root: &Path) -> Result<Vec<String>, ApiError> {
         for (name, is_dir) in names {
             let path = relative.join(&name);
             let text = path.to_string_lossy().replace('\\', "/");
+            // The engine's exclusions (seed 004's: node_modules, .git, dist, *.min.js), so what is
+            // walked here and what a context lists never disagree.
+            let shown = if is_dir { format!("{text}/") } else { text };
+            if excluded_from_listing(&exclusions, &shown) {
+                continue;
+            }
+            entries.push(shown);
             if is_dir {
-                if !EXCLUDED_FOLDERS.contains(&name.as_str()) {
-                    entries.push(format!("{text}/"));
-                    pending.push(path);
-                }
-            } else if !EXCLUDED_SUFFIXES.iter().any(|suffix| name.ends_with(suffix)) {
-                entries.push(text);
+                pending.push(path);
             }
             if entries.len() >= MAX_FOLDER_ENTRIES {
                 return Ok(entries);

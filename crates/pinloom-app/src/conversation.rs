@@ -383,7 +383,7 @@ impl Pinloom {
                 let mut earlier = earlier;
                 earlier.extend(
                     store
-                        .children(prompt, false)?
+                        .children(prompt, pinloom_store::Deleted::Left)?
                         .into_iter()
                         .filter(|child| child.author == Author::Model)
                         .map(|child| child.id),

@@ -69,12 +69,15 @@ pub(crate) fn newest_below(
     let Some(from) = from else { return Ok(None) };
     let start = store.node(from)?;
     let mut current = (start.pin_id == thread).then_some(from);
-    let mut children: Vec<store::Node> =
-        store.children(from, false)?.into_iter().filter(|child| child.pin_id == thread).collect();
+    let mut children: Vec<store::Node> = store
+        .children(from, pinloom_store::Deleted::Left)?
+        .into_iter()
+        .filter(|child| child.pin_id == thread)
+        .collect();
     while let Some(newest) = children.iter().max_by_key(|child| (child.created_at_ms, child.id.0)) {
         current = Some(newest.id);
         children = store
-            .children(newest.id, false)?
+            .children(newest.id, pinloom_store::Deleted::Left)?
             .into_iter()
             .filter(|child| child.pin_id == thread)
             .collect();

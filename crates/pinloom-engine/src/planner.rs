@@ -1408,13 +1408,20 @@ pub fn folder_listing(folder: &str, entries: &[String], settings: &Settings) -> 
     let mut out = format!("--- folder: {folder} ---");
     let shown = entries
         .iter()
-        .filter(|e| !settings.folder_exclude.iter().any(|p| glob_matches(p, e)))
+        .filter(|entry| !excluded_from_listing(&settings.folder_exclude, entry))
         .take(settings.max_folder_entries);
     for entry in shown {
         out.push('\n');
         out.push_str(entry);
     }
     out
+}
+
+/// Whether `path` (relative, `/`-separated; a folder's ends with `/`) is left out of a folder
+/// listing by `patterns`: the one rule for both walking a folder when it is attached and showing
+/// its listing in a context.
+pub fn excluded_from_listing(patterns: &[String], path: &str) -> bool {
+    patterns.iter().any(|pattern| glob_matches(pattern, path))
 }
 
 /// The two glob shapes seed 004's exclusions use: `**/name/**` (a path component) and `**/*.ext`

@@ -112,7 +112,7 @@ fn store_benches(c: &mut Criterion) {
     c.bench_function("ancestors and children in 1M nodes", |b| {
         b.iter(|| {
             let path = store.ancestor_path(parent).expect("path");
-            let children = store.children(parent, false).expect("children");
+            let children = store.children(parent, pinloom_store::Deleted::Left).expect("children");
             path.len() + children.len()
         })
     });

@@ -26,6 +26,15 @@ pub enum TreeMode {
     Buffer,
 }
 
+/// Whether a listing of messages includes soft-deleted ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Deleted {
+    /// Only live messages: what paths, views and plans see.
+    Left,
+    /// Soft-deleted ones too: what a restore or an export needs.
+    Included,
+}
+
 /// Who wrote a node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Author {

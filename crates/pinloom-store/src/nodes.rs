@@ -6,7 +6,9 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use crate::codec::{author_from_sql, author_to_sql, count};
 use crate::error::StoreError;
-use crate::model::{MAX_PIN_DEPTH, NewNode, Node, NodeId, OutlineRow, Part, PinId, TreeId};
+use crate::model::{
+    Deleted, MAX_PIN_DEPTH, NewNode, Node, NodeId, OutlineRow, Part, PinId, TreeId,
+};
 use crate::pins::{pin_by_id, pin_in_tree};
 use crate::receipts::write_receipt;
 use crate::store::Store;
@@ -142,7 +144,7 @@ impl Store {
 
     /// The children of `node`, oldest first: its continuations and the first nodes of the pins
     /// anchored in it. Soft-deleted children are left out unless asked for.
-    pub fn children(&self, node: NodeId, include_deleted: bool) -> Result<Vec<Node>, StoreError> {
+    pub fn children(&self, node: NodeId, deleted: Deleted) -> Result<Vec<Node>, StoreError> {
         let conn = self.conn();
         node_by_id(&conn, node)?;
         let mut statement = conn.prepare_cached(&format!(
@@ -151,7 +153,7 @@ impl Store {
              ORDER BY n.id"
         ))?;
         let children = statement
-            .query_map(params![node.0, include_deleted], node_from_row)?
+            .query_map(params![node.0, deleted == Deleted::Included], node_from_row)?
             .collect::<Result<_, _>>()?;
         Ok(children)
     }

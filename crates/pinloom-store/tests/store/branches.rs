@@ -21,7 +21,7 @@ fn an_edit_is_a_new_sibling_and_the_original_is_unchanged() {
         store.siblings(edit.id).unwrap().into_iter().map(|n| n.id).collect::<Vec<_>>(),
         [first.id]
     );
-    assert_eq!(store.children(root.id, false).unwrap().len(), 2);
+    assert_eq!(store.children(root.id, pinloom_store::Deleted::Left).unwrap().len(), 2);
 }
 
 #[test]
@@ -97,8 +97,12 @@ fn a_soft_deleted_branch_leaves_paths_and_comes_back_on_restore() {
     store.soft_delete(branch.id, 4).unwrap();
     assert!(matches!(store.ancestor_path(leaf.id), Err(StoreError::Deleted { .. })));
     assert_eq!(store.newest_node(tree).unwrap(), Some(root.id));
-    assert!(store.children(root.id, false).unwrap().is_empty());
-    assert_eq!(store.children(root.id, true).unwrap().len(), 1, "kept, only hidden");
+    assert!(store.children(root.id, pinloom_store::Deleted::Left).unwrap().is_empty());
+    assert_eq!(
+        store.children(root.id, pinloom_store::Deleted::Included).unwrap().len(),
+        1,
+        "kept, only hidden"
+    );
     assert!(store.search(tree, "oxbow", 10).unwrap().is_empty());
     let error =
         store.append_node(&NewNode::text(tree, Some(leaf.id), Author::Human, "x", 5)).unwrap_err();

@@ -216,7 +216,11 @@ fn a_reply_is_written_with_its_usage_flag_and_counts_in_one_go() {
 
     reply.token_counts = vec![("o200k".into(), u64::MAX)];
     assert!(matches!(store.append_node(&reply), Err(StoreError::InvalidInput(_))));
-    assert_eq!(store.children(question.id, true).unwrap().len(), 1, "the refused one left no row");
+    assert_eq!(
+        store.children(question.id, pinloom_store::Deleted::Included).unwrap().len(),
+        1,
+        "the refused one left no row"
+    );
 }
 
 #[test]
@@ -336,7 +340,7 @@ fn a_streaming_reply_is_kept_as_a_draft_and_a_left_draft_becomes_an_incomplete_r
 
     // A draft still being kept (by process 7, say) is left alone.
     assert!(store.recover_reply_drafts(|_, _| false).unwrap().is_empty());
-    assert!(store.children(question.id, false).unwrap().is_empty());
+    assert!(store.children(question.id, pinloom_store::Deleted::Left).unwrap().is_empty());
 
     // Finished: the reply is written and its draft goes in the same transaction.
     let mut reply = NewNode::text(tree, Some(question.id), Author::Model, "Rivers meander.", 4);

@@ -112,7 +112,7 @@ fn a_writer_killed_mid_batch_leaves_every_committed_node_and_no_partial_batch() 
     assert!(batched >= committed, "{batched} nodes, {committed} reported committed");
     assert_eq!(batched % BATCH as u64, 0, "a batch is all there or not at all");
     let root = store.ancestor_path(store.newest_node(tree.id).unwrap().unwrap()).unwrap()[0].id;
-    let children = store.children(root, true).unwrap();
+    let children = store.children(root, pinloom_store::Deleted::Included).unwrap();
     assert_eq!(children.len() as u64, batched);
     assert!(children.iter().all(|node| node.text.len() > 500), "no node was cut short");
 }
