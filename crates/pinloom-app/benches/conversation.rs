@@ -4,7 +4,7 @@
 //! from the previous send. Cold: it is read, decoded and its stored counts looked up from the
 //! file. The baseline, run in the same process on the same file, is what a layer without cached
 //! paths or counts would do: read the path and re-tokenize it newest first until the budget is
-//! spent. Numbers go to ARCHITECTURE.md; there are no timing asserts.
+//! spent. Numbers go to benches/README.md; there are no timing asserts.
 
 #![allow(clippy::unwrap_used)] // a benchmark's setup failing should stop it loudly
 

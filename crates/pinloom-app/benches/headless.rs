@@ -3,7 +3,7 @@
 //! `context_get` as an agent calls it at the start of a session. Each is set beside a baseline
 //! run in the same process: for export, reading the same nodes and writing them as bare JSON; for
 //! import, the store appending the same messages in one transaction, with no document to read;
-//! for `context_get`, reading the folder's active thread. Numbers go to ARCHITECTURE.md; there
+//! for `context_get`, reading the folder's active thread. Numbers go to benches/README.md; there
 //! are no timing asserts.
 
 #![allow(clippy::unwrap_used)] // a benchmark's setup failing should stop it loudly

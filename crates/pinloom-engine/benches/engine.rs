@@ -1,5 +1,5 @@
 //! W1–W3 of research/engine_anchors.md §6, on inputs generated here (deterministic, nothing
-//! downloaded). Numbers go to ARCHITECTURE.md; there are no timing asserts.
+//! downloaded). Numbers go to benches/README.md; there are no timing asserts.
 
 #![allow(clippy::unwrap_used)] // a benchmark's setup failing should stop it loudly
 
@@ -226,7 +226,7 @@ fn w3(c: &mut Criterion) {
 /// W4, the provider's prompt cache over a 200-turn conversation: how much of each request is a
 /// byte-for-byte prefix of the request before it (what a prefix cache can reuse), with
 /// truncateMiddle cutting in steps, truncateMiddle message by message, and rollingWindow. Not a
-/// timing: a share, printed for ARCHITECTURE.md (criterion's filter `W4` runs it alone).
+/// timing: a share, printed for benches/README.md (criterion's filter `W4` runs it alone).
 fn w4(c: &mut Criterion) {
     let whole = thread(400, 600, Tokenizer::O200k);
     let mut profile = ModelProfile::shipped(ProviderFamily::OpenAiCompatible, "gpt-4o");
@@ -280,7 +280,7 @@ fn w4(c: &mut Criterion) {
 /// side question and everything after it carries the whole history; with pins, each digression
 /// is a sub-thread that carries the root thread's summary (as large as its depth budget allows,
 /// the conservative case) and the anchor, and the main thread never carries the digressions.
-/// Tokens exact (o200k), no truncation. Not a timing: totals printed for ARCHITECTURE.md.
+/// Tokens exact (o200k), no truncation. Not a timing: totals printed for benches/README.md.
 fn w5(c: &mut Criterion) {
     const MAIN_TURNS: u64 = 20;
     const DIGRESS_EVERY: u64 = 4;
