@@ -9,7 +9,8 @@ use pinloom_store::{AttachmentRole, AttachmentScope, NodeId, PinId, TreeId};
 
 use crate::ApiError;
 use crate::json::{AttachTo, AttachmentView};
-use crate::pinloom::{Pinloom, now_ms};
+use crate::pinloom::Pinloom;
+use crate::runtime::now_ms;
 use crate::settings::TreeSettings;
 
 /// Seed 004's folder listing limit.
@@ -107,7 +108,7 @@ impl Pinloom {
     /// Every attachment of a tree.
     pub async fn attachments(&self, tree_id: i64) -> anyhow::Result<Vec<AttachmentView>> {
         let store = self.store.clone();
-        let attachments = crate::pinloom::blocking(move || Ok(store.attachments(TreeId(tree_id))?))
+        let attachments = crate::runtime::blocking(move || Ok(store.attachments(TreeId(tree_id))?))
             .await
             .context("could not list the attachments")?;
         Ok(attachments.into_iter().map(AttachmentView::from).collect())

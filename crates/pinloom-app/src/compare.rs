@@ -7,7 +7,8 @@ use similar::{ChangeTag, TextDiff};
 
 use crate::conversation::{MissingSummaries, Refusals};
 use crate::json::{Comparison, DiffSpan, Message};
-use crate::pinloom::{Pinloom, blocking};
+use crate::pinloom::Pinloom;
+use crate::runtime::blocking;
 
 impl Pinloom {
     /// Compares messages `left` and `right` (usually two answers to one prompt, or the ends of

@@ -26,7 +26,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::inputs::{ANNOTATION_ID_BASE, ModelChoice, engine_node, exact_family, token_counts};
 use crate::json::{Exchange, Message, NodeView, PlanView, SliceView};
-use crate::pinloom::{Pinloom, blocking, now_ms};
+use crate::pinloom::Pinloom;
+use crate::runtime::{blocking, now_ms};
 use crate::settings::TreeSettings;
 use crate::snapshots::{CachedPath, PlanKey, store_pin};
 use crate::{ApiError, ErrorCode};

@@ -22,6 +22,7 @@ mod pinloom;
 mod profiles;
 mod providers;
 mod receipts;
+mod runtime;
 mod settings;
 mod snapshots;
 mod summaries;

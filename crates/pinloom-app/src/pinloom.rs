@@ -1,6 +1,5 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
 use pinloom_providers::keys::{Keyring, KeyringBackend};
@@ -11,6 +10,7 @@ use pinloom_store::{Store, TreeId};
 use crate::ApiError;
 use crate::data_dir::DATABASE_FILE_NAME;
 use crate::json::{Message, TreeMode, TreeSummary, TreeView};
+use crate::runtime::{blocking, now_ms};
 use crate::snapshots::SnapshotCache;
 
 /// The keyring service Pinloom's keys are filed under: the app's identifier.
@@ -172,20 +172,4 @@ impl Pinloom {
         .await
         .context(doing)
     }
-}
-
-/// Runs store work on tokio's blocking pool: a SQLite call can wait up to the busy timeout on
-/// another process's lock, and must never stall the async executor while it does.
-pub(crate) async fn blocking<T: Send + 'static>(
-    work: impl FnOnce() -> anyhow::Result<T> + Send + 'static,
-) -> anyhow::Result<T> {
-    tokio::task::spawn_blocking(work).await.context("a database task stopped unexpectedly")?
-}
-
-pub(crate) fn now_ms() -> i64 {
-    // A clock before 1970 is a broken machine; 0 keeps ordering sane rather than failing a write.
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|elapsed| i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
 }

@@ -9,7 +9,8 @@ use pinloom_store::{Store, StoreError};
 
 use crate::ApiError;
 use crate::json::{ModelProfile, ProfileChoices};
-use crate::pinloom::{Pinloom, now_ms};
+use crate::pinloom::Pinloom;
+use crate::runtime::now_ms;
 
 /// The name a shipped model's profile gets: the model id and who serves it.
 fn shipped_name(provider: ProviderId, model: &str) -> String {

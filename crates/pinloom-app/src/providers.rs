@@ -10,7 +10,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::ApiError;
 use crate::json::{ConnectionCheck, KeyStatus};
-use crate::pinloom::{Pinloom, blocking};
+use crate::pinloom::Pinloom;
+use crate::runtime::blocking;
 
 /// The provider stored as `name`, or a refusal listing the names there are.
 pub(crate) fn provider_named(name: &str) -> Result<ProviderId, ApiError> {

@@ -21,7 +21,8 @@ use pinloom_providers::{ProviderId, Reply};
 use pinloom_store::{self as store, NodeId};
 use serde::{Deserialize, Serialize};
 
-use crate::pinloom::{Pinloom, blocking};
+use crate::pinloom::Pinloom;
+use crate::runtime::blocking;
 
 /// How a reply's prompt count compares with what was sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]

@@ -196,7 +196,7 @@ impl crate::Pinloom {
     /// A tree's conversation settings.
     pub async fn tree_settings(&self, tree_id: i64) -> anyhow::Result<TreeSettings> {
         let store = self.store.clone();
-        crate::pinloom::blocking(move || {
+        crate::runtime::blocking(move || {
             let tree = store.tree(pinloom_store::TreeId(tree_id))?;
             Ok(TreeSettings::from_json(&tree.settings_json))
         })
@@ -225,7 +225,7 @@ impl crate::Pinloom {
             store.set_tree_settings(
                 pinloom_store::TreeId(tree_id),
                 &json,
-                crate::pinloom::now_ms(),
+                crate::runtime::now_ms(),
             )?;
             Ok(settings)
         })
@@ -235,7 +235,7 @@ impl crate::Pinloom {
     /// What a tree says to every model: its system context, and whether buffer mode sends it.
     pub async fn tree_context(&self, tree_id: i64) -> anyhow::Result<TreeContext> {
         let store = self.store.clone();
-        crate::pinloom::blocking(move || {
+        crate::runtime::blocking(move || {
             let tree = store.tree(pinloom_store::TreeId(tree_id))?;
             Ok(TreeContext {
                 system_context: tree.system_context,
@@ -256,7 +256,7 @@ impl crate::Pinloom {
             store.set_buffer_includes_system(
                 pinloom_store::TreeId(tree_id),
                 included,
-                crate::pinloom::now_ms(),
+                crate::runtime::now_ms(),
             )?;
             Ok(())
         })
@@ -269,7 +269,7 @@ impl crate::Pinloom {
             store.set_system_context(
                 pinloom_store::TreeId(tree_id),
                 &text,
-                crate::pinloom::now_ms(),
+                crate::runtime::now_ms(),
             )?;
             Ok(())
         })

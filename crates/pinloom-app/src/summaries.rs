@@ -13,7 +13,8 @@ use tokio_util::sync::CancellationToken;
 use crate::conversation::Planned;
 use crate::inputs::ModelChoice;
 use crate::json::SummaryView;
-use crate::pinloom::{Pinloom, blocking, now_ms};
+use crate::pinloom::Pinloom;
+use crate::runtime::{blocking, now_ms};
 use crate::snapshots::store_pin;
 
 /// What ends a summary that came back over its budget and was cut to fit.

@@ -8,7 +8,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::ApiError;
 use crate::json::{DeletedThreadView, NodeView, PinView};
-use crate::pinloom::{Pinloom, blocking, now_ms};
+use crate::pinloom::Pinloom;
+use crate::runtime::{blocking, now_ms};
 use crate::views::newest_below;
 
 /// What a pin's result is summarised with when closed by a model.

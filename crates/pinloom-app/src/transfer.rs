@@ -12,7 +12,8 @@ use crate::json::{
     ExportDone, ExportFormat, ExportRequest, ImportReportView, ImportedTreeView, TransferProgress,
 };
 use crate::openloom::{self, ExportOptions, ImportReport};
-use crate::pinloom::{Pinloom, blocking};
+use crate::pinloom::Pinloom;
+use crate::runtime::blocking;
 
 /// The largest file an import reads. A document is parsed whole in memory (about five times its
 /// size), so this keeps a mistaken pick (a disk image, `/dev/zero`) from exhausting memory; an

@@ -7,7 +7,8 @@ use std::collections::HashMap;
 use pinloom_store::TreeId;
 
 use crate::json::{DeletedBranchView, EmptiedTrashView, TrashView, TreeSummary};
-use crate::pinloom::{Pinloom, now_ms};
+use crate::pinloom::Pinloom;
+use crate::runtime::now_ms;
 
 /// How much of a deleted message the trash shows.
 const PREVIEW_CHARACTERS: usize = 120;

@@ -17,7 +17,8 @@ use serde_json::Value;
 
 use crate::ApiError;
 use crate::json::TransferProgress;
-use crate::pinloom::{Pinloom, now_ms};
+use crate::pinloom::Pinloom;
+use crate::runtime::now_ms;
 
 /// The extension namespace Pinloom writes its own data under.
 pub(crate) const PINLOOM: &str = "pinloom";

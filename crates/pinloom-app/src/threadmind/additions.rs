@@ -8,7 +8,8 @@ use super::{
     NO_PROJECT, ThreadMindSession, active, chain, missing, named_thread, refuse, thread_list,
 };
 use crate::json::{PlanView, Provenance};
-use crate::pinloom::{Pinloom, now_ms};
+use crate::pinloom::Pinloom;
+use crate::runtime::now_ms;
 
 /// How `context_assemble` shows a plan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -20,7 +20,8 @@ use pinloom_store::{
 pub use additions::PlanFormat;
 use instructions::InstructionClient;
 
-use crate::pinloom::{Pinloom, blocking, now_ms};
+use crate::pinloom::Pinloom;
+use crate::runtime::{blocking, now_ms};
 use crate::{ApiError, ErrorCode};
 
 pub(crate) use chain::{chain, summary_writes, thread_list};

@@ -1,0 +1,24 @@
+//! The two things every part of the application layer needs from its surroundings: a blocking
+//! thread for store work, and the clock. A leaf module, so that the parts that need them do not
+//! import each other for them.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use anyhow::Context;
+
+/// Runs store work on tokio's blocking pool: a SQLite call can wait up to the busy timeout on
+/// another process's lock, and must never stall the async executor while it does.
+pub(crate) async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> anyhow::Result<T> + Send + 'static,
+) -> anyhow::Result<T> {
+    tokio::task::spawn_blocking(work).await.context("a database task stopped unexpectedly")?
+}
+
+/// Now, in milliseconds since the Unix epoch, as the store writes times.
+pub(crate) fn now_ms() -> i64 {
+    // A clock before 1970 is a broken machine; 0 keeps ordering sane rather than failing a write.
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|elapsed| i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
