@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use pinloom_app::ApiError;
 use pinloom_app::json::{
     EmptiedTrashView, ExportDone, ExportRequest, ImportReportView, Message, TransferProgress,
-    TrashView, TreeMode, TreeSummary, TreeView,
+    TrashView, TreeMode, TreeSummary,
 };
 use serde::{Deserialize, Serialize};
 use tauri::ipc::Channel;
@@ -33,25 +33,14 @@ pub(crate) struct DatabaseChanged {}
 /// a second is as soon as a person switching from an agent's terminal looks.
 const WATCH_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// Watches SQLite's `data_version`, which changes only when another connection commits (the
-/// window's own writes go through this process's connection), and tells the window.
+/// Tells the window whenever another process writes to the database.
 pub(crate) fn watch_other_writers(app: AppHandle, pinloom: pinloom_app::Pinloom) {
     tauri::async_runtime::spawn(async move {
-        let mut seen = pinloom.data_version().await.ok();
+        let mut writes = pinloom.outside_writes(WATCH_EVERY).await;
         loop {
-            tokio::time::sleep(WATCH_EVERY).await;
-            let now = match pinloom.data_version().await {
-                Ok(now) => now,
-                Err(error) => {
-                    tracing::warn!(error = %format!("{error:#}"), "could not check for other writers");
-                    continue;
-                }
-            };
-            if seen != Some(now) {
-                seen = Some(now);
-                if let Err(error) = (DatabaseChanged {}).emit(&app) {
-                    tracing::warn!(%error, "could not announce another writer's change");
-                }
+            writes.changed().await;
+            if let Err(error) = (DatabaseChanged {}).emit(&app) {
+                tracing::warn!(%error, "could not announce another writer's change");
             }
         }
     });
@@ -140,8 +129,8 @@ pub(crate) async fn tree_list(state: State<'_, AppState>) -> Result<Vec<TreeSumm
 pub(crate) async fn tree_open(
     state: State<'_, AppState>,
     tree_id: i64,
-) -> Result<TreeView, ApiError> {
-    Ok(state.pinloom()?.open_tree(tree_id).await?)
+) -> Result<TreeSummary, ApiError> {
+    Ok(state.pinloom()?.tree_summary(tree_id).await?)
 }
 
 #[tauri::command]

@@ -40,7 +40,7 @@ pub use error::{ApiError, ErrorCode};
 pub use openloom::{
     ExportOptions, FuzzedImporter, ImportReport, ImportedTreeSummary, import_fuzz_case,
 };
-pub use pinloom::{Connections, KEYRING_SERVICE, Pinloom};
+pub use pinloom::{Connections, KEYRING_SERVICE, OutsideWrites, Pinloom};
 pub use pinloom_providers::ReplyEvent;
 pub use receipts::{Cost, DiffEntry, KindTokens, Prices, Receipt, RequestDiff, SentSlice, Verdict};
 pub use summaries::CUT_SUMMARY_NOTE;

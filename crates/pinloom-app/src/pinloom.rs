@@ -98,6 +98,13 @@ impl Pinloom {
         Ok(Pinloom { store: Arc::new(store), provider, keyring, snapshot_cache: Arc::default() })
     }
 
+    /// A watch for other processes' writes to the database (the desktop app, the MCP server,
+    /// the command line), asked every `every`: what long-running front ends refresh on.
+    pub async fn outside_writes(&self, every: std::time::Duration) -> OutsideWrites {
+        let seen = self.data_version().await.ok();
+        OutsideWrites { pinloom: self.clone(), seen, every }
+    }
+
     /// A number that changes whenever another process commits to the database (SQLite's
     /// `data_version`): how a long-running front end notices the app's writes.
     pub async fn data_version(&self) -> anyhow::Result<i64> {
@@ -125,6 +132,15 @@ impl Pinloom {
         let trees =
             blocking(move || Ok(store.list_trees()?)).await.context("could not list the trees")?;
         Ok(trees.into_iter().map(TreeSummary::from).collect())
+    }
+
+    /// One tree as the tree list shows it (what a window opening it needs: the thread itself is
+    /// read by the thread view).
+    pub async fn tree_summary(&self, tree_id: i64) -> anyhow::Result<TreeSummary> {
+        let tree = self
+            .read("could not open the tree", move |store| Ok(store.tree(TreeId(tree_id))?))
+            .await?;
+        Ok(tree.into())
     }
 
     /// A tree and its newest thread, root first.
@@ -171,5 +187,33 @@ impl Pinloom {
         })
         .await
         .context(doing)
+    }
+}
+
+/// Notices other processes' commits to the database through SQLite's `data_version`, which this
+/// process's own writes leave alone.
+pub struct OutsideWrites {
+    pinloom: Pinloom,
+    seen: Option<i64>,
+    every: std::time::Duration,
+}
+
+impl OutsideWrites {
+    /// Waits until another process has committed since the last call (or since the watch began).
+    pub async fn changed(&mut self) {
+        loop {
+            tokio::time::sleep(self.every).await;
+            match self.pinloom.data_version().await {
+                Ok(now) if self.seen != Some(now) => {
+                    self.seen = Some(now);
+                    return;
+                }
+                Ok(_) => {}
+                // Asked again next time: a busy or briefly unreadable file is no change.
+                Err(error) => {
+                    tracing::warn!(error = %format!("{error:#}"), "could not check for other writers")
+                }
+            }
+        }
     }
 }

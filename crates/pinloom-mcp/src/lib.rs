@@ -186,15 +186,11 @@ impl PinloomServer {
         }
         let server = self.clone();
         tokio::spawn(async move {
-            let mut seen = server.pinloom.data_version().await.ok();
+            let mut writes = server.pinloom.outside_writes(WATCH_EVERY).await;
             loop {
-                tokio::time::sleep(WATCH_EVERY).await;
-                let Ok(now) = server.pinloom.data_version().await else { continue };
-                if seen != Some(now) {
-                    seen = Some(now);
-                    if !server.notify(&peer).await {
-                        return;
-                    }
+                writes.changed().await;
+                if !server.notify(&peer).await {
+                    return;
                 }
             }
         });

@@ -16,7 +16,7 @@ export const commands = {
 	trashList: () => typedError<TrashView, ApiError>(__TAURI_INVOKE("trash_list")),
 	/**  Erases what is in the trash for good. */
 	trashEmpty: () => typedError<EmptiedTrashView, ApiError>(__TAURI_INVOKE("trash_empty")),
-	treeOpen: (treeId: number) => typedError<TreeView, ApiError>(__TAURI_INVOKE("tree_open", { treeId })),
+	treeOpen: (treeId: number) => typedError<TreeSummary, ApiError>(__TAURI_INVOKE("tree_open", { treeId })),
 	treeImport: (path: string, onProgress: Channel<TransferProgress>) => typedError<ImportReportView, ApiError>(__TAURI_INVOKE("tree_import", { path, onProgress })),
 	treeExport: (request: ExportRequest, onProgress: Channel<TransferProgress>) => typedError<ExportDone, ApiError>(__TAURI_INVOKE("tree_export", { request, onProgress })),
 	messageAppend: (treeId: number, parentId: number | null, text: string) => typedError<Message, ApiError>(__TAURI_INVOKE("message_append", { treeId, parentId, text })),
@@ -996,14 +996,6 @@ export type TreeSummary = {
 	updatedAtMs: number,
 	/**  How many messages it holds, over all its branches. */
 	messageCount: number,
-};
-
-/**  An open tree: the tree and the thread on show, root first. */
-export type TreeView = {
-	/**  The tree. */
-	tree: TreeSummary,
-	/**  The messages from the root to the newest message, root first. */
-	messages: Message[],
 };
 
 /**  Sent after any change to the list of trees or their contents, so every window refreshes. */

@@ -11,7 +11,7 @@ export type FakeState = {
   /// When set, every command fails with this error.
   failure: ApiError | null;
   calls: string[];
-  /// Trees whose opening waits this many milliseconds, as a big tree's does in the app.
+  /// Trees whose opening waits this many milliseconds, as a slow disk or a busy file can make it.
   openDelayMs: Map<number, number>;
   /// What `reply_start` streams, and the error it then fails with (a reply that arrived but
   /// could not be saved).
@@ -95,9 +95,8 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
       case "tree_open": {
         const tree = state.trees.find((candidate) => candidate.id === args.treeId);
         if (!tree) throw { code: "notFound", message: `tree ${String(args.treeId)} does not exist` };
-        const view = { tree, messages: state.messages.get(tree.id) ?? [] };
         const delay = state.openDelayMs.get(tree.id);
-        return delay ? new Promise((resolve) => setTimeout(() => resolve(view), delay)) : view;
+        return delay ? new Promise((resolve) => setTimeout(() => resolve(tree), delay)) : tree;
       }
       case "message_append": {
         const text = String(args.text);

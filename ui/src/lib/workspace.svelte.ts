@@ -1,12 +1,13 @@
 // What the window shows: the tree list, the open tree, and where each failure happened. Views read
 // these fields and call the methods; every backend call goes through `backend`.
 import { backend, PinloomError } from "./backend";
-import type { TreeMode, TreeSummary, TreeView } from "./bindings";
+import type { TreeMode, TreeSummary } from "./bindings";
 import { Transfers } from "./transfers.svelte";
 
 export class Workspace {
   trees = $state<TreeSummary[]>([]);
-  open = $state<TreeView | null>(null);
+  /// The open tree; its messages are the conversation's (`Conversation`), read there.
+  open = $state<{ tree: TreeSummary } | null>(null);
   starting = $state(true);
   /// Set when the database cannot be used at all; the window shows only this.
   unusable = $state<PinloomError | null>(null);
@@ -70,10 +71,10 @@ export class Workspace {
     this.listError = null;
     const choice = ++this.choices;
     try {
-      const open = await backend.treeOpen(treeId);
-      // Opening a big tree takes a while; if another was chosen meanwhile, that one wins.
+      const tree = await backend.treeOpen(treeId);
+      // Another tree chosen meanwhile wins.
       if (choice !== this.choices) return;
-      this.open = open;
+      this.open = { tree };
       await backend.preferencesSet(this.preferences(treeId));
     } catch (thrown) {
       if (choice === this.choices) this.fail(thrown);
