@@ -15,26 +15,12 @@ use pinloom_app::{ExportOptions, Pinloom};
 use pinloom_engine::tokens::Tokenizer;
 use pinloom_store::{Author, NewNode, NodeId, PinId, Store, SummaryKey, TreeMode, Workspace};
 
+mod common;
+use common::message;
+
 const MESSAGES: usize = 10_000;
 const PINS: usize = 50;
 const FOLDER: &str = "/bench/project";
-
-fn message(seed: usize) -> String {
-    const WORDS: [&str; 12] = [
-        "rivers", "carry", "silt", "past", "the", "bend", "where", "water", "slows", "and",
-        "banks", "erode",
-    ];
-    let mut text = String::with_capacity(420);
-    let mut state = seed as u64 * 2_654_435_761 + 1;
-    while text.len() < 400 {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        text.push_str(WORDS[(state % WORDS.len() as u64) as usize]);
-        text.push(' ');
-    }
-    text
-}
 
 fn counted(
     tree: pinloom_store::TreeId,

@@ -928,6 +928,8 @@ pub(crate) fn tokenizer_label(tokenizer: TokenizerId) -> String {
     match tokenizer {
         TokenizerId::O200k => "o200k".to_owned(),
         TokenizerId::Cl100k => "cl100k".to_owned(),
+        TokenizerId::Llama3 => "Llama 3".to_owned(),
+        TokenizerId::Qwen => "Qwen".to_owned(),
         TokenizerId::Estimate { milli_chars_per_token } => format!(
             "estimate at {}.{:03} chars/token",
             milli_chars_per_token / 1000,

@@ -13,22 +13,32 @@ use pinloom_store as store;
 use crate::ApiError;
 use crate::json::SamplingSettings;
 
-/// The tokenizers counted exactly when a node is written, under the family names the store keeps.
-/// The estimating families are not stored: an estimate is a function of the text's length and of
-/// the model's calibration, which changes as replies teach it, so it is made when planning.
-pub(crate) const EXACT_FAMILIES: [(&str, Tokenizer); 2] =
-    [("o200k", Tokenizer::O200k), ("cl100k", Tokenizer::Cl100k)];
+/// The exact tokenizers, under the family names the store keeps their counts by. The estimating
+/// families are not stored: an estimate is a function of the text's length and of the model's
+/// calibration, which changes as replies teach it, so it is made when planning.
+pub(crate) const EXACT_FAMILIES: [(&str, Tokenizer); 4] = [
+    ("o200k", Tokenizer::O200k),
+    ("cl100k", Tokenizer::Cl100k),
+    ("llama3", Tokenizer::Llama3),
+    ("qwen", Tokenizer::Qwen),
+];
+
+/// The families counted whenever a message is written: the two most profiles use. The open
+/// models' counts are made the first time a plan for such a model needs them, and stored then
+/// (`Conversation`), so a person without local models pays nothing for them.
+pub(crate) const COUNTED_WHEN_WRITTEN: [(&str, Tokenizer); 2] =
+    [EXACT_FAMILIES[0], EXACT_FAMILIES[1]];
 
 /// The stored family name of an exact tokenizer.
 pub(crate) fn exact_family(tokenizer: Tokenizer) -> Option<&'static str> {
     EXACT_FAMILIES.iter().find(|(_, exact)| *exact == tokenizer).map(|(name, _)| *name)
 }
 
-/// The counts stored with a node: one per exact family, summed over its parts as the engine counts
+/// The counts stored with a node when it is written: one per family counted then, summed over its parts as the engine counts
 /// them (tool calls by their arguments, results by their content).
 pub(crate) fn token_counts(parts: &[store::Part]) -> Vec<(String, u64)> {
     let parts: Vec<engine::Part> = parts.iter().cloned().map(into_engine_part).collect();
-    EXACT_FAMILIES
+    COUNTED_WHEN_WRITTEN
         .iter()
         .map(|(name, tokenizer)| {
             let tokens = parts.iter().map(|part| u64::from(tokenizer.count_u32(part.text()))).sum();
@@ -74,7 +84,7 @@ pub(crate) fn engine_thread(pin: Option<store::PinId>) -> engine::ThreadRef {
 /// The record of `node`, which follows `previous` on its path: a pin edge where the thread
 /// changes, a continuation otherwise. `counts` are its stored exact counts.
 pub(crate) fn node_record(
-    node: store::Node,
+    node: store::PathStep,
     previous: Option<(engine::NodeId, Option<store::PinId>)>,
     counts: &[(Tokenizer, u64)],
 ) -> NodeRecord {
@@ -92,7 +102,8 @@ pub(crate) fn node_record(
         parts: node.parts.into_iter().map(into_engine_part).collect(),
         created_at_ms: node.created_at_ms,
         excluded: node.excluded,
-        pruned: node.pruned_at_ms.is_some(),
+        // The store refuses a path through a soft-deleted node.
+        pruned: false,
         bookmarked: node.bookmarked,
         include_annotation: false,
         kept: node.kept,

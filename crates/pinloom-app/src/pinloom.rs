@@ -72,6 +72,7 @@ impl Pinloom {
         })
         .await
         .context("could not open Pinloom's database")?;
+        load_written_counters_ahead();
         Ok(Pinloom { store: Arc::new(store), provider, keyring, snapshot_cache: Arc::default() })
     }
 
@@ -95,6 +96,7 @@ impl Pinloom {
         })
         .await
         .context("could not open Pinloom's database")?;
+        load_written_counters_ahead();
         Ok(Pinloom { store: Arc::new(store), provider, keyring, snapshot_cache: Arc::default() })
     }
 
@@ -216,4 +218,19 @@ impl OutsideWrites {
             }
         }
     }
+}
+
+/// Loads the vocabularies every written message is counted with (0.5 s together) on a thread of
+/// their own, so that the first message written or planned after opening does not wait for them.
+fn load_written_counters_ahead() {
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    STARTED.call_once(|| {
+        std::thread::spawn(|| {
+            for tokenizer in crate::inputs::COUNTED_WHEN_WRITTEN.map(|(_, tokenizer)| tokenizer) {
+                if let Err(error) = tokenizer.load_ahead() {
+                    tracing::warn!("{error}; its counts fall back to one token a byte");
+                }
+            }
+        });
+    });
 }

@@ -227,7 +227,7 @@ impl Pinloom {
                     &model.name,
                     i64::from(engine.context_window),
                     i64::from(engine.reserve),
-                    TokenizerFamily::Other.name(),
+                    model.tokenizer.name(),
                 );
                 profile.base_url = base_url.clone();
                 profile.native_system = model.native_system;

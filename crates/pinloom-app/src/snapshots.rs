@@ -62,8 +62,9 @@ impl CachedPath {
         node: NodeId,
         tokenizer: Tokenizer,
     ) -> Result<CachedPath, StoreError> {
-        let path = store.ancestor_path(node)?;
-        let tree = path.first().map_or(TreeId(0), |first| first.tree_id);
+        let tree = store.node(node)?.tree_id;
+        let family = exact_family(tokenizer);
+        let path = store.plan_path(node, family)?;
         let mut annotations: HashMap<NodeId, Vec<store::Annotation>> = HashMap::new();
         for annotation in store.included_annotations(tree)? {
             annotations.entry(annotation.node_id).or_default().push(annotation);
@@ -83,13 +84,14 @@ impl CachedPath {
             // message itself (its summary ends there): both are left out.
             let same_thread_next = steps.peek().is_some_and(|next| next.pin_id == step.pin_id);
             let notes = if same_thread_next { annotations.remove(&step.id) } else { None };
-            cached.push(step, &[]);
+            let count = step.tokens.map(|tokens| [(tokenizer, tokens)]);
+            cached.push(step, count.as_ref().map_or(&[], |count| count.as_slice()));
             for annotation in notes.unwrap_or_default() {
                 cached.push_annotation(&annotation);
             }
         }
         cached.end = node;
-        cached.load_counts(store, tokenizer)?;
+        cached.counted.extend(family);
         Ok(cached)
     }
 
@@ -158,12 +160,12 @@ impl CachedPath {
                 }
             }
         }
-        self.push(node.clone(), counts);
+        self.push(store::PathStep::from(node.clone()), counts);
         Ok(())
     }
 
     /// Appends a node that continues the path's last node.
-    fn push(&mut self, node: store::Node, counts: &[(Tokenizer, u64)]) {
+    fn push(&mut self, node: store::PathStep, counts: &[(Tokenizer, u64)]) {
         let (id, thread) = (node.id, node.pin_id);
         let previous = self.snapshot.nodes.last().map(|last| (last.id, self.end_thread));
         let record = node_record(node, previous, counts);

@@ -63,20 +63,21 @@ impl Pinloom {
                 counted = messages as u64;
                 progress(TransferProgress::Collecting { messages: counted, total });
             };
-            let text = match request.format {
+            let bytes = write_whole(&path, |out| match request.format {
                 ExportFormat::OpenLoom => {
                     let options = ExportOptions {
                         system_prompts: !request.without_system_prompts,
                         raw_responses: !request.without_raw_responses,
                     };
-                    openloom::open_loom_text(store, &[tree.id.0], options, &mut collected)?
+                    // Written to the file as it is made: a 100,000-message tree is never held
+                    // whole as text.
+                    openloom::write_open_loom(store, &[tree.id.0], options, &mut collected, out)
                 }
                 ExportFormat::Markdown => {
-                    crate::views::tree_markdown_text(store, tree.id, &mut collected)?
+                    let text = crate::views::tree_markdown_text(store, tree.id, &mut collected)?;
+                    Ok(out.write_all(text.as_bytes())?)
                 }
-            };
-            write_whole(&path, text.as_bytes())?;
-            let bytes = text.len() as u64;
+            })?;
             progress(TransferProgress::Saving { bytes });
             Ok(ExportDone { path: request.path, bytes, messages: counted })
         })
@@ -135,7 +136,12 @@ fn read_file(
 
 /// Writes `bytes` to a new file beside `path` and renames it over `path`, so that `path` holds
 /// either what it held before or the whole new content, never a part.
-fn write_whole(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+/// Writes the file at `path` whole through `write` ([`replace_with`]), and says how many bytes
+/// it holds.
+fn write_whole(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>,
+) -> anyhow::Result<u64> {
     let cannot = |error: &dyn std::fmt::Display| {
         ApiError::invalid_input(format!("cannot write {}: {error}", path.display()))
     };
@@ -149,16 +155,58 @@ fn write_whole(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     if path.is_dir() {
         anyhow::bail!(cannot(&"it is a folder; choose a file name"));
     }
-    replace_whole(&folder.join(name), bytes).map_err(|error| cannot(&error))?;
-    Ok(())
+    let mut failed_to_make = None;
+    let written = replace_with(&folder.join(name), |file| {
+        let mut counted = CountedWrites { inner: file, bytes: 0 };
+        match write(&mut counted) {
+            Ok(()) => Ok(counted.bytes),
+            Err(error) => {
+                // Not a failure to write: the text could not be made; said as it is.
+                let io = std::io::Error::other(format!("{error:#}"));
+                failed_to_make = Some(error);
+                Err(io)
+            }
+        }
+    });
+    match (written, failed_to_make) {
+        (Ok(bytes), _) => Ok(bytes),
+        (Err(_), Some(error)) => Err(error),
+        (Err(error), None) => Err(cannot(&error).into()),
+    }
 }
 
-/// Replaces the file at `path` (in a folder that exists) with `bytes` at once: they are written
-/// to a hidden file beside it and renamed over it, so `path` holds either what it held or all
-/// of `bytes`. The hidden file's name is new each time (process and moment) and created only if
-/// nothing has it, so neither a stale left-over, another writer, nor a link planted under a
-/// fixed name can redirect the write; it is removed if anything fails.
+/// A writer that counts what passes through it.
+struct CountedWrites<'a> {
+    inner: &'a mut dyn Write,
+    bytes: u64,
+}
+
+impl Write for CountedWrites<'_> {
+    fn write(&mut self, buffer: &[u8]) -> std::io::Result<usize> {
+        let written = self.inner.write(buffer)?;
+        self.bytes += written as u64;
+        Ok(written)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Replaces the file at `path` (in a folder that exists) with `bytes` at once ([`replace_with`]).
 pub(crate) fn replace_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    replace_with(path, |file| file.write_all(bytes))
+}
+
+/// Replaces the file at `path` (in a folder that exists) with what `write` writes, at once: it
+/// is written to a hidden file beside it and renamed over it, so `path` holds either what it
+/// held or all that was written. The hidden file's name is new each time (process and moment)
+/// and created only if nothing has it, so neither a stale left-over, another writer, nor a link
+/// planted under a fixed name can redirect the write; it is removed if anything fails.
+pub(crate) fn replace_with<T>(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<T>,
+) -> std::io::Result<T> {
     let name =
         path.file_name().map_or_else(String::new, |name| name.to_string_lossy().into_owned());
     let moment = std::time::SystemTime::now()
@@ -168,9 +216,10 @@ pub(crate) fn replace_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         path.with_file_name(format!(".{name}.{}-{moment}.pinloom-partial", std::process::id()));
     let written = (|| {
         let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(&partial)?;
-        file.write_all(bytes)?;
+        let made = write(&mut file)?;
         file.sync_all()?;
-        std::fs::rename(&partial, path)
+        std::fs::rename(&partial, path)?;
+        Ok(made)
     })();
     if written.is_err() {
         // Nothing to keep of a part; the file it was to replace is untouched.

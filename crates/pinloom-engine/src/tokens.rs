@@ -1,15 +1,17 @@
 //! Token counting: exact OpenAI tokenizers, calibrated estimates, and the seeds' heuristics.
 //!
 //! Three kinds of counter sit behind one [`Tokenizer`]:
-//! - **exact** o200k and cl100k, through `bpe-openai`, whose counts equal tiktoken's (measured in
-//!   research/engine_anchors.md §0 on 8 MB of text) and which is the faster of the two Rust
-//!   implementations measured there;
+//! - **exact** counts for OpenAI's o200k and cl100k and for the open Llama 3 and Qwen models,
+//!   through quicktok-v1 (`pinloom-tokenizers`), whose counts equal the reference tokenizers' and
+//!   which measured 3–5× faster than bpe-openai, used before it (`benches/README.md`);
 //! - a **calibrated estimate** for families without a public offline tokenizer (Claude, Gemini,
-//!   local models): characters per token, corrected from the usage each provider reports;
+//!   other local models): characters per token, corrected from the usage each provider reports;
 //! - the seeds' **named heuristics**, kept exact so that outputs can match the systems they come
 //!   from: ThreadMind estimates one token per 3.5 characters, seed 001 one per 4. Both round up.
 //!
 //! The planner never calls these on a node whose count is cached for the same [`TokenizerId`].
+
+use pinloom_tokenizers::Encoding;
 
 /// A characters-per-token heuristic named by one of the seeds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -52,6 +54,10 @@ pub enum TokenizerId {
     O200k,
     /// OpenAI's cl100k_base (GPT-4, GPT-3.5).
     Cl100k,
+    /// Meta's Llama 3 (3, 3.1, 3.2, 3.3).
+    Llama3,
+    /// Qwen 2, 2.5 and 3.
+    Qwen,
     /// A calibrated estimate at this many thousandths of a character per token.
     Estimate {
         /// UTF-16 units per token, times 1000.
@@ -114,6 +120,10 @@ pub enum Tokenizer {
     O200k,
     /// Exact cl100k_base.
     Cl100k,
+    /// Exact Llama 3.
+    Llama3,
+    /// Exact Qwen 2, 2.5 and 3.
+    Qwen,
     /// A calibrated estimate.
     Estimate(Calibration),
     /// A seed's named heuristic.
@@ -126,6 +136,8 @@ impl Tokenizer {
         match self {
             Tokenizer::O200k => TokenizerId::O200k,
             Tokenizer::Cl100k => TokenizerId::Cl100k,
+            Tokenizer::Llama3 => TokenizerId::Llama3,
+            Tokenizer::Qwen => TokenizerId::Qwen,
             Tokenizer::Estimate(c) => {
                 TokenizerId::Estimate { milli_chars_per_token: c.milli_chars_per_token }
             }
@@ -136,11 +148,35 @@ impl Tokenizer {
     /// Counts the tokens of `text`.
     pub fn count(self, text: &str) -> u64 {
         match self {
-            Tokenizer::O200k => bpe_openai::o200k_base().count(text) as u64,
-            Tokenizer::Cl100k => bpe_openai::cl100k_base().count(text) as u64,
+            Tokenizer::O200k | Tokenizer::Cl100k | Tokenizer::Llama3 | Tokenizer::Qwen => {
+                self.encoding().map_or(text.len(), |encoding| encoding.count(text)) as u64
+            }
             Tokenizer::Estimate(c) => c.estimate(text),
             Tokenizer::Chars(h) => h.estimate(text),
         }
+    }
+
+    /// The exact encoding behind this counter, if it is one.
+    fn encoding(self) -> Option<Encoding> {
+        match self {
+            Tokenizer::O200k => Some(Encoding::O200k),
+            Tokenizer::Cl100k => Some(Encoding::Cl100k),
+            Tokenizer::Llama3 => Some(Encoding::Llama3),
+            Tokenizer::Qwen => Some(Encoding::Qwen),
+            Tokenizer::Estimate(_) | Tokenizer::Chars(_) => None,
+        }
+    }
+
+    /// Whether counts are exact (and so worth storing with each message).
+    pub fn is_exact(self) -> bool {
+        self.encoding().is_some()
+    }
+
+    /// Loads an exact counter's vocabulary now instead of at its first count (0.1–0.4 s), so a
+    /// front end can do it in the background while the person reads; estimates load nothing.
+    /// A vocabulary that cannot load is reported here and counted cautiously (by bytes) later.
+    pub fn load_ahead(self) -> Result<(), pinloom_tokenizers::LoadError> {
+        self.encoding().map_or(Ok(()), Encoding::load)
     }
 
     /// Counts `text`, saturating into the `u32` that plans and caches hold (4 billion tokens is

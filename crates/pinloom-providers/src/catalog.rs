@@ -15,6 +15,10 @@ pub enum TokenizerFamily {
     O200k,
     /// OpenAI's cl100k_base, counted exactly.
     Cl100k,
+    /// Meta's Llama 3 (3, 3.1, 3.2, 3.3), counted exactly.
+    Llama3,
+    /// Qwen 2, 2.5 and 3, counted exactly.
+    Qwen,
     /// Anthropic's (no offline tokenizer): a calibrated estimate.
     Claude,
     /// Google's (no offline tokenizer): a calibrated estimate.
@@ -30,9 +34,11 @@ pub enum TokenizerFamily {
 
 impl TokenizerFamily {
     /// Every family, in the order settings list them.
-    pub const ALL: [TokenizerFamily; 7] = [
+    pub const ALL: [TokenizerFamily; 9] = [
         TokenizerFamily::O200k,
         TokenizerFamily::Cl100k,
+        TokenizerFamily::Llama3,
+        TokenizerFamily::Qwen,
         TokenizerFamily::Claude,
         TokenizerFamily::Gemini,
         TokenizerFamily::Other,
@@ -45,6 +51,8 @@ impl TokenizerFamily {
         match self {
             TokenizerFamily::O200k => "o200k",
             TokenizerFamily::Cl100k => "cl100k",
+            TokenizerFamily::Llama3 => "llama3",
+            TokenizerFamily::Qwen => "qwen",
             TokenizerFamily::Claude => "claude",
             TokenizerFamily::Gemini => "gemini",
             TokenizerFamily::Other => "other",
@@ -58,11 +66,46 @@ impl TokenizerFamily {
         TokenizerFamily::ALL.into_iter().find(|family| family.name() == name)
     }
 
+    /// How an open model served locally (Ollama, llama.cpp, vLLM, LM Studio) is counted, judged
+    /// by its name as those servers spell it (`llama3.1:8b`, `meta-llama/Llama-3.1-8B-Instruct`,
+    /// `qwen2.5-7b-instruct`, `gpt-oss:20b`): exactly for the families whose vocabulary Pinloom
+    /// has, by the calibrated estimate otherwise. Names that only resemble a family (Llama 2,
+    /// Llama 4, Qwen 1) are estimated, since their vocabularies differ.
+    pub fn for_open_model(model: &str) -> TokenizerFamily {
+        let name = model.to_lowercase();
+        if names_version(&name, "llama", '3') {
+            TokenizerFamily::Llama3
+        } else if names_version(&name, "qwen", '2')
+            || names_version(&name, "qwen", '3')
+            || names_word(&name, "qwq")
+        {
+            TokenizerFamily::Qwen
+        } else if names_word(&name, "gpt-oss") || names_word(&name, "gpt_oss") {
+            // GPT-OSS's harmony encoding counts ordinary text as o200k does.
+            TokenizerFamily::O200k
+        } else {
+            TokenizerFamily::Other
+        }
+    }
+
+    /// How Ollama's model `name` is counted, from what `/api/show` says of its tokenizer
+    /// (`tokenizer.ggml.pre`: `llama-bpe` is Llama 3's pre-tokenizer, `qwen2` Qwen's), else from
+    /// its name.
+    pub fn for_gguf(pre_tokenizer: Option<&str>, name: &str) -> TokenizerFamily {
+        match pre_tokenizer {
+            Some("llama-bpe") => TokenizerFamily::Llama3,
+            Some("qwen2") => TokenizerFamily::Qwen,
+            _ => TokenizerFamily::for_open_model(name),
+        }
+    }
+
     /// The counter the engine plans with.
     pub fn tokenizer(self) -> Tokenizer {
         match self {
             TokenizerFamily::O200k => Tokenizer::O200k,
             TokenizerFamily::Cl100k => Tokenizer::Cl100k,
+            TokenizerFamily::Llama3 => Tokenizer::Llama3,
+            TokenizerFamily::Qwen => Tokenizer::Qwen,
             TokenizerFamily::Claude => Tokenizer::Estimate(Calibration::ANTHROPIC_START),
             TokenizerFamily::Gemini => Tokenizer::Estimate(Calibration::GEMINI_START),
             TokenizerFamily::Other => Tokenizer::Estimate(Calibration::LOCAL_START),
@@ -169,8 +212,39 @@ pub fn profile(provider: ProviderId, model: &str) -> ModelProfile {
             (profile.context_window, profile.reserve) = (window, reserve);
         }
         profile.tokenizer = entry.tokenizer.tokenizer();
+    } else if is_local(provider) {
+        profile.tokenizer = TokenizerFamily::for_open_model(model).tokenizer();
     }
     profile
+}
+
+/// Whether `name` holds `word` at the start of a word (so `codellama` is not `llama`).
+fn names_word(name: &str, word: &str) -> bool {
+    word_ends(name, word).next().is_some()
+}
+
+/// Where each whole-word-start occurrence of `word` in `name` ends.
+fn word_ends<'a>(name: &'a str, word: &'a str) -> impl Iterator<Item = usize> + 'a {
+    name.match_indices(word)
+        .filter(|(at, _)| !name[..*at].chars().next_back().is_some_and(char::is_alphanumeric))
+        .map(|(at, _)| at + word.len())
+}
+
+/// Whether `name` holds `word` followed by major version `version` (`llama3`, `llama-3.1`,
+/// `Llama 3`), and not a longer number (`llama-30b` is the first LLaMA).
+fn names_version(name: &str, word: &str, version: char) -> bool {
+    word_ends(name, word).any(|end| {
+        let mut rest = name[end..].trim_start_matches(['-', '_', ' ', '.']).chars();
+        rest.next() == Some(version) && !rest.next().is_some_and(|next| next.is_ascii_digit())
+    })
+}
+
+/// Whether `provider` is a server on the person's machine running open models.
+pub fn is_local(provider: ProviderId) -> bool {
+    matches!(
+        provider,
+        ProviderId::Ollama | ProviderId::LmStudio | ProviderId::Vllm | ProviderId::LlamaCpp
+    )
 }
 
 /// Whether `model` at `provider` can continue a document (buffer mode): Ollama and the local
@@ -180,5 +254,50 @@ pub fn completion_supported(provider: ProviderId, model: &str) -> bool {
         ProviderId::Ollama | ProviderId::LmStudio | ProviderId::Vllm | ProviderId::LlamaCpp => true,
         ProviderId::Anthropic | ProviderId::Gemini => false,
         _ => find(provider, model).is_some_and(|entry| entry.completion),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TokenizerFamily::{self, Llama3, O200k, Other, Qwen};
+
+    #[test]
+    fn open_models_are_counted_by_their_family() {
+        let cases: &[(&str, TokenizerFamily)] = &[
+            ("llama3.2:latest", Llama3),
+            ("llama3.1:8b-instruct-q4_K_M", Llama3),
+            ("meta-llama/Llama-3.1-8B-Instruct", Llama3),
+            ("Meta-Llama-3-8B-Instruct-GGUF", Llama3),
+            ("hermes3:8b", Other),
+            ("hf.co/NousResearch/Hermes-3-Llama-3.1-8B-GGUF:Q4_K_M", Llama3),
+            ("qwen2.5:7b", Qwen),
+            ("Qwen/Qwen2.5-Coder-32B-Instruct", Qwen),
+            ("qwen3:30b-a3b", Qwen),
+            ("qwen-2.5-7b-instruct", Qwen),
+            ("qwq:32b", Qwen),
+            ("gpt-oss:20b", O200k),
+            ("openai/gpt-oss-120b", O200k),
+            // Other vocabularies, whatever the name resembles.
+            ("codellama:34b", Other),
+            ("llama2:13b", Other),
+            ("llama-30b", Other),
+            ("meta-llama/Llama-4-Scout-17B-16E", Other),
+            ("tinyllama", Other),
+            ("qwen:7b", Other),
+            ("qwen1.5-7b-chat", Other),
+            ("deepseek-r1:latest", Other),
+            ("mistral-nemo", Other),
+        ];
+        for (model, family) in cases {
+            assert_eq!(TokenizerFamily::for_open_model(model), *family, "{model}");
+        }
+    }
+
+    #[test]
+    fn ollama_names_the_pre_tokenizer_and_it_wins_over_the_name() {
+        assert_eq!(TokenizerFamily::for_gguf(Some("llama-bpe"), "my-finetune"), Llama3);
+        assert_eq!(TokenizerFamily::for_gguf(Some("qwen2"), "my-finetune"), Qwen);
+        assert_eq!(TokenizerFamily::for_gguf(Some("smaug-bpe"), "llama3:8b"), Llama3);
+        assert_eq!(TokenizerFamily::for_gguf(None, "mistral"), Other);
     }
 }

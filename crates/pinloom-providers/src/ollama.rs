@@ -5,6 +5,7 @@
 
 use serde_json::{Value, json};
 
+use crate::catalog::TokenizerFamily;
 use crate::client::Provider;
 use crate::error::ProviderError;
 use crate::wire::{Endpoint, ProviderId};
@@ -29,6 +30,8 @@ pub struct LocalModel {
     pub native_system: bool,
     /// Whether it can continue a document (buffer mode).
     pub completion: bool,
+    /// How its tokens are counted: exactly when its tokenizer is one Pinloom has.
+    pub tokenizer: TokenizerFamily,
 }
 
 impl LocalModel {
@@ -39,6 +42,7 @@ impl LocalModel {
         profile.context_window = self.context_window;
         profile.reserve = profile.reserve.min(self.context_window / 4);
         profile.native_system = self.native_system;
+        profile.tokenizer = self.tokenizer.tokenizer();
         profile
     }
 }
@@ -78,6 +82,10 @@ pub fn local_model(name: &str, show: &Value) -> LocalModel {
         trained_context,
         native_system: template.is_empty() || template.contains(".System"),
         completion: capabilities.is_empty() || capabilities.contains(&"completion"),
+        tokenizer: TokenizerFamily::for_gguf(
+            info.and_then(|i| i.get("tokenizer.ggml.pre")).and_then(Value::as_str),
+            name,
+        ),
     }
 }
 

@@ -86,7 +86,10 @@ fn store_benches(c: &mut Criterion) {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = Store::open(&dir.path().join("deep.sqlite3")).expect("open");
     let (tree, deepest) = deep_tree(&store);
-    c.bench_function("ancestor path 10k deep in 100k nodes", |b| {
+    c.bench_function("plan path 10k deep in 100k nodes", |b| {
+        b.iter(|| store.plan_path(deepest, Some("o200k")).expect("path").len())
+    });
+    c.bench_function("ancestor path 10k deep in 100k nodes (whole nodes, for views)", |b| {
         b.iter(|| store.ancestor_path(deepest).expect("path").len())
     });
     let baseline = rusqlite::Connection::open(dir.path().join("deep.sqlite3")).expect("open");

@@ -394,10 +394,17 @@ fn import_tree(
                 "message {index} of the import is said to be in another thread than its parent's"
             )));
         }
-        conn.execute(
-            "UPDATE nodes SET excluded = ?2, bookmarked = ?3, kept = ?4 WHERE id = ?1",
-            params![written.id.0, node.excluded, node.bookmarked, node.kept],
-        )?;
+        if node.excluded || node.bookmarked || node.kept {
+            conn.prepare_cached(
+                "UPDATE nodes SET excluded = ?2, bookmarked = ?3, kept = ?4 WHERE id = ?1",
+            )?
+            .execute(params![
+                written.id.0,
+                node.excluded,
+                node.bookmarked,
+                node.kept
+            ])?;
+        }
         nodes.push(written.id);
         if nodes.len().is_multiple_of(PROGRESS_EVERY) {
             progress(nodes.len());

@@ -153,6 +153,51 @@ pub struct Node {
     pub created_at_ms: i64,
 }
 
+/// A node on an ancestor path as a plan reads it ([`Store::plan_path`](crate::Store::plan_path)):
+/// what the context engine needs and nothing a view shows (model, usage, generation settings),
+/// with each text read once and moved into its part.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathStep {
+    /// Its id.
+    pub id: NodeId,
+    /// The node before it.
+    pub parent_id: Option<NodeId>,
+    /// The thread it belongs to.
+    pub pin_id: Option<PinId>,
+    /// Who wrote it.
+    pub author: Author,
+    /// Its content, part by part.
+    pub parts: Vec<Part>,
+    /// Kept out of context.
+    pub excluded: bool,
+    /// Marked by the person as worth finding again.
+    pub bookmarked: bool,
+    /// Kept in every context the person's budget allows.
+    pub kept: bool,
+    /// When it was written, in milliseconds since the Unix epoch.
+    pub created_at_ms: i64,
+    /// Its stored count in the tokenizer family the path was read for, if any.
+    pub tokens: Option<u64>,
+}
+
+impl From<Node> for PathStep {
+    /// The step a whole node makes on a path (a node just written, added to a path in memory).
+    fn from(node: Node) -> PathStep {
+        PathStep {
+            id: node.id,
+            parent_id: node.parent_id,
+            pin_id: node.pin_id,
+            author: node.author,
+            parts: node.parts,
+            excluded: node.excluded,
+            bookmarked: node.bookmarked,
+            kept: node.kept,
+            created_at_ms: node.created_at_ms,
+            tokens: None,
+        }
+    }
+}
+
 /// A node to append.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewNode {

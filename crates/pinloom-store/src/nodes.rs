@@ -7,7 +7,7 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use crate::codec::{author_from_sql, author_to_sql, count};
 use crate::error::StoreError;
 use crate::model::{
-    Deleted, MAX_PIN_DEPTH, NewNode, Node, NodeId, OutlineRow, Part, PinId, TreeId,
+    Deleted, MAX_PIN_DEPTH, NewNode, Node, NodeId, OutlineRow, Part, PathStep, PinId, TreeId,
 };
 use crate::pins::{pin_by_id, pin_in_tree};
 use crate::receipts::write_receipt;
@@ -109,32 +109,57 @@ impl Store {
     /// levels, and a cycle of parent links (which only a damaged file can hold).
     pub fn ancestor_path(&self, node: NodeId) -> Result<Vec<Node>, StoreError> {
         let conn = self.conn();
-        let mut statement = conn.prepare_cached(&path_query())?;
-        let rows: Vec<(i64, i64, Node)> = statement
-            .query_map([node.0], |row| Ok((row.get(17)?, row.get(18)?, node_from_row(row)?)))?
-            .collect::<Result<_, _>>()?;
-        let path = order_path(node, rows)?;
-        let mut seen = std::collections::HashSet::with_capacity(path.len());
-        if !path.iter().all(|step| seen.insert(step.id)) {
-            return Err(StoreError::Cycle { node: node.0 });
-        }
-        if path.iter().any(|step| step.pruned_at_ms.is_some()) {
-            return Err(StoreError::Deleted { node: node.0 });
-        }
-        let pin_edges = path.windows(2).filter(|pair| pair[0].pin_id != pair[1].pin_id).count();
-        if pin_edges > MAX_PIN_DEPTH as usize {
-            return Err(StoreError::TooDeep { limit: MAX_PIN_DEPTH });
-        }
+        let mut statement = conn.prepare_cached(&path_query(NODE_COLUMNS))?;
+        let (places, nodes) = walk_rows(statement.query([node.0])?, 17, node_from_row)?;
+        let path = order_path(node, places, nodes, Reach::Root)?;
+        check_path(node, &path, |step| step.pruned_at_ms.is_some())?;
         Ok(path)
     }
 
-    /// The rows of `node`'s path as [`ancestor_path`](Store::ancestor_path) reads them, stepped
-    /// by SQLite but not decoded: the benchmark's measure of SQLite's share of the path.
+    /// The messages of `node`'s thread on its path, up to `node`, oldest first: the end of
+    /// [`ancestor_path`](Store::ancestor_path) from where the path enters the thread. Reads only
+    /// those, so a sub-thread's few messages cost as little on a tree of 100,000 as on a new one.
+    pub fn thread_tail(&self, node: NodeId) -> Result<Vec<Node>, StoreError> {
+        let conn = self.conn();
+        if deleted_depth(&conn, node)? > 0 {
+            return Err(StoreError::Deleted { node: node.0 });
+        }
+        let mut statement = conn.prepare_cached(&format!(
+            "{THREAD_SEGMENTS}
+             SELECT {NODE_COLUMNS}, n.segment_id, n.segment_pos
+             FROM segments
+             JOIN nodes n ON n.segment_id = segments.segment_id AND n.segment_pos <= segments.upto
+             WHERE n.pin_id IS (SELECT pin_id FROM nodes WHERE id = ?1)"
+        ))?;
+        let (places, nodes) = walk_rows(statement.query([node.0])?, 17, node_from_row)?;
+        order_path(node, places, nodes, Reach::ThreadStart)
+    }
+
+    /// The path to `node` as [`ancestor_path`](Store::ancestor_path) reads and checks it, with
+    /// only what a plan needs of each node ([`PathStep`]): what the engine is handed on every
+    /// send, so it reads fewer columns and copies each text once. With `counted_by`, each step
+    /// carries its stored count in that tokenizer family, read in the same walk.
+    pub fn plan_path(
+        &self,
+        node: NodeId,
+        counted_by: Option<&str>,
+    ) -> Result<Vec<PathStep>, StoreError> {
+        let conn = self.conn();
+        let mut statement = conn.prepare_cached(&plan_path_query())?;
+        let rows = statement.query(params![node.0, counted_by])?;
+        let (places, steps) = walk_rows(rows, 9, path_step_from_row)?;
+        let path = order_path(node, places, steps, Reach::Root)?;
+        check_path(node, &path, |(_, pruned)| *pruned)?;
+        Ok(path.into_iter().map(|(step, _)| step).collect())
+    }
+
+    /// The rows of `node`'s path as [`plan_path`](Store::plan_path) reads them with counts,
+    /// stepped by SQLite but not decoded: the benchmark's measure of SQLite's share of the path.
     #[doc(hidden)]
     pub fn count_path_rows_undecoded(&self, node: NodeId) -> Result<usize, StoreError> {
         let conn = self.conn();
-        let mut statement = conn.prepare_cached(&path_query())?;
-        let mut rows = statement.query([node.0])?;
+        let mut statement = conn.prepare_cached(&plan_path_query())?;
+        let mut rows = statement.query(params![node.0, "o200k"])?;
         let mut count = 0;
         while rows.next()?.is_some() {
             count += 1;
@@ -699,33 +724,154 @@ fn text_of(parts: &[Part]) -> String {
 /// index range. UNION drops a segment seen before, so the walk ends even on a damaged file whose
 /// parent links loop. Rows come back unordered: ordering in SQL would copy every row, text and
 /// all, into a temporary B-tree; `order_path` rebuilds the order from the heads' parents.
-fn path_query() -> String {
+fn path_query(columns: &str) -> String {
     format!(
         "{PATH_SEGMENTS}
-         SELECT {NODE_COLUMNS}, n.segment_id, n.segment_pos
+         SELECT {columns}, n.segment_id, n.segment_pos
          FROM segments
          JOIN nodes n ON n.segment_id = segments.segment_id AND n.segment_pos <= segments.upto"
     )
 }
 
-/// The segments of the path from the root to node `?1`: each segment (named by its head) with
-/// the last position on it that is an ancestor. A node `n` is on the path exactly when it
-/// joins a row with `n.segment_id = segment_id AND n.segment_pos <= upto`.
-pub(crate) const PATH_SEGMENTS: &str = "WITH RECURSIVE segments(segment_id, upto) AS (
+/// [`Store::plan_path`]'s query: the path's walk with the plan's columns and the stored count in
+/// family `?2`.
+fn plan_path_query() -> String {
+    format!(
+        "{PATH_SEGMENTS}
+         SELECT {PLAN_COLUMNS}, n.segment_id, n.segment_pos
+         FROM segments
+         JOIN nodes n ON n.segment_id = segments.segment_id AND n.segment_pos <= segments.upto
+         LEFT JOIN node_tokens t ON t.node_id = n.id AND t.family = ?2"
+    )
+}
+
+/// The walk up the segments, each step kept when `$step_filter` holds.
+macro_rules! segments_walk {
+    ($step_filter:literal) => {
+        concat!(
+            "WITH RECURSIVE segments(segment_id, upto) AS (
          SELECT segment_id, segment_pos FROM nodes WHERE id = ?1
          UNION
          SELECT parent.segment_id, parent.segment_pos
          FROM segments
          JOIN nodes head ON head.id = segments.segment_id
          JOIN nodes parent ON parent.id = head.parent_id
-     )";
+         ",
+            $step_filter,
+            "
+     )"
+        )
+    };
+}
 
-fn order_path(node: NodeId, mut rows: Vec<(i64, i64, Node)>) -> Result<Vec<Node>, StoreError> {
+/// The segments of the path from the root to node `?1`: each segment (named by its head) with
+/// the last position on it that is an ancestor. A node `n` is on the path exactly when it
+/// joins a row with `n.segment_id = segment_id AND n.segment_pos <= upto`.
+pub(crate) const PATH_SEGMENTS: &str = segments_walk!("");
+
+/// [`PATH_SEGMENTS`] that stops where the path leaves node `?1`'s thread.
+const THREAD_SEGMENTS: &str =
+    segments_walk!("WHERE parent.pin_id IS (SELECT pin_id FROM nodes WHERE id = ?1)");
+
+/// What ordering and checking a path needs of its rows.
+trait OnPath {
+    fn id(&self) -> NodeId;
+    fn parent_id(&self) -> Option<NodeId>;
+    fn pin_id(&self) -> Option<PinId>;
+}
+
+impl OnPath for Node {
+    fn id(&self) -> NodeId {
+        self.id
+    }
+    fn parent_id(&self) -> Option<NodeId> {
+        self.parent_id
+    }
+    fn pin_id(&self) -> Option<PinId> {
+        self.pin_id
+    }
+}
+
+/// A plan's step with whether it is soft-deleted (which only the check reads).
+impl OnPath for (PathStep, bool) {
+    fn id(&self) -> NodeId {
+        self.0.id
+    }
+    fn parent_id(&self) -> Option<NodeId> {
+        self.0.parent_id
+    }
+    fn pin_id(&self) -> Option<PinId> {
+        self.0.pin_id
+    }
+}
+
+/// Refuses a path that runs through a soft-deleted node or crosses more than [`MAX_PIN_DEPTH`]
+/// pin edges. (A node visited twice is refused by [`order_path`], which cannot yield one.)
+fn check_path<T: OnPath>(
+    node: NodeId,
+    path: &[T],
+    deleted: impl Fn(&T) -> bool,
+) -> Result<(), StoreError> {
+    if path.iter().any(deleted) {
+        return Err(StoreError::Deleted { node: node.0 });
+    }
+    let pin_edges = path.windows(2).filter(|pair| pair[0].pin_id() != pair[1].pin_id()).count();
+    if pin_edges > MAX_PIN_DEPTH as usize {
+        return Err(StoreError::TooDeep { limit: MAX_PIN_DEPTH });
+    }
+    Ok(())
+}
+
+/// Each row's segment and position in it.
+type Places = Vec<(i64, i64)>;
+
+/// The rows of a walk up from a node, decoded by `decode`, with each one's segment and position
+/// (the columns at `place` and after it).
+fn walk_rows<T>(
+    mut rows: rusqlite::Rows<'_>,
+    place: usize,
+    decode: impl Fn(&Row<'_>) -> rusqlite::Result<T>,
+) -> Result<(Places, Vec<T>), StoreError> {
+    let (mut places, mut decoded) = (Vec::new(), Vec::new());
+    while let Some(row) = rows.next()? {
+        places.push((row.get(place)?, row.get(place + 1)?));
+        decoded.push(decode(row)?);
+    }
+    Ok((places, decoded))
+}
+
+/// Where the rows of a walk up from a node end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reach {
+    /// At the tree's root: a parent missing from the rows means the parent links loop.
+    Root,
+    /// Where the node's thread begins: the first row's parent is in another thread, not read.
+    ThreadStart,
+}
+
+/// `places[i]` is the segment and position of `rows[i]`.
+fn order_path<T: OnPath>(
+    node: NodeId,
+    places: Places,
+    rows: Vec<T>,
+    reach: Reach,
+) -> Result<Vec<T>, StoreError> {
     // Sorting instead of hashing: the rows of one segment come from one index range, so both
-    // sorts mostly meet runs already in order, and a lookup is a binary search.
-    rows.sort_unstable_by_key(|(segment, position, _)| (*segment, *position));
+    // sorts mostly meet runs already in order, and a lookup is a binary search. The sorts move
+    // small keys, never the rows themselves.
+    let mut keys: Vec<(i64, i64, usize)> = places
+        .iter()
+        .enumerate()
+        .map(|(index, (segment, position))| (*segment, *position, index))
+        .collect();
+    keys.sort_unstable();
+    // Two rows at one place in one segment: the same node read twice, which only looping parent
+    // links (a damaged file) cause.
+    if keys.windows(2).any(|pair| (pair[0].0, pair[0].1) == (pair[1].0, pair[1].1)) {
+        return Err(StoreError::Cycle { node: node.0 });
+    }
     let mut by_id: Vec<(NodeId, usize)> =
-        rows.iter().enumerate().map(|(index, (_, _, row))| (row.id, index)).collect();
+        keys.iter().enumerate().map(|(sorted, key)| (rows[key.2].id(), sorted)).collect();
     by_id.sort_unstable();
     let find = |id: NodeId| {
         by_id.binary_search_by_key(&id, |(id, _)| *id).ok().map(|found| by_id[found].1)
@@ -733,32 +879,40 @@ fn order_path(node: NodeId, mut rows: Vec<(i64, i64, Node)>) -> Result<Vec<Node>
     let Some(mut at) = find(node) else {
         return Err(StoreError::NotFound { kind: "node", id: node.0 });
     };
-    // The runs of rows on the path, from the node's segment up to the root's; a segment met
-    // twice is a loop of parent links.
+    // The runs of sorted keys on the path, from the node's segment up to the root's; a segment
+    // met twice is a loop of parent links.
     let mut seen = std::collections::HashSet::new();
     let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
     loop {
-        let segment = rows[at].0;
+        let segment = keys[at].0;
         if !seen.insert(segment) {
             return Err(StoreError::Cycle { node: node.0 });
         }
-        let start = rows.partition_point(|(other, _, _)| *other < segment);
+        let start = keys.partition_point(|(other, _, _)| *other < segment);
         runs.push(start..at + 1);
-        match rows[start].2.parent_id {
+        match rows[keys[start].2].parent_id() {
             None => break,
-            Some(parent) => match find(parent) {
-                Some(index) => at = index,
-                None => return Err(StoreError::Cycle { node: node.0 }),
+            Some(parent) => match (find(parent), reach) {
+                (Some(index), _) => at = index,
+                (None, Reach::ThreadStart) => break,
+                (None, Reach::Root) => return Err(StoreError::Cycle { node: node.0 }),
             },
         }
     }
-    let mut slots: Vec<Option<Node>> = rows.into_iter().map(|(_, _, row)| Some(row)).collect();
-    Ok(runs
-        .into_iter()
-        .rev()
-        .flat_map(|run| run.collect::<Vec<_>>())
-        .filter_map(|index| slots[index].take())
-        .collect())
+    // The usual case, a path of one segment read in order: the rows are the path as they are.
+    if let [only] = runs.as_slice()
+        && *only == (0..rows.len())
+        && keys.iter().enumerate().all(|(sorted, key)| key.2 == sorted)
+    {
+        return Ok(rows);
+    }
+    let length = runs.iter().map(ExactSizeIterator::len).sum();
+    let mut slots: Vec<Option<T>> = rows.into_iter().map(Some).collect();
+    let mut path = Vec::with_capacity(length);
+    for run in runs.into_iter().rev() {
+        path.extend(run.filter_map(|sorted| slots[keys[sorted].2].take()));
+    }
+    Ok(path)
 }
 
 pub(crate) fn node_by_id(conn: &Connection, id: NodeId) -> Result<Node, StoreError> {
@@ -889,6 +1043,44 @@ pub(crate) fn renumber_pin_depths(
     )?
     .execute(params![thread.map(|id| id.0), base])?;
     Ok(())
+}
+
+/// The columns [`path_step_from_row`] reads: the text only where no parts are stored (a node with
+/// parts keeps its text for search alone), and the four flags in one number, since each column
+/// read costs more than SQLite's arithmetic. (SQLite gives `|` and `<<` the same precedence,
+/// hence the parentheses.)
+const PLAN_COLUMNS: &str = "n.id, n.parent_id, n.pin_id, n.author,
+    CASE WHEN n.parts_json IS NULL THEN n.text END, n.parts_json, n.created_at_ms,
+    n.excluded | (n.bookmarked << 1) | (n.kept << 2) | ((n.pruned_at_ms IS NOT NULL) << 3),
+    t.tokens";
+
+fn path_step_from_row(row: &Row<'_>) -> rusqlite::Result<(PathStep, bool)> {
+    let parts = match row.get_ref(5)?.as_str_or_null()? {
+        None => {
+            vec![Part::Text { text: row.get_ref(4)?.as_str_or_null()?.unwrap_or("").to_owned() }]
+        }
+        Some(json) => serde_json::from_str(json).map_err(|error| {
+            rusqlite::Error::FromSqlConversionFailure(
+                5,
+                rusqlite::types::Type::Text,
+                Box::new(error),
+            )
+        })?,
+    };
+    let flags: i64 = row.get(7)?;
+    let step = PathStep {
+        id: NodeId(row.get(0)?),
+        parent_id: row.get::<_, Option<i64>>(1)?.map(NodeId),
+        pin_id: row.get::<_, Option<i64>>(2)?.map(PinId),
+        author: author_from_sql(row.get_ref(3)?.as_str()?)?,
+        parts,
+        created_at_ms: row.get(6)?,
+        excluded: flags & 1 != 0,
+        bookmarked: flags & 2 != 0,
+        kept: flags & 4 != 0,
+        tokens: row.get::<_, Option<i64>>(8)?.map(count),
+    };
+    Ok((step, flags & 8 != 0))
 }
 
 pub(crate) fn node_from_row(row: &Row<'_>) -> rusqlite::Result<Node> {

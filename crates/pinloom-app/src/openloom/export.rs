@@ -5,38 +5,43 @@
 //! first meets their threads. An import writes the nodes in that same walk, so exporting what
 //! was imported gives the same ids again.
 
-use std::collections::HashMap;
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::collections::{BTreeSet, HashMap};
+use std::io::{BufWriter, Write};
 
 use pinloom_store::{
     self as store, AttachmentRole, AttachmentScope, Author, NodeId, Part, PinId, Store, TreeId,
     TreeMode,
 };
+use serde::Serialize;
+use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde_json::{Map, Value, json};
 
 use super::{ExportOptions, PINLOOM, iso};
 
-/// One document holding `trees`, in that order.
-pub(super) fn document(
+/// Writes one document holding `trees`, in that order, to `out` as indented JSON (ending in a
+/// line break). Messages and edges, the bulk of a document, are written from typed records as
+/// they are reached, never held as a JSON value tree; the document's smaller parts (threads,
+/// summaries, what imports kept) are values. Keys come in sorted order, as they always have.
+pub(super) fn write_document(
     store: &Store,
     trees: &[TreeId],
     options: ExportOptions,
     now_ms: i64,
     progress: &mut dyn FnMut(usize),
-) -> anyhow::Result<Value> {
-    let mut exported = Vec::with_capacity(trees.len());
-    // The profiles the trees name: the models that wrote their messages and their summarisers,
-    // so that an import elsewhere can read the provenance and write summaries alike.
-    let mut named = std::collections::BTreeSet::new();
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    // The document's own fields come before its trees, and the profiles they name are found
+    // while reading the trees, so every tree is read before anything is written.
+    let mut named = BTreeSet::new();
     let mut agents = Map::new();
     let mut extensions = Map::new();
-    let mut messages_before = 0;
+    let mut prepared = Vec::with_capacity(trees.len());
     for (index, tree) in trees.iter().enumerate() {
-        let mut tree_progress = |in_tree| progress(messages_before + in_tree);
-        let (tree, document_kept, messages) =
-            tree_json(store, *tree, index + 1, options, &mut named, &mut tree_progress)?;
-        messages_before += messages;
+        let tree = PreparedTree::read(store, *tree, index + 1, options, &mut named)?;
         // What earlier imports kept of their documents' registries and other apps' extensions.
-        if let Some(kept) = document_kept {
+        if let Some(kept) = &tree.document_kept {
             if let Some(Value::Object(kept_agents)) = kept.get("agents") {
                 agents.extend(kept_agents.clone());
             }
@@ -44,7 +49,7 @@ pub(super) fn document(
                 extensions.extend(kept_extensions.clone());
             }
         }
-        exported.push(tree);
+        prepared.push(tree);
     }
     let profiles: Vec<Value> = store
         .profiles()?
@@ -85,20 +90,67 @@ pub(super) fn document(
             }
         }
     }
-    let mut document = json!({
-        "format": "open-loom",
-        "version": "2.0",
-        "exportedAt": iso(now_ms),
-        "generator": { "name": "Pinloom", "version": env!("CARGO_PKG_VERSION") },
-        "trees": exported,
-    });
-    if !extensions.is_empty() {
-        document["extensions"] = Value::Object(extensions);
+    let progress = RefCell::new(Progress { report: progress, before: 0 });
+    let document = DocumentOut {
+        agents: (!agents.is_empty()).then_some(&agents),
+        exported_at: iso(now_ms),
+        extensions: (!extensions.is_empty()).then_some(&extensions),
+        format: "open-loom",
+        generator: GeneratorOut { name: "Pinloom", version: env!("CARGO_PKG_VERSION") },
+        trees: TreesOut { trees: &prepared, options, progress: &progress },
+        version: "2.0",
+    };
+    let mut writer = BufWriter::with_capacity(1 << 16, out);
+    serde_json::to_writer_pretty(&mut writer, &document)?;
+    writer.write_all(b"\n")?;
+    writer.flush()?;
+    Ok(())
+}
+
+/// How far the writing is, in messages of all trees so far.
+struct Progress<'a> {
+    report: &'a mut dyn FnMut(usize),
+    before: usize,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct DocumentOut<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    agents: Option<&'a Map<String, Value>>,
+    exported_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    extensions: Option<&'a Map<String, Value>>,
+    format: &'static str,
+    generator: GeneratorOut,
+    trees: TreesOut<'a>,
+    version: &'static str,
+}
+
+#[derive(Serialize)]
+struct GeneratorOut {
+    name: &'static str,
+    version: &'static str,
+}
+
+struct TreesOut<'a> {
+    trees: &'a [PreparedTree],
+    options: ExportOptions,
+    progress: &'a RefCell<Progress<'a>>,
+}
+
+impl Serialize for TreesOut<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut list = serializer.serialize_seq(Some(self.trees.len()))?;
+        for tree in self.trees {
+            list.serialize_element(&TreeOut::new(tree, self.options, self.progress))?;
+            let mut progress = self.progress.borrow_mut();
+            progress.before += tree.nodes.len();
+            let done = progress.before;
+            (progress.report)(done);
+        }
+        list.end()
     }
-    if !agents.is_empty() {
-        document["agents"] = Value::Object(agents);
-    }
-    Ok(document)
 }
 
 /// The depth-first order of a tree's nodes: roots by id, each node's children by id.
@@ -128,191 +180,80 @@ fn ordinal(prefix: &str, number: usize, count: usize) -> String {
     format!("{prefix}{number:0width$}")
 }
 
-fn tree_json(
-    store: &Store,
-    tree_id: TreeId,
-    number: usize,
-    options: ExportOptions,
-    profiles: &mut std::collections::BTreeSet<String>,
-    progress: &mut dyn FnMut(usize),
-) -> anyhow::Result<(Value, Option<Value>, usize)> {
-    let tree = store.tree(tree_id)?;
-    let nodes = store.tree_nodes(tree_id)?;
-    profiles.extend(nodes.iter().filter_map(|node| node.model.clone()));
-    let pins = store.all_pins(tree_id)?;
-    let kept = store.interchange(tree_id)?;
-    let receipts = store.receipts(&nodes.iter().map(|node| node.id).collect::<Vec<_>>())?;
-    let (tree_kept, node_kept) = (kept.tree, kept.nodes);
-    let tree_kept: Map<String, Value> =
-        tree_kept.and_then(|text| serde_json::from_str(&text).ok()).unwrap_or_default();
-    let node_kept: HashMap<NodeId, Map<String, Value>> = node_kept
-        .into_iter()
-        .filter_map(|(id, text)| Some((id, serde_json::from_str(&text).ok()?)))
-        .collect();
+/// A tree read for writing: its messages, the ids the document gives them, and its smaller
+/// parts already as values.
+struct PreparedTree {
+    /// `t1`, `t2`, … in the document's order.
+    id: String,
+    tree: store::Tree,
+    nodes: Vec<store::Node>,
+    /// The depth-first walk, as indexes into `nodes`.
+    order: Vec<usize>,
+    node_ids: HashMap<NodeId, String>,
+    pin_ids: HashMap<PinId, String>,
+    /// What an import kept of each message's own fields.
+    node_kept: HashMap<NodeId, Map<String, Value>>,
+    receipts: HashMap<NodeId, store::Receipt>,
+    annotations: Vec<store::Annotation>,
+    /// The tree's `extensions`, Pinloom's own (threads, summaries, attachments, settings) in.
+    extensions: Map<String, Value>,
+    /// What an import kept of the tree's own fields.
+    tree_kept: Map<String, Value>,
+    root_ids: Vec<String>,
+    current: Option<String>,
+    /// The document-level data an import kept with this tree, if any.
+    document_kept: Option<Value>,
+}
 
-    let order = walk(&nodes);
-    let mut node_ids: HashMap<NodeId, String> = HashMap::new();
-    for (position, &i) in order.iter().enumerate() {
-        node_ids.insert(nodes[i].id, ordinal("n", position + 1, nodes.len()));
-    }
-    // Pins in the order the walk meets their threads (outer pins first), then the rest by id.
-    let pin_index: HashMap<PinId, usize> =
-        pins.iter().enumerate().map(|(i, p)| (p.id, i)).collect();
-    let mut pin_order: Vec<usize> = Vec::with_capacity(pins.len());
-    let place = |pin: PinId, pin_order: &mut Vec<usize>| {
-        let mut chain = Vec::new();
-        let mut current = Some(pin);
-        while let Some(id) = current {
-            let Some(&i) = pin_index.get(&id) else { break };
-            if pin_order.contains(&i) || chain.contains(&i) {
-                break;
-            }
-            chain.push(i);
-            current = pins[i].parent_pin_id;
-        }
-        pin_order.extend(chain.into_iter().rev());
-    };
-    for &i in &order {
-        if let Some(pin) = nodes[i].pin_id {
-            place(pin, &mut pin_order);
-        }
-    }
-    for pin in &pins {
-        place(pin.id, &mut pin_order);
-    }
-    let pin_ids: HashMap<PinId, String> = pin_order
-        .iter()
-        .enumerate()
-        .map(|(position, &i)| (pins[i].id, ordinal("p", position + 1, pins.len())))
-        .collect();
-    let node_ref = |id: Option<NodeId>| id.and_then(|id| node_ids.get(&id)).cloned();
-    let kept_ref = |value: Option<&Value>| {
-        value.and_then(Value::as_i64).and_then(|id| node_ids.get(&NodeId(id))).cloned()
-    };
-
-    let mut nodes_json = Map::new();
-    let mut edges = Vec::new();
-    let mut roots = Vec::new();
-    for (done, &i) in order.iter().enumerate() {
-        if done.is_multiple_of(store::PROGRESS_EVERY) {
-            progress(done);
-        }
-        let node = &nodes[i];
-        let id = node_ids[&node.id].clone();
-        let kept = node_kept.get(&node.id);
-        let mut value = node_json(node, &id, kept, &node_ids, &pin_ids, options);
-        if let Some(receipt) = receipts.get(&node.id) {
-            let receipt = receipt_json(&receipt.json, &node_ids, &pin_ids);
-            let extensions = value
-                .as_object_mut()
-                .map(|node| node.entry("extensions").or_insert_with(|| json!({})));
-            if let Some(Value::Object(extensions)) = extensions {
-                let ours = extensions.entry(PINLOOM).or_insert_with(|| json!({}));
-                ours["receipt"] = receipt;
-            }
-        }
-        nodes_json.insert(id.clone(), value);
-        match node.parent_id.and_then(|parent| node_ids.get(&parent)) {
-            None => roots.push(json!(id)),
-            Some(parent) => {
-                let edge_kept = kept.and_then(|kept| kept.get("edge")).and_then(Value::as_object);
-                let mut primary = json!({ "nodeId": parent });
-                if let Some(role) = edge_kept.and_then(|edge| edge.get("role")) {
-                    primary["role"] = role.clone();
-                }
-                let mut sources = vec![primary];
-                for extra in edge_kept
-                    .and_then(|edge| edge.get("extraSources"))
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
-                    if let Some(node) = kept_ref(extra.get("node")) {
-                        let mut source = json!({ "nodeId": node });
-                        if let Some(role) = extra.get("role") {
-                            source["role"] = role.clone();
-                        }
-                        sources.push(source);
-                    }
-                }
-                let mut edge = json!({
-                    "id": format!("e{}", &id[1..]),
-                    "type": "continuation",
-                    "sources": sources,
-                    "targetNodeId": id,
-                });
-                for key in ["createdAt", "extensions"] {
-                    if let Some(value) = edge_kept.and_then(|edge| edge.get(key)) {
-                        edge[key] = value.clone();
-                    }
-                }
-                edges.push(edge);
-            }
-        }
-    }
-    // Notes: a node each, on an annotation edge from the message they are about.
-    let annotations = store.tree_annotations(tree_id)?;
-    for (position, note) in annotations.iter().enumerate() {
-        let Some(about) = node_ids.get(&note.node_id) else { continue };
-        let id = ordinal("a", position + 1, annotations.len());
-        nodes_json.insert(
-            id.clone(),
-            json!({
-                "id": id,
-                "content": [{ "type": "text", "text": note.text }],
-                "author": { "role": "human" },
-                "createdAt": iso(note.created_at_ms),
-            }),
-        );
-        let mut edge = json!({
-            "id": format!("e{id}"),
-            "type": "annotation",
-            "sources": [{ "nodeId": about }],
-            "targetNodeId": id,
-        });
-        if note.included {
-            edge["extensions"] = json!({ PINLOOM: { "included": true } });
-        }
-        edges.push(edge);
-    }
-    // Edges an import could not map, written back as they came.
-    for (position, kept) in
-        tree_kept.get("edges").and_then(Value::as_array).into_iter().flatten().enumerate()
-    {
-        let Some(target) = kept_ref(kept.get("target")) else { continue };
-        let sources: Vec<Value> = kept
-            .get("sources")
-            .and_then(Value::as_array)
+impl PreparedTree {
+    fn read(
+        store: &Store,
+        tree_id: TreeId,
+        number: usize,
+        options: ExportOptions,
+        profiles: &mut BTreeSet<String>,
+    ) -> anyhow::Result<PreparedTree> {
+        let tree = store.tree(tree_id)?;
+        let nodes = store.tree_nodes(tree_id)?;
+        profiles.extend(nodes.iter().filter_map(|node| node.model.clone()));
+        let pins = store.all_pins(tree_id)?;
+        let kept = store.interchange(tree_id)?;
+        let receipts = store.receipts(&nodes.iter().map(|node| node.id).collect::<Vec<_>>())?;
+        let tree_kept: Map<String, Value> =
+            kept.tree.and_then(|text| serde_json::from_str(&text).ok()).unwrap_or_default();
+        let node_kept: HashMap<NodeId, Map<String, Value>> = kept
+            .nodes
             .into_iter()
-            .flatten()
-            .filter_map(|source| {
-                let mut written = json!({ "nodeId": kept_ref(source.get("node"))? });
-                if let Some(role) = source.get("role") {
-                    written["role"] = role.clone();
-                }
-                Some(written)
-            })
+            .filter_map(|(id, text)| Some((id, serde_json::from_str(&text).ok()?)))
             .collect();
-        let mut edge = json!({
-            "id": format!("x{}", position + 1),
-            "type": kept.get("type").cloned().unwrap_or(json!("annotation")),
-            "sources": sources,
-            "targetNodeId": target,
-        });
-        for key in ["createdAt", "extensions"] {
-            if let Some(value) = kept.get(key) {
-                edge[key] = value.clone();
-            }
-        }
-        edges.push(edge);
-    }
 
-    let threads: Vec<Value> = {
-        // `pins` come in their order among siblings, which ThreadMind lists them by and which the
-        // document keeps as each thread's `order`; the list itself is in the ids' (walk) order.
-        pin_order
+        let order = walk(&nodes);
+        let mut node_ids: HashMap<NodeId, String> = HashMap::with_capacity(nodes.len());
+        for (position, &i) in order.iter().enumerate() {
+            node_ids.insert(nodes[i].id, ordinal("n", position + 1, nodes.len()));
+        }
+        let root_ids = order
+            .iter()
+            .filter(|&&i| nodes[i].parent_id.and_then(|parent| node_ids.get(&parent)).is_none())
+            .map(|&i| node_ids[&nodes[i].id].clone())
+            .collect();
+        let pin_order = pin_order(&pins, &nodes, &order);
+        let pin_ids: HashMap<PinId, String> = pin_order
+            .iter()
+            .enumerate()
+            .map(|(position, &i)| (pins[i].id, ordinal("p", position + 1, pins.len())))
+            .collect();
+        let node_ref = |id: Option<NodeId>| id.and_then(|id| node_ids.get(&id)).cloned();
+        let kept_ref = |value: Option<&Value>| {
+            value.and_then(Value::as_i64).and_then(|id| node_ids.get(&NodeId(id))).cloned()
+        };
+
+        let threads: Vec<Value> = pin_order
             .iter()
             .map(|&listed| {
+                // `pins` come in their order among siblings, which ThreadMind lists them by and
+                // which the document keeps as each thread's `order`; the list itself is in the
+                // ids' (walk) order.
                 let pin = &pins[listed];
                 let mut thread = json!({
                     "id": pin_ids[&pin.id],
@@ -340,274 +281,654 @@ fn tree_json(
                 }
                 thread
             })
-            .collect()
-    };
-    let mut summaries: Vec<Value> = Vec::new();
-    for (summary, log) in store.tree_summaries(tree_id)? {
-        profiles.insert(summary.key.summarizer.clone());
-        let mut value = json!({
-            "text": summary.text,
-            "inputChars": summary.input_chars,
-            "inputTokens": summary.input_tokens,
-            "updatedAt": iso(summary.updated_at_ms),
-            "log": log.iter().map(|write| json!({
-                "text": write.text,
-                "inputChars": write.input_chars,
-                "inputTokens": write.input_tokens,
-                "writtenAt": iso(write.written_at_ms),
-            })).collect::<Vec<_>>(),
-        });
-        if let Some(thread) = summary.key.pin_id.and_then(|p| pin_ids.get(&p)) {
-            value["thread"] = json!(thread);
-        }
-        if let Some(end) = node_ref(summary.key.path_end) {
-            value["upTo"] = json!(end);
-        }
-        if let Some(budget) = summary.key.budget {
-            value["budget"] = json!(budget);
-        }
-        if !summary.key.summarizer.is_empty() {
-            value["summarizer"] = json!(summary.key.summarizer);
-        }
-        summaries.push(value);
-    }
-    // Stable whatever order the summaries were written in.
-    summaries.sort_by_key(|value| value.to_string());
-    let attachments: Vec<Value> = store
-        .attachments(tree_id)?
-        .into_iter()
-        .map(|attachment| {
+            .collect();
+        let mut summaries: Vec<Value> = Vec::new();
+        for (summary, log) in store.tree_summaries(tree_id)? {
+            profiles.insert(summary.key.summarizer.clone());
             let mut value = json!({
-                "role": match attachment.role {
-                    AttachmentRole::Context => "context",
-                    AttachmentRole::Instruction => "instruction",
-                    AttachmentRole::File => "file",
-                    AttachmentRole::Folder => "folder",
-                },
-                "name": attachment.name,
-                "content": attachment.content,
-                "createdAt": iso(attachment.created_at_ms),
+                "text": summary.text,
+                "inputChars": summary.input_chars,
+                "inputTokens": summary.input_tokens,
+                "updatedAt": iso(summary.updated_at_ms),
+                "log": log.iter().map(|write| json!({
+                    "text": write.text,
+                    "inputChars": write.input_chars,
+                    "inputTokens": write.input_tokens,
+                    "writtenAt": iso(write.written_at_ms),
+                })).collect::<Vec<_>>(),
             });
-            match attachment.scope {
-                AttachmentScope::Tree => value["scope"] = json!("tree"),
-                AttachmentScope::Thread(pin) => {
-                    value["scope"] = json!("thread");
-                    if let Some(thread) = pin.and_then(|p| pin_ids.get(&p)) {
-                        value["thread"] = json!(thread);
+            if let Some(thread) = summary.key.pin_id.and_then(|p| pin_ids.get(&p)) {
+                value["thread"] = json!(thread);
+            }
+            if let Some(end) = node_ref(summary.key.path_end) {
+                value["upTo"] = json!(end);
+            }
+            if let Some(budget) = summary.key.budget {
+                value["budget"] = json!(budget);
+            }
+            if !summary.key.summarizer.is_empty() {
+                value["summarizer"] = json!(summary.key.summarizer);
+            }
+            summaries.push(value);
+        }
+        // Stable whatever order the summaries were written in.
+        summaries.sort_by_key(|value| value.to_string());
+        let attachments: Vec<Value> = store
+            .attachments(tree_id)?
+            .into_iter()
+            .map(|attachment| {
+                let mut value = json!({
+                    "role": match attachment.role {
+                        AttachmentRole::Context => "context",
+                        AttachmentRole::Instruction => "instruction",
+                        AttachmentRole::File => "file",
+                        AttachmentRole::Folder => "folder",
+                    },
+                    "name": attachment.name,
+                    "content": attachment.content,
+                    "createdAt": iso(attachment.created_at_ms),
+                });
+                match attachment.scope {
+                    AttachmentScope::Tree => value["scope"] = json!("tree"),
+                    AttachmentScope::Thread(pin) => {
+                        value["scope"] = json!("thread");
+                        if let Some(thread) = pin.and_then(|p| pin_ids.get(&p)) {
+                            value["thread"] = json!(thread);
+                        }
+                    }
+                    AttachmentScope::Node(node) => {
+                        value["scope"] = json!("node");
+                        value["node"] = json!(node_ref(Some(node)));
                     }
                 }
-                AttachmentScope::Node(node) => {
-                    value["scope"] = json!("node");
-                    value["node"] = json!(node_ref(Some(node)));
-                }
+                value
+            })
+            .collect();
+
+        let mut pinloom = json!({ "slug": tree.slug });
+        if tree.sharing == store::Sharing::Team {
+            pinloom["sharing"] = json!("team");
+        }
+        if tree.buffer_includes_system {
+            pinloom["bufferIncludesSystem"] = json!(true);
+        }
+        let mut settings = parsed(&tree.settings_json);
+        profiles.extend(settings.get("summarizer").and_then(Value::as_str).map(str::to_owned));
+        // Messages added to the search slice are named by their ids in this document.
+        if let Some(Value::Array(hits)) = settings.get_mut("searchHits") {
+            *hits = hits.iter().filter_map(|hit| kept_ref(Some(hit)).map(Value::String)).collect();
+        }
+        if settings.as_object().is_some_and(|settings| !settings.is_empty()) {
+            pinloom["settings"] = settings;
+        }
+        for (key, list) in
+            [("threads", threads), ("summaries", summaries), ("attachments", attachments)]
+        {
+            if !list.is_empty() {
+                pinloom[key] = Value::Array(list);
             }
-            value
+        }
+        let mut extensions =
+            tree_kept.get("extensions").and_then(Value::as_object).cloned().unwrap_or_default();
+        extensions.insert(PINLOOM.into(), pinloom);
+
+        let current = match tree_kept.get("currentNode") {
+            Some(kept) => kept_ref(Some(kept)),
+            None => node_ref(store.newest_node(tree_id)?),
+        };
+        // A document's own data is kept with the first tree it brought; the others name that tree.
+        let document_kept = match (tree_kept.get("document"), tree_kept.get("documentIn")) {
+            (Some(kept), _) => Some(kept.clone()),
+            (None, Some(Value::String(id))) => store
+                .kept_document(id)?
+                .and_then(|kept| serde_json::from_str::<Value>(&kept).ok())
+                .and_then(|mut first| first.get_mut("document").map(Value::take)),
+            _ => None,
+        };
+        let annotations = store.tree_annotations(tree_id)?;
+        Ok(PreparedTree {
+            id: format!("t{number}"),
+            tree,
+            nodes,
+            order,
+            node_ids,
+            pin_ids,
+            node_kept,
+            receipts,
+            annotations,
+            extensions,
+            tree_kept: filter_system_prompts(tree_kept, options),
+            root_ids,
+            current,
+            document_kept,
         })
-        .collect();
+    }
 
-    let mut pinloom = json!({ "slug": tree.slug });
-    if tree.sharing == store::Sharing::Team {
-        pinloom["sharing"] = json!("team");
+    /// A node id stored by an import (a row id), as this document names it.
+    fn kept_ref(&self, value: Option<&Value>) -> Option<&str> {
+        value
+            .and_then(Value::as_i64)
+            .and_then(|id| self.node_ids.get(&NodeId(id)))
+            .map(String::as_str)
     }
-    if tree.buffer_includes_system {
-        pinloom["bufferIncludesSystem"] = json!(true);
-    }
-    let mut settings = parsed(&tree.settings_json);
-    profiles.extend(settings.get("summarizer").and_then(Value::as_str).map(str::to_owned));
-    // Messages added to the search slice are named by their ids in this document.
-    if let Some(Value::Array(hits)) = settings.get_mut("searchHits") {
-        *hits = hits.iter().filter_map(|hit| kept_ref(Some(hit)).map(Value::String)).collect();
-    }
-    if settings.as_object().is_some_and(|settings| !settings.is_empty()) {
-        pinloom["settings"] = settings;
-    }
-    for (key, list) in
-        [("threads", threads), ("summaries", summaries), ("attachments", attachments)]
-    {
-        if !list.is_empty() {
-            pinloom[key] = Value::Array(list);
-        }
-    }
-    let mut extensions =
-        tree_kept.get("extensions").and_then(Value::as_object).cloned().unwrap_or_default();
-    extensions.insert(PINLOOM.into(), pinloom);
-
-    let mode = match tree.mode {
-        TreeMode::Dialogue => "dialogue",
-        TreeMode::Buffer => "buffer",
-    };
-    let mut value = json!({
-        "id": format!("t{number}"),
-        "title": tree.title,
-        "mode": tree_kept.get("mode").cloned().unwrap_or(json!(mode)),
-        "rootNodeIds": roots,
-        "createdAt": iso(tree.created_at_ms),
-        "updatedAt": iso(tree.updated_at_ms),
-        "nodes": nodes_json,
-        "edges": edges,
-        "extensions": extensions,
-    });
-    if options.system_prompts && !tree.system_context.is_empty() {
-        value["systemContext"] = json!(tree.system_context);
-    }
-    let current = match tree_kept.get("currentNode") {
-        Some(kept) => kept_ref(Some(kept)),
-        None => node_ref(store.newest_node(tree_id)?),
-    };
-    if let Some(current) = current {
-        value["currentNodeId"] = json!(current);
-    }
-    for key in ["description", "tags"] {
-        if let Some(kept) = tree_kept.get(key) {
-            value[key] = kept.clone();
-        }
-    }
-    if let Some(Value::Object(agents)) = tree_kept.get("agents") {
-        let mut agents = agents.clone();
-        if !options.system_prompts {
-            for agent in agents.values_mut() {
-                if let Some(Value::Object(configuration)) = agent.get_mut("configuration") {
-                    configuration.remove("systemPrompt");
-                }
-            }
-        }
-        value["agents"] = Value::Object(agents);
-    }
-    progress(nodes.len());
-    // A document's own data is kept with the first tree it brought; the others name that tree.
-    let document = match (tree_kept.get("document"), tree_kept.get("documentIn")) {
-        (Some(kept), _) => Some(kept.clone()),
-        (None, Some(Value::String(id))) => store
-            .kept_document(id)?
-            .and_then(|kept| serde_json::from_str::<Value>(&kept).ok())
-            .and_then(|mut first| first.get_mut("document").map(Value::take)),
-        _ => None,
-    };
-    Ok((value, document, nodes.len()))
 }
 
-fn node_json(
-    node: &store::Node,
-    id: &str,
-    kept: Option<&Map<String, Value>>,
-    node_ids: &HashMap<NodeId, String>,
-    pin_ids: &HashMap<PinId, String>,
+/// Without `system_prompts`, the agents an import kept lose their system prompts.
+fn filter_system_prompts(
+    mut tree_kept: Map<String, Value>,
     options: ExportOptions,
-) -> Value {
+) -> Map<String, Value> {
+    if !options.system_prompts
+        && let Some(Value::Object(agents)) = tree_kept.get_mut("agents")
+    {
+        for agent in agents.values_mut() {
+            if let Some(Value::Object(configuration)) = agent.get_mut("configuration") {
+                configuration.remove("systemPrompt");
+            }
+        }
+    }
+    tree_kept
+}
+
+/// Pins in the order the walk meets their threads (outer pins first), then the rest by id: as
+/// indexes into `pins`.
+fn pin_order(pins: &[store::Pin], nodes: &[store::Node], order: &[usize]) -> Vec<usize> {
+    let pin_index: HashMap<PinId, usize> =
+        pins.iter().enumerate().map(|(i, p)| (p.id, i)).collect();
+    let mut placed = vec![false; pins.len()];
+    let mut pin_order: Vec<usize> = Vec::with_capacity(pins.len());
+    let mut place = |pin: PinId, pin_order: &mut Vec<usize>| {
+        let mut chain = Vec::new();
+        let mut current = Some(pin);
+        while let Some(id) = current {
+            let Some(&i) = pin_index.get(&id) else { break };
+            if placed[i] || chain.contains(&i) {
+                break;
+            }
+            chain.push(i);
+            current = pins[i].parent_pin_id;
+        }
+        for &i in &chain {
+            placed[i] = true;
+        }
+        pin_order.extend(chain.into_iter().rev());
+    };
+    for &i in order {
+        if let Some(pin) = nodes[i].pin_id {
+            place(pin, &mut pin_order);
+        }
+    }
+    for pin in pins {
+        place(pin.id, &mut pin_order);
+    }
+    pin_order
+}
+
+/// A tree as the document writes it; keys in sorted order, as JSON objects always were.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct TreeOut<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    agents: Option<&'a Value>,
+    created_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    current_node_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    description: Option<&'a Value>,
+    edges: EdgesOut<'a>,
+    extensions: &'a Map<String, Value>,
+    id: &'a str,
+    mode: Cow<'a, Value>,
+    nodes: NodesOut<'a>,
+    root_node_ids: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system_context: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tags: Option<&'a Value>,
+    title: &'a str,
+    updated_at: String,
+}
+
+impl<'a> TreeOut<'a> {
+    fn new(
+        prepared: &'a PreparedTree,
+        options: ExportOptions,
+        progress: &'a RefCell<Progress<'a>>,
+    ) -> TreeOut<'a> {
+        let tree = &prepared.tree;
+        let kept = |key: &str| prepared.tree_kept.get(key);
+        TreeOut {
+            agents: kept("agents").filter(|agents| agents.is_object()),
+            created_at: iso(tree.created_at_ms),
+            current_node_id: prepared.current.as_deref(),
+            description: kept("description"),
+            edges: EdgesOut { prepared },
+            extensions: &prepared.extensions,
+            id: &prepared.id,
+            mode: kept("mode").map_or_else(
+                || {
+                    Cow::Owned(json!(match tree.mode {
+                        TreeMode::Dialogue => "dialogue",
+                        TreeMode::Buffer => "buffer",
+                    }))
+                },
+                Cow::Borrowed,
+            ),
+            nodes: NodesOut { prepared, options, progress },
+            root_node_ids: &prepared.root_ids,
+            system_context: (options.system_prompts && !tree.system_context.is_empty())
+                .then_some(tree.system_context.as_str()),
+            tags: kept("tags"),
+            title: &tree.title,
+            updated_at: iso(tree.updated_at_ms),
+        }
+    }
+}
+
+/// A tree's nodes by id: its notes (`a…`), then its messages (`n…`) in the walk's order, which
+/// is their ids' order.
+struct NodesOut<'a> {
+    prepared: &'a PreparedTree,
+    options: ExportOptions,
+    progress: &'a RefCell<Progress<'a>>,
+}
+
+impl Serialize for NodesOut<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let prepared = self.prepared;
+        let mut map = serializer.serialize_map(None)?;
+        for (position, note) in prepared.annotations.iter().enumerate() {
+            if !prepared.node_ids.contains_key(&note.node_id) {
+                continue;
+            }
+            let id = ordinal("a", position + 1, prepared.annotations.len());
+            let node = NodeOut {
+                author: AuthorOut::Written { name: None, role: "human" },
+                content: ContentOut::Text([TextBlock {
+                    text: Cow::Borrowed(&note.text),
+                    kind: "text",
+                }]),
+                created_at: Some(iso(note.created_at_ms)),
+                edited_from: None,
+                extensions: None,
+                generation: None,
+                id: &id,
+                meta: None,
+            };
+            map.serialize_entry(&id, &node)?;
+        }
+        for (done, &i) in prepared.order.iter().enumerate() {
+            if done.is_multiple_of(store::PROGRESS_EVERY) {
+                let mut progress = self.progress.borrow_mut();
+                let so_far = progress.before + done;
+                (progress.report)(so_far);
+            }
+            let node = &prepared.nodes[i];
+            let id = &prepared.node_ids[&node.id];
+            map.serialize_entry(id, &node_out(prepared, node, id, self.options))?;
+        }
+        map.end()
+    }
+}
+
+/// A message or note as the document writes it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct NodeOut<'a> {
+    author: AuthorOut<'a>,
+    content: ContentOut<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    created_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    edited_from: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    extensions: Option<ExtensionsOut<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    generation: Option<GenerationOut<'a>>,
+    id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    meta: Option<Map<String, Value>>,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum AuthorOut<'a> {
+    /// As an import kept it.
+    Kept(&'a Value),
+    Written {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        name: Option<&'a str>,
+        role: &'static str,
+    },
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum ContentOut<'a> {
+    /// As an import kept it.
+    Kept(&'a Value),
+    /// One text block: a message of plain text.
+    Text([TextBlock<'a>; 1]),
+    /// A block per part, tool calls and results as text.
+    Parts(Vec<TextBlock<'a>>),
+}
+
+#[derive(Serialize)]
+struct TextBlock<'a> {
+    text: Cow<'a, str>,
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum GenerationOut<'a> {
+    /// As an import kept it (without its raw response unless asked for).
+    Kept(Cow<'a, Value>),
+    Written {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        model: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        parameters: Option<Value>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        usage: Option<UsageOut>,
+    },
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct UsageOut {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    completion_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    total_tokens: Option<u64>,
+}
+
+/// A message's `extensions`: what an import kept, and Pinloom's own under `pinloom`, in key order.
+struct ExtensionsOut<'a> {
+    kept: Option<&'a Map<String, Value>>,
+    pinloom: Option<PinloomNodeOut<'a>>,
+}
+
+impl Serialize for ExtensionsOut<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        let mut ours = self.pinloom.as_ref();
+        for (key, value) in self.kept.into_iter().flatten() {
+            if let Some(pinloom) = ours.filter(|_| key.as_str() >= PINLOOM) {
+                map.serialize_entry(PINLOOM, pinloom)?;
+                ours = None;
+                if key == PINLOOM {
+                    continue;
+                }
+            }
+            map.serialize_entry(key, value)?;
+        }
+        if let Some(pinloom) = ours {
+            map.serialize_entry(PINLOOM, pinloom)?;
+        }
+        map.end()
+    }
+}
+
+/// Pinloom's own fields of a message.
+#[derive(Serialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct PinloomNodeOut<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    author: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    generation_settings: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    incomplete: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kept: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    model: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parts: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pruned_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    receipt: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thread: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    usage: Option<Value>,
+}
+
+impl PinloomNodeOut<'_> {
+    fn is_empty(&self) -> bool {
+        self.author.is_none()
+            && self.generation_settings.is_none()
+            && self.incomplete.is_none()
+            && self.kept.is_none()
+            && self.model.is_none()
+            && self.parts.is_none()
+            && self.pruned_at.is_none()
+            && self.receipt.is_none()
+            && self.thread.is_none()
+            && self.usage.is_none()
+    }
+}
+
+fn node_out<'a>(
+    prepared: &'a PreparedTree,
+    node: &'a store::Node,
+    id: &'a str,
+    options: ExportOptions,
+) -> NodeOut<'a> {
+    let kept = prepared.node_kept.get(&node.id);
     let kept_value = |key: &str| kept.and_then(|kept| kept.get(key));
     let plain = matches!(node.parts.as_slice(), [Part::Text { .. }]);
-    let content = kept_value("content").cloned().unwrap_or_else(|| {
-        if plain {
-            json!([{ "type": "text", "text": node.text }])
-        } else {
-            Value::Array(
-                node.parts
-                    .iter()
-                    .map(|part| json!({ "type": "text", "text": part_text(part) }))
-                    .collect(),
-            )
+    let content = match kept_value("content") {
+        Some(kept) => ContentOut::Kept(kept),
+        None if plain => {
+            ContentOut::Text([TextBlock { text: Cow::Borrowed(&node.text), kind: "text" }])
         }
-    });
-    let author = kept_value("author")
-        .cloned()
-        .unwrap_or_else(|| author_json(node.author, node.model.as_deref()));
-    let mut value = json!({ "id": id, "content": content, "author": author });
-    if kept_value("omitCreatedAt").is_none() {
-        value["createdAt"] = json!(iso(node.created_at_ms));
-    }
-    if let Some(original) = node.edited_from.and_then(|original| node_ids.get(&original)) {
-        value["editedFrom"] = json!(original);
-    }
-    let mut meta = kept_value("meta").and_then(Value::as_object).cloned().unwrap_or_default();
+        None => ContentOut::Parts(
+            node.parts
+                .iter()
+                .map(|part| TextBlock { text: Cow::Owned(part_text(part)), kind: "text" })
+                .collect(),
+        ),
+    };
+    let author = match kept_value("author") {
+        Some(kept) => AuthorOut::Kept(kept),
+        None => author_out(node.author, node.model.as_deref()),
+    };
+    let mut meta = kept_value("meta").and_then(Value::as_object).cloned();
     for (key, set) in [
         ("bookmarked", node.bookmarked),
         ("excluded", node.excluded),
         ("pruned", node.pruned_at_ms.is_some()),
     ] {
         if set {
-            meta.insert(key.into(), json!(true));
+            meta.get_or_insert_default().insert(key.into(), json!(true));
         }
-    }
-    if !meta.is_empty() {
-        value["meta"] = Value::Object(meta);
     }
     let usage: Option<Value> = node.usage_json.as_deref().map(parsed);
     let generation = match kept_value("generation") {
-        Some(kept) => Some(kept.clone()),
-        None if node.model.is_some() || usage.is_some() => {
-            let mut generation = Map::new();
-            if let Some(model) = &node.model {
-                generation.insert("model".into(), json!(model));
-            }
-            if let Some(parameters) = node.generation_json.as_deref().map(parsed) {
-                generation.insert("parameters".into(), parameters);
-            }
-            if let Some(usage) = &usage {
-                let input = usage.get("input_tokens").and_then(Value::as_u64);
-                let output = usage.get("output_tokens").and_then(Value::as_u64);
-                let mut counts = Map::new();
-                if let Some(input) = input {
-                    counts.insert("promptTokens".into(), json!(input));
+        Some(kept) => {
+            let without_raw = !options.raw_responses
+                && kept.as_object().is_some_and(|kept| kept.contains_key("rawResponse"));
+            Some(GenerationOut::Kept(if without_raw {
+                let mut kept = kept.clone();
+                if let Value::Object(generation) = &mut kept {
+                    generation.remove("rawResponse");
                 }
-                if let Some(output) = output {
-                    counts.insert("completionTokens".into(), json!(output));
-                }
-                if let (Some(input), Some(output)) = (input, output) {
-                    counts.insert("totalTokens".into(), json!(input + output));
-                }
-                if !counts.is_empty() {
-                    generation.insert("usage".into(), Value::Object(counts));
-                }
-            }
-            Some(Value::Object(generation))
+                Cow::Owned(kept)
+            } else {
+                Cow::Borrowed(kept)
+            }))
         }
+        None if node.model.is_some() || usage.is_some() => Some(GenerationOut::Written {
+            model: node.model.as_deref(),
+            parameters: node.generation_json.as_deref().map(parsed),
+            usage: usage.as_ref().and_then(|usage| {
+                let prompt_tokens = usage.get("input_tokens").and_then(Value::as_u64);
+                let completion_tokens = usage.get("output_tokens").and_then(Value::as_u64);
+                let total_tokens = prompt_tokens.zip(completion_tokens).map(|(i, o)| i + o);
+                (prompt_tokens.is_some() || completion_tokens.is_some()).then_some(UsageOut {
+                    completion_tokens,
+                    prompt_tokens,
+                    total_tokens,
+                })
+            }),
+        }),
         None => None,
     };
-    if let Some(mut generation) = generation {
-        if !options.raw_responses
-            && let Value::Object(generation) = &mut generation
-        {
-            generation.remove("rawResponse");
+    let pinloom = PinloomNodeOut {
+        author: (node.author == Author::Tool).then_some("tool"),
+        generation_settings: node.generation_json.as_deref().map(parsed),
+        incomplete: node.incomplete.then_some(true),
+        kept: node.kept.then_some(true),
+        model: node.model.as_deref(),
+        parts: (!plain).then(|| serde_json::to_value(&node.parts).unwrap_or(Value::Null)),
+        pruned_at: node.pruned_at_ms.map(iso),
+        receipt: prepared
+            .receipts
+            .get(&node.id)
+            .map(|receipt| receipt_json(&receipt.json, &prepared.node_ids, &prepared.pin_ids)),
+        thread: node.pin_id.and_then(|pin| prepared.pin_ids.get(&pin)).map(String::as_str),
+        usage,
+    };
+    let kept_extensions =
+        kept_value("extensions").and_then(Value::as_object).filter(|kept| !kept.is_empty());
+    let pinloom = (!pinloom.is_empty()).then_some(pinloom);
+    let extensions = (kept_extensions.is_some() || pinloom.is_some())
+        .then_some(ExtensionsOut { kept: kept_extensions, pinloom });
+    NodeOut {
+        author,
+        content,
+        created_at: kept_value("omitCreatedAt").is_none().then(|| iso(node.created_at_ms)),
+        edited_from: node
+            .edited_from
+            .and_then(|original| prepared.node_ids.get(&original))
+            .map(String::as_str),
+        extensions,
+        generation,
+        id,
+        meta,
+    }
+}
+
+/// A tree's edges: each message's continuation from its parent in the walk's order, each note's
+/// annotation edge, then the edges an import could not map, written back as they came.
+struct EdgesOut<'a> {
+    prepared: &'a PreparedTree,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct EdgeOut<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    created_at: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    extensions: Option<Cow<'a, Value>>,
+    id: String,
+    sources: Vec<SourceOut<'a>>,
+    target_node_id: &'a str,
+    #[serde(rename = "type")]
+    kind: Cow<'a, Value>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SourceOut<'a> {
+    node_id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    role: Option<&'a Value>,
+}
+
+impl Serialize for EdgesOut<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let prepared = self.prepared;
+        let continuation = Value::String("continuation".into());
+        let annotation = Value::String("annotation".into());
+        let mut list = serializer.serialize_seq(None)?;
+        for &i in &prepared.order {
+            let node = &prepared.nodes[i];
+            let Some(parent) = node.parent_id.and_then(|parent| prepared.node_ids.get(&parent))
+            else {
+                continue;
+            };
+            let id = &prepared.node_ids[&node.id];
+            let edge_kept = prepared
+                .node_kept
+                .get(&node.id)
+                .and_then(|kept| kept.get("edge"))
+                .and_then(Value::as_object);
+            let mut sources = vec![SourceOut {
+                node_id: parent,
+                role: edge_kept.and_then(|edge| edge.get("role")),
+            }];
+            for extra in edge_kept
+                .and_then(|edge| edge.get("extraSources"))
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                if let Some(node_id) = prepared.kept_ref(extra.get("node")) {
+                    sources.push(SourceOut { node_id, role: extra.get("role") });
+                }
+            }
+            list.serialize_element(&EdgeOut {
+                created_at: edge_kept.and_then(|edge| edge.get("createdAt")),
+                extensions: edge_kept.and_then(|edge| edge.get("extensions")).map(Cow::Borrowed),
+                id: format!("e{}", &id[1..]),
+                sources,
+                target_node_id: id,
+                kind: Cow::Borrowed(&continuation),
+            })?;
         }
-        value["generation"] = generation;
+        let included = json!({ PINLOOM: { "included": true } });
+        for (position, note) in prepared.annotations.iter().enumerate() {
+            let Some(about) = prepared.node_ids.get(&note.node_id) else { continue };
+            let id = ordinal("a", position + 1, prepared.annotations.len());
+            list.serialize_element(&EdgeOut {
+                created_at: None,
+                extensions: note.included.then_some(Cow::Borrowed(&included)),
+                id: format!("e{id}"),
+                sources: vec![SourceOut { node_id: about, role: None }],
+                target_node_id: &id,
+                kind: Cow::Borrowed(&annotation),
+            })?;
+        }
+        for (position, kept) in prepared
+            .tree_kept
+            .get("edges")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            let Some(target) = prepared.kept_ref(kept.get("target")) else { continue };
+            let sources: Vec<SourceOut<'_>> = kept
+                .get("sources")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|source| {
+                    Some(SourceOut {
+                        node_id: prepared.kept_ref(source.get("node"))?,
+                        role: source.get("role"),
+                    })
+                })
+                .collect();
+            list.serialize_element(&EdgeOut {
+                created_at: kept.get("createdAt"),
+                extensions: kept.get("extensions").map(Cow::Borrowed),
+                id: format!("x{}", position + 1),
+                sources,
+                target_node_id: target,
+                kind: kept.get("type").map_or(Cow::Borrowed(&annotation), Cow::Borrowed),
+            })?;
+        }
+        list.end()
     }
-    let mut pinloom = Map::new();
-    if let Some(thread) = node.pin_id.and_then(|pin| pin_ids.get(&pin)) {
-        pinloom.insert("thread".into(), json!(thread));
-    }
-    if node.kept {
-        pinloom.insert("kept".into(), json!(true));
-    }
-    if node.incomplete {
-        pinloom.insert("incomplete".into(), json!(true));
-    }
-    if let Some(at) = node.pruned_at_ms {
-        pinloom.insert("prunedAt".into(), json!(iso(at)));
-    }
-    if node.author == Author::Tool {
-        pinloom.insert("author".into(), json!("tool"));
-    }
-    if !plain {
-        pinloom.insert("parts".into(), serde_json::to_value(&node.parts).unwrap_or(Value::Null));
-    }
-    if let Some(model) = &node.model {
-        pinloom.insert("model".into(), json!(model));
-    }
-    if let Some(usage) = usage {
-        pinloom.insert("usage".into(), usage);
-    }
-    if let Some(settings) = node.generation_json.as_deref() {
-        pinloom.insert("generationSettings".into(), parsed(settings));
-    }
-    let mut extensions =
-        kept_value("extensions").and_then(Value::as_object).cloned().unwrap_or_default();
-    if !pinloom.is_empty() {
-        extensions.insert(PINLOOM.into(), Value::Object(pinloom));
-    }
-    if !extensions.is_empty() {
-        value["extensions"] = Value::Object(extensions);
-    }
-    value
 }
 
 /// A reply's receipt for the document: the messages and threads it names by their document
@@ -644,13 +965,17 @@ fn receipt_json(
 
 /// The Open Loom author of a message Pinloom wrote: a tool's result is the system's, named
 /// `tool`; a model's reply names the profile that wrote it.
-pub(super) fn author_json(author: Author, model: Option<&str>) -> Value {
-    match (author, model) {
-        (Author::Human, _) => json!({ "role": "human" }),
-        (Author::Model, Some(model)) => json!({ "role": "model", "name": model }),
-        (Author::Model, None) => json!({ "role": "model" }),
-        (Author::Tool, _) => json!({ "role": "system", "name": "tool" }),
+fn author_out(author: Author, model: Option<&str>) -> AuthorOut<'_> {
+    match author {
+        Author::Human => AuthorOut::Written { name: None, role: "human" },
+        Author::Model => AuthorOut::Written { name: model, role: "model" },
+        Author::Tool => AuthorOut::Written { name: Some("tool"), role: "system" },
     }
+}
+
+/// [`author_out`] as a value, for the readers that build one.
+pub(super) fn author_json(author: Author, model: Option<&str>) -> Value {
+    serde_json::to_value(author_out(author, model)).unwrap_or(Value::Null)
 }
 
 /// A part as text, for readers that know only text blocks.

@@ -201,7 +201,26 @@ pub(super) fn plan(document: &Value, title_hint: &str, now_ms: i64) -> anyhow::R
         plan.settings.push(read.settings);
         plan.receipts.push(read.receipts);
     }
+    count_in_parallel(&mut plan.trees);
     Ok(plan)
+}
+
+/// Counts every message of the trees as a written message is counted, on as many threads as the
+/// machine has: counting is the largest part of reading a document.
+fn count_in_parallel(trees: &mut [TreeImport]) {
+    let mut nodes: Vec<&mut NodeImport> =
+        trees.iter_mut().flat_map(|tree| tree.nodes.iter_mut()).collect();
+    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let share = nodes.len().div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        for chunk in nodes.chunks_mut(share) {
+            scope.spawn(move || {
+                for node in chunk {
+                    node.token_counts = token_counts(&node.parts);
+                }
+            });
+        }
+    });
 }
 
 fn names<'a>(keys: impl Iterator<Item = &'a String>) -> String {
@@ -948,7 +967,8 @@ fn node_plan(
         pin: thread_ref(ours("thread")),
         edited_from,
         author,
-        token_counts: token_counts(&parts),
+        // Counted for all messages at once when the document is read (`count_in_parallel`).
+        token_counts: Vec::new(),
         parts,
         model,
         generation_json: ours("generationSettings").map(Value::to_string),

@@ -18,7 +18,7 @@ use serde_json::Value;
 use crate::ApiError;
 use crate::json::TransferProgress;
 use crate::pinloom::Pinloom;
-use crate::runtime::now_ms;
+use crate::runtime::{blocking, now_ms};
 
 /// The extension namespace Pinloom writes its own data under.
 pub(crate) const PINLOOM: &str = "pinloom";
@@ -118,7 +118,8 @@ impl Pinloom {
         title_hint: String,
         mut progress: impl FnMut(TransferProgress) + Send + 'static,
     ) -> anyhow::Result<ImportReport> {
-        let read = read_document(&text, &title_hint, now_ms())?;
+        // Reading a large document takes a while of CPU: off the async executor too.
+        let read = blocking(move || read_document(&text, &title_hint, now_ms())).await?;
         self.write("nothing was imported", move |store| write_document(store, read, &mut progress))
             .await
     }
@@ -237,9 +238,21 @@ pub(crate) fn open_loom_text(
     options: ExportOptions,
     progress: &mut dyn FnMut(usize),
 ) -> anyhow::Result<String> {
+    let mut text = Vec::new();
+    write_open_loom(store, trees, options, progress, &mut text)?;
+    Ok(String::from_utf8(text)?)
+}
+
+/// Writes the Open Loom document of `trees` to `out` as it is made.
+pub(crate) fn write_open_loom(
+    store: &pinloom_store::Store,
+    trees: &[i64],
+    options: ExportOptions,
+    progress: &mut dyn FnMut(usize),
+    out: &mut dyn std::io::Write,
+) -> anyhow::Result<()> {
     let trees: Vec<TreeId> = trees.iter().copied().map(TreeId).collect();
-    let document = export::document(store, &trees, options, now_ms(), progress)?;
-    Ok(format!("{}\n", serde_json::to_string_pretty(&document)?))
+    export::write_document(store, &trees, options, now_ms(), progress, out)
 }
 
 /// Why a JSON file is not one Pinloom reads, naming the format it looks like.

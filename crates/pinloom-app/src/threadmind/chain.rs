@@ -117,11 +117,9 @@ pub(crate) fn thread_path(
         None => store.newest_in_thread(tree.id, thread)?,
     };
     let Some(end) = end else { return Ok(Vec::new()) };
-    Ok(store
-        .ancestor_path(end)?
-        .into_iter()
-        .filter(|node| node.pin_id == thread && node.pruned_at_ms.is_none())
-        .collect())
+    let tail = store.thread_tail(end)?;
+    // `end` given by a caller may lie in another thread; then this thread has nothing up to it.
+    Ok(tail.into_iter().filter(|node| node.pin_id == thread).collect())
 }
 
 fn thread_messages_transcript(

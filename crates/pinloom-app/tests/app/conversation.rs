@@ -368,12 +368,15 @@ async fn ollama_models_are_offered_as_profiles_that_save_and_send() {
         Answer::ndjson(reply.as_bytes(), 0),
     ])
     .await;
-    let (pinloom, _dir) = pinloom_with(&server).await;
+    let (pinloom, dir) = pinloom_with(&server).await;
     let found = pinloom.discover_ollama_models(Some(server.base.clone())).await.unwrap();
     let names: Vec<&str> = found.iter().map(|profile| profile.name.as_str()).collect();
     assert_eq!(names, ["deepseek-r1:latest (Ollama)", "llama3.2:latest (Ollama)"]);
     let llama = found[1].clone();
-    assert_eq!((llama.context_window, llama.tokenizer.as_str()), (8_192, "other"));
+    // Llama 3 is counted exactly by its own vocabulary, found by its name; the first model by
+    // the `llama-bpe` pre-tokenizer its show answer names, whatever it is called.
+    assert_eq!((llama.context_window, llama.tokenizer.as_str()), (8_192, "llama3"));
+    assert_eq!(found[0].tokenizer, "llama3");
     assert!(
         pinloom.model_profiles().await.unwrap().iter().all(|p| p.provider != "ollama"),
         "nothing saved"
@@ -390,6 +393,11 @@ async fn ollama_models_are_offered_as_profiles_that_save_and_send() {
     let request = &server.seen()[3];
     assert_eq!(request.path, "/api/chat");
     assert_eq!(request.json()["options"]["num_ctx"], 8_192);
+    // The plan counted with Llama 3's vocabulary, and the count it made is kept for next time.
+    assert_eq!(exchange.plan.tokenizer, "Llama 3");
+    let prompt = exchange.prompt.unwrap().message.id;
+    let expected = pinloom_engine::tokens::Tokenizer::Llama3.count("Hello?");
+    assert_eq!(stored_count(dir.path(), prompt, "llama3"), Some(expected as i64));
 }
 
 #[tokio::test]

@@ -1,7 +1,9 @@
 //! The store's invariants under random sequences of operations. Case count: PROPTEST_CASES
 //! (default 64, which keeps the test command quick; raise it for a deeper search).
 
-use pinloom_store::{Author, NewNode, NodeId, PinId, Store, StoreError, TreeId, TreeMode};
+use pinloom_store::{
+    Author, NewNode, NodeId, PathStep, PinId, Store, StoreError, TreeId, TreeMode,
+};
 use proptest::prelude::*;
 
 #[derive(Debug, Clone)]
@@ -144,9 +146,25 @@ fn check_invariants(world: &World) -> Result<(), TestCaseError> {
                     id
                 );
                 prop_assert!(path.windows(2).all(|pair| pair[1].parent_id == Some(pair[0].id)));
+                // The plan's read of the path is the same path, step for step.
+                let planned = store.plan_path(id, None).map_err(fail)?;
+                let whole: Vec<PathStep> = path.iter().cloned().map(PathStep::from).collect();
+                prop_assert_eq!(&planned, &whole);
+                // The thread's tail is the end of the path that is in the node's thread.
+                let tail = store.thread_tail(id).map_err(fail)?;
+                let in_thread = path
+                    .iter()
+                    .rev()
+                    .take_while(|node| node.pin_id == path[path.len() - 1].pin_id)
+                    .count();
+                prop_assert_eq!(&tail[..], &path[path.len() - in_thread..]);
             }
             Err(StoreError::Deleted { .. }) => {
-                prop_assert!(in_deleted_branch, "{id:?} is live but refused")
+                prop_assert!(in_deleted_branch, "{id:?} is live but refused");
+                let planned = store.plan_path(id, None);
+                prop_assert!(matches!(planned, Err(StoreError::Deleted { .. })), "{:?}", planned);
+                let tail = store.thread_tail(id);
+                prop_assert!(matches!(tail, Err(StoreError::Deleted { .. })), "{:?}", tail);
             }
             Err(error) => return Err(fail(error)),
         }

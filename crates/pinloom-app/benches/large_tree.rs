@@ -1,0 +1,267 @@
+//! A 100,000-message tree end to end, as a person meets it: an Open Loom file imported through
+//! `import_file`, the tree opened as the window opens it (its summary, the newest thread, the
+//! plan of that thread's last message), a send planned at the deepest message from a cold start,
+//! and the tree exported to a file through `export_file`. Each step is timed in one run, beside
+//! its same-run baseline: for the import, the store appending the same messages (counted) in one
+//! transaction; for the export, reading the same nodes and writing them as bare JSON to a file
+//! synced to disk, as the export's file is.
+//!
+//! `cargo bench -p pinloom-app --bench large_tree` (set `PINLOOM_LARGE_TREE_MESSAGES` for
+//! another size). Figures go to benches/README.md; there are no timing asserts.
+
+#![allow(clippy::unwrap_used)] // a benchmark's setup failing should stop it loudly
+
+use std::time::{Duration, Instant};
+
+use pinloom_app::Pinloom;
+use pinloom_app::json::{ExportFormat, ExportRequest, ModelProfile};
+use pinloom_engine::tokens::Tokenizer;
+use pinloom_store::{Author, NewNode, NodeId, Store, TreeMode};
+use serde_json::{Value, json};
+
+mod common;
+use common::message;
+
+/// The main line's length: the deepest message is this many messages down.
+const SPINE: usize = 10_000;
+/// Each branch off the main line holds this many messages.
+const BRANCH: usize = 100;
+
+/// The tree's shape: `(parent, author)` of each message in order; a main line of [`SPINE`]
+/// messages, then branches of [`BRANCH`] messages hanging off it evenly until `total`.
+fn shape(total: usize) -> Vec<Option<usize>> {
+    let mut parents: Vec<Option<usize>> =
+        (0..SPINE.min(total)).map(|index| index.checked_sub(1)).collect();
+    let branches = total.saturating_sub(SPINE).div_ceil(BRANCH);
+    for branch in 0..branches {
+        let hangs_off = (branch * SPINE / branches.max(1)).min(SPINE - 1);
+        let mut parent = hangs_off;
+        for _ in 0..BRANCH {
+            if parents.len() == total {
+                break;
+            }
+            parents.push(Some(parent));
+            parent = parents.len() - 1;
+        }
+    }
+    parents
+}
+
+/// The Open Loom document of the tree. The main line's last message is the newest, so a cold
+/// open lands on the deepest thread.
+fn document(parents: &[Option<usize>]) -> String {
+    let id = |index: usize| format!("m{index}");
+    let mut nodes = serde_json::Map::new();
+    let mut edges = Vec::new();
+    let newest = SPINE.min(parents.len()) - 1;
+    for (index, parent) in parents.iter().enumerate() {
+        let second = if index == newest { parents.len() } else { index };
+        nodes.insert(
+            id(index),
+            json!({
+                "id": id(index),
+                "content": [{ "type": "text", "text": message(index) }],
+                "author": { "role": if index % 2 == 0 { "human" } else { "model" } },
+                "createdAt": pinloom_time(second),
+            }),
+        );
+        if let Some(parent) = parent {
+            edges.push(json!({
+                "type": "continuation",
+                "sources": [{ "nodeId": id(*parent) }],
+                "targetNodeId": id(index),
+            }));
+        }
+    }
+    let document = json!({
+        "format": "open-loom",
+        "version": "2.0",
+        "trees": [{
+            "id": "t1",
+            "title": "Rivers, at length",
+            "rootNodeIds": [id(0)],
+            "nodes": Value::Object(nodes),
+            "edges": edges,
+        }],
+    });
+    serde_json::to_string(&document).unwrap()
+}
+
+/// `second` seconds after the start of 2026 (up to four weeks), as Open Loom writes times.
+fn pinloom_time(second: usize) -> String {
+    let (days, rest) = (second / 86_400, second % 86_400);
+    format!(
+        "2026-01-{:02}T{:02}:{:02}:{:02}.000Z",
+        1 + days,
+        rest / 3_600,
+        rest / 60 % 60,
+        rest % 60
+    )
+}
+
+fn median(mut runs: Vec<Duration>) -> Duration {
+    runs.sort();
+    runs[runs.len() / 2]
+}
+
+fn ms(duration: Duration) -> String {
+    format!("{:.1} ms", duration.as_secs_f64() * 1000.0)
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; a filter naming another benchmark skips this one.
+    if std::env::args().skip(1).any(|arg| !arg.starts_with('-') && !"large_tree".contains(&arg)) {
+        return;
+    }
+    let total: usize = std::env::var("PINLOOM_LARGE_TREE_MESSAGES")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(100_000);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let parents = shape(total);
+    let file = work.path().join("rivers.json");
+    std::fs::write(&file, document(&parents)).unwrap();
+    let bytes = std::fs::metadata(&file).unwrap().len();
+    println!("A tree of {total} messages (main line {SPINE} deep), {bytes} bytes of Open Loom");
+    let _ = Tokenizer::O200k.count("warm up"); // the vocabularies load once, outside the timing
+    let _ = Tokenizer::Cl100k.count("warm up");
+
+    // Import, through the file, into a new data folder.
+    let data = work.path().join("data");
+    let pinloom = runtime.block_on(Pinloom::open(data.clone())).unwrap();
+    let started = Instant::now();
+    let report = runtime.block_on(pinloom.import_file(file.clone(), |_| {})).unwrap();
+    let import = started.elapsed();
+    let tree = report.trees[0].id;
+    assert_eq!(report.trees[0].messages, total);
+
+    // Baseline: the store appending the same messages, counted as the import counts them.
+    let baseline_dir = tempfile::tempdir().unwrap();
+    let baseline_store = Store::open(&baseline_dir.path().join("b.sqlite3")).unwrap();
+    let started = Instant::now();
+    let base_tree = baseline_store.create_tree("Rivers", TreeMode::Dialogue, 0).unwrap().id;
+    let batch: Vec<NewNode> = parents
+        .iter()
+        .enumerate()
+        .map(|(index, parent)| {
+            let author = if index % 2 == 0 { Author::Human } else { Author::Model };
+            let text = message(index);
+            // In a new file the nodes get ids 1, 2, 3, … in this order.
+            let parent = parent.map(|parent| NodeId(parent as i64 + 1));
+            let mut node = NewNode::text(base_tree, parent, author, text.clone(), index as i64);
+            node.token_counts = vec![
+                ("o200k".into(), Tokenizer::O200k.count(&text)),
+                ("cl100k".into(), Tokenizer::Cl100k.count(&text)),
+            ];
+            node
+        })
+        .collect();
+    baseline_store.append_nodes(&batch).unwrap();
+    let store_write = started.elapsed();
+    drop(batch);
+
+    let profile = ModelProfile::new("Large", "openai", "gpt-4o", 132_096, 4_096, "o200k");
+    runtime.block_on(pinloom.save_model_profile(profile)).unwrap();
+    drop(pinloom);
+
+    // Open as the window opens a tree, from a fresh start: its summary, its newest thread, and
+    // the plan the inspector shows for that thread's last message.
+    let started = Instant::now();
+    let pinloom = runtime.block_on(Pinloom::open(data.clone())).unwrap();
+    runtime.block_on(pinloom.tree_summary(tree)).unwrap();
+    let view = runtime.block_on(pinloom.thread_view(tree, None)).unwrap();
+    let newest = view.messages.last().unwrap().node.message.id;
+    let open_plan = runtime.block_on(pinloom.preview(newest, "Large".into(), None)).unwrap();
+    let open = started.elapsed();
+    let shown = view.messages.len();
+
+    // A send planned at the deepest message (the main line's last, the newest written), cold
+    // (paths and plans dropped first) and warm.
+    let deepest: i64 = rusqlite::Connection::open(data.join(pinloom_app::DATABASE_FILE_NAME))
+        .unwrap()
+        .query_row(
+            "SELECT id FROM nodes WHERE tree_id = ?1 ORDER BY created_at_ms DESC LIMIT 1",
+            [tree],
+            |row| row.get(0),
+        )
+        .unwrap();
+    let depth = runtime.block_on(pinloom.thread_view(tree, Some(deepest))).unwrap().messages.len();
+    let cold: Vec<Duration> = (0..5)
+        .map(|_| {
+            let started = Instant::now();
+            runtime.block_on(pinloom.plan_for_benchmark(deepest, "Large", true)).unwrap();
+            started.elapsed()
+        })
+        .collect();
+    let warm: Vec<Duration> = (0..5)
+        .map(|_| {
+            let started = Instant::now();
+            runtime.block_on(pinloom.plan_for_benchmark(deepest, "Large", false)).unwrap();
+            started.elapsed()
+        })
+        .collect();
+
+    // Export to a file, and its baseline.
+    let target = work.path().join("out.json");
+    let exports: Vec<Duration> = (0..3)
+        .map(|_| {
+            let request = ExportRequest {
+                tree_id: tree,
+                format: ExportFormat::OpenLoom,
+                path: target.display().to_string(),
+                without_system_prompts: false,
+                without_raw_responses: false,
+            };
+            let started = Instant::now();
+            runtime.block_on(pinloom.export_file(request, |_| {})).unwrap();
+            started.elapsed()
+        })
+        .collect();
+    let exported = std::fs::metadata(&target).unwrap().len();
+    let store = Store::open(&data.join(pinloom_app::DATABASE_FILE_NAME)).unwrap();
+    let bare: Vec<Duration> = (0..3)
+        .map(|_| {
+            let started = Instant::now();
+            let nodes = store.tree_nodes(pinloom_store::TreeId(tree)).unwrap();
+            let bare: Vec<Value> = nodes
+                .iter()
+                .map(|node| json!({ "id": node.id.0, "parent": node.parent_id.map(|p| p.0), "text": node.text }))
+                .collect();
+            let text = serde_json::to_string_pretty(&bare).unwrap();
+            // Written as durably as the export is (which syncs before it replaces the file).
+            let mut file = std::fs::File::create(work.path().join("bare.json")).unwrap();
+            std::io::Write::write_all(&mut file, text.as_bytes()).unwrap();
+            file.sync_all().unwrap();
+            started.elapsed()
+        })
+        .collect();
+
+    let (export, bare) = (median(exports), median(bare));
+    println!("| step | time | baseline in the same run | ratio |");
+    println!("|---|---|---|---|");
+    println!(
+        "| import the file ({} MB) | {} | store's own bulk write, counted: {} | {:.2}× |",
+        bytes / 1_000_000,
+        ms(import),
+        ms(store_write),
+        import.as_secs_f64() / store_write.as_secs_f64()
+    );
+    println!(
+        "| open as the window does (summary, newest thread of {shown} messages, its plan: {} tokens) | {} | | |",
+        open_plan.used,
+        ms(open)
+    );
+    println!(
+        "| plan a send at the deepest message ({depth} deep), cold (median of 5) | {} | | |",
+        ms(median(cold))
+    );
+    println!("| the same, warm (median of 5) | {} | | |", ms(median(warm)));
+    println!(
+        "| export to a file ({} MB, median of 3) | {} | nodes as bare JSON to a synced file: {} | {:.2}× |",
+        exported / 1_000_000,
+        ms(export),
+        ms(bare),
+        export.as_secs_f64() / bare.as_secs_f64()
+    );
+}

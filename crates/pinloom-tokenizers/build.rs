@@ -1,0 +1,153 @@
+//! Builds quicktok-v1 from its source release.
+//!
+//! quicktok-v1 is a C++ library published on PyPI only (as a source archive and Python wheels);
+//! no crate carries it. Its source is not copied into this repository: the build takes the pinned
+//! release archive, checks its SHA-256 against the digest PyPI lists for it, unpacks it into
+//! `OUT_DIR` and compiles the three library files with `cc`. The archive is kept in a download
+//! folder shared by every build folder and checkout, so it is fetched once per machine.
+//!
+//! Offline builds: set `PINLOOM_QUICKTOK_SDIST` to a copy of the archive (it is checked the same
+//! way).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::{env, fs};
+
+use sha2::{Digest, Sha256};
+
+const RELEASE: &str = "quicktok_v1-0.4.0";
+const ARCHIVE_URL: &str = "https://files.pythonhosted.org/packages/2c/4e/d7990cb3edf8827798f15099001813318454ef582f180eeeb66998d3e73d/quicktok_v1-0.4.0.tar.gz";
+/// The digest PyPI publishes for the archive (checked 2026-11-25).
+const ARCHIVE_SHA256: &str = "284b911dc841a2b809216d65aea2db2ce7f44233843cdc55336d2c00d4c6f509";
+
+fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=cpp");
+    println!("cargo:rerun-if-env-changed=PINLOOM_QUICKTOK_SDIST");
+
+    let out = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let archive = archive();
+    let source = out.join(RELEASE);
+    if !source.join("src/quicktok.cpp").is_file() {
+        unpack(&archive, &out);
+    }
+
+    // The library reads its vocabularies with `fopen`; the prelude, included before each of its
+    // files, sends those reads to `cpp/embedded_files.cpp`, which serves the vocabularies this
+    // crate embeds. No file of the release is edited.
+    let manifest = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets it"));
+    let prelude = manifest.join("cpp/fopen_from_memory.h");
+    let mut library = cc::Build::new();
+    library
+        .cpp(true)
+        .std("c++20")
+        .opt_level(3)
+        .define("NDEBUG", None)
+        .warnings(false)
+        .include(source.join("include"))
+        .include(source.join("src"))
+        .files(
+            ["quicktok.cpp", "trie2_mb.cpp", "cabi.cpp"].map(|file| source.join("src").join(file)),
+        );
+    if library.get_compiler().is_like_msvc() {
+        library.flag(format!("/FI{}", prelude.display()));
+    } else {
+        library.flag("-include").flag(prelude.display().to_string());
+    }
+    library.compile("quicktok");
+
+    cc::Build::new()
+        .cpp(true)
+        .std("c++20")
+        .opt_level(2)
+        .include(source.join("include"))
+        .file(manifest.join("cpp/embedded_files.cpp"))
+        .compile("pinloom_quicktok_files");
+
+    println!("cargo:rustc-env=PINLOOM_QUICKTOK_DATA={}", source.join("data").display());
+    // The release's reference token ids (made by tiktoken and by the models' own tokenizers),
+    // which the tests compare against.
+    println!("cargo:rustc-env=PINLOOM_QUICKTOK_VECTORS={}", source.join("test").display());
+}
+
+/// The checked release archive: the one named by `PINLOOM_QUICKTOK_SDIST`, or the shared
+/// download, fetched when missing or damaged.
+fn archive() -> PathBuf {
+    if let Some(given) = env::var_os("PINLOOM_QUICKTOK_SDIST") {
+        let given = PathBuf::from(given);
+        if let Err(problem) = check(&given) {
+            fail(&format!("PINLOOM_QUICKTOK_SDIST={}: {problem}", given.display()));
+        }
+        return given;
+    }
+    let folder = download_folder();
+    let archive = folder.join(format!("{RELEASE}.tar.gz"));
+    if check(&archive).is_ok() {
+        return archive;
+    }
+    if let Err(error) = fs::create_dir_all(&folder) {
+        fail(&format!("cannot create {}: {error}", folder.display()));
+    }
+    // Downloaded beside the archive and renamed once checked, so a cut download is never used.
+    let partial = folder.join(format!("{RELEASE}.tar.gz.{}.partial", std::process::id()));
+    let fetched = Command::new("curl")
+        .args(["--fail", "--silent", "--show-error", "--location", "--retry", "3", "--output"])
+        .arg(&partial)
+        .arg(ARCHIVE_URL)
+        .status();
+    match fetched {
+        Ok(status) if status.success() => {}
+        Ok(status) => {
+            let _ = fs::remove_file(&partial);
+            fail(&format!("downloading {ARCHIVE_URL} failed (curl: {status})"));
+        }
+        Err(error) => fail(&format!(
+            "cannot run curl to download {ARCHIVE_URL}: {error}; install curl (./dev does)"
+        )),
+    }
+    if let Err(problem) = check(&partial) {
+        let _ = fs::remove_file(&partial);
+        fail(&format!("the download of {ARCHIVE_URL}: {problem}"));
+    }
+    if let Err(error) = fs::rename(&partial, &archive) {
+        fail(&format!("cannot keep {}: {error}", archive.display()));
+    }
+    archive
+}
+
+/// Where downloads are kept across build folders: the user's cache folder.
+fn download_folder() -> PathBuf {
+    let cache = env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| env::var_os("LOCALAPPDATA").map(PathBuf::from))
+        .or_else(|| env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))
+        .unwrap_or_else(|| PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR")));
+    cache.join("pinloom").join("downloads")
+}
+
+fn check(archive: &Path) -> Result<(), String> {
+    let bytes = fs::read(archive).map_err(|error| format!("cannot read it: {error}"))?;
+    let digest: String = Sha256::digest(&bytes).iter().map(|byte| format!("{byte:02x}")).collect();
+    if digest == ARCHIVE_SHA256 {
+        Ok(())
+    } else {
+        Err(format!(
+            "its SHA-256 is {digest}, not the {ARCHIVE_SHA256} PyPI lists for {RELEASE}.tar.gz; \
+             delete it and build again"
+        ))
+    }
+}
+
+fn unpack(archive: &Path, into: &Path) {
+    let status = Command::new("tar").arg("-xzf").arg(archive).arg("-C").arg(into).status();
+    match status {
+        Ok(status) if status.success() => {}
+        Ok(status) => fail(&format!("unpacking {} failed (tar: {status})", archive.display())),
+        Err(error) => fail(&format!("cannot run tar to unpack {}: {error}", archive.display())),
+    }
+}
+
+fn fail(message: &str) -> ! {
+    eprintln!("pinloom-tokenizers: {message}");
+    std::process::exit(1);
+}

@@ -1,0 +1,68 @@
+// Serves quicktok's vocabulary files from memory while one encoding loads.
+//
+// Loading is the only time the library opens files. `pinloom_quicktok_load` makes the given
+// files visible to this thread's opens, loads, and hides them again; an open of any other name
+// fails as a missing file would (quicktok treats a missing special-tokens file as none).
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "quicktok.h"
+
+extern "C" {
+
+struct pinloom_quicktok_file {
+    const char* name;
+    const unsigned char* bytes;
+    size_t length;
+};
+
+}  // extern "C"
+
+namespace {
+
+thread_local const pinloom_quicktok_file* files_being_loaded = nullptr;
+thread_local size_t files_being_loaded_count = 0;
+
+FILE* open_bytes(const unsigned char* bytes, size_t length) {
+#ifdef _WIN32
+    // Windows has no fmemopen: an anonymous temporary file, deleted when closed.
+    FILE* file = std::tmpfile();
+    if (!file) return nullptr;
+    if (std::fwrite(bytes, 1, length, file) != length) {
+        std::fclose(file);
+        return nullptr;
+    }
+    std::rewind(file);
+    return file;
+#else
+    // Opened for reading only, so the embedded bytes are never written.
+    return fmemopen(const_cast<unsigned char*>(bytes), length, "r");
+#endif
+}
+
+}  // namespace
+
+extern "C" FILE* pinloom_quicktok_fopen(const char* path, const char* mode) {
+    (void)mode;  // the library only reads
+    const char* slash = std::strrchr(path, '/');
+    const char* name = slash ? slash + 1 : path;
+    for (size_t i = 0; i < files_being_loaded_count; i++) {
+        if (std::strcmp(files_being_loaded[i].name, name) == 0) {
+            return open_bytes(files_being_loaded[i].bytes, files_being_loaded[i].length);
+        }
+    }
+    errno = ENOENT;
+    return nullptr;
+}
+
+extern "C" qt_tokenizer* pinloom_quicktok_load(const char* encoding,
+                                               const pinloom_quicktok_file* files, size_t count,
+                                               char* error, size_t error_length) {
+    files_being_loaded = files;
+    files_being_loaded_count = count;
+    qt_tokenizer* loaded = qt_load_dir("pinloom-embedded", encoding, error, error_length);
+    files_being_loaded = nullptr;
+    files_being_loaded_count = 0;
+    return loaded;
+}
