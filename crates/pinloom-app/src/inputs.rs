@@ -99,7 +99,10 @@ pub(crate) fn node_record(
         id: engine_node(node.id),
         edge,
         author: engine_author(node.author),
-        parts: node.parts.into_iter().map(into_engine_part).collect(),
+        parts: match node.content {
+            store::StepContent::Text(text) => vec![engine::Part::Text(text)],
+            store::StepContent::Parts(parts) => parts.into_iter().map(into_engine_part).collect(),
+        },
         created_at_ms: node.created_at_ms,
         excluded: node.excluded,
         // The store refuses a path through a soft-deleted node.

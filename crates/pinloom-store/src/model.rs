@@ -166,8 +166,8 @@ pub struct PathStep {
     pub pin_id: Option<PinId>,
     /// Who wrote it.
     pub author: Author,
-    /// Its content, part by part.
-    pub parts: Vec<Part>,
+    /// Its content.
+    pub content: StepContent,
     /// Kept out of context.
     pub excluded: bool,
     /// Marked by the person as worth finding again.
@@ -180,6 +180,25 @@ pub struct PathStep {
     pub tokens: Option<u64>,
 }
 
+/// A path step's content: most messages are one text, held without a list around it (a path of
+/// 10,000 messages is read on every cold plan, and each list is an allocation).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StepContent {
+    /// One text part.
+    Text(String),
+    /// Anything else, part by part (tool calls and results).
+    Parts(Vec<Part>),
+}
+
+impl From<Vec<Part>> for StepContent {
+    fn from(mut parts: Vec<Part>) -> StepContent {
+        match parts.as_mut_slice() {
+            [Part::Text { text }] => StepContent::Text(std::mem::take(text)),
+            _ => StepContent::Parts(parts),
+        }
+    }
+}
+
 impl From<Node> for PathStep {
     /// The step a whole node makes on a path (a node just written, added to a path in memory).
     fn from(node: Node) -> PathStep {
@@ -188,7 +207,7 @@ impl From<Node> for PathStep {
             parent_id: node.parent_id,
             pin_id: node.pin_id,
             author: node.author,
-            parts: node.parts,
+            content: StepContent::from(node.parts),
             excluded: node.excluded,
             bookmarked: node.bookmarked,
             kept: node.kept,

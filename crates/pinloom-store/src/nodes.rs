@@ -7,7 +7,8 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use crate::codec::{author_from_sql, author_to_sql, count};
 use crate::error::StoreError;
 use crate::model::{
-    Deleted, MAX_PIN_DEPTH, NewNode, Node, NodeId, OutlineRow, Part, PathStep, PinId, TreeId,
+    Deleted, MAX_PIN_DEPTH, NewNode, Node, NodeId, OutlineRow, Part, PathStep, PinId, StepContent,
+    TreeId,
 };
 use crate::pins::{pin_by_id, pin_in_tree};
 use crate::receipts::write_receipt;
@@ -1055,17 +1056,18 @@ const PLAN_COLUMNS: &str = "n.id, n.parent_id, n.pin_id, n.author,
     t.tokens";
 
 fn path_step_from_row(row: &Row<'_>) -> rusqlite::Result<(PathStep, bool)> {
-    let parts = match row.get_ref(5)?.as_str_or_null()? {
-        None => {
-            vec![Part::Text { text: row.get_ref(4)?.as_str_or_null()?.unwrap_or("").to_owned() }]
+    let content = match row.get_ref(5)?.as_str_or_null()? {
+        None => StepContent::Text(row.get_ref(4)?.as_str_or_null()?.unwrap_or("").to_owned()),
+        Some(json) => {
+            let parts: Vec<Part> = serde_json::from_str(json).map_err(|error| {
+                rusqlite::Error::FromSqlConversionFailure(
+                    5,
+                    rusqlite::types::Type::Text,
+                    Box::new(error),
+                )
+            })?;
+            StepContent::from(parts)
         }
-        Some(json) => serde_json::from_str(json).map_err(|error| {
-            rusqlite::Error::FromSqlConversionFailure(
-                5,
-                rusqlite::types::Type::Text,
-                Box::new(error),
-            )
-        })?,
     };
     let flags: i64 = row.get(7)?;
     let step = PathStep {
@@ -1073,7 +1075,7 @@ fn path_step_from_row(row: &Row<'_>) -> rusqlite::Result<(PathStep, bool)> {
         parent_id: row.get::<_, Option<i64>>(1)?.map(NodeId),
         pin_id: row.get::<_, Option<i64>>(2)?.map(PinId),
         author: author_from_sql(row.get_ref(3)?.as_str()?)?,
-        parts,
+        content,
         created_at_ms: row.get(6)?,
         excluded: flags & 1 != 0,
         bookmarked: flags & 2 != 0,

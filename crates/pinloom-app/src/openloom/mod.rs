@@ -238,7 +238,13 @@ pub(crate) fn open_loom_text(
     options: ExportOptions,
     progress: &mut dyn FnMut(usize),
 ) -> anyhow::Result<String> {
-    let mut text = Vec::new();
+    // Room for a typical document up front (a message takes ~600 bytes with its edge around its
+    // text): growing a buffer of megabytes by doubling copies it each time.
+    let mut room = 0;
+    for tree in trees {
+        room += store.tree(TreeId(*tree))?.node_count as usize * 1_024;
+    }
+    let mut text = Vec::with_capacity(room);
     write_open_loom(store, trees, options, progress, &mut text)?;
     Ok(String::from_utf8(text)?)
 }
