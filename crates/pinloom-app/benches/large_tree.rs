@@ -237,6 +237,7 @@ fn main() {
         })
         .collect();
 
+    let bare_bytes = std::fs::metadata(work.path().join("bare.json")).unwrap().len();
     let (export, bare) = (median(exports), median(bare));
     println!("| step | time | baseline in the same run | ratio |");
     println!("|---|---|---|---|");
@@ -258,9 +259,10 @@ fn main() {
     );
     println!("| the same, warm (median of 5) | {} | | |", ms(median(warm)));
     println!(
-        "| export to a file ({} MB, median of 3) | {} | nodes as bare JSON to a synced file: {} | {:.2}× |",
+        "| export to a file ({} MB, median of 3) | {} | nodes as bare JSON to a synced file ({} MB): {} | {:.2}× |",
         exported / 1_000_000,
         ms(export),
+        bare_bytes / 1_000_000,
         ms(bare),
         export.as_secs_f64() / bare.as_secs_f64()
     );

@@ -71,7 +71,14 @@ impl Pinloom {
                     };
                     // Written to the file as it is made: a 100,000-message tree is never held
                     // whole as text.
-                    openloom::write_open_loom(store, &[tree.id.0], options, &mut collected, out)
+                    let buffered = std::io::BufWriter::with_capacity(1 << 16, out);
+                    openloom::write_open_loom(
+                        store,
+                        &[tree.id.0],
+                        options,
+                        &mut collected,
+                        buffered,
+                    )
                 }
                 ExportFormat::Markdown => {
                     let text = crate::views::tree_markdown_text(store, tree.id, &mut collected)?;

@@ -8,7 +8,7 @@
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap};
-use std::io::{BufWriter, Write};
+use std::io::Write;
 
 use pinloom_store::{
     self as store, AttachmentRole, AttachmentScope, Author, NodeId, Part, PinId, Store, TreeId,
@@ -30,7 +30,7 @@ pub(super) fn write_document(
     options: ExportOptions,
     now_ms: i64,
     progress: &mut dyn FnMut(usize),
-    out: &mut dyn Write,
+    mut out: impl Write,
 ) -> anyhow::Result<()> {
     // The document's own fields come before its trees, and the profiles they name are found
     // while reading the trees, so every tree is read before anything is written.
@@ -100,10 +100,10 @@ pub(super) fn write_document(
         trees: TreesOut { trees: &prepared, options, progress: &progress },
         version: "2.0",
     };
-    let mut writer = BufWriter::with_capacity(1 << 16, out);
-    serde_json::to_writer_pretty(&mut writer, &document)?;
-    writer.write_all(b"\n")?;
-    writer.flush()?;
+    // serde writes in small pieces: `out` buffers (a file is wrapped in a `BufWriter`).
+    serde_json::to_writer_pretty(&mut out, &document)?;
+    out.write_all(b"\n")?;
+    out.flush()?;
     Ok(())
 }
 

@@ -255,7 +255,7 @@ pub(crate) fn write_open_loom(
     trees: &[i64],
     options: ExportOptions,
     progress: &mut dyn FnMut(usize),
-    out: &mut dyn std::io::Write,
+    out: impl std::io::Write,
 ) -> anyhow::Result<()> {
     let trees: Vec<TreeId> = trees.iter().copied().map(TreeId).collect();
     export::write_document(store, &trees, options, now_ms(), progress, out)
