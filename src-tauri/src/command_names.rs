@@ -52,4 +52,5 @@ pub const ALL: &[&str] = &[
     "connection_check",
     "ollama_models",
     "profile_choices",
+    "profile_counting",
 ];

@@ -91,6 +91,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             provider_settings::connection_check,
             provider_settings::ollama_models,
             provider_settings::profile_choices,
+            provider_settings::profile_counting,
         ])
         .events(tauri_specta::collect_events![commands::TreesChanged, commands::DatabaseChanged])
         // Ids are SQLite row ids and timestamps are milliseconds: both stay far below 2^53, the

@@ -49,6 +49,18 @@ pub(crate) async fn ollama_models(
     Ok(state.pinloom()?.discover_ollama_models(base_url).await?)
 }
 
+/// How the model `model_id` at `provider` is best counted, when Pinloom knows (the budget form
+/// sets it as the person types a model's id).
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn profile_counting(
+    state: State<'_, AppState>,
+    provider: String,
+    model_id: String,
+) -> Result<Option<String>, ApiError> {
+    Ok(state.pinloom()?.profile_counting(&provider, &model_id))
+}
+
 #[tauri::command]
 #[specta::specta]
 pub(crate) async fn profile_choices(

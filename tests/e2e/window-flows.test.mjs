@@ -286,8 +286,16 @@ describe("the window does what the backend can", () => {
     assert.equal(await (await harness.find("system-context")).getAttribute("value"), "", "cleared");
     await harness.click("settings-close");
 
-    // A profile's counting, native system prompt, and deleting a profile.
+    // A profile's counting, native system prompt, and deleting a profile. Typing a local model's
+    // id sets its exact counting; a counting chosen by hand stays.
     await harness.click("open-budget");
+    await harness.type("budget-model", "meta-llama/Llama-3.1-8B-Instruct");
+    await harness.driver.wait(
+      async () => (await (await harness.find("budget-tokenizer")).getAttribute("value")) === "llama3",
+      10_000,
+      "a Llama 3 model is counted by its own vocabulary",
+    );
+    await harness.type("budget-model", "local-model");
     await harness.choose("budget-tokenizer", "fourChars");
     const native = await harness.find("budget-native-system");
     if (await native.isSelected()) await native.click();

@@ -237,6 +237,20 @@ impl Pinloom {
             .collect())
     }
 
+    /// How a model is best counted, when Pinloom knows: the shipped entry's counter for a listed
+    /// model, and for a model on a local server (Ollama, llama.cpp, vLLM, LM Studio) the exact
+    /// counter of its family when Pinloom has its vocabulary (`llama3`, `qwen`, `o200k` for
+    /// GPT-OSS). `None` otherwise, so a form leaves the person's choice alone.
+    pub fn profile_counting(&self, provider: &str, model: &str) -> Option<String> {
+        let provider = ProviderId::from_name(provider)?;
+        if let Some(entry) = catalog::find(provider, model) {
+            return Some(entry.tokenizer.name().to_owned());
+        }
+        let family = TokenizerFamily::for_open_model(model);
+        (catalog::is_local(provider) && family != TokenizerFamily::Other)
+            .then(|| family.name().to_owned())
+    }
+
     /// What a profile's fields may name: the providers, the token counters and the truncation
     /// strategies, so a form offers exactly what saving accepts.
     pub fn profile_choices(&self) -> ProfileChoices {

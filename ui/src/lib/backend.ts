@@ -123,4 +123,5 @@ export const backend = {
   connectionCheck: (profile: string) => unwrap(commands.connectionCheck(profile)),
   ollamaModels: (baseUrl: string | null) => unwrap(commands.ollamaModels(baseUrl)),
   profileChoices: () => unwrap(commands.profileChoices()),
+  profileCounting: (provider: string, modelId: string) => unwrap(commands.profileCounting(provider, modelId)),
 };

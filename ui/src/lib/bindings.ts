@@ -65,6 +65,11 @@ export const commands = {
 	connectionCheck: (profile: string) => typedError<ConnectionCheck, ApiError>(__TAURI_INVOKE("connection_check", { profile })),
 	ollamaModels: (baseUrl: string | null) => typedError<ModelProfile[], ApiError>(__TAURI_INVOKE("ollama_models", { baseUrl })),
 	profileChoices: () => typedError<ProfileChoices, ApiError>(__TAURI_INVOKE("profile_choices")),
+	/**
+	 *  How the model `model_id` at `provider` is best counted, when Pinloom knows (the budget form
+	 *  sets it as the person types a model's id).
+	 */
+	profileCounting: (provider: string, modelId: string) => typedError<string | null, ApiError>(__TAURI_INVOKE("profile_counting", { provider, modelId })),
 };
 
 /** Events */

@@ -218,3 +218,24 @@ async fn sampling_and_assembly_are_kept_checked_and_used_by_the_plan() {
         assert!(error.message.contains(says), "{}", error.message);
     }
 }
+
+#[tokio::test]
+async fn a_model_is_offered_the_counting_of_its_family() {
+    let dir = tempfile::tempdir().unwrap();
+    let pinloom = Pinloom::open(dir.path().to_owned()).await.unwrap();
+    let counting = |provider: &str, model: &str| pinloom.profile_counting(provider, model);
+    // Listed models keep the catalog's counter; local servers' open models get their family's.
+    assert_eq!(counting("openai", "gpt-4o-mini").as_deref(), Some("o200k"));
+    assert_eq!(counting("anthropic", "claude-sonnet-4-20250514").as_deref(), Some("claude"));
+    assert_eq!(counting("vllm", "meta-llama/Llama-3.1-8B-Instruct").as_deref(), Some("llama3"));
+    assert_eq!(counting("lmstudio", "qwen2.5-7b-instruct").as_deref(), Some("qwen"));
+    assert_eq!(counting("llamacpp", "gpt-oss-20b").as_deref(), Some("o200k"));
+    // Nothing is offered where Pinloom does not know: the person's choice stays.
+    assert_eq!(counting("vllm", "mistralai/Mistral-Nemo-Instruct-2407"), None);
+    assert_eq!(counting("openrouter", "meta-llama/llama-3.1-8b-instruct"), None, "not local");
+    assert_eq!(counting("no-such-provider", "llama3"), None);
+    // And what is offered is a counting a profile may be saved with.
+    let choices = pinloom.profile_choices();
+    assert!(choices.tokenizers.iter().any(|name| name == "llama3"));
+    assert!(choices.tokenizers.iter().any(|name| name == "qwen"));
+}
