@@ -1,12 +1,14 @@
 // Start-up and memory of the desktop app, measured (not a test: it prints figures, asserts none).
 //
 //   node tests/perf/startup.mjs [runs]          (5 by default)
+//   PINLOOM_STARTUP_MESSAGES=100000 node tests/perf/startup.mjs 2   (a larger tree)
 //
 // Needs what the end-to-end tests need (Xvfb, tauri-driver; `./dev test` installs them) and a
 // release build: `./dev package` (or `cargo build --release --bin pinloom-desktop` and
 // `cargo build --release --bin pinloom`). PINLOOM_APP_BINARY and PINLOOM_CLI_BINARY choose other
-// binaries. Each run starts a fresh app process under Xvfb on a data folder holding a tree of
-// 10,000 messages (imported with `pinloom import`) and reports:
+// binaries. Each run starts a fresh app process under Xvfb on a data folder holding a linear tree
+// of 10,000 messages (PINLOOM_STARTUP_MESSAGES for another size; imported with `pinloom import`)
+// and reports:
 //   - usable: from the app process's start (its /proc start time) to its window showing the
 //     list of trees, the first thing a person can act on;
 //   - tree shown: from the click on the tree to its newest message on screen;
@@ -20,7 +22,7 @@ import { join, resolve } from "node:path";
 import { Harness, repoRoot } from "../e2e/harness.mjs";
 
 const runs = Number(process.argv[2] ?? 5);
-const messages = 10_000;
+const messages = Number(process.env.PINLOOM_STARTUP_MESSAGES ?? 10_000);
 const targetDir = process.env.CARGO_TARGET_DIR ? resolve(repoRoot, process.env.CARGO_TARGET_DIR) : join(repoRoot, "target");
 process.env.PINLOOM_APP_BINARY ??= join(targetDir, "release", "pinloom-desktop");
 const cli = process.env.PINLOOM_CLI_BINARY ?? join(targetDir, "release", "pinloom");
