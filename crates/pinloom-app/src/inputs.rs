@@ -34,8 +34,8 @@ pub(crate) fn exact_family(tokenizer: Tokenizer) -> Option<&'static str> {
     EXACT_FAMILIES.iter().find(|(_, exact)| *exact == tokenizer).map(|(name, _)| *name)
 }
 
-/// The counts stored with a node when it is written: one per family counted then, summed over its parts as the engine counts
-/// them (tool calls by their arguments, results by their content).
+/// The counts stored with a node when it is written: one per family counted then, summed over its
+/// parts as the engine counts them (tool calls by their arguments, results by their content).
 pub(crate) fn token_counts(parts: &[store::Part]) -> Vec<(String, u64)> {
     let parts: Vec<engine::Part> = parts.iter().cloned().map(into_engine_part).collect();
     COUNTED_WHEN_WRITTEN
