@@ -190,6 +190,17 @@ describe("the window does what the backend can", () => {
     assert.match(refusal, /your message “The river keeps moving/, `named in words: ${refusal}`);
     assert.doesNotMatch(refusal, /Node\(|\bid\b/, `no debug ids: ${refusal}`);
     await harness.textsWhen("exclude-to-fit-badge", 1);
+    // The budget is drawn by kind: what truncation would keep, and under it what it would cut.
+    const drawnKinds = (testId) =>
+      harness.driver.executeScript(
+        `return [...document.querySelectorAll('[data-testid="' + arguments[0] + '"]')].map((segment) => segment.dataset.kind);`,
+        testId,
+      );
+    await harness.driver.wait(
+      async () => (await drawnKinds("budget-segment")).includes("prompt") && (await drawnKinds("budget-cut-segment")).length > 0,
+      10_000,
+      "the kept bar shows the prompt, and a cut bar what truncation would cut",
+    );
 
     await harness.click("exclude-to-fit");
     await harness.textsWhen("plan-refusal", 0, 15_000);
