@@ -233,8 +233,8 @@ proptest! {
         std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(256)
     ))]
 
-    /// Exact counting: bpe-openai's o200k and cl100k counts equal tiktoken's (tiktoken-rs runs
-    /// OpenAI's own BPE core) on arbitrary Unicode text.
+    /// Exact counting: the engine's o200k and cl100k counts (quicktok-v1) equal tiktoken's
+    /// (tiktoken-rs runs OpenAI's own BPE core) on arbitrary Unicode text.
     #[test]
     fn exact_counts_equal_tiktoken(text in "\\PC{0,200}") {
         use pinloom_engine::tokens::Tokenizer;
