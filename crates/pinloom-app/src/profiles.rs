@@ -247,8 +247,7 @@ impl Pinloom {
             return Some(entry.tokenizer.name().to_owned());
         }
         let family = TokenizerFamily::for_open_model(model);
-        (catalog::is_local(provider) && family != TokenizerFamily::Other)
-            .then(|| family.name().to_owned())
+        (provider.is_local() && family != TokenizerFamily::Other).then(|| family.name().to_owned())
     }
 
     /// What a profile's fields may name: the providers, the token counters and the truncation

@@ -159,15 +159,6 @@ pub(crate) struct Sending<'a> {
     pub(crate) prices: Option<Prices>,
 }
 
-/// Servers on the person's machine or network: their prompt counts leave out what their cache
-/// kept, and they cut a context that exceeds their own window without an error.
-pub(crate) fn is_local(provider: ProviderId) -> bool {
-    matches!(
-        provider,
-        ProviderId::Ollama | ProviderId::LmStudio | ProviderId::Vllm | ProviderId::LlamaCpp
-    )
-}
-
 /// The receipt of a reply: the plan's side, the provider's side, and the verdict.
 /// `earlier` are receipts of requests this one repeats as a prefix (the reply before it on the
 /// path, earlier answers to the same message).
@@ -180,7 +171,7 @@ pub(crate) fn receipt(
 ) -> Receipt {
     let planned = u64::from(plan.used);
     let usage = reply.usage;
-    let local = is_local(sending.provider);
+    let local = sending.provider.is_local();
     let reusable = if local {
         earlier
             .iter()

@@ -212,7 +212,7 @@ pub fn profile(provider: ProviderId, model: &str) -> ModelProfile {
             (profile.context_window, profile.reserve) = (window, reserve);
         }
         profile.tokenizer = entry.tokenizer.tokenizer();
-    } else if is_local(provider) {
+    } else if provider.is_local() {
         profile.tokenizer = TokenizerFamily::for_open_model(model).tokenizer();
     }
     profile
@@ -239,19 +239,11 @@ fn names_version(name: &str, word: &str, version: char) -> bool {
     })
 }
 
-/// Whether `provider` is a server on the person's machine running open models.
-pub fn is_local(provider: ProviderId) -> bool {
-    matches!(
-        provider,
-        ProviderId::Ollama | ProviderId::LmStudio | ProviderId::Vllm | ProviderId::LlamaCpp
-    )
-}
-
 /// Whether `model` at `provider` can continue a document (buffer mode): Ollama and the local
 /// OpenAI-compatible servers always can; hosted chat models only where listed.
 pub fn completion_supported(provider: ProviderId, model: &str) -> bool {
     match provider {
-        ProviderId::Ollama | ProviderId::LmStudio | ProviderId::Vllm | ProviderId::LlamaCpp => true,
+        local if local.is_local() => true,
         ProviderId::Anthropic | ProviderId::Gemini => false,
         _ => find(provider, model).is_some_and(|entry| entry.completion),
     }

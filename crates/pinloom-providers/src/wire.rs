@@ -88,6 +88,17 @@ impl ProviderId {
         }
     }
 
+    /// Whether it is a server on the person's machine or network running open models (Ollama,
+    /// LM Studio, vLLM, llama.cpp): their prompt counts leave out what their cache kept, they cut
+    /// a context that exceeds their own window without an error, and their models' names say
+    /// which open family they are.
+    pub fn is_local(self) -> bool {
+        matches!(
+            self,
+            ProviderId::Ollama | ProviderId::LmStudio | ProviderId::Vllm | ProviderId::LlamaCpp
+        )
+    }
+
     /// The provider with this stable name, if any.
     pub fn from_name(name: &str) -> Option<ProviderId> {
         ProviderId::ALL.into_iter().find(|provider| provider.name() == name)

@@ -2,9 +2,9 @@
 //! (2, 2.5, 3) models, through quicktok-v1, a C++ byte-pair encoder whose output equals the
 //! reference tokenizers' (tiktoken for OpenAI's; checked here against tiktoken-rs, see the tests).
 //!
-//! Chosen over bpe-openai after measuring both in one run on this machine class: 3.1× on prose and
-//! 4.9× on code for o200k (177 vs 56 MB/s, 195 vs 40 MB/s), with equal counts on every text tried;
-//! the figures and the trade (a slower first load) are in `crates/pinloom-engine/benches/README.md`.
+//! Chosen over bpe-openai after measuring both in one run on this machine class: about 3× on prose
+//! and 4.5× on code for o200k, with equal counts on every text tried; the figures and the trade (a
+//! slower first load) are in `crates/pinloom-engine/benches/README.md` (W2).
 //!
 //! The vocabularies are built into the program; each encoding is loaded the first time it counts
 //! (0.1–0.4 s, 34–50 MB) and kept for the life of the process. [`Encoding::load`] loads one ahead
