@@ -99,9 +99,17 @@ fn pinloom_time(second: usize) -> String {
     )
 }
 
-fn median(mut runs: Vec<Duration>) -> Duration {
-    runs.sort();
-    runs[runs.len() / 2]
+/// The median time of `runs` calls of `run`.
+fn median_of(runs: usize, mut run: impl FnMut()) -> Duration {
+    let mut times: Vec<Duration> = (0..runs)
+        .map(|_| {
+            let started = Instant::now();
+            run();
+            started.elapsed()
+        })
+        .collect();
+    times.sort();
+    times[times.len() / 2]
 }
 
 fn ms(duration: Duration) -> String {
@@ -187,58 +195,41 @@ fn main() {
         )
         .unwrap();
     let depth = runtime.block_on(pinloom.thread_view(tree, Some(deepest))).unwrap().messages.len();
-    let cold: Vec<Duration> = (0..5)
-        .map(|_| {
-            let started = Instant::now();
-            runtime.block_on(pinloom.plan_for_benchmark(deepest, "Large", true)).unwrap();
-            started.elapsed()
-        })
-        .collect();
-    let warm: Vec<Duration> = (0..5)
-        .map(|_| {
-            let started = Instant::now();
-            runtime.block_on(pinloom.plan_for_benchmark(deepest, "Large", false)).unwrap();
-            started.elapsed()
-        })
-        .collect();
+    let cold = median_of(5, || {
+        runtime.block_on(pinloom.plan_for_benchmark(deepest, "Large", true)).unwrap();
+    });
+    let warm = median_of(5, || {
+        runtime.block_on(pinloom.plan_for_benchmark(deepest, "Large", false)).unwrap();
+    });
 
     // Export to a file, and its baseline.
     let target = work.path().join("out.json");
-    let exports: Vec<Duration> = (0..3)
-        .map(|_| {
-            let request = ExportRequest {
-                tree_id: tree,
-                format: ExportFormat::OpenLoom,
-                path: target.display().to_string(),
-                without_system_prompts: false,
-                without_raw_responses: false,
-            };
-            let started = Instant::now();
-            runtime.block_on(pinloom.export_file(request, |_| {})).unwrap();
-            started.elapsed()
-        })
-        .collect();
+    let export = median_of(3, || {
+        let request = ExportRequest {
+            tree_id: tree,
+            format: ExportFormat::OpenLoom,
+            path: target.display().to_string(),
+            without_system_prompts: false,
+            without_raw_responses: false,
+        };
+        runtime.block_on(pinloom.export_file(request, |_| {})).unwrap();
+    });
     let exported = std::fs::metadata(&target).unwrap().len();
     let store = Store::open(&data.join(pinloom_app::DATABASE_FILE_NAME)).unwrap();
-    let bare: Vec<Duration> = (0..3)
-        .map(|_| {
-            let started = Instant::now();
-            let nodes = store.tree_nodes(pinloom_store::TreeId(tree)).unwrap();
-            let bare: Vec<Value> = nodes
-                .iter()
-                .map(|node| json!({ "id": node.id.0, "parent": node.parent_id.map(|p| p.0), "text": node.text }))
-                .collect();
-            let text = serde_json::to_string_pretty(&bare).unwrap();
-            // Written as durably as the export is (which syncs before it replaces the file).
-            let mut file = std::fs::File::create(work.path().join("bare.json")).unwrap();
-            std::io::Write::write_all(&mut file, text.as_bytes()).unwrap();
-            file.sync_all().unwrap();
-            started.elapsed()
-        })
-        .collect();
+    let bare = median_of(3, || {
+        let nodes = store.tree_nodes(pinloom_store::TreeId(tree)).unwrap();
+        let bare: Vec<Value> = nodes
+            .iter()
+            .map(|node| json!({ "id": node.id.0, "parent": node.parent_id.map(|p| p.0), "text": node.text }))
+            .collect();
+        let text = serde_json::to_string_pretty(&bare).unwrap();
+        // Written as durably as the export is (which syncs before it replaces the file).
+        let mut file = std::fs::File::create(work.path().join("bare.json")).unwrap();
+        std::io::Write::write_all(&mut file, text.as_bytes()).unwrap();
+        file.sync_all().unwrap();
+    });
 
     let bare_bytes = std::fs::metadata(work.path().join("bare.json")).unwrap().len();
-    let (export, bare) = (median(exports), median(bare));
     println!("| step | time | baseline in the same run | ratio |");
     println!("|---|---|---|---|");
     println!(
@@ -255,9 +246,9 @@ fn main() {
     );
     println!(
         "| plan a send at the deepest message ({depth} deep), cold (median of 5) | {} | | |",
-        ms(median(cold))
+        ms(cold)
     );
-    println!("| the same, warm (median of 5) | {} | | |", ms(median(warm)));
+    println!("| the same, warm (median of 5) | {} | | |", ms(warm));
     println!(
         "| export to a file ({} MB, median of 3) | {} | nodes as bare JSON to a synced file ({} MB): {} | {:.2}× |",
         exported / 1_000_000,

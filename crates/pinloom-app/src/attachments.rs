@@ -3,7 +3,6 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use pinloom_engine::planner::excluded_from_listing;
 use pinloom_store::{AttachmentRole, AttachmentScope, NodeId, PinId, TreeId};
 
@@ -107,10 +106,11 @@ impl Pinloom {
 
     /// Every attachment of a tree.
     pub async fn attachments(&self, tree_id: i64) -> anyhow::Result<Vec<AttachmentView>> {
-        let store = self.store.clone();
-        let attachments = crate::runtime::blocking(move || Ok(store.attachments(TreeId(tree_id))?))
-            .await
-            .context("could not list the attachments")?;
+        let attachments = self
+            .read("could not list the attachments", move |store| {
+                Ok(store.attachments(TreeId(tree_id))?)
+            })
+            .await?;
         Ok(attachments.into_iter().map(AttachmentView::from).collect())
     }
 

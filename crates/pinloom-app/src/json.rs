@@ -68,16 +68,6 @@ pub struct Message {
     pub token_estimate: u32,
 }
 
-/// An open tree: the tree and the thread on show, root first.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
-#[serde(rename_all = "camelCase")]
-pub struct TreeView {
-    /// The tree.
-    pub tree: TreeSummary,
-    /// The messages from the root to the newest message, root first.
-    pub messages: Vec<Message>,
-}
-
 impl From<TreeMode> for store::TreeMode {
     fn from(mode: TreeMode) -> store::TreeMode {
         match mode {

@@ -9,7 +9,7 @@ use pinloom_store::{Store, TreeId};
 
 use crate::ApiError;
 use crate::data_dir::DATABASE_FILE_NAME;
-use crate::json::{Message, TreeMode, TreeSummary, TreeView};
+use crate::json::{TreeMode, TreeSummary};
 use crate::runtime::{blocking, now_ms};
 use crate::snapshots::SnapshotCache;
 
@@ -143,22 +143,6 @@ impl Pinloom {
             .read("could not open the tree", move |store| Ok(store.tree(TreeId(tree_id))?))
             .await?;
         Ok(tree.into())
-    }
-
-    /// A tree and its newest thread, root first.
-    pub async fn open_tree(&self, tree_id: i64) -> anyhow::Result<TreeView> {
-        let store = self.store.clone();
-        let (tree, path) = blocking(move || {
-            let tree = store.tree(TreeId(tree_id))?;
-            let path = match store.newest_node(TreeId(tree_id))? {
-                Some(newest) => store.ancestor_path(newest)?,
-                None => Vec::new(),
-            };
-            Ok((tree, path))
-        })
-        .await
-        .context("could not open the tree")?;
-        Ok(TreeView { tree: tree.into(), messages: path.into_iter().map(Message::from).collect() })
     }
 }
 

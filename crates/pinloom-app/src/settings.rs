@@ -1,7 +1,6 @@
 //! A tree's conversation settings, stored with the tree (so the app, the command line and the MCP
 //! server assemble its contexts alike), and the engine settings they make.
 
-use anyhow::Context;
 use pinloom_engine::settings::{RetrievalWeights, Settings, TruncationStrategy};
 use pinloom_engine::snapshot::Author as EngineAuthor;
 use pinloom_providers::summary::SUMMARY_INSTRUCTION;
@@ -195,13 +194,11 @@ impl TreeSettings {
 impl crate::Pinloom {
     /// A tree's conversation settings.
     pub async fn tree_settings(&self, tree_id: i64) -> anyhow::Result<TreeSettings> {
-        let store = self.store.clone();
-        crate::runtime::blocking(move || {
+        self.read("could not read the tree's settings", move |store| {
             let tree = store.tree(pinloom_store::TreeId(tree_id))?;
             Ok(TreeSettings::from_json(&tree.settings_json))
         })
         .await
-        .context("could not read the tree's settings")
     }
 
     /// Replaces a tree's conversation settings after checking them; a summariser must name a
@@ -234,8 +231,7 @@ impl crate::Pinloom {
 
     /// What a tree says to every model: its system context, and whether buffer mode sends it.
     pub async fn tree_context(&self, tree_id: i64) -> anyhow::Result<TreeContext> {
-        let store = self.store.clone();
-        crate::runtime::blocking(move || {
+        self.read("could not read the tree's system context", move |store| {
             let tree = store.tree(pinloom_store::TreeId(tree_id))?;
             Ok(TreeContext {
                 system_context: tree.system_context,
@@ -243,7 +239,6 @@ impl crate::Pinloom {
             })
         })
         .await
-        .context("could not read the tree's system context")
     }
 
     /// Turns the system context on or off for a buffer-mode tree's continuations.

@@ -244,9 +244,7 @@ impl PreparedTree {
             .map(|(position, &i)| (pins[i].id, ordinal("p", position + 1, pins.len())))
             .collect();
         let node_ref = |id: Option<NodeId>| id.and_then(|id| node_ids.get(&id)).cloned();
-        let kept_ref = |value: Option<&Value>| {
-            value.and_then(Value::as_i64).and_then(|id| node_ids.get(&NodeId(id))).cloned()
-        };
+        let kept_ref = |value: Option<&Value>| kept_node_ref(&node_ids, value).map(str::to_owned);
 
         let threads: Vec<Value> = pin_order
             .iter()
@@ -406,11 +404,16 @@ impl PreparedTree {
 
     /// A node id stored by an import (a row id), as this document names it.
     fn kept_ref(&self, value: Option<&Value>) -> Option<&str> {
-        value
-            .and_then(Value::as_i64)
-            .and_then(|id| self.node_ids.get(&NodeId(id)))
-            .map(String::as_str)
+        kept_node_ref(&self.node_ids, value)
     }
+}
+
+/// A node id stored by an import (a row id), as `node_ids` names it in this document.
+fn kept_node_ref<'a>(
+    node_ids: &'a HashMap<NodeId, String>,
+    value: Option<&Value>,
+) -> Option<&'a str> {
+    value.and_then(Value::as_i64).and_then(|id| node_ids.get(&NodeId(id))).map(String::as_str)
 }
 
 /// Without `system_prompts`, the agents an import kept lose their system prompts.

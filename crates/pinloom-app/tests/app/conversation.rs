@@ -76,8 +76,8 @@ async fn a_send_streams_the_reply_into_a_new_message_with_its_usage_and_counts()
     assert_eq!(stored_count(dir.path(), prompt.message.id, "o200k"), Some(o200k as i64));
     assert!(stored_count(dir.path(), exchange.reply.message.id, "cl100k").is_some());
 
-    let view = pinloom.open_tree(tree).await.unwrap();
-    let texts: Vec<_> = view.messages.iter().map(|m| m.text.as_str()).collect();
+    let view = pinloom.thread_view(tree, None).await.unwrap();
+    let texts: Vec<_> = view.messages.iter().map(|m| m.node.message.text.as_str()).collect();
     assert_eq!(texts, ["Why do rivers meander?", "Because the outer bank erodes."]);
 }
 
@@ -124,7 +124,7 @@ async fn a_broken_stream_keeps_what_arrived_marked_incomplete() {
     assert!(exchange.reply.incomplete);
     let interruption = exchange.interruption.unwrap();
     assert_eq!(interruption.code, ErrorCode::ProviderUnavailable);
-    let view = pinloom.open_tree(tree).await.unwrap();
+    let view = pinloom.thread_view(tree, None).await.unwrap();
     assert_eq!(view.messages.len(), 2, "the partial reply is saved");
 }
 
@@ -176,13 +176,20 @@ async fn a_refusal_before_any_text_saves_the_prompt_and_says_what_to_do() {
     );
     assert_eq!(error.code, ErrorCode::ProviderRefused, "{}", error.message);
     assert!(error.message.starts_with("Local did not answer"), "{}", error.message);
-    let view = pinloom.open_tree(tree).await.unwrap();
+    let view = pinloom.thread_view(tree, None).await.unwrap();
     assert_eq!(view.messages.len(), 1, "the person's message is kept, to answer again");
 
     let (events, _received, cancel) = listen();
     let error = ApiError::from(
         pinloom
-            .send(tree, Some(view.messages[0].id), "Why?".into(), "Nobody".into(), events, cancel)
+            .send(
+                tree,
+                Some(view.messages[0].node.message.id),
+                "Why?".into(),
+                "Nobody".into(),
+                events,
+                cancel,
+            )
             .await
             .unwrap_err(),
     );

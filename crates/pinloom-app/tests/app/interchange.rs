@@ -160,8 +160,8 @@ async fn the_specs_example_and_socketteers_loom_are_read() {
     assert_eq!((report.trees[0].title.as_str(), report.trees[0].messages), ("Hello", 3));
     assert!(report.notes.is_empty(), "{:?}", report.notes);
     let tree = report.trees[0].id;
-    let view = pinloom.open_tree(tree).await.unwrap();
-    let texts: Vec<&str> = view.messages.iter().map(|m| m.text.as_str()).collect();
+    let view = pinloom.thread_view(tree, None).await.unwrap();
+    let texts: Vec<&str> = view.messages.iter().map(|m| m.node.message.text.as_str()).collect();
     assert_eq!(texts, ["Once upon a time", " there was a loom."], "c is the newest branch");
     let exported: Value = serde_json::from_str(
         &pinloom.export_open_loom(vec![tree], ExportOptions::default()).await.unwrap(),

@@ -41,8 +41,9 @@ async fn a_tree_and_its_messages_survive_reopening() {
     let trees = pinloom.list_trees().await.unwrap();
     assert_eq!(trees.len(), 1);
     assert_eq!(trees[0].message_count, 2);
-    let view = pinloom.open_tree(tree_id).await.unwrap();
-    let texts: Vec<_> = view.messages.iter().map(|message| message.text.as_str()).collect();
+    let view = pinloom.thread_view(tree_id, None).await.unwrap();
+    let texts: Vec<_> =
+        view.messages.iter().map(|message| message.node.message.text.as_str()).collect();
     assert_eq!(texts, ["Why meanders?", "And oxbows?"]);
 }
 
@@ -64,14 +65,14 @@ async fn refusals_cross_as_invalid_input_with_what_to_do() {
         ApiError::from(pinloom.append_message(tree.id, None, "\n ".into()).await.unwrap_err());
     assert_eq!(error.code, ErrorCode::InvalidInput);
     assert!(error.message.contains("type something first"), "{}", error.message);
-    assert_eq!(pinloom.open_tree(tree.id).await.unwrap().messages, []);
+    assert_eq!(pinloom.thread_view(tree.id, None).await.unwrap().messages.len(), 0);
 }
 
 #[tokio::test]
 async fn a_missing_tree_is_not_found() {
     let dir = tempfile::tempdir().unwrap();
     let pinloom = Pinloom::open(dir.path().to_owned()).await.unwrap();
-    let error = ApiError::from(pinloom.open_tree(404).await.unwrap_err());
+    let error = ApiError::from(pinloom.tree_summary(404).await.unwrap_err());
     assert_eq!(error.code, ErrorCode::NotFound);
     assert_eq!(
         error.message,

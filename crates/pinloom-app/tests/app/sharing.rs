@@ -29,5 +29,5 @@ async fn each_front_end_sees_the_others_writes_on_its_next_read() {
     let third = mcp.append_message(tree, Some(second), "Estuaries.".into()).await.unwrap().id;
     let extended = app.preview(third, "Local".into(), None).await.unwrap();
     assert!(extended.body.contains("Estuaries.") && extended.body.contains("Deltas."));
-    assert_eq!(app.open_tree(tree).await.unwrap().messages.len(), 3);
+    assert_eq!(app.thread_view(tree, None).await.unwrap().messages.len(), 3);
 }

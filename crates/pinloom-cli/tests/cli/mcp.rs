@@ -444,7 +444,13 @@ async fn subscribers_hear_of_every_change_the_apps_included() {
     let first = app.list_trees().await.unwrap()[0].message_count;
     let (written, ()) = tokio::join!(
         async {
-            let mut parent = app.open_tree(tree).await.unwrap().messages.last().map(|m| m.id);
+            let mut parent = app
+                .thread_view(tree, None)
+                .await
+                .unwrap()
+                .messages
+                .last()
+                .map(|m| m.node.message.id);
             for i in 0..20 {
                 parent =
                     Some(app.append_message(tree, parent, format!("step {i}")).await.unwrap().id);
