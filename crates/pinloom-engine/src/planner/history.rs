@@ -1,0 +1,283 @@
+//! The current thread's history: its messages grouped (a tool call with its results is one
+//! group), the protected start and tail, and after selection the truncation marker and the
+//! history index an incremental plan extends.
+
+use crate::error::EngineError;
+use crate::plan::{
+    Origin, Provenance, PruneReason, Role, RoleFill, SliceKind, SliceStatus, SourceId,
+    TruncationMarker,
+};
+use crate::settings::TruncationStrategy;
+use crate::snapshot::{Author, ParentEdge, Part, TreeMode};
+
+use super::{AncestorPath, Builder, Group, Need, ThreadSegment};
+
+impl<'a> Builder<'a> {
+    pub(super) fn collect_history(
+        &mut self,
+        path: &AncestorPath,
+        current: ThreadSegment,
+    ) -> Result<(), EngineError> {
+        let snapshot = self.snapshot;
+        // Exclusion first: excluded, soft-deleted, annotations not asked for.
+        let mut kept: Vec<usize> = Vec::new(); // slice indices of kept nodes
+        for &node_index in &path.nodes[current.start..current.end] {
+            let node = &snapshot.nodes[node_index];
+            let tokens = self.node_tokens(node_index);
+            let why = if node.excluded {
+                Some(PruneReason::Excluded)
+            } else if node.pruned {
+                Some(PruneReason::SoftDeleted)
+            } else if matches!(node.edge, ParentEdge::Annotation(_)) && !node.include_annotation {
+                Some(PruneReason::Annotation)
+            } else {
+                None
+            };
+            let slice = self.slices.len();
+            self.node_slices.push(slice);
+            match why {
+                Some(reason) => self.push_with(
+                    SliceKind::OldHistory,
+                    SourceId::Node(node.id),
+                    tokens,
+                    Origin::Node(node_index),
+                    Need::Decided,
+                    SliceStatus::Pruned(reason),
+                    None,
+                ),
+                None => {
+                    self.push(
+                        SliceKind::OldHistory,
+                        SourceId::Node(node.id),
+                        tokens,
+                        Origin::Node(node_index),
+                        Need::Optional,
+                    );
+                    kept.push(slice);
+                }
+            }
+            if matches!(node.edge, ParentEdge::Annotation(_)) {
+                // A note enters only when the person includes it: it is theirs, not the path's.
+                self.slices[slice].provenance = Provenance::AddedByPerson;
+            }
+        }
+        // Tool groups: a call and every one of its results, kept or dropped together.
+        let mut groups: Vec<Group> = Vec::new();
+        let mut k = 0;
+        while k < kept.len() {
+            let slice = kept[k];
+            let node = self.node_of(slice);
+            if node.has_tool_result() || node.author == Author::Tool {
+                self.decide(slice, PruneReason::OrphanToolResult);
+                k += 1;
+                continue;
+            }
+            if node.has_tool_call() {
+                let mut pending: Vec<&str> = node
+                    .parts
+                    .iter()
+                    .filter_map(|p| match p {
+                        Part::ToolCall { id, .. } => Some(id.as_str()),
+                        _ => None,
+                    })
+                    .collect();
+                let mut j = k + 1;
+                while j < kept.len() && !pending.is_empty() {
+                    let next = self.node_of(kept[j]);
+                    let answers: Vec<&str> = next
+                        .parts
+                        .iter()
+                        .filter_map(|p| match p {
+                            Part::ToolResult { call_id, .. } => Some(call_id.as_str()),
+                            _ => None,
+                        })
+                        .collect();
+                    if answers.is_empty() || !answers.iter().all(|a| pending.contains(a)) {
+                        break;
+                    }
+                    pending.retain(|p| !answers.contains(p));
+                    j += 1;
+                }
+                if !pending.is_empty() {
+                    for &slice_index in &kept[k..j] {
+                        self.decide(slice_index, PruneReason::OrphanToolCall);
+                    }
+                    k = j;
+                    continue;
+                }
+                let group = self.slices[slice].group;
+                for &slice_index in &kept[k..j] {
+                    self.slices[slice_index].group = group;
+                }
+                groups.push(Group { first: slice, last: kept[j - 1], nodes: j - k });
+                k = j;
+                continue;
+            }
+            groups.push(Group { first: slice, last: slice, nodes: 1 });
+            k += 1;
+        }
+        let Some(prompt) = groups.last().copied() else {
+            return Err(EngineError::NoMessages);
+        };
+        // Prompt, recent and old history; the last N nodes and the prompt are required.
+        let mut from_end_nodes = 0usize; // kept nodes after this group, prompt included
+        let min_recent = self.settings.minimum_recent_nodes;
+        let strategy_protects = self.settings.truncation != TruncationStrategy::StopAtLimit;
+        for (group_index, group) in groups.iter().enumerate().rev() {
+            let is_prompt = group_index == groups.len() - 1;
+            let nodes_before_prompt_end = from_end_nodes.saturating_sub(prompt.nodes);
+            let kind = if is_prompt {
+                SliceKind::Prompt
+            } else if nodes_before_prompt_end < self.settings.recent_history_size {
+                SliceKind::RecentHistory
+            } else {
+                SliceKind::OldHistory
+            };
+            let kept = (group.first..=group.last).any(|slice_index| self.slice_kept(slice_index));
+            let protected = is_prompt || kept || (strategy_protects && from_end_nodes < min_recent);
+            for slice_index in group.first..=group.last {
+                if self.need[slice_index] == Need::Decided {
+                    continue;
+                }
+                self.slices[slice_index].kind = kind;
+                self.slices[slice_index].priority = self.settings.priorities.of(kind);
+                if protected {
+                    self.need[slice_index] = Need::Required;
+                }
+            }
+            from_end_nodes += group.nodes;
+        }
+        // truncateMiddle's kept start: groups holding the first keep_start_nodes nodes.
+        if self.settings.truncation == TruncationStrategy::TruncateMiddle {
+            let mut nodes = 0;
+            for group in &groups[..groups.len() - 1] {
+                if nodes >= self.settings.keep_start_nodes {
+                    break;
+                }
+                nodes += group.nodes;
+                self.start_groups += 1;
+            }
+        }
+        self.groups = groups;
+        Ok(())
+    }
+
+    /// Whether slice `i` is a search result whose message the history already carries.
+    pub(super) fn twin_in_history(&self, i: usize) -> bool {
+        // History of a lower priority number was decided before this slice's turn came; the
+        // rest still reads as included only because nothing has been decided for it yet.
+        self.slices[i].kind == SliceKind::SearchResult
+            && self.twins.iter().any(|(&history, &search)| {
+                search == i
+                    && self.slices[history].is_included()
+                    && (self.need[history] == Need::Required
+                        || self.slices[history].priority < self.slices[i].priority)
+            })
+    }
+
+    /// Places the marker at the first gap and the role fills the provider needs.
+    pub(super) fn finalize_history(&mut self) {
+        self.marker = None;
+        self.fills.clear();
+        let history = &self.groups;
+        let mut omitted = 0usize;
+        let mut gap_before: Option<usize> = None;
+        let mut in_gap = false;
+        for group in history {
+            let included = self.slices[group.first].is_included();
+            let truncated = matches!(
+                self.slices[group.first].status,
+                SliceStatus::Pruned(PruneReason::Truncated | PruneReason::ProviderRoleRule)
+            );
+            if truncated {
+                omitted += group.nodes;
+                in_gap = true;
+            } else if included && in_gap && gap_before.is_none() {
+                gap_before = Some(group.first);
+                in_gap = false;
+            }
+        }
+        if omitted > 0
+            && let Some(before) = gap_before
+            && self.settings.truncation != TruncationStrategy::StopAtLimit
+        {
+            let text = self.marker_text(omitted);
+            let tokens = self.count(&text);
+            self.marker = Some(TruncationMarker { before_slice: before, omitted, tokens, text });
+        }
+        if self.snapshot.tree.mode != TreeMode::Dialogue {
+            return;
+        }
+        let rules = self.profile.role_rules;
+        let mut previous: Option<Role> = None;
+        let mut fills = Vec::new();
+        for group in &self.groups {
+            if !self.slices[group.first].is_included() {
+                continue;
+            }
+            let marker_here = self.marker.as_ref().is_some_and(|m| m.before_slice == group.first);
+            let node = self.node_of(group.first);
+            let mut role = match node.author {
+                Author::Human => Role::User,
+                Author::Model => Role::Assistant,
+                Author::Tool => Role::Tool,
+            };
+            if rules.strict_alternation && role == Role::Tool {
+                role = Role::User;
+            }
+            if rules.assistant_between_tool_and_user
+                && previous == Some(Role::Tool)
+                && (role == Role::User || marker_here)
+            {
+                fills.push((
+                    group.first,
+                    Role::Assistant,
+                    self.settings.tool_to_user_bridge.clone(),
+                ));
+            }
+            if marker_here {
+                previous = Some(Role::User);
+            }
+            if previous.is_none() && rules.first_user && role != Role::User {
+                fills.push((
+                    group.first,
+                    Role::User,
+                    self.settings.leading_user_placeholder.clone(),
+                ));
+            }
+            previous = Some(if group.nodes > 1 { Role::Tool } else { role });
+            if rules.strict_alternation && previous == Some(Role::Tool) {
+                previous = Some(Role::User);
+            }
+        }
+        self.fills = fills
+            .into_iter()
+            .map(|(before_slice, role, text)| {
+                let tokens = self.count(&text);
+                RoleFill { before_slice, role, text, tokens }
+            })
+            .collect();
+    }
+
+    pub(super) fn prune_oldest_history(&mut self) -> bool {
+        for group_index in 0..self.groups.len().saturating_sub(1) {
+            let group = self.groups[group_index];
+            if self.slices[group.first].is_included() && self.need[group.first] != Need::Required {
+                self.group_status(&group, SliceStatus::Pruned(PruneReason::Truncated));
+                return true;
+            }
+        }
+        // The kept start is pruned last.
+        for group_index in 0..self.start_groups.min(self.groups.len().saturating_sub(1)) {
+            let group = self.groups[group_index];
+            if self.slices[group.first].is_included()
+                && self.need[group.first] == Need::Required
+                && !self.is_protected(group_index)
+            {
+                self.group_status(&group, SliceStatus::Pruned(PruneReason::Truncated));
+                return true;
+            }
+        }
+        false
+    }
+}

@@ -1,0 +1,368 @@
+//! From a snapshot to a context plan: ancestry, exclusion, system context, anchor, summaries by
+//! depth budget, history under the truncation strategy, the priority table, role rules.
+
+mod ancestry;
+mod collect;
+mod history;
+mod listing;
+mod select;
+
+pub use ancestry::{AncestorPath, ThreadSegment, ancestry};
+pub use listing::{excluded_from_listing, file_block, folder_listing};
+
+use std::collections::HashMap;
+
+use crate::error::EngineError;
+use crate::permitted;
+use crate::plan::{
+    ContextPlan, HistoryIndex, MissingSummary, Origin, Provenance, PruneReason, RoleFill, Slice,
+    SliceKind, SliceStatus, SourceId, TruncationMarker,
+};
+use crate::profile::ModelProfile;
+use crate::settings::Settings;
+use crate::snapshot::{
+    AttachmentScope, NodeId, NodeRecord, Snapshot, ThreadRef, TreeInfo, TreeMode,
+};
+use crate::tokens::Tokenizer;
+
+/// The budget: window minus the reserve for the reply; a tree's token buffer replaces the reserve.
+pub fn available_budget(profile: &ModelProfile, tree: &TreeInfo) -> u32 {
+    let reserve = tree.token_buffer.unwrap_or(profile.reserve);
+    profile.context_window.saturating_sub(reserve)
+}
+
+/// Makes the context plan.
+pub fn plan(
+    snapshot: &Snapshot,
+    profile: &ModelProfile,
+    settings: &Settings,
+) -> Result<ContextPlan, EngineError> {
+    let path = ancestry(snapshot, settings.max_thread_depth)?;
+    let mut builder = Builder::new(snapshot, profile, settings);
+    builder.collect(&path)?;
+    builder.select()?;
+    Ok(builder.finish())
+}
+
+/// How a candidate is treated by selection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Need {
+    /// Never pruned: system, anchor, prompt, protected recent nodes.
+    Required,
+    /// Prunable, under the priority table.
+    Optional,
+    /// Already decided (pruned before selection).
+    Decided,
+}
+
+/// A history group: one node, or a tool call with all its results.
+#[derive(Debug, Clone, Copy)]
+struct Group {
+    /// Range of slice indices.
+    first: usize,
+    last: usize,
+    /// Nodes in the group.
+    nodes: usize,
+}
+
+struct Builder<'a> {
+    snapshot: &'a Snapshot,
+    profile: &'a ModelProfile,
+    settings: &'a Settings,
+    tokenizer: Tokenizer,
+    overhead: u32,
+    available: u32,
+    slices: Vec<Slice>,
+    need: Vec<Need>,
+    newly_counted: Vec<(NodeId, u32)>,
+    missing: Vec<MissingSummary>,
+    next_group: u32,
+    /// History groups of the current thread, oldest first; the last is the prompt group.
+    groups: Vec<Group>,
+    /// How many leading groups are the kept start.
+    start_groups: usize,
+    marker: Option<TruncationMarker>,
+    fills: Vec<RoleFill>,
+    node_slices: Vec<usize>,
+    /// Search results whose message is in the current thread's history: history slice →
+    /// search slice. Whichever of the two is in the context, the message is sent once.
+    twins: HashMap<usize, usize>,
+}
+
+impl<'a> Builder<'a> {
+    fn new(snapshot: &'a Snapshot, profile: &'a ModelProfile, settings: &'a Settings) -> Self {
+        let buffer = snapshot.tree.mode == TreeMode::Buffer;
+        Builder {
+            snapshot,
+            profile,
+            settings,
+            tokenizer: profile.tokenizer,
+            // A buffer document has no per-message framing.
+            overhead: if buffer { 0 } else { profile.message_overhead },
+            available: available_budget(profile, &snapshot.tree),
+            slices: Vec::new(),
+            need: Vec::new(),
+            newly_counted: Vec::new(),
+            missing: Vec::new(),
+            next_group: 0,
+            groups: Vec::new(),
+            start_groups: 0,
+            marker: None,
+            fills: Vec::new(),
+            node_slices: Vec::new(),
+            twins: HashMap::new(),
+        }
+    }
+
+    fn count(&self, text: &str) -> u32 {
+        self.tokenizer.count_u32(text).saturating_add(self.overhead)
+    }
+
+    fn push(&mut self, kind: SliceKind, source: SourceId, tokens: u32, origin: Origin, need: Need) {
+        self.push_with(kind, source, tokens, origin, need, SliceStatus::Included, None);
+    }
+
+    #[allow(clippy::too_many_arguments)] // one private constructor, every field named at the call
+    fn push_with(
+        &mut self,
+        kind: SliceKind,
+        source: SourceId,
+        tokens: u32,
+        origin: Origin,
+        need: Need,
+        status: SliceStatus,
+        score: Option<f64>,
+    ) {
+        let group = self.next_group;
+        self.next_group += 1;
+        self.slices.push(Slice {
+            kind,
+            source,
+            priority: self.settings.priorities.of(kind),
+            provenance: Provenance::of(kind, source),
+            tokens,
+            status,
+            score,
+            group,
+            cut_from: None,
+            origin,
+        });
+        self.need.push(need);
+    }
+
+    fn push_text(&mut self, kind: SliceKind, source: SourceId, text: String, need: Need) {
+        let tokens = self.count(&text);
+        self.push(kind, source, tokens, Origin::Text(text), need);
+    }
+
+    fn pruned_text(&mut self, kind: SliceKind, source: SourceId, text: String, why: PruneReason) {
+        let tokens = self.count(&text);
+        self.push_with(
+            kind,
+            source,
+            tokens,
+            Origin::Text(text),
+            Need::Decided,
+            SliceStatus::Pruned(why),
+            None,
+        );
+    }
+
+    fn node_tokens(&mut self, index: usize) -> u32 {
+        let node = &self.snapshot.nodes[index];
+        let id = self.tokenizer.id();
+        let content = match node.cached(id) {
+            Some(cached) => cached,
+            None => {
+                let counted: u64 =
+                    node.parts.iter().map(|p| u64::from(self.tokenizer.count_u32(p.text()))).sum();
+                let counted = u32::try_from(counted).unwrap_or(u32::MAX);
+                self.newly_counted.push((node.id, counted));
+                counted
+            }
+        };
+        content.saturating_add(self.overhead)
+    }
+
+    fn on_path(&self, path: &AncestorPath, scope: AttachmentScope) -> bool {
+        permitted::attachment_in_scope(self.snapshot, path, scope)
+    }
+
+    fn node_of(&self, slice: usize) -> &'a NodeRecord {
+        match self.slices[slice].origin {
+            Origin::Node(i) | Origin::Cut { node: i, .. } => &self.snapshot.nodes[i],
+            Origin::Text(_) => unreachable!("history slices always come from nodes"),
+        }
+    }
+
+    fn group_tokens(&self, group: &Group) -> u64 {
+        (group.first..=group.last)
+            .filter(|&slice_index| self.need[slice_index] != Need::Decided)
+            .map(|slice_index| u64::from(self.slices[slice_index].tokens))
+            .sum()
+    }
+
+    fn group_status(&mut self, group: &Group, status: SliceStatus) {
+        for slice_index in group.first..=group.last {
+            if self.need[slice_index] != Need::Decided {
+                self.slices[slice_index].status = status;
+            }
+        }
+    }
+
+    fn sum(&self, pick: impl Fn(&Self, usize) -> bool) -> u64 {
+        (0..self.slices.len())
+            .filter(|&i| pick(self, i))
+            .map(|i| u64::from(self.slices[i].tokens))
+            .sum()
+    }
+
+    fn total_used(&self) -> u64 {
+        let slices: u64 = self
+            .slices
+            .iter()
+            .filter(|slice_index| slice_index.is_included())
+            .map(|slice_index| u64::from(slice_index.tokens))
+            .sum();
+        let fills: u64 = self.fills.iter().map(|f| u64::from(f.tokens)).sum();
+        slices + fills + self.marker.as_ref().map_or(0, |m| u64::from(m.tokens))
+    }
+
+    fn fill_reserve(&self) -> u64 {
+        if self.snapshot.tree.mode == TreeMode::Dialogue && self.profile.role_rules.first_user {
+            u64::from(self.count(&self.settings.leading_user_placeholder))
+        } else {
+            0
+        }
+    }
+
+    fn marker_text(&self, omitted: usize) -> String {
+        self.settings.truncation_marker.replace("{count}", &omitted.to_string())
+    }
+
+    fn marker_reserve(&self) -> u64 {
+        // The widest count the marker can show, plus slack: a smaller number never costs more
+        // than two tokens over this in any BPE we ship.
+        let widest = "9"
+            .repeat(self.groups.iter().map(|group| group.nodes).sum::<usize>().to_string().len());
+        let text = self.settings.truncation_marker.replace("{count}", &widest);
+        u64::from(self.count(&text)) + 2
+    }
+
+    fn mark_group(&mut self, group: &Group, need: Need) {
+        for slice_index in group.first..=group.last {
+            if self.need[slice_index] != Need::Decided {
+                self.need[slice_index] = need;
+            }
+        }
+    }
+
+    fn is_protected(&self, group_index: usize) -> bool {
+        let after: usize = self.groups[group_index..].iter().map(|group| group.nodes).sum();
+        let group = self.groups[group_index];
+        after <= self.settings.minimum_recent_nodes
+            || group_index == self.groups.len() - 1
+            || (group.first..=group.last).any(|slice_index| self.slice_kept(slice_index))
+    }
+
+    /// Whether slice `s` is a node the user asked to keep.
+    fn slice_kept(&self, slice_index: usize) -> bool {
+        matches!(self.slices[slice_index].origin, Origin::Node(i) if self.snapshot.nodes[i].kept)
+    }
+
+    fn finish(self) -> ContextPlan {
+        let used = clamp_u32(self.total_used());
+        let prompt_start = self
+            .groups
+            .last()
+            .and_then(|group| {
+                self.node_slices.iter().position(|&slice_index| slice_index == group.first)
+            })
+            .unwrap_or(0);
+        let tail_start = self
+            .groups
+            .iter()
+            .enumerate()
+            .skip(self.start_groups)
+            .find(|(_, group)| self.slices[group.first].is_included())
+            .and_then(|(_, group)| {
+                self.node_slices.iter().position(|&slice_index| slice_index == group.first)
+            })
+            .unwrap_or(prompt_start);
+        let kept_start = self
+            .groups
+            .get(self.start_groups)
+            .and_then(|group| {
+                self.node_slices.iter().position(|&slice_index| slice_index == group.first)
+            })
+            .unwrap_or(0);
+        ContextPlan {
+            available: self.available,
+            used,
+            tokenizer: self.tokenizer.id(),
+            mode: self.snapshot.tree.mode,
+            marker: self.marker,
+            role_fills: self.fills,
+            newly_counted: self.newly_counted,
+            missing_summaries: self.missing,
+            history: HistoryIndex {
+                node_slices: self.node_slices,
+                tail_start,
+                kept_start,
+                prompt_start,
+                next_group: self.next_group,
+            },
+            slices: self.slices,
+        }
+    }
+}
+
+/// A boundary cut shorter than this is not worth the notice that opens it.
+const MIN_CUT_TOKENS: u64 = 32;
+
+fn clamp_u32(v: u64) -> u32 {
+    u32::try_from(v).unwrap_or(u32::MAX)
+}
+
+/// Orders instruction sources: tree scope first, then by position on the path.
+fn scope_rank(path: &AncestorPath, snapshot: &Snapshot, scope: AttachmentScope) -> usize {
+    match scope {
+        AttachmentScope::Tree => 0,
+        AttachmentScope::Thread(thread) => {
+            1 + path
+                .threads
+                .iter()
+                .position(|t| t.thread == thread)
+                .map_or(0, |i| path.nodes.len().min(path.threads[i].start))
+        }
+        AttachmentScope::Node(id) => {
+            2 + path.nodes.iter().position(|&i| snapshot.nodes[i].id == id).unwrap_or(0)
+        }
+    }
+}
+
+/// Picks the summary of `thread` ending at `up_to` for a depth budget: one written for exactly
+/// that budget, else the newest written by hand, else the largest written for a smaller budget.
+/// A summary that ends elsewhere covers nodes that are not ancestors and is never used.
+fn choose_summary(
+    snapshot: &Snapshot,
+    thread: ThreadRef,
+    up_to: NodeId,
+    budget: u32,
+) -> Option<&crate::snapshot::SummaryRecord> {
+    let mut matching = snapshot
+        .summaries
+        .iter()
+        .filter(|slice_index| slice_index.thread == thread && slice_index.up_to == up_to);
+    let all: Vec<_> = matching.by_ref().collect();
+    all.iter()
+        .rev()
+        .find(|slice_index| slice_index.budget == Some(budget))
+        .or_else(|| all.iter().rev().find(|slice_index| slice_index.budget.is_none()))
+        .or_else(|| {
+            all.iter()
+                .filter(|slice_index| slice_index.budget.is_some_and(|b| b < budget))
+                .max_by_key(|slice_index| slice_index.budget)
+        })
+        .copied()
+}

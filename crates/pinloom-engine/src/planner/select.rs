@@ -1,0 +1,337 @@
+//! Selection: what fits the budget. Required slices first, then the truncation strategy over
+//! the history, then optional slices by the priority table; under stopAtLimit, a refusal that
+//! names what to exclude instead.
+
+use std::collections::HashSet;
+
+use crate::error::EngineError;
+use crate::plan::{Origin, PruneReason, SliceKind, SliceStatus, SourceId};
+use crate::settings::TruncationStrategy;
+use crate::snapshot::{NodeId, Part};
+
+use super::{Builder, MIN_CUT_TOKENS, Need, clamp_u32};
+
+impl<'a> Builder<'a> {
+    /// Applies the budget.
+    pub(super) fn select(&mut self) -> Result<(), EngineError> {
+        let available = u64::from(self.available);
+        let system: u64 =
+            self.sum(|b, i| b.slices[i].kind == SliceKind::System && b.need[i] == Need::Required);
+        if system > available {
+            return Err(EngineError::SystemContextOverBudget {
+                system: clamp_u32(system),
+                available: self.available,
+            });
+        }
+        let required: u64 = self.sum(|b, i| b.need[i] == Need::Required);
+        let optional: u64 = self.sum(|b, i| b.need[i] == Need::Optional);
+        // A leading user fill may be needed whatever is kept; reserve it with the required part.
+        let fill_reserve = self.fill_reserve();
+        // What may never be cut is checked first: when it alone does not fit, no exclusion of
+        // the rest would help, so a stop-at-the-limit refusal naming some would mislead.
+        if required + fill_reserve > available {
+            return Err(EngineError::RequiredOverBudget {
+                required: clamp_u32(required + fill_reserve),
+                available: self.available,
+                minimum_recent: self.settings.minimum_recent_nodes,
+            });
+        }
+        if self.settings.truncation == TruncationStrategy::StopAtLimit
+            && required + optional + fill_reserve > available
+        {
+            return Err(self.stop_at_limit(required + optional + fill_reserve));
+        }
+        let mut used = required + fill_reserve;
+        if used + optional > available {
+            let history_total = self.groups.len().saturating_sub(1);
+            let marker_reserve = if history_total > 0 { self.marker_reserve() } else { 0 };
+            used += marker_reserve;
+            self.fill_by_priority(&mut used, available);
+            self.step_the_tail(&mut used, available);
+        }
+        // Whatever fitted, a message goes once: as history when the history carries it. A hit
+        // the share or the budget left out says so too, which is the more useful reason.
+        let carried: HashSet<NodeId> = self
+            .slices
+            .iter()
+            .filter(|slice| {
+                slice.is_included() && (slice.kind.is_history() || slice.kind == SliceKind::Prompt)
+            })
+            .filter_map(|slice| match slice.source {
+                SourceId::Node(id) => Some(id),
+                _ => None,
+            })
+            .collect();
+        let sent_as_history: Vec<usize> = (0..self.slices.len())
+            .filter(|&i| {
+                let slice = &self.slices[i];
+                let (SourceId::Retrieval(id) | SourceId::AddedSearchHit(id)) = slice.source else {
+                    return false;
+                };
+                carried.contains(&id)
+                    && matches!(
+                        slice.status,
+                        SliceStatus::Included
+                            | SliceStatus::Pruned(
+                                PruneReason::OutsideShare | PruneReason::OverBudget
+                            )
+                    )
+            })
+            .collect();
+        for search in sent_as_history {
+            self.decide(search, PruneReason::AlreadyInHistory);
+        }
+        self.finalize_history();
+        // Role fills and the final marker can differ from their reservations: prune the oldest
+        // kept history until the total fits (nearly always a no-op).
+        while self.total_used() > available {
+            if !self.prune_oldest_history() {
+                return Err(EngineError::RequiredOverBudget {
+                    required: clamp_u32(self.total_used()),
+                    available: self.available,
+                    minimum_recent: self.settings.minimum_recent_nodes,
+                });
+            }
+            self.finalize_history();
+        }
+        if self.settings.cut_boundary_message {
+            self.cut_boundary(available);
+        }
+        Ok(())
+    }
+
+    /// Fills what the budget has left with the end of the newest message truncation dropped, cut
+    /// at a token boundary. It is the only text a plan tokenizes beyond cached counts. Nothing
+    /// changes unless the result fits: the marker and role fills are placed again and checked.
+    pub(super) fn cut_boundary(&mut self, available: u64) {
+        if self.settings.truncation == TruncationStrategy::StopAtLimit {
+            return;
+        }
+        let Some(group_index) =
+            (0..self.groups.len().saturating_sub(1)).rev().find(|&group_index| {
+                self.slices[self.groups[group_index].first].status
+                    == SliceStatus::Pruned(PruneReason::Truncated)
+            })
+        else {
+            return;
+        };
+        let group = self.groups[group_index];
+        // A message the search slice carries whole is not sent a second time in part.
+        if (group.first..=group.last).any(|slice_index| {
+            self.twins.get(&slice_index).is_some_and(|&search| self.slices[search].is_included())
+        }) {
+            return;
+        }
+        // Tool calls and results are never cut: only a one-node group of one text part.
+        let Origin::Node(n) = self.slices[group.first].origin else { return };
+        let node = &self.snapshot.nodes[n];
+        let [Part::Text(whole)] = node.parts.as_slice() else { return };
+        if group.first != group.last {
+            return;
+        }
+        let notice = &self.settings.cut_message_notice;
+        let spare = available.saturating_sub(self.total_used());
+        let room = spare
+            .saturating_sub(u64::from(self.overhead))
+            .saturating_sub(u64::from(self.tokenizer.count_u32(notice)));
+        if room < MIN_CUT_TOKENS {
+            return;
+        }
+        let tail = self.tokenizer.tail_within(whole, room);
+        if tail.trim().is_empty() || tail.len() == whole.len() {
+            return;
+        }
+        let text = format!("{notice}{tail}");
+        let tokens = self.count(&text);
+        // With its notice, the end of a short message can cost as much as the whole.
+        if tokens >= self.slices[group.first].tokens {
+            return;
+        }
+        let before = (self.slices[group.first].clone(), self.marker.clone(), self.fills.clone());
+        let slice = &mut self.slices[group.first];
+        slice.cut_from = Some(slice.tokens);
+        slice.tokens = tokens;
+        slice.status = SliceStatus::Included;
+        slice.origin = Origin::Cut { node: n, text };
+        self.finalize_history();
+        if self.total_used() > available {
+            (self.slices[group.first], self.marker, self.fills) = before;
+        }
+    }
+
+    /// The stopAtLimit error: the prunable items, in pruning order, whose removal makes it fit.
+    pub(super) fn stop_at_limit(&self, needed: u64) -> EngineError {
+        let available = u64::from(self.available);
+        let mut order: Vec<usize> =
+            (0..self.slices.len()).filter(|&i| self.need[i] == Need::Optional).collect();
+        // Highest priority number first; oldest first within history.
+        order.sort_by(|&a, &b| {
+            self.slices[b].priority.cmp(&self.slices[a].priority).then(a.cmp(&b))
+        });
+        let mut exclude = Vec::new();
+        let mut remaining = needed;
+        for i in order {
+            if remaining <= available {
+                break;
+            }
+            remaining -= u64::from(self.slices[i].tokens);
+            exclude.push(self.slices[i].source);
+        }
+        EngineError::StopAtLimit { needed: clamp_u32(needed), available: self.available, exclude }
+    }
+
+    pub(super) fn fill_by_priority(&mut self, used: &mut u64, available: u64) {
+        // Pools: non-history kinds item by item; history by the truncation strategy.
+        let mut priorities: Vec<u8> = (0..self.slices.len())
+            .filter(|&i| self.need[i] == Need::Optional)
+            .map(|i| self.slices[i].priority)
+            .collect();
+        priorities.sort_unstable();
+        priorities.dedup();
+        let mut tail_open = true;
+        let mut start_done = false;
+        for priority in priorities {
+            for i in 0..self.slices.len() {
+                if self.need[i] != Need::Optional
+                    || self.slices[i].priority != priority
+                    || self.slices[i].kind.is_history()
+                {
+                    continue;
+                }
+                if self.twin_in_history(i) {
+                    self.decide(i, PruneReason::AlreadyInHistory);
+                    continue;
+                }
+                let t = u64::from(self.slices[i].tokens);
+                if *used + t <= available {
+                    *used += t;
+                } else {
+                    self.slices[i].status = SliceStatus::Pruned(PruneReason::OverBudget);
+                }
+            }
+            let history_here: Vec<usize> = (0..self.groups.len().saturating_sub(1))
+                .filter(|&group_index| {
+                    let group = self.groups[group_index];
+                    self.need[group.first] == Need::Optional
+                        && self.slices[group.first].priority == priority
+                })
+                .collect();
+            if history_here.is_empty() {
+                continue;
+            }
+            // truncateMiddle keeps the start first, when it can.
+            if !start_done {
+                start_done = true;
+                for group_index in 0..self.start_groups {
+                    let group = self.groups[group_index];
+                    if self.need[group.first] != Need::Optional {
+                        continue;
+                    }
+                    let t = self.group_tokens(&group);
+                    let refund = self.twin_refund(&group);
+                    if *used + t <= available + refund {
+                        *used = *used + t - refund;
+                        self.retire_twins(&group);
+                        self.mark_group(&group, Need::Required);
+                    } else {
+                        self.group_status(&group, SliceStatus::Pruned(PruneReason::Truncated));
+                        self.mark_group(&group, Need::Decided);
+                    }
+                }
+            }
+            for &group_index in history_here.iter().rev() {
+                let group = self.groups[group_index];
+                if self.need[group.first] != Need::Optional {
+                    continue;
+                }
+                let t = self.group_tokens(&group);
+                let refund = self.twin_refund(&group);
+                if tail_open && *used + t <= available + refund {
+                    *used = *used + t - refund;
+                    self.retire_twins(&group);
+                } else {
+                    tail_open = false;
+                    self.group_status(&group, SliceStatus::Pruned(PruneReason::Truncated));
+                }
+            }
+        }
+    }
+
+    /// truncateMiddle's steps (`Settings::truncation_step_percent`): when truncation cut the
+    /// history, the kept tail starts at a step boundary rather than at the oldest message that
+    /// fits. Boundaries are counted in tokens from the thread's start, so they stay where they
+    /// are as the thread grows; the tail's start, the marker and everything before them then
+    /// stay byte-identical from one request to the next until the tail outgrows its room.
+    pub(super) fn step_the_tail(&mut self, used: &mut u64, available: u64) {
+        let percent = self.settings.truncation_step_percent;
+        if percent == 0 || self.settings.truncation != TruncationStrategy::TruncateMiddle {
+            return;
+        }
+        let prompt = self.groups.len().saturating_sub(1);
+        let truncated = SliceStatus::Pruned(PruneReason::Truncated);
+        if !(self.start_groups..prompt)
+            .any(|group_index| self.slices[self.groups[group_index].first].status == truncated)
+        {
+            return;
+        }
+        let Some(oldest) = (self.start_groups..prompt).find(|&group_index| {
+            let first = self.groups[group_index].first;
+            self.slices[first].is_included() && self.need[first] == Need::Optional
+        }) else {
+            return;
+        };
+        // The room history has beside what stays put from one request to the next (system,
+        // attachments, summaries, anchor, the kept start); search results change every turn
+        // and are not counted, or the boundaries would move with them.
+        let stable: u64 = (0..self.slices.len())
+            .filter(|&i| {
+                let slice = &self.slices[i];
+                slice.is_included()
+                    && !slice.kind.is_history()
+                    && !matches!(slice.kind, SliceKind::Prompt | SliceKind::SearchResult)
+            })
+            .map(|i| u64::from(self.slices[i].tokens))
+            .sum::<u64>()
+            + (0..self.start_groups)
+                .filter(|&group_index| self.slices[self.groups[group_index].first].is_included())
+                .map(|group_index| self.group_tokens(&self.groups[group_index]))
+                .sum::<u64>();
+        let step = (available.saturating_sub(stable) * u64::from(percent) / 100).max(1);
+        // A group starts a block when the tokens before it reach a block its predecessor's
+        // start did not.
+        let mut before = 0u64;
+        let mut previous_block = None;
+        let mut boundary = prompt;
+        for group_index in 0..prompt {
+            let block = before / step;
+            if group_index >= oldest && previous_block != Some(block) {
+                boundary = group_index;
+                break;
+            }
+            previous_block = Some(block);
+            before += self.group_tokens(&self.groups[group_index]).max(1);
+        }
+        for group_index in oldest..boundary {
+            let group = self.groups[group_index];
+            if self.need[group.first] != Need::Optional || !self.slices[group.first].is_included() {
+                continue;
+            }
+            *used = used.saturating_sub(self.group_tokens(&group));
+            self.group_status(&group, truncated);
+            // Its search twin may carry the message again if it still fits.
+            for slice_index in group.first..=group.last {
+                if let Some(&search) = self.twins.get(&slice_index)
+                    && self.slices[search].status
+                        == SliceStatus::Pruned(PruneReason::AlreadyInHistory)
+                {
+                    let tokens = u64::from(self.slices[search].tokens);
+                    if *used + tokens <= available {
+                        *used += tokens;
+                        self.slices[search].status = SliceStatus::Included;
+                        self.need[search] = Need::Optional;
+                    }
+                }
+            }
+        }
+    }
+}
