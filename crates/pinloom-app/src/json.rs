@@ -162,7 +162,7 @@ pub struct ModelProfile {
     pub assembly: AssemblySettings,
     /// What the model costs, for each reply's receipt; none when unknown (local models).
     #[serde(default)]
-    pub prices: Option<crate::receipts::Prices>,
+    pub prices: Option<crate::conversation::receipts::Prices>,
 }
 
 /// A profile's sampling settings.
@@ -272,7 +272,7 @@ impl From<store::ModelProfile> for ModelProfile {
     }
 }
 
-pub use crate::settings::{RetrievalChoice, TreeContext, TreeSettings};
+pub use crate::conversation::settings::{RetrievalChoice, TreeContext, TreeSettings};
 
 /// A message with everything the conversation view shows about it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
@@ -331,7 +331,7 @@ pub struct Exchange {
     /// The plan the request was made from.
     pub plan: PlanView,
     /// The reply's receipt: what was planned and sent beside what the provider counted.
-    pub receipt: Option<crate::receipts::Receipt>,
+    pub receipt: Option<crate::conversation::receipts::Receipt>,
 }
 
 /// One candidate piece of context in a plan, included or cut with the reason.

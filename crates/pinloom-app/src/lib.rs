@@ -10,41 +10,33 @@
 
 #![deny(missing_docs)]
 
-mod attachments;
-mod compare;
 mod conversation;
 mod data_dir;
 mod error;
-mod inputs;
+mod interchange;
 pub mod json;
-mod openloom;
 mod pinloom;
 mod profiles;
 mod providers;
-mod receipts;
 mod runtime;
-mod settings;
-mod snapshots;
-mod summaries;
 mod threadmind;
-mod threads;
-mod transfer;
-mod trash;
-mod views;
+mod window;
 
-pub use attachments::MAX_FOLDER_ENTRIES;
+pub use conversation::attachments::MAX_FOLDER_ENTRIES;
+pub use conversation::receipts::{
+    Cost, DiffEntry, KindTokens, Prices, Receipt, RequestDiff, SentSlice, Verdict,
+};
+pub use conversation::summaries::CUT_SUMMARY_NOTE;
+pub use conversation::threads::NodeAction;
 pub use data_dir::{
     APP_IDENTIFIER, DATA_DIR_ENV, DATA_DIR_FLAG, DATABASE_FILE_NAME, resolve_data_dir,
 };
 pub use error::{ApiError, ErrorCode};
-pub use openloom::{
+pub use interchange::files::MAX_IMPORT_BYTES;
+pub use interchange::{
     ExportOptions, FuzzedImporter, ImportReport, ImportedTreeSummary, import_fuzz_case,
 };
 pub use pinloom::{Connections, KEYRING_SERVICE, OutsideWrites, Pinloom};
 pub use pinloom_providers::ReplyEvent;
-pub use receipts::{Cost, DiffEntry, KindTokens, Prices, Receipt, RequestDiff, SentSlice, Verdict};
-pub use summaries::CUT_SUMMARY_NOTE;
 pub use threadmind::{PlanFormat, PromptState, ResourceText, ThreadMindSession};
-pub use threads::NodeAction;
 pub use tokio_util::sync::CancellationToken;
-pub use transfer::MAX_IMPORT_BYTES;

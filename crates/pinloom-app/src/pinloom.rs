@@ -8,10 +8,10 @@ use pinloom_providers::{Provider, Timeouts};
 use pinloom_store::{Store, TreeId};
 
 use crate::ApiError;
+use crate::conversation::snapshot_cache::SnapshotCache;
 use crate::data_dir::DATABASE_FILE_NAME;
 use crate::json::{TreeMode, TreeSummary};
 use crate::runtime::{blocking, now_ms};
-use crate::snapshots::SnapshotCache;
 
 /// The keyring service Pinloom's keys are filed under: the app's identifier.
 pub const KEYRING_SERVICE: &str = "dev.pinloom.app";
@@ -110,8 +110,7 @@ impl Pinloom {
     /// A number that changes whenever another process commits to the database (SQLite's
     /// `data_version`): how a long-running front end notices the app's writes.
     pub async fn data_version(&self) -> anyhow::Result<i64> {
-        let store = self.store.clone();
-        blocking(move || Ok(store.data_version()?)).await
+        self.read("could not read the database's version", |store| Ok(store.data_version()?)).await
     }
 
     /// The database file in use.
@@ -121,18 +120,17 @@ impl Pinloom {
 
     /// Creates an empty tree.
     pub async fn create_tree(&self, title: String, mode: TreeMode) -> anyhow::Result<TreeSummary> {
-        let store = self.store.clone();
-        let tree = blocking(move || Ok(store.create_tree(&title, mode.into(), now_ms())?))
-            .await
-            .context("could not create the tree")?;
+        let tree = self
+            .write("could not create the tree", move |store| {
+                Ok(store.create_tree(&title, mode.into(), now_ms())?)
+            })
+            .await?;
         Ok(tree.into())
     }
 
     /// Every tree, the most recently changed first.
     pub async fn list_trees(&self) -> anyhow::Result<Vec<TreeSummary>> {
-        let store = self.store.clone();
-        let trees =
-            blocking(move || Ok(store.list_trees()?)).await.context("could not list the trees")?;
+        let trees = self.read("could not list the trees", |store| Ok(store.list_trees()?)).await?;
         Ok(trees.into_iter().map(TreeSummary::from).collect())
     }
 
@@ -210,7 +208,9 @@ fn load_written_counters_ahead() {
     static STARTED: std::sync::Once = std::sync::Once::new();
     STARTED.call_once(|| {
         std::thread::spawn(|| {
-            for tokenizer in crate::inputs::COUNTED_WHEN_WRITTEN.map(|(_, tokenizer)| tokenizer) {
+            for tokenizer in crate::conversation::engine_inputs::COUNTED_WHEN_WRITTEN
+                .map(|(_, tokenizer)| tokenizer)
+            {
                 if let Err(error) = tokenizer.load_ahead() {
                     tracing::warn!("{error}; its counts fall back to one token a byte");
                 }

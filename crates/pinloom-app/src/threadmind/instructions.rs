@@ -168,7 +168,7 @@ fn write_section(path: &Path, section: &str) -> std::io::Result<WriteAction> {
     }
     // Written beside and renamed over, so an editor never sees half a file, and a link planted
     // where a partial file would go cannot redirect the write.
-    crate::transfer::replace_whole(path, text.as_bytes())?;
+    crate::interchange::files::replace_whole(path, text.as_bytes())?;
     Ok(action)
 }
 

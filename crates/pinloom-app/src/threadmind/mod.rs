@@ -574,10 +574,9 @@ impl Pinloom {
     /// The newest live message of a thread of `tree_id` named by its ThreadMind id (`main`, a
     /// pin's slug, or a pin's number): what `pinloom context --thread` plans for.
     pub async fn thread_end(&self, tree_id: i64, thread_id: String) -> anyhow::Result<Option<i64>> {
-        let store = self.store.clone();
-        blocking(move || {
+        self.read("could not find the thread", move |store| {
             let tree = store.tree(pinloom_store::TreeId(tree_id))?;
-            let thread = thread_by_reference(&store, &tree, &thread_id)?;
+            let thread = thread_by_reference(store, &tree, &thread_id)?;
             Ok(store.newest_in_thread(tree.id, thread)?.map(|node| node.0))
         })
         .await
@@ -585,8 +584,7 @@ impl Pinloom {
 
     /// The number of the tree a ThreadMind project id names, or of the tree of that number.
     pub async fn tree_by_reference(&self, reference: String) -> anyhow::Result<i64> {
-        let store = self.store.clone();
-        blocking(move || {
+        self.read("could not find the tree", move |store| {
             if let Some(tree) = store.tree_by_slug(&reference)? {
                 return Ok(tree.id.0);
             }

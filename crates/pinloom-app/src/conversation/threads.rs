@@ -10,7 +10,7 @@ use crate::ApiError;
 use crate::json::{DeletedThreadView, NodeView, PinView};
 use crate::pinloom::Pinloom;
 use crate::runtime::{blocking, now_ms};
-use crate::views::newest_below;
+use crate::window::columns::newest_below;
 
 /// What a pin's result is summarised with when closed by a model.
 const PIN_RESULT_INSTRUCTION: &str = "You close a sub-thread of a conversation. Write its result \
@@ -81,11 +81,11 @@ impl Pinloom {
         tree_id: i64,
         parent_pin_id: Option<i64>,
     ) -> anyhow::Result<Vec<PinView>> {
-        let store = self.store.clone();
-        let pins =
-            blocking(move || Ok(store.child_pins(TreeId(tree_id), parent_pin_id.map(PinId))?))
-                .await
-                .context("could not list the pins")?;
+        let pins = self
+            .read("could not list the pins", move |store| {
+                Ok(store.child_pins(TreeId(tree_id), parent_pin_id.map(PinId))?)
+            })
+            .await?;
         Ok(pins.into_iter().map(PinView::from).collect())
     }
 
@@ -203,7 +203,7 @@ impl Pinloom {
             return Err(anyhow::Error::new(interruption)
                 .context(format!("{} stopped before the result was written", choice.name)));
         }
-        let result = crate::summaries::fit_summary(
+        let result = crate::conversation::summaries::fit_summary(
             choice.engine.tokenizer,
             reply.text.trim(),
             PIN_RESULT_BUDGET,

@@ -22,7 +22,6 @@ use pinloom_store::{self as store, NodeId};
 use serde::{Deserialize, Serialize};
 
 use crate::pinloom::Pinloom;
-use crate::runtime::blocking;
 
 /// How a reply's prompt count compares with what was sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
@@ -505,8 +504,7 @@ impl Pinloom {
     /// How reply `node_id`'s request differs from the request before it on its path (the
     /// nearest earlier reply that has a receipt): which slices came, went or changed.
     pub async fn request_diff(&self, node_id: i64) -> anyhow::Result<RequestDiff> {
-        let store = self.store.clone();
-        blocking(move || {
+        self.read("could not compare the requests", move |store| {
             let later_id = NodeId(node_id);
             let later = store.receipt(later_id)?.ok_or_else(|| {
                 crate::ApiError::invalid_input(format!(

@@ -20,12 +20,12 @@ use pinloom_engine::snapshot::{
 use pinloom_engine::tokens::Tokenizer;
 use pinloom_store::{self as store, NodeId, PinId, Store, StoreError, TreeId};
 
-use crate::inputs::{
+use crate::conversation::engine_inputs::{
     ANNOTATION_ID_BASE, engine_author, engine_node, engine_pin, engine_thread, exact_family,
     node_record,
 };
+use crate::conversation::settings::TreeSettings;
 use crate::json::PlanView;
-use crate::settings::TreeSettings;
 
 /// How many retrieval candidates full-text search offers the engine: hits the kept history
 /// already carries are dropped by the engine, so there are more than the slice usually takes.

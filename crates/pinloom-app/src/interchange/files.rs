@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 use pinloom_store::TreeId;
 
 use crate::ApiError;
+use crate::interchange::{self, ExportOptions, ImportReport};
 use crate::json::{
     ExportDone, ExportFormat, ExportRequest, ImportReportView, ImportedTreeView, TransferProgress,
 };
-use crate::openloom::{self, ExportOptions, ImportReport};
 use crate::pinloom::Pinloom;
 use crate::runtime::blocking;
 
@@ -72,7 +72,7 @@ impl Pinloom {
                     // Written to the file as it is made: a 100,000-message tree is never held
                     // whole as text.
                     let buffered = std::io::BufWriter::with_capacity(1 << 16, out);
-                    openloom::write_open_loom(
+                    interchange::write_open_loom(
                         store,
                         &[tree.id.0],
                         options,
@@ -81,7 +81,11 @@ impl Pinloom {
                     )
                 }
                 ExportFormat::Markdown => {
-                    let text = crate::views::tree_markdown_text(store, tree.id, &mut collected)?;
+                    let text = crate::interchange::markdown::tree_markdown_text(
+                        store,
+                        tree.id,
+                        &mut collected,
+                    )?;
                     Ok(out.write_all(text.as_bytes())?)
                 }
             })?;

@@ -11,11 +11,11 @@ use pinloom_store::{NodeId, PinId, SummaryKey, TreeId};
 use tokio_util::sync::CancellationToken;
 
 use crate::conversation::Planned;
-use crate::inputs::ModelChoice;
+use crate::conversation::engine_inputs::ModelChoice;
+use crate::conversation::snapshot_cache::store_pin;
 use crate::json::SummaryView;
 use crate::pinloom::Pinloom;
 use crate::runtime::{blocking, now_ms};
-use crate::snapshots::store_pin;
 
 /// What ends a summary that came back over its budget and was cut to fit.
 pub const CUT_SUMMARY_NOTE: &str = " […summary cut to its budget]";
@@ -150,11 +150,11 @@ impl Pinloom {
         tree_id: i64,
         pin_id: Option<i64>,
     ) -> anyhow::Result<Vec<SummaryView>> {
-        let store = self.store.clone();
-        let summaries =
-            blocking(move || Ok(store.thread_summaries(TreeId(tree_id), pin_id.map(PinId))?))
-                .await
-                .context("could not read the summaries")?;
+        let summaries = self
+            .read("could not read the summaries", move |store| {
+                Ok(store.thread_summaries(TreeId(tree_id), pin_id.map(PinId))?)
+            })
+            .await?;
         Ok(summaries.into_iter().map(SummaryView::from).collect())
     }
 }

@@ -13,8 +13,8 @@ use pinloom_store as store;
 use serde_json::Value;
 use unicode_security::confusable_detection::skeleton;
 
-use super::import::Notes;
-use crate::settings::TreeSettings;
+use super::open_loom_import::Notes;
+use crate::conversation::settings::TreeSettings;
 
 /// The imported profiles that may be written, with what a document may not set taken out.
 /// `here` are the profiles already in the database.

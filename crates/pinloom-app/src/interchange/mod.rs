@@ -1,13 +1,16 @@
-//! Open Loom v2 (Aspen Grove's interchange format for loom trees): export of trees, and import
-//! of Open Loom v2 documents and of socketteer/loom's saved trees, which the spec maps to it.
+//! Trees in and out of Pinloom: Open Loom v2 (Aspen Grove's interchange format for loom trees)
+//! both ways, socketteer/loom's saved trees in (the spec maps them to Open Loom), Markdown out, and
+//! the files all of these are read from and written to, with progress.
 //!
 //! Pinloom's own data (threads and their anchors, summaries and their log, attachments, notes'
 //! inclusion, model profiles, flags) travels in the `pinloom` extension namespace, so that
 //! export → import → export gives the same document but for the export time. An import is one
 //! transaction: a document that cannot be read writes nothing.
 
-mod export;
-mod import;
+pub(crate) mod files;
+pub(crate) mod markdown;
+mod open_loom_export;
+mod open_loom_import;
 mod socketteer;
 mod untrusted;
 
@@ -127,7 +130,7 @@ impl Pinloom {
 
 /// A document read and checked, ready to write.
 struct ReadDocument {
-    plan: import::Plan,
+    batch: open_loom_import::ImportBatch,
     at_ms: i64,
 }
 
@@ -150,7 +153,10 @@ fn read_document(text: &str, title_hint: &str, now: i64) -> anyhow::Result<ReadD
     } else {
         return Err(ApiError::invalid_input(unread_format(&value)).into());
     };
-    Ok(ReadDocument { plan: import::plan(&document, &title_hint, now)?, at_ms: now })
+    Ok(ReadDocument {
+        batch: open_loom_import::read_document(&document, &title_hint, now)?,
+        at_ms: now,
+    })
 }
 
 /// Writes every tree of a read document into `store` in one transaction, keeping out what a
@@ -160,18 +166,18 @@ fn write_document(
     read: ReadDocument,
     progress: &mut dyn FnMut(TransferProgress),
 ) -> anyhow::Result<ImportReport> {
-    let ReadDocument { mut plan, at_ms } = read;
-    let total = plan.trees.iter().map(|tree| tree.nodes.len() as u64).sum();
+    let ReadDocument { mut batch, at_ms } = read;
+    let total = batch.trees.iter().map(|tree| tree.nodes.len() as u64).sum();
     progress(TransferProgress::Checked { total });
-    let mut notes = std::mem::take(&mut plan.notes);
+    let mut notes = std::mem::take(&mut batch.notes);
     let here = store.profiles()?;
-    plan.profiles =
-        untrusted::admit_profiles(std::mem::take(&mut plan.profiles), &here, &mut notes);
-    let summarizers = untrusted::possible_summarizers(&here, &plan.profiles);
-    for (settings, tree) in plan.settings.iter_mut().zip(&plan.trees) {
+    batch.profiles =
+        untrusted::admit_profiles(std::mem::take(&mut batch.profiles), &here, &mut notes);
+    let summarizers = untrusted::possible_summarizers(&here, &batch.profiles);
+    for (settings, tree) in batch.settings.iter_mut().zip(&batch.trees) {
         untrusted::admit_settings(settings, &summarizers, &tree.tree.title, &mut notes);
     }
-    for profile in &plan.profiles {
+    for profile in &batch.profiles {
         if here.iter().any(|existing| existing.name == profile.name && existing != profile) {
             notes.add(format!(
                 "model profile {:?} exists here with other settings; yours were kept",
@@ -180,9 +186,9 @@ fn write_document(
         }
     }
     let (written, _) = store.import_trees(
-        &plan.trees,
-        &plan.profiles,
-        |which, imported| import::kept_json(&plan, which, imported),
+        &batch.trees,
+        &batch.profiles,
+        |which, imported| open_loom_import::kept_json(&batch, which, imported),
         at_ms,
         &mut |written| progress(TransferProgress::Writing { messages: written as u64, total }),
     )?;
@@ -258,7 +264,7 @@ pub(crate) fn write_open_loom(
     out: impl std::io::Write,
 ) -> anyhow::Result<()> {
     let trees: Vec<TreeId> = trees.iter().copied().map(TreeId).collect();
-    export::write_document(store, &trees, options, now_ms(), progress, out)
+    open_loom_export::write_document(store, &trees, options, now_ms(), progress, out)
 }
 
 /// Why a JSON file is not one Pinloom reads, naming the format it looks like.

@@ -7,10 +7,10 @@ use pinloom_engine::planner::excluded_from_listing;
 use pinloom_store::{AttachmentRole, AttachmentScope, NodeId, PinId, TreeId};
 
 use crate::ApiError;
+use crate::conversation::settings::TreeSettings;
 use crate::json::{AttachTo, AttachmentView};
 use crate::pinloom::Pinloom;
 use crate::runtime::now_ms;
-use crate::settings::TreeSettings;
 
 /// Seed 004's folder listing limit.
 pub const MAX_FOLDER_ENTRIES: usize = 100;

@@ -13,14 +13,15 @@ use pinloom_store::{
     ImportedTree, Kept, NewTree, NodeImport, Part, PinImport, Sharing, SummaryImport,
     SummaryUpdate, TreeImport, TreeMode,
 };
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::{PINLOOM, parse_time};
 use crate::ApiError;
-use crate::inputs::token_counts;
+use crate::conversation::engine_inputs::token_counts;
 
 /// Everything an import writes, and what it says about it.
-pub(super) struct Plan {
+pub(super) struct ImportBatch {
     pub(super) trees: Vec<TreeImport>,
     /// Per tree: what it keeps, and what each of its nodes keeps (by import index).
     pub(super) kept: Vec<(Value, Vec<Option<Value>>)>,
@@ -71,7 +72,7 @@ const MAX_IMPORT_MESSAGES: usize = 1_000_000;
 /// and what the window can still show.
 const MAX_IMPORT_TEXT_BYTES: usize = 16 << 20;
 
-/// Refuses a document beyond what an import takes, before anything is planned: too many
+/// Refuses a document beyond what an import takes, before anything is read into trees: too many
 /// messages in all, or one text too long. One pass over the document.
 fn check_limits(trees: &[Value]) -> anyhow::Result<()> {
     let messages: usize = trees
@@ -113,7 +114,11 @@ fn check_limits(trees: &[Value]) -> anyhow::Result<()> {
 }
 
 /// Reads a document that says it is Open Loom.
-pub(super) fn plan(document: &Value, title_hint: &str, now_ms: i64) -> anyhow::Result<Plan> {
+pub(super) fn read_document(
+    document: &Value,
+    title_hint: &str,
+    now_ms: i64,
+) -> anyhow::Result<ImportBatch> {
     let Value::Object(document) = document else {
         return Err(refuse("$", "an Open Loom document is a JSON object"));
     };
@@ -176,7 +181,7 @@ pub(super) fn plan(document: &Value, title_hint: &str, now_ms: i64) -> anyhow::R
             notes.add(format!("$.{key} is not part of Open Loom 2.0 and was ignored"));
         }
     }
-    let mut plan = Plan {
+    let mut batch = ImportBatch {
         trees: Vec::new(),
         kept: Vec::new(),
         settings: Vec::new(),
@@ -195,14 +200,14 @@ pub(super) fn plan(document: &Value, title_hint: &str, now_ms: i64) -> anyhow::R
             Some(id) if index == 0 => KeptDocument::Here { kept: &kept_document, id },
             Some(id) => KeptDocument::With(id),
         };
-        let read = tree_plan(tree, &path, document, title_hint, now_ms, &mut plan.notes)?;
-        plan.trees.push(read.import);
-        plan.kept.push((read.kept_tree, read.kept_nodes));
-        plan.settings.push(read.settings);
-        plan.receipts.push(read.receipts);
+        let read = read_tree(tree, &path, document, title_hint, now_ms, &mut batch.notes)?;
+        batch.trees.push(read.import);
+        batch.kept.push((read.kept_tree, read.kept_nodes));
+        batch.settings.push(read.settings);
+        batch.receipts.push(read.receipts);
     }
-    count_in_parallel(&mut plan.trees);
-    Ok(plan)
+    count_in_parallel(&mut batch.trees);
+    Ok(batch)
 }
 
 /// Counts every message of the trees as a written message is counted, on as many threads as the
@@ -228,7 +233,7 @@ fn names<'a>(keys: impl Iterator<Item = &'a String>) -> String {
 }
 
 /// One tree as read: what to write, and what it and its nodes keep for export.
-struct TreePlan {
+struct TreeRead {
     import: TreeImport,
     kept_tree: Value,
     kept_nodes: Vec<Option<Value>>,
@@ -241,6 +246,25 @@ struct Incoming {
     parent: usize,
     /// What the edge carried beyond its primary source, to write back.
     kept: Map<String, Value>,
+}
+
+/// An annotation edge, as read: it may make its target a note on its source.
+struct AnnotationEdge {
+    source: usize,
+    target: usize,
+    kept: Map<String, Value>,
+    path: String,
+}
+
+/// A tree's edges as read, nodes named by their index among the document's node keys.
+struct Edges {
+    /// The one continuation into each node: its parent.
+    incoming: Vec<Option<Incoming>>,
+    /// Each node's children, in edge order.
+    children: Vec<Vec<usize>>,
+    annotations: Vec<AnnotationEdge>,
+    /// Edges Pinloom does not model, kept to write back.
+    kept: Vec<Value>,
 }
 
 /// What a tree keeps of its document's own data.
@@ -262,19 +286,22 @@ fn document_id(now_ms: i64) -> String {
     format!("{now_ms:x}-{:x}-{count}", std::process::id())
 }
 
-fn tree_plan(
+/// Reads one tree in steps: its own kept data, its edges, loops cut, notes placed, the order its
+/// messages are written in, its threads, its messages, then what names them by position. The
+/// report's notes come in that order.
+fn read_tree(
     tree: &Value,
     path: &str,
     document: KeptDocument<'_>,
     title_hint: &str,
     now_ms: i64,
     notes: &mut Notes,
-) -> anyhow::Result<TreePlan> {
+) -> anyhow::Result<TreeRead> {
     let Value::Object(tree) = tree else { return Err(refuse(path, "a tree is a JSON object")) };
     let Some(Value::Object(nodes)) = tree.get("nodes") else {
         return Err(refuse(&format!("{path}.nodes"), "is missing or not an object of nodes by id"));
     };
-    let edges: &[Value] = match tree.get("edges") {
+    let edge_values: &[Value] = match tree.get("edges") {
         Some(Value::Array(edges)) => edges,
         None => {
             if nodes.len() > 1 {
@@ -286,6 +313,104 @@ fn tree_plan(
         }
         Some(_) => return Err(refuse(&format!("{path}.edges"), "is not an array of edges")),
     };
+    let (mut kept_tree, pinloom) = tree_extensions(tree, path, document, notes);
+
+    let keys: Vec<&String> = nodes.keys().collect();
+    let index: HashMap<&str, usize> =
+        keys.iter().enumerate().map(|(at, key)| (key.as_str(), at)).collect();
+    let mut edges = read_edges(edge_values, &index, path, notes);
+    cut_continuation_loops(&mut edges, &keys, path, notes);
+    let (mut annotations, note_nodes) = place_notes(&mut edges, nodes, &keys, now_ms, notes);
+    let order = write_order(tree, &index, &edges, &note_nodes, path, notes);
+
+    let threads: Vec<ThreadRecord> = records(pinloom.get("threads"));
+    let references = References {
+        index: &index,
+        position: &order.position,
+        threads: threads
+            .iter()
+            .enumerate()
+            .filter_map(|(at, thread)| Some((thread.id.0.as_deref()?, at)))
+            .collect(),
+    };
+    let pins = threads.iter().enumerate().map(|(at, thread)| thread.pin(at, &references, now_ms));
+    let pins: Vec<PinImport> = pins.collect();
+
+    let mut imports = Vec::with_capacity(order.nodes.len());
+    let mut kept_nodes = Vec::with_capacity(order.nodes.len());
+    let mut receipts = Vec::with_capacity(order.nodes.len());
+    for &node in &order.nodes {
+        let node_path = format!("{path}.nodes[{:?}]", keys[node]);
+        let read = read_node(&nodes[keys[node].as_str()], &node_path, now_ms, notes, &references);
+        let mut import = read.import;
+        import.parent = edges.incoming[node].as_ref().map(|edge| order.position[edge.parent]);
+        let mut kept = read.kept;
+        if let Some(edge) = &edges.incoming[node]
+            && !edge.kept.is_empty()
+        {
+            kept.insert("edge".into(), Value::Object(order.renumber_sources(&edge.kept)));
+        }
+        imports.push(import);
+        kept_nodes.push((!kept.is_empty()).then_some(Value::Object(kept)));
+        receipts.push(read.receipt);
+    }
+    renumber_notes(&mut annotations, &order, path, notes);
+    renumber_kept_edges(&mut edges.kept, &order, path, notes);
+    if !edges.kept.is_empty() {
+        kept_tree.insert("edges".into(), Value::Array(edges.kept));
+    }
+    if let Some(current) = tree.get("currentNodeId").and_then(Value::as_str) {
+        match index.get(current).and_then(|&node| order.placed(node)) {
+            Some(at) => {
+                kept_tree.insert("currentNode".into(), json!(at));
+            }
+            None => notes
+                .add(format!("{path}.currentNodeId names no message of the tree and was dropped")),
+        }
+    }
+
+    let summaries: Vec<SummaryRecord> = records(pinloom.get("summaries"));
+    let summaries = summaries.into_iter().filter_map(|summary| summary.import(&references, now_ms));
+    let attachments: Vec<AttachmentRecord> = records(pinloom.get("attachments"));
+    let attachments =
+        attachments.into_iter().filter_map(|attachment| attachment.import(&references, now_ms));
+    let settings = pinloom.get("settings").cloned().map(|mut settings| {
+        if let Some(Value::Array(hits)) = settings.get_mut("searchHits") {
+            *hits = hits
+                .iter()
+                .filter_map(|hit| references.node(Some(hit)).map(|at| json!(at)))
+                .collect();
+        }
+        settings
+    });
+    let (new_tree, updated_at_ms) =
+        tree_header(tree, &pinloom, path, title_hint, now_ms, &mut kept_tree, notes);
+    let import = TreeImport {
+        tree: new_tree,
+        slug: pinloom.get("slug").and_then(Value::as_str).map(str::to_owned),
+        buffer_includes_system: pinloom
+            .get("bufferIncludesSystem")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        settings_json: "{}".to_owned(),
+        updated_at_ms,
+        nodes: imports,
+        pins,
+        summaries: summaries.collect(),
+        attachments: attachments.collect(),
+        annotations,
+    };
+    Ok(TreeRead { import, kept_tree: Value::Object(kept_tree), kept_nodes, settings, receipts })
+}
+
+/// What a tree keeps for export of its own and its document's data (other apps' extensions,
+/// description, tags, agents), and Pinloom's own extension of it.
+fn tree_extensions(
+    tree: &Map<String, Value>,
+    path: &str,
+    document: KeptDocument<'_>,
+    notes: &mut Notes,
+) -> (Map<String, Value>, Map<String, Value>) {
     let mut kept_tree = Map::new();
     match document {
         KeptDocument::Nothing => {}
@@ -314,22 +439,41 @@ fn tree_plan(
             notes.add(format!("{path}.{key} is kept for export; Pinloom does not show it"));
         }
     }
+    (kept_tree, pinloom)
+}
 
-    let keys: Vec<&String> = nodes.keys().collect();
-    let index: HashMap<&str, usize> =
-        keys.iter().enumerate().map(|(i, k)| (k.as_str(), i)).collect();
-    let mut incoming: Vec<Option<Incoming>> = (0..keys.len()).map(|_| None).collect();
-    let mut children: Vec<Vec<usize>> = vec![Vec::new(); keys.len()];
-    let mut kept_edges: Vec<Value> = Vec::new();
-    let mut annotation_edges: Vec<(usize, usize, Map<String, Value>, String)> = Vec::new();
-    for (e, edge) in edges.iter().enumerate() {
-        let edge_path = format!("{path}.edges[{e}]");
+/// A source of an edge as kept for export: the node's index, and its role when it had one.
+fn kept_source(node: usize, role: Option<&Value>) -> Value {
+    match role {
+        Some(role) => json!({ "node": node, "role": role }),
+        None => json!({ "node": node }),
+    }
+}
+
+/// Reads the edges: the first continuation into a node is its parent, an annotation may make a
+/// note, and anything else (a second continuation, a type Pinloom does not model) is kept.
+fn read_edges(
+    edge_values: &[Value],
+    index: &HashMap<&str, usize>,
+    path: &str,
+    notes: &mut Notes,
+) -> Edges {
+    let mut edges = Edges {
+        incoming: (0..index.len()).map(|_| None).collect(),
+        children: vec![Vec::new(); index.len()],
+        annotations: Vec::new(),
+        kept: Vec::new(),
+    };
+    for (at, edge) in edge_values.iter().enumerate() {
+        let edge_path = format!("{path}.edges[{at}]");
         let Value::Object(edge) = edge else {
             notes.add(format!("{edge_path} is not an object and was dropped"));
             continue;
         };
-        let target =
-            edge.get("targetNodeId").and_then(Value::as_str).and_then(|t| index.get(t).copied());
+        let target = edge
+            .get("targetNodeId")
+            .and_then(Value::as_str)
+            .and_then(|target| index.get(target).copied());
         let Some(target) = target else {
             notes.add(format!(
                 "{edge_path} names no node of the tree as its target and was dropped"
@@ -358,12 +502,18 @@ fn tree_plan(
                 extra.insert(key.into(), value.clone());
             }
         }
-        if kind == "continuation" && incoming[target].is_none() {
+        let unclaimed = edges.incoming[target].is_none();
+        if kind == "continuation" && unclaimed {
             let primary = sources
                 .iter()
-                .position(|(_, role)| role.is_none() || role.as_ref().and_then(Value::as_str) == Some("primary"))
+                .position(|(_, role)| {
+                    role.is_none() || role.as_ref().and_then(Value::as_str) == Some("primary")
+                })
                 .unwrap_or_else(|| {
-                    notes.add(format!("{edge_path} has no primary source: its first source was taken as the parent"));
+                    notes.add(format!(
+                        "{edge_path} has no primary source: its first source was taken as the \
+                         parent"
+                    ));
                     0
                 });
             let (parent, role) = &sources[primary];
@@ -373,22 +523,23 @@ fn tree_plan(
             let others: Vec<Value> = sources
                 .iter()
                 .enumerate()
-                .filter(|(i, _)| *i != primary)
-                .map(|(_, (node, role))| match role {
-                    Some(role) => json!({ "node": node, "role": role }),
-                    None => json!({ "node": node }),
-                })
+                .filter(|(at, _)| *at != primary)
+                .map(|(_, (node, role))| kept_source(*node, role.as_ref()))
                 .collect();
             if !others.is_empty() {
-                notes.add("sources beyond the primary one (context, instruction) are kept for export; Pinloom's parent is the primary source");
+                notes.add(
+                    "sources beyond the primary one (context, instruction) are kept for export; \
+                     Pinloom's parent is the primary source",
+                );
                 extra.insert("extraSources".into(), Value::Array(others));
             }
-            incoming[target] = Some(Incoming { parent: *parent, kept: extra });
-            children[*parent].push(target);
+            edges.incoming[target] = Some(Incoming { parent: *parent, kept: extra });
+            edges.children[*parent].push(target);
             continue;
         }
-        if kind == "annotation" && incoming[target].is_none() {
-            annotation_edges.push((sources[0].0, target, extra, edge_path));
+        if kind == "annotation" && unclaimed {
+            let source = sources[0].0;
+            edges.annotations.push(AnnotationEdge { source, target, kept: extra, path: edge_path });
             continue;
         }
         let why = if kind == "continuation" {
@@ -400,22 +551,16 @@ fn tree_plan(
         let mut kept = extra;
         kept.insert("type".into(), json!(kind));
         kept.insert("target".into(), json!(target));
-        kept.insert(
-            "sources".into(),
-            Value::Array(
-                sources
-                    .iter()
-                    .map(|(node, role)| match role {
-                        Some(role) => json!({ "node": node, "role": role }),
-                        None => json!({ "node": node }),
-                    })
-                    .collect(),
-            ),
-        );
-        kept_edges.push(Value::Object(kept));
+        let sources = sources.iter().map(|(node, role)| kept_source(*node, role.as_ref()));
+        kept.insert("sources".into(), Value::Array(sources.collect()));
+        edges.kept.push(Value::Object(kept));
     }
-    // A loop of continuations (only a damaged file has one) is cut where it closes. Each walk up
-    // stops at a node an earlier walk cleared, so the whole check is linear in the nodes.
+    edges
+}
+
+/// Cuts a loop of continuations (only a damaged file has one) where it closes. Each walk up stops
+/// at a node an earlier walk cleared, so the whole check is linear in the nodes.
+fn cut_continuation_loops(edges: &mut Edges, keys: &[&String], path: &str, notes: &mut Notes) {
     #[derive(Clone, Copy, PartialEq)]
     enum Visit {
         Unseen,
@@ -431,18 +576,19 @@ fn tree_plan(
                 Visit::Cleared => break,
                 Visit::InProgress => {
                     notes.add(format!(
-                        "{path}: the continuations into node {:?} close a loop; that edge was dropped",
+                        "{path}: the continuations into node {:?} close a loop; that edge was \
+                         dropped",
                         keys[current]
                     ));
-                    if let Some(edge) = incoming[current].take() {
-                        children[edge.parent].retain(|&child| child != current);
+                    if let Some(edge) = edges.incoming[current].take() {
+                        edges.children[edge.parent].retain(|&child| child != current);
                     }
                     break;
                 }
                 Visit::Unseen => {
                     visits[current] = Visit::InProgress;
                     walked.push(current);
-                    match &incoming[current] {
+                    match &edges.incoming[current] {
                         Some(edge) => current = edge.parent,
                         None => break,
                     }
@@ -453,44 +599,99 @@ fn tree_plan(
             visits[node] = Visit::Cleared;
         }
     }
-    // Notes: a text-only node that only an annotation edge reaches becomes a note on the source.
-    let mut notes_on: Vec<AnnotationImport> = Vec::new();
+}
+
+/// Turns annotation edges into notes: a text-only node that only an annotation edge reaches
+/// becomes a note on the edge's source (named by document index until the order is known).
+/// Any other annotation edge is kept for export. Returns the notes and the nodes they were.
+fn place_notes(
+    edges: &mut Edges,
+    nodes: &Map<String, Value>,
+    keys: &[&String],
+    now_ms: i64,
+    notes: &mut Notes,
+) -> (Vec<AnnotationImport>, HashSet<usize>) {
+    let mut placed = Vec::new();
     let mut note_nodes: HashSet<usize> = HashSet::new();
-    for (source, target, extra, edge_path) in annotation_edges {
+    for edge in std::mem::take(&mut edges.annotations) {
+        let target = edge.target;
         let node = &nodes[keys[target].as_str()];
-        let text = text_only(node.get("content"));
-        let simple = incoming[target].is_none()
-            && children[target].is_empty()
+        let simple = edges.incoming[target].is_none()
+            && edges.children[target].is_empty()
             && !note_nodes.contains(&target);
-        match text {
+        match text_only(node.get("content")) {
             Some(text) if simple => {
                 note_nodes.insert(target);
-                let included = extra
+                let included = edge
+                    .kept
                     .get("extensions")
-                    .and_then(|ext| ext.get(PINLOOM))
+                    .and_then(|extensions| extensions.get(PINLOOM))
                     .and_then(|ours| ours.get("included"))
                     .and_then(Value::as_bool)
                     .unwrap_or(false);
-                let created = node.get("createdAt").and_then(Value::as_str).and_then(parse_time);
-                notes_on.push(AnnotationImport {
-                    node: source,
+                placed.push(AnnotationImport {
+                    node: edge.source,
                     text,
                     included,
-                    created_at_ms: created.unwrap_or(now_ms),
+                    created_at_ms: time_of(node.get("createdAt")).unwrap_or(now_ms),
                 });
             }
             _ => {
-                notes.add(format!("{edge_path} annotates with a node that is not plain text or is part of the tree; the edge is kept for export"));
-                let mut kept = extra;
+                notes.add(format!(
+                    "{} annotates with a node that is not plain text or is part of the tree; the \
+                     edge is kept for export",
+                    edge.path
+                ));
+                let mut kept = edge.kept;
                 kept.insert("type".into(), json!("annotation"));
                 kept.insert("target".into(), json!(target));
-                kept.insert("sources".into(), json!([{ "node": source }]));
-                kept_edges.push(Value::Object(kept));
+                kept.insert("sources".into(), json!([{ "node": edge.source }]));
+                edges.kept.push(Value::Object(kept));
             }
         }
     }
+    (placed, note_nodes)
+}
 
-    // The order nodes are written: depth first from the roots, children in edge order.
+/// The order a tree's messages are written in: depth first from the roots (in the order
+/// `rootNodeIds` lists them, then the rest in document order), children in edge order.
+struct WriteOrder {
+    /// Document indices in write order.
+    nodes: Vec<usize>,
+    /// Each document index's write position; `usize::MAX` for a node that is not written (a
+    /// note, or a node only reachable through a cut loop).
+    position: Vec<usize>,
+}
+
+impl WriteOrder {
+    /// The write position of document index `node`, if it is written as a message.
+    fn placed(&self, node: usize) -> Option<usize> {
+        self.position.get(node).copied().filter(|&at| at != usize::MAX)
+    }
+
+    /// An edge's kept data with its extra sources named by write position.
+    fn renumber_sources(&self, kept: &Map<String, Value>) -> Map<String, Value> {
+        let mut kept = kept.clone();
+        if let Some(Value::Array(extra)) = kept.get_mut("extraSources") {
+            for source in extra {
+                if let Some(original) = source.get("node").and_then(Value::as_u64) {
+                    source["node"] = json!(self.position[original as usize]);
+                }
+            }
+        }
+        kept
+    }
+}
+
+fn write_order(
+    tree: &Map<String, Value>,
+    index: &HashMap<&str, usize>,
+    edges: &Edges,
+    note_nodes: &HashSet<usize>,
+    path: &str,
+    notes: &mut Notes,
+) -> WriteOrder {
+    let count = index.len();
     let listed_roots: Vec<usize> = tree
         .get("rootNodeIds")
         .and_then(Value::as_array)
@@ -498,8 +699,9 @@ fn tree_plan(
         .flatten()
         .filter_map(|id| id.as_str().and_then(|id| index.get(id)).copied())
         .collect();
-    let mut roots: Vec<usize> =
-        (0..keys.len()).filter(|i| incoming[*i].is_none() && !note_nodes.contains(i)).collect();
+    let mut roots: Vec<usize> = (0..count)
+        .filter(|node| edges.incoming[*node].is_none() && !note_nodes.contains(node))
+        .collect();
     // Looked up by maps, not by searching the lists: a document may list thousands of roots.
     let mut listed_at: HashMap<usize, usize> = HashMap::with_capacity(listed_roots.len());
     for (at, &root) in listed_roots.iter().enumerate() {
@@ -515,96 +717,28 @@ fn tree_plan(
             "{path}.rootNodeIds listed nodes that are not roots; the tree's edges decided"
         ));
     }
-    let mut order = Vec::with_capacity(keys.len());
+    let mut nodes = Vec::with_capacity(count);
     let mut stack: Vec<usize> = roots.iter().rev().copied().collect();
     while let Some(node) = stack.pop() {
-        order.push(node);
-        stack.extend(children[node].iter().rev().copied());
+        nodes.push(node);
+        stack.extend(edges.children[node].iter().rev().copied());
     }
-    let mut position = vec![usize::MAX; keys.len()];
-    for (i, &node) in order.iter().enumerate() {
-        position[node] = i;
+    let mut position = vec![usize::MAX; count];
+    for (at, &node) in nodes.iter().enumerate() {
+        position[node] = at;
     }
+    WriteOrder { nodes, position }
+}
 
-    // Threads, from Pinloom's own extension.
-    let threads: Vec<&Value> =
-        pinloom.get("threads").and_then(Value::as_array).into_iter().flatten().collect();
-    let thread_index: HashMap<&str, usize> = threads
-        .iter()
-        .enumerate()
-        .filter_map(|(i, thread)| Some((thread.get("id")?.as_str()?, i)))
-        .collect();
-    let node_ref = |value: Option<&Value>| -> Option<usize> {
-        let key = value?.as_str()?;
-        let node = *index.get(key)?;
-        (position[node] != usize::MAX).then_some(position[node])
-    };
-    let thread_ref = |value: Option<&Value>| {
-        value.and_then(Value::as_str).and_then(|id| thread_index.get(id).copied())
-    };
-    let pins: Vec<PinImport> = threads
-        .iter()
-        .enumerate()
-        .map(|(i, thread)| PinImport {
-            parent: thread_ref(thread.get("parent")),
-            anchor_node: node_ref(thread.get("anchorNode")),
-            anchor: thread.get("anchor").and_then(|anchor| {
-                Some(Anchor {
-                    start: u32::try_from(anchor.get("start")?.as_u64()?).ok()?,
-                    end: u32::try_from(anchor.get("end")?.as_u64()?).ok()?,
-                    text: anchor.get("text")?.as_str()?.to_owned(),
-                })
-            }),
-            title: thread
-                .get("title")
-                .and_then(Value::as_str)
-                .unwrap_or("Untitled thread")
-                .to_owned(),
-            slug: thread.get("slug").and_then(Value::as_str).map(str::to_owned),
-            closed: match (
-                time_of(thread.get("closedAt")),
-                thread.get("result").and_then(Value::as_str),
-            ) {
-                (Some(at), Some(result)) => Some((at, result.to_owned())),
-                _ => None,
-            },
-            created_at_ms: time_of(thread.get("createdAt")).unwrap_or(now_ms),
-            deleted_at_ms: time_of(thread.get("deletedAt")),
-            order: thread.get("order").and_then(Value::as_u64).map_or(i, |order| order as usize),
-        })
-        .collect();
-
-    let mut imports = Vec::with_capacity(order.len());
-    let mut kept_nodes = Vec::with_capacity(order.len());
-    let mut receipts = Vec::with_capacity(order.len());
-    for &node in &order {
-        let node_path = format!("{path}.nodes[{:?}]", keys[node]);
-        let value = &nodes[keys[node].as_str()];
-        let (import, kept, receipt) =
-            node_plan(value, &node_path, now_ms, notes, &|v| node_ref(v), &|v| thread_ref(v));
-        receipts.push(receipt);
-        let mut import = import;
-        import.parent = incoming[node].as_ref().map(|edge| position[edge.parent]);
-        let mut kept = kept;
-        if let Some(edge) = &incoming[node]
-            && !edge.kept.is_empty()
-        {
-            let mut edge_kept = edge.kept.clone();
-            if let Some(Value::Array(extra)) = edge_kept.get_mut("extraSources") {
-                for source in extra {
-                    if let Some(original) = source.get("node").and_then(Value::as_u64) {
-                        source["node"] = json!(position[original as usize]);
-                    }
-                }
-            }
-            kept.insert("edge".into(), Value::Object(edge_kept));
-        }
-        imports.push(import);
-        kept_nodes.push((!kept.is_empty()).then_some(Value::Object(kept)));
-    }
-    // A note on a note (or on itself) has no message to hang on: it is left out, said once.
-    let placed = |node: usize| position.get(node).copied().filter(|&at| at != usize::MAX);
-    notes_on.retain_mut(|note| match placed(note.node) {
+/// Names the message each note hangs on by write position. A note on a note (or on itself) has
+/// no message to hang on: it is left out, said once.
+fn renumber_notes(
+    annotations: &mut Vec<AnnotationImport>,
+    order: &WriteOrder,
+    path: &str,
+    notes: &mut Notes,
+) {
+    annotations.retain_mut(|note| match order.placed(note.node) {
         Some(at) => {
             note.node = at;
             true
@@ -617,10 +751,14 @@ fn tree_plan(
             false
         }
     });
-    kept_edges.retain_mut(|edge| {
+}
+
+/// Names the nodes of kept edges by write position; an edge that names a note is left out.
+fn renumber_kept_edges(kept: &mut Vec<Value>, order: &WriteOrder, path: &str, notes: &mut Notes) {
+    kept.retain_mut(|edge| {
         let mut whole = true;
         if let Some(target) = edge.get("target").and_then(Value::as_u64) {
-            match placed(target as usize) {
+            match order.placed(target as usize) {
                 Some(at) => edge["target"] = json!(at),
                 None => whole = false,
             }
@@ -628,7 +766,7 @@ fn tree_plan(
         if let Some(Value::Array(sources)) = edge.get_mut("sources") {
             for source in sources {
                 if let Some(node) = source.get("node").and_then(Value::as_u64) {
-                    match placed(node as usize) {
+                    match order.placed(node as usize) {
                         Some(at) => source["node"] = json!(at),
                         None => whole = false,
                     }
@@ -642,101 +780,19 @@ fn tree_plan(
         }
         whole
     });
-    if !kept_edges.is_empty() {
-        kept_tree.insert("edges".into(), Value::Array(kept_edges));
-    }
-    if let Some(current) = tree.get("currentNodeId").and_then(Value::as_str) {
-        match index.get(current).filter(|node| position[**node] != usize::MAX) {
-            Some(&node) => {
-                kept_tree.insert("currentNode".into(), json!(position[node]));
-            }
-            None => notes
-                .add(format!("{path}.currentNodeId names no message of the tree and was dropped")),
-        }
-    }
+}
 
-    let summaries = pinloom
-        .get("summaries")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|summary| {
-            Some(SummaryImport {
-                pin: thread_ref(summary.get("thread")),
-                path_end: node_ref(summary.get("upTo")),
-                budget: summary
-                    .get("budget")
-                    .and_then(Value::as_u64)
-                    .and_then(|b| u32::try_from(b).ok()),
-                summarizer: summary
-                    .get("summarizer")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_owned(),
-                text: summary.get("text")?.as_str()?.to_owned(),
-                input_chars: summary.get("inputChars").and_then(Value::as_u64).unwrap_or(0),
-                input_tokens: summary.get("inputTokens").and_then(Value::as_u64).unwrap_or(0),
-                updated_at_ms: time_of(summary.get("updatedAt")).unwrap_or(now_ms),
-                log: summary
-                    .get("log")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|write| {
-                        Some(SummaryUpdate {
-                            text: write.get("text")?.as_str()?.to_owned(),
-                            input_chars: write
-                                .get("inputChars")
-                                .and_then(Value::as_u64)
-                                .unwrap_or(0),
-                            input_tokens: write
-                                .get("inputTokens")
-                                .and_then(Value::as_u64)
-                                .unwrap_or(0),
-                            written_at_ms: time_of(write.get("writtenAt")).unwrap_or(now_ms),
-                        })
-                    })
-                    .collect(),
-            })
-        })
-        .collect();
-    let attachments = pinloom
-        .get("attachments")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|attachment| {
-            let scope = match attachment.get("scope")?.as_str()? {
-                "tree" => ImportScope::Tree,
-                "thread" => ImportScope::Thread(thread_ref(attachment.get("thread"))),
-                "node" => ImportScope::Node(node_ref(attachment.get("node"))?),
-                _ => return None,
-            };
-            Some(AttachmentImport {
-                scope,
-                role: match attachment.get("role")?.as_str()? {
-                    "context" => AttachmentRole::Context,
-                    "instruction" => AttachmentRole::Instruction,
-                    "file" => AttachmentRole::File,
-                    "folder" => AttachmentRole::Folder,
-                    _ => return None,
-                },
-                name: attachment.get("name")?.as_str()?.to_owned(),
-                content: attachment.get("content")?.as_str()?.to_owned(),
-                created_at_ms: time_of(attachment.get("createdAt")).unwrap_or(now_ms),
-            })
-        })
-        .collect();
-
-    let settings = pinloom.get("settings").cloned().map(|mut settings| {
-        if let Some(Value::Array(hits)) = settings.get_mut("searchHits") {
-            *hits = hits
-                .iter()
-                .filter_map(|hit| node_ref(Some(hit)).map(|index| json!(index)))
-                .collect();
-        }
-        settings
-    });
+/// The tree's own fields as the store writes them, and when it was last changed. A mode Pinloom
+/// does not know is read as dialogue and kept.
+fn tree_header(
+    tree: &Map<String, Value>,
+    pinloom: &Map<String, Value>,
+    path: &str,
+    title_hint: &str,
+    now_ms: i64,
+    kept_tree: &mut Map<String, Value>,
+    notes: &mut Notes,
+) -> (NewTree, i64) {
     let title = match tree.get("title").and_then(Value::as_str).map(str::trim) {
         Some(title) if !title.is_empty() => title.to_owned(),
         _ => {
@@ -756,35 +812,236 @@ fn tree_plan(
         }
     };
     let created_at_ms = time_of(tree.get("createdAt")).unwrap_or(now_ms);
-    let import = TreeImport {
-        tree: NewTree {
-            title,
-            mode,
-            system_context: tree
-                .get("systemContext")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_owned(),
-            sharing: match pinloom.get("sharing").and_then(Value::as_str) {
-                Some("team") => Sharing::Team,
-                _ => Sharing::Solo,
-            },
-            created_at_ms,
+    let new_tree = NewTree {
+        title,
+        mode,
+        system_context: tree.get("systemContext").and_then(Value::as_str).unwrap_or("").to_owned(),
+        sharing: match pinloom.get("sharing").and_then(Value::as_str) {
+            Some("team") => Sharing::Team,
+            _ => Sharing::Solo,
         },
-        slug: pinloom.get("slug").and_then(Value::as_str).map(str::to_owned),
-        buffer_includes_system: pinloom
-            .get("bufferIncludesSystem")
-            .and_then(Value::as_bool)
-            .unwrap_or(false),
-        settings_json: "{}".to_owned(),
-        updated_at_ms: time_of(tree.get("updatedAt")).unwrap_or(created_at_ms),
-        nodes: imports,
-        pins,
-        summaries,
-        attachments,
-        annotations: notes_on,
+        created_at_ms,
     };
-    Ok(TreePlan { import, kept_tree: Value::Object(kept_tree), kept_nodes, settings, receipts })
+    (new_tree, time_of(tree.get("updatedAt")).unwrap_or(created_at_ms))
+}
+
+/// How Pinloom's extension names messages and threads, turned into what the store writes: a
+/// message by its write position, a thread by its index among the tree's threads.
+struct References<'a> {
+    index: &'a HashMap<&'a str, usize>,
+    position: &'a [usize],
+    threads: HashMap<&'a str, usize>,
+}
+
+impl References<'_> {
+    fn node(&self, value: Option<&Value>) -> Option<usize> {
+        self.node_key(value?.as_str()?)
+    }
+
+    fn node_key(&self, key: &str) -> Option<usize> {
+        let node = *self.index.get(key)?;
+        (self.position[node] != usize::MAX).then_some(self.position[node])
+    }
+
+    fn thread(&self, value: Option<&Value>) -> Option<usize> {
+        self.thread_key(value?.as_str()?)
+    }
+
+    fn thread_key(&self, key: &str) -> Option<usize> {
+        self.threads.get(key).copied()
+    }
+}
+
+/// The records of a list in Pinloom's extension: a missing list or one that is not a list reads
+/// as none, and each record reads what it can (see [`Lenient`]).
+fn records<T: serde::de::DeserializeOwned + Default>(list: Option<&Value>) -> Vec<T> {
+    let items = list.and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    items.iter().map(record).collect()
+}
+
+/// One record of Pinloom's extension; one that is not an object reads as empty. (Checked here:
+/// serde would read a list as the record's fields in order.)
+fn record<T: serde::de::DeserializeOwned + Default>(item: &Value) -> T {
+    match item {
+        Value::Object(_) => T::deserialize(item).unwrap_or_default(),
+        _ => T::default(),
+    }
+}
+
+/// A field of Pinloom's extension that reads as absent when it holds something else than it
+/// should: one damaged field of a thread or summary costs that field, not the document.
+struct Lenient<T>(Option<T>);
+
+impl<T> Default for Lenient<T> {
+    fn default() -> Self {
+        Lenient(None)
+    }
+}
+
+impl<'de, T: serde::de::DeserializeOwned> Deserialize<'de> for Lenient<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        Ok(Lenient(T::deserialize(value).ok()))
+    }
+}
+
+/// A thread (pin) as Pinloom's extension writes it.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct ThreadRecord {
+    id: Lenient<String>,
+    parent: Lenient<String>,
+    anchor_node: Lenient<String>,
+    /// Read as a value first: an anchor must be an object (see [`record`]).
+    anchor: Lenient<Value>,
+    title: Lenient<String>,
+    slug: Lenient<String>,
+    closed_at: Lenient<String>,
+    result: Lenient<String>,
+    created_at: Lenient<String>,
+    deleted_at: Lenient<String>,
+    order: Lenient<u64>,
+}
+
+/// A pin's highlighted passage; all three fields or no anchor.
+#[derive(Deserialize)]
+struct AnchorRecord {
+    start: u32,
+    end: u32,
+    text: String,
+}
+
+impl ThreadRecord {
+    fn pin(&self, at: usize, references: &References<'_>, now_ms: i64) -> PinImport {
+        let time = |text: &Option<String>| text.as_deref().and_then(parse_time);
+        PinImport {
+            parent: self.parent.0.as_deref().and_then(|id| references.thread_key(id)),
+            anchor_node: self.anchor_node.0.as_deref().and_then(|key| references.node_key(key)),
+            anchor: self
+                .anchor
+                .0
+                .as_ref()
+                .filter(|anchor| anchor.is_object())
+                .and_then(|anchor| AnchorRecord::deserialize(anchor).ok())
+                .map(|AnchorRecord { start, end, text }| Anchor { start, end, text }),
+            title: self.title.0.clone().unwrap_or_else(|| "Untitled thread".to_owned()),
+            slug: self.slug.0.clone(),
+            closed: match (time(&self.closed_at.0), &self.result.0) {
+                (Some(at), Some(result)) => Some((at, result.clone())),
+                _ => None,
+            },
+            created_at_ms: time(&self.created_at.0).unwrap_or(now_ms),
+            deleted_at_ms: time(&self.deleted_at.0),
+            order: self.order.0.map_or(at, |order| order as usize),
+        }
+    }
+}
+
+/// An ancestor-thread summary as Pinloom's extension writes it, with the log of its writes.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct SummaryRecord {
+    thread: Lenient<String>,
+    up_to: Lenient<String>,
+    budget: Lenient<u32>,
+    summarizer: Lenient<String>,
+    #[serde(flatten)]
+    written: WrittenText,
+    updated_at: Lenient<String>,
+    log: Lenient<Vec<Value>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct SummaryWriteRecord {
+    #[serde(flatten)]
+    written: WrittenText,
+    written_at: Lenient<String>,
+}
+
+/// What a summary and each write in its log hold: the text, and what it summarised.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct WrittenText {
+    text: Lenient<String>,
+    input_chars: Lenient<u64>,
+    input_tokens: Lenient<u64>,
+}
+
+impl SummaryRecord {
+    /// The summary to write; one without a text is left out.
+    fn import(self, references: &References<'_>, now_ms: i64) -> Option<SummaryImport> {
+        let log = self.log.0.unwrap_or_default();
+        Some(SummaryImport {
+            pin: self.thread.0.as_deref().and_then(|id| references.thread_key(id)),
+            path_end: self.up_to.0.as_deref().and_then(|key| references.node_key(key)),
+            budget: self.budget.0,
+            summarizer: self.summarizer.0.unwrap_or_default(),
+            text: self.written.text.0?,
+            input_chars: self.written.input_chars.0.unwrap_or(0),
+            input_tokens: self.written.input_tokens.0.unwrap_or(0),
+            updated_at_ms: self.updated_at.0.as_deref().and_then(parse_time).unwrap_or(now_ms),
+            log: log
+                .iter()
+                .map(record::<SummaryWriteRecord>)
+                .filter_map(|write| {
+                    Some(SummaryUpdate {
+                        text: write.written.text.0?,
+                        input_chars: write.written.input_chars.0.unwrap_or(0),
+                        input_tokens: write.written.input_tokens.0.unwrap_or(0),
+                        written_at_ms: write
+                            .written_at
+                            .0
+                            .as_deref()
+                            .and_then(parse_time)
+                            .unwrap_or(now_ms),
+                    })
+                })
+                .collect(),
+        })
+    }
+}
+
+/// An attachment as Pinloom's extension writes it.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct AttachmentRecord {
+    scope: Lenient<String>,
+    thread: Lenient<String>,
+    node: Lenient<String>,
+    role: Lenient<String>,
+    name: Lenient<String>,
+    content: Lenient<String>,
+    created_at: Lenient<String>,
+}
+
+impl AttachmentRecord {
+    /// The attachment to write; one with an unknown scope or role, no name or no content, or on
+    /// a message that is not written, is left out.
+    fn import(self, references: &References<'_>, now_ms: i64) -> Option<AttachmentImport> {
+        let scope = match self.scope.0.as_deref()? {
+            "tree" => ImportScope::Tree,
+            "thread" => ImportScope::Thread(
+                self.thread.0.as_deref().and_then(|id| references.thread_key(id)),
+            ),
+            "node" => ImportScope::Node(references.node_key(self.node.0.as_deref()?)?),
+            _ => return None,
+        };
+        let role = match self.role.0.as_deref()? {
+            "context" => AttachmentRole::Context,
+            "instruction" => AttachmentRole::Instruction,
+            "file" => AttachmentRole::File,
+            "folder" => AttachmentRole::Folder,
+            _ => return None,
+        };
+        Some(AttachmentImport {
+            scope,
+            role,
+            name: self.name.0?,
+            content: self.content.0?,
+            created_at_ms: self.created_at.0.as_deref().and_then(parse_time).unwrap_or(now_ms),
+        })
+    }
 }
 
 /// The text of content that is only text blocks.
@@ -804,14 +1061,23 @@ fn time_of(value: Option<&Value>) -> Option<i64> {
     value.and_then(Value::as_str).and_then(parse_time)
 }
 
-fn node_plan(
+/// One message as read: what to write, what it keeps for export, and its receipt (the messages
+/// and threads it names by write position).
+struct NodeRead {
+    import: NodeImport,
+    kept: Map<String, Value>,
+    receipt: Option<Value>,
+}
+
+/// Reads one message: its content as parts (other blocks kept), its author and generation, its
+/// flags, and Pinloom's own data (thread, exact parts, receipt). Its parent is set by the tree.
+fn read_node(
     value: &Value,
     path: &str,
     now_ms: i64,
     notes: &mut Notes,
-    node_ref: &dyn Fn(Option<&Value>) -> Option<usize>,
-    thread_ref: &dyn Fn(Option<&Value>) -> Option<usize>,
-) -> (NodeImport, Map<String, Value>, Option<Value>) {
+    references: &References<'_>,
+) -> NodeRead {
     let mut kept = Map::new();
     let empty = Map::new();
     let node = value.as_object().unwrap_or_else(|| {
@@ -905,7 +1171,7 @@ fn node_plan(
         (!ours.is_empty()).then(|| Value::Object(ours).to_string())
     });
     // Author and generation are kept exactly, unless exporting would write them the same.
-    if author_value != super::export::author_json(author, model.as_deref()) {
+    if author_value != super::open_loom_export::author_json(author, model.as_deref()) {
         kept.insert("author".into(), author_value);
     }
     if let Some(generation) = generation {
@@ -950,7 +1216,7 @@ fn node_plan(
     let edited_from = match node.get("editedFrom") {
         None => None,
         Some(original) => {
-            let found = node_ref(Some(original));
+            let found = references.node(Some(original));
             if found.is_none() {
                 notes
                     .add(format!("{path}.editedFrom names no message of the tree and was dropped"));
@@ -962,9 +1228,18 @@ fn node_plan(
         Some(at) => Some(at),
         None => pruned.then_some(now_ms),
     };
+    let receipt = ours("receipt").filter(|receipt| receipt.is_object()).map(|receipt| {
+        receipt_references(receipt, |source, id| match source {
+            ReceiptSource::Node => references.node(Some(id)),
+            ReceiptSource::Pin => references.thread(Some(id)),
+        })
+    });
+    let receipt_cut = receipt
+        .as_ref()
+        .map(|receipt| receipt.get("verdict").and_then(Value::as_str) == Some("providerCut"));
     let import = NodeImport {
         parent: None,
-        pin: thread_ref(ours("thread")),
+        pin: references.thread(ours("thread")),
         edited_from,
         author,
         // Counted for all messages at once when the document is read (`count_in_parallel`).
@@ -979,21 +1254,9 @@ fn node_plan(
         incomplete: ours("incomplete").and_then(Value::as_bool).unwrap_or(false),
         pruned_at_ms,
         created_at_ms: created.unwrap_or(now_ms),
-        receipt_cut: None,
+        receipt_cut,
     };
-    let receipt = ours("receipt").filter(|receipt| receipt.is_object()).map(|receipt| {
-        receipt_references(receipt, |source, id| match source {
-            ReceiptSource::Node => node_ref(Some(id)),
-            ReceiptSource::Pin => thread_ref(Some(id)),
-        })
-    });
-    let import = NodeImport {
-        receipt_cut: receipt
-            .as_ref()
-            .map(|receipt| receipt.get("verdict").and_then(Value::as_str) == Some("providerCut")),
-        ..import
-    };
-    (import, kept, receipt)
+    NodeRead { import, kept, receipt }
 }
 
 /// What kind of thing a receipt's slice names by id.
@@ -1061,14 +1324,18 @@ fn model_profiles(pinloom: &Value, notes: &mut Notes) -> Vec<store::ModelProfile
 
 /// The JSON a tree or node keeps, its node numbers (import indices) turned into the ids the
 /// store gave them.
-pub(super) fn kept_json(plan: &Plan, which: Kept, imported: &ImportedTree) -> Option<String> {
+pub(super) fn kept_json(
+    batch: &ImportBatch,
+    which: Kept,
+    imported: &ImportedTree,
+) -> Option<String> {
     let ids = &imported.nodes;
     let id = |value: &Value| {
         value.as_u64().and_then(|index| ids.get(index as usize)).map(|id| json!(id.0))
     };
     match which {
         Kept::Receipt(tree, node) => {
-            let receipt = plan.receipts.get(tree)?.get(node)?.as_ref()?;
+            let receipt = batch.receipts.get(tree)?.get(node)?.as_ref()?;
             let turned = receipt_references(receipt, |source, index| {
                 let index = usize::try_from(index.as_u64()?).ok()?;
                 match source {
@@ -1079,7 +1346,7 @@ pub(super) fn kept_json(plan: &Plan, which: Kept, imported: &ImportedTree) -> Op
             Some(turned.to_string())
         }
         Kept::Tree(tree) => {
-            let mut kept = plan.kept.get(tree)?.0.clone();
+            let mut kept = batch.kept.get(tree)?.0.clone();
             let object = kept.as_object_mut()?;
             if object.is_empty() {
                 return None;
@@ -1104,14 +1371,14 @@ pub(super) fn kept_json(plan: &Plan, which: Kept, imported: &ImportedTree) -> Op
             Some(kept.to_string())
         }
         Kept::Settings(tree) => {
-            let mut settings = plan.settings.get(tree)?.clone()?;
+            let mut settings = batch.settings.get(tree)?.clone()?;
             if let Some(Value::Array(hits)) = settings.get_mut("searchHits") {
                 *hits = hits.iter().filter_map(id).collect();
             }
             Some(settings.to_string())
         }
         Kept::Node(tree, node) => {
-            let mut kept = plan.kept.get(tree)?.1.get(node)?.clone()?;
+            let mut kept = batch.kept.get(tree)?.1.get(node)?.clone()?;
             if let Some(Value::Array(sources)) =
                 kept.get_mut("edge").and_then(|edge| edge.get_mut("extraSources"))
             {
@@ -1131,7 +1398,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_document_of_more_messages_than_an_import_takes_is_refused_before_planning() {
+    fn a_document_of_more_messages_than_an_import_takes_is_refused_before_reading() {
         let nodes: Map<String, Value> =
             (0..=MAX_IMPORT_MESSAGES).map(|index| (index.to_string(), Value::Null)).collect();
         let trees = [json!({ "title": "Huge", "nodes": {} }), json!({ "nodes": nodes })];
@@ -1142,5 +1409,55 @@ mod tests {
              document; nothing was imported"
         );
         assert!(check_limits(&trees[..1]).is_ok());
+    }
+
+    /// Pinloom's extension records read field by field: a damaged field costs that field, a
+    /// record that is not an object reads as empty (a list is not read as fields in order), and
+    /// a summary or log entry without a text is left out.
+    #[test]
+    fn damaged_extension_records_lose_only_what_is_damaged() {
+        let document = json!({
+            "format": "open-loom",
+            "version": "2.0",
+            "trees": [{
+                "title": "Damaged",
+                "nodes": { "a": { "content": [{ "type": "text", "text": "hello" }] } },
+                "edges": [],
+                "extensions": { "pinloom": {
+                    "threads": [
+                        { "id": "t1", "title": 7, "anchor": [1, 2, "x"], "order": -1 },
+                        ["t2", null, "a"],
+                        { "id": "t3", "parent": "t1", "anchorNode": "a",
+                          "anchor": { "start": 0, "end": 5, "text": "hello" }, "order": 9 }
+                    ],
+                    "summaries": [
+                        { "thread": "t3", "upTo": "a", "budget": 4294967296_u64, "text": "kept",
+                          "log": [{ "text": "first", "inputChars": "many" }, 3, {}] },
+                        { "thread": "t3", "text": 5 }
+                    ]
+                }}
+            }]
+        });
+        let batch = read_document(&document, "hint", 1_000).unwrap();
+        let tree = &batch.trees[0];
+        let pins: Vec<_> =
+            tree.pins.iter().map(|pin| (pin.title.as_str(), pin.parent, pin.order)).collect();
+        assert_eq!(
+            pins,
+            [
+                ("Untitled thread", None, 0),
+                ("Untitled thread", None, 1),
+                ("Untitled thread", Some(0), 9)
+            ]
+        );
+        assert_eq!(tree.pins[0].anchor, None, "a list is not an anchor");
+        assert_eq!(tree.pins[2].anchor.as_ref().map(|anchor| anchor.text.as_str()), Some("hello"));
+        assert_eq!(tree.pins[2].anchor_node, Some(0));
+        assert_eq!(tree.summaries.len(), 1, "a summary without a text is left out");
+        let summary = &tree.summaries[0];
+        assert_eq!((summary.pin, summary.path_end, summary.budget), (Some(2), Some(0), None));
+        let log: Vec<_> =
+            summary.log.iter().map(|write| (write.text.as_str(), write.input_chars)).collect();
+        assert_eq!(log, [("first", 0)]);
     }
 }

@@ -1,14 +1,12 @@
 //! Comparing two messages: where their branches part, both branches, a word-level diff of the two
 //! messages, and the context each would send.
 
-use anyhow::Context;
 use pinloom_store::NodeId;
 use similar::{ChangeTag, TextDiff};
 
 use crate::conversation::{MissingSummaries, Refusals};
 use crate::json::{Comparison, DiffSpan, Message};
 use crate::pinloom::Pinloom;
-use crate::runtime::blocking;
 
 impl Pinloom {
     /// Compares messages `left` and `right` (usually two answers to one prompt, or the ends of
@@ -19,12 +17,11 @@ impl Pinloom {
         right: i64,
         profile: String,
     ) -> anyhow::Result<Comparison> {
-        let store = self.store.clone();
-        let (left_path, right_path) = blocking(move || {
-            Ok((store.ancestor_path(NodeId(left))?, store.ancestor_path(NodeId(right))?))
-        })
-        .await
-        .context("could not compare the messages")?;
+        let (left_path, right_path) = self
+            .read("could not compare the messages", move |store| {
+                Ok((store.ancestor_path(NodeId(left))?, store.ancestor_path(NodeId(right))?))
+            })
+            .await?;
         let shared = left_path.iter().zip(&right_path).take_while(|(a, b)| a.id == b.id).count();
         let common_ancestor = shared.checked_sub(1).map(|index| left_path[index].id.0);
         let left_text = left_path.last().map(|node| node.text.clone()).unwrap_or_default();

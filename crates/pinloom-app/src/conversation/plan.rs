@@ -1,0 +1,537 @@
+//! Planning a context for a message under a model profile: the snapshot filled from the cached
+//! path, the plan, and the plan as front ends see it, with refusals in words that say what to do.
+
+use anyhow::Context;
+use pinloom_engine::plan::{SliceStatus, SourceId};
+use pinloom_engine::render::slice_text;
+use pinloom_engine::settings::TruncationStrategy;
+use pinloom_engine::snapshot::{Author as EngineAuthor, Snapshot};
+use pinloom_engine::snapshot::{NodeRecord, ParentEdge};
+use pinloom_engine::tokens::{CharHeuristic, TokenizerId};
+use pinloom_engine::{ContextPlan, EngineError};
+use pinloom_store::{self as store, NodeId, Store};
+use tokio_util::sync::CancellationToken;
+
+use super::wire_request;
+use crate::conversation::engine_inputs::{ANNOTATION_ID_BASE, ModelChoice, engine_node};
+use crate::conversation::settings::TreeSettings;
+use crate::conversation::snapshot_cache::{CachedPath, PlanKey, store_pin};
+use crate::json::{PlanView, SliceView};
+use crate::pinloom::Pinloom;
+use crate::runtime::{blocking, now_ms};
+use crate::{ApiError, ErrorCode};
+
+/// The id a draft prompt takes in a preview's snapshot: above every row id and annotation id.
+const DRAFT_ID: u64 = u64::MAX - 1;
+
+/// The model profile a plan is made for: a stored one by name, or one being edited and not yet
+/// saved (the budget panel's live preview).
+#[derive(Debug, Clone)]
+pub(crate) enum ProfileRef {
+    Stored(String),
+    Unsaved(Box<crate::json::ModelProfile>),
+}
+
+/// A plan with the snapshot it was made from and what it was made for.
+pub(crate) struct Planned {
+    pub(crate) plan: ContextPlan,
+    pub(crate) path: CachedPath,
+    pub(crate) choice: ModelChoice,
+    pub(crate) tree: store::Tree,
+    pub(crate) settings: TreeSettings,
+    /// The snapshot ends with a draft prompt that is not in the store.
+    pub(crate) draft: bool,
+    /// What the provider did with the newest reply on the path, when it cut that context.
+    pub(crate) provider_cut: Option<String>,
+    /// Set when the tree stops at the limit and this context does not fit: why, in words, and
+    /// what to exclude. The plan is then the one truncation would have made, for the inspector
+    /// to list; it is never sent.
+    pub(crate) refusal: Option<ContextRefusal>,
+}
+
+/// A stopAtLimit refusal as the inspector shows it beside the slices.
+#[derive(Debug, Clone)]
+pub(crate) struct ContextRefusal {
+    pub(crate) message: String,
+    pub(crate) exclude: Vec<SourceId>,
+}
+
+/// What planning does when the tree stops at the limit and the context does not fit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refusals {
+    /// Fails with the refusal (a send, a comparison).
+    Fail,
+    /// Plans as truncation would and carries the refusal beside it (the inspector's preview).
+    Show,
+}
+
+impl Pinloom {
+    /// The plan a send from message `node_id` would make under `profile`, and the request it
+    /// would send, without sending anything (missing ancestor summaries are counted, not written). With `draft`, planned as if `draft` were sent after the
+    /// message (the budget panel while typing). Reused for 30 seconds unless anything is written.
+    pub async fn preview(
+        &self,
+        node_id: i64,
+        profile: String,
+        draft: Option<String>,
+    ) -> anyhow::Result<PlanView> {
+        let draft = draft.filter(|text| !text.trim().is_empty());
+        let this = self.clone();
+        let store = self.store.clone();
+        let profile_for_key = profile.clone();
+        let (data_version, choice) = blocking(move || {
+            let data_version = store.data_version()?;
+            Ok((data_version, this.model_choice(&profile_for_key)?))
+        })
+        .await
+        .context("could not preview the context")?;
+        let key = PlanKey {
+            node: node_id,
+            prompt: draft.clone(),
+            profile: profile.clone(),
+            budget: choice.engine.context_window.saturating_sub(choice.engine.reserve),
+        };
+        if let Some(plan) = self.snapshot_cache.plan(data_version, &key) {
+            return Ok(plan);
+        }
+        let planned = self
+            .plan_for(
+                NodeId(node_id),
+                &ProfileRef::Stored(profile.clone()),
+                draft.as_deref(),
+                MissingSummaries::Counted,
+                Refusals::Show,
+            )
+            .await
+            .context("could not preview the context")?;
+        let view = plan_view(&planned)?;
+        self.keep_path(planned)?;
+        self.snapshot_cache.keep_plan(data_version, key, view.clone());
+        Ok(view)
+    }
+
+    /// W1 from the database, for the benchmark: plans message `node_id` under `profile` as a send
+    /// would (summaries not written) and returns the tokens used. With `cold`, this process's
+    /// cached paths are dropped first, so the path is read, decoded and its counts looked up from
+    /// the file.
+    #[doc(hidden)]
+    pub async fn plan_for_benchmark(
+        &self,
+        node_id: i64,
+        profile: &str,
+        cold: bool,
+    ) -> anyhow::Result<u32> {
+        if cold {
+            self.snapshot_cache.forget();
+        }
+        let profile = ProfileRef::Stored(profile.to_owned());
+        let planned = self
+            .plan_for(NodeId(node_id), &profile, None, MissingSummaries::Counted, Refusals::Fail)
+            .await?;
+        Ok(self.keep_path(planned)?.used)
+    }
+
+    /// The plan for answering `node` under `profile`, with missing ancestor summaries written
+    /// first when asked to.
+    pub(crate) async fn plan_for(
+        &self,
+        node: NodeId,
+        profile: &ProfileRef,
+        draft: Option<&str>,
+        summaries: MissingSummaries<'_>,
+        refusals: Refusals,
+    ) -> anyhow::Result<Planned> {
+        let mut planned = self.plan_once(node, profile, draft, refusals).await?;
+        if let MissingSummaries::Write(cancel) = summaries
+            && !planned.plan.missing_summaries.is_empty()
+        {
+            let written = self.write_missing_summaries(&planned, cancel).await?;
+            if written > 0 {
+                self.keep_path(planned)?;
+                planned = self.plan_once(node, profile, draft, refusals).await?;
+            }
+        }
+        Ok(planned)
+    }
+
+    async fn plan_once(
+        &self,
+        node: NodeId,
+        profile: &ProfileRef,
+        draft: Option<&str>,
+        refusals: Refusals,
+    ) -> anyhow::Result<Planned> {
+        let this = self.clone();
+        let profile = profile.clone();
+        let draft = draft.map(str::to_owned);
+        blocking(move || {
+            let store = &this.store;
+            let choice = match &profile {
+                ProfileRef::Stored(name) => this.model_choice(name)?,
+                ProfileRef::Unsaved(edited) => this.unsaved_choice(edited)?,
+            };
+            let data_version = store.data_version()?;
+            let anchor = store.node(node)?;
+            let tree = store.tree(anchor.tree_id)?;
+            let settings = TreeSettings::from_json(&tree.settings_json);
+            let tokenizer = choice.engine.tokenizer;
+            let mut path = match this.snapshot_cache.take_path(data_version, tree.id, node) {
+                Some(mut path) => {
+                    path.load_counts(store, tokenizer)?;
+                    path
+                }
+                None => CachedPath::read(store, node, tokenizer)?,
+            };
+            let summarizer = settings.summarizer.clone().unwrap_or_else(|| choice.name.clone());
+            let prompt_text = draft.clone().unwrap_or_else(|| anchor.text.clone());
+            path.fill(store, &tree, &settings, Some(&summarizer), &prompt_text)?;
+            if let Some(draft) = &draft {
+                let parent = path.snapshot.nodes.last().map(|last| last.id);
+                let edge = parent.map_or(ParentEdge::Root, ParentEdge::Continuation);
+                path.snapshot.nodes.push(NodeRecord::text(
+                    DRAFT_ID,
+                    edge,
+                    pinloom_engine::snapshot::Author::Human,
+                    draft,
+                ));
+                path.snapshot.active = pinloom_engine::snapshot::NodeId(DRAFT_ID);
+            }
+            let provider_cut = newest_reply_cut(store, &path)?;
+            let engine_settings = settings.engine(now_ms(), &choice.assembly);
+            let planned = pinloom_engine::plan(&path.snapshot, &choice.engine, &engine_settings);
+            let draft = draft.is_some();
+            let (plan, refusal) = match planned {
+                Ok(plan) => (plan, None),
+                Err(error) => {
+                    let shown = match (&error, refusals) {
+                        (EngineError::StopAtLimit { exclude, .. }, Refusals::Show) => {
+                            // The plan truncation would make lists the slices, so the person
+                            // can exclude what the refusal names with one click.
+                            let mut truncating = engine_settings.clone();
+                            truncating.truncation = TruncationStrategy::TruncateMiddle;
+                            pinloom_engine::plan(&path.snapshot, &choice.engine, &truncating)
+                                .ok()
+                                .map(|plan| (plan, exclude.clone()))
+                        }
+                        _ => None,
+                    };
+                    match shown {
+                        Some((plan, exclude)) => {
+                            let message = engine_api_error(&error, &path.snapshot).message;
+                            (plan, Some(ContextRefusal { message, exclude }))
+                        }
+                        None => {
+                            let refused = engine_error(&error, &path.snapshot);
+                            this.snapshot_cache.keep_path(
+                                data_version,
+                                tree.id,
+                                without_draft(path, draft, node),
+                            );
+                            return Err(refused);
+                        }
+                    }
+                }
+            };
+            Ok(Planned { plan, path, choice, tree, settings, draft, provider_cut, refusal })
+        })
+        .await
+    }
+
+    /// Gives a plan's path back to the cache (moved, never copied: it may hold a long thread) and
+    /// returns the plan.
+    pub(crate) fn keep_path(&self, planned: Planned) -> anyhow::Result<ContextPlan> {
+        let data_version = self.store.data_version()?;
+        let end = planned.path.end;
+        let path = without_draft(planned.path, planned.draft, end);
+        self.snapshot_cache.keep_path(data_version, planned.tree.id, path);
+        Ok(planned.plan)
+    }
+
+    /// The stored profile named `name`, with its learned calibration. Runs on a blocking thread.
+    pub(crate) fn model_choice(&self, name: &str) -> anyhow::Result<ModelChoice> {
+        let record = self.store.profile(name).map_err(|error| match error {
+            store::StoreError::NoSuchProfile(_) => {
+                anyhow::Error::new(ApiError::invalid_input(format!(
+                    "there is no model profile named \"{name}\"; choose one in Settings → Models"
+                )))
+            }
+            other => other.into(),
+        })?;
+        let calibration = self.store.calibration(&record.name)?.map(|(milli, _)| milli);
+        ModelChoice::from_record(&record, calibration)
+    }
+
+    /// The choice a profile being edited makes, checked as saving would check it, with the
+    /// learned calibration of the stored profile of that name, if any. Runs on a blocking thread.
+    fn unsaved_choice(&self, edited: &crate::json::ModelProfile) -> anyhow::Result<ModelChoice> {
+        crate::profiles::check(edited)?;
+        let name = edited.name.trim();
+        let record = edited.clone().into_record();
+        let calibration = self.store.calibration(name)?.map(|(milli, _)| milli);
+        ModelChoice::from_record(&record, calibration)
+    }
+
+    /// The plan message `node_id` would get under a profile being edited, before it is saved:
+    /// the budget panel's live preview. Nothing is saved or sent.
+    pub async fn preview_unsaved(
+        &self,
+        node_id: i64,
+        profile: crate::json::ModelProfile,
+    ) -> anyhow::Result<PlanView> {
+        let planned = self
+            .plan_for(
+                NodeId(node_id),
+                &ProfileRef::Unsaved(Box::new(profile)),
+                None,
+                MissingSummaries::Counted,
+                Refusals::Show,
+            )
+            .await
+            .context("could not preview the context")?;
+        let view = plan_view(&planned)?;
+        self.keep_path(planned)?;
+        Ok(view)
+    }
+}
+
+/// What the provider did with the newest reply on the path, if it cut that request's context:
+/// the next request is likely cut the same way, so the plan says so.
+fn newest_reply_cut(store: &Store, path: &CachedPath) -> anyhow::Result<Option<String>> {
+    let newest = path
+        .snapshot
+        .nodes
+        .iter()
+        .rev()
+        .filter(|node| node.id.0 < ANNOTATION_ID_BASE && node.id.0 != DRAFT_ID)
+        .find(|node| node.author == pinloom_engine::snapshot::Author::Model);
+    let Some(id) = newest.and_then(|node| i64::try_from(node.id.0).ok()) else { return Ok(None) };
+    let Some(stored) = store.receipt(NodeId(id))? else { return Ok(None) };
+    if !stored.provider_cut {
+        return Ok(None);
+    }
+    Ok(crate::conversation::receipts::Receipt::read(&stored)
+        .ok()
+        .and_then(|receipt| receipt.message)
+        .map(|message| format!("The last reply on this path (message {id}) was cut: {message}")))
+}
+
+/// The path with a preview's draft prompt taken off its end again.
+fn without_draft(mut path: CachedPath, draft: bool, end: NodeId) -> CachedPath {
+    if draft {
+        path.snapshot.nodes.pop();
+        path.snapshot.active = engine_node(end);
+    }
+    path
+}
+/// The plan as front ends show it.
+pub(crate) fn plan_view(planned: &Planned) -> anyhow::Result<PlanView> {
+    let plan = &planned.plan;
+    let snapshot = &planned.path.snapshot;
+    let kept: std::collections::HashSet<u64> =
+        snapshot.nodes.iter().filter(|node| node.kept).map(|node| node.id.0).collect();
+    let slices = plan
+        .slices
+        .iter()
+        .map(|slice| {
+            let (source, source_id) = source_view(slice.source);
+            let text = slice_text(slice, snapshot);
+            SliceView {
+                kind: slice.kind.as_str().to_owned(),
+                source,
+                source_id,
+                provenance: slice.provenance.into(),
+                priority: slice.priority,
+                tokens: slice.tokens,
+                included: slice.is_included(),
+                reason: match slice.status {
+                    SliceStatus::Included => None,
+                    SliceStatus::Pruned(reason) => Some(reason.as_str().to_owned()),
+                },
+                cut_from: slice.cut_from,
+                kept: matches!(slice.source, SourceId::Node(node) if kept.contains(&node.0)),
+                preview: text.chars().take(160).collect(),
+                exclude_to_fit: planned
+                    .refusal
+                    .as_ref()
+                    .is_some_and(|refusal| refusal.exclude.contains(&slice.source)),
+            }
+        })
+        .collect();
+    let (url, body) = match wire_request(planned) {
+        Ok(wire) => (wire.url, serde_json::to_string_pretty(&wire.body)?),
+        Err(error) => (String::new(), format!("(no request: {error})")),
+    };
+    Ok(PlanView {
+        node_id: planned.path.end.0,
+        profile: planned.choice.name.clone(),
+        available: plan.available,
+        used: plan.used,
+        tokenizer: tokenizer_label(plan.tokenizer),
+        truncated: plan.truncated(),
+        omitted_messages: plan
+            .marker
+            .as_ref()
+            .map_or(0, |marker| u32::try_from(marker.omitted).unwrap_or(u32::MAX)),
+        slices,
+        missing_summaries: u32::try_from(plan.missing_summaries.len()).unwrap_or(u32::MAX),
+        provider_cut: planned.provider_cut.clone(),
+        refusal: planned.refusal.as_ref().map(|refusal| refusal.message.clone()),
+        url,
+        body,
+    })
+}
+
+/// How a plan counted, as front ends and receipts name it.
+pub(crate) fn tokenizer_label(tokenizer: TokenizerId) -> String {
+    match tokenizer {
+        TokenizerId::O200k => "o200k".to_owned(),
+        TokenizerId::Cl100k => "cl100k".to_owned(),
+        TokenizerId::Llama3 => "Llama 3".to_owned(),
+        TokenizerId::Qwen => "Qwen".to_owned(),
+        TokenizerId::Estimate { milli_chars_per_token } => format!(
+            "estimate at {}.{:03} chars/token",
+            milli_chars_per_token / 1000,
+            milli_chars_per_token % 1000
+        ),
+        TokenizerId::Chars(CharHeuristic::ThreeAndAHalfChars) => {
+            "3.5 chars/token (fixed)".to_owned()
+        }
+        TokenizerId::Chars(CharHeuristic::FourChars) => "4 chars/token (fixed)".to_owned(),
+    }
+}
+
+/// The reply before `prompt` on the path: the request answering `prompt` repeats its request as
+/// a prefix. (Earlier answers to `prompt` itself are read from the store by the caller.)
+pub(super) fn earlier_replies(path: &CachedPath, prompt: NodeId) -> Vec<NodeId> {
+    let before = path
+        .snapshot
+        .nodes
+        .iter()
+        .rev()
+        .filter(|node| {
+            node.id.0 < ANNOTATION_ID_BASE && node.id.0 != u64::try_from(prompt.0).unwrap_or(0)
+        })
+        .find(|node| node.author == pinloom_engine::snapshot::Author::Model)
+        .and_then(|node| i64::try_from(node.id.0).ok().map(NodeId));
+    before.into_iter().collect()
+}
+
+pub(crate) fn source_view(source: SourceId) -> (String, Option<i64>) {
+    let id = |value: u64| i64::try_from(value).ok();
+    let (name, id) = match source {
+        SourceId::AgentPrompt => ("agentPrompt", None),
+        SourceId::TreeSystemContext => ("treeSystemContext", None),
+        SourceId::Attachment(attachment) => ("attachment", id(attachment)),
+        SourceId::Node(node) if node.0 == DRAFT_ID => ("draft", None),
+        SourceId::Node(node) if node.0 >= ANNOTATION_ID_BASE => {
+            ("annotation", id(node.0 - ANNOTATION_ID_BASE))
+        }
+        SourceId::Node(node) => ("node", id(node.0)),
+        SourceId::Summary(thread) => ("summary", store_pin(thread).map(|pin| pin.0)),
+        SourceId::Anchor(pin) => ("anchor", id(pin.0)),
+        SourceId::Tool(index) => ("tool", i64::try_from(index).ok()),
+        SourceId::Retrieval(node) => ("retrieval", id(node.0)),
+        SourceId::AddedSearchHit(node) => ("addedSearchHit", id(node.0)),
+        SourceId::PinResult(pin) => ("pinResult", id(pin.0)),
+        SourceId::WorkingBuffer => ("workingBuffer", None),
+    };
+    (name.to_owned(), id)
+}
+
+/// An engine refusal as it crosses to a front end, in words that say what to change. Damage the
+/// engine found (a missing node, a loop) keeps its type in the chain.
+pub(crate) fn engine_error(error: &EngineError, snapshot: &Snapshot) -> anyhow::Error {
+    match error {
+        EngineError::ActiveNodeMissing(_)
+        | EngineError::ParentMissing { .. }
+        | EngineError::Cycle { .. } => anyhow::Error::new(error.clone()),
+        EngineError::DepthExceeded { .. }
+        | EngineError::NoMessages
+        | EngineError::SystemContextOverBudget { .. }
+        | EngineError::RequiredOverBudget { .. }
+        | EngineError::StopAtLimit { .. } => engine_api_error(error, snapshot).into(),
+    }
+}
+
+/// The `{ code, message }` of a refusal the person can act on. A stopAtLimit refusal names the
+/// messages to exclude by their opening words, as the thread shows them, not by id.
+fn engine_api_error(error: &EngineError, snapshot: &Snapshot) -> ApiError {
+    match error {
+        EngineError::StopAtLimit { needed, available, exclude } => {
+            let named: Vec<String> =
+                exclude.iter().map(|source| describe_source(*source, snapshot)).collect();
+            ApiError {
+                code: ErrorCode::ContextOverBudget,
+                message: format!(
+                    "the context needs {needed} tokens, over the {available} this model has, and \
+                     its profile stops at the limit instead of cutting; exclude {} to fit: {} \
+                     (the inspector marks them), choose a model with a larger window, or let this \
+                     one cut the history (Budget → When the history does not fit)",
+                    plural(named.len(), "item"),
+                    named.join("; ")
+                ),
+            }
+        }
+        EngineError::SystemContextOverBudget { .. } | EngineError::RequiredOverBudget { .. } => {
+            ApiError { code: ErrorCode::ContextOverBudget, message: error.to_string() }
+        }
+        EngineError::ActiveNodeMissing(_)
+        | EngineError::ParentMissing { .. }
+        | EngineError::Cycle { .. }
+        | EngineError::DepthExceeded { .. }
+        | EngineError::NoMessages => ApiError::invalid_input(error.to_string()),
+    }
+}
+
+fn plural(count: usize, noun: &str) -> String {
+    if count == 1 { format!("1 {noun}") } else { format!("{count} {noun}s") }
+}
+
+/// What a context source is, in the words the window uses: a message by who wrote it and how it
+/// opens.
+fn describe_source(source: SourceId, snapshot: &Snapshot) -> String {
+    match source {
+        SourceId::Node(node) if node.0 >= ANNOTATION_ID_BASE => "an included note".to_owned(),
+        SourceId::Node(node) => {
+            let Some(record) = snapshot.nodes.iter().find(|record| record.id == node) else {
+                return "a message".to_owned();
+            };
+            let whose = match record.author {
+                EngineAuthor::Human => "your message",
+                EngineAuthor::Model => "the reply",
+                EngineAuthor::Tool => "the tool result",
+            };
+            let text: String = record.parts.iter().map(|part| part.text()).collect();
+            format!("{whose} “{}”", opening_words(&text, 48))
+        }
+        SourceId::Summary(_) => "an ancestor thread's summary".to_owned(),
+        SourceId::Attachment(_) => "an attached file".to_owned(),
+        SourceId::Retrieval(_) | SourceId::AddedSearchHit(_) => "a search hit".to_owned(),
+        SourceId::PinResult(_) => "a closed pin's result".to_owned(),
+        SourceId::Anchor(_) => "the pinned passage".to_owned(),
+        SourceId::Tool(_) => "a tool definition".to_owned(),
+        SourceId::AgentPrompt | SourceId::TreeSystemContext => "the system context".to_owned(),
+        SourceId::WorkingBuffer => "the working buffer".to_owned(),
+    }
+}
+
+/// The start of `text` on one line, cut at a word within `limit` characters, with "…" when cut.
+fn opening_words(text: &str, limit: usize) -> String {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= limit {
+        return flat;
+    }
+    let cut: String = flat.chars().take(limit).collect();
+    let at_word = cut.rfind(' ').filter(|&at| at > limit / 2).map_or(cut.as_str(), |at| &cut[..at]);
+    format!("{at_word}…")
+}
+
+/// What planning does with ancestor summaries the plan lacks.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum MissingSummaries<'a> {
+    /// Writes them through the summariser before planning again; the person's Stop (`cancel`)
+    /// stops them too.
+    Write(&'a CancellationToken),
+    /// Counts them in the plan without writing them (previews, comparisons).
+    Counted,
+}
