@@ -41,6 +41,7 @@ pub const ALL: &[&str] = &[
     "attachment_remove",
     "tree_settings_get",
     "tree_settings_set",
+    "search_hit_set",
     "system_context_set",
     "tree_context_get",
     "buffer_system_set",

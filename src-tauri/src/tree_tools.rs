@@ -102,6 +102,17 @@ pub(crate) async fn tree_settings_set(
 
 #[tauri::command]
 #[specta::specta]
+pub(crate) async fn search_hit_set(
+    state: State<'_, AppState>,
+    tree_id: i64,
+    node_id: i64,
+    picked: bool,
+) -> Result<TreeSettings, ApiError> {
+    Ok(state.pinloom()?.set_search_hit(tree_id, node_id, picked).await?)
+}
+
+#[tauri::command]
+#[specta::specta]
 pub(crate) async fn tree_context_get(
     state: State<'_, AppState>,
     tree_id: i64,

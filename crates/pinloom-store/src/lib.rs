@@ -29,6 +29,7 @@ mod slugs;
 mod store;
 mod summaries;
 mod threads;
+mod token_counts;
 mod trees;
 
 pub use error::StoreError;

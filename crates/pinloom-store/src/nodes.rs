@@ -13,6 +13,7 @@ use crate::model::{
 use crate::pins::{pin_by_id, pin_in_tree};
 use crate::receipts::write_receipt;
 use crate::store::Store;
+use crate::token_counts::write_token_counts;
 use crate::trees::{require_tree, touch_tree};
 
 pub(crate) const NODE_COLUMNS: &str = "n.id, n.tree_id, n.parent_id, n.pin_id, n.author, n.text,
@@ -464,48 +465,6 @@ impl Store {
         Ok(rows)
     }
 
-    /// Stores token counts for a node, one per tokenizer family, replacing earlier ones.
-    pub fn set_token_counts(&self, node: NodeId, counts: &[(&str, u64)]) -> Result<(), StoreError> {
-        self.write(|tx| {
-            node_by_id(tx, node)?;
-            write_token_counts(tx, node, counts.iter().copied())
-        })
-    }
-
-    /// Stores one family's token counts for many nodes in one transaction (counts made while
-    /// planning, for nodes written before they were counted).
-    pub fn set_family_token_counts(
-        &self,
-        family: &str,
-        counts: &[(NodeId, u64)],
-    ) -> Result<(), StoreError> {
-        self.write(|tx| {
-            for (node, tokens) in counts {
-                write_token_counts(tx, *node, std::iter::once((family, *tokens)))?;
-            }
-            Ok(())
-        })
-    }
-
-    /// The stored token counts of `nodes` for one tokenizer family; nodes never counted for it
-    /// are absent from the map.
-    pub fn token_counts(
-        &self,
-        nodes: &[NodeId],
-        family: &str,
-    ) -> Result<HashMap<NodeId, u64>, StoreError> {
-        let ids = id_list(nodes.iter().copied());
-        let conn = self.conn();
-        let mut statement = conn.prepare_cached(
-            "SELECT t.node_id, t.tokens FROM json_each(?1) j
-             JOIN node_tokens t ON t.node_id = j.value AND t.family = ?2",
-        )?;
-        let counts = statement
-            .query_map(params![ids, family], |row| Ok((NodeId(row.get(0)?), count(row.get(1)?))))?
-            .collect::<Result<_, _>>()?;
-        Ok(counts)
-    }
-
     fn set_node_column(
         &self,
         node: NodeId,
@@ -680,24 +639,6 @@ pub(crate) fn insert_node(
         pruned_at_ms: None,
         created_at_ms: node.created_at_ms,
     })
-}
-
-fn write_token_counts<'a>(
-    conn: &Connection,
-    node: NodeId,
-    counts: impl Iterator<Item = (&'a str, u64)>,
-) -> Result<(), StoreError> {
-    let mut insert = conn.prepare_cached(
-        "INSERT INTO node_tokens (node_id, family, tokens) VALUES (?1, ?2, ?3)
-         ON CONFLICT (node_id, family) DO UPDATE SET tokens = excluded.tokens",
-    )?;
-    for (family, tokens) in counts {
-        let tokens = i64::try_from(tokens).map_err(|_| {
-            StoreError::InvalidInput(format!("{tokens} tokens is not a real count"))
-        })?;
-        insert.execute(params![node.0, family, tokens])?;
-    }
-    Ok(())
 }
 
 /// Whether `node` is a first message of its tree (no parent, in the root thread).

@@ -112,6 +112,8 @@ export const backend = {
   treeSettingsGet: (treeId: number) => unwrap(commands.treeSettingsGet(treeId)),
   treeSettingsSet: (treeId: number, settings: TreeSettings) =>
     unwrap(commands.treeSettingsSet(treeId, settings)),
+  searchHitSet: (treeId: number, nodeId: number, picked: boolean) =>
+    unwrap(commands.searchHitSet(treeId, nodeId, picked)),
   systemContextSet: (treeId: number, text: string) => unwrap(commands.systemContextSet(treeId, text)),
   treeContextGet: (treeId: number) => unwrap(commands.treeContextGet(treeId)),
   bufferSystemSet: (treeId: number, included: boolean) => unwrap(commands.bufferSystemSet(treeId, included)),

@@ -54,6 +54,7 @@ export const commands = {
 	attachmentRemove: (attachmentId: number) => typedError<null, ApiError>(__TAURI_INVOKE("attachment_remove", { attachmentId })),
 	treeSettingsGet: (treeId: number) => typedError<TreeSettings, ApiError>(__TAURI_INVOKE("tree_settings_get", { treeId })),
 	treeSettingsSet: (treeId: number, settings: TreeSettings) => typedError<TreeSettings, ApiError>(__TAURI_INVOKE("tree_settings_set", { treeId, settings })),
+	searchHitSet: (treeId: number, nodeId: number, picked: boolean) => typedError<TreeSettings, ApiError>(__TAURI_INVOKE("search_hit_set", { treeId, nodeId, picked })),
 	systemContextSet: (treeId: number, text: string) => typedError<null, ApiError>(__TAURI_INVOKE("system_context_set", { treeId, text })),
 	treeContextGet: (treeId: number) => typedError<TreeContext, ApiError>(__TAURI_INVOKE("tree_context_get", { treeId })),
 	bufferSystemSet: (treeId: number, included: boolean) => typedError<null, ApiError>(__TAURI_INVOKE("buffer_system_set", { treeId, included })),

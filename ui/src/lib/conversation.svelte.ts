@@ -3,6 +3,7 @@
 // message in focus, a comparison of two messages, and the budget panel's profile being edited.
 import { backend, PinloomError } from "./backend";
 import { withoutMarkup } from "./markdown";
+import { TreeSettingsState } from "./tree-settings.svelte";
 import type {
   Comparison,
   ModelProfile,
@@ -42,6 +43,8 @@ function columnOf(view: ThreadView): Column {
 let nextRequestId = 1;
 
 export class Conversation {
+  /// The open tree's conversation settings (the settings form and the search box share them).
+  readonly treeSettings = new TreeSettingsState();
   treeId = $state<number | null>(null);
   columns = $state<Column[]>([]);
   profiles = $state<ModelProfile[]>([]);

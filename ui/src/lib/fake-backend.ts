@@ -2,7 +2,7 @@
 // generated bindings exactly as in the app, and failures come back as `{ code, message }`.
 import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
 
-import type { ApiError, Message, NodeView, SendTarget, TreeSummary, UiPreferences } from "./bindings";
+import type { ApiError, Message, NodeView, NoteView, SendTarget, TreeSettings, TreeSummary, UiPreferences } from "./bindings";
 
 export type FakeState = {
   trees: TreeSummary[];
@@ -21,6 +21,10 @@ export type FakeState = {
   /// Fails the next `reply_start` with this error after saving the person's message, as a
   /// provider that is down does.
   providerDown: ApiError | null;
+  /// Notes by message id.
+  notes: Map<number, NoteView[]>;
+  /// Conversation settings by tree id; a tree without an entry has the defaults.
+  treeSettings: Map<number, TreeSettings>;
 };
 
 function nodeOf(message: Message): NodeView {
@@ -65,6 +69,8 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
     replyThenFailure: null,
     replies: [],
     providerDown: null,
+    notes: new Map(),
+    treeSettings: new Map(),
     ...initial,
   };
   let nextId = 100;
@@ -154,6 +160,40 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
         return null;
       case "context_preview":
         return null;
+      case "notes_list":
+        return state.notes.get(args.nodeId as number) ?? [];
+      case "note_add": {
+        const nodeId = args.nodeId as number;
+        treeOf(nodeId);
+        const text = String(args.text);
+        if (!text.trim()) throw { code: "invalidInput", message: "a note needs some text" } satisfies ApiError;
+        const note: NoteView = { id: nextId++, text, included: Boolean(args.included) };
+        state.notes.set(nodeId, [...(state.notes.get(nodeId) ?? []), note]);
+        return note.id;
+      }
+      case "note_include": {
+        const note = [...state.notes.values()].flat().find((candidate) => candidate.id === args.noteId);
+        if (!note) throw { code: "notFound", message: `note ${String(args.noteId)} does not exist` } satisfies ApiError;
+        note.included = Boolean(args.included);
+        return null;
+      }
+      case "tree_settings_get":
+        return settingsOf(args.treeId as number);
+      case "tree_settings_set":
+        state.treeSettings.set(args.treeId as number, args.settings as TreeSettings);
+        return args.settings;
+      case "search_hit_set": {
+        const treeId = args.treeId as number;
+        const nodeId = args.nodeId as number;
+        if (treeOf(nodeId).treeId !== treeId) {
+          throw { code: "invalidInput", message: `message #${nodeId} is not in this tree` } satisfies ApiError;
+        }
+        const settings = settingsOf(treeId);
+        const hits = (settings.searchHits ?? []).filter((hit) => hit !== nodeId);
+        settings.searchHits = args.picked ? [...hits, nodeId] : hits;
+        state.treeSettings.set(treeId, settings);
+        return settings;
+      }
       default:
         throw new Error(`the fake backend has no command ${command}`);
     }
@@ -163,6 +203,13 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
     const message: Message = { id: nextId++, parentId, author, text, createdAtMs: 0, tokenEstimate: Math.ceil(text.length / 3.5) };
     state.messages.set(treeId, [...(state.messages.get(treeId) ?? []), message]);
     return message;
+  }
+
+  function settingsOf(treeId: number): TreeSettings {
+    if (!state.trees.some((tree) => tree.id === treeId)) {
+      throw { code: "notFound", message: `tree ${treeId} does not exist` } satisfies ApiError;
+    }
+    return structuredClone(state.treeSettings.get(treeId) ?? { searchHits: [] });
   }
 
   function treeOf(nodeId: number): { treeId: number; message: Message } {

@@ -229,6 +229,38 @@ impl crate::Pinloom {
         .await
     }
 
+    /// Puts message `node_id` among the tree's chosen search hits, or takes it out, and returns
+    /// the settings as saved. Read and written in one step, so the window changes one list
+    /// without holding a copy of every other setting to write back.
+    pub async fn set_search_hit(
+        &self,
+        tree_id: i64,
+        node_id: i64,
+        picked: bool,
+    ) -> anyhow::Result<TreeSettings> {
+        self.write("could not change the chosen search hits", move |store| {
+            let tree = store.tree(pinloom_store::TreeId(tree_id))?;
+            let node = store.node(pinloom_store::NodeId(node_id))?;
+            if node.tree_id != tree.id {
+                return Err(ApiError::invalid_input(format!(
+                    "message #{node_id} is not in this tree; search this tree to choose its hits"
+                ))
+                .into());
+            }
+            let mut settings = TreeSettings::from_json(&tree.settings_json);
+            let present = settings.search_hits.contains(&node_id);
+            if picked && !present {
+                settings.search_hits.push(node_id);
+            } else if !picked {
+                settings.search_hits.retain(|&hit| hit != node_id);
+            }
+            let json = serde_json::to_string(&settings)?;
+            store.set_tree_settings(tree.id, &json, crate::runtime::now_ms())?;
+            Ok(settings)
+        })
+        .await
+    }
+
     /// What a tree says to every model: its system context, and whether buffer mode sends it.
     pub async fn tree_context(&self, tree_id: i64) -> anyhow::Result<TreeContext> {
         self.read("could not read the tree's system context", move |store| {

@@ -134,6 +134,40 @@ async fn a_search_hit_the_person_adds_is_sent_and_labelled_as_theirs() {
     assert!(sent.contains("Sediment piles"), "the person's own pick is sent: {sent}");
 }
 
+/// The search box chooses one hit at a time: the list is read and written in one step, other
+/// settings stay as they were, and only a message of the tree itself can be chosen.
+#[tokio::test]
+async fn a_search_hit_is_chosen_and_unchosen_in_one_step_and_only_from_its_own_tree() {
+    let server = Server::start(Vec::new()).await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let tree = dialogue(&pinloom).await;
+    let first = pinloom.append_message(tree, None, "Why do rivers bend?".into()).await.unwrap().id;
+    let second = pinloom.append_message(tree, Some(first), "And deltas?".into()).await.unwrap().id;
+    let mut settings = pinloom.tree_settings(tree).await.unwrap();
+    settings.token_buffer = Some(2048);
+    pinloom.set_tree_settings(tree, settings).await.unwrap();
+
+    let chosen = pinloom.set_search_hit(tree, second, true).await.unwrap();
+    assert_eq!((chosen.search_hits.clone(), chosen.token_buffer), (vec![second], Some(2048)));
+    pinloom.set_search_hit(tree, first, true).await.unwrap();
+    let again = pinloom.set_search_hit(tree, second, true).await.unwrap();
+    assert_eq!(again.search_hits, [second, first], "choosing a chosen hit changes nothing");
+    pinloom.set_search_hit(tree, second, false).await.unwrap();
+
+    let elsewhere = pinloom.create_tree("Deltas".into(), pinloom_app::json::TreeMode::Dialogue);
+    let elsewhere = elsewhere.await.unwrap().id;
+    let foreign = pinloom.append_message(elsewhere, None, "Silt.".into()).await.unwrap().id;
+    let refused =
+        pinloom_app::ApiError::from(pinloom.set_search_hit(tree, foreign, true).await.unwrap_err());
+    assert_eq!(refused.code, pinloom_app::ErrorCode::InvalidInput);
+    assert!(
+        refused.message.contains(&format!("message #{foreign} is not in this tree")),
+        "{refused:?}"
+    );
+    let stored = pinloom.tree_settings(tree).await.unwrap();
+    assert_eq!((stored.search_hits, stored.token_buffer), (vec![first], Some(2048)));
+}
+
 #[tokio::test]
 async fn every_reply_keeps_a_receipt_and_a_diff_against_the_request_before() {
     let server = Server::start(vec![says("Erosion."), says("Sediment.")]).await;

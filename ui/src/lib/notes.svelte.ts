@@ -1,0 +1,62 @@
+// The notes under one message of a thread column: which message's notes are open, what they
+// are, and what went wrong, in one place. The column draws them and nothing else keeps a copy.
+import { backend, PinloomError } from "./backend";
+import type { NoteView } from "./bindings";
+
+export class MessageNotes {
+  /// The message whose notes are open, or none.
+  of = $state<number | null>(null);
+  list = $state<NoteView[]>([]);
+  /// The last failure, in words to show beside the notes.
+  error = $state<string | null>(null);
+
+  /// Opens the notes of `nodeId`, or closes them when they are the ones open.
+  async toggle(nodeId: number): Promise<void> {
+    if (this.of === nodeId) {
+      this.of = null;
+      return;
+    }
+    this.of = nodeId;
+    this.list = [];
+    await this.read(nodeId, "Could not read the notes");
+  }
+
+  /// Adds a note to the open message; true when it was saved (the context may have changed).
+  async add(text: string, included: boolean): Promise<boolean> {
+    const nodeId = this.of;
+    if (nodeId === null) return false;
+    try {
+      await backend.noteAdd(nodeId, text, included);
+    } catch (thrown) {
+      this.error = `Could not add the note: ${PinloomError.from(thrown).message}`;
+      return false;
+    }
+    await this.read(nodeId, "The note was added, but the notes could not be read again");
+    return true;
+  }
+
+  /// Puts a note in the contexts of its message or takes it out; true when it was saved.
+  async setIncluded(note: NoteView, included: boolean): Promise<boolean> {
+    try {
+      await backend.noteInclude(note.id, included);
+    } catch (thrown) {
+      this.error = `Could not change the note: ${PinloomError.from(thrown).message}`;
+      return false;
+    }
+    if (this.of !== null) await this.read(this.of, "The note was changed, but the notes could not be read again");
+    return true;
+  }
+
+  private async read(nodeId: number, failure: string): Promise<void> {
+    try {
+      const list = await backend.notesList(nodeId);
+      // A reply for notes closed or switched meanwhile is not shown.
+      if (this.of === nodeId) {
+        this.list = list;
+        this.error = null;
+      }
+    } catch (thrown) {
+      this.error = `${failure}: ${PinloomError.from(thrown).message}`;
+    }
+  }
+}

@@ -1,0 +1,66 @@
+import { beforeEach, describe, expect, it } from "vitest";
+
+import { installFakeBackend, type FakeState } from "./fake-backend";
+import { TreeSettingsState } from "./tree-settings.svelte";
+
+let fake: FakeState;
+
+beforeEach(() => {
+  fake = installFakeBackend({
+    trees: [
+      { id: 1, slug: "rivers", title: "Rivers", mode: "dialogue", createdAtMs: 0, updatedAtMs: 0, messageCount: 2 },
+      { id: 2, slug: "tides", title: "Tides", mode: "dialogue", createdAtMs: 0, updatedAtMs: 0, messageCount: 1 },
+    ],
+    messages: new Map([
+      [
+        1,
+        [
+          { id: 10, parentId: null, author: "human", text: "Why do rivers bend?", createdAtMs: 0, tokenEstimate: 6 },
+          { id: 11, parentId: 10, author: "model", text: "Erosion.", createdAtMs: 0, tokenEstimate: 3 },
+        ],
+      ],
+      [2, [{ id: 20, parentId: null, author: "human", text: "Moon?", createdAtMs: 0, tokenEstimate: 2 }]],
+    ]),
+  });
+});
+
+describe("TreeSettingsState", () => {
+  it("chooses and unchooses a search hit through the backend's toggle, not by writing every setting", async () => {
+    const settings = new TreeSettingsState();
+    await settings.load(1);
+    expect(await settings.toggleSearchHit(11)).toBe(true);
+    expect(await settings.toggleSearchHit(10)).toBe(true);
+    expect(settings.searchHits).toEqual([11, 10]);
+    expect(await settings.toggleSearchHit(11)).toBe(true);
+    expect(settings.searchHits).toEqual([10]);
+    expect(fake.treeSettings.get(1)?.searchHits).toEqual([10]);
+    expect(fake.calls.filter((call) => call === "tree_settings_set")).toEqual([]);
+  });
+
+  it("keeps hits chosen after a settings form was opened when the form is saved", async () => {
+    const settings = new TreeSettingsState();
+    const form = structuredClone(await settings.load(1))!;
+    await settings.toggleSearchHit(11);
+    form.tokenBuffer = 2048;
+    const saved = await settings.save(form);
+    expect(saved.searchHits).toEqual([11]);
+    expect(fake.treeSettings.get(1)).toEqual({ searchHits: [11], tokenBuffer: 2048 });
+  });
+
+  it("refuses a message of another tree and says so", async () => {
+    const settings = new TreeSettingsState();
+    await settings.load(1);
+    expect(await settings.toggleSearchHit(20)).toBe(false);
+    expect(settings.error?.message).toBe("message #20 is not in this tree");
+    expect(settings.searchHits).toEqual([]);
+  });
+
+  it("reports a failed read instead of keeping another tree's settings", async () => {
+    const settings = new TreeSettingsState();
+    await settings.load(1);
+    await settings.toggleSearchHit(11);
+    expect(await settings.load(99)).toBeNull();
+    expect(settings.error?.code).toBe("notFound");
+    expect(settings.searchHits).toEqual([]);
+  });
+});
