@@ -288,6 +288,8 @@ describe("deep dives in the real window", () => {
       (reasons) => reasons.some((reason) => /truncated|over budget/.test(reason)),
       "the inspector reports what the smaller budget cut",
     );
+    // The picture is of the inspector: taken once the budget panel has gone from over it.
+    await harness.driver.wait(async () => (await harness.findAll("budget-save")).length === 0, 5000, "the budget panel closes");
     if (takeReadmeScreenshots) await harness.screenshot("tests/e2e/screenshots/context-inspector.png");
 
     // Keeping a cut message that cannot fit beside the required ones is refused and undone.

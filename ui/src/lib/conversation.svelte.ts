@@ -101,6 +101,14 @@ export class Conversation {
     this.columns[index] = { ...column, view };
   }
 
+  /// Closes the columns opened after column `index` (its pins and theirs) and inspects the end of
+  /// column `index`. Nothing is deleted: a pin opens again from its chip.
+  async closeColumnsAfter(index: number): Promise<void> {
+    if (index >= this.columns.length - 1) return;
+    this.columns = this.columns.slice(0, index + 1);
+    await this.inspect(this.columns[index]?.view.messages.at(-1)?.node.message.id ?? null);
+  }
+
   /// Shows another alternative of a message (the 2/3 switcher).
   async switchTo(index: number, nodeId: number): Promise<void> {
     try {
