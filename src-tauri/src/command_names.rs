@@ -42,6 +42,8 @@ pub const ALL: &[&str] = &[
     "tree_settings_get",
     "tree_settings_set",
     "search_hit_set",
+    "promotion_preview",
+    "promote",
     "system_context_set",
     "tree_context_get",
     "buffer_system_set",

@@ -81,6 +81,8 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             tree_tools::tree_settings_get,
             tree_tools::tree_settings_set,
             tree_tools::search_hit_set,
+            tree_tools::promotion_preview,
+            tree_tools::promote,
             tree_tools::system_context_set,
             tree_tools::tree_context_get,
             tree_tools::buffer_system_set,

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 
 use pinloom_app::ApiError;
 use pinloom_app::json::{
-    AttachTo, AttachmentView, NoteView, OutlineEntry, SearchResult, TreeContext, TreeSettings,
+    AttachTo, AttachmentView, Message, NoteView, OutlineEntry, Promotion, SearchResult,
+    TreeContext, TreeSettings,
 };
 use tauri::State;
 
@@ -98,6 +99,29 @@ pub(crate) async fn tree_settings_set(
     settings: TreeSettings,
 ) -> Result<TreeSettings, ApiError> {
     Ok(state.pinloom()?.set_tree_settings(tree_id, settings).await?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn promotion_preview(
+    state: State<'_, AppState>,
+    from_id: i64,
+    onto_id: i64,
+    passage: Option<String>,
+    profile: String,
+) -> Result<Promotion, ApiError> {
+    Ok(state.pinloom()?.promotion_preview(from_id, onto_id, passage, profile).await?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn promote(
+    state: State<'_, AppState>,
+    from_id: i64,
+    onto_id: i64,
+    passage: Option<String>,
+) -> Result<Message, ApiError> {
+    Ok(state.pinloom()?.promote(from_id, onto_id, passage).await?)
 }
 
 #[tauri::command]

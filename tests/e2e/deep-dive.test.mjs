@@ -88,6 +88,31 @@ describe("deep dives in the real window", () => {
     assert.doesNotMatch(sibling, /silt settle/i, "never the sibling pin's messages");
   });
 
+  harness.windowTest("a passage of a pin brought back reaches the parent's next request, and nothing else of the pin", async () => {
+    // The second pin of the test before: its reply is the last message on show.
+    const texts = await harness.findAll("message-text");
+    const pinReply = texts.at(-1);
+    await select(pinReply, "the fastest water runs along the outside");
+    await harness.click("promote-selection");
+    const tokens = Number(await (await harness.find("promotion-tokens")).getText());
+    assert.ok(tokens > 5, `the cost is shown before it is added (${tokens})`);
+    assert.match(await (await harness.find("promotion-text")).getText(), /^Brought back from the pin “the outer bank erodes”, written by .+:\s+the fastest water runs along the outside$/);
+    if (takeReadmeScreenshots) await harness.screenshot("tests/e2e/screenshots/promotion.png");
+    await harness.click("promotion-confirm");
+    await harness.textsWhen("message-text", texts.length + 1, 10_000);
+    await harness.driver.wait(async () => (await harness.findAll("promotion")).length === 0, 5000, "the confirmation closes");
+
+    provider.answers.push("Deltas form where the river slows at the sea.");
+    const before = provider.requests.length;
+    await send("composer-input", "composer-ask", "And where do deltas form?", "message-text", texts.length + 3);
+    assert.equal(provider.requests.length, before + 1);
+    const sent = provider.messages(before).join("\n");
+    assert.match(sent, /Brought back from the pin “the outer bank erodes”/);
+    assert.match(sent, /the fastest water runs along the outside/);
+    assert.doesNotMatch(sent, /Why the outer bank\?/, "the pin's question stays in the pin");
+    assert.doesNotMatch(sent, /Because the fastest water/, "and the rest of its reply");
+  });
+
   harness.windowTest("a hostile reply renders inert", async () => {
     await newTree("Hostile");
     provider.answers.push(XSS_REPLY);

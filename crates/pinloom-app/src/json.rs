@@ -686,6 +686,18 @@ pub struct KeyStatus {
     pub problem: Option<String>,
 }
 
+/// What bringing a passage back into a thread would add, shown before it is added.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct Promotion {
+    /// The message as it would be written: where it came from, who wrote it, the passage.
+    pub text: String,
+    /// What it adds to every later context of the thread, counted for the chosen model.
+    pub tokens: u32,
+    /// How it was counted (the model's tokenizer, or an estimate).
+    pub counting: String,
+}
+
 /// What a connection test got back.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
 #[serde(rename_all = "camelCase")]

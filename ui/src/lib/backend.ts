@@ -114,6 +114,10 @@ export const backend = {
     unwrap(commands.treeSettingsSet(treeId, settings)),
   searchHitSet: (treeId: number, nodeId: number, picked: boolean) =>
     unwrap(commands.searchHitSet(treeId, nodeId, picked)),
+  promotionPreview: (fromId: number, ontoId: number, passage: string | null, profile: string) =>
+    unwrap(commands.promotionPreview(fromId, ontoId, passage, profile)),
+  promote: (fromId: number, ontoId: number, passage: string | null) =>
+    unwrap(commands.promote(fromId, ontoId, passage)),
   systemContextSet: (treeId: number, text: string) => unwrap(commands.systemContextSet(treeId, text)),
   treeContextGet: (treeId: number) => unwrap(commands.treeContextGet(treeId)),
   bufferSystemSet: (treeId: number, included: boolean) => unwrap(commands.bufferSystemSet(treeId, included)),

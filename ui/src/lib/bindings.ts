@@ -55,6 +55,8 @@ export const commands = {
 	treeSettingsGet: (treeId: number) => typedError<TreeSettings, ApiError>(__TAURI_INVOKE("tree_settings_get", { treeId })),
 	treeSettingsSet: (treeId: number, settings: TreeSettings) => typedError<TreeSettings, ApiError>(__TAURI_INVOKE("tree_settings_set", { treeId, settings })),
 	searchHitSet: (treeId: number, nodeId: number, picked: boolean) => typedError<TreeSettings, ApiError>(__TAURI_INVOKE("search_hit_set", { treeId, nodeId, picked })),
+	promotionPreview: (fromId: number, ontoId: number, passage: string | null, profile: string) => typedError<Promotion, ApiError>(__TAURI_INVOKE("promotion_preview", { fromId, ontoId, passage, profile })),
+	promote: (fromId: number, ontoId: number, passage: string | null) => typedError<Message, ApiError>(__TAURI_INVOKE("promote", { fromId, ontoId, passage })),
 	systemContextSet: (treeId: number, text: string) => typedError<null, ApiError>(__TAURI_INVOKE("system_context_set", { treeId, text })),
 	treeContextGet: (treeId: number) => typedError<TreeContext, ApiError>(__TAURI_INVOKE("tree_context_get", { treeId })),
 	bufferSystemSet: (treeId: number, included: boolean) => typedError<null, ApiError>(__TAURI_INVOKE("buffer_system_set", { treeId, included })),
@@ -616,6 +618,16 @@ export type ProfileChoices = {
 	tokenizers: string[],
 	/**  Truncation strategy names. */
 	truncations: string[],
+};
+
+/**  What bringing a passage back into a thread would add, shown before it is added. */
+export type Promotion = {
+	/**  The message as it would be written: where it came from, who wrote it, the passage. */
+	text: string,
+	/**  What it adds to every later context of the thread, counted for the chosen model. */
+	tokens: number,
+	/**  How it was counted (the model's tokenizer, or an estimate). */
+	counting: string,
 };
 
 /**

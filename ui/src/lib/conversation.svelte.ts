@@ -9,6 +9,7 @@ import type {
   ModelProfile,
   NodeAction,
   PlanView,
+  Promotion,
   SendTarget,
   ThreadMessage,
   ThreadView,
@@ -99,6 +100,34 @@ export class Conversation {
       ? await backend.pinView(pin.id, from)
       : await backend.threadView(this.treeId, from);
     this.columns[index] = { ...column, view };
+  }
+
+  /// What bringing `passage` of message `fromId` (all of it when null), in the pin of column
+  /// `index`, back to the end of the column before it would add; a failure as words to show.
+  async promotionPreview(index: number, fromId: number, passage: string | null): Promise<Promotion | string> {
+    const onto = this.columns[index - 1]?.view.messages.at(-1)?.node.message.id;
+    if (onto === undefined) return "The parent thread has no message to bring it back after.";
+    try {
+      return await backend.promotionPreview(fromId, onto, passage, this.profile);
+    } catch (thrown) {
+      return PinloomError.from(thrown).message;
+    }
+  }
+
+  /// Writes the promotion previewed for column `index` at the end of the column before it, and
+  /// shows it there; a failure as words to show, null when it was written.
+  async promote(index: number, fromId: number, passage: string | null): Promise<string | null> {
+    const onto = this.columns[index - 1]?.view.messages.at(-1)?.node.message.id;
+    if (onto === undefined) return "The parent thread has no message to bring it back after.";
+    try {
+      const written = await backend.promote(fromId, onto, passage);
+      await this.reload(index - 1, written.id);
+      await this.inspect(written.id);
+      this.onchanged();
+      return null;
+    } catch (thrown) {
+      return PinloomError.from(thrown).message;
+    }
   }
 
   /// Closes the columns opened after column `index` (its pins and theirs) and inspects the end of

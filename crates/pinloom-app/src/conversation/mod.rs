@@ -10,6 +10,7 @@
 pub(crate) mod attachments;
 pub(crate) mod engine_inputs;
 mod plan;
+mod promotions;
 pub(crate) mod receipts;
 mod reply_drafts;
 pub(crate) mod settings;

@@ -249,16 +249,7 @@ impl Pinloom {
 
     /// The stored profile named `name`, with its learned calibration. Runs on a blocking thread.
     pub(crate) fn model_choice(&self, name: &str) -> anyhow::Result<ModelChoice> {
-        let record = self.store.profile(name).map_err(|error| match error {
-            store::StoreError::NoSuchProfile(_) => {
-                anyhow::Error::new(ApiError::invalid_input(format!(
-                    "there is no model profile named \"{name}\"; choose one in Settings → Models"
-                )))
-            }
-            other => other.into(),
-        })?;
-        let calibration = self.store.calibration(&record.name)?.map(|(milli, _)| milli);
-        ModelChoice::from_record(&record, calibration)
+        model_choice_in(&self.store, name)
     }
 
     /// The choice a profile being edited makes, checked as saving would check it, with the
@@ -534,4 +525,17 @@ pub(crate) enum MissingSummaries<'a> {
     Write(&'a CancellationToken),
     /// Counts them in the plan without writing them (previews, comparisons).
     Counted,
+}
+
+/// Model profile `name` as a plan uses it, with its learned calibration; a name no profile has is
+/// refused in words that say where to choose one. Reads the store: call it on a blocking thread.
+pub(crate) fn model_choice_in(store: &Store, name: &str) -> anyhow::Result<ModelChoice> {
+    let record = store.profile(name).map_err(|error| match error {
+        store::StoreError::NoSuchProfile(_) => anyhow::Error::new(ApiError::invalid_input(
+            format!("there is no model profile named \"{name}\"; choose one in Settings → Models"),
+        )),
+        other => other.into(),
+    })?;
+    let calibration = store.calibration(&record.name)?.map(|(milli, _)| milli);
+    ModelChoice::from_record(&record, calibration)
 }

@@ -433,6 +433,66 @@ async fn a_closed_pins_result_reaches_its_parent_thread_and_nothing_else_of_it()
     assert_eq!(result.provenance, Provenance::Path);
 }
 
+/// A passage of a pin's reply brought back into the parent thread: its cost is shown first, it
+/// is written as an attributed message after the thread's end, and the thread's later requests
+/// carry it and nothing else of the pin.
+#[tokio::test]
+async fn a_promoted_passage_is_carried_by_the_parent_thread_and_nothing_else_of_the_pin() {
+    let server = Server::start(vec![
+        says("Rivers meander because the outer bank erodes while the inner bank fills."),
+        says("The person asked why rivers meander."),
+        says("The flow is fastest on the outside, so erosion wins there."),
+        says("Deltas come next."),
+    ])
+    .await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let tree = dialogue(&pinloom).await;
+    let first = ask(&pinloom, tree, None, "Why do rivers meander?").await;
+    let reply = first.reply.message.id;
+    let passage = "the outer bank erodes";
+    let start = first.reply.message.text.find(passage).unwrap() as u32;
+    let pin = pinloom
+        .pin_range(reply, start, start + passage.len() as u32, passage.into(), "Erosion".into())
+        .await
+        .unwrap();
+    let asked = pinloom.ask_in_pin(pin.id, "Why does the outside erode faster?".into()).await;
+    let asked = asked.unwrap().message.id;
+    let (events, _received, cancel) = listen();
+    let answer = pinloom.regenerate(asked, "Local".into(), events, cancel).await.unwrap();
+    let answer = answer.reply.message.id;
+
+    let conclusion = "erosion wins there";
+    let preview = pinloom
+        .promotion_preview(answer, reply, Some(conclusion.into()), "Local".into())
+        .await
+        .unwrap();
+    assert!(
+        preview.text.starts_with("Brought back from the pin \u{201c}Erosion\u{201d}, written by "),
+        "{}",
+        preview.text
+    );
+    assert!(preview.text.ends_with(conclusion), "{}", preview.text);
+    assert!(preview.tokens > 4, "{preview:?}");
+    let refused = |error: anyhow::Error| pinloom_app::ApiError::from(error);
+    let elsewhere =
+        pinloom.promotion_preview(answer, reply, Some("not said".into()), "Local".into());
+    let elsewhere = refused(elsewhere.await.unwrap_err());
+    assert_eq!(elsewhere.code, pinloom_app::ErrorCode::InvalidInput);
+    assert!(elsewhere.message.contains("not in that message's text"), "{elsewhere:?}");
+    let already =
+        refused(pinloom.promote(first.prompt.unwrap().message.id, reply, None).await.unwrap_err());
+    assert!(already.message.contains("already in this thread's context"), "{already:?}");
+
+    let promoted = pinloom.promote(answer, reply, Some(conclusion.into())).await.unwrap();
+    assert_eq!((promoted.parent_id, promoted.text.clone()), (Some(reply), preview.text.clone()));
+    let asked_after = server.seen().len();
+    ask(&pinloom, tree, Some(promoted.id), "And where do deltas form?").await;
+    let sent = sent_text(&server.seen()[asked_after]);
+    assert!(sent.contains(&preview.text), "the promoted message, whole: {sent}");
+    assert!(!sent.contains("Why does the outside erode faster?"), "the pin's question: {sent}");
+    assert!(!sent.contains("fastest on the outside"), "the rest of the pin's reply: {sent}");
+}
+
 #[tokio::test]
 async fn a_pin_sees_its_closed_siblings_results_only_when_the_tree_says_so() {
     let server = Server::start(vec![
