@@ -38,5 +38,5 @@ pub use interchange::{
 };
 pub use pinloom::{Connections, KEYRING_SERVICE, OutsideWrites, Pinloom};
 pub use pinloom_providers::ReplyEvent;
-pub use threadmind::{PlanFormat, PromptState, ResourceText, ThreadMindSession};
+pub use threadmind::{PlanFormat, PromptState, ResourceText, ThreadMindReport, ThreadMindSession};
 pub use tokio_util::sync::CancellationToken;

@@ -10,6 +10,7 @@ use anyhow::Context;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use pinloom_app::{
     APP_IDENTIFIER, ApiError, Connections, DATA_DIR_ENV, DATABASE_FILE_NAME, Pinloom, PlanFormat,
+    ThreadMindReport,
 };
 
 #[derive(Debug, Parser)]
@@ -182,14 +183,14 @@ async fn tree_and_thread(pinloom: &Pinloom, target: &Target) -> anyhow::Result<(
 async fn threadmind_text(
     pinloom: &Pinloom,
     target: &Target,
-    stats: bool,
+    report: ThreadMindReport,
 ) -> anyhow::Result<String> {
-    match target.node {
-        Some(node) if stats => pinloom.threadmind_stats(node).await,
-        Some(node) => pinloom.threadmind_markdown(node).await,
-        None => {
+    match (target.node, report) {
+        (Some(node), ThreadMindReport::Stats) => pinloom.threadmind_stats(node).await,
+        (Some(node), ThreadMindReport::Context) => pinloom.threadmind_markdown(node).await,
+        (None, report) => {
             let (tree, thread) = tree_and_thread(pinloom, target).await?;
-            pinloom.threadmind_thread_text(tree, thread, stats).await
+            pinloom.threadmind_thread_text(tree, thread, report).await
         }
     }
 }
@@ -210,12 +211,16 @@ async fn run(cli: Cli) -> anyhow::Result<String> {
     let pinloom = open(path, false).await?;
     match cli.command {
         Command::Context { target, profile, format } => match format {
-            ContextFormat::Markdown => threadmind_text(&pinloom, &target, false).await,
+            ContextFormat::Markdown => {
+                threadmind_text(&pinloom, &target, ThreadMindReport::Context).await
+            }
             ContextFormat::Report => plan(&pinloom, &target, profile, PlanFormat::Report).await,
             ContextFormat::Plan => plan(&pinloom, &target, profile, PlanFormat::Plan).await,
             ContextFormat::Request => plan(&pinloom, &target, profile, PlanFormat::Request).await,
         },
-        Command::Stats { target } => threadmind_text(&pinloom, &target, true).await,
+        Command::Stats { target } => {
+            threadmind_text(&pinloom, &target, ThreadMindReport::Stats).await
+        }
         Command::Tree { id: Some(id) } => {
             let tree = pinloom.tree_by_reference(id).await?;
             pinloom.tree_text(tree).await

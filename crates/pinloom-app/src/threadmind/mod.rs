@@ -273,7 +273,7 @@ impl ThreadMindSession {
     pub async fn context_get(&self) -> anyhow::Result<String> {
         self.run(false, |store, folder| {
             let active = active(store, folder)?.ok_or_else(|| refuse(NO_PROJECT_THREAD))?;
-            threadmind_output(store, &active.tree, active.thread, None, Output::Context)
+            threadmind_report(store, &active.tree, active.thread, None, ThreadMindReport::Context)
         })
         .await
     }
@@ -379,7 +379,7 @@ impl ThreadMindSession {
     pub async fn stats_show(&self) -> anyhow::Result<String> {
         self.run(false, |store, folder| {
             let active = active(store, folder)?.ok_or_else(|| refuse(NO_PROJECT_THREAD))?;
-            threadmind_output(store, &active.tree, active.thread, None, Output::Stats)
+            threadmind_report(store, &active.tree, active.thread, None, ThreadMindReport::Stats)
         })
         .await
     }
@@ -466,7 +466,8 @@ fn named_thread(
 }
 
 /// Which of ThreadMind's two reports on a chain.
-enum Output {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ThreadMindReport {
     /// `context_get`'s text.
     Context,
     /// `stats_show`'s text.
@@ -475,18 +476,18 @@ enum Output {
 
 /// `context_get`'s or `stats_show`'s text for `thread` of `tree`, through `end` (its newest
 /// message when absent).
-fn threadmind_output(
+fn threadmind_report(
     store: &Store,
     tree: &Tree,
     thread: Option<PinId>,
     end: Option<NodeId>,
-    output: Output,
+    report: ThreadMindReport,
 ) -> anyhow::Result<String> {
     let context = assemble(store, tree, thread, end)?;
     let stats = render::stats_by_thread(&summary_writes(store, tree)?);
-    Ok(match output {
-        Output::Context => render::context_text(&context, &stats),
-        Output::Stats => {
+    Ok(match report {
+        ThreadMindReport::Context => render::context_text(&context, &stats),
+        ThreadMindReport::Stats => {
             let threads = store.live_threads(tree.id)?.len() + 1;
             render::stats_text(&tree.title, threads, &context, &stats)
         }
@@ -533,26 +534,30 @@ impl Pinloom {
     /// ThreadMind's `context_get` text for the chain of message `node_id`: its thread's context
     /// through that message ("copy as ThreadMind markdown", `pinloom context --node`).
     pub async fn threadmind_markdown(&self, node_id: i64) -> anyhow::Result<String> {
-        self.threadmind_text(Target::Node(node_id), false).await
+        self.threadmind_text(Target::Node(node_id), ThreadMindReport::Context).await
     }
 
     /// ThreadMind's `stats_show` text for the chain of message `node_id`.
     pub async fn threadmind_stats(&self, node_id: i64) -> anyhow::Result<String> {
-        self.threadmind_text(Target::Node(node_id), true).await
+        self.threadmind_text(Target::Node(node_id), ThreadMindReport::Stats).await
     }
 
-    /// ThreadMind's `context_get` (or with `stats`, `stats_show`) text for thread `thread_id`
-    /// (`main`, a pin's slug or its number) of tree `tree_id`, as if it were active.
+    /// ThreadMind's `context_get` or `stats_show` text (`report`) for thread `thread_id` (`main`,
+    /// a pin's slug or its number) of tree `tree_id`, as if it were active.
     pub async fn threadmind_thread_text(
         &self,
         tree_id: i64,
         thread_id: String,
-        stats: bool,
+        report: ThreadMindReport,
     ) -> anyhow::Result<String> {
-        self.threadmind_text(Target::Thread(tree_id, thread_id), stats).await
+        self.threadmind_text(Target::Thread(tree_id, thread_id), report).await
     }
 
-    async fn threadmind_text(&self, target: Target, stats: bool) -> anyhow::Result<String> {
+    async fn threadmind_text(
+        &self,
+        target: Target,
+        report: ThreadMindReport,
+    ) -> anyhow::Result<String> {
         self.read("could not assemble the ThreadMind text", move |store| {
             let (tree, thread, end) = match target {
                 Target::Node(node) => {
@@ -565,8 +570,7 @@ impl Pinloom {
                     (tree, thread, None)
                 }
             };
-            let output = if stats { Output::Stats } else { Output::Context };
-            threadmind_output(store, &tree, thread, end, output)
+            threadmind_report(store, &tree, thread, end, report)
         })
         .await
     }
