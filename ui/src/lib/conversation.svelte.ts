@@ -43,6 +43,8 @@ function columnOf(view: ThreadView): Column {
 
 let nextRequestId = 1;
 
+const NO_PARENT_END = "The parent thread has no message to bring it back after.";
+
 export class Conversation {
   /// The open tree's conversation settings (the settings form and the search box share them).
   readonly treeSettings = new TreeSettingsState();
@@ -105,8 +107,8 @@ export class Conversation {
   /// What bringing `passage` of message `fromId` (all of it when null), in the pin of column
   /// `index`, back to the end of the column before it would add; a failure as words to show.
   async promotionPreview(index: number, fromId: number, passage: string | null): Promise<Promotion | string> {
-    const onto = this.columns[index - 1]?.view.messages.at(-1)?.node.message.id;
-    if (onto === undefined) return "The parent thread has no message to bring it back after.";
+    const onto = this.parentEnd(index);
+    if (onto === null) return NO_PARENT_END;
     try {
       return await backend.promotionPreview(fromId, onto, passage, this.profile);
     } catch (thrown) {
@@ -117,8 +119,8 @@ export class Conversation {
   /// Writes the promotion previewed for column `index` at the end of the column before it, and
   /// shows it there; a failure as words to show, null when it was written.
   async promote(index: number, fromId: number, passage: string | null): Promise<string | null> {
-    const onto = this.columns[index - 1]?.view.messages.at(-1)?.node.message.id;
-    if (onto === undefined) return "The parent thread has no message to bring it back after.";
+    const onto = this.parentEnd(index);
+    if (onto === null) return NO_PARENT_END;
     try {
       const written = await backend.promote(fromId, onto, passage);
       await this.reload(index - 1, written.id);
@@ -128,6 +130,11 @@ export class Conversation {
     } catch (thrown) {
       return PinloomError.from(thrown).message;
     }
+  }
+
+  /// The last message of the column before column `index`: where a promotion is written.
+  private parentEnd(index: number): number | null {
+    return this.columns[index - 1]?.view.messages.at(-1)?.node.message.id ?? null;
   }
 
   /// Closes the columns opened after column `index` (its pins and theirs) and inspects the end of

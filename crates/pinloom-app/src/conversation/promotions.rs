@@ -22,7 +22,8 @@ impl Pinloom {
         profile: String,
     ) -> anyhow::Result<Promotion> {
         self.read("could not prepare what to bring back", move |store| {
-            let text = promoted_text(store, NodeId(from_id), NodeId(onto_id), passage.as_deref())?;
+            let onto = store.node(NodeId(onto_id))?;
+            let text = promoted_text(store, NodeId(from_id), &onto, passage.as_deref())?;
             let choice = model_choice_in(store, &profile)?;
             let tokens = choice.engine.tokenizer.count_u32(&text);
             Ok(Promotion {
@@ -45,7 +46,7 @@ impl Pinloom {
         let (text, onto) = self
             .read("could not bring the passage back", move |store| {
                 let onto = store.node(NodeId(onto_id))?;
-                Ok((promoted_text(store, NodeId(from_id), onto.id, passage.as_deref())?, onto))
+                Ok((promoted_text(store, NodeId(from_id), &onto, passage.as_deref())?, onto))
             })
             .await?;
         let written = self.append_human(onto.tree_id, Some(onto.id), onto.pin_id, text).await?;
@@ -58,15 +59,14 @@ impl Pinloom {
 fn promoted_text(
     store: &Store,
     from: NodeId,
-    onto: NodeId,
+    target: &store::Node,
     passage: Option<&str>,
 ) -> anyhow::Result<String> {
     let source = store.node(from)?;
-    let target = store.node(onto)?;
     if source.tree_id != target.tree_id {
         return Err(refuse("that message is in another tree; bring back from this tree's pins"));
     }
-    if store.ancestor_path(onto)?.iter().any(|node| node.id == from) {
+    if store.ancestor_path(target.id)?.iter().any(|node| node.id == from) {
         return Err(refuse(
             "that message is already in this thread's context; bring back from a pin or another \
              branch",
