@@ -33,6 +33,7 @@ pub const ALL: &[&str] = &[
     "profile_save",
     "profile_delete",
     "tree_outline",
+    "tree_map",
     "notes_list",
     "note_add",
     "note_include",

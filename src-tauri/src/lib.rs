@@ -72,6 +72,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             conversation::profile_save,
             conversation::profile_delete,
             tree_tools::tree_outline,
+            tree_tools::tree_map,
             tree_tools::notes_list,
             tree_tools::note_add,
             tree_tools::note_include,

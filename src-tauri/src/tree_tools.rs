@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use pinloom_app::ApiError;
 use pinloom_app::json::{
     AttachTo, AttachmentView, Message, NoteView, OutlineEntry, Promotion, SearchResult,
-    TreeContext, TreeSettings,
+    TreeContext, TreeMapView, TreeSettings,
 };
 use tauri::State;
 
@@ -21,6 +21,15 @@ pub(crate) async fn tree_outline(
     limit: u32,
 ) -> Result<Vec<OutlineEntry>, ApiError> {
     Ok(state.pinloom()?.tree_outline(tree_id, after, limit).await?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn tree_map(
+    state: State<'_, AppState>,
+    tree_id: i64,
+) -> Result<TreeMapView, ApiError> {
+    Ok(state.pinloom()?.tree_map(tree_id).await?)
 }
 
 #[tauri::command]

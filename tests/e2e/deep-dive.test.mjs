@@ -243,7 +243,7 @@ describe("deep dives in the real window", () => {
     );
   });
 
-  harness.windowTest("the tree map moves with the arrow keys and opens the message chosen", async () => {
+  harness.windowTest("the tree map, as a picture and as an outline, moves with the arrow keys and opens the message chosen", async () => {
     await newTree("Map");
     for (const text of ["First step", "Second step", "Third step"]) {
       await type("composer-input", text);
@@ -259,6 +259,15 @@ describe("deep dives in the real window", () => {
     await harness.click("inspect", (buttons) => buttons[2]);
     await harness.click("open-map");
     await harness.find("tree-map");
+    // The picture first: its live region names the current message, and the keys move it.
+    const current = () =>
+      harness.driver.executeScript("return document.querySelector('[data-testid=map-current]')?.textContent ?? ''");
+    await harness.driver.wait(async () => /You · message #\d+ · 3 deep: Third step/.test(await current()), 10_000, "the picture starts at the focus");
+    assert.match(await (await harness.find("map-size")).getText(), /^3 messages · 1 run · 0 pins$/);
+    await harness.driver.actions().sendKeys("\uE012").perform(); // ArrowLeft: to the parent
+    await harness.driver.wait(async () => /2 deep: Second step/.test(await current()), 5000, "the picture's parent is chosen");
+    // The outline, the accessible view, one row per message.
+    await harness.click("map-view-outline");
     await harness.driver.wait(async () => (await harness.findAll("map-row")).length === 3, 5000, "three rows");
     const selected = () =>
       harness.driver.executeScript(

@@ -708,6 +708,60 @@ pub struct ConnectionCheck {
     pub milliseconds: u32,
 }
 
+/// The tree map as a picture: every live message placed at a depth (across) and on a lane (down).
+/// A straight run of a chain is one lane; a branch or a pin starts a run of its own on a lane
+/// below its parent's, joined at the message it continues from. Compact on purpose: a tree of
+/// 100,000 messages crosses to the window as one array of ids and one string, not as 100,000
+/// objects (what a message says is read when it is pointed at).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct TreeMapView {
+    /// Every message's id, run after run: a run's messages are consecutive, in order.
+    pub ids: Vec<i64>,
+    /// Who wrote each message of `ids`, one letter each: `h` the person, `m` a model, `t` a tool.
+    pub authors: String,
+    /// The runs, in the order a walk from the roots meets them.
+    pub runs: Vec<MapRun>,
+    /// The live pins of the tree, for their titles and anchors.
+    pub pins: Vec<MapPin>,
+    /// How many lanes the runs take.
+    pub lanes: u32,
+    /// How many depths: the deepest message's depth plus one.
+    pub depths: u32,
+}
+
+/// A straight run of messages on one lane of the tree map.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct MapRun {
+    /// Where its messages start in [`TreeMapView::ids`].
+    pub first: u32,
+    /// How many messages it holds.
+    pub len: u32,
+    /// Its lane, 0 the top one.
+    pub lane: u32,
+    /// Its first message's depth: 0 for a root, one more than the message it continues from.
+    pub depth: u32,
+    /// The message it continues from, as a position in [`TreeMapView::ids`]; absent for a root.
+    pub from: Option<u32>,
+    /// Its thread: a pin's id, absent for the root thread.
+    pub pin_id: Option<i64>,
+}
+
+/// A pin as the tree map names it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct MapPin {
+    /// Its id.
+    pub id: i64,
+    /// Its title.
+    pub title: String,
+    /// The highlighted passage it was opened from, absent when it was opened without one.
+    pub anchor: Option<String>,
+    /// Whether it was closed with a result.
+    pub closed: bool,
+}
+
 /// One message on the tree map.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
 #[serde(rename_all = "camelCase")]

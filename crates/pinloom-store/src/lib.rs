@@ -41,8 +41,8 @@ pub use migrations::SCHEMA_VERSION;
 pub use model::{
     Anchor, Annotation, Attachment, AttachmentRole, AttachmentScope, Author, Deleted,
     MAX_PIN_DEPTH, ModelProfile, NewNode, Node, NodeId, OutlineRow, Part, PathStep, Pin, PinId,
-    Receipt, SearchHit, Sharing, StepContent, Summary, SummaryKey, Tree, TreeId, TreeMode,
-    Workspace,
+    Receipt, SearchHit, ShapeRow, Sharing, StepContent, Summary, SummaryKey, Tree, TreeId,
+    TreeMode, Workspace,
 };
 pub use profiles::invisible_character;
 pub use search::{COMMON_TERM_MIN_NODES, MAX_QUERY_TERMS};

@@ -466,6 +466,19 @@ pub struct ModelProfile {
     pub prices_json: Option<String>,
 }
 
+/// A live message's place in its tree, as the tree map draws it: nothing of its text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShapeRow {
+    /// The node.
+    pub id: NodeId,
+    /// Its parent.
+    pub parent_id: Option<NodeId>,
+    /// Its thread.
+    pub pin_id: Option<PinId>,
+    /// Who wrote it.
+    pub author: Author,
+}
+
 /// One row of a tree's outline, for the map.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OutlineRow {

@@ -101,6 +101,7 @@ export const backend = {
   profileDelete: (name: string) => unwrap(commands.profileDelete(name)),
   treeOutline: (treeId: number, after: number | null, limit: number) =>
     unwrap(commands.treeOutline(treeId, after, limit)),
+  treeMap: (treeId: number) => unwrap(commands.treeMap(treeId)),
   notesList: (nodeId: number) => unwrap(commands.notesList(nodeId)),
   noteAdd: (nodeId: number, text: string, included: boolean) =>
     unwrap(commands.noteAdd(nodeId, text, included)),

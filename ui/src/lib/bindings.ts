@@ -46,6 +46,7 @@ export const commands = {
 	/**  Deletes the model profile named `name`. */
 	profileDelete: (name: string) => typedError<null, ApiError>(__TAURI_INVOKE("profile_delete", { name })),
 	treeOutline: (treeId: number, after: number | null, limit: number) => typedError<OutlineEntry[], ApiError>(__TAURI_INVOKE("tree_outline", { treeId, after, limit })),
+	treeMap: (treeId: number) => typedError<TreeMapView, ApiError>(__TAURI_INVOKE("tree_map", { treeId })),
 	notesList: (nodeId: number) => typedError<NoteView[], ApiError>(__TAURI_INVOKE("notes_list", { nodeId })),
 	noteAdd: (nodeId: number, text: string, included: boolean) => typedError<number, ApiError>(__TAURI_INVOKE("note_add", { nodeId, text, included })),
 	noteInclude: (noteId: number, included: boolean) => typedError<null, ApiError>(__TAURI_INVOKE("note_include", { noteId, included })),
@@ -393,6 +394,34 @@ export type KindTokens = {
 	slices: number,
 	/**  Their tokens, as planned. */
 	tokens: number,
+};
+
+/**  A pin as the tree map names it. */
+export type MapPin = {
+	/**  Its id. */
+	id: number,
+	/**  Its title. */
+	title: string,
+	/**  The highlighted passage it was opened from, absent when it was opened without one. */
+	anchor: string | null,
+	/**  Whether it was closed with a result. */
+	closed: boolean,
+};
+
+/**  A straight run of messages on one lane of the tree map. */
+export type MapRun = {
+	/**  Where its messages start in [`TreeMapView::ids`]. */
+	first: number,
+	/**  How many messages it holds. */
+	len: number,
+	/**  Its lane, 0 the top one. */
+	lane: number,
+	/**  Its first message's depth: 0 for a root, one more than the message it continues from. */
+	depth: number,
+	/**  The message it continues from, as a position in [`TreeMapView::ids`]; absent for a root. */
+	from: number | null,
+	/**  Its thread: a pin's id, absent for the root thread. */
+	pinId: number | null,
 };
 
 /**  One message. */
@@ -943,6 +972,28 @@ export type TreeContext = {
 	 *  document continues best from its own text).
 	 */
 	bufferIncludesSystem: boolean,
+};
+
+/**
+ *  The tree map as a picture: every live message placed at a depth (across) and on a lane (down).
+ *  A straight run of a chain is one lane; a branch or a pin starts a run of its own on a lane
+ *  below its parent's, joined at the message it continues from. Compact on purpose: a tree of
+ *  100,000 messages crosses to the window as one array of ids and one string, not as 100,000
+ *  objects (what a message says is read when it is pointed at).
+ */
+export type TreeMapView = {
+	/**  Every message's id, run after run: a run's messages are consecutive, in order. */
+	ids: number[],
+	/**  Who wrote each message of `ids`, one letter each: `h` the person, `m` a model, `t` a tool. */
+	authors: string,
+	/**  The runs, in the order a walk from the roots meets them. */
+	runs: MapRun[],
+	/**  The live pins of the tree, for their titles and anchors. */
+	pins: MapPin[],
+	/**  How many lanes the runs take. */
+	lanes: number,
+	/**  How many depths: the deepest message's depth plus one. */
+	depths: number,
 };
 
 /**  How a tree is read and continued; fixed when it is created. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 
-import type { OutlineEntry } from "./bindings";
-import { TreeLayout } from "./treemap";
+import type { OutlineEntry, TreeMapView } from "./bindings";
+import { MapPicture, TreeLayout } from "./treemap";
 
 function entry(id: number, parentId: number | null, pinId: number | null = null): OutlineEntry {
   return {
@@ -47,5 +47,73 @@ describe("TreeLayout", () => {
     expect(big.rows).toHaveLength(10_000);
     expect(big.rows.at(-1)!.depth).toBe(9_999);
     expect(big.position(10_000)).toBe(9_999);
+  });
+});
+
+describe("MapPicture", () => {
+  // The backend's placing (window/map.rs) of: 1 ─ 2 ─ 4 ─ 6 in the root thread, 3 a second reply
+  // to 1, 5 the first message of pin 9 opened on 4 and 7 after it.
+  //   lane 0: 1 2 4 6     (depths 0..3)
+  //   lane 1:   3   5 7   (3 at depth 1; 5, 7 at depths 3, 4)
+  const view: TreeMapView = {
+    ids: [1, 2, 4, 6, 5, 7, 3],
+    authors: "hmhmhmh",
+    runs: [
+      { first: 0, len: 4, lane: 0, depth: 0, from: null, pinId: null },
+      { first: 4, len: 2, lane: 1, depth: 3, from: 2, pinId: 9 },
+      { first: 6, len: 1, lane: 1, depth: 1, from: 0, pinId: null },
+    ],
+    pins: [{ id: 9, title: "Oxbows", anchor: "oxbow lakes", closed: false }],
+    lanes: 2,
+    depths: 5,
+  };
+  const picture = new MapPicture(view);
+
+  it("places every message by its run", () => {
+    expect(picture.place(6)).toEqual({ depth: 3, lane: 0 });
+    expect(picture.place(7)).toEqual({ depth: 4, lane: 1 });
+    expect(picture.place(3)).toEqual({ depth: 1, lane: 1 });
+    expect(picture.place(99)).toBeUndefined();
+    expect(picture.author(2)).toBe("model");
+    expect(picture.pinOf(7)?.anchor).toBe("oxbow lakes");
+    expect(picture.pinOf(6)).toBeUndefined();
+  });
+
+  it("finds the message nearest a point, and nothing between runs", () => {
+    expect(picture.at(3.2, 0.9)).toBe(5);
+    expect(picture.at(1, 1)).toBe(3);
+    expect(picture.at(2, 1)).toBeUndefined();
+    expect(picture.at(6, 0)).toBeUndefined();
+    expect(picture.at(0, 5)).toBeUndefined();
+  });
+
+  it("returns only what is on screen, cut to it, with the elbows into it", () => {
+    const { stretches, elbows } = picture.visible(2, 3, 0, 0);
+    expect(stretches).toEqual([{ lane: 0, from: 2, to: 3, inPin: false }]);
+    expect(elbows).toEqual([]);
+    const below = picture.visible(3, 9, 1, 1);
+    expect(below.stretches).toEqual([{ lane: 1, from: 3, to: 4, inPin: true }]);
+    expect(below.elbows).toEqual([{ depth: 2, fromLane: 0, lane: 1, inPin: true }]);
+  });
+
+  it("traces the path from the root, through the pin's elbow", () => {
+    expect(picture.path(7)).toEqual({
+      stretches: [
+        { lane: 1, from: 3, to: 4, inPin: true },
+        { lane: 0, from: 0, to: 2, inPin: false },
+      ],
+      elbows: [{ depth: 2, fromLane: 0, lane: 1, inPin: true }],
+    });
+  });
+
+  it("moves as the outline does", () => {
+    expect(picture.move(5, "ArrowLeft")).toBe(4);
+    expect(picture.move(4, "ArrowRight")).toBe(6);
+    expect(picture.move(6, "ArrowDown")).toBe(5);
+    expect(picture.move(5, "ArrowUp")).toBe(6);
+    expect(picture.move(2, "ArrowDown")).toBe(3);
+    expect(picture.move(1, "ArrowLeft")).toBe(1);
+    expect(picture.move(7, "ArrowRight")).toBe(7);
+    expect(picture.children(1)).toEqual([2, 3]);
   });
 });

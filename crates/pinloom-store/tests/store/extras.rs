@@ -146,6 +146,44 @@ fn the_outline_pages_through_a_tree_in_write_order() {
 }
 
 #[test]
+fn the_shape_of_a_tree_leaves_out_deleted_branches_and_deleted_threads() {
+    let (store, _dir) = fresh_store();
+    let tree = store.create_tree("Shape", TreeMode::Dialogue, 0).unwrap().id;
+    let text = |parent: Option<NodeId>, author, text: &str| {
+        store.append_node(&NewNode::text(tree, parent, author, text, 1)).unwrap().id
+    };
+    let root = text(None, Author::Human, "Why do rivers meander?");
+    let reply = text(Some(root), Author::Model, "Because the outer bank erodes.");
+    let gone = text(Some(root), Author::Model, "A reply deleted with what followed it.");
+    let after_gone = text(Some(gone), Author::Human, "Gone too.");
+    let pin = store.pin_range(reply, 12, 29, "outer bank erodes", "Erosion", 2).unwrap();
+    let in_pin = store
+        .append_node(&NewNode {
+            pin_id: Some(pin.id),
+            ..NewNode::text(tree, Some(reply), Author::Human, "How fast?", 3)
+        })
+        .unwrap()
+        .id;
+    let deleted_pin = store.pin_range(reply, 0, 7, "Because", "Cause", 4).unwrap();
+    let in_deleted_pin = store
+        .append_node(&NewNode {
+            pin_id: Some(deleted_pin.id),
+            ..NewNode::text(tree, Some(reply), Author::Human, "Why?", 5)
+        })
+        .unwrap()
+        .id;
+    store.soft_delete(gone, 6).unwrap();
+    store.delete_thread(deleted_pin.id, 7).unwrap();
+
+    let shape = store.tree_shape(tree).unwrap();
+    let ids: Vec<NodeId> = shape.iter().map(|row| row.id).collect();
+    assert_eq!(ids, vec![root, reply, in_pin], "{after_gone:?} and {in_deleted_pin:?} left out");
+    assert_eq!(shape[1].parent_id, Some(root));
+    assert_eq!(shape[1].author, Author::Model);
+    assert_eq!((shape[2].parent_id, shape[2].pin_id), (Some(reply), Some(pin.id)));
+}
+
+#[test]
 fn search_ranks_by_bm25_and_takes_any_prompt_safely() {
     let (store, _dir) = fresh_store();
     let tree = store.create_tree("Search", TreeMode::Dialogue, 0).unwrap().id;
