@@ -6,9 +6,12 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use pinloom_app::json::{
-    Comparison, DeletedThreadView, Exchange, ModelProfile, NodeView, PinView, PlanView, ThreadView,
+    CompareReach, Comparison, DeletedThreadView, Exchange, FanOut, FanOutPrompt, LaneAnswer,
+    ModelProfile, NodeView, PinView, PlanView, ThreadMessage, ThreadView,
 };
-use pinloom_app::{ApiError, CancellationToken, NodeAction, Receipt, ReplyEvent, RequestDiff};
+use pinloom_app::{
+    ApiError, CancellationToken, FanOutLane, NodeAction, Receipt, ReplyEvent, RequestDiff,
+};
 use serde::Serialize;
 use tauri::State;
 use tauri::ipc::Channel;
@@ -63,8 +66,35 @@ impl Streaming {
     }
 }
 
+/// A piece of one model's reply in a fan-out, or that model's answer once it ends.
+#[derive(Debug, Clone, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase", rename_all_fields = "camelCase", tag = "kind")]
+pub(crate) enum LanePiece {
+    /// A piece of the reply of the model at `lane`.
+    Piece {
+        /// The model's place among those asked, from 0.
+        lane: u32,
+        /// The piece.
+        piece: ReplyPiece,
+    },
+    /// The model at `answer.lane` is done: its reply, or why there is none.
+    Answered {
+        /// What it answered (boxed: a whole exchange beside a piece of text).
+        answer: Box<LaneAnswer>,
+    },
+}
+
 /// Forwards the reply's events to the window's channel until the sender is dropped.
 fn forward(channel: Channel<ReplyPiece>) -> tokio::sync::mpsc::UnboundedSender<ReplyEvent> {
+    forward_as(channel, |piece| piece)
+}
+
+/// Forwards the reply's events to the window's channel, each wrapped by `wrap`, until the sender
+/// is dropped.
+fn forward_as<T: tauri::ipc::IpcResponse + Send + 'static>(
+    channel: Channel<T>,
+    wrap: impl Fn(ReplyPiece) -> T + Send + 'static,
+) -> tokio::sync::mpsc::UnboundedSender<ReplyEvent> {
     let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
     tauri::async_runtime::spawn(async move {
         while let Some(event) = receiver.recv().await {
@@ -78,7 +108,7 @@ fn forward(channel: Channel<ReplyPiece>) -> tokio::sync::mpsc::UnboundedSender<R
                 }
             };
             // A closed window stops listening; the reply is still saved.
-            if channel.send(piece).is_err() {
+            if channel.send(wrap(piece)).is_err() {
                 break;
             }
         }
@@ -104,6 +134,19 @@ pub(crate) async fn pin_view(
     node_id: Option<i64>,
 ) -> Result<ThreadView, ApiError> {
     Ok(state.pinloom()?.pin_view(pin_id, node_id).await?)
+}
+
+/// Messages `first` to `first + count` of the thread ending at message `end_id`: the page
+/// before or after those a column has.
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn thread_page(
+    state: State<'_, AppState>,
+    end_id: i64,
+    first: u32,
+    count: u32,
+) -> Result<Vec<ThreadMessage>, ApiError> {
+    Ok(state.pinloom()?.thread_page(end_id, first, count).await?)
 }
 
 /// What a send answers: a new message in a thread or a pin, or an existing message again.
@@ -177,6 +220,47 @@ pub(crate) async fn reply_start(
         }
     };
     state.streaming.finish(request_id);
+    Ok(result?)
+}
+
+/// Sends one prompt to 2–4 models at once, each reply streaming on `on_piece` tagged with its
+/// lane; `request_ids[lane]` stops that model's reply alone through `reply_stop`.
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn reply_fan_out(
+    state: State<'_, AppState>,
+    prompt: FanOutPrompt,
+    profiles: Vec<String>,
+    request_ids: Vec<u32>,
+    on_piece: Channel<LanePiece>,
+) -> Result<FanOut, ApiError> {
+    if profiles.len() != request_ids.len() {
+        return Err(ApiError::invalid_input(
+            "each model sent to needs a request id of its own to be stopped by",
+        ));
+    }
+    let pinloom = state.pinloom()?.clone();
+    let lanes = profiles
+        .into_iter()
+        .zip(&request_ids)
+        .enumerate()
+        .map(|(lane, (profile, request_id))| {
+            let lane = u32::try_from(lane).unwrap_or(u32::MAX);
+            FanOutLane {
+                profile,
+                events: forward_as(on_piece.clone(), move |piece| LanePiece::Piece { lane, piece }),
+                cancel: state.streaming.start(*request_id),
+            }
+        })
+        .collect();
+    let answered = |answer: &LaneAnswer| {
+        // A closed window stops listening; the replies are still saved.
+        let _ = on_piece.send(LanePiece::Answered { answer: Box::new(answer.clone()) });
+    };
+    let result = pinloom.fan_out(prompt, lanes, answered).await;
+    for request_id in request_ids {
+        state.streaming.finish(request_id);
+    }
     Ok(result?)
 }
 
@@ -292,8 +376,9 @@ pub(crate) async fn nodes_compare(
     left: i64,
     right: i64,
     profile: String,
+    reach: CompareReach,
 ) -> Result<Comparison, ApiError> {
-    Ok(state.pinloom()?.compare(left, right, profile).await?)
+    Ok(state.pinloom()?.compare(left, right, profile, reach).await?)
 }
 
 #[tauri::command]

@@ -147,7 +147,7 @@ describe("deep dives in the real window", () => {
     const again = await harness.findAll("compare-pick");
     await again[1].click();
     const comparison = await harness.find("comparison");
-    assert.match(await (await harness.find("common-ancestor")).getText(), /Branches part after message/);
+    assert.match(await (await harness.find("common-ancestor")).getText(), /share 1 message and part after “Why meanders\?”/);
     assert.equal(await (await harness.find("diff-left")).getText(), "meander");
     assert.equal(await (await harness.find("diff-right")).getText(), "wander");
     if (takeReadmeScreenshots) await harness.screenshot("tests/e2e/screenshots/branch-comparison.png");

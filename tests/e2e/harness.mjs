@@ -296,25 +296,39 @@ export class Harness {
     return field;
   }
 
-  /// Saves a profile "Local test model" for the OpenAI-compatible server at `base` in the budget
-  /// panel (o200k counting, an 8,192-token window), and waits until it is the chosen model. With
-  /// `completionEndpoint`, buffer-mode trees can continue documents through it.
-  async addLocalModel(base, { completionEndpoint = false } = {}) {
+  /// Saves a profile (named "Local test model" unless `name` says otherwise) for the
+  /// OpenAI-compatible server at `base` in the budget panel (o200k counting, an 8,192-token window
+  /// with 1,024 reserved unless `window` and `reserve` say otherwise), and waits until it is the
+  /// chosen model. With `completionEndpoint`, buffer-mode trees can continue documents through it;
+  /// `truncation` and `keepLast` set how the history is cut when it does not fit.
+  async addLocalModel(
+    base,
+    { completionEndpoint = false, name = "Local test model", window = 8192, reserve = 1024, truncation = null, keepLast = null } = {},
+  ) {
     await this.click("open-budget");
-    await this.type("budget-name", "Local test model");
+    await this.type("budget-name", name);
     await (await this.find("budget-provider")).sendKeys("vllm");
     await this.type("budget-model", "local-model");
     await this.type("budget-url", base);
     await (await this.find("budget-tokenizer")).sendKeys("o200k");
-    await this.type("budget-window", "8192");
-    await this.type("budget-reserve", "1024");
+    await this.type("budget-window", String(window));
+    await this.type("budget-reserve", String(reserve));
     const completion = await this.find("budget-completion");
     if ((await completion.isSelected()) !== completionEndpoint) await completion.click();
+    if (truncation) await this.choose("budget-truncation", truncation);
+    if (keepLast !== null) {
+      await this.type("budget-recent", String(keepLast));
+      // The field is read when it changes, as when the person leaves it.
+      await this.driver.executeScript(
+        `arguments[0].dispatchEvent(new Event("change", { bubbles: true }));`,
+        await this.find("budget-recent"),
+      );
+    }
     await this.click("budget-save");
     await this.find("budget-saved", 10_000);
     await this.click("budget-close");
     const picker = await this.find("model-picker");
-    await this.driver.wait(async () => (await picker.getAttribute("value")) === "Local test model", 5000);
+    await this.driver.wait(async () => (await picker.getAttribute("value")) === name, 5000);
   }
 
   /// Selects `text` inside `element` as a person would with the mouse, and lets go. The text

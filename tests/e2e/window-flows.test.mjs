@@ -290,7 +290,18 @@ describe("the window does what the backend can", () => {
     // clicking Save, so the click lands on Save.
     await harness.textsWhen("system-context-clear", 0);
     await harness.click("tree-settings-save");
-    await harness.textsUntil("settings-message", (texts) => texts.includes("Tree settings saved."), "saved again");
+    // Saving plans the inspector's context again before it says so: on a busy machine that
+    // takes a while. A refusal would say why in the settings' error.
+    await harness.textsUntil(
+      "settings-message",
+      (texts) => texts.includes("Tree settings saved."),
+      "saved again",
+      30_000,
+    ).catch(async (error) => {
+      const refused = await harness.findAll("settings-error");
+      const said = refused.length ? String(await refused[0].getProperty("textContent")) : "no error shown";
+      throw new Error(`${error.message}; ${said}`);
+    });
     await harness.click("settings-close");
     await harness.click("open-settings", undefined, 20_000);
     await harness.textsUntil("tree-token-buffer", () => true, "the tree section");

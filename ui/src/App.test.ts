@@ -2,6 +2,7 @@ import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/sv
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import App from "./App.svelte";
+import type { ModelProfile } from "./lib/bindings";
 import { installFakeBackend } from "./lib/fake-backend";
 
 beforeEach(() => {
@@ -45,5 +46,50 @@ describe("App", () => {
     await fireEvent.click(screen.getByTestId("composer-send"));
     expect((await screen.findByTestId("composer-error")).textContent).toContain("empty");
     expect(composer.value).toBe("  ");
+  });
+
+  it("keeps the branch on show when another model is chosen", async () => {
+    const profile = (name: string): ModelProfile => ({
+      name,
+      provider: "vllm",
+      modelId: "m",
+      baseUrl: null,
+      contextWindow: 8192,
+      reserve: 1024,
+      nativeSystem: true,
+      completionEndpoint: false,
+      tokenizer: "o200k",
+      agentSystemPrompt: "",
+    });
+    const fake = installFakeBackend({
+      trees: [{ id: 1, slug: "rivers", title: "Rivers", mode: "dialogue", createdAtMs: 0, updatedAtMs: 0, messageCount: 3 }],
+      messages: new Map([
+        [
+          1,
+          [
+            { id: 1000, parentId: null, author: "human", text: "Why?", createdAtMs: 0, tokenEstimate: 1 },
+            { id: 1001, parentId: 1000, author: "model", text: "The first answer", createdAtMs: 0, tokenEstimate: 1 },
+            { id: 1002, parentId: 1000, author: "model", text: "The second answer", createdAtMs: 0, tokenEstimate: 1 },
+          ],
+        ],
+      ]),
+      preferences: { lastTreeId: 1, defaultModel: "One", theme: null, inspectorHidden: null },
+    });
+    fake.profiles = [profile("One"), profile("Two")];
+    render(App);
+    const texts = () => screen.getAllByTestId("message-text").map((element) => element.textContent?.trim());
+    await waitFor(() => expect(texts()).toEqual(["Why?", "The second answer"]));
+    await fireEvent.click(screen.getByLabelText("Previous alternative"));
+    await waitFor(() => expect(texts()).toEqual(["Why?", "The first answer"]));
+
+    const reads = () => fake.calls.filter((call) => call === "thread_view").length;
+    const before = reads();
+    const picker = screen.getByTestId("model-picker") as HTMLSelectElement;
+    picker.value = "Two";
+    await fireEvent.change(picker);
+    await waitFor(() => expect(fake.preferences.defaultModel).toBe("Two"));
+    await new Promise((settle) => setTimeout(settle, 50));
+    expect(reads()).toBe(before);
+    expect(texts()).toEqual(["Why?", "The first answer"]);
   });
 });

@@ -10,7 +10,7 @@ afterEach(() => {
 });
 
 describe("a long thread", () => {
-  it("draws its newest 200 messages and the earlier ones 200 at a time", async () => {
+  it("shows its newest 200 messages and reads the earlier ones 200 at a time", async () => {
     const tree: TreeSummary = {
       id: 1,
       slug: "long",
@@ -38,7 +38,7 @@ describe("a long thread", () => {
     const drawn = () => screen.getAllByTestId("message-text").map((element) => element.textContent?.trim());
     expect(drawn()[0]).toBe("Message 250");
     expect(drawn().at(-1)).toBe("Message 449");
-    expect(screen.getByTestId("hidden-count").textContent).toContain("250 earlier messages not drawn");
+    expect(screen.getByTestId("hidden-count").textContent).toContain("250 earlier messages not shown");
 
     await fireEvent.click(screen.getByTestId("show-earlier"));
     await waitFor(() => expect(screen.getAllByTestId("message-text")).toHaveLength(400));

@@ -182,7 +182,7 @@ fn main() {
     let newest = view.messages.last().unwrap().node.message.id;
     let open_plan = runtime.block_on(pinloom.preview(newest, "Large".into(), None)).unwrap();
     let open = started.elapsed();
-    let shown = view.messages.len();
+    let shown = view.total;
 
     // A send planned at the deepest message (the main line's last, the newest written), cold
     // (paths and plans dropped first) and warm.
@@ -194,7 +194,7 @@ fn main() {
             |row| row.get(0),
         )
         .unwrap();
-    let depth = runtime.block_on(pinloom.thread_view(tree, Some(deepest))).unwrap().messages.len();
+    let depth = runtime.block_on(pinloom.thread_view(tree, Some(deepest))).unwrap().total;
     let cold = median_of(5, || {
         runtime.block_on(pinloom.plan_for_benchmark(deepest, "Large", true)).unwrap();
     });

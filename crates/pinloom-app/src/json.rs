@@ -445,26 +445,161 @@ pub struct PlanView {
     pub body: String,
 }
 
-/// Two messages side by side: where their branches part and how their last messages differ.
+/// Two branches side by side from where they part: their messages aligned row by row, a word
+/// diff within each pair, each side's model, tokens, time and cost, and what their requests did
+/// not share.
 #[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
 #[serde(rename_all = "camelCase")]
 pub struct Comparison {
-    /// The last message both paths share; absent when they share none.
-    pub common_ancestor: Option<i64>,
-    /// The left branch below the common ancestor, in order.
-    pub left: Vec<Message>,
-    /// The right branch below the common ancestor, in order.
-    pub right: Vec<Message>,
-    /// The word-level difference of the two last messages.
+    /// The last message both paths share; absent when they share none (two first messages).
+    pub common_ancestor: Option<NodeView>,
+    /// How many messages the two paths share, the common ancestor included.
+    pub shared: u32,
+    /// The two branches below the common ancestor, aligned: a row pairs messages of the same
+    /// author at the same step; a message the other side has no counterpart for stands alone.
+    pub rows: Vec<ComparedRow>,
+    /// The left branch: where it ends and what its replies cost.
+    pub left: ComparedSide,
+    /// The right branch.
+    pub right: ComparedSide,
+    /// What one side's request sent and the other's did not.
+    pub context: ContextDiff,
+}
+
+/// One row of a comparison.
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ComparedRow {
+    /// The left branch's message at this step, if it has one.
+    pub left: Option<NodeView>,
+    /// The right branch's.
+    pub right: Option<NodeView>,
+    /// For a pair, the word-level difference of the two texts (empty for a lone message).
     pub diff: Vec<DiffSpan>,
-    /// The model profile that wrote the left message, if a model did.
-    pub left_model: Option<String>,
-    /// The model profile that wrote the right message, if a model did.
-    pub right_model: Option<String>,
-    /// The context each side would send, in tokens, under the chosen profile.
-    pub left_context_tokens: u32,
-    /// The right side's.
-    pub right_context_tokens: u32,
+    /// Whether the row shows a difference: a lone message, or a pair whose texts differ.
+    pub differs: bool,
+}
+
+/// Which request a side's context figures describe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub enum ContextSource {
+    /// The request that wrote the side's last message (it is a reply with a receipt): what was
+    /// really sent, under the profile it was sent to.
+    Sent,
+    /// The request a send from the side's last message would make under the chosen profile
+    /// (the side ends with the person's message, or with a reply written before receipts).
+    Planned,
+}
+
+/// One side of a comparison.
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ComparedSide {
+    /// The branch's last message.
+    pub end: i64,
+    /// The model profile that wrote the branch's last reply, if a model wrote one.
+    pub model: Option<String>,
+    /// Which request the context figures describe.
+    pub context_source: ContextSource,
+    /// That request's context, in tokens by Pinloom's count.
+    pub context_tokens: u32,
+    /// The room that request had (the window less the reserve).
+    pub context_available: u32,
+    /// The profile that request was planned for.
+    pub context_profile: String,
+    /// Reply tokens the provider counted for the branch's last reply.
+    pub reply_tokens: Option<u64>,
+    /// From sending to the first text of the last reply, in milliseconds.
+    pub first_text_ms: Option<u64>,
+    /// From sending to the end of the last reply, in milliseconds.
+    pub took_ms: Option<u64>,
+    /// What the branch's replies below the common ancestor cost, in US dollars, over the replies
+    /// whose profiles have prices; absent when none has.
+    pub cost: Option<f64>,
+    /// How many replies below the common ancestor the cost covers.
+    pub priced_replies: u32,
+    /// How many replies the branch has below the common ancestor.
+    pub replies: u32,
+}
+
+/// What two requests did not share, slice by slice (a message of a path counts as one).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextDiff {
+    /// Sent by the left side's request only.
+    pub left_only: Vec<crate::DiffEntry>,
+    /// Sent by the right side's request only.
+    pub right_only: Vec<crate::DiffEntry>,
+    /// Sent by both with a different text or size (the right side's figures).
+    pub changed: Vec<crate::DiffEntry>,
+    /// How many slices and messages both sent unchanged.
+    pub shared: u32,
+}
+
+/// How far each side of a comparison reaches from the message picked for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub enum CompareReach {
+    /// Each side ends at the message picked for it.
+    Picked,
+    /// Each side goes on from its message down its newest continuation in its thread: two
+    /// siblings of a fork compared as the whole branches they start.
+    Branches,
+}
+
+/// The message several models answer at once.
+#[derive(Debug, Clone, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase", rename_all_fields = "camelCase", tag = "kind")]
+pub enum FanOutPrompt {
+    /// A new message of the person's continuing `parent_id` in the tree's thread (absent: the
+    /// tree's first message).
+    Thread {
+        /// The tree.
+        tree_id: i64,
+        /// The message it continues.
+        parent_id: Option<i64>,
+        /// What the person wrote.
+        text: String,
+    },
+    /// A new message in a pin's sub-thread, after `parent_id` (absent: its first message).
+    Pin {
+        /// The pin.
+        pin_id: i64,
+        /// The message it continues.
+        parent_id: Option<i64>,
+        /// What the person wrote.
+        text: String,
+    },
+    /// A message already written, answered again (a reply's prompt, given a reply).
+    Again {
+        /// The message.
+        node_id: i64,
+    },
+}
+
+/// One model's side of a fan-out: its reply, or why it has none.
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct LaneAnswer {
+    /// Its place among the models asked, from 0.
+    pub lane: u32,
+    /// The model profile asked.
+    pub profile: String,
+    /// The reply with its plan and receipt (incomplete when stopped or broken off).
+    pub exchange: Option<Exchange>,
+    /// Why no reply was written: `{ code, message }`.
+    pub error: Option<crate::ApiError>,
+}
+
+/// One prompt answered by several models, each reply a sibling branch.
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct FanOut {
+    /// The message answered (written once, whatever became of the replies).
+    pub prompt: NodeView,
+    /// Each model's side, in the order they were asked.
+    pub answers: Vec<LaneAnswer>,
 }
 
 /// One run of a word-level diff.
@@ -664,8 +799,16 @@ pub struct ThreadView {
     pub tree: TreeSummary,
     /// The pin whose sub-thread this is; absent for the root thread.
     pub pin: Option<PinView>,
-    /// Its messages on the branch on show, first first.
+    /// A page of its messages on the branch on show, oldest first: the newest ones, or those
+    /// around a message jumped to; the rest come through `thread_page`.
     pub messages: Vec<ThreadMessage>,
+    /// Where the page starts: how many of the thread's messages on this branch come before it.
+    pub first: u32,
+    /// How many messages the thread has on this branch, the page included.
+    pub total: u32,
+    /// The branch's last message in this thread (what a send continues); absent for an empty
+    /// thread.
+    pub end: Option<i64>,
 }
 
 /// Whether a provider has a key, and where it comes from.

@@ -23,6 +23,7 @@ mod threadmind;
 mod window;
 
 pub use conversation::attachments::MAX_FOLDER_ENTRIES;
+pub use conversation::fan_out::{FAN_OUT_MODELS, FanOutLane};
 pub use conversation::receipts::{
     Cost, DiffEntry, KindTokens, Prices, Receipt, RequestDiff, SentSlice, Verdict,
 };
@@ -40,3 +41,4 @@ pub use pinloom::{Connections, KEYRING_SERVICE, OutsideWrites, Pinloom};
 pub use pinloom_providers::ReplyEvent;
 pub use threadmind::{PlanFormat, PromptState, ResourceText, ThreadMindReport, ThreadMindSession};
 pub use tokio_util::sync::CancellationToken;
+pub use window::columns::THREAD_PAGE;

@@ -7,8 +7,11 @@ import {
   commands,
   type ApiError,
   type AttachTo,
+  type CompareReach,
   type ErrorCode,
   type ExportRequest,
+  type FanOutPrompt,
+  type LanePiece,
   type ModelProfile,
   type NodeAction,
   type ReplyPiece,
@@ -74,6 +77,7 @@ export const backend = {
     unwrap(commands.preferencesSet(preferences)),
   threadView: (treeId: number, nodeId: number | null) => unwrap(commands.threadView(treeId, nodeId)),
   pinView: (pinId: number, nodeId: number | null) => unwrap(commands.pinView(pinId, nodeId)),
+  threadPage: (endId: number, first: number, count: number) => unwrap(commands.threadPage(endId, first, count)),
   /// Starts a reply; `onPiece` sees its text as it streams.
   replyStart: (
     target: SendTarget,
@@ -81,6 +85,14 @@ export const backend = {
     requestId: number,
     onPiece: (piece: ReplyPiece) => void,
   ) => unwrap(commands.replyStart(target, profile, requestId, channelTo(onPiece))),
+  /// Sends one prompt to several models at once; `onPiece` sees each model's pieces, tagged with
+  /// its lane, and each model's answer as it ends. `requestIds[lane]` stops that model alone.
+  replyFanOut: (
+    prompt: FanOutPrompt,
+    profiles: string[],
+    requestIds: number[],
+    onPiece: (piece: LanePiece) => void,
+  ) => unwrap(commands.replyFanOut(prompt, profiles, requestIds, channelTo(onPiece))),
   replyStop: (requestId: number) => unwrap(commands.replyStop(requestId)),
   pinCreate: (nodeId: number, start: number, end: number, text: string, title: string) =>
     unwrap(commands.pinCreate(nodeId, start, end, text, title)),
@@ -94,8 +106,8 @@ export const backend = {
     unwrap(commands.contextPreviewUnsaved(nodeId, profile)),
   replyReceipt: (nodeId: number) => unwrap(commands.replyReceipt(nodeId)),
   requestDiff: (nodeId: number) => unwrap(commands.requestDiff(nodeId)),
-  nodesCompare: (left: number, right: number, profile: string) =>
-    unwrap(commands.nodesCompare(left, right, profile)),
+  nodesCompare: (left: number, right: number, profile: string, reach: CompareReach) =>
+    unwrap(commands.nodesCompare(left, right, profile, reach)),
   profilesList: () => unwrap(commands.profilesList()),
   profileSave: (profile: ModelProfile) => unwrap(commands.profileSave(profile)),
   profileDelete: (name: string) => unwrap(commands.profileDelete(name)),

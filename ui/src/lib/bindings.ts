@@ -24,7 +24,17 @@ export const commands = {
 	preferencesSet: (preferences: UiPreferences) => typedError<null, ApiError>(__TAURI_INVOKE("preferences_set", { preferences })),
 	threadView: (treeId: number, nodeId: number | null) => typedError<ThreadView, ApiError>(__TAURI_INVOKE("thread_view", { treeId, nodeId })),
 	pinView: (pinId: number, nodeId: number | null) => typedError<ThreadView, ApiError>(__TAURI_INVOKE("pin_view", { pinId, nodeId })),
+	/**
+	 *  Messages `first` to `first + count` of the thread ending at message `end_id`: the page
+	 *  before or after those a column has.
+	 */
+	threadPage: (endId: number, first: number, count: number) => typedError<ThreadMessage[], ApiError>(__TAURI_INVOKE("thread_page", { endId, first, count })),
 	replyStart: (target: SendTarget, profile: string, requestId: number, onPiece: Channel<ReplyPiece>) => typedError<Exchange, ApiError>(__TAURI_INVOKE("reply_start", { target, profile, requestId, onPiece })),
+	/**
+	 *  Sends one prompt to 2–4 models at once, each reply streaming on `on_piece` tagged with its
+	 *  lane; `request_ids[lane]` stops that model's reply alone through `reply_stop`.
+	 */
+	replyFanOut: (prompt: FanOutPrompt, profiles: string[], requestIds: number[], onPiece: Channel<LanePiece>) => typedError<FanOut, ApiError>(__TAURI_INVOKE("reply_fan_out", { prompt, profiles, requestIds, onPiece })),
 	replyStop: (requestId: number) => typedError<null, ApiError>(__TAURI_INVOKE("reply_stop", { requestId })),
 	pinCreate: (nodeId: number, start: number, end: number, text: string, title: string) => typedError<PinView, ApiError>(__TAURI_INVOKE("pin_create", { nodeId, start, end, text, title })),
 	pinClose: (pinId: number, result: string) => typedError<PinView, ApiError>(__TAURI_INVOKE("pin_close", { pinId, result })),
@@ -40,7 +50,7 @@ export const commands = {
 	replyReceipt: (nodeId: number) => typedError<Receipt | null, ApiError>(__TAURI_INVOKE("reply_receipt", { nodeId })),
 	/**  How reply `node_id`'s request differs from the one before it on its path. */
 	requestDiff: (nodeId: number) => typedError<RequestDiff, ApiError>(__TAURI_INVOKE("request_diff", { nodeId })),
-	nodesCompare: (left: number, right: number, profile: string) => typedError<Comparison, ApiError>(__TAURI_INVOKE("nodes_compare", { left, right, profile })),
+	nodesCompare: (left: number, right: number, profile: string, reach: CompareReach) => typedError<Comparison, ApiError>(__TAURI_INVOKE("nodes_compare", { left, right, profile, reach })),
 	profilesList: () => typedError<ModelProfile[], ApiError>(__TAURI_INVOKE("profiles_list")),
 	profileSave: (profile: ModelProfile) => typedError<ModelProfile, ApiError>(__TAURI_INVOKE("profile_save", { profile })),
 	/**  Deletes the model profile named `name`. */
@@ -157,24 +167,80 @@ export type Author =
 /**  A tool's result. */
 "tool";
 
-/**  Two messages side by side: where their branches part and how their last messages differ. */
-export type Comparison = {
-	/**  The last message both paths share; absent when they share none. */
-	commonAncestor: number | null,
-	/**  The left branch below the common ancestor, in order. */
-	left: Message[],
-	/**  The right branch below the common ancestor, in order. */
-	right: Message[],
-	/**  The word-level difference of the two last messages. */
+/**  How far each side of a comparison reaches from the message picked for it. */
+export type CompareReach = 
+/**  Each side ends at the message picked for it. */
+"picked" | 
+/**
+ *  Each side goes on from its message down its newest continuation in its thread: two
+ *  siblings of a fork compared as the whole branches they start.
+ */
+"branches";
+
+/**  One row of a comparison. */
+export type ComparedRow = {
+	/**  The left branch's message at this step, if it has one. */
+	left: NodeView | null,
+	/**  The right branch's. */
+	right: NodeView | null,
+	/**  For a pair, the word-level difference of the two texts (empty for a lone message). */
 	diff: DiffSpan[],
-	/**  The model profile that wrote the left message, if a model did. */
-	leftModel: string | null,
-	/**  The model profile that wrote the right message, if a model did. */
-	rightModel: string | null,
-	/**  The context each side would send, in tokens, under the chosen profile. */
-	leftContextTokens: number,
-	/**  The right side's. */
-	rightContextTokens: number,
+	/**  Whether the row shows a difference: a lone message, or a pair whose texts differ. */
+	differs: boolean,
+};
+
+/**  One side of a comparison. */
+export type ComparedSide = {
+	/**  The branch's last message. */
+	end: number,
+	/**  The model profile that wrote the branch's last reply, if a model wrote one. */
+	model: string | null,
+	/**  Which request the context figures describe. */
+	contextSource: ContextSource,
+	/**  That request's context, in tokens by Pinloom's count. */
+	contextTokens: number,
+	/**  The room that request had (the window less the reserve). */
+	contextAvailable: number,
+	/**  The profile that request was planned for. */
+	contextProfile: string,
+	/**  Reply tokens the provider counted for the branch's last reply. */
+	replyTokens: number | null,
+	/**  From sending to the first text of the last reply, in milliseconds. */
+	firstTextMs: number | null,
+	/**  From sending to the end of the last reply, in milliseconds. */
+	tookMs: number | null,
+	/**
+	 *  What the branch's replies below the common ancestor cost, in US dollars, over the replies
+	 *  whose profiles have prices; absent when none has.
+	 */
+	cost: number | null,
+	/**  How many replies below the common ancestor the cost covers. */
+	pricedReplies: number,
+	/**  How many replies the branch has below the common ancestor. */
+	replies: number,
+};
+
+/**
+ *  Two branches side by side from where they part: their messages aligned row by row, a word
+ *  diff within each pair, each side's model, tokens, time and cost, and what their requests did
+ *  not share.
+ */
+export type Comparison = {
+	/**  The last message both paths share; absent when they share none (two first messages). */
+	commonAncestor: NodeView | null,
+	/**  How many messages the two paths share, the common ancestor included. */
+	shared: number,
+	/**
+	 *  The two branches below the common ancestor, aligned: a row pairs messages of the same
+	 *  author at the same step; a message the other side has no counterpart for stands alone.
+	 */
+	rows: ComparedRow[],
+	/**  The left branch: where it ends and what its replies cost. */
+	left: ComparedSide,
+	/**  The right branch. */
+	right: ComparedSide,
+	/**  What one side's request sent and the other's did not. */
+	context: ContextDiff,
 };
 
 /**  What a connection test got back. */
@@ -184,6 +250,31 @@ export type ConnectionCheck = {
 	/**  How long the round trip took. */
 	milliseconds: number,
 };
+
+/**  What two requests did not share, slice by slice (a message of a path counts as one). */
+export type ContextDiff = {
+	/**  Sent by the left side's request only. */
+	leftOnly: DiffEntry[],
+	/**  Sent by the right side's request only. */
+	rightOnly: DiffEntry[],
+	/**  Sent by both with a different text or size (the right side's figures). */
+	changed: DiffEntry[],
+	/**  How many slices and messages both sent unchanged. */
+	shared: number,
+};
+
+/**  Which request a side's context figures describe. */
+export type ContextSource = 
+/**
+ *  The request that wrote the side's last message (it is a reply with a receipt): what was
+ *  really sent, under the profile it was sent to.
+ */
+"sent" | 
+/**
+ *  The request a send from the side's last message would make under the chosen profile
+ *  (the side ends with the person's message, or with a reply written before receipts).
+ */
+"planned";
 
 /**  What a model's prices make of a reply, in US dollars. */
 export type Cost = {
@@ -348,6 +439,40 @@ export type ExportRequest = {
 	withoutRawResponses: boolean,
 };
 
+/**  One prompt answered by several models, each reply a sibling branch. */
+export type FanOut = {
+	/**  The message answered (written once, whatever became of the replies). */
+	prompt: NodeView,
+	/**  Each model's side, in the order they were asked. */
+	answers: LaneAnswer[],
+};
+
+/**  The message several models answer at once. */
+export type FanOutPrompt = 
+/**
+ *  A new message of the person's continuing `parent_id` in the tree's thread (absent: the
+ *  tree's first message).
+ */
+{ kind: "thread"; 
+/**  The tree. */
+treeId: number; 
+/**  The message it continues. */
+parentId: number | null; 
+/**  What the person wrote. */
+text: string } | 
+/**  A new message in a pin's sub-thread, after `parent_id` (absent: its first message). */
+{ kind: "pin"; 
+/**  The pin. */
+pinId: number; 
+/**  The message it continues. */
+parentId: number | null; 
+/**  What the person wrote. */
+text: string } | 
+/**  A message already written, answered again (a reply's prompt, given a reply). */
+{ kind: "again"; 
+/**  The message. */
+nodeId: number };
+
 /**  What an import did: the trees written and the report as `pinloom import` prints it. */
 export type ImportReportView = {
 	/**  The trees written. */
@@ -395,6 +520,31 @@ export type KindTokens = {
 	/**  Their tokens, as planned. */
 	tokens: number,
 };
+
+/**  One model's side of a fan-out: its reply, or why it has none. */
+export type LaneAnswer = {
+	/**  Its place among the models asked, from 0. */
+	lane: number,
+	/**  The model profile asked. */
+	profile: string,
+	/**  The reply with its plan and receipt (incomplete when stopped or broken off). */
+	exchange: Exchange | null,
+	/**  Why no reply was written: `{ code, message }`. */
+	error: ApiError | null,
+};
+
+/**  A piece of one model's reply in a fan-out, or that model's answer once it ends. */
+export type LanePiece = 
+/**  A piece of the reply of the model at `lane`. */
+{ kind: "piece"; 
+/**  The model's place among those asked, from 0. */
+lane: number; 
+/**  The piece. */
+piece: ReplyPiece } | 
+/**  The model at `answer.lane` is done: its reply, or why there is none. */
+{ kind: "answered"; 
+/**  What it answered (boxed: a whole exchange beside a piece of text). */
+answer: LaneAnswer };
 
 /**  A pin as the tree map names it. */
 export type MapPin = {
@@ -922,8 +1072,20 @@ export type ThreadView = {
 	tree: TreeSummary,
 	/**  The pin whose sub-thread this is; absent for the root thread. */
 	pin: PinView | null,
-	/**  Its messages on the branch on show, first first. */
+	/**
+	 *  A page of its messages on the branch on show, oldest first: the newest ones, or those
+	 *  around a message jumped to; the rest come through `thread_page`.
+	 */
 	messages: ThreadMessage[],
+	/**  Where the page starts: how many of the thread's messages on this branch come before it. */
+	first: number,
+	/**  How many messages the thread has on this branch, the page included. */
+	total: number,
+	/**
+	 *  The branch's last message in this thread (what a send continues); absent for an empty
+	 *  thread.
+	 */
+	end: number | null,
 };
 
 /**  How far an import or an export has come, for the window's progress bar. */

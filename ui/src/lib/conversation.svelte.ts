@@ -5,7 +5,9 @@ import { backend, PinloomError } from "./backend";
 import { withoutMarkup } from "./markdown";
 import { TreeSettingsState } from "./tree-settings.svelte";
 import type {
+  CompareReach,
   Comparison,
+  FanOutPrompt,
   ModelProfile,
   NodeAction,
   PlanView,
@@ -30,11 +32,41 @@ export type Column = {
   retrying?: string | null;
   /// Why the person's last added message was refused, shown beside the composer.
   composerError?: PinloomError | null;
+  /// One prompt sent to several models: each model's reply as it streams, then what became of
+  /// it, until the person dismisses the summary or sends again.
+  fanOut?: FanOutState | null;
+};
+
+/// A prompt sent to several models at once, as the column shows it.
+export type FanOutState = {
+  /// The person's words, shown above the replies while they stream.
+  prompt: string;
+  lanes: Lane[];
+};
+
+/// One model's side of a fan-out.
+export type Lane = {
+  profile: string;
+  /// Stops this model's reply alone.
+  requestId: number;
+  /// What has arrived of its reply.
+  text: string;
+  saved?: number;
+  retrying?: string | null;
+  /// Its reply once written (incomplete when it was stopped or broke off).
+  replyId: number | null;
+  /// Why there is no reply, or why it is incomplete.
+  error: PinloomError | null;
+  done: boolean;
 };
 
 /// What became of a send: answered; the person's message saved but not answered (offer to answer
 /// it again, never to send it twice); or nothing saved (the composer keeps the text).
 export type SendOutcome = "answered" | "unanswered" | "unsaved";
+
+/// A new message of the person's in a thread or a pin: what one send and a fan-out both start
+/// from.
+type NewMessage = Extract<SendTarget, { kind: "thread" | "pin" }> & Extract<FanOutPrompt, { kind: "thread" | "pin" }>;
 
 /// A column showing `view`, with nothing streaming.
 function columnOf(view: ThreadView): Column {
@@ -42,6 +74,12 @@ function columnOf(view: ThreadView): Column {
 }
 
 let nextRequestId = 1;
+
+/// How many messages a page of a thread holds (the backend's THREAD_PAGE).
+export const THREAD_PAGE = 200;
+
+/// How many models one prompt goes to at once, at most (the backend's FAN_OUT_MODELS).
+export const MOST_MODELS_AT_ONCE = 4;
 
 const NO_PARENT_END = "The parent thread has no message to bring it back after.";
 
@@ -54,11 +92,16 @@ export class Conversation {
   profile = $state<string>("");
   /// The message the inspector explains, and its plan.
   focus = $state<number | null>(null);
-  plan = $state<PlanView | null>(null);
+  /// Replaced whole, never changed in place: held raw, since a plan of a 100,000-message thread
+  /// has as many slices and deep reactivity cost a proxy for each.
+  plan = $state.raw<PlanView | null>(null);
   planError = $state<PinloomError | null>(null);
   /// The first message picked for a comparison, then the comparison.
   comparePick = $state<number | null>(null);
-  comparison = $state<Comparison | null>(null);
+  comparison = $state.raw<Comparison | null>(null);
+  /// The models a send goes to at once when the person chose several (2 to 4); empty for an
+  /// ordinary send to the chosen model.
+  fanOutProfiles = $state<string[]>([]);
   error = $state<PinloomError | null>(null);
   /// Called after anything this view wrote, so the tree list's counts catch up.
   onchanged: () => void = () => undefined;
@@ -85,7 +128,7 @@ export class Conversation {
       // A slow read (a 10,000-message tree) may finish after another tree was chosen: drop it.
       if (this.treeId !== treeId) return;
       this.columns = [columnOf(view)];
-      await this.inspect(view.messages.at(-1)?.node.message.id ?? null);
+      await this.inspect(view.end ?? null);
     } catch (thrown) {
       if (this.treeId === treeId) this.error = PinloomError.from(thrown);
     }
@@ -96,12 +139,44 @@ export class Conversation {
   async reload(index: number, nodeId: number | null = null): Promise<void> {
     const column = this.columns[index];
     if (!column || this.treeId === null) return;
-    const from = nodeId ?? column.view.messages.at(-1)?.node.message.id ?? null;
+    const from = nodeId ?? column.view.end ?? null;
     const pin = column.view.pin;
     const view = pin
       ? await backend.pinView(pin.id, from)
       : await backend.threadView(this.treeId, from);
     this.columns[index] = { ...column, view };
+  }
+
+  /// Reads the page of column `index`'s thread just before the messages it has, and shows it
+  /// above them.
+  async showEarlier(index: number): Promise<void> {
+    const view = this.columns[index]?.view;
+    if (!view || view.end === null || view.first === 0) return;
+    const first = Math.max(0, view.first - THREAD_PAGE);
+    await this.readPage(index, view, first, view.first - first, "before");
+  }
+
+  /// Reads the page of column `index`'s thread just after the messages it has (a column opened
+  /// on a message further back), and shows it below them.
+  async showLater(index: number): Promise<void> {
+    const view = this.columns[index]?.view;
+    if (!view || view.end === null) return;
+    const next = view.first + view.messages.length;
+    if (next >= view.total) return;
+    await this.readPage(index, view, next, THREAD_PAGE, "after");
+  }
+
+  private async readPage(index: number, view: ThreadView, first: number, count: number, where: "before" | "after") {
+    try {
+      const page = await backend.threadPage(view.end ?? -1, first, count);
+      const live = this.columns[index];
+      // The column was read again meanwhile: its own pages stand.
+      if (!live || live.view.end !== view.end || live.view.first !== view.first) return;
+      const messages = where === "before" ? [...page, ...live.view.messages] : [...live.view.messages, ...page];
+      this.columns[index] = { ...live, view: { ...live.view, messages, first: where === "before" ? first : live.view.first } };
+    } catch (thrown) {
+      this.fail(index, thrown);
+    }
   }
 
   /// What bringing `passage` of message `fromId` (all of it when null), in the pin of column
@@ -134,7 +209,7 @@ export class Conversation {
 
   /// The last message of the column before column `index`: where a promotion is written.
   private parentEnd(index: number): number | null {
-    return this.columns[index - 1]?.view.messages.at(-1)?.node.message.id ?? null;
+    return this.columns[index - 1]?.view.end ?? null;
   }
 
   /// Closes the columns opened after column `index` (its pins and theirs) and inspects the end of
@@ -142,7 +217,7 @@ export class Conversation {
   async closeColumnsAfter(index: number): Promise<void> {
     if (index >= this.columns.length - 1) return;
     this.columns = this.columns.slice(0, index + 1);
-    await this.inspect(this.columns[index]?.view.messages.at(-1)?.node.message.id ?? null);
+    await this.inspect(this.columns[index]?.view.end ?? null);
   }
 
   /// Shows another alternative of a message (the 2/3 switcher).
@@ -150,7 +225,7 @@ export class Conversation {
     try {
       await this.reload(index, nodeId);
       this.columns = this.columns.slice(0, index + 1);
-      await this.inspect(this.columns[index]?.view.messages.at(-1)?.node.message.id ?? null);
+      await this.inspect(this.columns[index]?.view.end ?? null);
     } catch (thrown) {
       this.fail(index, thrown);
     }
@@ -159,15 +234,25 @@ export class Conversation {
   /// Asks the model in column `index`: a new message after the column's last one. When the
   /// reply fails, says whether the person's message was saved all the same, so the composer
   /// does not offer it to be sent twice.
-  async ask(index: number, text: string): Promise<SendOutcome> {
+  ask(index: number, text: string): Promise<SendOutcome> {
+    return this.askWith(index, text, (target) => this.reply(index, target));
+  }
+
+  /// Sends `text` as a new message after column `index`'s end through `send` (one model or
+  /// several), and says what became of it.
+  private async askWith(
+    index: number,
+    text: string,
+    send: (target: NewMessage) => Promise<boolean>,
+  ): Promise<SendOutcome> {
     const column = this.columns[index];
     if (!column || this.treeId === null) return "unsaved";
-    const parentId = column.view.messages.at(-1)?.node.message.id ?? null;
+    const parentId = column.view.end ?? null;
     const before = new Set(column.view.messages.map((message) => message.node.message.id));
-    const target: SendTarget = column.view.pin
+    const target: NewMessage = column.view.pin
       ? { kind: "pin", pinId: column.view.pin.id, parentId, text }
       : { kind: "thread", treeId: this.treeId, parentId, text };
-    if (await this.reply(index, target)) return "answered";
+    if (await send(target)) return "answered";
     const saved = this.columns[index]?.view.messages.some(
       ({ node: { message } }) =>
         !before.has(message.id) && message.author === "human" && message.text.trim() === text.trim(),
@@ -182,7 +267,7 @@ export class Conversation {
     const column = this.columns[index];
     if (!column || this.treeId === null) return false;
     column.composerError = null;
-    const parentId = column.view.messages.at(-1)?.node.message.id ?? null;
+    const parentId = column.view.end ?? null;
     let message;
     try {
       message = await backend.messageAppend(this.treeId, parentId, text);
@@ -206,6 +291,111 @@ export class Conversation {
     return this.reply(index, { kind: "regenerate", nodeId });
   }
 
+  /// Answers message `nodeId` again with each of `profiles` at once (Regenerate with…).
+  regenerateWith(index: number, nodeId: number, profiles: string[]): Promise<boolean> {
+    return this.fanOut(index, { kind: "again", nodeId }, profiles, "");
+  }
+
+  /// Asks every model in `fanOutProfiles` at once in column `index`, as `ask` asks one.
+  askMany(index: number, text: string): Promise<SendOutcome> {
+    return this.askWith(index, text, (prompt) => this.fanOut(index, prompt, this.fanOutProfiles, text));
+  }
+
+  /// Sends `prompt` to `profiles` at once in column `index`: each model's reply streams in its
+  /// own lane and can be stopped alone; one model's failure stays in its lane. The column then
+  /// shows the first reply written, its siblings one switch away. True when any model answered.
+  private async fanOut(index: number, prompt: FanOutPrompt, profiles: string[], text: string): Promise<boolean> {
+    const column = this.columns[index];
+    if (!column) return false;
+    const requestIds = profiles.map(() => nextRequestId++);
+    const lanes: Lane[] = profiles.map((profile, lane) => ({
+      profile,
+      requestId: requestIds[lane]!,
+      text: "",
+      replyId: null,
+      error: null,
+      done: false,
+    }));
+    column.error = null;
+    column.unsaved = null;
+    column.fanOut = { prompt: text, lanes };
+    // While the lanes stream, the column counts as busy: a refresh must not reread it.
+    column.requestId = requestIds[0] ?? null;
+    const laneOf = (lane: number): Lane | undefined => {
+      const live = this.columns[index]?.fanOut?.lanes[lane];
+      return live && live.requestId === requestIds[lane] ? live : undefined;
+    };
+    try {
+      const result = await backend.replyFanOut(prompt, profiles, requestIds, (message) => {
+        if (message.kind === "answered") {
+          const lane = laneOf(message.answer.lane);
+          if (!lane) return;
+          lane.done = true;
+          lane.replyId = message.answer.exchange?.reply.message.id ?? null;
+          const failure = message.answer.error ?? message.answer.exchange?.interruption ?? null;
+          lane.error = failure ? new PinloomError(failure) : null;
+          return;
+        }
+        const lane = laneOf(message.lane);
+        if (!lane || lane.done) return;
+        const piece = message.piece;
+        if (piece.kind === "text") {
+          lane.text += piece.text;
+          lane.retrying = null;
+        }
+        if (piece.kind === "saved") lane.saved = piece.characters;
+        if (piece.kind === "retrying") {
+          const seconds = Math.max(1, Math.round(piece.waitSeconds ?? 1));
+          lane.retrying = `${piece.reason}: retrying in ${seconds} s (try ${piece.attempt})`;
+        }
+      });
+      this.onchanged();
+      const first = result.answers.find((answer) => answer.exchange)?.exchange ?? null;
+      await this.reload(index, first?.reply.message.id ?? result.prompt.message.id);
+      if (first) {
+        this.plan = first.plan;
+        this.focus = first.reply.message.id;
+      }
+      return first !== null;
+    } catch (thrown) {
+      // Nothing was sent: too few models, one chosen twice, or the message was refused.
+      const live = this.columns[index];
+      if (live) live.fanOut = null;
+      this.fail(index, thrown);
+      this.onchanged();
+      try {
+        await this.reload(index);
+      } catch {
+        // The error above says what went wrong; the column stays as it was.
+      }
+      return false;
+    } finally {
+      const live = this.columns[index];
+      if (live) live.requestId = null;
+    }
+  }
+
+  /// Stops the reply of one model of a fan-out in column `index`.
+  async stopLane(index: number, lane: number): Promise<void> {
+    const requestId = this.columns[index]?.fanOut?.lanes[lane]?.requestId;
+    if (requestId === undefined) return;
+    try {
+      await backend.replyStop(requestId);
+    } catch (thrown) {
+      this.fail(index, thrown);
+    }
+  }
+
+  /// Chooses the models a send goes to at once; more than four are refused by the backend, so
+  /// the fifth is not taken.
+  toggleFanOutProfile(profile: string): void {
+    if (this.fanOutProfiles.includes(profile)) {
+      this.fanOutProfiles = this.fanOutProfiles.filter((chosen) => chosen !== profile);
+    } else if (this.fanOutProfiles.length < MOST_MODELS_AT_ONCE) {
+      this.fanOutProfiles = [...this.fanOutProfiles, profile];
+    }
+  }
+
   /// Writes `text` as a new version of the person's message `nodeId` beside the original, and
   /// answers it; the column then shows the new branch.
   edit(index: number, nodeId: number, text: string): Promise<boolean> {
@@ -214,8 +404,8 @@ export class Conversation {
 
   /// Continues a buffer-mode document from the column's end.
   continueDocument(index: number): Promise<boolean> {
-    const last = this.columns[index]?.view.messages.at(-1)?.node.message.id;
-    if (last === undefined) return Promise.resolve(false);
+    const last = this.columns[index]?.view.end;
+    if (last === undefined || last === null) return Promise.resolve(false);
     return this.reply(index, { kind: "continue", nodeId: last });
   }
 
@@ -246,6 +436,7 @@ export class Conversation {
     column.error = null;
     column.unsaved = null;
     column.retrying = null;
+    column.fanOut = null;
     column.streaming = "";
     column.requestId = requestId;
     try {
@@ -295,11 +486,13 @@ export class Conversation {
     }
   }
 
+  /// Stops what column `index` is writing: its reply, or every model of its fan-out.
   async stop(index: number): Promise<void> {
-    const requestId = this.columns[index]?.requestId;
-    if (!requestId) return;
+    const column = this.columns[index];
+    const lanes = column?.fanOut?.lanes.filter((lane) => !lane.done) ?? [];
+    const requestIds = lanes.length > 0 ? lanes.map((lane) => lane.requestId) : [column?.requestId ?? null];
     try {
-      await backend.replyStop(requestId);
+      for (const requestId of requestIds) if (requestId) await backend.replyStop(requestId);
     } catch (thrown) {
       this.fail(index, thrown);
     }
@@ -377,9 +570,10 @@ export class Conversation {
     if (!column || this.treeId === null) return;
     const message = column.view.messages.find(({ node }) => node.message.id === nodeId)?.node.message;
     if (!message) return;
-    const before = column.view.messages.some(({ node }) => node.message.id === message.parentId)
-      ? message.parentId
-      : null;
+    // The message before it in this thread, whether or not its page is on show; a thread's
+    // first message has none here (a pin's hangs off its parent thread).
+    const firstOfThread = column.view.first === 0 && column.view.messages[0]?.node.message.id === nodeId;
+    const before = firstOfThread ? null : message.parentId;
     try {
       await backend.nodeMark(nodeId, "delete");
     } catch (thrown) {
@@ -411,7 +605,7 @@ export class Conversation {
       const pin = column.view.pin;
       const view = pin ? await backend.pinView(pin.id, nodeId) : await backend.threadView(this.treeId, nodeId);
       this.columns[index] = { ...column, view };
-      await this.inspect(view.messages.at(-1)?.node.message.id ?? null);
+      await this.inspect(view.end ?? null);
     } catch (thrown) {
       this.fail(index, thrown);
     }
@@ -475,18 +669,24 @@ export class Conversation {
     }
   }
 
-  /// Picks a message for comparison; the second pick compares the two.
+  /// Picks a message for comparison; the second pick compares the branches ending at the two.
   async pickForComparison(nodeId: number): Promise<void> {
     if (this.comparePick === null || this.comparePick === nodeId) {
       this.comparePick = nodeId;
       return;
     }
+    const first = this.comparePick;
+    this.comparePick = null;
+    await this.compare(first, nodeId, "picked");
+  }
+
+  /// Compares the branches through messages `left` and `right`; with "branches", each goes on
+  /// down its newest continuation (two siblings of a fork, compared as what they started).
+  async compare(left: number, right: number, reach: CompareReach): Promise<void> {
     try {
-      this.comparison = await backend.nodesCompare(this.comparePick, nodeId, this.profile);
+      this.comparison = await backend.nodesCompare(left, right, this.profile, reach);
     } catch (thrown) {
       this.error = PinloomError.from(thrown);
-    } finally {
-      this.comparePick = null;
     }
   }
 

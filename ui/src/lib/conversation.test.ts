@@ -102,4 +102,81 @@ describe("Conversation", () => {
     await conversation.switchTo(0, original);
     expect(shown(conversation)).toEqual(["What shapes the outer bank?", "Erosion."]);
   });
+
+  it("sends one prompt to several models, each failure on its own side, and shows the first answer", async () => {
+    const conversation = await opened();
+    fake.replies = ["Erosion on the outside.", "Silt on the inside."];
+    fake.fanOutFailures.set("Refusing", { code: "providerKey", message: "Refusing refused the key" });
+    for (const name of ["Local", "Refusing", "Third"]) conversation.toggleFanOutProfile(name);
+
+    expect(await conversation.askMany(0, "Why do rivers bend?")).toBe("answered");
+    expect(shown(conversation)).toEqual(["Why do rivers bend?", "Erosion on the outside."]);
+    const lanes = conversation.columns[0]?.fanOut?.lanes ?? [];
+    expect(lanes.map((lane) => [lane.profile, lane.done, lane.error?.code ?? null])).toEqual([
+      ["Local", true, null],
+      ["Refusing", true, "providerKey"],
+      ["Third", true, null],
+    ]);
+    expect(lanes[0]?.text).toBe("Erosion on the outside.");
+    const [answer] = conversation.columns[0]?.view.messages.slice(-1) ?? [];
+    expect(answer?.alternatives).toEqual([lanes[0]?.replyId, lanes[2]?.replyId]);
+    expect(conversation.columns[0]?.requestId).toBeNull();
+
+    // An ordinary send afterwards clears the fan-out's summary.
+    fake.replies = ["Oxbows."];
+    await conversation.ask(0, "And then?");
+    expect(conversation.columns[0]?.fanOut).toBeNull();
+  });
+
+  it("answers a message again with several models as siblings of its reply", async () => {
+    const conversation = await opened();
+    fake.replies = ["Erosion.", "Erosion again.", "Sediment."];
+    await conversation.ask(0, "Why?");
+    const reply = conversation.columns[0]?.view.messages[1]?.node.message.id ?? -1;
+    expect(await conversation.regenerateWith(0, reply, ["Local", "Other"])).toBe(true);
+    expect(conversation.columns[0]?.view.messages[1]?.alternatives.length).toBe(3);
+  });
+
+  it("chooses at most four models at once, and a second click takes one back", () => {
+    const conversation = new Conversation();
+    for (const name of ["A", "B", "C", "D", "E"]) conversation.toggleFanOutProfile(name);
+    expect(conversation.fanOutProfiles).toEqual(["A", "B", "C", "D"]);
+    conversation.toggleFanOutProfile("B");
+    expect(conversation.fanOutProfiles).toEqual(["A", "C", "D"]);
+  });
+
+  it("opens a message far back in a long thread as its page, and a send still continues the end", async () => {
+    // Ids far above those the fake gives new messages.
+    const messages = Array.from({ length: 450 }, (_, i) => ({
+      id: 10_000 + i,
+      parentId: i === 0 ? null : 9_999 + i,
+      author: (i % 2 === 0 ? "human" : "model") as "human" | "model",
+      text: `Message ${i}`,
+      createdAtMs: 0,
+      tokenEstimate: 3,
+    }));
+    fake = installFakeBackend({
+      trees: [{ id: 1, slug: "long", title: "Long", mode: "dialogue", createdAtMs: 0, updatedAtMs: 0, messageCount: 450 }],
+      messages: new Map([[1, messages]]),
+    });
+    const conversation = new Conversation();
+    await conversation.open(1);
+    conversation.profile = "Local";
+    expect(conversation.columns[0]?.view.first).toBe(250);
+
+    await conversation.jumpTo(10_100, null);
+    const view = () => conversation.columns[0]!.view;
+    expect([view().first, view().messages.length, view().total]).toEqual([50, 200, 450]);
+    expect(shown(conversation)[0]).toBe("Message 50");
+    await conversation.showLater(0);
+    expect(view().messages.length).toBe(400);
+    await conversation.showEarlier(0);
+    expect([view().first, view().messages.length]).toEqual([0, 450]);
+
+    await conversation.jumpTo(10_100, null);
+    fake.replies = ["An answer at the end."];
+    expect(await conversation.ask(0, "A question")).toBe("answered");
+    const end = shown(conversation).slice(-3);
+    expect(end).toEqual(["Message 449", "A question", "An answer at the end."]);
+  });
 });

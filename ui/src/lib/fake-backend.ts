@@ -2,7 +2,18 @@
 // generated bindings exactly as in the app, and failures come back as `{ code, message }`.
 import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
 
-import type { ApiError, Message, NodeView, NoteView, SendTarget, TreeSettings, TreeSummary, UiPreferences } from "./bindings";
+import type {
+  ApiError,
+  FanOutPrompt,
+  Message,
+  ModelProfile,
+  NodeView,
+  NoteView,
+  SendTarget,
+  TreeSettings,
+  TreeSummary,
+  UiPreferences,
+} from "./bindings";
 
 export type FakeState = {
   trees: TreeSummary[];
@@ -25,7 +36,26 @@ export type FakeState = {
   notes: Map<number, NoteView[]>;
   /// Conversation settings by tree id; a tree without an entry has the defaults.
   treeSettings: Map<number, TreeSettings>;
+  /// Model profiles `profiles_list` gives.
+  profiles: ModelProfile[];
+  /// Profiles whose side of a fan-out fails, with the error.
+  fanOutFailures: Map<string, ApiError>;
 };
+
+/// How many messages a thread view sends at once (the app's THREAD_PAGE).
+const PAGE = 200;
+
+/// A message as a thread shows it, its alternatives read from `all`.
+function threadMessage(all: Message[], message: Message) {
+  return {
+    node: nodeOf(message),
+    alternatives: all
+      .filter((other) => other.parentId === message.parentId && other.author === message.author)
+      .map((other) => other.id),
+    pins: [],
+    providerCut: false,
+  };
+}
 
 function nodeOf(message: Message): NodeView {
   return {
@@ -71,6 +101,8 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
     providerDown: null,
     notes: new Map(),
     treeSettings: new Map(),
+    profiles: [],
+    fanOutFailures: new Map(),
     ...initial,
   };
   let nextId = 100;
@@ -113,14 +145,21 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
         const tree = state.trees.find((candidate) => candidate.id === args.treeId);
         if (!tree) throw { code: "notFound", message: `tree ${String(args.treeId)} does not exist` };
         const all = state.messages.get(tree.id) ?? [];
-        const messages = pathThrough(all, (args.nodeId as number | null) ?? null).map((message) => ({
-          node: nodeOf(message),
-          alternatives: all
-            .filter((other) => other.parentId === message.parentId && other.author === message.author)
-            .map((other) => other.id),
-          pins: [],
-        }));
-        return { tree, pin: null, messages };
+        const nodeId = (args.nodeId as number | null) ?? null;
+        const path = pathThrough(all, nodeId);
+        // A page, as the app sends it: the newest, or from a quarter page before the message.
+        const at = path.findIndex((message) => message.id === nodeId);
+        const newest = Math.max(0, path.length - PAGE);
+        const first = at >= 0 && at < newest ? Math.max(0, at - PAGE / 4) : newest;
+        const messages = path.slice(first, first + PAGE).map((message) => threadMessage(all, message));
+        return { tree, pin: null, messages, first, total: path.length, end: path.at(-1)?.id ?? null };
+      }
+      case "thread_page": {
+        const { treeId } = treeOf(args.endId as number);
+        const all = state.messages.get(treeId) ?? [];
+        const path = pathThrough(all, args.endId as number);
+        const first = args.first as number;
+        return path.slice(first, first + (args.count as number)).map((message) => threadMessage(all, message));
       }
       case "tree_import": {
         // A file named "*.json" holds one tree named after it; anything else is refused.
@@ -151,8 +190,44 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
         }
         return replyTo(args.target as SendTarget, channel);
       }
+      case "reply_fan_out": {
+        // Each profile named in `fanOutFailures` fails on its own side; the rest answer with the
+        // next scripted reply, in lane order.
+        const channel = args.onPiece as { onmessage: (piece: unknown) => void };
+        const profiles = args.profiles as string[];
+        if (profiles.length < 2) throw { code: "invalidInput", message: "choose 2 to 4 models" } satisfies ApiError;
+        const target = args.prompt as FanOutPrompt;
+        let treeId: number;
+        let prompt: Message;
+        if (target.kind === "thread") {
+          treeId = target.treeId;
+          prompt = write(treeId, target.parentId, "human", target.text);
+        } else if (target.kind === "again") {
+          const found = treeOf(target.nodeId);
+          treeId = found.treeId;
+          prompt = found.message.author === "model" ? treeOf(found.message.parentId ?? -1).message : found.message;
+        } else {
+          throw new Error("the fake backend has no pins");
+        }
+        const answers = profiles.map((profile, lane) => {
+          const failure = state.fanOutFailures.get(profile);
+          if (failure) {
+            const answer = { lane, profile, exchange: null, error: failure };
+            channel.onmessage({ kind: "answered", answer });
+            return answer;
+          }
+          const text = state.replies.shift() ?? "(no scripted reply)";
+          channel.onmessage({ kind: "piece", lane, piece: { kind: "text", text } });
+          const reply = write(treeId, prompt.id, "model", text);
+          const exchange = { prompt: null, reply: { ...nodeOf(reply), model: profile }, interruption: null, plan: null, receipt: null };
+          const answer = { lane, profile, exchange, error: null };
+          channel.onmessage({ kind: "answered", answer });
+          return answer;
+        });
+        return { prompt: nodeOf(prompt), answers };
+      }
       case "profiles_list":
-        return [];
+        return state.profiles;
       case "preferences_get":
         return state.preferences;
       case "preferences_set":

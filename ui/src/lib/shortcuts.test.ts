@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { composerAction, SHORTCUTS, windowAction } from "./shortcuts";
+import { comparisonAction, composerAction, SHORTCUTS, windowAction } from "./shortcuts";
 
 const press = (key: string, modifiers: Partial<KeyboardEventInit> = {}) => new KeyboardEvent("keydown", { key, ...modifiers });
 
@@ -27,6 +27,16 @@ describe("shortcuts", () => {
     expect(composerAction(press("Enter", { ctrlKey: true }))).toBe("send");
     expect(composerAction(press("Enter", { altKey: true }))).toBe("add");
     expect(composerAction(press("Enter"))).toBeNull();
+  });
+
+  it("moves between a comparison's differences with bare N/P and ]/[ only", () => {
+    expect(comparisonAction(press("n"))).toBe("nextDifference");
+    expect(comparisonAction(press("N", { shiftKey: true }))).toBe("nextDifference");
+    expect(comparisonAction(press("]"))).toBe("nextDifference");
+    expect(comparisonAction(press("p"))).toBe("previousDifference");
+    expect(comparisonAction(press("["))).toBe("previousDifference");
+    expect(comparisonAction(press("n", { ctrlKey: true }))).toBeNull();
+    expect(comparisonAction(press("q"))).toBeNull();
   });
 
   it("lists every shortcut once, with words for the help", () => {

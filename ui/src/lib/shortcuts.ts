@@ -5,6 +5,8 @@
 export type WindowAction = "map" | "budget" | "settings" | "stop" | "inspector" | "undo" | "close" | "help";
 /// What a shortcut in a composer does.
 export type ComposerAction = "send" | "add";
+/// What a shortcut in the comparison of two branches does.
+export type ComparisonAction = "nextDifference" | "previousDifference";
 
 type Shortcut = {
   /// As the help overlay shows the keys.
@@ -14,17 +16,24 @@ type Shortcut = {
 } & (
   | { scope: "window"; action: WindowAction; matches: (event: KeyboardEvent, typing: boolean) => boolean }
   | { scope: "composer"; action: ComposerAction; matches: (event: KeyboardEvent) => boolean }
+  | { scope: "comparison"; action: ComparisonAction; matches: (event: KeyboardEvent) => boolean }
   /// Done with the mouse; listed so the help tells the whole story.
   | { scope: "pointer" }
 );
 
 const command = (event: KeyboardEvent) => event.ctrlKey || event.metaKey;
 const commandKey = (key: string) => (event: KeyboardEvent) => command(event) && event.key.toLowerCase() === key;
+/// A bare key (no Ctrl, Alt or Cmd), any of `keys`, either case.
+const plainKey = (...keys: string[]) => (event: KeyboardEvent) =>
+  !command(event) && !event.altKey && keys.includes(event.key.toLowerCase());
 
 export const SHORTCUTS: readonly Shortcut[] = [
   { keys: "Ctrl+Enter", what: "send the message to the chosen model", scope: "composer", action: "send", matches: (event) => event.key === "Enter" && command(event) },
   { keys: "Alt+Enter", what: "add the message without asking for a reply", scope: "composer", action: "add", matches: (event) => event.key === "Enter" && event.altKey },
   { keys: "Select text → Pin", what: "open a sub-thread on the passage", scope: "pointer" },
+  { keys: "Compare… → Compare with picked", what: "two branches side by side from where they part", scope: "pointer" },
+  { keys: "N or ]", what: "in a comparison: the next difference", scope: "comparison", action: "nextDifference", matches: plainKey("n", "]") },
+  { keys: "P or [", what: "in a comparison: the previous difference", scope: "comparison", action: "previousDifference", matches: plainKey("p", "[") },
   { keys: "Ctrl+M", what: "the tree map (arrows move, Enter opens)", scope: "window", action: "map", matches: commandKey("m") },
   { keys: "Ctrl+B", what: "the budget panel of the chosen model", scope: "window", action: "budget", matches: commandKey("b") },
   { keys: "Ctrl+,", what: "settings: keys, local models, this tree, theme", scope: "window", action: "settings", matches: (event) => command(event) && event.key === "," },
@@ -47,6 +56,14 @@ export function windowAction(event: KeyboardEvent, typing: boolean): WindowActio
 export function composerAction(event: KeyboardEvent): ComposerAction | null {
   for (const shortcut of SHORTCUTS) {
     if (shortcut.scope === "composer" && shortcut.matches(event)) return shortcut.action;
+  }
+  return null;
+}
+
+/// The comparison action `event` asks for, if any.
+export function comparisonAction(event: KeyboardEvent): ComparisonAction | null {
+  for (const shortcut of SHORTCUTS) {
+    if (shortcut.scope === "comparison" && shortcut.matches(event)) return shortcut.action;
   }
   return null;
 }

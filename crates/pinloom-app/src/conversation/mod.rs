@@ -9,6 +9,7 @@
 
 pub(crate) mod attachments;
 pub(crate) mod engine_inputs;
+pub(crate) mod fan_out;
 mod plan;
 mod promotions;
 pub(crate) mod receipts;
@@ -87,18 +88,29 @@ impl Pinloom {
         events: UnboundedSender<ReplyEvent>,
         cancel: CancellationToken,
     ) -> anyhow::Result<Exchange> {
-        let prompt = match parent_id {
-            None => self.ask_in_pin(pin_id, text).await?,
+        let prompt = self.append_in_pin(pin_id, parent_id, text).await?;
+        self.answer_new(prompt, &profile, &events, &cancel).await
+    }
+
+    /// Writes the person's message in pin `pin_id`'s sub-thread, after its message `parent_id`
+    /// or as its first message.
+    pub(crate) async fn append_in_pin(
+        &self,
+        pin_id: i64,
+        parent_id: Option<i64>,
+        text: String,
+    ) -> anyhow::Result<NodeView> {
+        match parent_id {
+            None => self.ask_in_pin(pin_id, text).await,
             Some(parent) => {
                 let tree = self
                     .read("could not open the sub-thread", move |store| {
                         Ok(store.pin(store::PinId(pin_id))?.tree_id)
                     })
                     .await?;
-                self.append_human(tree, Some(NodeId(parent)), None, text).await?.into()
+                Ok(self.append_human(tree, Some(NodeId(parent)), None, text).await?.into())
             }
-        };
-        self.answer_new(prompt, &profile, &events, &cancel).await
+        }
     }
 
     /// Answers message `node_id` again: a new reply beside the earlier ones. Given a reply, its
@@ -110,20 +122,23 @@ impl Pinloom {
         events: UnboundedSender<ReplyEvent>,
         cancel: CancellationToken,
     ) -> anyhow::Result<Exchange> {
+        let prompt = self.prompt_of(node_id).await?;
+        self.reply(prompt, &profile, &events, &cancel).await
+    }
+
+    /// The message answering `node_id` again answers: the reply's prompt, given a reply.
+    pub(crate) async fn prompt_of(&self, node_id: i64) -> anyhow::Result<NodeId> {
         let node = self
             .read("could not answer again", move |store| Ok(store.node(NodeId(node_id))?))
             .await?;
-        let prompt = match (node.author, node.parent_id) {
-            (Author::Model, Some(parent)) => parent,
+        match (node.author, node.parent_id) {
+            (Author::Model, Some(parent)) => Ok(parent),
             (Author::Model, None) => {
-                return Err(ApiError::invalid_input(
-                    "this reply has no message before it to answer again",
-                )
-                .into());
+                Err(ApiError::invalid_input("this reply has no message before it to answer again")
+                    .into())
             }
-            _ => node.id,
-        };
-        self.reply(prompt, &profile, &events, &cancel).await
+            _ => Ok(node.id),
+        }
     }
 
     /// Writes an edit of a message as a new branch beside it; the original stays.
@@ -218,7 +233,7 @@ impl Pinloom {
     }
 
     /// Plans, streams and writes a reply to `prompt`.
-    async fn reply(
+    pub(crate) async fn reply(
         &self,
         prompt: NodeId,
         profile: &str,

@@ -296,7 +296,7 @@ fn by_kind(plan: &ContextPlan) -> Vec<KindTokens> {
 
 /// What a plan sent, in order: consecutive messages of the path as one run, everything else
 /// slice by slice.
-fn sent(plan: &ContextPlan, snapshot: &Snapshot) -> Vec<SentSlice> {
+pub(crate) fn sent(plan: &ContextPlan, snapshot: &Snapshot) -> Vec<SentSlice> {
     let mut sent: Vec<SentSlice> = Vec::new();
     let mut run_open = false;
     for slice in &plan.slices {
@@ -399,11 +399,16 @@ type SliceFacts = (String, Option<u32>, Option<String>);
 /// A request's contents keyed for comparison.
 type Keyed = Vec<(SliceKey, SliceFacts)>;
 
-/// A receipt's contents with its runs of messages expanded into one entry per message, along
-/// `path` (the later request's path, which holds the earlier one's).
-fn keyed(receipt: &Receipt, positions: &HashMap<i64, usize>, path: &[store::Node]) -> Keyed {
+/// Where each message of a path stands in it, by id.
+fn positions(path: &[store::Node]) -> HashMap<i64, usize> {
+    path.iter().enumerate().map(|(position, node)| (node.id.0, position)).collect()
+}
+
+/// What a request sent, with its runs of messages expanded into one entry per message, along
+/// `path` (the path the request was made on, or one that holds it).
+fn keyed(sent: &[SentSlice], positions: &HashMap<i64, usize>, path: &[store::Node]) -> Keyed {
     let mut keyed = Keyed::new();
-    for sent in &receipt.sent {
+    for sent in sent {
         let span = match (sent.kind.as_str(), sent.source_id, sent.last_id) {
             ("history", Some(first), Some(last)) => Some((first, last)),
             _ => None,
@@ -435,37 +440,50 @@ fn keyed(receipt: &Receipt, positions: &HashMap<i64, usize>, path: &[store::Node
     keyed
 }
 
-/// What differs between two requests' contents.
+/// What differs between two requests' contents: what only `now` sent, what only `before` sent,
+/// what both sent with a different text or size, and how many things both sent unchanged.
+#[derive(Debug, Default)]
+pub(crate) struct SentDiff {
+    pub(crate) only_now: Vec<DiffEntry>,
+    pub(crate) only_before: Vec<DiffEntry>,
+    pub(crate) changed: Vec<DiffEntry>,
+    pub(crate) unchanged: u32,
+}
+
+/// Compares what two requests sent, each along the path it was made on (the same path twice for
+/// two requests of one branch; a branch's own path for each side of a comparison).
 pub(crate) fn diff(
-    later: &Receipt,
-    earlier: &Receipt,
-    path: &[store::Node],
-) -> (Vec<DiffEntry>, Vec<DiffEntry>, Vec<DiffEntry>, u32) {
-    let positions: HashMap<i64, usize> =
-        path.iter().enumerate().map(|(position, node)| (node.id.0, position)).collect();
-    let preview = |source: &str, id: Option<i64>| -> String {
-        match (source, id.and_then(|id| positions.get(&id))) {
-            ("node", Some(&position)) => path[position].text.chars().take(80).collect(),
-            _ => String::new(),
-        }
-    };
-    let entry = |key: &SliceKey, value: &SliceFacts| DiffEntry {
-        kind: value.0.clone(),
-        source: key.0.clone(),
-        source_id: key.1,
-        tokens: value.1,
-        preview: preview(&key.0, key.1),
-    };
-    let now = keyed(later, &positions, path);
-    let before = keyed(earlier, &positions, path);
+    now: &[SentSlice],
+    now_path: &[store::Node],
+    before: &[SentSlice],
+    before_path: &[store::Node],
+) -> SentDiff {
+    let now_positions = positions(now_path);
+    let before_positions = positions(before_path);
+    let entry =
+        |key: &SliceKey, value: &SliceFacts, path: &[store::Node], at: &HashMap<i64, usize>| {
+            let preview = match (key.0.as_str(), key.1.and_then(|id| at.get(&id))) {
+                ("node", Some(&position)) => path[position].text.chars().take(80).collect(),
+                _ => String::new(),
+            };
+            DiffEntry {
+                kind: value.0.clone(),
+                source: key.0.clone(),
+                source_id: key.1,
+                tokens: value.1,
+                preview,
+            }
+        };
+    let now_keyed = keyed(now, &now_positions, now_path);
+    let before_keyed = keyed(before, &before_positions, before_path);
     let before_map: HashMap<&SliceKey, &SliceFacts> =
-        before.iter().map(|(key, value)| (key, value)).collect();
+        before_keyed.iter().map(|(key, value)| (key, value)).collect();
     let now_map: HashMap<&SliceKey, &SliceFacts> =
-        now.iter().map(|(key, value)| (key, value)).collect();
-    let (mut came, mut changed, mut unchanged) = (Vec::new(), Vec::new(), 0u32);
-    for (key, value) in &now {
+        now_keyed.iter().map(|(key, value)| (key, value)).collect();
+    let mut diff = SentDiff::default();
+    for (key, value) in &now_keyed {
         match before_map.get(key) {
-            None => came.push(entry(key, value)),
+            None => diff.only_now.push(entry(key, value, now_path, &now_positions)),
             // A message's size is known per run only; a message is the same message.
             Some(old)
                 if old.2 != value.2
@@ -474,17 +492,17 @@ pub(crate) fn diff(
                         && old.1 != value.1
                         && key.0 != "node") =>
             {
-                changed.push(entry(key, value));
+                diff.changed.push(entry(key, value, now_path, &now_positions));
             }
-            Some(_) => unchanged += 1,
+            Some(_) => diff.unchanged += 1,
         }
     }
-    let went = before
+    diff.only_before = before_keyed
         .iter()
         .filter(|(key, _)| !now_map.contains_key(key))
-        .map(|(key, value)| entry(key, value))
+        .map(|(key, value)| entry(key, value, before_path, &before_positions))
         .collect();
-    (came, went, changed, unchanged)
+    diff
 }
 
 impl Pinloom {
@@ -534,14 +552,15 @@ impl Pinloom {
                 });
             };
             let earlier = Receipt::read(earlier)?;
-            let (came, went, changed, unchanged) = diff(&later, &earlier, &path);
+            // The later request's path holds the earlier one's.
+            let compared = diff(&later.sent, &path, &earlier.sent, &path);
             Ok(RequestDiff {
                 later: node_id,
                 earlier: Some(earlier_id.0),
-                came,
-                went,
-                changed,
-                unchanged,
+                came: compared.only_now,
+                went: compared.only_before,
+                changed: compared.changed,
+                unchanged: compared.unchanged,
             })
         })
         .await

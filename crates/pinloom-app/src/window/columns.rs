@@ -6,11 +6,17 @@ use pinloom_store::{self as store, NodeId, PinId, Store, TreeId};
 use crate::json::{PinView, ThreadMessage, ThreadView};
 use crate::pinloom::Pinloom;
 
+/// How many messages of a thread one read sends the window: the newest ones, or those around a
+/// message jumped to. Earlier and later ones come a page at a time ([`Pinloom::thread_page`]),
+/// so a thread of 100,000 messages opens as fast as one of 200.
+pub const THREAD_PAGE: usize = 200;
+
 impl Pinloom {
     /// The root thread of a tree through its message `node_id` and that message's newest
-    /// continuation (the newest branch from the first message when absent), root first,
-    /// with each message's alternatives and pins. The messages of sub-threads on the way are left
-    /// out: they show in their own columns.
+    /// continuation (the newest branch from the first message when absent), with each message's
+    /// alternatives and pins. The messages of sub-threads on the way are left out: they show in
+    /// their own columns. Only a page of it is sent ([`THREAD_PAGE`]): the newest messages, or,
+    /// for a message further back, the page around it.
     pub async fn thread_view(
         &self,
         tree_id: i64,
@@ -22,41 +28,87 @@ impl Pinloom {
             // continuation.
             let from = match node_id {
                 Some(node) => Some(NodeId(node)),
-                None => root_of(store, TreeId(tree_id))?,
+                None => store
+                    .newest_node(TreeId(tree_id))?
+                    .map(|newest| store.path_root(newest))
+                    .transpose()?,
             };
             let end = newest_below(store, from, None)?;
-            let messages = match end {
-                Some(end) => thread_messages(store, end, None)?,
-                None => Vec::new(),
-            };
-            Ok(ThreadView { tree: tree.into(), pin: None, messages })
+            paged_view(store, tree.into(), None, end, node_id.map(NodeId))
         })
         .await
     }
 
     /// Pin `pin_id`'s sub-thread, through its message `node_id` and its newest continuation (the
-    /// newest branch from the pin's start when absent):
-    /// the pin with its anchor, and the sub-thread's own messages.
+    /// newest branch from the pin's start when absent): the pin with its anchor, and a page of
+    /// the sub-thread's own messages, as [`Pinloom::thread_view`] pages a thread.
     pub async fn pin_view(&self, pin_id: i64, node_id: Option<i64>) -> anyhow::Result<ThreadView> {
         self.read("could not open the sub-thread", move |store| {
             let pin = store.pin(PinId(pin_id))?;
             let tree = store.tree(pin.tree_id)?;
             let from = node_id.map(NodeId).or(pin.anchor_node_id);
             let end = newest_below(store, from, Some(pin.id))?;
-            let messages = match end {
-                Some(end) => thread_messages(store, end, Some(pin.id))?,
-                None => Vec::new(),
-            };
-            Ok(ThreadView { tree: tree.into(), pin: Some(PinView::from(pin)), messages })
+            paged_view(store, tree.into(), Some(PinView::from(pin)), end, node_id.map(NodeId))
+        })
+        .await
+    }
+
+    /// Messages `first` to `first + count` (counted from the thread's first message) of the thread
+    /// that ends at message `end_id`, as a thread view shows them: the page before or after the
+    /// ones a column has.
+    pub async fn thread_page(
+        &self,
+        end_id: i64,
+        first: u32,
+        count: u32,
+    ) -> anyhow::Result<Vec<ThreadMessage>> {
+        self.read("could not read more of the thread", move |store| {
+            let ids = store.thread_ids(NodeId(end_id))?;
+            let from = (first as usize).min(ids.len());
+            let to = from.saturating_add(count as usize).min(ids.len());
+            thread_messages(store, &ids[from..to])
         })
         .await
     }
 }
 
-/// The tree's first message (the oldest, when edits made several).
-fn root_of(store: &Store, tree: TreeId) -> anyhow::Result<Option<NodeId>> {
-    let Some(newest) = store.newest_node(tree)? else { return Ok(None) };
-    Ok(store.ancestor_path(newest)?.first().map(|first| first.id))
+/// A thread view of the thread ending at `end`, with the page around `focus` (the newest page
+/// when `focus` is absent or among the newest).
+fn paged_view(
+    store: &Store,
+    tree: crate::json::TreeSummary,
+    pin: Option<PinView>,
+    end: Option<NodeId>,
+    focus: Option<NodeId>,
+) -> anyhow::Result<ThreadView> {
+    let Some(end) = end else {
+        return Ok(ThreadView { tree, pin, messages: Vec::new(), first: 0, total: 0, end: None });
+    };
+    let ids = store.thread_ids(end)?;
+    let at = focus.and_then(|focus| ids.iter().position(|id| *id == focus));
+    let (from, to) = page_around(ids.len(), at, THREAD_PAGE);
+    Ok(ThreadView {
+        tree,
+        pin,
+        messages: thread_messages(store, &ids[from..to])?,
+        first: u32::try_from(from).unwrap_or(u32::MAX),
+        total: u32::try_from(ids.len()).unwrap_or(u32::MAX),
+        end: Some(end.0),
+    })
+}
+
+/// The page of a thread of `len` messages to send: the newest `page`, or, when `focus` lies
+/// before them, `page` messages starting a quarter of a page before it (it shows near the top,
+/// with a little of what led to it above).
+pub(crate) fn page_around(len: usize, focus: Option<usize>, page: usize) -> (usize, usize) {
+    let newest = len.saturating_sub(page);
+    match focus {
+        Some(at) if at < newest => {
+            let from = at.saturating_sub(page / 4);
+            (from, (from + page).min(len))
+        }
+        _ => (newest, len),
+    }
 }
 
 /// Follows the newest child in `thread` down from `from` (included when it is in the thread):
@@ -67,42 +119,26 @@ pub(crate) fn newest_below(
     thread: Option<PinId>,
 ) -> anyhow::Result<Option<NodeId>> {
     let Some(from) = from else { return Ok(None) };
-    let start = store.node(from)?;
-    let mut current = (start.pin_id == thread).then_some(from);
-    let mut children: Vec<store::Node> = store
-        .children(from, pinloom_store::Deleted::Left)?
-        .into_iter()
-        .filter(|child| child.pin_id == thread)
-        .collect();
-    while let Some(newest) = children.iter().max_by_key(|child| (child.created_at_ms, child.id.0)) {
-        current = Some(newest.id);
-        children = store
-            .children(newest.id, pinloom_store::Deleted::Left)?
-            .into_iter()
-            .filter(|child| child.pin_id == thread)
-            .collect();
-    }
-    Ok(current)
+    Ok(store.newest_continuation(from, thread)?)
 }
 
-/// The messages of `thread` on the path to `end`, each with its alternatives and pins.
-fn thread_messages(
-    store: &Store,
-    end: NodeId,
-    thread: Option<PinId>,
-) -> anyhow::Result<Vec<ThreadMessage>> {
-    let path: Vec<store::Node> =
-        store.ancestor_path(end)?.into_iter().filter(|node| node.pin_id == thread).collect();
+/// The messages `ids` (a run of one thread's path, in order), each with its alternatives and pins.
+fn thread_messages(store: &Store, ids: &[NodeId]) -> anyhow::Result<Vec<ThreadMessage>> {
+    let mut read = store.nodes(ids)?;
+    // Read in one query, in no promised order.
+    let order: std::collections::HashMap<NodeId, usize> =
+        ids.iter().enumerate().map(|(position, id)| (*id, position)).collect();
+    read.sort_by_key(|node| order.get(&node.id).copied().unwrap_or(usize::MAX));
+    let path = read;
     let replies: Vec<NodeId> = path
         .iter()
         .filter(|node| node.author == store::Author::Model)
         .map(|node| node.id)
         .collect();
     let cut = store.cut_replies(&replies)?;
-    // Three queries for the whole thread, not three per message.
+    // Three queries for the whole page, not three per message.
     let mut alternatives = store.alternatives(&path)?;
-    let ids: Vec<NodeId> = path.iter().map(|node| node.id).collect();
-    let mut pins = store.pins_anchored_in_each(&ids)?;
+    let mut pins = store.pins_anchored_in_each(ids)?;
     let messages = path
         .into_iter()
         .map(|node| {
@@ -121,4 +157,20 @@ fn thread_messages(
         })
         .collect();
     Ok(messages)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::page_around;
+
+    #[test]
+    fn a_page_is_the_newest_or_starts_a_little_before_the_message_jumped_to() {
+        assert_eq!(page_around(0, None, 200), (0, 0));
+        assert_eq!(page_around(150, None, 200), (0, 150));
+        assert_eq!(page_around(100_000, None, 200), (99_800, 100_000));
+        assert_eq!(page_around(100_000, Some(99_900), 200), (99_800, 100_000), "among the newest");
+        assert_eq!(page_around(100_000, Some(5_000), 200), (4_950, 5_150));
+        assert_eq!(page_around(100_000, Some(10), 200), (0, 200));
+        assert_eq!(page_around(300, Some(99), 200), (49, 249));
+    }
 }

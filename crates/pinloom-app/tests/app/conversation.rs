@@ -224,17 +224,23 @@ async fn regenerating_and_editing_make_new_branches() {
     assert_eq!(messages(&body), [("user".to_owned(), "Why do mountains rise?".to_owned())]);
 
     let comparison = pinloom
-        .compare(first.reply.message.id, again.reply.message.id, "Local".into())
+        .compare(
+            first.reply.message.id,
+            again.reply.message.id,
+            "Local".into(),
+            pinloom_app::json::CompareReach::Picked,
+        )
         .await
         .unwrap();
-    assert_eq!(comparison.common_ancestor, Some(prompt));
-    assert_eq!(comparison.left_model.as_deref(), Some("Local"));
-    assert_eq!(comparison.left.len(), 1);
-    assert_eq!(comparison.right[0].text, "Sediment.");
-    let sides: Vec<&str> = comparison.diff.iter().map(|span| span.side.as_str()).collect();
+    assert_eq!(comparison.common_ancestor.map(|node| node.message.id), Some(prompt));
+    assert_eq!(comparison.left.model.as_deref(), Some("Local"));
+    assert_eq!(comparison.rows.len(), 1);
+    let right = comparison.rows[0].right.as_ref().unwrap();
+    assert_eq!(right.message.text, "Sediment.");
+    let sides: Vec<&str> = comparison.rows[0].diff.iter().map(|span| span.side.as_str()).collect();
     assert_eq!(sides, ["left", "right"]);
-    assert!(comparison.left_context_tokens > 0);
-    assert_eq!(comparison.left_context_tokens, comparison.right_context_tokens);
+    assert!(comparison.left.context_tokens > 0);
+    assert_eq!(comparison.left.context_tokens, comparison.right.context_tokens);
 }
 
 #[tokio::test]

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod attachments;
+mod branches;
 mod conversation;
 mod files;
 mod hostile;

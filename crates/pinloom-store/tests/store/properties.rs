@@ -121,6 +121,27 @@ fn fail(error: StoreError) -> TestCaseError {
     TestCaseError::fail(format!("{error:?}"))
 }
 
+/// Follows the newest live child in `thread` from `from`, one query a step: what
+/// `Store::newest_continuation` does in one statement.
+fn newest_by_hand(
+    store: &Store,
+    from: NodeId,
+    thread: Option<PinId>,
+) -> Result<NodeId, TestCaseError> {
+    let mut at = from;
+    loop {
+        let children = store.children(at, pinloom_store::Deleted::Left).map_err(fail)?;
+        let newest = children
+            .iter()
+            .filter(|child| child.pin_id == thread)
+            .max_by_key(|child| (child.created_at_ms, child.id.0));
+        match newest {
+            Some(child) => at = child.id,
+            None => return Ok(at),
+        }
+    }
+}
+
 fn check_invariants(world: &World) -> Result<(), TestCaseError> {
     let store = &world.store;
     for &id in &world.nodes {
@@ -158,9 +179,21 @@ fn check_invariants(world: &World) -> Result<(), TestCaseError> {
                     .take_while(|node| node.pin_id == path[path.len() - 1].pin_id)
                     .count();
                 prop_assert_eq!(&tail[..], &path[path.len() - in_thread..]);
+                // A page's ids are the tail's, and the branch's root is the path's first node.
+                let ids: Vec<NodeId> = tail.iter().map(|node| node.id).collect();
+                prop_assert_eq!(store.thread_ids(id).map_err(fail)?, ids);
+                prop_assert_eq!(store.path_root(id).map_err(fail)?, path[0].id);
+                // The newest continuation is where following the newest live child by hand ends.
+                let thread = path[path.len() - 1].pin_id;
+                prop_assert_eq!(
+                    store.newest_continuation(id, thread).map_err(fail)?,
+                    Some(newest_by_hand(store, id, thread)?)
+                );
             }
             Err(StoreError::Deleted { .. }) => {
                 prop_assert!(in_deleted_branch, "{id:?} is live but refused");
+                let ids = store.thread_ids(id);
+                prop_assert!(matches!(ids, Err(StoreError::Deleted { .. })), "{:?}", ids);
                 let planned = store.plan_path(id, None);
                 prop_assert!(matches!(planned, Err(StoreError::Deleted { .. })), "{:?}", planned);
                 let tail = store.thread_tail(id);

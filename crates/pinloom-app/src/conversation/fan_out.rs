@@ -1,0 +1,112 @@
+//! One prompt to several models at once. The person's message is written once; each model then
+//! plans its own context (budgets differ per model), streams its reply as a sibling branch and
+//! keeps its own receipt, concurrently. A model can be stopped without the others, and a model
+//! that fails (no key, a rate limit, a refusal) fails on its own side only.
+
+use std::collections::HashSet;
+
+use futures_util::future::join_all;
+use pinloom_providers::ReplyEvent;
+use pinloom_store::NodeId;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+
+use crate::ApiError;
+use crate::json::{FanOut, FanOutPrompt, LaneAnswer, NodeView};
+use crate::pinloom::Pinloom;
+
+/// The fewest and the most models one prompt goes to at once: one is an ordinary send, and more
+/// than four replies side by side no longer fit a column to be read.
+pub const FAN_OUT_MODELS: std::ops::RangeInclusive<usize> = 2..=4;
+
+/// One model of a fan-out: the profile asked, where its reply's pieces go, and what stops it.
+pub struct FanOutLane {
+    /// The model profile's name.
+    pub profile: String,
+    /// The reply's pieces as they arrive.
+    pub events: UnboundedSender<ReplyEvent>,
+    /// Stops this model's reply only; what arrived is kept, marked incomplete.
+    pub cancel: CancellationToken,
+}
+
+impl Pinloom {
+    /// Sends `prompt` to every lane's model at once: the person's message is written once (or,
+    /// answering again, the existing one is used), then each model plans, streams and writes its
+    /// reply beside the others. `answered` hears of each lane as soon as it ends, before the
+    /// slowest; the result lists them all. Fails as a whole only when nothing could be sent: too
+    /// few or too many models, one chosen twice, an unknown profile, or a message that could not
+    /// be written.
+    pub async fn fan_out(
+        &self,
+        prompt: FanOutPrompt,
+        lanes: Vec<FanOutLane>,
+        answered: impl Fn(&LaneAnswer) + Sync,
+    ) -> anyhow::Result<FanOut> {
+        if !FAN_OUT_MODELS.contains(&lanes.len()) {
+            return Err(ApiError::invalid_input(format!(
+                "{} models were chosen: choose {} to {} models to send to at once (one is an \
+                 ordinary send)",
+                lanes.len(),
+                FAN_OUT_MODELS.start(),
+                FAN_OUT_MODELS.end()
+            ))
+            .into());
+        }
+        let mut seen = HashSet::new();
+        for lane in &lanes {
+            if !seen.insert(lane.profile.as_str()) {
+                return Err(ApiError::invalid_input(format!(
+                    "“{}” is chosen twice: choose each model once (Regenerate asks one model \
+                     again)",
+                    lane.profile
+                ))
+                .into());
+            }
+        }
+        // Every profile is checked before the person's message is written, so a typo costs
+        // nothing to undo.
+        let names: Vec<String> = lanes.iter().map(|lane| lane.profile.clone()).collect();
+        let this = self.clone();
+        self.read("could not send to the chosen models", move |_| {
+            for name in &names {
+                this.model_choice(name)?;
+            }
+            Ok(())
+        })
+        .await?;
+        let prompt: NodeView = match prompt {
+            FanOutPrompt::Thread { tree_id, parent_id, text } => self
+                .append_human(pinloom_store::TreeId(tree_id), parent_id.map(NodeId), None, text)
+                .await?
+                .into(),
+            FanOutPrompt::Pin { pin_id, parent_id, text } => {
+                self.append_in_pin(pin_id, parent_id, text).await?
+            }
+            FanOutPrompt::Again { node_id } => {
+                let prompt = self.prompt_of(node_id).await?;
+                self.read("could not answer again", move |store| Ok(store.node(prompt)?))
+                    .await?
+                    .into()
+            }
+        };
+        let prompt_id = NodeId(prompt.message.id);
+        let answered = &answered;
+        let answers = join_all(lanes.iter().enumerate().map(|(lane, asked)| async move {
+            let replied = self.reply(prompt_id, &asked.profile, &asked.events, &asked.cancel).await;
+            let (exchange, error) = match replied {
+                Ok(exchange) => (Some(exchange), None),
+                Err(error) => (None, Some(ApiError::from(error))),
+            };
+            let answer = LaneAnswer {
+                lane: u32::try_from(lane).unwrap_or(u32::MAX),
+                profile: asked.profile.clone(),
+                exchange,
+                error,
+            };
+            answered(&answer);
+            answer
+        }))
+        .await;
+        Ok(FanOut { prompt, answers })
+    }
+}

@@ -1,0 +1,398 @@
+//! Branches seen and judged: one prompt sent to several models at once (each reply a sibling
+//! branch with its own plan and receipt, a failing or stopped model on its own side only), and
+//! two whole branches compared from where they part, with what their requests did not share.
+
+use std::sync::Mutex;
+
+use pinloom_app::json::{CompareReach, ContextSource, FanOutPrompt, LaneAnswer};
+use pinloom_app::{CancellationToken, ErrorCode, FanOutLane};
+use pinloom_test_server::{Answer, Server, Then};
+use tokio::sync::mpsc::unbounded_channel;
+
+use crate::wire::{
+    ask, chat_stream, dialogue, listen, local_profile, messages, pinloom_with, says,
+};
+
+/// A lane for `profile` whose pieces nobody reads, stopped by `cancel`.
+fn lane(profile: &str, cancel: &CancellationToken) -> FanOutLane {
+    let (events, _) = unbounded_channel();
+    FanOutLane { profile: profile.into(), events, cancel: cancel.clone() }
+}
+
+fn lanes(profiles: &[&str]) -> Vec<FanOutLane> {
+    profiles.iter().map(|profile| lane(profile, &CancellationToken::new())).collect()
+}
+
+fn thread_prompt(tree: i64, parent: Option<i64>, text: &str) -> FanOutPrompt {
+    FanOutPrompt::Thread { tree_id: tree, parent_id: parent, text: text.into() }
+}
+
+#[tokio::test]
+async fn one_prompt_goes_to_two_models_and_a_failing_one_fails_on_its_own_side() {
+    let good =
+        Server::start(vec![Answer::sse(&chat_stream(&["Erosion ", "on the outside."], 12), 0)])
+            .await;
+    let refusing = Server::start(vec![Answer::error(
+        401,
+        r#"{"error":{"message":"Incorrect API key provided","type":"invalid_request_error"}}"#,
+    )])
+    .await;
+    let (pinloom, _dir) = pinloom_with(&good).await;
+    pinloom.save_model_profile(local_profile("Refusing", &refusing, 8_192, "o200k")).await.unwrap();
+    let tree = dialogue(&pinloom).await;
+
+    let heard = Mutex::new(Vec::new());
+    let fan_out = pinloom
+        .fan_out(
+            thread_prompt(tree, None, "Why do rivers meander?"),
+            lanes(&["Local", "Refusing"]),
+            |answer: &LaneAnswer| heard.lock().unwrap().push(answer.lane),
+        )
+        .await
+        .unwrap();
+
+    let mut heard = heard.into_inner().unwrap();
+    heard.sort_unstable();
+    assert_eq!(heard, [0, 1], "each model was heard of as it ended");
+    let [answered, refused] = &fan_out.answers[..] else { panic!("two answers") };
+    let exchange = answered.exchange.as_ref().expect("the good model answered");
+    assert_eq!(exchange.reply.message.text, "Erosion on the outside.");
+    assert_eq!(exchange.reply.message.parent_id, Some(fan_out.prompt.message.id));
+    assert_eq!(exchange.reply.model.as_deref(), Some("Local"));
+    let receipt = exchange.receipt.as_ref().expect("the reply has its receipt");
+    assert_eq!(receipt.profile, "Local");
+    assert_eq!(receipt.counted, Some(12));
+    assert!(answered.error.is_none());
+
+    assert!(refused.exchange.is_none());
+    let error = refused.error.as_ref().expect("the refusing model's error stays on its side");
+    assert_eq!(error.code, ErrorCode::ProviderKey);
+    assert!(error.message.contains("Refusing"), "it names the model: {}", error.message);
+
+    // Both were asked the same question in a request of their own; it was written once.
+    for server in [&good, &refusing] {
+        let seen = server.seen();
+        assert_eq!(seen.len(), 1);
+        assert_eq!(
+            messages(&seen[0].json()),
+            [("user".to_owned(), "Why do rivers meander?".to_owned())]
+        );
+    }
+    let view = pinloom.thread_view(tree, None).await.unwrap();
+    let texts: Vec<_> = view.messages.iter().map(|m| m.node.message.text.as_str()).collect();
+    assert_eq!(texts, ["Why do rivers meander?", "Erosion on the outside."]);
+    assert_eq!(view.messages[1].alternatives.len(), 1, "the failed model left no reply");
+}
+
+#[tokio::test]
+async fn each_model_plans_within_its_own_budget_and_the_comparison_names_what_differed() {
+    // A long first exchange, then one question to a large and a small model: the small one's
+    // budget cannot hold the long answer.
+    let long_answer = "The outer bank erodes while the inner bank gains silt. ".repeat(40);
+    let large = Server::start(vec![
+        says(&long_answer),
+        Answer::sse(&chat_stream(&["Oxbow lakes form."], 900), 0),
+    ])
+    .await;
+    let small = Server::start(vec![Answer::sse(&chat_stream(&["Cut-offs."], 40), 0)]).await;
+    let (pinloom, _dir) = pinloom_with(&large).await;
+    let mut tight = local_profile("Small", &small, 300, "o200k");
+    tight.reserve = 100;
+    tight.assembly.truncation = Some("rollingWindow".into());
+    tight.assembly.minimum_recent_nodes = Some(1);
+    tight.prices = Some(pinloom_app::Prices {
+        input_per_million: 3.0,
+        output_per_million: 15.0,
+        cache_read_per_million: None,
+        cache_write_per_million: None,
+    });
+    pinloom.save_model_profile(tight).await.unwrap();
+    let tree = dialogue(&pinloom).await;
+    let first = ask(&pinloom, tree, None, "Why do rivers meander?").await;
+
+    let fan_out = pinloom
+        .fan_out(
+            thread_prompt(tree, Some(first.reply.message.id), "What happens next?"),
+            lanes(&["Local", "Small"]),
+            |_: &LaneAnswer| {},
+        )
+        .await
+        .unwrap();
+    let replies: Vec<_> = fan_out
+        .answers
+        .iter()
+        .map(|answer| answer.exchange.as_ref().expect("both answered"))
+        .collect();
+
+    let large_request = messages(&large.seen()[1].json());
+    let small_request = messages(&small.seen()[0].json());
+    assert_eq!(large_request.len(), 3, "the large model got the whole history");
+    // The small model's own plan cut the history to fit its budget: one user message, the
+    // truncation marker merged before the question.
+    assert_eq!(small_request.len(), 1, "{small_request:?}");
+    assert_eq!(small_request[0].0, "user");
+    assert!(small_request[0].1.ends_with("What happens next?"), "{small_request:?}");
+    assert!(!small_request[0].1.contains("outer bank"), "{small_request:?}");
+    let (large_receipt, small_receipt) =
+        (replies[0].receipt.as_ref().unwrap(), replies[1].receipt.as_ref().unwrap());
+    assert!(large_receipt.planned > small_receipt.planned);
+    assert_eq!(small_receipt.available, 200);
+
+    let comparison = pinloom
+        .compare(
+            replies[0].reply.message.id,
+            replies[1].reply.message.id,
+            "Local".into(),
+            CompareReach::Picked,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        comparison.common_ancestor.as_ref().map(|node| node.message.id),
+        Some(fan_out.prompt.message.id)
+    );
+    assert_eq!(comparison.rows.len(), 1, "the two replies pair");
+    assert!(comparison.rows[0].differs);
+    assert_eq!(comparison.left.model.as_deref(), Some("Local"));
+    assert_eq!(comparison.right.model.as_deref(), Some("Small"));
+    assert_eq!(comparison.left.context_source, ContextSource::Sent);
+    assert_eq!(comparison.left.context_tokens, large_receipt.planned);
+    assert_eq!(comparison.right.context_tokens, small_receipt.planned);
+    assert_eq!(comparison.right.context_profile, "Small");
+    assert_eq!(comparison.right.reply_tokens, Some(1));
+    // The small model has prices: its side costs what its receipt says; the other has none.
+    let small_cost = small_receipt.cost.expect("a priced profile's reply has a cost").total;
+    assert!((small_cost - (40.0 * 3.0 + 15.0) / 1_000_000.0).abs() < 1e-12);
+    assert_eq!(comparison.right.cost, Some(small_cost));
+    assert_eq!((comparison.right.priced_replies, comparison.right.replies), (1, 1));
+    assert_eq!(comparison.left.cost, None);
+    assert!(comparison.left.took_ms.is_some());
+    // The context diff: what the large model's request carried and the small one's did not.
+    let left_only: Vec<Option<i64>> =
+        comparison.context.left_only.iter().map(|entry| entry.source_id).collect();
+    assert_eq!(
+        left_only,
+        [Some(first.prompt.as_ref().unwrap().message.id), Some(first.reply.message.id)]
+    );
+    assert!(comparison.context.left_only[1].preview.starts_with("The outer bank erodes"));
+    assert!(comparison.context.right_only.is_empty());
+    assert_eq!(comparison.context.shared, 1, "both sent the question");
+}
+
+#[tokio::test]
+async fn one_model_is_stopped_while_the_other_goes_on() {
+    let mut partial = chat_stream(&["Meanders ", "grow because"], 10);
+    let stop_at = String::from_utf8(partial.clone()).unwrap().find("\"finish_reason\":\"stop\"");
+    let frame_start =
+        String::from_utf8(partial[..stop_at.unwrap()].to_vec()).unwrap().rfind("data: ").unwrap();
+    partial.truncate(frame_start);
+    let slow = Server::start(vec![Answer::sse(&partial, 0).then(Then::Hang)]).await;
+    let quick = Server::start(vec![says("Erosion.")]).await;
+    let (pinloom, _dir) = pinloom_with(&slow).await;
+    pinloom.save_model_profile(local_profile("Quick", &quick, 8_192, "o200k")).await.unwrap();
+    let tree = dialogue(&pinloom).await;
+
+    let (events, mut received, stop_slow) = listen();
+    let slow_lane = FanOutLane { profile: "Local".into(), events, cancel: stop_slow.clone() };
+    let quick_lane = lane("Quick", &CancellationToken::new());
+    let stopper = tokio::spawn(async move {
+        // Stopped once its first words are on screen, as a person reading them would.
+        let mut streamed = String::new();
+        while let Some(event) = received.recv().await {
+            if let pinloom_app::ReplyEvent::Text(text) = event {
+                streamed.push_str(&text);
+                if streamed.contains("grow because") {
+                    stop_slow.cancel();
+                }
+            }
+        }
+    });
+    let fan_out = pinloom
+        .fan_out(
+            thread_prompt(tree, None, "Why?"),
+            vec![slow_lane, quick_lane],
+            |_: &LaneAnswer| {},
+        )
+        .await
+        .unwrap();
+    stopper.await.unwrap();
+
+    let stopped = fan_out.answers[0].exchange.as_ref().expect("what arrived is kept");
+    assert_eq!(stopped.reply.message.text, "Meanders grow because");
+    assert!(stopped.reply.incomplete);
+    assert_eq!(stopped.interruption.as_ref().map(|error| error.code), Some(ErrorCode::Cancelled));
+    let finished = fan_out.answers[1].exchange.as_ref().unwrap();
+    assert_eq!(finished.reply.message.text, "Erosion.");
+    assert!(!finished.reply.incomplete, "the other model was not stopped");
+    // The stopped model's connection is closed; the server notices a moment later.
+    for _ in 0..100 {
+        if slow.closed_by_client() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(slow.closed_by_client(), "the stopped request's connection was closed");
+}
+
+#[tokio::test]
+async fn a_fan_out_that_cannot_be_sent_writes_nothing() {
+    let server = Server::start(Vec::new()).await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let tree = dialogue(&pinloom).await;
+    let refusal = |error: anyhow::Error| pinloom_app::ApiError::from(error);
+
+    let one = pinloom
+        .fan_out(thread_prompt(tree, None, "Why?"), lanes(&["Local"]), |_: &LaneAnswer| {})
+        .await
+        .map_err(refusal)
+        .unwrap_err();
+    assert_eq!(one.code, ErrorCode::InvalidInput);
+    assert!(one.message.contains("choose 2 to 4 models"), "{}", one.message);
+    let five = pinloom
+        .fan_out(
+            thread_prompt(tree, None, "Why?"),
+            lanes(&["Local", "A", "B", "C", "D"]),
+            |_: &LaneAnswer| {},
+        )
+        .await
+        .map_err(refusal)
+        .unwrap_err();
+    assert_eq!(five.code, ErrorCode::InvalidInput);
+    let twice = pinloom
+        .fan_out(thread_prompt(tree, None, "Why?"), lanes(&["Local", "Local"]), |_: &LaneAnswer| {})
+        .await
+        .map_err(refusal)
+        .unwrap_err();
+    assert!(twice.message.contains("“Local” is chosen twice"), "{}", twice.message);
+    let unknown = pinloom
+        .fan_out(
+            thread_prompt(tree, None, "Why?"),
+            lanes(&["Local", "Nowhere"]),
+            |_: &LaneAnswer| {},
+        )
+        .await
+        .map_err(refusal)
+        .unwrap_err();
+    assert_eq!(unknown.code, ErrorCode::InvalidInput);
+    assert!(unknown.message.contains("no model profile named \"Nowhere\""), "{}", unknown.message);
+
+    assert!(pinloom.thread_view(tree, None).await.unwrap().messages.is_empty());
+    assert!(server.seen().is_empty(), "nothing was sent");
+}
+
+#[tokio::test]
+async fn answering_again_with_several_models_adds_siblings_to_the_same_prompt() {
+    let first = Server::start(vec![says("Erosion."), says("Erosion, again.")]).await;
+    let second = Server::start(vec![says("Sediment.")]).await;
+    let (pinloom, _dir) = pinloom_with(&first).await;
+    pinloom.save_model_profile(local_profile("Second", &second, 8_192, "o200k")).await.unwrap();
+    let tree = dialogue(&pinloom).await;
+    let asked = ask(&pinloom, tree, None, "Why meanders?").await;
+
+    let fan_out = pinloom
+        .fan_out(
+            FanOutPrompt::Again { node_id: asked.reply.message.id },
+            lanes(&["Local", "Second"]),
+            |_: &LaneAnswer| {},
+        )
+        .await
+        .unwrap();
+    let prompt = asked.prompt.as_ref().unwrap().message.id;
+    assert_eq!(fan_out.prompt.message.id, prompt, "a reply's prompt is answered again");
+    let view = pinloom.thread_view(tree, Some(asked.reply.message.id)).await.unwrap();
+    assert_eq!(view.messages[1].alternatives.len(), 3, "three answers side by side");
+    assert_eq!(
+        messages(&second.seen()[0].json()),
+        [("user".to_owned(), "Why meanders?".to_owned())],
+        "answering again sends the same question, not the earlier answer"
+    );
+}
+
+#[tokio::test]
+async fn two_whole_branches_are_compared_from_where_they_part() {
+    let server =
+        Server::start(vec![says("Erosion."), says("Sediment."), says("Oxbow lakes.")]).await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let tree = dialogue(&pinloom).await;
+    let first = ask(&pinloom, tree, None, "Why do rivers meander?").await;
+    let prompt = first.prompt.as_ref().unwrap().message.id;
+    let (events, _received, cancel) = listen();
+    let again = pinloom.regenerate(prompt, "Local".into(), events, cancel).await.unwrap();
+    // The first answer's branch goes on.
+    let next = ask(&pinloom, tree, Some(first.reply.message.id), "And then?").await;
+
+    // Picked as the two siblings of the fork, compared as the branches they start.
+    let comparison = pinloom
+        .compare(
+            first.reply.message.id,
+            again.reply.message.id,
+            "Local".into(),
+            CompareReach::Branches,
+        )
+        .await
+        .unwrap();
+    assert_eq!(comparison.shared, 1);
+    assert_eq!(comparison.left.end, next.reply.message.id, "the left branch reaches its end");
+    assert_eq!(comparison.right.end, again.reply.message.id);
+    let rows: Vec<(Option<&str>, Option<&str>)> = comparison
+        .rows
+        .iter()
+        .map(|row| {
+            (
+                row.left.as_ref().map(|node| node.message.text.as_str()),
+                row.right.as_ref().map(|node| node.message.text.as_str()),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            (Some("Erosion."), Some("Sediment.")),
+            (Some("And then?"), None),
+            (Some("Oxbow lakes."), None),
+        ]
+    );
+    let sides: Vec<&str> = comparison.rows[0].diff.iter().map(|span| span.side.as_str()).collect();
+    assert_eq!(sides, ["left", "right"]);
+    assert!(comparison.rows.iter().all(|row| row.differs));
+    assert_eq!((comparison.left.replies, comparison.right.replies), (2, 1));
+    assert_eq!(comparison.left.cost, None, "the profile has no prices");
+    // The left's last request carried the first exchange; the right's only the question.
+    let left_only: Vec<Option<i64>> =
+        comparison.context.left_only.iter().map(|entry| entry.source_id).collect();
+    assert_eq!(
+        left_only,
+        [Some(first.reply.message.id), Some(next.prompt.as_ref().unwrap().message.id)]
+    );
+    assert_eq!(comparison.context.shared, 1);
+
+    // Picked as they are, the fork's two answers pair alone; a side that ends with the
+    // person's message is described by the request a send from it would make.
+    let picked = pinloom
+        .compare(
+            next.prompt.as_ref().unwrap().message.id,
+            again.reply.message.id,
+            "Local".into(),
+            CompareReach::Picked,
+        )
+        .await
+        .unwrap();
+    assert_eq!(picked.rows.len(), 2);
+    assert_eq!(picked.left.context_source, ContextSource::Planned);
+    assert_eq!(picked.right.context_source, ContextSource::Sent);
+
+    let same = pinloom
+        .compare(prompt, prompt, "Local".into(), CompareReach::Picked)
+        .await
+        .map_err(pinloom_app::ApiError::from)
+        .unwrap_err();
+    assert_eq!(same.code, ErrorCode::InvalidInput);
+    let other_tree = dialogue(&pinloom).await;
+    let elsewhere = pinloom.append_message(other_tree, None, "Elsewhere".into()).await.unwrap();
+    let apart = pinloom
+        .compare(prompt, elsewhere.id, "Local".into(), CompareReach::Picked)
+        .await
+        .map_err(pinloom_app::ApiError::from)
+        .unwrap_err();
+    assert!(apart.message.contains("different trees"), "{}", apart.message);
+}
