@@ -4,11 +4,11 @@ use std::collections::HashMap;
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
-use crate::codec::{author_from_sql, author_to_sql, count};
+use crate::codec::{author_from_sql, author_to_sql, count, unknown_value};
 use crate::error::StoreError;
 use crate::model::{
-    Deleted, MAX_PIN_DEPTH, NewNode, Node, NodeId, OutlineRow, Part, PathStep, PinId, ShapeRow,
-    StepContent, TreeId,
+    Author, Deleted, MAX_PIN_DEPTH, NewNode, Node, NodeId, OutlineRow, Part, PathStep, PinId,
+    ShapeRow, StepContent, TreeId,
 };
 use crate::pins::{pin_by_id, pin_in_tree};
 use crate::receipts::write_receipt;
@@ -234,7 +234,7 @@ impl Store {
         let conn = self.conn();
         let mut statement = conn.prepare_cached(&plan_path_query())?;
         let rows = statement.query(params![node.0, counted_by])?;
-        let (places, steps) = walk_rows(rows, 9, path_step_from_row)?;
+        let (places, steps) = walk_rows(rows, PLAN_COLUMN_COUNT, path_step_from_row)?;
         let path = order_path(node, places, steps, Reach::Root)?;
         check_path(node, &path, |(_, pruned)| *pruned)?;
         Ok(path.into_iter().map(|(step, _)| step).collect())
@@ -1117,22 +1117,28 @@ pub(crate) fn renumber_pin_depths(
     Ok(())
 }
 
-/// The columns [`path_step_from_row`] reads: the text only where no parts are stored (a node with
-/// parts keeps its text for search alone), and the four flags in one number, since each column
-/// read costs more than SQLite's arithmetic. (SQLite gives `|` and `<<` the same precedence,
-/// hence the parentheses.)
-const PLAN_COLUMNS: &str = "n.id, n.parent_id, n.pin_id, n.author,
-    CASE WHEN n.parts_json IS NULL THEN n.text END, n.parts_json, n.created_at_ms,
-    n.excluded | (n.bookmarked << 1) | (n.kept << 2) | ((n.pruned_at_ms IS NOT NULL) << 3),
+/// The columns [`path_step_from_row`] reads: the parts where a node has them, else its text (a
+/// node with parts keeps its text for search alone), and the author, whether parts were read and
+/// the four flags in one number, since each column read costs more than SQLite's arithmetic.
+/// (SQLite gives `|` and `<<` the same precedence, hence the parentheses.)
+const PLAN_COLUMNS: &str = "n.id, n.parent_id, n.pin_id, COALESCE(n.parts_json, n.text),
+    n.created_at_ms,
+    n.excluded | (n.bookmarked << 1) | (n.kept << 2) | ((n.pruned_at_ms IS NOT NULL) << 3)
+      | ((n.parts_json IS NOT NULL) << 4)
+      | (CASE n.author WHEN 'human' THEN 0 WHEN 'model' THEN 32 WHEN 'tool' THEN 64 ELSE 96 END),
     t.tokens";
 
+/// How many columns [`PLAN_COLUMNS`] has: the walk's place comes after them.
+const PLAN_COLUMN_COUNT: usize = 7;
+
 fn path_step_from_row(row: &Row<'_>) -> rusqlite::Result<(PathStep, bool)> {
-    let content = match row.get_ref(5)?.as_str_or_null()? {
-        None => StepContent::Text(row.get_ref(4)?.as_str_or_null()?.unwrap_or("").to_owned()),
-        Some(json) => {
-            let parts: Vec<Part> = serde_json::from_str(json).map_err(|error| {
+    let flags: i64 = row.get(5)?;
+    let content = match (flags & 16 != 0, row.get_ref(3)?.as_str_or_null()?) {
+        (false, text) => StepContent::Text(text.unwrap_or("").to_owned()),
+        (true, json) => {
+            let parts: Vec<Part> = serde_json::from_str(json.unwrap_or("[]")).map_err(|error| {
                 rusqlite::Error::FromSqlConversionFailure(
-                    5,
+                    3,
                     rusqlite::types::Type::Text,
                     Box::new(error),
                 )
@@ -1140,18 +1146,23 @@ fn path_step_from_row(row: &Row<'_>) -> rusqlite::Result<(PathStep, bool)> {
             StepContent::from(parts)
         }
     };
-    let flags: i64 = row.get(7)?;
+    let author = match flags & 96 {
+        0 => Author::Human,
+        32 => Author::Model,
+        64 => Author::Tool,
+        _ => return Err(unknown_value("author", "(neither human, model nor tool)")),
+    };
     let step = PathStep {
         id: NodeId(row.get(0)?),
         parent_id: row.get::<_, Option<i64>>(1)?.map(NodeId),
         pin_id: row.get::<_, Option<i64>>(2)?.map(PinId),
-        author: author_from_sql(row.get_ref(3)?.as_str()?)?,
+        author,
         content,
-        created_at_ms: row.get(6)?,
+        created_at_ms: row.get(4)?,
         excluded: flags & 1 != 0,
         bookmarked: flags & 2 != 0,
         kept: flags & 4 != 0,
-        tokens: row.get::<_, Option<i64>>(8)?.map(count),
+        tokens: row.get::<_, Option<i64>>(6)?.map(count),
     };
     Ok((step, flags & 8 != 0))
 }

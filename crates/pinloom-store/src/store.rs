@@ -109,6 +109,11 @@ impl Store {
         conn.pragma_update(None, "journal_mode", "WAL").map_err(open_error)?;
         conn.pragma_update(None, "synchronous", "NORMAL").map_err(open_error)?;
         conn.pragma_update(None, "foreign_keys", "ON").map_err(open_error)?;
+        // A page cache of up to 64 MiB instead of SQLite's 2 MiB: a 10,000-message path with its
+        // counts spans more pages than that, and a cold plan read them through the OS again
+        // (about 1 ms of the 7 ms path read in the W1 benchmark). Pages are cached only as they
+        // are read, so a small database costs no more.
+        conn.pragma_update(None, "cache_size", -65536).map_err(open_error)?;
         migrations::upgrade(&mut conn).map_err(open_error)?;
         if owner == Ownership::Unmarked {
             conn.pragma_update(None, "application_id", APPLICATION_ID).map_err(open_error)?;
