@@ -27,6 +27,7 @@ pub const ALL: &[&str] = &[
     "thread_restore",
     "node_mark",
     "context_preview",
+    "context_slices",
     "context_preview_unsaved",
     "reply_receipt",
     "request_diff",

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 
 use pinloom_app::json::{
     CompareReach, Comparison, DeletedThreadView, Exchange, FanOut, FanOutPrompt, LaneAnswer,
-    ModelProfile, NodeView, PinView, PlanView, ThreadMessage, ThreadView,
+    ModelProfile, NodeView, PinView, PlanView, SliceView, ThreadMessage, ThreadView,
 };
 use pinloom_app::{
     ApiError, CancellationToken, FanOutLane, NodeAction, Receipt, ReplyEvent, RequestDiff,
@@ -336,6 +336,20 @@ pub(crate) async fn context_preview(
     draft: Option<String>,
 ) -> Result<PlanView, ApiError> {
     Ok(state.pinloom()?.preview(node_id, profile, draft).await?)
+}
+
+/// The slices `first..first + count` of the plan `context_preview` shows for `node_id` under
+/// `profile`, one line each: the members of a folded run.
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn context_slices(
+    state: State<'_, AppState>,
+    node_id: i64,
+    profile: String,
+    first: u32,
+    count: u32,
+) -> Result<Vec<SliceView>, ApiError> {
+    Ok(state.pinloom()?.preview_slices(node_id, profile, first, count).await?)
 }
 
 #[tauri::command]

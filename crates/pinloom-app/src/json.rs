@@ -371,6 +371,12 @@ pub struct SliceView {
     pub preview: String,
     /// Named by the plan's refusal as one to exclude so that the context fits.
     pub exclude_to_fit: bool,
+    /// How many of the plan's slices this line stands for: 1, or a run of alike slices in a row
+    /// (the thousands of old messages truncation cut from a long thread) folded into one line,
+    /// described by its first slice with the run's tokens summed; `context_slices` lists them.
+    pub count: u32,
+    /// Where this line starts among the plan's slices.
+    pub first: u32,
 }
 
 /// Where a slice's content comes from, as the inspector labels it (the rule of what a path may
@@ -428,7 +434,7 @@ pub struct PlanView {
     /// How many messages the truncation marker stands for.
     pub omitted_messages: u32,
     /// Every candidate, in render order (search results last, though they are sent right
-    /// before the prompt).
+    /// before the prompt), long runs of alike slices folded into one line each (`count`).
     pub slices: Vec<SliceView>,
     /// Ancestor summaries the plan wanted and no summariser has written yet.
     pub missing_summaries: u32,

@@ -102,6 +102,8 @@ export const backend = {
   nodeMark: (nodeId: number, action: NodeAction) => unwrap(commands.nodeMark(nodeId, action)),
   contextPreview: (nodeId: number, profile: string, draft: string | null) =>
     unwrap(commands.contextPreview(nodeId, profile, draft)),
+  contextSlices: (nodeId: number, profile: string, first: number, count: number) =>
+    unwrap(commands.contextSlices(nodeId, profile, first, count)),
   contextPreviewUnsaved: (nodeId: number, profile: ModelProfile) =>
     unwrap(commands.contextPreviewUnsaved(nodeId, profile)),
   replyReceipt: (nodeId: number) => unwrap(commands.replyReceipt(nodeId)),

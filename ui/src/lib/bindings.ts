@@ -42,6 +42,11 @@ export const commands = {
 	threadRestore: (pinId: number) => typedError<PinView[], ApiError>(__TAURI_INVOKE("thread_restore", { pinId })),
 	nodeMark: (nodeId: number, action: NodeAction) => typedError<NodeView, ApiError>(__TAURI_INVOKE("node_mark", { nodeId, action })),
 	contextPreview: (nodeId: number, profile: string, draft: string | null) => typedError<PlanView, ApiError>(__TAURI_INVOKE("context_preview", { nodeId, profile, draft })),
+	/**
+	 *  The slices `first..first + count` of the plan `context_preview` shows for `node_id` under
+	 *  `profile`, one line each: the members of a folded run.
+	 */
+	contextSlices: (nodeId: number, profile: string, first: number, count: number) => typedError<SliceView[], ApiError>(__TAURI_INVOKE("context_slices", { nodeId, profile, first, count })),
 	contextPreviewUnsaved: (nodeId: number, profile: ModelProfile) => typedError<PlanView, ApiError>(__TAURI_INVOKE("context_preview_unsaved", { nodeId, profile })),
 	/**
 	 *  What reply `node_id`'s request was planned to hold, what was sent, and what the provider
@@ -755,7 +760,7 @@ export type PlanView = {
 	omittedMessages: number,
 	/**
 	 *  Every candidate, in render order (search results last, though they are sent right
-	 *  before the prompt).
+	 *  before the prompt), long runs of alike slices folded into one line each (`count`).
 	 */
 	slices: SliceView[],
 	/**  Ancestor summaries the plan wanted and no summariser has written yet. */
@@ -1046,6 +1051,14 @@ export type SliceView = {
 	preview: string,
 	/**  Named by the plan's refusal as one to exclude so that the context fits. */
 	excludeToFit: boolean,
+	/**
+	 *  How many of the plan's slices this line stands for: 1, or a run of alike slices in a row
+	 *  (the thousands of old messages truncation cut from a long thread) folded into one line,
+	 *  described by its first slice with the run's tokens summed; `context_slices` lists them.
+	 */
+	count: number,
+	/**  Where this line starts among the plan's slices. */
+	first: number,
 };
 
 /**  A message as a thread shows it. */

@@ -1,8 +1,10 @@
 //! Planning a context for a message under a model profile: the snapshot filled from the cached
 //! path, the plan, and the plan as front ends see it, with refusals in words that say what to do.
 
+use std::collections::HashSet;
+
 use anyhow::Context;
-use pinloom_engine::plan::{SliceStatus, SourceId};
+use pinloom_engine::plan::{Slice, SliceKind, SliceStatus, SourceId};
 use pinloom_engine::render::slice_text;
 use pinloom_engine::settings::TruncationStrategy;
 use pinloom_engine::snapshot::{Author as EngineAuthor, Snapshot};
@@ -108,6 +110,31 @@ impl Pinloom {
         self.keep_path(planned)?;
         self.snapshot_cache.keep_plan(data_version, key, view.clone());
         Ok(view)
+    }
+
+    /// The slices `first..first + count` of the plan [`Pinloom::preview`] makes for `node_id`
+    /// under `profile`, one line each: the members of a folded run of its view, read when the
+    /// person opens the run.
+    pub async fn preview_slices(
+        &self,
+        node_id: i64,
+        profile: String,
+        first: u32,
+        count: u32,
+    ) -> anyhow::Result<Vec<SliceView>> {
+        let planned = self
+            .plan_for(
+                NodeId(node_id),
+                &ProfileRef::Stored(profile),
+                None,
+                MissingSummaries::Counted,
+                Refusals::Show,
+            )
+            .await
+            .context("could not list the context's slices")?;
+        let views = slice_views(&planned, first as usize, count as usize);
+        self.keep_path(planned)?;
+        Ok(views)
     }
 
     /// W1 from the database, for the benchmark: plans message `node_id` under `profile` as a send
@@ -315,39 +342,113 @@ fn without_draft(mut path: CachedPath, draft: bool, end: NodeId) -> CachedPath {
     path
 }
 /// The plan as front ends show it.
+/// A run of this many alike slices in a row or more is one line of a plan view: a 100,000-message
+/// thread's plan has as many slices, nearly all of them old messages cut by truncation, and sent
+/// one by one they made ~30 MB of JSON and kept the window busy for seconds.
+pub(crate) const FOLD_RUNS_OF: usize = 12;
+
+/// What a plan view needs to know of every slice to show it.
+struct SliceFacts<'a> {
+    planned: &'a Planned,
+    kept: HashSet<u64>,
+    to_exclude: HashSet<SourceId>,
+}
+
+impl<'a> SliceFacts<'a> {
+    fn of(planned: &'a Planned) -> SliceFacts<'a> {
+        let snapshot = &planned.path.snapshot;
+        SliceFacts {
+            planned,
+            kept: snapshot.nodes.iter().filter(|node| node.kept).map(|node| node.id.0).collect(),
+            to_exclude: planned
+                .refusal
+                .as_ref()
+                .map(|refusal| refusal.exclude.iter().copied().collect())
+                .unwrap_or_default(),
+        }
+    }
+
+    fn is_kept(&self, slice: &Slice) -> bool {
+        matches!(slice.source, SourceId::Node(node) if self.kept.contains(&node.0))
+    }
+
+    /// A slice the person is asked to act on, or marked for it: always a line of its own.
+    fn stands_alone(&self, slice: &Slice) -> bool {
+        slice.kind == SliceKind::Prompt
+            || slice.cut_from.is_some()
+            || self.is_kept(slice)
+            || self.to_exclude.contains(&slice.source)
+    }
+
+    fn alike(&self, a: &Slice, b: &Slice) -> bool {
+        a.kind == b.kind && a.status == b.status && !self.stands_alone(a) && !self.stands_alone(b)
+    }
+
+    /// Slice `index` of the plan as one line.
+    fn view(&self, index: usize) -> SliceView {
+        let slice = &self.planned.plan.slices[index];
+        let (source, source_id) = source_view(slice.source);
+        let text = slice_text(slice, &self.planned.path.snapshot);
+        SliceView {
+            kind: slice.kind.as_str().to_owned(),
+            source,
+            source_id,
+            provenance: slice.provenance.into(),
+            priority: slice.priority,
+            tokens: slice.tokens,
+            included: slice.is_included(),
+            reason: match slice.status {
+                SliceStatus::Included => None,
+                SliceStatus::Pruned(reason) => Some(reason.as_str().to_owned()),
+            },
+            cut_from: slice.cut_from,
+            kept: self.is_kept(slice),
+            preview: text.chars().take(160).collect(),
+            exclude_to_fit: self.to_exclude.contains(&slice.source),
+            count: 1,
+            first: u32::try_from(index).unwrap_or(u32::MAX),
+        }
+    }
+}
+
+/// The plan's slices `first..first + count`, one line each (what a folded run of a plan view
+/// holds).
+pub(crate) fn slice_views(planned: &Planned, first: usize, count: usize) -> Vec<SliceView> {
+    let facts = SliceFacts::of(planned);
+    let end = first.saturating_add(count).min(planned.plan.slices.len());
+    (first.min(end)..end).map(|index| facts.view(index)).collect()
+}
+
+/// The plan's slices as lines: runs of [`FOLD_RUNS_OF`] alike slices or more folded into one line
+/// (their first slice, with every one's tokens), everything else a line of its own.
+fn folded_views(planned: &Planned) -> Vec<SliceView> {
+    let facts = SliceFacts::of(planned);
+    let slices = &planned.plan.slices;
+    let mut views = Vec::new();
+    let mut start = 0;
+    while start < slices.len() {
+        let mut end = start + 1;
+        while end < slices.len() && facts.alike(&slices[start], &slices[end]) {
+            end += 1;
+        }
+        if end - start >= FOLD_RUNS_OF {
+            let mut run = facts.view(start);
+            run.tokens = slices[start..end]
+                .iter()
+                .fold(0_u32, |sum, slice| sum.saturating_add(slice.tokens));
+            run.count = u32::try_from(end - start).unwrap_or(u32::MAX);
+            views.push(run);
+        } else {
+            views.extend((start..end).map(|index| facts.view(index)));
+        }
+        start = end;
+    }
+    views
+}
+
 pub(crate) fn plan_view(planned: &Planned) -> anyhow::Result<PlanView> {
     let plan = &planned.plan;
-    let snapshot = &planned.path.snapshot;
-    let kept: std::collections::HashSet<u64> =
-        snapshot.nodes.iter().filter(|node| node.kept).map(|node| node.id.0).collect();
-    let slices = plan
-        .slices
-        .iter()
-        .map(|slice| {
-            let (source, source_id) = source_view(slice.source);
-            let text = slice_text(slice, snapshot);
-            SliceView {
-                kind: slice.kind.as_str().to_owned(),
-                source,
-                source_id,
-                provenance: slice.provenance.into(),
-                priority: slice.priority,
-                tokens: slice.tokens,
-                included: slice.is_included(),
-                reason: match slice.status {
-                    SliceStatus::Included => None,
-                    SliceStatus::Pruned(reason) => Some(reason.as_str().to_owned()),
-                },
-                cut_from: slice.cut_from,
-                kept: matches!(slice.source, SourceId::Node(node) if kept.contains(&node.0)),
-                preview: text.chars().take(160).collect(),
-                exclude_to_fit: planned
-                    .refusal
-                    .as_ref()
-                    .is_some_and(|refusal| refusal.exclude.contains(&slice.source)),
-            }
-        })
-        .collect();
+    let slices = folded_views(planned);
     let (url, body) = match wire_request(planned) {
         Ok(wire) => (wire.url, serde_json::to_string_pretty(&wire.body)?),
         Err(error) => (String::new(), format!("(no request: {error})")),

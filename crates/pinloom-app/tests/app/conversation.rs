@@ -322,6 +322,47 @@ async fn a_preview_sends_nothing_and_shows_what_a_small_window_cuts() {
 }
 
 #[tokio::test]
+async fn a_long_thread_s_plan_folds_its_runs_and_lists_their_slices_on_demand() {
+    let server = Server::start(vec![]).await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    pinloom.save_model_profile(local_profile("Tiny", &server, 300, "o200k")).await.unwrap();
+    let tree = dialogue(&pinloom).await;
+    let mut parent = None;
+    for turn in 0..200 {
+        let text = format!("Message {turn}: the river carries silt past the bend and drops it.");
+        parent = Some(pinloom.append_message(tree, parent, text).await.unwrap().id);
+    }
+    let last = parent.unwrap();
+    let view = pinloom.preview(last, "Tiny".into(), None).await.unwrap();
+
+    // The lines tile the plan in order; the cut middle of the thread is one of them.
+    let mut next = 0;
+    for line in &view.slices {
+        assert_eq!(line.first, next, "{line:?}");
+        next += line.count;
+    }
+    assert!(view.slices.len() < 40, "{} lines for {next} slices", view.slices.len());
+    let run = view.slices.iter().find(|line| line.count > 1).expect("a run is folded");
+    assert!(run.count >= 12);
+    assert!(!run.included);
+    assert_eq!(run.reason.as_deref(), Some("truncated"));
+
+    // Its slices, read when the run is opened, are the plan's own, one line each.
+    let members = pinloom.preview_slices(last, "Tiny".into(), run.first, run.count).await.unwrap();
+    assert_eq!(members.len(), run.count as usize);
+    assert!(members.iter().all(|slice| slice.count == 1
+        && slice.kind == run.kind
+        && slice.reason == run.reason
+        && slice.source == "node"));
+    assert_eq!(members.iter().map(|slice| slice.tokens).sum::<u32>(), run.tokens);
+    let places: Vec<u32> = members.iter().map(|slice| slice.first).collect();
+    assert_eq!(places, (run.first..run.first + run.count).collect::<Vec<_>>());
+    assert_eq!(members[0].source_id, run.source_id, "a run is named by its first slice");
+    // Past the end, nothing.
+    assert!(pinloom.preview_slices(last, "Tiny".into(), next, 10).await.unwrap().is_empty());
+}
+
+#[tokio::test]
 async fn an_estimated_model_learns_its_characters_per_token_from_usage() {
     // 23 characters reported as 23 tokens: one character a token, far below the start of 3.5.
     let server = Server::start(vec![Answer::sse(&chat_stream(&["Yes."], 23), 0)]).await;
