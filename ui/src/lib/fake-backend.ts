@@ -235,6 +235,26 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
         return null;
       case "context_preview":
         return null;
+      case "context_slices": {
+        // The members of a folded run: old messages truncation cut, one line each.
+        const first = args.first as number;
+        return Array.from({ length: args.count as number }, (_, i) => ({
+          kind: "oldHistory",
+          source: "node",
+          provenance: "path",
+          sourceId: first + i,
+          priority: 9,
+          tokens: 10,
+          included: false,
+          reason: "truncated",
+          cutFrom: null,
+          kept: false,
+          preview: `Old message ${first + i}`,
+          excludeToFit: false,
+          count: 1,
+          first: first + i,
+        }));
+      }
       case "notes_list":
         return state.notes.get(args.nodeId as number) ?? [];
       case "note_add": {
