@@ -207,6 +207,23 @@ describe("the tree map on 100,000 messages", { timeout: 900_000 }, () => {
     );
     assert.equal((await harness.findAll("root-column")).length, 1);
     assert.equal((await harness.findAll("pin-column")).length, 1);
+    // The root column holds one page of its 10,000 messages, the one around the pin's anchor,
+    // and shows the anchor's message in its view.
+    await harness.driver.wait(
+      async () =>
+        harness.driver.executeScript(
+          `const column = document.querySelector('[data-testid="root-column"]');
+           const list = column?.querySelector('ol.messages');
+           const messages = [...(column?.querySelectorAll('[data-testid="message"]') ?? [])];
+           const anchor = messages.find((message) => message.textContent.includes('Message 9888:'));
+           if (!list || !anchor || messages.length > 200) return false;
+           const at = anchor.getBoundingClientRect();
+           const view = list.getBoundingClientRect();
+           return at.bottom > view.top && at.top < view.bottom;`,
+        ),
+      20_000,
+      "the anchor's message in view in a page of the root thread",
+    );
   });
 
   harness.windowTest("pans smoothly, at the newest message and with the whole tree on screen", async () => {

@@ -35,6 +35,9 @@ export type Column = {
   /// One prompt sent to several models: each model's reply as it streams, then what became of
   /// it, until the person dismisses the summary or sends again.
   fanOut?: FanOutState | null;
+  /// A message to bring into view once the column is drawn: where a jump (from the map or a
+  /// search) landed, which a page of a long thread has a quarter page below its top.
+  reveal?: number | null;
 };
 
 /// A prompt sent to several models at once, as the column shows it.
@@ -532,17 +535,18 @@ export class Conversation {
   async jumpTo(nodeId: number, pinId: number | null): Promise<void> {
     if (this.treeId === null) return;
     try {
-      const chain: ThreadView[] = [];
+      // Each column is read through the message of the chain in it, and brings it into view.
+      const chain: Column[] = [];
       let node = nodeId;
       let pin = pinId;
       while (pin !== null) {
         const view = await backend.pinView(pin, node);
-        chain.unshift(view);
+        chain.unshift({ ...columnOf(view), reveal: node });
         node = view.pin?.anchorNodeId ?? node;
         pin = view.pin?.parentPinId ?? null;
       }
       const root = await backend.threadView(this.treeId, node);
-      this.columns = [root, ...chain].map(columnOf);
+      this.columns = [{ ...columnOf(root), reveal: node }, ...chain];
       await this.inspect(nodeId);
     } catch (thrown) {
       this.error = PinloomError.from(thrown);
