@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use pinloom_app::json::{
-    CompareReach, Comparison, DeletedThreadView, Exchange, FanOut, FanOutPrompt, LaneAnswer,
-    ModelProfile, NodeView, PinView, PlanView, SliceView, ThreadMessage, ThreadView,
+    CompareReach, Comparison, DeletedThreadView, Exchange, FanOut, LaneAnswer, ModelProfile,
+    NodeView, PinView, PlanView, SendTarget, SliceView, ThreadMessage, ThreadView,
 };
 use pinloom_app::{
     ApiError, CancellationToken, FanOutLane, NodeAction, Receipt, ReplyEvent, RequestDiff,
@@ -149,47 +149,6 @@ pub(crate) async fn thread_page(
     Ok(state.pinloom()?.thread_page(end_id, first, count).await?)
 }
 
-/// What a send answers: a new message in a thread or a pin, or an existing message again.
-#[derive(Debug, Clone, serde::Deserialize, specta::Type)]
-#[serde(rename_all = "camelCase", rename_all_fields = "camelCase", tag = "kind")]
-pub(crate) enum SendTarget {
-    /// A new message continuing `parent_id` in the tree's thread (absent: the first message).
-    Thread {
-        /// The tree.
-        tree_id: i64,
-        /// The message it continues.
-        parent_id: Option<i64>,
-        /// What the person wrote.
-        text: String,
-    },
-    /// A new message in a pin's sub-thread, after `parent_id` (absent: its first message).
-    Pin {
-        /// The pin.
-        pin_id: i64,
-        /// The message it continues.
-        parent_id: Option<i64>,
-        /// What the person wrote.
-        text: String,
-    },
-    /// Answer a message again (a reply's prompt, when given a reply).
-    Regenerate {
-        /// The message.
-        node_id: i64,
-    },
-    /// Edit the person's message as a new branch and answer the edit.
-    Edit {
-        /// The message edited.
-        node_id: i64,
-        /// Its new text.
-        text: String,
-    },
-    /// Continue a buffer-mode document from a message.
-    Continue {
-        /// The end of the document on show.
-        node_id: i64,
-    },
-}
-
 #[tauri::command]
 #[specta::specta]
 pub(crate) async fn reply_start(
@@ -202,23 +161,7 @@ pub(crate) async fn reply_start(
     let pinloom = state.pinloom()?.clone();
     let cancel = state.streaming.start(request_id);
     let events = forward(on_piece);
-    let result = match target {
-        SendTarget::Thread { tree_id, parent_id, text } => {
-            pinloom.send(tree_id, parent_id, text, profile, events, cancel).await
-        }
-        SendTarget::Pin { pin_id, parent_id, text } => {
-            pinloom.send_in_pin(pin_id, parent_id, text, profile, events, cancel).await
-        }
-        SendTarget::Regenerate { node_id } => {
-            pinloom.regenerate(node_id, profile, events, cancel).await
-        }
-        SendTarget::Edit { node_id, text } => {
-            pinloom.edit_and_send(node_id, text, profile, events, cancel).await
-        }
-        SendTarget::Continue { node_id } => {
-            pinloom.continue_buffer(node_id, profile, events, cancel).await
-        }
-    };
+    let result = pinloom.reply_to(target, profile, events, cancel).await;
     state.streaming.finish(request_id);
     Ok(result?)
 }
@@ -229,7 +172,7 @@ pub(crate) async fn reply_start(
 #[specta::specta]
 pub(crate) async fn reply_fan_out(
     state: State<'_, AppState>,
-    prompt: FanOutPrompt,
+    prompt: SendTarget,
     profiles: Vec<String>,
     request_ids: Vec<u32>,
     on_piece: Channel<LanePiece>,

@@ -554,10 +554,12 @@ pub enum CompareReach {
     Branches,
 }
 
-/// The message several models answer at once.
+/// What a send answers: a new message in a thread or a pin, an existing message again, an edit,
+/// or a buffer document continued. One model answers it through `reply_start`, several at once
+/// through `reply_fan_out`.
 #[derive(Debug, Clone, Deserialize, specta::Type)]
 #[serde(rename_all = "camelCase", rename_all_fields = "camelCase", tag = "kind")]
-pub enum FanOutPrompt {
+pub enum SendTarget {
     /// A new message of the person's continuing `parent_id` in the tree's thread (absent: the
     /// tree's first message).
     Thread {
@@ -577,9 +579,21 @@ pub enum FanOutPrompt {
         /// What the person wrote.
         text: String,
     },
-    /// A message already written, answered again (a reply's prompt, given a reply).
-    Again {
+    /// Answer a message again (a reply's prompt, when given a reply).
+    Regenerate {
         /// The message.
+        node_id: i64,
+    },
+    /// Edit the person's message as a new branch and answer the edit.
+    Edit {
+        /// The message edited.
+        node_id: i64,
+        /// Its new text.
+        text: String,
+    },
+    /// Continue a buffer-mode document from a message.
+    Continue {
+        /// The end of the document on show.
         node_id: i64,
     },
 }

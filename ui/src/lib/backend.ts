@@ -10,7 +10,6 @@ import {
   type CompareReach,
   type ErrorCode,
   type ExportRequest,
-  type FanOutPrompt,
   type LanePiece,
   type ModelProfile,
   type NodeAction,
@@ -88,7 +87,7 @@ export const backend = {
   /// Sends one prompt to several models at once; `onPiece` sees each model's pieces, tagged with
   /// its lane, and each model's answer as it ends. `requestIds[lane]` stops that model alone.
   replyFanOut: (
-    prompt: FanOutPrompt,
+    prompt: SendTarget,
     profiles: string[],
     requestIds: number[],
     onPiece: (piece: LanePiece) => void,

@@ -34,7 +34,7 @@ export const commands = {
 	 *  Sends one prompt to 2–4 models at once, each reply streaming on `on_piece` tagged with its
 	 *  lane; `request_ids[lane]` stops that model's reply alone through `reply_stop`.
 	 */
-	replyFanOut: (prompt: FanOutPrompt, profiles: string[], requestIds: number[], onPiece: Channel<LanePiece>) => typedError<FanOut, ApiError>(__TAURI_INVOKE("reply_fan_out", { prompt, profiles, requestIds, onPiece })),
+	replyFanOut: (prompt: SendTarget, profiles: string[], requestIds: number[], onPiece: Channel<LanePiece>) => typedError<FanOut, ApiError>(__TAURI_INVOKE("reply_fan_out", { prompt, profiles, requestIds, onPiece })),
 	replyStop: (requestId: number) => typedError<null, ApiError>(__TAURI_INVOKE("reply_stop", { requestId })),
 	pinCreate: (nodeId: number, start: number, end: number, text: string, title: string) => typedError<PinView, ApiError>(__TAURI_INVOKE("pin_create", { nodeId, start, end, text, title })),
 	pinClose: (pinId: number, result: string) => typedError<PinView, ApiError>(__TAURI_INVOKE("pin_close", { pinId, result })),
@@ -451,32 +451,6 @@ export type FanOut = {
 	/**  Each model's side, in the order they were asked. */
 	answers: LaneAnswer[],
 };
-
-/**  The message several models answer at once. */
-export type FanOutPrompt = 
-/**
- *  A new message of the person's continuing `parent_id` in the tree's thread (absent: the
- *  tree's first message).
- */
-{ kind: "thread"; 
-/**  The tree. */
-treeId: number; 
-/**  The message it continues. */
-parentId: number | null; 
-/**  What the person wrote. */
-text: string } | 
-/**  A new message in a pin's sub-thread, after `parent_id` (absent: its first message). */
-{ kind: "pin"; 
-/**  The pin. */
-pinId: number; 
-/**  The message it continues. */
-parentId: number | null; 
-/**  What the person wrote. */
-text: string } | 
-/**  A message already written, answered again (a reply's prompt, given a reply). */
-{ kind: "again"; 
-/**  The message. */
-nodeId: number };
 
 /**  What an import did: the trees written and the report as `pinloom import` prints it. */
 export type ImportReportView = {
@@ -954,9 +928,16 @@ export type SearchResult = {
 	preview: string,
 };
 
-/**  What a send answers: a new message in a thread or a pin, or an existing message again. */
+/**
+ *  What a send answers: a new message in a thread or a pin, an existing message again, an edit,
+ *  or a buffer document continued. One model answers it through `reply_start`, several at once
+ *  through `reply_fan_out`.
+ */
 export type SendTarget = 
-/**  A new message continuing `parent_id` in the tree's thread (absent: the first message). */
+/**
+ *  A new message of the person's continuing `parent_id` in the tree's thread (absent: the
+ *  tree's first message).
+ */
 { kind: "thread"; 
 /**  The tree. */
 treeId: number; 

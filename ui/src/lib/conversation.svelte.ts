@@ -7,11 +7,11 @@ import { TreeSettingsState } from "./tree-settings.svelte";
 import type {
   CompareReach,
   Comparison,
-  FanOutPrompt,
   ModelProfile,
   NodeAction,
   PlanView,
   Promotion,
+  ReplyPiece,
   SendTarget,
   ThreadMessage,
   ThreadView,
@@ -67,9 +67,14 @@ export type Lane = {
 /// it again, never to send it twice); or nothing saved (the composer keeps the text).
 export type SendOutcome = "answered" | "unanswered" | "unsaved";
 
-/// A new message of the person's in a thread or a pin: what one send and a fan-out both start
-/// from.
-type NewMessage = Extract<SendTarget, { kind: "thread" | "pin" }> & Extract<FanOutPrompt, { kind: "thread" | "pin" }>;
+/// A new message of the person's in a thread or a pin.
+type NewMessage = Extract<SendTarget, { kind: "thread" | "pin" }>;
+
+/// What the window says while a busy provider is waited for.
+function waitingLine(piece: Extract<ReplyPiece, { kind: "retrying" }>): string {
+  const seconds = Math.max(1, Math.round(piece.waitSeconds ?? 1));
+  return `${piece.reason}: retrying in ${seconds} s (try ${piece.attempt})`;
+}
 
 /// A column showing `view`, with nothing streaming.
 function columnOf(view: ThreadView): Column {
@@ -296,7 +301,7 @@ export class Conversation {
 
   /// Answers message `nodeId` again with each of `profiles` at once (Regenerate with…).
   regenerateWith(index: number, nodeId: number, profiles: string[]): Promise<boolean> {
-    return this.fanOut(index, { kind: "again", nodeId }, profiles, "");
+    return this.fanOut(index, { kind: "regenerate", nodeId }, profiles, "");
   }
 
   /// Asks every model in `fanOutProfiles` at once in column `index`, as `ask` asks one.
@@ -307,7 +312,7 @@ export class Conversation {
   /// Sends `prompt` to `profiles` at once in column `index`: each model's reply streams in its
   /// own lane and can be stopped alone; one model's failure stays in its lane. The column then
   /// shows the first reply written, its siblings one switch away. True when any model answered.
-  private async fanOut(index: number, prompt: FanOutPrompt, profiles: string[], text: string): Promise<boolean> {
+  private async fanOut(index: number, prompt: SendTarget, profiles: string[], text: string): Promise<boolean> {
     const column = this.columns[index];
     if (!column) return false;
     const requestIds = profiles.map(() => nextRequestId++);
@@ -347,10 +352,7 @@ export class Conversation {
           lane.retrying = null;
         }
         if (piece.kind === "saved") lane.saved = piece.characters;
-        if (piece.kind === "retrying") {
-          const seconds = Math.max(1, Math.round(piece.waitSeconds ?? 1));
-          lane.retrying = `${piece.reason}: retrying in ${seconds} s (try ${piece.attempt})`;
-        }
+        if (piece.kind === "retrying") lane.retrying = waitingLine(piece);
       });
       this.onchanged();
       const first = result.answers.find((answer) => answer.exchange)?.exchange ?? null;
@@ -451,10 +453,7 @@ export class Conversation {
           live.retrying = null;
         }
         if (piece.kind === "saved") live.saved = piece.characters;
-        if (piece.kind === "retrying") {
-          const seconds = Math.max(1, Math.round(piece.waitSeconds ?? 1));
-          live.retrying = `${piece.reason}: retrying in ${seconds} s (try ${piece.attempt})`;
-        }
+        if (piece.kind === "retrying") live.retrying = waitingLine(piece);
       });
       if (exchange.interruption) column.error = new PinloomError(exchange.interruption);
       this.onchanged();

@@ -4,7 +4,6 @@ import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
 
 import type {
   ApiError,
-  FanOutPrompt,
   Message,
   ModelProfile,
   NodeView,
@@ -196,18 +195,18 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
         const channel = args.onPiece as { onmessage: (piece: unknown) => void };
         const profiles = args.profiles as string[];
         if (profiles.length < 2) throw { code: "invalidInput", message: "choose 2 to 4 models" } satisfies ApiError;
-        const target = args.prompt as FanOutPrompt;
+        const target = args.prompt as SendTarget;
         let treeId: number;
         let prompt: Message;
         if (target.kind === "thread") {
           treeId = target.treeId;
           prompt = write(treeId, target.parentId, "human", target.text);
-        } else if (target.kind === "again") {
+        } else if (target.kind === "regenerate") {
           const found = treeOf(target.nodeId);
           treeId = found.treeId;
           prompt = found.message.author === "model" ? treeOf(found.message.parentId ?? -1).message : found.message;
         } else {
-          throw new Error("the fake backend has no pins");
+          throw new Error(`the fake backend fans out no ${target.kind} target`);
         }
         const answers = profiles.map((profile, lane) => {
           const failure = state.fanOutFailures.get(profile);

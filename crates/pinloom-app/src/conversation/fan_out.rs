@@ -12,7 +12,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 use crate::ApiError;
-use crate::json::{FanOut, FanOutPrompt, LaneAnswer, NodeView};
+use crate::json::{FanOut, LaneAnswer, NodeView, SendTarget};
 use crate::pinloom::Pinloom;
 
 /// The fewest and the most models one prompt goes to at once: one is an ordinary send, and more
@@ -30,15 +30,16 @@ pub struct FanOutLane {
 }
 
 impl Pinloom {
-    /// Sends `prompt` to every lane's model at once: the person's message is written once (or,
-    /// answering again, the existing one is used), then each model plans, streams and writes its
-    /// reply beside the others. `answered` hears of each lane as soon as it ends, before the
+    /// Sends `prompt` to every lane's model at once: the person's message (or the edit) is
+    /// written once, or, answering again, the existing one is used; then each model plans,
+    /// streams and writes its reply beside the others. A buffer document continues through one
+    /// model only. `answered` hears of each lane as soon as it ends, before the
     /// slowest; the result lists them all. Fails as a whole only when nothing could be sent: too
     /// few or too many models, one chosen twice, an unknown profile, or a message that could not
     /// be written.
     pub async fn fan_out(
         &self,
-        prompt: FanOutPrompt,
+        prompt: SendTarget,
         lanes: Vec<FanOutLane>,
         answered: impl Fn(&LaneAnswer) + Sync,
     ) -> anyhow::Result<FanOut> {
@@ -75,18 +76,25 @@ impl Pinloom {
         })
         .await?;
         let prompt: NodeView = match prompt {
-            FanOutPrompt::Thread { tree_id, parent_id, text } => self
+            SendTarget::Thread { tree_id, parent_id, text } => self
                 .append_human(pinloom_store::TreeId(tree_id), parent_id.map(NodeId), None, text)
                 .await?
                 .into(),
-            FanOutPrompt::Pin { pin_id, parent_id, text } => {
+            SendTarget::Pin { pin_id, parent_id, text } => {
                 self.append_in_pin(pin_id, parent_id, text).await?
             }
-            FanOutPrompt::Again { node_id } => {
+            SendTarget::Edit { node_id, text } => self.edit_message(node_id, text).await?,
+            SendTarget::Regenerate { node_id } => {
                 let prompt = self.prompt_of(node_id).await?;
                 self.read("could not answer again", move |store| Ok(store.node(prompt)?))
                     .await?
                     .into()
+            }
+            SendTarget::Continue { .. } => {
+                return Err(ApiError::invalid_input(
+                    "a document continues through one model: choose one model to continue it",
+                )
+                .into());
             }
         };
         let prompt_id = NodeId(prompt.message.id);

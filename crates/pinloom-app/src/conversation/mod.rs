@@ -40,7 +40,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::ApiError;
 use crate::conversation::engine_inputs::{ANNOTATION_ID_BASE, exact_family, token_counts};
-use crate::json::{Exchange, Message, NodeView};
+use crate::json::{Exchange, Message, NodeView, SendTarget};
 use crate::pinloom::Pinloom;
 use crate::runtime::{blocking, now_ms};
 
@@ -109,6 +109,35 @@ impl Pinloom {
                     })
                     .await?;
                 Ok(self.append_human(tree, Some(NodeId(parent)), None, text).await?.into())
+            }
+        }
+    }
+
+    /// Answers `target` with the model profile `profile`, as [`Pinloom::send`],
+    /// [`Pinloom::send_in_pin`], [`Pinloom::regenerate`], [`Pinloom::edit_and_send`] or
+    /// [`Pinloom::continue_buffer`] does: what every front end's "send" comes down to.
+    pub async fn reply_to(
+        &self,
+        target: SendTarget,
+        profile: String,
+        events: UnboundedSender<ReplyEvent>,
+        cancel: CancellationToken,
+    ) -> anyhow::Result<Exchange> {
+        match target {
+            SendTarget::Thread { tree_id, parent_id, text } => {
+                self.send(tree_id, parent_id, text, profile, events, cancel).await
+            }
+            SendTarget::Pin { pin_id, parent_id, text } => {
+                self.send_in_pin(pin_id, parent_id, text, profile, events, cancel).await
+            }
+            SendTarget::Regenerate { node_id } => {
+                self.regenerate(node_id, profile, events, cancel).await
+            }
+            SendTarget::Edit { node_id, text } => {
+                self.edit_and_send(node_id, text, profile, events, cancel).await
+            }
+            SendTarget::Continue { node_id } => {
+                self.continue_buffer(node_id, profile, events, cancel).await
             }
         }
     }

@@ -341,23 +341,22 @@ fn without_draft(mut path: CachedPath, draft: bool, end: NodeId) -> CachedPath {
     }
     path
 }
-/// The plan as front ends show it.
 /// A run of this many alike slices in a row or more is one line of a plan view: a 100,000-message
 /// thread's plan has as many slices, nearly all of them old messages cut by truncation, and sent
 /// one by one they made ~30 MB of JSON and kept the window busy for seconds.
-pub(crate) const FOLD_RUNS_OF: usize = 12;
+const FOLD_RUNS_OF: usize = 12;
 
-/// What a plan view needs to know of every slice to show it.
-struct SliceFacts<'a> {
+/// A plan's slices as the lines of its view: what each line needs to know beside the slice.
+struct PlanLines<'a> {
     planned: &'a Planned,
     kept: HashSet<u64>,
     to_exclude: HashSet<SourceId>,
 }
 
-impl<'a> SliceFacts<'a> {
-    fn of(planned: &'a Planned) -> SliceFacts<'a> {
+impl<'a> PlanLines<'a> {
+    fn of(planned: &'a Planned) -> PlanLines<'a> {
         let snapshot = &planned.path.snapshot;
-        SliceFacts {
+        PlanLines {
             planned,
             kept: snapshot.nodes.iter().filter(|node| node.kept).map(|node| node.id.0).collect(),
             to_exclude: planned
@@ -414,7 +413,7 @@ impl<'a> SliceFacts<'a> {
 /// The plan's slices `first..first + count`, one line each (what a folded run of a plan view
 /// holds).
 pub(crate) fn slice_views(planned: &Planned, first: usize, count: usize) -> Vec<SliceView> {
-    let facts = SliceFacts::of(planned);
+    let facts = PlanLines::of(planned);
     let end = first.saturating_add(count).min(planned.plan.slices.len());
     (first.min(end)..end).map(|index| facts.view(index)).collect()
 }
@@ -422,7 +421,7 @@ pub(crate) fn slice_views(planned: &Planned, first: usize, count: usize) -> Vec<
 /// The plan's slices as lines: runs of [`FOLD_RUNS_OF`] alike slices or more folded into one line
 /// (their first slice, with every one's tokens), everything else a line of its own.
 fn folded_views(planned: &Planned) -> Vec<SliceView> {
-    let facts = SliceFacts::of(planned);
+    let facts = PlanLines::of(planned);
     let slices = &planned.plan.slices;
     let mut views = Vec::new();
     let mut start = 0;
@@ -446,6 +445,7 @@ fn folded_views(planned: &Planned) -> Vec<SliceView> {
     views
 }
 
+/// The plan as front ends show it.
 pub(crate) fn plan_view(planned: &Planned) -> anyhow::Result<PlanView> {
     let plan = &planned.plan;
     let slices = folded_views(planned);

@@ -4,7 +4,7 @@
 
 use std::sync::Mutex;
 
-use pinloom_app::json::{CompareReach, ContextSource, FanOutPrompt, LaneAnswer};
+use pinloom_app::json::{CompareReach, ContextSource, LaneAnswer, SendTarget};
 use pinloom_app::{CancellationToken, ErrorCode, FanOutLane};
 use pinloom_test_server::{Answer, Server, Then};
 use tokio::sync::mpsc::unbounded_channel;
@@ -23,8 +23,8 @@ fn lanes(profiles: &[&str]) -> Vec<FanOutLane> {
     profiles.iter().map(|profile| lane(profile, &CancellationToken::new())).collect()
 }
 
-fn thread_prompt(tree: i64, parent: Option<i64>, text: &str) -> FanOutPrompt {
-    FanOutPrompt::Thread { tree_id: tree, parent_id: parent, text: text.into() }
+fn thread_prompt(tree: i64, parent: Option<i64>, text: &str) -> SendTarget {
+    SendTarget::Thread { tree_id: tree, parent_id: parent, text: text.into() }
 }
 
 #[tokio::test]
@@ -275,15 +275,29 @@ async fn a_fan_out_that_cannot_be_sent_writes_nothing() {
         .unwrap_err();
     assert_eq!(unknown.code, ErrorCode::InvalidInput);
     assert!(unknown.message.contains("no model profile named \"Nowhere\""), "{}", unknown.message);
+    pinloom.save_model_profile(local_profile("Second", &server, 8_192, "o200k")).await.unwrap();
+    let written = pinloom.append_message(tree, None, "A document".into()).await.unwrap();
+    let continued = pinloom
+        .fan_out(
+            SendTarget::Continue { node_id: written.id },
+            lanes(&["Local", "Second"]),
+            |_: &LaneAnswer| {},
+        )
+        .await
+        .map_err(refusal)
+        .unwrap_err();
+    assert!(continued.message.contains("continues through one model"), "{}", continued.message);
+    pinloom.mark_node(written.id, pinloom_app::NodeAction::Delete).await.unwrap();
 
     assert!(pinloom.thread_view(tree, None).await.unwrap().messages.is_empty());
     assert!(server.seen().is_empty(), "nothing was sent");
 }
 
 #[tokio::test]
-async fn answering_again_with_several_models_adds_siblings_to_the_same_prompt() {
-    let first = Server::start(vec![says("Erosion."), says("Erosion, again.")]).await;
-    let second = Server::start(vec![says("Sediment.")]).await;
+async fn answering_again_or_an_edit_with_several_models_adds_siblings() {
+    let first =
+        Server::start(vec![says("Erosion."), says("Erosion, again."), says("Uplift.")]).await;
+    let second = Server::start(vec![says("Sediment."), says("Faults.")]).await;
     let (pinloom, _dir) = pinloom_with(&first).await;
     pinloom.save_model_profile(local_profile("Second", &second, 8_192, "o200k")).await.unwrap();
     let tree = dialogue(&pinloom).await;
@@ -291,7 +305,7 @@ async fn answering_again_with_several_models_adds_siblings_to_the_same_prompt() 
 
     let fan_out = pinloom
         .fan_out(
-            FanOutPrompt::Again { node_id: asked.reply.message.id },
+            SendTarget::Regenerate { node_id: asked.reply.message.id },
             lanes(&["Local", "Second"]),
             |_: &LaneAnswer| {},
         )
@@ -305,6 +319,27 @@ async fn answering_again_with_several_models_adds_siblings_to_the_same_prompt() 
         messages(&second.seen()[0].json()),
         [("user".to_owned(), "Why meanders?".to_owned())],
         "answering again sends the same question, not the earlier answer"
+    );
+
+    // An edit goes to both models as one new branch of the question.
+    let edited = pinloom
+        .fan_out(
+            SendTarget::Edit { node_id: prompt, text: "Why do mountains rise?".into() },
+            lanes(&["Local", "Second"]),
+            |_: &LaneAnswer| {},
+        )
+        .await
+        .unwrap();
+    assert_eq!(edited.prompt.edited_from, Some(prompt));
+    let replies: Vec<&str> = edited
+        .answers
+        .iter()
+        .map(|answer| answer.exchange.as_ref().unwrap().reply.message.text.as_str())
+        .collect();
+    assert_eq!(replies, ["Uplift.", "Faults."]);
+    assert_eq!(
+        messages(&second.seen()[1].json()),
+        [("user".to_owned(), "Why do mountains rise?".to_owned())]
     );
 }
 
