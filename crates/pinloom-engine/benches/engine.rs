@@ -115,7 +115,8 @@ fn thread(n: usize, bytes: usize, tokenizer: Tokenizer) -> Snapshot {
         let author = if i % 2 == 0 { Author::Human } else { Author::Model };
         let mut node = NodeRecord::text(i as u64 + 1, edge, author, &prose(&mut rng, bytes));
         let tokens = tokenizer.count_u32(node.parts[0].text());
-        node.cached_tokens = vec![CachedCount { tokenizer: tokenizer.id(), tokens }];
+        node.cached_tokens =
+            [CachedCount { tokenizer: tokenizer.id(), tokens }].into_iter().collect();
         nodes.push(node);
     }
     Snapshot {
@@ -335,7 +336,9 @@ fn w5(c: &mut Criterion) {
     let node = |id: u64, edge: ParentEdge, author: Author, text: &str| {
         let mut node = NodeRecord::text(id, edge, author, text);
         node.cached_tokens =
-            vec![CachedCount { tokenizer: tokenizer.id(), tokens: tokenizer.count_u32(text) }];
+            [CachedCount { tokenizer: tokenizer.id(), tokens: tokenizer.count_u32(text) }]
+                .into_iter()
+                .collect();
         node
     };
     let base = Snapshot {

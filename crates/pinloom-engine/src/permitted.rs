@@ -42,8 +42,19 @@ pub fn path_positions(
     }
     let mut wanted: Vec<(NodeId, usize)> = nodes.iter().copied().zip(0..).collect();
     wanted.sort_unstable();
+    // A 4,096-bit filter of the asked ids: nearly every node of a long path is ruled out by one
+    // bit test, and only the few that pass are looked up among the asked.
+    let mut filter = [0_u64; 64];
+    for &(id, _) in &wanted {
+        let bit = filter_bit(id);
+        filter[bit / 64] |= 1 << (bit % 64);
+    }
     for (position, &index) in path.nodes.iter().enumerate() {
         let id = snapshot.nodes[index].id;
+        let bit = filter_bit(id);
+        if filter[bit / 64] & (1 << (bit % 64)) == 0 {
+            continue;
+        }
         let Ok(found) = wanted.binary_search_by_key(&id, |(node, _)| *node) else { continue };
         // Several candidates may name one node: mark every one of them.
         let first = wanted[..found].partition_point(|(node, _)| *node < id);
@@ -52,6 +63,12 @@ pub fn path_positions(
         }
     }
     positions
+}
+
+/// Which of the filter's 4,096 bits stands for `id`: a multiplicative hash, so ids that differ in
+/// any bits spread over the filter.
+fn filter_bit(id: NodeId) -> usize {
+    (id.0.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 52) as usize
 }
 
 /// Whether an attachment with this scope is in the context of the path's last node.

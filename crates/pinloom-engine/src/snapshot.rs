@@ -106,6 +106,11 @@ pub struct CachedCount {
     pub tokens: u32,
 }
 
+/// A node's cached counts: one or two in practice (the exact family of the model planned for,
+/// and perhaps another model's), kept inside the record rather than in an allocation of their
+/// own, which a 10,000-message path would make 10,000 of and the planner would follow for each.
+pub type CachedCounts = smallvec::SmallVec<[CachedCount; 2]>;
+
 /// One immutable message of the tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NodeRecord {
@@ -130,7 +135,7 @@ pub struct NodeRecord {
     /// The user asked for it to survive any truncation, like the prompt (the inspector's "keep").
     pub kept: bool,
     /// Counts the store has cached for this node.
-    pub cached_tokens: Vec<CachedCount>,
+    pub cached_tokens: CachedCounts,
 }
 
 impl NodeRecord {
@@ -147,7 +152,7 @@ impl NodeRecord {
             bookmarked: false,
             include_annotation: false,
             kept: false,
-            cached_tokens: Vec::new(),
+            cached_tokens: CachedCounts::new(),
         }
     }
 

@@ -42,7 +42,7 @@ pub use model::{
     Anchor, Annotation, Attachment, AttachmentRole, AttachmentScope, Author, Deleted,
     MAX_PIN_DEPTH, ModelProfile, NewNode, Node, NodeId, OutlineRow, Part, PathStep, Pin, PinId,
     Receipt, SearchHit, ShapeRow, Sharing, StepContent, Summary, SummaryKey, Tree, TreeId,
-    TreeMode, Workspace,
+    TreeMode, TreeSetup, Workspace,
 };
 pub use profiles::invisible_character;
 pub use search::{COMMON_TERM_MIN_NODES, MAX_QUERY_TERMS};

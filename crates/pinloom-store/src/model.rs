@@ -113,6 +113,25 @@ pub struct Tree {
     pub deleted_at_ms: Option<i64>,
 }
 
+/// What every context of a tree is set up with: a tree without the fields a context does not
+/// need, read without counting its messages (a scan of the tree's index, ~0.2 ms of each plan on a
+/// 10,000-message tree and ten times that on 100,000).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeSetup {
+    /// Its id.
+    pub id: TreeId,
+    /// Its title, never blank.
+    pub title: String,
+    /// Dialogue or buffer, fixed at creation.
+    pub mode: TreeMode,
+    /// The tree-level system context.
+    pub system_context: String,
+    /// Whether buffer mode includes the system context (off by default, seed 002).
+    pub buffer_includes_system: bool,
+    /// The tree's settings overrides, as JSON the application layer reads.
+    pub settings_json: String,
+}
+
 /// One immutable message in a tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Node {

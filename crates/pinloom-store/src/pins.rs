@@ -166,15 +166,19 @@ impl Store {
     ) -> Result<Vec<Pin>, StoreError> {
         let conn = self.conn();
         require_tree(&conn, tree_id)?;
-        let mut statement = conn.prepare_cached(&format!(
-            "SELECT {PIN_COLUMNS} FROM pins
-             WHERE tree_id = ?1 AND parent_pin_id IS ?2 AND deleted_at_ms IS NULL ORDER BY id"
-        ))?;
+        let mut statement = conn.prepare_cached(&child_pins_sql())?;
         let pins = statement
             .query_map(params![tree_id.0, parent.map(|id| id.0)], pin_from_row)?
             .collect::<Result<_, _>>()?;
         Ok(pins)
     }
+}
+
+fn child_pins_sql() -> String {
+    format!(
+        "SELECT {PIN_COLUMNS} FROM pins
+         WHERE tree_id = ?1 AND parent_pin_id IS ?2 AND deleted_at_ms IS NULL ORDER BY id"
+    )
 }
 
 pub(crate) fn insert_pin(
@@ -302,7 +306,28 @@ fn pin_from_row(row: &Row<'_>) -> rusqlite::Result<Pin> {
 
 #[cfg(test)]
 mod tests {
-    use super::{title_from, utf16_slice};
+    use rusqlite::StatementStatus;
+
+    use super::{child_pins_sql, title_from, utf16_slice};
+    use crate::{PinId, Store, TreeMode};
+
+    /// Every plan reads the pins beside its path with new values bound (the tree, the parent
+    /// thread): the cached statement must keep its compiled plan, not be parsed again each time
+    /// (see `SQLITE_DBCONFIG_ENABLE_QPSG` in `Store::open`).
+    #[test]
+    fn reading_pins_again_does_not_compile_the_statement_again() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let store = Store::open(&dir.path().join("p.sqlite")).expect("the store opens");
+        let first = store.create_tree("a", TreeMode::Dialogue, 0).expect("a tree").id;
+        let second = store.create_tree("b", TreeMode::Dialogue, 0).expect("a tree").id;
+        for (tree, parent) in [(first, None), (second, Some(PinId(7))), (first, None)] {
+            assert!(store.child_pins(tree, parent).expect("pins are read").is_empty());
+        }
+        let conn = store.conn();
+        let statement = conn.prepare_cached(&child_pins_sql()).expect("the cached statement");
+        assert_eq!(statement.get_status(StatementStatus::Run), 3, "the reads' own statement");
+        assert_eq!(statement.get_status(StatementStatus::RePrepare), 0);
+    }
 
     #[test]
     fn utf16_ranges_match_what_a_browser_selection_reports() {

@@ -114,6 +114,14 @@ impl Store {
         // (about 1 ms of the 7 ms path read in the W1 benchmark). Pages are cached only as they
         // are read, so a small database costs no more.
         conn.pragma_update(None, "cache_size", -65536).map_err(open_error)?;
+        // Plans that never depend on the values bound to a statement: without this, SQLite
+        // marks a cached statement to be compiled again whenever a new value is bound to a
+        // parameter it compared with a partial index's condition (or a `LIMIT`), and the search,
+        // pin and attachment reads of every plan were parsed and planned again each time (~0.3 ms
+        // of a 1.7 ms warm plan, 1.3 ms of a cold one). Every partial index here is used by a
+        // condition written as a literal, so no query loses an index by it.
+        conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)
+            .map_err(open_error)?;
         migrations::upgrade(&mut conn).map_err(open_error)?;
         if owner == Ownership::Unmarked {
             conn.pragma_update(None, "application_id", APPLICATION_ID).map_err(open_error)?;
@@ -135,7 +143,7 @@ impl Store {
     /// on the same file) commits a change. Comparing it with the last value read is a cheap way
     /// for a front end to notice that it should refresh.
     pub fn data_version(&self) -> Result<i64, StoreError> {
-        Ok(self.conn().query_row("PRAGMA data_version", [], |row| row.get(0))?)
+        Ok(self.conn().prepare_cached("PRAGMA data_version")?.query_row([], |row| row.get(0))?)
     }
 
     /// Runs `work` in one write transaction, taking the write lock up front so that it waits for

@@ -4,7 +4,7 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use crate::codec::{count, mode_from_sql, mode_to_sql, sharing_from_sql, sharing_to_sql};
 use crate::error::StoreError;
-use crate::model::{Sharing, Tree, TreeId, TreeMode};
+use crate::model::{Sharing, Tree, TreeId, TreeMode, TreeSetup};
 use crate::slugs::{slugify, unique_slug};
 use crate::store::Store;
 
@@ -148,6 +148,19 @@ impl Store {
         tree_by_id(&self.conn(), id)
     }
 
+    /// What a context of the tree is set up with: [`Store::tree`] without the count of its
+    /// messages, for what every plan reads.
+    pub fn tree_setup(&self, id: TreeId) -> Result<TreeSetup, StoreError> {
+        self.conn()
+            .prepare_cached(
+                "SELECT id, title, mode, system_context, buffer_includes_system, settings_json
+                 FROM trees WHERE id = ?1",
+            )?
+            .query_row([id.0], setup_from_row)
+            .optional()?
+            .ok_or(StoreError::NotFound { kind: "tree", id: id.0 })
+    }
+
     /// Replaces the tree-level system context.
     pub fn set_system_context(
         &self,
@@ -269,14 +282,28 @@ pub(crate) fn touch_tree(conn: &Connection, id: TreeId, at_ms: i64) -> Result<()
     Ok(())
 }
 
-fn tree_from_row(row: &Row<'_>) -> rusqlite::Result<Tree> {
-    Ok(Tree {
+/// A tree's setup from the first six columns of [`TREE_SELECT`] (and of [`Store::tree_setup`]).
+fn setup_from_row(row: &Row<'_>) -> rusqlite::Result<TreeSetup> {
+    Ok(TreeSetup {
         id: TreeId(row.get(0)?),
         title: row.get(1)?,
         mode: mode_from_sql(&row.get::<_, String>(2)?)?,
         system_context: row.get(3)?,
         buffer_includes_system: row.get(4)?,
         settings_json: row.get(5)?,
+    })
+}
+
+fn tree_from_row(row: &Row<'_>) -> rusqlite::Result<Tree> {
+    let TreeSetup { id, title, mode, system_context, buffer_includes_system, settings_json } =
+        setup_from_row(row)?;
+    Ok(Tree {
+        id,
+        title,
+        mode,
+        system_context,
+        buffer_includes_system,
+        settings_json,
         created_at_ms: row.get(6)?,
         updated_at_ms: row.get(7)?,
         node_count: count(row.get(8)?),

@@ -39,7 +39,7 @@ pub(crate) struct Planned {
     pub(crate) plan: ContextPlan,
     pub(crate) path: CachedPath,
     pub(crate) choice: ModelChoice,
-    pub(crate) tree: store::Tree,
+    pub(crate) tree: store::TreeSetup,
     pub(crate) settings: TreeSettings,
     /// The snapshot ends with a draft prompt that is not in the store.
     pub(crate) draft: bool,
@@ -199,7 +199,7 @@ impl Pinloom {
             };
             let data_version = store.data_version()?;
             let anchor = store.node(node)?;
-            let tree = store.tree(anchor.tree_id)?;
+            let tree = store.tree_setup(anchor.tree_id)?;
             let settings = TreeSettings::from_json(&tree.settings_json);
             let tokenizer = choice.engine.tokenizer;
             let mut path = match this.snapshot_cache.take_path(data_version, tree.id, node) {

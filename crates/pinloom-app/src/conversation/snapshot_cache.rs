@@ -203,7 +203,7 @@ impl CachedPath {
     pub(crate) fn fill(
         &mut self,
         store: &Store,
-        tree: &store::Tree,
+        tree: &store::TreeSetup,
         settings: &TreeSettings,
         summarizer: Option<&str>,
         prompt: &str,

@@ -223,7 +223,7 @@ impl<'a> Builder<'a> {
             if status == SliceStatus::Included {
                 eligible.push(index);
                 if let Some(history) = twin {
-                    self.twins.insert(history, index);
+                    self.twins.push(history, index);
                 }
             }
         }
@@ -237,7 +237,8 @@ impl<'a> Builder<'a> {
                 self.decide(i, PruneReason::OutsideShare);
             }
         }
-        self.twins.retain(|_, search| self.need[*search] == Need::Optional);
+        self.twins.retain(|&(_, search)| self.need[search] == Need::Optional);
+        self.twins.sort();
     }
 
     /// The tokens the included search twins of a history group hold: what including the group
@@ -246,10 +247,10 @@ impl<'a> Builder<'a> {
         if self.twins.is_empty() {
             return 0;
         }
-        (group.first..=group.last)
-            .filter_map(|slice_index| self.twins.get(&slice_index))
-            .filter(|&&search| self.slices[search].is_included())
-            .map(|&search| u64::from(self.slices[search].tokens))
+        self.twins
+            .in_range(group.first, group.last)
+            .filter(|&search| self.slices[search].is_included())
+            .map(|search| u64::from(self.slices[search].tokens))
             .sum()
     }
 
@@ -258,10 +259,10 @@ impl<'a> Builder<'a> {
         if self.twins.is_empty() {
             return;
         }
-        for slice_index in group.first..=group.last {
-            if let Some(&search) = self.twins.get(&slice_index)
-                && self.slices[search].is_included()
-            {
+        // Nearly always none: collecting them allocates nothing then.
+        let twins: Vec<usize> = self.twins.in_range(group.first, group.last).collect();
+        for search in twins {
+            if self.slices[search].is_included() {
                 self.decide(search, PruneReason::AlreadyInHistory);
             }
         }

@@ -20,7 +20,8 @@ impl<'a> Builder<'a> {
     ) -> Result<(), EngineError> {
         let snapshot = self.snapshot;
         // Exclusion first: excluded, soft-deleted, annotations not asked for.
-        let mut kept: Vec<usize> = Vec::new(); // slice indices of kept nodes
+        // Slice indices of kept nodes.
+        let mut kept: Vec<usize> = Vec::with_capacity(current.end - current.start);
         for &node_index in &path.nodes[current.start..current.end] {
             let node = &snapshot.nodes[node_index];
             let tokens = self.node_tokens(node_index);
@@ -62,7 +63,7 @@ impl<'a> Builder<'a> {
             }
         }
         // Tool groups: a call and every one of its results, kept or dropped together.
-        let mut groups: Vec<Group> = Vec::new();
+        let mut groups: Vec<Group> = Vec::with_capacity(kept.len());
         let mut k = 0;
         while k < kept.len() {
             let slice = kept[k];
@@ -167,9 +168,8 @@ impl<'a> Builder<'a> {
         // History of a lower priority number was decided before this slice's turn came; the
         // rest still reads as included only because nothing has been decided for it yet.
         self.slices[i].kind == SliceKind::SearchResult
-            && self.twins.iter().any(|(&history, &search)| {
-                search == i
-                    && self.slices[history].is_included()
+            && self.twins.history_of(i).is_some_and(|history| {
+                self.slices[history].is_included()
                     && (self.need[history] == Need::Required
                         || self.slices[history].priority < self.slices[i].priority)
             })

@@ -10,8 +10,6 @@ mod select;
 pub use ancestry::{AncestorPath, ThreadSegment, ancestry};
 pub use listing::{excluded_from_listing, file_block, folder_listing};
 
-use std::collections::HashMap;
-
 use crate::error::EngineError;
 use crate::permitted;
 use crate::plan::{
@@ -84,14 +82,66 @@ struct Builder<'a> {
     marker: Option<TruncationMarker>,
     fills: Vec<RoleFill>,
     node_slices: Vec<usize>,
-    /// Search results whose message is in the current thread's history: history slice →
-    /// search slice. Whichever of the two is in the context, the message is sent once.
-    twins: HashMap<usize, usize>,
+    /// Search results whose message is in the current thread's history. Whichever of the two
+    /// is in the context, the message is sent once.
+    twins: Twins,
+}
+
+/// History slice → search slice pairs, ordered by the history slice: at most one per retrieval
+/// candidate, looked up for every history group while the budget is filled, so by binary search
+/// over a short list rather than by hashing each slice of a 10,000-message history.
+#[derive(Debug, Default)]
+struct Twins(Vec<(usize, usize)>);
+
+impl Twins {
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Records a pair; [`Twins::sort`] orders them once all are in.
+    fn push(&mut self, history: usize, search: usize) {
+        self.0.push((history, search));
+    }
+
+    fn sort(&mut self) {
+        self.0.sort_unstable();
+    }
+
+    fn retain(&mut self, keep: impl FnMut(&(usize, usize)) -> bool) {
+        self.0.retain(keep);
+    }
+
+    /// The search twin of history slice `history`.
+    fn of(&self, history: usize) -> Option<usize> {
+        let at = self.0.binary_search_by_key(&history, |&(h, _)| h).ok()?;
+        Some(self.0[at].1)
+    }
+
+    /// The search twins of the history slices `first..=last`.
+    fn in_range(&self, first: usize, last: usize) -> impl Iterator<Item = usize> + '_ {
+        let from = self.0.partition_point(|&(h, _)| h < first);
+        self.0[from..].iter().take_while(move |&&(h, _)| h <= last).map(|&(_, search)| search)
+    }
+
+    /// The history slice whose twin is search slice `search`.
+    fn history_of(&self, search: usize) -> Option<usize> {
+        self.0.iter().find(|&&(_, s)| s == search).map(|&(history, _)| history)
+    }
 }
 
 impl<'a> Builder<'a> {
     fn new(snapshot: &'a Snapshot, profile: &'a ModelProfile, settings: &'a Settings) -> Self {
         let buffer = snapshot.tree.mode == TreeMode::Buffer;
+        // At most one slice per message and per other input (a few framing slices aside): sized
+        // once, the vectors of a long thread are not copied as they grow, which a long-running
+        // process's allocator does by copying (its large blocks come from the heap by then).
+        let slices = snapshot.nodes.len()
+            + snapshot.attachments.len()
+            + snapshot.retrieval.len()
+            + snapshot.summaries.len()
+            + snapshot.pins.len()
+            + snapshot.tools.len()
+            + 8;
         Builder {
             snapshot,
             profile,
@@ -100,8 +150,8 @@ impl<'a> Builder<'a> {
             // A buffer document has no per-message framing.
             overhead: if buffer { 0 } else { profile.message_overhead },
             available: available_budget(profile, &snapshot.tree),
-            slices: Vec::new(),
-            need: Vec::new(),
+            slices: Vec::with_capacity(slices),
+            need: Vec::with_capacity(slices),
             newly_counted: Vec::new(),
             missing: Vec::new(),
             next_group: 0,
@@ -109,8 +159,8 @@ impl<'a> Builder<'a> {
             start_groups: 0,
             marker: None,
             fills: Vec::new(),
-            node_slices: Vec::new(),
-            twins: HashMap::new(),
+            node_slices: Vec::with_capacity(snapshot.nodes.len()),
+            twins: Twins::default(),
         }
     }
 

@@ -2,8 +2,6 @@
 //! the history, then optional slices by the priority table; under stopAtLimit, a refusal that
 //! names what to exclude instead.
 
-use std::collections::HashSet;
-
 use crate::error::EngineError;
 use crate::plan::{Origin, PruneReason, SliceKind, SliceStatus, SourceId};
 use crate::settings::TruncationStrategy;
@@ -51,33 +49,7 @@ impl<'a> Builder<'a> {
         }
         // Whatever fitted, a message goes once: as history when the history carries it. A hit
         // the share or the budget left out says so too, which is the more useful reason.
-        let carried: HashSet<NodeId> = self
-            .slices
-            .iter()
-            .filter(|slice| {
-                slice.is_included() && (slice.kind.is_history() || slice.kind == SliceKind::Prompt)
-            })
-            .filter_map(|slice| match slice.source {
-                SourceId::Node(id) => Some(id),
-                _ => None,
-            })
-            .collect();
-        let sent_as_history: Vec<usize> = (0..self.slices.len())
-            .filter(|&i| {
-                let slice = &self.slices[i];
-                let (SourceId::Retrieval(id) | SourceId::AddedSearchHit(id)) = slice.source else {
-                    return false;
-                };
-                carried.contains(&id)
-                    && matches!(
-                        slice.status,
-                        SliceStatus::Included
-                            | SliceStatus::Pruned(
-                                PruneReason::OutsideShare | PruneReason::OverBudget
-                            )
-                    )
-            })
-            .collect();
+        let sent_as_history = self.search_hits_sent_as_history();
         for search in sent_as_history {
             self.decide(search, PruneReason::AlreadyInHistory);
         }
@@ -100,6 +72,46 @@ impl<'a> Builder<'a> {
         Ok(())
     }
 
+    /// The search slices whose message the context sends as history or as the prompt, among
+    /// those included or left out for space: the history's slices are scanned only when there
+    /// are some, and each is looked for among them by binary search (an imported tree's picks may
+    /// be thousands; a thread's history is as long as the thread).
+    fn search_hits_sent_as_history(&self) -> Vec<usize> {
+        let mut searched: Vec<(NodeId, usize)> = (0..self.slices.len())
+            .filter_map(|i| {
+                let slice = &self.slices[i];
+                let (SourceId::Retrieval(id) | SourceId::AddedSearchHit(id)) = slice.source else {
+                    return None;
+                };
+                matches!(
+                    slice.status,
+                    SliceStatus::Included
+                        | SliceStatus::Pruned(PruneReason::OutsideShare | PruneReason::OverBudget)
+                )
+                .then_some((id, i))
+            })
+            .collect();
+        if searched.is_empty() {
+            return Vec::new();
+        }
+        searched.sort_unstable();
+        let mut sent = Vec::new();
+        for slice in &self.slices {
+            let SourceId::Node(id) = slice.source else { continue };
+            if !slice.is_included() || !(slice.kind.is_history() || slice.kind == SliceKind::Prompt)
+            {
+                continue;
+            }
+            let from = searched.partition_point(|&(searched_id, _)| searched_id < id);
+            sent.extend(
+                searched[from..].iter().take_while(|&&(other, _)| other == id).map(|&(_, i)| i),
+            );
+        }
+        sent.sort_unstable();
+        sent.dedup();
+        sent
+    }
+
     /// Fills what the budget has left with the end of the newest message truncation dropped, cut
     /// at a token boundary. It is the only text a plan tokenizes beyond cached counts. Nothing
     /// changes unless the result fits: the marker and role fills are placed again and checked.
@@ -117,9 +129,11 @@ impl<'a> Builder<'a> {
         };
         let group = self.groups[group_index];
         // A message the search slice carries whole is not sent a second time in part.
-        if (group.first..=group.last).any(|slice_index| {
-            self.twins.get(&slice_index).is_some_and(|&search| self.slices[search].is_included())
-        }) {
+        if self
+            .twins
+            .in_range(group.first, group.last)
+            .any(|search| self.slices[search].is_included())
+        {
             return;
         }
         // Tool calls and results are never cut: only a one-node group of one text part.
@@ -181,7 +195,21 @@ impl<'a> Builder<'a> {
     }
 
     pub(super) fn fill_by_priority(&mut self, used: &mut u64, available: u64) {
-        // Pools: non-history kinds item by item; history by the truncation strategy.
+        // Pools: non-history kinds item by item; history by the truncation strategy. Each pool
+        // is listed once, ordered by priority: a slice only ever leaves the optional ones while
+        // the budget is filled, so each is checked again when its turn comes.
+        let mut items: Vec<(u8, usize)> = (0..self.slices.len())
+            .filter(|&i| self.need[i] == Need::Optional && !self.slices[i].kind.is_history())
+            .map(|i| (self.slices[i].priority, i))
+            .collect();
+        // Stable, by priority only: each pool is listed in slice order already, so this is a
+        // merge of a few runs, not a sort of a 10,000-message history.
+        items.sort_by_key(|&(priority, _)| priority);
+        let mut history: Vec<(u8, usize)> = (0..self.groups.len().saturating_sub(1))
+            .filter(|&group_index| self.need[self.groups[group_index].first] == Need::Optional)
+            .map(|group_index| (self.slices[self.groups[group_index].first].priority, group_index))
+            .collect();
+        history.sort_by_key(|&(priority, _)| priority);
         let mut priorities: Vec<u8> = (0..self.slices.len())
             .filter(|&i| self.need[i] == Need::Optional)
             .map(|i| self.slices[i].priority)
@@ -190,12 +218,12 @@ impl<'a> Builder<'a> {
         priorities.dedup();
         let mut tail_open = true;
         let mut start_done = false;
+        let (mut next_item, mut next_group) = (0, 0);
         for priority in priorities {
-            for i in 0..self.slices.len() {
-                if self.need[i] != Need::Optional
-                    || self.slices[i].priority != priority
-                    || self.slices[i].kind.is_history()
-                {
+            while next_item < items.len() && items[next_item].0 <= priority {
+                let i = items[next_item].1;
+                next_item += 1;
+                if self.need[i] != Need::Optional {
                     continue;
                 }
                 if self.twin_in_history(i) {
@@ -209,13 +237,14 @@ impl<'a> Builder<'a> {
                     self.slices[i].status = SliceStatus::Pruned(PruneReason::OverBudget);
                 }
             }
-            let history_here: Vec<usize> = (0..self.groups.len().saturating_sub(1))
-                .filter(|&group_index| {
-                    let group = self.groups[group_index];
-                    self.need[group.first] == Need::Optional
-                        && self.slices[group.first].priority == priority
-                })
-                .collect();
+            let mut history_here: Vec<usize> = Vec::new();
+            while next_group < history.len() && history[next_group].0 <= priority {
+                let group_index = history[next_group].1;
+                next_group += 1;
+                if self.need[self.groups[group_index].first] == Need::Optional {
+                    history_here.push(group_index);
+                }
+            }
             if history_here.is_empty() {
                 continue;
             }
@@ -244,15 +273,18 @@ impl<'a> Builder<'a> {
                 if self.need[group.first] != Need::Optional {
                     continue;
                 }
-                let t = self.group_tokens(&group);
-                let refund = self.twin_refund(&group);
-                if tail_open && *used + t <= available + refund {
-                    *used = *used + t - refund;
-                    self.retire_twins(&group);
-                } else {
+                // Once the tail is closed, every older group is cut without weighing it.
+                if tail_open {
+                    let t = self.group_tokens(&group);
+                    let refund = self.twin_refund(&group);
+                    if *used + t <= available + refund {
+                        *used = *used + t - refund;
+                        self.retire_twins(&group);
+                        continue;
+                    }
                     tail_open = false;
-                    self.group_status(&group, SliceStatus::Pruned(PruneReason::Truncated));
                 }
+                self.group_status(&group, SliceStatus::Pruned(PruneReason::Truncated));
             }
         }
     }
@@ -320,7 +352,7 @@ impl<'a> Builder<'a> {
             self.group_status(&group, truncated);
             // Its search twin may carry the message again if it still fits.
             for slice_index in group.first..=group.last {
-                if let Some(&search) = self.twins.get(&slice_index)
+                if let Some(search) = self.twins.of(slice_index)
                     && self.slices[search].status
                         == SliceStatus::Pruned(PruneReason::AlreadyInHistory)
                 {

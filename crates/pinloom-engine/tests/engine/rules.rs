@@ -792,9 +792,9 @@ fn cached_counts_are_used_and_missing_ones_reported_for_caching() {
     let mut t = long_chat(3, 40);
     let prof = profile(OPENAI, 1000);
     t.snapshot.nodes[0].cached_tokens =
-        vec![CachedCount { tokenizer: prof.tokenizer.id(), tokens: 77 }];
+        [CachedCount { tokenizer: prof.tokenizer.id(), tokens: 77 }].into_iter().collect();
     t.snapshot.nodes[1].cached_tokens =
-        vec![CachedCount { tokenizer: TokenizerId::O200k, tokens: 5 }];
+        [CachedCount { tokenizer: TokenizerId::O200k, tokens: 5 }].into_iter().collect();
     let p = plan(&t.snapshot, &prof, &Settings::default()).unwrap();
     assert_eq!(p.slices[0].tokens, 77, "the cached count is trusted");
     assert_eq!(

@@ -1,4 +1,4 @@
-use pinloom_store::{Author, NewNode, NodeId, StoreError, TreeId, TreeMode};
+use pinloom_store::{Author, NewNode, NodeId, StoreError, TreeId, TreeMode, TreeSetup};
 
 use crate::fresh_store;
 
@@ -20,6 +20,30 @@ fn trees_are_listed_most_recently_changed_first() {
     assert_eq!(titles(&store), ["Older", "Newer"], "writing a message moves its tree up");
     assert_eq!(store.tree(newer.id).unwrap().mode, TreeMode::Buffer);
     assert_eq!(store.tree(older.id).unwrap().node_count, 1);
+}
+
+#[test]
+fn a_trees_setup_is_the_tree_without_its_count() {
+    let (store, _dir) = fresh_store();
+    let tree = store.create_tree("Rivers", TreeMode::Buffer, 0).unwrap().id;
+    store.append_node(&human(tree, None, "first", 1)).unwrap();
+    store.set_system_context(tree, "Answer briefly.", 2).unwrap();
+    store.set_buffer_includes_system(tree, true, 3).unwrap();
+    let whole = store.set_tree_settings(tree, r#"{"tokenBuffer":512}"#, 4).unwrap();
+    assert_eq!(
+        store.tree_setup(tree).unwrap(),
+        TreeSetup {
+            id: tree,
+            title: whole.title,
+            mode: whole.mode,
+            system_context: whole.system_context,
+            buffer_includes_system: whole.buffer_includes_system,
+            settings_json: whole.settings_json,
+        }
+    );
+    assert_eq!(store.tree_setup(tree).unwrap().system_context, "Answer briefly.");
+    let missing = store.tree_setup(TreeId(tree.0 + 1)).unwrap_err();
+    assert!(matches!(missing, StoreError::NotFound { kind: "tree", .. }), "{missing:?}");
 }
 
 #[test]
