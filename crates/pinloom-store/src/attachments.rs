@@ -114,9 +114,12 @@ impl Store {
     pub fn included_annotations(&self, tree_id: TreeId) -> Result<Vec<Annotation>, StoreError> {
         let conn = self.conn();
         require_tree(&conn, tree_id)?;
+        // The notes first, then each one's message (CROSS JOIN fixes that order): left to
+        // choose, SQLite walked every message of the tree to find the few with notes, a
+        // 10,000-message tree's index on every cold plan (0.3 ms; ten times that at 100,000).
         let mut statement = conn.prepare_cached(
             "SELECT a.id, a.node_id, a.text, a.included, a.created_at_ms
-             FROM annotations a JOIN nodes n ON n.id = a.node_id
+             FROM annotations a CROSS JOIN nodes n ON n.id = a.node_id
              WHERE n.tree_id = ?1 AND a.included = 1 ORDER BY a.id",
         )?;
         let annotations =
