@@ -20,8 +20,11 @@ impl<'a> Builder<'a> {
     ) -> Result<(), EngineError> {
         let snapshot = self.snapshot;
         // Exclusion first: excluded, soft-deleted, annotations not asked for.
-        // Slice indices of kept nodes.
+        // Slice indices of kept nodes, and for each whether it is a plain message (one text part
+        // by a person or a model: a group of its own) and whether the person keeps it, read here
+        // while the record is at hand rather than looked up again for each group.
         let mut kept: Vec<usize> = Vec::with_capacity(current.end - current.start);
+        let mut plain_and_held: Vec<(bool, bool)> = Vec::with_capacity(current.end - current.start);
         for &node_index in &path.nodes[current.start..current.end] {
             let node = &snapshot.nodes[node_index];
             let tokens = self.node_tokens(node_index);
@@ -55,6 +58,11 @@ impl<'a> Builder<'a> {
                         Need::Optional,
                     );
                     kept.push(slice);
+                    plain_and_held.push((
+                        node.author != Author::Tool
+                            && matches!(node.parts.as_slice(), [Part::Text(_)]),
+                        node.kept,
+                    ));
                 }
             }
             if matches!(node.edge, ParentEdge::Annotation(_)) {
@@ -64,9 +72,17 @@ impl<'a> Builder<'a> {
         }
         // Tool groups: a call and every one of its results, kept or dropped together.
         let mut groups: Vec<Group> = Vec::with_capacity(kept.len());
+        // Whether the person keeps a message of the group, for each group.
+        let mut held: Vec<bool> = Vec::with_capacity(kept.len());
         let mut k = 0;
         while k < kept.len() {
             let slice = kept[k];
+            if let (true, kept_by_person) = plain_and_held[k] {
+                groups.push(Group { first: slice, last: slice, nodes: 1 });
+                held.push(kept_by_person);
+                k += 1;
+                continue;
+            }
             let node = self.node_of(slice);
             if node.has_tool_result() || node.author == Author::Tool {
                 self.decide(slice, PruneReason::OrphanToolResult);
@@ -110,11 +126,14 @@ impl<'a> Builder<'a> {
                 for &slice_index in &kept[k..j] {
                     self.slices[slice_index].group = group;
                 }
-                groups.push(Group { first: slice, last: kept[j - 1], nodes: j - k });
+                let group = Group { first: slice, last: kept[j - 1], nodes: j - k };
+                groups.push(group);
+                held.push((group.first..=group.last).any(|index| self.slice_kept(index)));
                 k = j;
                 continue;
             }
             groups.push(Group { first: slice, last: slice, nodes: 1 });
+            held.push(node.kept);
             k += 1;
         }
         let Some(prompt) = groups.last().copied() else {
@@ -134,8 +153,9 @@ impl<'a> Builder<'a> {
             } else {
                 SliceKind::OldHistory
             };
-            let kept = (group.first..=group.last).any(|slice_index| self.slice_kept(slice_index));
-            let protected = is_prompt || kept || (strategy_protects && from_end_nodes < min_recent);
+            let protected = is_prompt
+                || held[group_index]
+                || (strategy_protects && from_end_nodes < min_recent);
             for slice_index in group.first..=group.last {
                 if self.need[slice_index] == Need::Decided {
                     continue;

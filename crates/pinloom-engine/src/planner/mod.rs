@@ -260,13 +260,6 @@ impl<'a> Builder<'a> {
         }
     }
 
-    fn sum(&self, pick: impl Fn(&Self, usize) -> bool) -> u64 {
-        (0..self.slices.len())
-            .filter(|&i| pick(self, i))
-            .map(|i| u64::from(self.slices[i].tokens))
-            .sum()
-    }
-
     fn total_used(&self) -> u64 {
         let slices: u64 = self
             .slices
@@ -321,13 +314,12 @@ impl<'a> Builder<'a> {
     }
 
     fn finish(self) -> ContextPlan {
+        // `node_slices` is in slice order, so a group's place in it is found by binary search.
         let used = clamp_u32(self.total_used());
         let prompt_start = self
             .groups
             .last()
-            .and_then(|group| {
-                self.node_slices.iter().position(|&slice_index| slice_index == group.first)
-            })
+            .and_then(|group| self.node_slices.binary_search(&group.first).ok())
             .unwrap_or(0);
         let tail_start = self
             .groups
@@ -335,16 +327,12 @@ impl<'a> Builder<'a> {
             .enumerate()
             .skip(self.start_groups)
             .find(|(_, group)| self.slices[group.first].is_included())
-            .and_then(|(_, group)| {
-                self.node_slices.iter().position(|&slice_index| slice_index == group.first)
-            })
+            .and_then(|(_, group)| self.node_slices.binary_search(&group.first).ok())
             .unwrap_or(prompt_start);
         let kept_start = self
             .groups
             .get(self.start_groups)
-            .and_then(|group| {
-                self.node_slices.iter().position(|&slice_index| slice_index == group.first)
-            })
+            .and_then(|group| self.node_slices.binary_search(&group.first).ok())
             .unwrap_or(0);
         ContextPlan {
             available: self.available,

@@ -13,16 +13,26 @@ impl<'a> Builder<'a> {
     /// Applies the budget.
     pub(super) fn select(&mut self) -> Result<(), EngineError> {
         let available = u64::from(self.available);
-        let system: u64 =
-            self.sum(|b, i| b.slices[i].kind == SliceKind::System && b.need[i] == Need::Required);
+        // One pass for the three totals: a long thread's slices are read once, not three times.
+        let (mut system, mut required, mut optional) = (0_u64, 0_u64, 0_u64);
+        for (slice, need) in self.slices.iter().zip(&self.need) {
+            let tokens = u64::from(slice.tokens);
+            match need {
+                Need::Required if slice.kind == SliceKind::System => {
+                    system += tokens;
+                    required += tokens;
+                }
+                Need::Required => required += tokens,
+                Need::Optional => optional += tokens,
+                Need::Decided => {}
+            }
+        }
         if system > available {
             return Err(EngineError::SystemContextOverBudget {
                 system: clamp_u32(system),
                 available: self.available,
             });
         }
-        let required: u64 = self.sum(|b, i| b.need[i] == Need::Required);
-        let optional: u64 = self.sum(|b, i| b.need[i] == Need::Optional);
         // A leading user fill may be needed whatever is kept; reserve it with the required part.
         let fill_reserve = self.fill_reserve();
         // What may never be cut is checked first: when it alone does not fit, no exclusion of
@@ -77,7 +87,10 @@ impl<'a> Builder<'a> {
     /// are some, and each is looked for among them by binary search (an imported tree's picks may
     /// be thousands; a thread's history is as long as the thread).
     fn search_hits_sent_as_history(&self) -> Vec<usize> {
-        let mut searched: Vec<(NodeId, usize)> = (0..self.slices.len())
+        // The search slices are the last ones collected (`collect_retrieval` runs last).
+        let first_search = self.slices.len()
+            - self.slices.iter().rev().take_while(|s| s.kind == SliceKind::SearchResult).count();
+        let mut searched: Vec<(NodeId, usize)> = (first_search..self.slices.len())
             .filter_map(|i| {
                 let slice = &self.slices[i];
                 let (SourceId::Retrieval(id) | SourceId::AddedSearchHit(id)) = slice.source else {
@@ -96,10 +109,11 @@ impl<'a> Builder<'a> {
         }
         searched.sort_unstable();
         let mut sent = Vec::new();
-        for slice in &self.slices {
+        // The history and the prompt: the current thread's message slices.
+        for &history in &self.node_slices {
+            let slice = &self.slices[history];
             let SourceId::Node(id) = slice.source else { continue };
-            if !slice.is_included() || !(slice.kind.is_history() || slice.kind == SliceKind::Prompt)
-            {
+            if !slice.is_included() {
                 continue;
             }
             let from = searched.partition_point(|&(searched_id, _)| searched_id < id);
@@ -196,30 +210,44 @@ impl<'a> Builder<'a> {
 
     pub(super) fn fill_by_priority(&mut self, used: &mut u64, available: u64) {
         // Pools: non-history kinds item by item; history by the truncation strategy. Each pool
-        // is listed once, ordered by priority: a slice only ever leaves the optional ones while
-        // the budget is filled, so each is checked again when its turn comes.
-        let mut items: Vec<(u8, usize)> = (0..self.slices.len())
-            .filter(|&i| self.need[i] == Need::Optional && !self.slices[i].kind.is_history())
-            .map(|i| (self.slices[i].priority, i))
-            .collect();
-        // Stable, by priority only: each pool is listed in slice order already, so this is a
-        // merge of a few runs, not a sort of a 10,000-message history.
+        // is listed once, ordered by priority (a priority is a byte, so the history's thousands
+        // of groups are placed by counting, not sorted): a slice only ever leaves the optional
+        // ones while the budget is filled, so each is checked again when its turn comes.
+        let mut present = [false; 256];
+        let mut items: Vec<(u8, usize)> = Vec::new();
+        for (i, (slice, need)) in self.slices.iter().zip(&self.need).enumerate() {
+            if *need != Need::Optional {
+                continue;
+            }
+            present[usize::from(slice.priority)] = true;
+            if !slice.kind.is_history() {
+                items.push((slice.priority, i));
+            }
+        }
         items.sort_by_key(|&(priority, _)| priority);
-        let mut history: Vec<(u8, usize)> = (0..self.groups.len().saturating_sub(1))
-            .filter(|&group_index| self.need[self.groups[group_index].first] == Need::Optional)
-            .map(|group_index| (self.slices[self.groups[group_index].first].priority, group_index))
-            .collect();
-        history.sort_by_key(|&(priority, _)| priority);
-        let mut priorities: Vec<u8> = (0..self.slices.len())
-            .filter(|&i| self.need[i] == Need::Optional)
-            .map(|i| self.slices[i].priority)
-            .collect();
-        priorities.sort_unstable();
-        priorities.dedup();
+        let optional_groups = || {
+            (0..self.groups.len().saturating_sub(1))
+                .filter(|&group_index| self.need[self.groups[group_index].first] == Need::Optional)
+        };
+        // starts[p]..starts[p + 1]: the groups of priority p in `history`, oldest first.
+        let mut starts = [0_usize; 257];
+        for group_index in optional_groups() {
+            starts[usize::from(self.slices[self.groups[group_index].first].priority) + 1] += 1;
+        }
+        for p in 1..starts.len() {
+            starts[p] += starts[p - 1];
+        }
+        let mut history = vec![0_usize; starts[256]];
+        let mut placed = starts;
+        for group_index in optional_groups() {
+            let p = usize::from(self.slices[self.groups[group_index].first].priority);
+            history[placed[p]] = group_index;
+            placed[p] += 1;
+        }
         let mut tail_open = true;
         let mut start_done = false;
-        let (mut next_item, mut next_group) = (0, 0);
-        for priority in priorities {
+        let mut next_item = 0;
+        for priority in (0..=u8::MAX).filter(|&p| present[usize::from(p)]) {
             while next_item < items.len() && items[next_item].0 <= priority {
                 let i = items[next_item].1;
                 next_item += 1;
@@ -237,14 +265,12 @@ impl<'a> Builder<'a> {
                     self.slices[i].status = SliceStatus::Pruned(PruneReason::OverBudget);
                 }
             }
-            let mut history_here: Vec<usize> = Vec::new();
-            while next_group < history.len() && history[next_group].0 <= priority {
-                let group_index = history[next_group].1;
-                next_group += 1;
-                if self.need[self.groups[group_index].first] == Need::Optional {
-                    history_here.push(group_index);
-                }
-            }
+            let at = usize::from(priority);
+            let history_here: Vec<usize> = history[starts[at]..starts[at + 1]]
+                .iter()
+                .copied()
+                .filter(|&group_index| self.need[self.groups[group_index].first] == Need::Optional)
+                .collect();
             if history_here.is_empty() {
                 continue;
             }
