@@ -40,7 +40,7 @@ impl Pinloom {
         path: PathBuf,
     ) -> anyhow::Result<AttachmentView> {
         self.write("could not attach the file", move |store| {
-            let tree = store.tree(TreeId(tree_id))?;
+            let tree = store.tree_setup(TreeId(tree_id))?;
             let limit = TreeSettings::from_json(&tree.settings_json).max_file_bytes();
             let content = read_text_file(&path, limit)?;
             let attachment = store.add_attachment(

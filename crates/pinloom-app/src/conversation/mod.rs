@@ -210,7 +210,7 @@ impl Pinloom {
         let mode = self
             .read("could not continue the document", move |store| {
                 let node = store.node(NodeId(node_id))?;
-                Ok(store.tree(node.tree_id)?.mode)
+                Ok(store.tree_setup(node.tree_id)?.mode)
             })
             .await?;
         if mode != store::TreeMode::Buffer {

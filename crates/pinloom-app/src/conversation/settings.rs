@@ -195,7 +195,7 @@ impl crate::Pinloom {
     /// A tree's conversation settings.
     pub async fn tree_settings(&self, tree_id: i64) -> anyhow::Result<TreeSettings> {
         self.read("could not read the tree's settings", move |store| {
-            let tree = store.tree(pinloom_store::TreeId(tree_id))?;
+            let tree = store.tree_setup(pinloom_store::TreeId(tree_id))?;
             Ok(TreeSettings::from_json(&tree.settings_json))
         })
         .await
@@ -239,7 +239,7 @@ impl crate::Pinloom {
         picked: bool,
     ) -> anyhow::Result<TreeSettings> {
         self.write("could not change the chosen search hits", move |store| {
-            let tree = store.tree(pinloom_store::TreeId(tree_id))?;
+            let tree = store.tree_setup(pinloom_store::TreeId(tree_id))?;
             let node = store.node(pinloom_store::NodeId(node_id))?;
             if node.tree_id != tree.id {
                 return Err(ApiError::invalid_input(format!(
@@ -264,7 +264,7 @@ impl crate::Pinloom {
     /// What a tree says to every model: its system context, and whether buffer mode sends it.
     pub async fn tree_context(&self, tree_id: i64) -> anyhow::Result<TreeContext> {
         self.read("could not read the tree's system context", move |store| {
-            let tree = store.tree(pinloom_store::TreeId(tree_id))?;
+            let tree = store.tree_setup(pinloom_store::TreeId(tree_id))?;
             Ok(TreeContext {
                 system_context: tree.system_context,
                 buffer_includes_system: tree.buffer_includes_system,
