@@ -7,7 +7,7 @@ use crate::error::StoreError;
 use crate::model::{
     Annotation, Attachment, AttachmentRole, AttachmentScope, NodeId, PinId, TreeId,
 };
-use crate::nodes::node_by_id;
+use crate::nodes::{node_by_id, require_node};
 use crate::pins::pin_in_tree;
 use crate::store::Store;
 use crate::trees::{require_tree, touch_tree};
@@ -99,7 +99,7 @@ impl Store {
     /// The annotations on a node, oldest first.
     pub fn annotations(&self, node: NodeId) -> Result<Vec<Annotation>, StoreError> {
         let conn = self.conn();
-        node_by_id(&conn, node)?;
+        require_node(&conn, node)?;
         let mut statement = conn.prepare_cached(
             "SELECT id, node_id, text, included, created_at_ms FROM annotations
              WHERE node_id = ?1 ORDER BY id",

@@ -6,7 +6,7 @@ use rusqlite::{Connection, params};
 
 use crate::error::StoreError;
 use crate::model::{Author, NewNode, Node, NodeId, TreeId};
-use crate::nodes::{insert_node, node_by_id};
+use crate::nodes::{insert_node, require_node};
 use crate::store::Store;
 
 impl Store {
@@ -37,7 +37,7 @@ impl Store {
                 Ok(id)
             }
             None => {
-                node_by_id(tx, parent)?;
+                require_node(tx, parent)?;
                 tx.prepare_cached(
                     "INSERT INTO reply_drafts
                          (tree_id, parent_id, model, text, owner_pid, started_at_ms, saved_at_ms)

@@ -209,7 +209,7 @@ impl Store {
     /// The first node of `node`'s path: the root its branch grows from.
     pub fn path_root(&self, node: NodeId) -> Result<NodeId, StoreError> {
         let conn = self.conn();
-        node_by_id(&conn, node)?;
+        require_node(&conn, node)?;
         let root: Option<i64> = conn
             .prepare_cached(&format!(
                 "{PATH_SEGMENTS}
@@ -258,7 +258,7 @@ impl Store {
     /// anchored in it. Soft-deleted children are left out unless asked for.
     pub fn children(&self, node: NodeId, deleted: Deleted) -> Result<Vec<Node>, StoreError> {
         let conn = self.conn();
-        node_by_id(&conn, node)?;
+        require_node(&conn, node)?;
         let mut statement = conn.prepare_cached(&format!(
             "SELECT {NODE_COLUMNS} FROM nodes n
              WHERE n.parent_id = ?1 AND (?2 OR n.pruned_at_ms IS NULL)
@@ -992,6 +992,16 @@ pub(crate) fn node_by_id(conn: &Connection, id: NodeId) -> Result<Node, StoreErr
         .query_row([id.0], node_from_row)
         .optional()?
         .ok_or(StoreError::NotFound { kind: "node", id: id.0 })
+}
+
+/// Fails with [`StoreError::NotFound`] unless node `id` exists: the check of reads that take a
+/// node's id and need nothing of the node itself (decoding its text and parts for nothing was
+/// most of the cost of the check).
+pub(crate) fn require_node(conn: &Connection, id: NodeId) -> Result<(), StoreError> {
+    let exists: bool = conn
+        .prepare_cached("SELECT EXISTS (SELECT 1 FROM nodes WHERE id = ?1)")?
+        .query_row([id.0], |row| row.get(0))?;
+    if exists { Ok(()) } else { Err(StoreError::NotFound { kind: "node", id: id.0 }) }
 }
 
 /// Whether `node` or any node above it is soft-deleted.

@@ -4,7 +4,7 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use crate::error::StoreError;
 use crate::model::{Anchor, MAX_PIN_DEPTH, NodeId, Pin, PinId, TreeId};
-use crate::nodes::{id_list, in_deleted_branch, node_by_id, thread_depth};
+use crate::nodes::{id_list, in_deleted_branch, node_by_id, require_node, thread_depth};
 use crate::slugs::{ROOT_THREAD_SLUG, slugify, unique_slug};
 use crate::store::Store;
 use crate::trees::{require_tree, touch_tree};
@@ -125,7 +125,7 @@ impl Store {
     /// The pins anchored in `node`, oldest first.
     pub fn pins_anchored_in(&self, node: NodeId) -> Result<Vec<Pin>, StoreError> {
         let conn = self.conn();
-        node_by_id(&conn, node)?;
+        require_node(&conn, node)?;
         let mut statement = conn.prepare_cached(&format!(
             "SELECT {PIN_COLUMNS} FROM pins WHERE anchor_node_id = ?1 AND deleted_at_ms IS NULL
              ORDER BY id"

@@ -6,14 +6,14 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::error::StoreError;
 use crate::model::{NodeId, Receipt};
-use crate::nodes::{id_list, node_by_id};
+use crate::nodes::{id_list, require_node};
 use crate::store::Store;
 
 impl Store {
     /// The receipt of reply `node`, if it has one (replies written before receipts have none).
     pub fn receipt(&self, node: NodeId) -> Result<Option<Receipt>, StoreError> {
         let conn = self.conn();
-        node_by_id(&conn, node)?;
+        require_node(&conn, node)?;
         let receipt = conn
             .prepare_cached("SELECT receipt_json, provider_cut FROM receipts WHERE node_id = ?1")?
             .query_row([node.0], |row| Ok(Receipt { json: row.get(0)?, provider_cut: row.get(1)? }))

@@ -9,7 +9,7 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use crate::codec::author_from_sql;
 use crate::error::StoreError;
 use crate::model::{NodeId, PinId, SearchHit, TreeId};
-use crate::nodes::{PATH_SEGMENTS, node_by_id};
+use crate::nodes::{PATH_SEGMENTS, require_node};
 use crate::store::Store;
 use crate::trees::require_tree;
 
@@ -79,7 +79,7 @@ impl Store {
         limit: u32,
     ) -> Result<Vec<SearchHit>, StoreError> {
         let conn = self.conn();
-        node_by_id(&conn, node)?;
+        require_node(&conn, node)?;
         let Some(expression) = match_rare_words(&conn, &self.term_documents, query)? else {
             return Ok(Vec::new());
         };

@@ -9,14 +9,14 @@ use rusqlite::{Connection, params};
 use crate::codec::count;
 use crate::error::StoreError;
 use crate::model::NodeId;
-use crate::nodes::{id_list, node_by_id};
+use crate::nodes::{id_list, require_node};
 use crate::store::Store;
 
 impl Store {
     /// Stores token counts for a node, one per tokenizer family, replacing earlier ones.
     pub fn set_token_counts(&self, node: NodeId, counts: &[(&str, u64)]) -> Result<(), StoreError> {
         self.write(|tx| {
-            node_by_id(tx, node)?;
+            require_node(tx, node)?;
             write_token_counts(tx, node, counts.iter().copied())
         })
     }

@@ -41,7 +41,10 @@ pub fn ancestry(snapshot: &Snapshot, max_thread_depth: usize) -> Result<Ancestor
             .ok_or(EngineError::ActiveNodeMissing(snapshot.active))?,
     };
     let mut index: Option<HashMap<NodeId, usize>> = None;
-    let mut reversed = vec![active];
+    // The path is usually the nodes up to the active one (the store hands it root first): sized
+    // for that, a 10,000-message path is not copied as it grows.
+    let mut reversed = Vec::with_capacity(active + 1);
+    reversed.push(active);
     let mut current = active;
     let mut pin_edges = 0usize;
     while let Some(parent) = nodes[current].edge.parent() {

@@ -12,8 +12,8 @@ use crate::settings::{AssemblyStrategy, TaskFrameShares};
 use crate::snapshot::{AttachmentKind, NodeId, Part, ThreadRef, TreeMode};
 
 use super::{
-    AncestorPath, Builder, Group, Need, ThreadSegment, choose_summary, file_block, folder_listing,
-    scope_rank,
+    AncestorPath, Builder, Group, Need, ThreadSegment, Twins, choose_summary, file_block,
+    folder_listing, scope_rank,
 };
 
 impl<'a> Builder<'a> {
@@ -166,6 +166,7 @@ impl<'a> Builder<'a> {
         let mut order: Vec<usize> = (0..snapshot.retrieval.len()).collect();
         order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
         let mut eligible = Vec::new();
+        let mut twins = Vec::new();
         // A message offered twice (found by the search and added by the person) is weighed
         // once, at its best score.
         let mut offered = HashSet::new();
@@ -223,7 +224,7 @@ impl<'a> Builder<'a> {
             if status == SliceStatus::Included {
                 eligible.push(index);
                 if let Some(history) = twin {
-                    self.twins.push(history, index);
+                    twins.push((history, index));
                 }
             }
         }
@@ -237,8 +238,8 @@ impl<'a> Builder<'a> {
                 self.decide(i, PruneReason::OutsideShare);
             }
         }
-        self.twins.retain(|&(_, search)| self.need[search] == Need::Optional);
-        self.twins.sort();
+        twins.retain(|&(_, search)| self.need[search] == Need::Optional);
+        self.twins = Twins::new(twins);
     }
 
     /// The tokens the included search twins of a history group hold: what including the group

@@ -87,45 +87,49 @@ struct Builder<'a> {
     twins: Twins,
 }
 
-/// History slice → search slice pairs, ordered by the history slice: at most one per retrieval
-/// candidate, looked up for every history group while the budget is filled, so by binary search
-/// over a short list rather than by hashing each slice of a 10,000-message history.
+/// History slice → search slice pairs: at most one per retrieval candidate, looked up for every
+/// history group while the budget is filled and for every search slice, so held in both orders
+/// and searched by binary search, rather than hashing each slice of a 10,000-message history
+/// (and a person's picks may be thousands).
 #[derive(Debug, Default)]
-struct Twins(Vec<(usize, usize)>);
+struct Twins {
+    by_history: Vec<(usize, usize)>,
+    /// The same pairs as (search, history).
+    by_search: Vec<(usize, usize)>,
+}
 
 impl Twins {
+    fn new(mut pairs: Vec<(usize, usize)>) -> Twins {
+        pairs.sort_unstable();
+        let mut by_search: Vec<(usize, usize)> =
+            pairs.iter().map(|&(history, search)| (search, history)).collect();
+        by_search.sort_unstable();
+        Twins { by_history: pairs, by_search }
+    }
+
     fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
-    /// Records a pair; [`Twins::sort`] orders them once all are in.
-    fn push(&mut self, history: usize, search: usize) {
-        self.0.push((history, search));
-    }
-
-    fn sort(&mut self) {
-        self.0.sort_unstable();
-    }
-
-    fn retain(&mut self, keep: impl FnMut(&(usize, usize)) -> bool) {
-        self.0.retain(keep);
+        self.by_history.is_empty()
     }
 
     /// The search twin of history slice `history`.
     fn of(&self, history: usize) -> Option<usize> {
-        let at = self.0.binary_search_by_key(&history, |&(h, _)| h).ok()?;
-        Some(self.0[at].1)
+        let at = self.by_history.binary_search_by_key(&history, |&(h, _)| h).ok()?;
+        Some(self.by_history[at].1)
     }
 
     /// The search twins of the history slices `first..=last`.
     fn in_range(&self, first: usize, last: usize) -> impl Iterator<Item = usize> + '_ {
-        let from = self.0.partition_point(|&(h, _)| h < first);
-        self.0[from..].iter().take_while(move |&&(h, _)| h <= last).map(|&(_, search)| search)
+        let from = self.by_history.partition_point(|&(h, _)| h < first);
+        self.by_history[from..]
+            .iter()
+            .take_while(move |&&(h, _)| h <= last)
+            .map(|&(_, search)| search)
     }
 
     /// The history slice whose twin is search slice `search`.
     fn history_of(&self, search: usize) -> Option<usize> {
-        self.0.iter().find(|&&(_, s)| s == search).map(|&(history, _)| history)
+        let at = self.by_search.binary_search_by_key(&search, |&(s, _)| s).ok()?;
+        Some(self.by_search[at].1)
     }
 }
 
