@@ -150,6 +150,7 @@ impl<'a> Builder<'a> {
     /// for budget only while the history does not carry the message.
     pub(super) fn collect_retrieval(&mut self, path: &AncestorPath, current: ThreadSegment) {
         let snapshot = self.snapshot;
+        self.first_search = self.slices.len();
         if snapshot.retrieval.is_empty() {
             return;
         }

@@ -85,6 +85,8 @@ struct Builder<'a> {
     /// Search results whose message is in the current thread's history. Whichever of the two
     /// is in the context, the message is sent once.
     twins: Twins,
+    /// The first search slice: they are collected together, from here on.
+    first_search: usize,
 }
 
 /// History slice → search slice pairs: at most one per retrieval candidate, looked up for every
@@ -165,6 +167,7 @@ impl<'a> Builder<'a> {
             fills: Vec::new(),
             node_slices: Vec::with_capacity(snapshot.nodes.len()),
             twins: Twins::default(),
+            first_search: usize::MAX,
         }
     }
 
@@ -318,8 +321,8 @@ impl<'a> Builder<'a> {
     }
 
     fn finish(self) -> ContextPlan {
-        // `node_slices` is in slice order, so a group's place in it is found by binary search.
         let used = clamp_u32(self.total_used());
+        // `node_slices` is in slice order, so a group's place in it is found by binary search.
         let prompt_start = self
             .groups
             .last()

@@ -87,10 +87,8 @@ impl<'a> Builder<'a> {
     /// are some, and each is looked for among them by binary search (an imported tree's picks may
     /// be thousands; a thread's history is as long as the thread).
     fn search_hits_sent_as_history(&self) -> Vec<usize> {
-        // The search slices are the last ones collected (`collect_retrieval` runs last).
-        let first_search = self.slices.len()
-            - self.slices.iter().rev().take_while(|s| s.kind == SliceKind::SearchResult).count();
-        let mut searched: Vec<(NodeId, usize)> = (first_search..self.slices.len())
+        let mut searched: Vec<(NodeId, usize)> = (self.first_search.min(self.slices.len())
+            ..self.slices.len())
             .filter_map(|i| {
                 let slice = &self.slices[i];
                 let (SourceId::Retrieval(id) | SourceId::AddedSearchHit(id)) = slice.source else {
