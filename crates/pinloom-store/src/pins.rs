@@ -174,6 +174,7 @@ impl Store {
     }
 }
 
+/// The statement [`Store::child_pins`] runs, also read back by its test of recompiling.
 fn child_pins_sql() -> String {
     format!(
         "SELECT {PIN_COLUMNS} FROM pins
