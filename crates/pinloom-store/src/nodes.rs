@@ -75,11 +75,13 @@ impl Store {
         node_by_id(&self.conn(), id)
     }
 
-    /// The nodes of `ids` that exist, in one query, in no particular order.
+    /// The nodes of `ids` that exist, in one query, in the order of `ids` (an id asked for twice
+    /// comes twice).
     pub fn nodes(&self, ids: &[NodeId]) -> Result<Vec<Node>, StoreError> {
         let conn = self.conn();
         let mut statement = conn.prepare_cached(&format!(
-            "SELECT {NODE_COLUMNS} FROM json_each(?1) j JOIN nodes n ON n.id = j.value"
+            "SELECT {NODE_COLUMNS} FROM json_each(?1) j JOIN nodes n ON n.id = j.value
+             ORDER BY j.key"
         ))?;
         let nodes = statement
             .query_map([id_list(ids.iter().copied())], node_from_row)?

@@ -285,11 +285,8 @@ impl CachedPath {
             }
         }
         // Most trees pick none: no query then, since every plan passes here.
-        let mut picked = if unfound.is_empty() { Vec::new() } else { store.nodes(&unfound)? };
         // In the order the person picked them, each once.
-        let order: HashMap<NodeId, usize> =
-            unfound.iter().enumerate().rev().map(|(at, id)| (*id, at)).collect();
-        picked.sort_by_key(|node| order.get(&node.id).copied().unwrap_or(usize::MAX));
+        let picked = if unfound.is_empty() { Vec::new() } else { store.nodes(&unfound)? };
         for node in picked {
             if node.tree_id != tree.id || node.pruned_at_ms.is_some() {
                 continue;

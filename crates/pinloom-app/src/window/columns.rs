@@ -124,11 +124,7 @@ pub(crate) fn newest_below(
 
 /// The messages `ids` (a run of one thread's path, in order), each with its alternatives and pins.
 fn thread_messages(store: &Store, ids: &[NodeId]) -> anyhow::Result<Vec<ThreadMessage>> {
-    // Read in one query, in no promised order.
-    let mut path = store.nodes(ids)?;
-    let order: std::collections::HashMap<NodeId, usize> =
-        ids.iter().enumerate().map(|(position, id)| (*id, position)).collect();
-    path.sort_by_key(|node| order.get(&node.id).copied().unwrap_or(usize::MAX));
+    let path = store.nodes(ids)?;
     let replies: Vec<NodeId> = path
         .iter()
         .filter(|node| node.author == store::Author::Model)

@@ -47,6 +47,19 @@ fn a_trees_setup_is_the_tree_without_its_count() {
 }
 
 #[test]
+fn nodes_come_back_in_the_order_asked() {
+    let (store, _dir) = fresh_store();
+    let tree = store.create_tree("Order", TreeMode::Dialogue, 0).unwrap().id;
+    let a = store.append_node(&human(tree, None, "a", 1)).unwrap().id;
+    let b = store.append_node(&human(tree, Some(a), "b", 2)).unwrap().id;
+    let c = store.append_node(&human(tree, Some(b), "c", 3)).unwrap().id;
+    let missing = NodeId(c.0 + 100);
+    let texts: Vec<String> =
+        store.nodes(&[c, a, c, missing, b]).unwrap().into_iter().map(|node| node.text).collect();
+    assert_eq!(texts, ["c", "a", "c", "b"], "asked order, repeats kept, a missing id left out");
+}
+
+#[test]
 fn a_blank_title_is_refused_and_titles_are_trimmed() {
     let (store, _dir) = fresh_store();
     let error = store.create_tree(" \t ", TreeMode::Dialogue, 0).unwrap_err();
