@@ -101,6 +101,9 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             provider_settings::profile_counting,
         ])
         .events(tauri_specta::collect_events![commands::TreesChanged, commands::DatabaseChanged])
+        // Limits the window shares with the application layer, written in one place.
+        .constant("THREAD_PAGE", pinloom_app::THREAD_PAGE)
+        .constant("MOST_MODELS_AT_ONCE", *pinloom_app::FAN_OUT_MODELS.end())
         // Ids are SQLite row ids and timestamps are milliseconds: both stay far below 2^53, the
         // largest integer a JavaScript number holds exactly.
         .dangerously_cast_bigints_to_number()

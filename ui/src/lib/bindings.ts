@@ -97,6 +97,11 @@ export const events = {
 	treesChanged: makeEvent<TreesChanged, TreesChanged>("trees-changed"),
 };
 
+/* Constants */
+export const MOST_MODELS_AT_ONCE = 4 as const;
+
+export const THREAD_PAGE = 200 as const;
+
 /* Types */
 /**  What the About section shows: which Pinloom this is and where it keeps things. */
 export type About = {

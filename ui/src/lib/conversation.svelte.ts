@@ -83,11 +83,10 @@ function columnOf(view: ThreadView): Column {
 
 let nextRequestId = 1;
 
-/// How many messages a page of a thread holds (the backend's THREAD_PAGE).
-export const THREAD_PAGE = 200;
-
-/// How many models one prompt goes to at once, at most (the backend's FAN_OUT_MODELS).
-export const MOST_MODELS_AT_ONCE = 4;
+/// How many messages a page of a thread holds, and how many models one prompt goes to at once at
+/// most: the backend's own limits, exported with the bindings.
+import { MOST_MODELS_AT_ONCE, THREAD_PAGE } from "./bindings";
+export { MOST_MODELS_AT_ONCE, THREAD_PAGE };
 
 const NO_PARENT_END = "The parent thread has no message to bring it back after.";
 

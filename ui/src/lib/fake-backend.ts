@@ -2,6 +2,7 @@
 // generated bindings exactly as in the app, and failures come back as `{ code, message }`.
 import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
 
+import { THREAD_PAGE } from "./bindings";
 import type {
   ApiError,
   Message,
@@ -41,8 +42,6 @@ export type FakeState = {
   fanOutFailures: Map<string, ApiError>;
 };
 
-/// How many messages a thread view sends at once (the app's THREAD_PAGE).
-const PAGE = 200;
 
 /// A message as a thread shows it, its alternatives read from `all`.
 function threadMessage(all: Message[], message: Message) {
@@ -148,9 +147,9 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
         const path = pathThrough(all, nodeId);
         // A page, as the app sends it: the newest, or from a quarter page before the message.
         const at = path.findIndex((message) => message.id === nodeId);
-        const newest = Math.max(0, path.length - PAGE);
-        const first = at >= 0 && at < newest ? Math.max(0, at - PAGE / 4) : newest;
-        const messages = path.slice(first, first + PAGE).map((message) => threadMessage(all, message));
+        const newest = Math.max(0, path.length - THREAD_PAGE);
+        const first = at >= 0 && at < newest ? Math.max(0, at - THREAD_PAGE / 4) : newest;
+        const messages = path.slice(first, first + THREAD_PAGE).map((message) => threadMessage(all, message));
         return { tree, pin: null, messages, first, total: path.length, end: path.at(-1)?.id ?? null };
       }
       case "thread_page": {
