@@ -29,6 +29,36 @@ pub(crate) struct TreesChanged {
 #[serde(rename_all = "camelCase")]
 pub(crate) struct DatabaseChanged {}
 
+/// Sent when an ancestor summary of a tree is written or being written, or failed, in this
+/// process (they are written in the background), so the window shows it as it lands.
+#[derive(Debug, Clone, Serialize, Deserialize, specta::Type, tauri_specta::Event)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct SummariesChanged {
+    /// The tree.
+    pub(crate) tree_id: i64,
+}
+
+/// Tells the window of every summary this process writes in the background.
+pub(crate) fn watch_summaries(app: AppHandle, pinloom: pinloom_app::Pinloom) {
+    let mut landed = pinloom.summaries_landed();
+    tauri::async_runtime::spawn(async move {
+        loop {
+            match landed.recv().await {
+                Ok(tree_id) => {
+                    if let Err(error) = (SummariesChanged { tree_id }).emit(&app) {
+                        tracing::warn!(%error, "could not announce a summary");
+                    }
+                }
+                // Missed some: the window rereads whatever it shows.
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                    let _ = (DatabaseChanged {}).emit(&app);
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+            }
+        }
+    });
+}
+
 /// How often the database is asked whether another process wrote to it: one cheap pragma, and
 /// a second is as soon as a person switching from an agent's terminal looks.
 const WATCH_EVERY: std::time::Duration = std::time::Duration::from_secs(1);

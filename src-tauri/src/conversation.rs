@@ -6,8 +6,9 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use pinloom_app::json::{
-    CompareReach, Comparison, DeletedThreadView, Exchange, FanOut, LaneAnswer, ModelProfile,
-    NodeView, PinView, PlanView, SendTarget, SliceView, ThreadMessage, ThreadView,
+    AncestorView, CompareReach, Comparison, DeletedThreadView, Exchange, FanOut, LaneAnswer,
+    ModelProfile, NodeView, PinView, PlanView, SendTarget, SliceView, SummaryView, ThreadMessage,
+    ThreadView,
 };
 use pinloom_app::{
     ApiError, CancellationToken, FanOutLane, NodeAction, Receipt, ReplyEvent, RequestDiff,
@@ -219,8 +220,11 @@ pub(crate) async fn reply_stop(
     Ok(())
 }
 
+/// Pins a passage; `profile` (the window's chosen model) writes the summaries the pin's first
+/// send needs, in the background, when the tree names no summariser.
 #[tauri::command]
 #[specta::specta]
+#[allow(clippy::too_many_arguments)] // one argument per field the window sends
 pub(crate) async fn pin_create(
     state: State<'_, AppState>,
     node_id: i64,
@@ -228,8 +232,48 @@ pub(crate) async fn pin_create(
     end: u32,
     text: String,
     title: String,
+    profile: Option<String>,
 ) -> Result<PinView, ApiError> {
-    Ok(state.pinloom()?.pin_range(node_id, start, end, text, title).await?)
+    Ok(state.pinloom()?.open_pin(node_id, start, end, text, title, profile).await?)
+}
+
+/// What a pin knows of its ancestry under `profile`; summaries not written yet start in the
+/// background.
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn pin_ancestry(
+    state: State<'_, AppState>,
+    pin_id: i64,
+    profile: String,
+) -> Result<Vec<AncestorView>, ApiError> {
+    Ok(state.pinloom()?.pin_ancestry(pin_id, profile, true).await?)
+}
+
+/// The person's own summary of a thread up to a message: sends use it from now on.
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn summary_write(
+    state: State<'_, AppState>,
+    tree_id: i64,
+    pin_id: Option<i64>,
+    up_to: i64,
+    text: String,
+) -> Result<SummaryView, ApiError> {
+    Ok(state.pinloom()?.write_own_summary(tree_id, pin_id, up_to, text).await?)
+}
+
+/// The summariser writes a thread's summary again, now; sends use it from then on.
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn summary_regenerate(
+    state: State<'_, AppState>,
+    tree_id: i64,
+    pin_id: Option<i64>,
+    up_to: i64,
+    budget: u32,
+    profile: String,
+) -> Result<SummaryView, ApiError> {
+    Ok(state.pinloom()?.regenerate_summary(tree_id, pin_id, up_to, budget, profile).await?)
 }
 
 #[tauri::command]

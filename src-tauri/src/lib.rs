@@ -61,6 +61,9 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             conversation::reply_fan_out,
             conversation::reply_stop,
             conversation::pin_create,
+            conversation::pin_ancestry,
+            conversation::summary_write,
+            conversation::summary_regenerate,
             conversation::pin_close,
             conversation::threads_deleted,
             conversation::thread_restore,
@@ -100,7 +103,11 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             provider_settings::profile_choices,
             provider_settings::profile_counting,
         ])
-        .events(tauri_specta::collect_events![commands::TreesChanged, commands::DatabaseChanged])
+        .events(tauri_specta::collect_events![
+            commands::TreesChanged,
+            commands::DatabaseChanged,
+            commands::SummariesChanged
+        ])
         // Limits the window shares with the application layer, written in one place.
         .constant("THREAD_PAGE", pinloom_app::THREAD_PAGE)
         .constant("MOST_MODELS_AT_ONCE", *pinloom_app::FAN_OUT_MODELS.end())
@@ -183,6 +190,7 @@ pub fn run() {
                 Ok(pinloom) => {
                     tracing::info!(database = %pinloom.database_path().display(), "opened");
                     commands::watch_other_writers(app.handle().clone(), pinloom.clone());
+                    commands::watch_summaries(app.handle().clone(), pinloom.clone());
                 }
                 Err(error) => tracing::error!(%error.message, "database unusable"),
             }

@@ -46,6 +46,21 @@ describe("deep dives in the real window", () => {
   /// Selects `text` inside `element` as a person would with the mouse, and lets go.
   const select = (element, text) => harness.select(element, text);
 
+  /// Waits until the open pin's panel shows the summary of its ancestor `title` written, not
+  /// stood in for by the thread's messages.
+  async function summaryLanded(title) {
+    await harness.driver.wait(
+      async () =>
+        harness.driver.executeScript(
+          `return [...document.querySelectorAll('[data-testid="pin-column"] [data-testid="ancestor"]')]
+             .some((row) => row.querySelector("strong")?.textContent === arguments[0] && row.dataset.state === "summary");`,
+          title,
+        ),
+      20_000,
+      `the summary of “${title}” lands in the pin's panel`,
+    );
+  }
+
   harness.windowTest("a local model is set up in the budget panel", async () => {
     await newTree("Rivers");
     await harness.addLocalModel(provider.base);
@@ -57,16 +72,21 @@ describe("deep dives in the real window", () => {
     const [, reply] = await harness.findAll("message-text");
     assert.ok((await reply.getAttribute("innerHTML")).includes("<table>"), "Markdown tables render");
 
+    // Opening the pin writes the root thread's summary in the background, ready before the
+    // first ask: that ask then makes one request, the answer's.
+    provider.answers.push("The person asked why rivers meander; the outer bank erodes.");
+    const beforePin = provider.requests.length;
     await select(reply, "the inner bank gains silt");
     await (await harness.find("pin-button")).click();
     const anchor = await harness.find("pin-anchor");
     assert.equal(await anchor.getText(), "the inner bank gains silt");
     await harness.find("anchor-mark");
+    await summaryLanded("Rivers");
+    assert.equal(provider.requests.length, beforePin + 1, "one summary request, when the pin opened");
 
-    // The first ask in a sub-thread writes the root thread's summary, then answers.
-    provider.answers.push("The person asked why rivers meander; the outer bank erodes.");
     provider.answers.push("Silt settles where the water slows, on the inside of the bend.");
     await send("pin-composer-input", "pin-composer-ask", "Why does silt settle there?", "message-text", 4);
+    assert.equal(provider.requests.length, beforePin + 2, "the ask waited for no summary");
     const silt = provider.messages(provider.requests.length - 1).join("\n");
     assert.match(silt, /"the inner bank gains silt"/, "the anchor travels verbatim");
     assert.match(silt, /the outer bank erodes\./, "the ancestry travels as its summary");
@@ -111,6 +131,33 @@ describe("deep dives in the real window", () => {
     assert.match(sent, /the fastest water runs along the outside/);
     assert.doesNotMatch(sent, /Why the outer bank\?/, "the pin's question stays in the pin");
     assert.doesNotMatch(sent, /Because the fastest water/, "and the rest of its reply");
+  });
+
+  harness.windowTest("a summary edited under what the pin knows is what the next request carries", async () => {
+    // The pin of "the outer bank erodes" from the tests before is the newest column.
+    await harness.driver.executeScript(
+      `const columns = document.querySelectorAll('[data-testid="pin-column"]');
+       columns[columns.length - 1].querySelector('[data-testid="pin-ancestry"]').open = true;`,
+    );
+    await harness.click("ancestor-edit", (all) => all.at(-1));
+    const editor = await harness.find("ancestor-editor");
+    assert.match(await editor.getAttribute("value"), /the outer bank erodes/, "it starts from the summary as written");
+    await editor.clear();
+    await editor.sendKeys("Edited by hand: the person studies meanders on the Mississippi.");
+    await harness.click("ancestor-save");
+    await harness.textsUntil(
+      "ancestor-how",
+      (texts) => texts.some((text) => text.startsWith("Summary written by you")),
+      "the panel says the summary is the person's",
+    );
+    provider.answers.push("On the Mississippi the outer bank erodes fastest in spring.");
+    const before = provider.requests.length;
+    const shown = (await harness.findAll("message-text")).length;
+    await send("pin-composer-input", "pin-composer-ask", "When does it erode fastest?", "message-text", shown + 2);
+    assert.equal(provider.requests.length, before + 1, "no summary was written for the send");
+    const sent = provider.messages(before).join("\n");
+    assert.match(sent, /Edited by hand: the person studies meanders on the Mississippi\./, "the edit is sent");
+    assert.doesNotMatch(sent, /The person asked why rivers meander; the outer bank erodes\./, "the summary it replaced is not");
   });
 
   harness.windowTest("a hostile reply renders inert", async () => {
@@ -163,10 +210,11 @@ describe("deep dives in the real window", () => {
     await send("composer-input", "composer-ask", "And what are oxbow lakes?", "message-text", 4);
 
     const [, firstReply] = await harness.findAll("message-text");
+    provider.answers.push("The person asked why rivers meander.");
     await select(firstReply, "the outer bank erodes");
     await harness.click("pin-button");
     await harness.textsUntil("pin-anchor", (texts) => texts.includes("the outer bank erodes"), "the pin opens");
-    provider.answers.push("The person asked why rivers meander.");
+    await summaryLanded("After the anchor");
     provider.answers.push("Because the flow is fastest on the outside of the bend.");
     await send("pin-composer-input", "pin-composer-ask", "Why does it erode, and do oxbow lakes matter?", "message-text", 6);
     const sub = provider.messages(provider.requests.length - 1).join("\n");

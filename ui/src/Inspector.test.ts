@@ -26,6 +26,30 @@ function line(first: number, count: number, extra: Partial<SliceView> = {}): Sli
     excludeToFit: false,
     count,
     first,
+    lastSourceId: null,
+    ...extra,
+  };
+}
+
+function planOf(extra: Partial<PlanView>): PlanView {
+  return {
+    nodeId: 7,
+    profile: "Local",
+    available: 1000,
+    used: 30,
+    tokenizer: "o200k",
+    truncated: false,
+    omittedMessages: 0,
+    slices: [],
+    missingSummaries: 0,
+    providerCut: null,
+    refusal: null,
+    url: "http://127.0.0.1:9/v1/chat/completions",
+    body: "{}",
+    replyLimit: 1024,
+    ancestry: [],
+    keptStart: 0,
+    stepCut: null,
     ...extra,
   };
 }
@@ -34,29 +58,25 @@ describe("the inspector", () => {
   it("shows a folded run as one line and lists its slices 200 at a time when opened", async () => {
     installFakeBackend();
     const conversation = new Conversation();
-    const plan: PlanView = {
-      nodeId: 7,
-      profile: "Local",
-      available: 1000,
-      used: 30,
-      tokenizer: "o200k",
+    const plan = planOf({
       truncated: true,
       omittedMessages: 250,
       slices: [
         line(0, 1, { kind: "system", source: "treeSystemContext", sourceId: null, included: true, reason: null }),
-        line(1, 250),
+        line(1, 250, { lastSourceId: 250 }),
         line(251, 1, { kind: "prompt", included: true, reason: null }),
       ],
-      missingSummaries: 0,
-      providerCut: null,
-      refusal: null,
-      url: "",
-      body: "",
-    };
+      keptStart: 2,
+      stepCut: { messages: 3, tokens: 639, stepTokens: 4000 },
+    });
     conversation.plan = plan;
     render(Inspector, { conversation });
 
-    expect(screen.getByTestId("slice-run-summary").textContent).toBe("250 slices in a row, all cut: truncated");
+    // A folded run says how many messages it stands for, and which.
+    expect(screen.getByTestId("slice-run-summary").textContent).toBe("250 messages, #1–#250, all cut: truncated");
+    expect(screen.getByTestId("kept-start").textContent).toContain("first 2 messages stay");
+    expect(screen.getByTestId("step-cut").textContent).toContain("970 tokens unused");
+    expect(screen.getByTestId("step-cut").textContent).toContain("left out 3 messages that would fit");
     expect(screen.queryAllByTestId("pruned-slice")).toHaveLength(0);
     await fireEvent.click(screen.getByTestId("slice-run-toggle"));
     await waitFor(() => expect(screen.queryAllByTestId("pruned-slice")).toHaveLength(200));
@@ -65,5 +85,71 @@ describe("the inspector", () => {
     expect(screen.getAllByTestId("pruned-slice").at(-1)?.textContent).toContain("Old message 250");
     await fireEvent.click(screen.getByTestId("slice-run-toggle"));
     await waitFor(() => expect(screen.queryAllByTestId("pruned-slice")).toHaveLength(0));
+  });
+
+  it("names every ancestor thread, what stands for it, and a summary being written", () => {
+    installFakeBackend();
+    const conversation = new Conversation();
+    conversation.plan = planOf({
+      ancestry: [
+        {
+          pinId: null,
+          title: "Rivers",
+          distance: 2,
+          upTo: 2,
+          budget: 500,
+          tokens: 0,
+          included: false,
+          reason: "overBudget",
+          state: "summary",
+          writtenBy: "agent",
+          summarizer: null,
+          wholeThread: true,
+          text: "The agent's summary.",
+          writtenText: null,
+          writtenTokens: null,
+          unavailable: null,
+          pending: false,
+        },
+        {
+          pinId: 4,
+          title: "Meanders",
+          distance: 1,
+          upTo: 9,
+          budget: 800,
+          tokens: 90,
+          included: true,
+          reason: null,
+          state: "excerpt",
+          writtenBy: null,
+          summarizer: null,
+          wholeThread: false,
+          text: "Person: why?",
+          writtenText: null,
+          writtenTokens: null,
+          unavailable: "summary not available: being written",
+          pending: true,
+        },
+      ],
+      refusal: "the context needs 1,200 tokens, over the 1,000 this model has",
+    });
+    render(Inspector, { conversation });
+    const rows = screen.getAllByTestId("inspector-ancestor");
+    expect(rows.map((row) => row.dataset.state)).toEqual(["summary", "excerpt"]);
+    expect(rows[0]!.textContent).toContain("Summary written by an agent (the whole thread)");
+    expect(rows[0]!.textContent).toContain("left out: over budget");
+    expect(rows[1]!.dataset.pending).toBe("true");
+    expect(rows[1]!.textContent).toContain("being written, shown here as it lands");
+    expect(screen.getByTestId("plan-refusal").textContent).toContain("refused");
+  });
+
+  it("shows no request body for a refused plan", async () => {
+    installFakeBackend();
+    const conversation = new Conversation();
+    conversation.plan = planOf({ refusal: "too long", body: "" });
+    render(Inspector, { conversation });
+    await fireEvent.click(screen.getByTestId("show-request"));
+    expect(screen.getByTestId("request-body-refused").textContent).toContain("No request");
+    expect(screen.queryByTestId("request-body")).toBeNull();
   });
 });

@@ -13,7 +13,9 @@ use std::hint::black_box;
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use pinloom_app::{ExportOptions, Pinloom};
 use pinloom_engine::tokens::Tokenizer;
-use pinloom_store::{Author, NewNode, NodeId, PinId, Store, SummaryKey, TreeMode, Workspace};
+use pinloom_store::{
+    Author, NewNode, NodeId, PinId, Store, SummaryKey, SummaryWrite, TreeMode, Workspace,
+};
 
 mod common;
 use common::message;
@@ -62,13 +64,14 @@ fn build(path: &std::path::Path) -> (i64, PinId) {
         question.pin_id = Some(opened.id);
         store.append_node(&question).unwrap();
         let key = SummaryKey {
+            fitted_from: None,
             tree_id: tree,
             pin_id: None,
             path_end: Some(anchor),
             budget: Some(800),
             summarizer: "W".into(),
         };
-        store.set_summary(&key, &message(pin), 4_000, 1_000, 3).unwrap();
+        store.set_summary(&key, &SummaryWrite::model(&message(pin), 4_000, 1_000, 3)).unwrap();
         last = Some(opened.id);
     }
     let pin = last.unwrap();

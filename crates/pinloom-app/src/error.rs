@@ -115,7 +115,7 @@ fn code_of_store_error(error: &StoreError) -> ErrorCode {
             ErrorCode::NotFound
         }
         // A cycle of parent links is damage in the file, not something the person typed.
-        StoreError::Cycle { .. } => ErrorCode::Internal,
+        StoreError::Cycle { .. } | StoreError::BrokenTree { .. } => ErrorCode::Internal,
         StoreError::Open { .. }
         | StoreError::NotADatabase { .. }
         | StoreError::ForeignDatabase { .. }

@@ -352,7 +352,7 @@ pub struct SliceView {
     /// The id of the source (a node, attachment, annotation or pin), when it has one; a summary's
     /// is its thread's pin (absent for the root thread).
     pub source_id: Option<i64>,
-    /// Its pruning priority (lower is cut first).
+    /// Its pruning priority: the higher the number, the sooner it is cut (1 and 2 never are).
     pub priority: u8,
     /// Its tokens, framing included.
     pub tokens: u32,
@@ -361,7 +361,7 @@ pub struct SliceView {
     /// Why it was cut: `overBudget`, `truncated`, `outsideShare`, `excluded`, `softDeleted`,
     /// `annotation`, `emptySummary`, `overDepthBudget`, `fileTooLarge`, `orphanToolResult`,
     /// `orphanToolCall`, `providerRoleRule`, `bufferModeSystemContextOff`, `filtered`,
-    /// `alreadyInHistory`, `notOptedIn`, `offPath` or `inAncestorThread`.
+    /// `alreadyInHistory`, `notOptedIn` or `offPath`.
     pub reason: Option<String>,
     /// For a message cut at the boundary: the whole message's tokens, of which `tokens` are kept.
     pub cut_from: Option<u32>,
@@ -377,6 +377,8 @@ pub struct SliceView {
     pub count: u32,
     /// Where this line starts among the plan's slices.
     pub first: u32,
+    /// For a folded run: the source id of its last slice (a run of messages is `#first–#last`).
+    pub last_source_id: Option<i64>,
 }
 
 /// Where a slice's content comes from, as the inspector labels it (the rule of what a path may
@@ -445,10 +447,117 @@ pub struct PlanView {
     /// (also marked on the slices). The slices are then the ones truncation would have kept;
     /// a send from here is refused.
     pub refusal: Option<String>,
-    /// Where the request goes.
+    /// Where the request goes; empty when there is no request (a refusal).
     pub url: String,
-    /// The request body exactly as it would be sent (the key travels in a header, never here).
+    /// The request body exactly as it would be sent (the key travels in a header, never here);
+    /// empty when the plan is refused, since nothing would be sent.
     pub body: String,
+    /// The most tokens the reply may have: what the budget keeps free for it, and what the
+    /// request asks for (the tree's token buffer, else the profile's reserve).
+    pub reply_limit: u32,
+    /// Every ancestor thread, root first, and what the request carries of it.
+    pub ancestry: Vec<AncestorView>,
+    /// How many of the thread's first messages truncateMiddle kept (it keeps the start), when it
+    /// cut the history.
+    pub kept_start: u32,
+    /// What the truncation step left unused, when it cut messages that would have fitted.
+    pub step_cut: Option<StepCutView>,
+}
+
+/// An ancestor thread of a plan, and what stands for it: what the pin knows of where it came
+/// from.
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct AncestorView {
+    /// The thread: a pin's id, absent for the root thread.
+    pub pin_id: Option<i64>,
+    /// Its title.
+    pub title: String,
+    /// How far up the chain it is: 1 for the current thread's parent.
+    pub distance: u32,
+    /// The message it is known up to (where the next thread down hangs off).
+    pub up_to: i64,
+    /// Its depth budget.
+    pub budget: u32,
+    /// Its slice's tokens, framing included.
+    pub tokens: u32,
+    /// Whether the request carries it.
+    pub included: bool,
+    /// Why not, when it does not (`overBudget`, `outsideShare`, `overDepthBudget`).
+    pub reason: Option<String>,
+    /// What stands for it.
+    pub state: AncestorState,
+    /// Who wrote the summary in use (absent for an excerpt or a root goal).
+    pub written_by: Option<SummaryWriter>,
+    /// The model that wrote or condensed it.
+    pub summarizer: Option<String>,
+    /// A summary of the whole thread (ThreadMind's summary_update), not only up to `up_to`.
+    pub whole_thread: bool,
+    /// The text the request carries for it (without its framing).
+    pub text: String,
+    /// For a fitted or cut summary: the summary as written, and its tokens.
+    pub written_text: Option<String>,
+    /// Its tokens as written.
+    pub written_tokens: Option<u32>,
+    /// For an excerpt: why no summary stands here ("not written yet", "being written", "the
+    /// summariser failed (…)").
+    pub unavailable: Option<String>,
+    /// Whether a summary for it is being written now.
+    pub pending: bool,
+}
+
+/// What stands for an ancestor thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub enum AncestorState {
+    /// A summary, as written.
+    Summary,
+    /// A summary written on purpose, condensed by the summariser to fit the budget.
+    Fitted,
+    /// A summary cut at a sentence to fit the budget, marked so.
+    Cut,
+    /// No summary: the thread's last messages before the branching point, verbatim.
+    Excerpt,
+    /// Task frames: the root thread's first message.
+    RootGoal,
+}
+
+/// Who wrote a summary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub enum SummaryWriter {
+    /// The summariser, a model.
+    Model,
+    /// The person.
+    Person,
+    /// An agent, through ThreadMind's summary_update.
+    Agent,
+    /// A file it was imported from.
+    File,
+}
+
+impl From<store::SummaryAuthor> for SummaryWriter {
+    fn from(author: store::SummaryAuthor) -> SummaryWriter {
+        match author {
+            store::SummaryAuthor::Model => SummaryWriter::Model,
+            store::SummaryAuthor::Person => SummaryWriter::Person,
+            store::SummaryAuthor::Agent => SummaryWriter::Agent,
+            store::SummaryAuthor::File => SummaryWriter::File,
+        }
+    }
+}
+
+/// What truncateMiddle's step left unused: so that the request's start stays the same from one
+/// send to the next (the provider's prompt cache), the kept history starts at a step boundary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct StepCutView {
+    /// Messages the step cut that would have fitted.
+    pub messages: u32,
+    /// Their tokens.
+    pub tokens: u32,
+    /// The step, in tokens (a share of the history's room: 25 % unless changed).
+    pub step_tokens: u32,
 }
 
 /// Two branches side by side from where they part: their messages aligned row by row, a word
@@ -470,6 +579,9 @@ pub struct Comparison {
     pub right: ComparedSide,
     /// What one side's request sent and the other's did not.
     pub context: ContextDiff,
+    /// The settings in which the two sides' last replies differ (`temperature`, `maxTokens`,
+    /// …; the names of [`ReplySettings`]' fields), when both kept theirs.
+    pub settings_differ: Vec<String>,
 }
 
 /// One row of a comparison.
@@ -527,6 +639,57 @@ pub struct ComparedSide {
     pub priced_replies: u32,
     /// How many replies the branch has below the common ancestor.
     pub replies: u32,
+    /// The settings the branch's last reply was made with, when it kept them.
+    pub settings: Option<ReplySettings>,
+}
+
+/// The settings a reply was made with: kept on the message, exported in Open Loom as its
+/// generation's parameters (`maxTokens` is Open Loom's name for the reply limit), and shown side
+/// by side when two branches are compared.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplySettings {
+    /// The model profile.
+    pub profile: String,
+    /// The provider's model id.
+    pub model_id: String,
+    /// The provider.
+    pub provider: String,
+    /// The temperature asked for; absent when left to the provider.
+    pub temperature: Option<f32>,
+    /// The top-p asked for; absent when left to the provider.
+    pub top_p: Option<f32>,
+    /// The reply limit asked for, in tokens.
+    pub max_tokens: u32,
+    /// The model's context window the request was planned for.
+    pub context_window: u32,
+    /// How the history was fitted: `truncateMiddle`, `rollingWindow` or `stopAtLimit`.
+    pub truncation: String,
+    /// The profile that writes the ancestor summaries.
+    pub summarizer: String,
+}
+
+impl ReplySettings {
+    /// The names of the settings in which `self` and `other` differ, as the comparison marks
+    /// them (`temperature`, `topP`, `maxTokens`, …).
+    pub fn differences(&self, other: &ReplySettings) -> Vec<String> {
+        let mut names = Vec::new();
+        let mut differ = |name: &str, differs: bool| {
+            if differs {
+                names.push(name.to_owned());
+            }
+        };
+        differ("profile", self.profile != other.profile);
+        differ("modelId", self.model_id != other.model_id);
+        differ("provider", self.provider != other.provider);
+        differ("temperature", self.temperature != other.temperature);
+        differ("topP", self.top_p != other.top_p);
+        differ("maxTokens", self.max_tokens != other.max_tokens);
+        differ("contextWindow", self.context_window != other.context_window);
+        differ("truncation", self.truncation != other.truncation);
+        differ("summarizer", self.summarizer != other.summarizer);
+        names
+    }
 }
 
 /// What two requests did not share, slice by slice (a message of a path counts as one).
@@ -770,12 +933,18 @@ pub enum AttachTo {
 pub struct SummaryView {
     /// The thread: a pin's id, absent for the root thread.
     pub pin_id: Option<i64>,
-    /// The last message it covers.
+    /// The last message it covers; absent for the whole thread.
     pub up_to: Option<i64>,
     /// The token budget it was written for.
     pub budget: Option<u32>,
-    /// The profile that wrote it.
+    /// The profile that wrote it; empty when a person, an agent or a file did.
     pub summarizer: String,
+    /// Who wrote it.
+    pub written_by: SummaryWriter,
+    /// Written or asked for on purpose: sends use it before the summariser's own.
+    pub chosen: bool,
+    /// For a fitted version: it condenses another summary to `budget`.
+    pub fitted: bool,
     /// Its text.
     pub text: String,
     /// How many times it was written (by models and by hand).
@@ -789,6 +958,9 @@ impl From<store::Summary> for SummaryView {
             up_to: summary.key.path_end.map(|id| id.0),
             budget: summary.key.budget,
             summarizer: summary.key.summarizer,
+            written_by: summary.written_by.into(),
+            chosen: summary.chosen,
+            fitted: summary.key.fitted_from.is_some(),
             text: summary.text,
             update_count: summary.update_count,
         }

@@ -9,6 +9,7 @@ use pinloom_store::{Store, TreeId};
 
 use crate::ApiError;
 use crate::conversation::snapshot_cache::SnapshotCache;
+use crate::conversation::summaries::SummaryJobs;
 use crate::data_dir::DATABASE_FILE_NAME;
 use crate::json::{TreeMode, TreeSummary};
 use crate::runtime::{blocking, now_ms};
@@ -49,6 +50,7 @@ pub struct Pinloom {
     pub(crate) provider: Provider,
     pub(crate) keyring: Keyring,
     pub(crate) snapshot_cache: Arc<SnapshotCache>,
+    pub(crate) summary_jobs: Arc<SummaryJobs>,
 }
 
 impl Pinloom {
@@ -73,7 +75,13 @@ impl Pinloom {
         .await
         .context("could not open Pinloom's database")?;
         load_written_counters_ahead();
-        Ok(Pinloom { store: Arc::new(store), provider, keyring, snapshot_cache: Arc::default() })
+        Ok(Pinloom {
+            store: Arc::new(store),
+            provider,
+            keyring,
+            snapshot_cache: Arc::default(),
+            summary_jobs: Arc::default(),
+        })
     }
 
     /// Opens (creating if needed) the database in `data_dir` with these connections.
@@ -97,7 +105,13 @@ impl Pinloom {
         .await
         .context("could not open Pinloom's database")?;
         load_written_counters_ahead();
-        Ok(Pinloom { store: Arc::new(store), provider, keyring, snapshot_cache: Arc::default() })
+        Ok(Pinloom {
+            store: Arc::new(store),
+            provider,
+            keyring,
+            snapshot_cache: Arc::default(),
+            summary_jobs: Arc::default(),
+        })
     }
 
     /// A watch for other processes' writes to the database (the desktop app, the MCP server,

@@ -2,8 +2,10 @@
 //!
 //! A context for message M may hold only:
 //! 1. M's ancestry: its own thread from its start to M, and each ancestor thread up to the node
-//!    the next thread of the chain hangs off, never a message after it. Ancestor threads enter
-//!    as their summaries ending exactly at that node; the current thread as its history.
+//!    the next thread of the chain hangs off, never a message after it. The current thread comes
+//!    as its history; an ancestor thread as its summary ending exactly at that node, as a
+//!    summary of the whole thread written on purpose (by the person, an agent, a file), or,
+//!    when none can serve, as its own last messages up to that node, verbatim.
 //! 2. The current pin's anchor, verbatim.
 //! 3. Attachments whose scope lies on the path: the tree, a thread of the chain, a node of the
 //!    path.
@@ -11,10 +13,10 @@
 //!    And the result of a pin closed on M's own thread, when it was opened from a message of
 //!    M's path: the pin hands its conclusion back to the thread it came from (its messages
 //!    never come along; a pin on another branch of the thread is not on the path).
-//! 5. Retrieval hits among the current thread's own messages up to M (chiefly what truncation
-//!    cut from its history); never an excluded or deleted message, never one the history
-//!    already carries, and never an ancestor thread's message: those threads reach a sub-thread
-//!    as their summaries and the anchor, which is the point of pinning.
+//! 5. Retrieval hits among the messages of M's path: its own thread up to M (chiefly what
+//!    truncation cut from its history) and each ancestor thread up to where the next thread
+//!    hangs off (a detail its summary dropped); never an excluded or deleted message, and never
+//!    one the history already carries.
 //! 6. What the person added by hand: a search hit they chose from anywhere in the tree, a note
 //!    they included. Both are labelled as theirs ([`Provenance::AddedByPerson`]).
 //!

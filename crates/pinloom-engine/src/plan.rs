@@ -132,9 +132,6 @@ pub enum PruneReason {
     /// A retrieval hit that is not on this message's path (another branch, a sibling pin, a
     /// parent thread after the anchor): only the person may add such a message.
     OffPath,
-    /// A retrieval hit in an ancestor thread: that thread reaches a sub-thread as its summary
-    /// and the anchor, never message by message.
-    InAncestorThread,
 }
 
 /// Where a slice's content comes from, as the inspector labels it: what the path itself may
@@ -206,7 +203,6 @@ impl PruneReason {
             PruneReason::AlreadyInHistory => "alreadyInHistory",
             PruneReason::NotOptedIn => "notOptedIn",
             PruneReason::OffPath => "offPath",
-            PruneReason::InAncestorThread => "inAncestorThread",
         }
     }
 }
@@ -318,6 +314,7 @@ pub struct RoleFill {
 }
 
 /// A summary the plan wanted and the snapshot did not have: the app may write it and re-plan.
+/// Meanwhile the plan carries what it could in its place ([`AncestorContent`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MissingSummary {
     /// The ancestor thread.
@@ -326,6 +323,97 @@ pub struct MissingSummary {
     pub up_to: NodeId,
     /// The budget it must fit.
     pub budget: u32,
+    /// `Some(id)` when what is missing is the fitted version of chosen summary `id` (too long
+    /// for the budget): condensed from its text rather than written from the thread.
+    pub condense: Option<u64>,
+}
+
+/// One ancestor thread of the path and what the plan carries of it: every ancestor has one, so
+/// none is ever left out without a word.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AncestorEntry {
+    /// The thread.
+    pub thread: ThreadRef,
+    /// How far up the chain it is: 1 for the current thread's parent.
+    pub distance: usize,
+    /// The node of it the next thread down hangs off: what it is known up to.
+    pub up_to: NodeId,
+    /// Its depth budget.
+    pub budget: u32,
+    /// Its slice in [`ContextPlan::slices`], included or pruned with the reason.
+    pub slice: usize,
+    /// What the slice holds.
+    pub content: AncestorContent,
+    /// The slice's text without its framing: the summary, fitted or cut, or the excerpt.
+    pub text: String,
+}
+
+/// What stands for an ancestor thread in a plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AncestorContent {
+    /// A summary as written: `record` indexes [`crate::snapshot::Snapshot::summaries`].
+    Summary {
+        /// The summary.
+        record: usize,
+    },
+    /// A summary written on purpose that is longer than the budget, in its fitted version.
+    Fitted {
+        /// The fitted version.
+        record: usize,
+        /// The summary as written.
+        from: usize,
+    },
+    /// A summary longer than the budget cut at a sentence with a visible marker, until a fitted
+    /// version is written (or for good when the summariser wrote it and a recount grew it).
+    Cut {
+        /// The summary.
+        record: usize,
+        /// Its tokens whole.
+        whole_tokens: u32,
+    },
+    /// No summary: the thread's last messages up to the node, verbatim, within the budget.
+    Excerpt {
+        /// How many messages it holds.
+        messages: usize,
+        /// Why no summary stands here.
+        reason: ExcerptReason,
+    },
+    /// Task frames: the root thread's first message, its goal.
+    RootGoal,
+}
+
+/// Why an ancestor thread is carried as its last messages instead of a summary.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExcerptReason {
+    /// None has been written yet.
+    NotWritten,
+    /// The summariser is writing it.
+    BeingWritten,
+    /// The summariser failed, for this reason.
+    Failed(String),
+}
+
+impl ExcerptReason {
+    /// In words, after "summary not available: ".
+    pub fn describe(&self) -> String {
+        match self {
+            ExcerptReason::NotWritten => "not written yet".to_owned(),
+            ExcerptReason::BeingWritten => "being written".to_owned(),
+            ExcerptReason::Failed(why) => format!("the summariser failed ({why})"),
+        }
+    }
+}
+
+/// What truncateMiddle's steps left unused: the messages a step boundary cut that would have
+/// fitted, so that the request's start stays byte-identical for the provider's prompt cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StepCut {
+    /// Messages the step cut.
+    pub messages: usize,
+    /// Their tokens.
+    pub tokens: u32,
+    /// The step, in tokens.
+    pub step_tokens: u32,
 }
 
 /// One line of the pruned-slices report.
@@ -366,6 +454,15 @@ pub struct ContextPlan {
     pub newly_counted: Vec<(NodeId, u32)>,
     /// Summaries the plan wanted and did not find.
     pub missing_summaries: Vec<MissingSummary>,
+    /// Every ancestor thread, root first, and what stands for it.
+    pub ancestors: Vec<AncestorEntry>,
+    /// The reply limit: what the budget keeps free for the reply, and the most tokens the
+    /// request asks the reply to have (the tree's token buffer, else the profile's reserve).
+    pub reply_limit: u32,
+    /// How many messages of the thread's start truncateMiddle kept (included), when it cut.
+    pub kept_start: usize,
+    /// What the truncation step left unused, when it cut anything that fitted.
+    pub step_cut: Option<StepCut>,
     /// Bookkeeping for the incremental append path.
     pub(crate) history: HistoryIndex,
 }

@@ -187,6 +187,14 @@ pub struct Settings {
     /// How a search hit is framed where it is placed, right before the prompt; `{text}` is the
     /// message's text.
     pub search_result_framing: String,
+    /// How an ancestor thread's summary is framed: `{title}` is the thread's title, `{text}` the
+    /// summary.
+    pub summary_framing: String,
+    /// How an ancestor thread without a summary is framed: `{title}`, `{reason}` (why there is
+    /// none) and `{text}`, its last messages before the branching point, verbatim.
+    pub excerpt_framing: String,
+    /// What ends a summary cut at a sentence to fit its depth budget; `{budget}` is the budget.
+    pub summary_cut_marker: String,
     /// After truncation, fill what is left of the budget with the end of the newest message it
     /// dropped (the one at the boundary), cut at a token boundary and opened with
     /// `cut_message_notice`. Off by default: a cut message can read as whole to the model, so
@@ -236,6 +244,14 @@ impl Default for Settings {
                 .to_owned(),
             search_result_framing: "(Recalled from earlier in this conversation)\n{text}"
                 .to_owned(),
+            summary_framing: "Summary of the earlier thread \u{201c}{title}\u{201d}, up to where \
+                              this conversation branched from it:\n{text}"
+                .to_owned(),
+            excerpt_framing: "Summary of the earlier thread \u{201c}{title}\u{201d} not available \
+                              ({reason}); its last messages before this conversation branched \
+                              from it, verbatim:\n{text}"
+                .to_owned(),
+            summary_cut_marker: " [\u{2026}cut to fit its budget of {budget} tokens]".to_owned(),
             cut_boundary_message: false,
             cut_message_notice: "[… the start of this message was cut to fit …] ".to_owned(),
             leading_user_placeholder: "(The conversation continues from earlier messages.)"

@@ -204,14 +204,80 @@ pub struct PinRecord {
 /// A summary of one thread's path up to a node.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SummaryRecord {
+    /// The store's id for it: fitted summaries name the summary they condense by it.
+    pub id: u64,
     /// The thread summarised.
     pub thread: ThreadRef,
-    /// The last node the summary covers: for an ancestor thread, the node its child pin hangs off.
-    pub up_to: NodeId,
-    /// The token budget it was written for; `None` for one written by hand (summary_update).
+    /// The last node the summary covers: for an ancestor thread, the node its child pin hangs
+    /// off. `None` for a summary of the thread as a whole as it stood when written (ThreadMind's
+    /// summary_update), which only a summary written on purpose is used as.
+    pub up_to: Option<NodeId>,
+    /// The token budget it was written for; `None` for one written without a budget.
     pub budget: Option<u32>,
+    /// Who wrote it.
+    pub written_by: SummaryAuthor,
+    /// The model that wrote or condensed it; empty when none did.
+    pub summarizer: String,
+    /// Written, or asked for, on purpose (by the person, an agent, a file): used before any
+    /// summary the summariser wrote on its own for the same thread and point, and never dropped
+    /// for its length (fitted instead).
+    pub chosen: bool,
+    /// For a fitted summary: the id of the chosen summary it condenses to `budget`.
+    pub fitted_from: Option<u64>,
     /// The summary text.
     pub text: String,
+}
+
+impl SummaryRecord {
+    /// A summary the summariser wrote on its own at `budget`, as the tests and benchmarks make
+    /// them.
+    pub fn written(thread: ThreadRef, up_to: NodeId, budget: u32, text: &str) -> SummaryRecord {
+        SummaryRecord {
+            id: 0,
+            thread,
+            up_to: Some(up_to),
+            budget: Some(budget),
+            written_by: SummaryAuthor::Model,
+            summarizer: String::new(),
+            chosen: false,
+            fitted_from: None,
+            text: text.to_owned(),
+        }
+    }
+}
+
+/// Who wrote a summary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SummaryAuthor {
+    /// The summariser.
+    Model,
+    /// The person.
+    Person,
+    /// An agent (ThreadMind's summary_update).
+    Agent,
+    /// A file it came in with.
+    File,
+}
+
+/// Why an ancestor thread has no summary yet, as the app knows it: the fallback in its place says
+/// so.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SummaryState {
+    /// The summariser is writing it now.
+    BeingWritten,
+    /// The summariser failed, for this reason; it is tried again later.
+    Failed(String),
+}
+
+/// What the app knows about a summary not in the snapshot: that of `thread` ending at `up_to`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SummaryNote {
+    /// The thread.
+    pub thread: ThreadRef,
+    /// The node it must end at.
+    pub up_to: NodeId,
+    /// Its state.
+    pub state: SummaryState,
 }
 
 /// Where an attachment hangs: its scope decides whether it is on the active path.
@@ -341,8 +407,11 @@ pub struct Snapshot {
     /// The pins of the tree that matter: those on the path, closed pins opened from the current
     /// thread, and closed siblings.
     pub pins: Vec<PinRecord>,
-    /// Summaries available for threads on the path.
+    /// Summaries available for threads on the path, oldest write first (where several could
+    /// serve, the planner takes the last).
     pub summaries: Vec<SummaryRecord>,
+    /// Summaries the app is writing, or failed to write, for threads on the path.
+    pub summary_notes: Vec<SummaryNote>,
     /// Attachments in or near scope.
     pub attachments: Vec<Attachment>,
     /// Tool definitions offered to the model.

@@ -16,6 +16,13 @@ later model will read instead of the thread itself. Keep the goal, the decisions
 reasons, facts and figures, open questions, and any passage the person quoted; drop pleasantries \
 and repetition. Write plain prose, in the thread's language, in at most {budget} tokens.";
 
+/// The instruction that condenses a summary written on purpose (by the person, an agent, a file)
+/// that is longer than the budget it is used at; `{budget}` is replaced by the budget.
+pub const CONDENSE_INSTRUCTION: &str = "You are given a summary of a conversation thread that is \
+longer than the room it must fit. Rewrite it in at most {budget} tokens, keeping its goal, \
+decisions, facts, figures and open questions, in its own language and voice; add nothing that \
+is not in it. Write plain prose.";
+
 /// The request that asks `profile`'s model at `endpoint` to summarise `thread` (the path's
 /// messages as text) in at most `budget` tokens, following `instruction` (usually
 /// [`SUMMARY_INSTRUCTION`]; a person may write their own), in which `{budget}` becomes the budget.

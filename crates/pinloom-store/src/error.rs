@@ -64,9 +64,21 @@ pub enum StoreError {
         /// Where the walk started.
         node: i64,
     },
+    /// A tree's parent links do not make a tree: some loop, or name a message of no tree or of
+    /// another tree. Whatever reads the whole tree (its listing, every export) refuses it rather
+    /// than leaving those messages out without a word.
+    #[error(
+        "tree {tree} is damaged: {detail}; nothing was written. Restore the database from a backup; the messages that do read can still be opened one by one"
+    )]
+    BrokenTree {
+        /// The tree.
+        tree: i64,
+        /// What is wrong, naming messages.
+        detail: String,
+    },
     /// A thread would sit, or sits, under more pin levels than allowed.
     #[error(
-        "pins nest at most {limit} levels deep; close or move a pin higher up instead of nesting further"
+        "pins nest at most {limit} levels deep (a chain holds at most {} threads, the main thread's included); close or move a pin higher up instead of nesting further", limit + 1
     )]
     TooDeep {
         /// The limit.

@@ -8,7 +8,7 @@ use crate::attachments::{annotation_from_row, insert_annotation, insert_attachme
 use crate::error::StoreError;
 use crate::model::{
     Anchor, Annotation, AttachmentRole, AttachmentScope, Author, ModelProfile, NewNode, Node,
-    NodeId, Part, PinId, Receipt, SummaryKey, Tree, TreeId,
+    NodeId, Part, PinId, Receipt, SummaryAuthor, SummaryKey, SummaryWrite, Tree, TreeId,
 };
 use crate::nodes::{NODE_COLUMNS, insert_node, node_from_row, prune};
 use crate::pins::insert_pin;
@@ -129,8 +129,15 @@ pub struct SummaryImport {
     pub path_end: Option<usize>,
     /// The budget it was written for.
     pub budget: Option<u32>,
-    /// Who wrote it ('' for a person).
+    /// The model that wrote it ('' for a person, an agent or a file).
     pub summarizer: String,
+    /// Who wrote it.
+    pub written_by: SummaryAuthor,
+    /// Written or asked for on purpose: sends prefer it.
+    pub chosen: bool,
+    /// For a fitted summary: the index, among the tree's summaries and before this one, of the
+    /// chosen summary it condenses.
+    pub fitted_from: Option<usize>,
     /// Its text.
     pub text: String,
     /// What it summarised, in characters and tokens.
@@ -492,17 +499,37 @@ fn import_tree(
             ))
         })
     };
+    let mut summary_rows: Vec<i64> = Vec::with_capacity(import.summaries.len());
     for summary in &import.summaries {
+        let fitted_from = match summary.fitted_from {
+            Some(index) => Some(*summary_rows.get(index).ok_or_else(|| {
+                StoreError::InvalidInput(format!(
+                    "a fitted summary of the import names summary {index}, which does not come \
+                     before it"
+                ))
+            })?),
+            None => None,
+        };
         let key = SummaryKey {
             tree_id: tree.id,
             pin_id: summary.pin.map(|index| pin_at(index, "a summary")).transpose()?,
             path_end: summary.path_end.map(|index| node_at(index, "a summary")).transpose()?,
             budget: summary.budget,
             summarizer: summary.summarizer.clone(),
+            fitted_from,
         };
         let (chars, tokens) =
             (as_sql_count(summary.input_chars)?, as_sql_count(summary.input_tokens)?);
-        let id = insert_summary(conn, &key, &summary.text, chars, tokens, summary.updated_at_ms)?;
+        let write = SummaryWrite {
+            text: &summary.text,
+            written_by: summary.written_by,
+            chosen: summary.chosen,
+            input_chars: summary.input_chars,
+            input_tokens: summary.input_tokens,
+            written_at_ms: summary.updated_at_ms,
+        };
+        let id = insert_summary(conn, &key, &write, chars, tokens)?;
+        summary_rows.push(id);
         for write in &summary.log {
             let (chars, tokens) =
                 (as_sql_count(write.input_chars)?, as_sql_count(write.input_tokens)?);

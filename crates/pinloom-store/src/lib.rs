@@ -40,10 +40,11 @@ pub use interchange::{
 pub use migrations::SCHEMA_VERSION;
 pub use model::{
     Anchor, Annotation, Attachment, AttachmentRole, AttachmentScope, Author, Deleted,
-    MAX_PIN_DEPTH, ModelProfile, NewNode, Node, NodeId, OutlineRow, Part, PathStep, Pin, PinId,
-    Receipt, SearchHit, ShapeRow, Sharing, StepContent, Summary, SummaryKey, Tree, TreeId,
-    TreeMode, TreeSetup, Workspace,
+    MAX_PIN_DEPTH, MAX_THREADS_ON_A_CHAIN, ModelProfile, NewNode, Node, NodeId, OutlineRow, Part,
+    PathStep, Pin, PinId, Receipt, SearchHit, ShapeRow, Sharing, StepContent, Summary,
+    SummaryAuthor, SummaryKey, SummaryWrite, Tree, TreeId, TreeMode, TreeSetup, Workspace,
 };
+pub use nodes::check_tree_links;
 pub use profiles::invisible_character;
 pub use search::{COMMON_TERM_MIN_NODES, MAX_QUERY_TERMS};
 pub use slugs::{ROOT_THREAD_SLUG, slugify, unique_slug};

@@ -301,6 +301,32 @@ const MIGRATIONS: &[(&str, Option<Fill>)] = &[
     "#,
         None,
     ),
+    (
+        // 7: who wrote each summary, and fitted versions of the ones written on purpose. A
+        // summary written by the person, by an agent (ThreadMind's summary_update) or by a file
+        // is *chosen*: sends use it before any the summariser wrote on its own, and so does a
+        // summary the person asked the summariser to write again. One longer than the budget it
+        // is used at gets a *fitted* version, condensed by the summariser from the chosen text
+        // and kept beside it (`fitted_from`), one per budget; both stay, and the fitted ones go
+        // when the chosen text changes. Rows from before were written by a model unless they
+        // had no summariser: then by an agent (the whole thread, as summary_update writes it)
+        // or by the person (a point of the thread).
+        r#"
+    ALTER TABLE summaries ADD COLUMN written_by TEXT NOT NULL DEFAULT 'model'
+        CHECK (written_by IN ('model', 'person', 'agent', 'file'));
+    ALTER TABLE summaries ADD COLUMN chosen INTEGER NOT NULL DEFAULT 0 CHECK (chosen IN (0, 1));
+    ALTER TABLE summaries ADD COLUMN fitted_from INTEGER REFERENCES summaries(id) ON DELETE CASCADE;
+    UPDATE summaries SET chosen = 1,
+        written_by = CASE WHEN path_end_node_id IS NULL THEN 'agent' ELSE 'person' END
+        WHERE summarizer = '';
+    DROP INDEX summaries_by_key;
+    CREATE UNIQUE INDEX summaries_by_key ON summaries(
+        tree_id, ifnull(pin_id, 0), ifnull(path_end_node_id, 0), ifnull(budget, 0), summarizer,
+        ifnull(fitted_from, 0));
+    CREATE INDEX summaries_fitted ON summaries(fitted_from) WHERE fitted_from IS NOT NULL;
+    "#,
+        None,
+    ),
 ];
 
 /// Gives every existing tree and pin its ThreadMind slug, oldest first so that the oldest keeps

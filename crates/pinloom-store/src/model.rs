@@ -14,8 +14,13 @@ pub struct NodeId(pub i64);
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct PinId(pub i64);
 
-/// The most pin levels a thread may sit under (ThreadMind's limit of 50 thread levels).
-pub const MAX_PIN_DEPTH: u32 = 50;
+/// The most threads a chain may hold, the root thread's included: ThreadMind walks at most 50
+/// levels, and the context engine plans at most as many (`Settings::max_thread_depth`), so a
+/// thread the store lets exist can always be planned and shown whole.
+pub const MAX_THREADS_ON_A_CHAIN: u32 = 50;
+
+/// The most pin levels a thread may sit under: every thread of a chain but the root's.
+pub const MAX_PIN_DEPTH: u32 = MAX_THREADS_ON_A_CHAIN - 1;
 
 /// How a tree is read and continued, fixed when the tree is created (seed 002).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -374,15 +379,103 @@ pub struct SummaryKey {
     pub path_end: Option<NodeId>,
     /// The token budget it was written for; `None` for no budget.
     pub budget: Option<u32>,
-    /// The model that wrote it; empty when a person did.
+    /// The model that wrote it; empty when a person, an agent or a file did.
     pub summarizer: String,
+    /// For a fitted summary: the chosen summary it condenses to `budget`.
+    pub fitted_from: Option<i64>,
+}
+
+/// Who wrote a summary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SummaryAuthor {
+    /// The summariser, a model (named by the key's `summarizer`).
+    Model,
+    /// The person, in the window.
+    Person,
+    /// An agent, through ThreadMind's `summary_update`.
+    Agent,
+    /// A file it was imported from, which did not say.
+    File,
+}
+
+impl SummaryAuthor {
+    /// Its name in the database and in exports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SummaryAuthor::Model => "model",
+            SummaryAuthor::Person => "person",
+            SummaryAuthor::Agent => "agent",
+            SummaryAuthor::File => "file",
+        }
+    }
+
+    /// The author a stored or exported name stands for.
+    pub fn parse(name: &str) -> Option<SummaryAuthor> {
+        Some(match name {
+            "model" => SummaryAuthor::Model,
+            "person" => SummaryAuthor::Person,
+            "agent" => SummaryAuthor::Agent,
+            "file" => SummaryAuthor::File,
+            _ => return None,
+        })
+    }
+}
+
+/// One write of a summary's text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SummaryWrite<'a> {
+    /// The text.
+    pub text: &'a str,
+    /// Who wrote it.
+    pub written_by: SummaryAuthor,
+    /// Whether it was written or asked for on purpose: sends prefer it to any summary the
+    /// summariser wrote on its own.
+    pub chosen: bool,
+    /// How many characters it summarised.
+    pub input_chars: u64,
+    /// How many tokens it summarised.
+    pub input_tokens: u64,
+    /// When.
+    pub written_at_ms: i64,
+}
+
+impl<'a> SummaryWrite<'a> {
+    /// A summary the summariser wrote on its own.
+    pub fn model(text: &'a str, input_chars: u64, input_tokens: u64, at_ms: i64) -> Self {
+        SummaryWrite {
+            text,
+            written_by: SummaryAuthor::Model,
+            chosen: false,
+            input_chars,
+            input_tokens,
+            written_at_ms: at_ms,
+        }
+    }
+
+    /// A summary written on purpose by `author` (the person, an agent, a file).
+    pub fn chosen(text: &'a str, author: SummaryAuthor, at_ms: i64) -> Self {
+        SummaryWrite {
+            text,
+            written_by: author,
+            chosen: true,
+            input_chars: 0,
+            input_tokens: 0,
+            written_at_ms: at_ms,
+        }
+    }
 }
 
 /// A summary's current text and what it summarised.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Summary {
+    /// Its row.
+    pub id: i64,
     /// What it is a summary of.
     pub key: SummaryKey,
+    /// Who wrote it.
+    pub written_by: SummaryAuthor,
+    /// Written or asked for on purpose (see [`SummaryWrite::chosen`]).
+    pub chosen: bool,
     /// The summary.
     pub text: String,
     /// How many characters it summarised.

@@ -1211,3 +1211,55 @@ pub(crate) fn node_from_row(row: &Row<'_>) -> rusqlite::Result<Node> {
         kept: row.get(16)?,
     })
 }
+
+/// Checks that a tree's parent links (`(message, the message before it)` for every message of
+/// tree `tree`) make a tree: every parent is a message of the same tree, and every message is
+/// reached from a first message (one without a parent), so no link loops.
+pub fn check_tree_links(
+    tree: TreeId,
+    links: &[(NodeId, Option<NodeId>)],
+) -> Result<(), StoreError> {
+    use std::collections::{HashMap, HashSet};
+    let ids: HashSet<NodeId> = links.iter().map(|(id, _)| *id).collect();
+    let mut children: HashMap<NodeId, Vec<NodeId>> = HashMap::new();
+    let mut stack = Vec::new();
+    for &(id, parent) in links {
+        match parent {
+            None => stack.push(id),
+            Some(parent) if ids.contains(&parent) => children.entry(parent).or_default().push(id),
+            Some(parent) => {
+                return Err(StoreError::BrokenTree {
+                    tree: tree.0,
+                    detail: format!(
+                        "message {} names message {} as the one before it, which is not in \
+                         this tree",
+                        id.0, parent.0
+                    ),
+                });
+            }
+        }
+    }
+    let mut reached: HashSet<NodeId> = HashSet::with_capacity(links.len());
+    while let Some(id) = stack.pop() {
+        if reached.insert(id) {
+            stack.extend(children.get(&id).into_iter().flatten().copied());
+        }
+    }
+    if reached.len() == links.len() {
+        return Ok(());
+    }
+    // Whatever no first message leads to is in, or below, a loop of parent links.
+    let mut lost: Vec<i64> =
+        links.iter().map(|(id, _)| *id).filter(|id| !reached.contains(id)).map(|id| id.0).collect();
+    lost.sort_unstable();
+    let named: Vec<String> = lost.iter().take(8).map(|id| format!("#{id}")).collect();
+    let more = if lost.len() > 8 { format!(" and {} more", lost.len() - 8) } else { String::new() };
+    Err(StoreError::BrokenTree {
+        tree: tree.0,
+        detail: format!(
+            "no first message leads to {} {}{more}: their parent links loop",
+            if lost.len() == 1 { "message" } else { "messages" },
+            named.join(", ")
+        ),
+    })
+}

@@ -65,13 +65,14 @@ impl Store {
         Ok(hits)
     }
 
-    /// Full-text search among the ancestors of `node` in its own thread only, best match first:
-    /// the retrieval slice's candidates. The path is the rule of what a context may know, so it
-    /// is the query's own condition (the same segment walk as the ancestor path), not a filter
-    /// applied to a search of the whole tree: no other branch, sibling pin, replaced edit or
-    /// parent-thread message can come back (ancestor threads reach a sub-thread as summaries).
-    /// `node` itself, excluded messages and deleted branches are left out. The words searched
-    /// for are chosen as [`Store::search`] chooses them.
+    /// Full-text search among the ancestors of `node`, best match first: the retrieval slice's
+    /// candidates. That is its own thread up to it and each ancestor thread up to where the next
+    /// thread hangs off, so a sub-thread can recall a detail its ancestors' summaries dropped.
+    /// The path is the rule of what a context may know, so it is the query's own condition (the
+    /// same segment walk as the ancestor path), not a filter applied to a search of the whole
+    /// tree: no other branch, sibling pin, replaced edit or parent-thread message after the
+    /// anchor can come back. `node` itself, excluded messages and deleted branches are left out.
+    /// The words searched for are chosen as [`Store::search`] chooses them.
     pub fn search_path(
         &self,
         node: NodeId,
@@ -93,7 +94,6 @@ impl Store {
                  JOIN segments s ON n.segment_id = s.segment_id AND n.segment_pos <= s.upto
                  WHERE nodes_fts MATCH ?2 AND n.id != ?1 AND n.excluded = 0
                      AND n.deleted_depth = 0
-                     AND n.pin_id IS (SELECT pin_id FROM nodes WHERE id = ?1)
                  ORDER BY nodes_fts.rank
                  LIMIT ?3
              ) hit

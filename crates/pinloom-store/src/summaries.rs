@@ -1,10 +1,11 @@
-//! Summaries of a thread's path, cached by (path end, budget, writer), with every write logged.
+//! Summaries of a thread's path, cached by (path end, budget, writer), with every write logged;
+//! who wrote each, and the fitted versions of the ones written on purpose.
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use crate::codec::count;
 use crate::error::StoreError;
-use crate::model::{NodeId, PinId, Summary, SummaryKey, TreeId};
+use crate::model::{NodeId, PinId, Summary, SummaryAuthor, SummaryKey, SummaryWrite, TreeId};
 use crate::nodes::node_by_id;
 use crate::pins::pin_in_tree;
 use crate::store::Store;
@@ -25,45 +26,63 @@ pub struct SummaryUpdate {
 
 const SUMMARY_SELECT: &str = "SELECT s.tree_id, s.pin_id, s.path_end_node_id, s.budget,
         s.summarizer, s.text, s.input_chars, s.input_tokens, s.updated_at_ms,
-        (SELECT count(*) FROM summary_updates u WHERE u.summary_id = s.id)
+        (SELECT count(*) FROM summary_updates u WHERE u.summary_id = s.id),
+        s.id, s.written_by, s.chosen, s.fitted_from
     FROM summaries s";
 
 const KEY_MATCH: &str = "s.tree_id = ?1 AND s.pin_id IS ?2 AND s.path_end_node_id IS ?3
-    AND s.budget IS ?4 AND s.summarizer = ?5";
+    AND s.budget IS ?4 AND s.summarizer = ?5 AND s.fitted_from IS ?6";
 
 impl Store {
-    /// Sets or replaces the summary under `key` and logs the write, in one transaction.
+    /// Sets or replaces the summary under `key` and logs the write, in one transaction. When the
+    /// text of a summary changes, the fitted versions made from its earlier text go.
     pub fn set_summary(
         &self,
         key: &SummaryKey,
-        text: &str,
-        input_chars: u64,
-        input_tokens: u64,
-        written_at_ms: i64,
+        write: &SummaryWrite<'_>,
     ) -> Result<Summary, StoreError> {
+        self.write(|tx| set_summary_in(tx, key, write))
+    }
+
+    /// Writes the fitted version of chosen summary `source` at `budget`, condensed by
+    /// `summarizer`, unless `source`'s text is no longer `source_text` (its fitted versions are
+    /// stale then, and nothing is written: `None`).
+    pub fn set_fitted_summary(
+        &self,
+        source: i64,
+        source_text: &str,
+        budget: u32,
+        summarizer: &str,
+        write: &SummaryWrite<'_>,
+    ) -> Result<Option<Summary>, StoreError> {
         self.write(|tx| {
-            check_key(tx, key)?;
-            let (input_chars, input_tokens) =
-                (as_sql_count(input_chars)?, as_sql_count(input_tokens)?);
-            let existing: Option<i64> = tx
-                .prepare_cached(&format!("SELECT s.id FROM summaries s WHERE {KEY_MATCH}"))?
-                .query_row(key_params(key), |row| row.get(0))
-                .optional()?;
-            let id = match existing {
-                Some(id) => {
-                    tx.execute(
-                        "UPDATE summaries SET text = ?2, input_chars = ?3, input_tokens = ?4,
-                             updated_at_ms = ?5 WHERE id = ?1",
-                        params![id, text, input_chars, input_tokens, written_at_ms],
-                    )?;
-                    id
-                }
-                None => insert_summary(tx, key, text, input_chars, input_tokens, written_at_ms)?,
+            let Some(source_row) = tx
+                .prepare_cached(&format!("{SUMMARY_SELECT} WHERE s.id = ?1"))?
+                .query_row([source], summary_from_row)
+                .optional()?
+            else {
+                return Ok(None);
             };
-            log_summary_write(tx, id, text, input_chars, input_tokens, written_at_ms)?;
-            touch_tree(tx, key.tree_id, written_at_ms)?;
-            summary_by_key(tx, key)?.ok_or(StoreError::NotFound { kind: "summary", id })
+            if source_row.text != source_text {
+                return Ok(None);
+            }
+            let key = SummaryKey {
+                budget: Some(budget),
+                summarizer: summarizer.to_owned(),
+                fitted_from: Some(source),
+                ..source_row.key
+            };
+            set_summary_in(tx, &key, write).map(Some)
         })
+    }
+
+    /// The summary stored as row `id`, if it still is.
+    pub fn summary_by_id(&self, id: i64) -> Result<Option<Summary>, StoreError> {
+        Ok(self
+            .conn()
+            .prepare_cached(&format!("{SUMMARY_SELECT} WHERE s.id = ?1"))?
+            .query_row([id], summary_from_row)
+            .optional()?)
     }
 
     /// The summary under `key`, if one was written.
@@ -151,6 +170,45 @@ impl Store {
     }
 }
 
+fn set_summary_in(
+    tx: &Connection,
+    key: &SummaryKey,
+    write: &SummaryWrite<'_>,
+) -> Result<Summary, StoreError> {
+    check_key(tx, key)?;
+    let (input_chars, input_tokens) =
+        (as_sql_count(write.input_chars)?, as_sql_count(write.input_tokens)?);
+    let existing: Option<(i64, String)> = tx
+        .prepare_cached(&format!("SELECT s.id, s.text FROM summaries s WHERE {KEY_MATCH}"))?
+        .query_row(key_params(key), |row| Ok((row.get(0)?, row.get(1)?)))
+        .optional()?;
+    let id = match existing {
+        Some((id, earlier)) => {
+            tx.prepare_cached(
+                "UPDATE summaries SET text = ?2, input_chars = ?3, input_tokens = ?4,
+                     updated_at_ms = ?5, written_by = ?6, chosen = ?7 WHERE id = ?1",
+            )?
+            .execute(params![
+                id,
+                write.text,
+                input_chars,
+                input_tokens,
+                write.written_at_ms,
+                write.written_by.as_str(),
+                write.chosen
+            ])?;
+            if earlier != write.text {
+                tx.prepare_cached("DELETE FROM summaries WHERE fitted_from = ?1")?.execute([id])?;
+            }
+            id
+        }
+        None => insert_summary(tx, key, write, input_chars, input_tokens)?,
+    };
+    log_summary_write(tx, id, write.text, input_chars, input_tokens, write.written_at_ms)?;
+    touch_tree(tx, key.tree_id, write.written_at_ms)?;
+    summary_by_key(tx, key)?.ok_or(StoreError::NotFound { kind: "summary", id })
+}
+
 fn check_key(conn: &Connection, key: &SummaryKey) -> Result<(), StoreError> {
     require_tree(conn, key.tree_id)?;
     if let Some(pin) = key.pin_id {
@@ -170,13 +228,16 @@ fn check_key(conn: &Connection, key: &SummaryKey) -> Result<(), StoreError> {
     Ok(())
 }
 
-fn key_params(key: &SummaryKey) -> (i64, Option<i64>, Option<i64>, Option<u32>, &str) {
+type KeyParams<'a> = (i64, Option<i64>, Option<i64>, Option<u32>, &'a str, Option<i64>);
+
+fn key_params(key: &SummaryKey) -> KeyParams<'_> {
     (
         key.tree_id.0,
         key.pin_id.map(|id| id.0),
         key.path_end.map(|id| id.0),
         key.budget,
         &key.summarizer,
+        key.fitted_from,
     )
 }
 
@@ -184,15 +245,14 @@ fn key_params(key: &SummaryKey) -> (i64, Option<i64>, Option<i64>, Option<u32>, 
 pub(crate) fn insert_summary(
     conn: &Connection,
     key: &SummaryKey,
-    text: &str,
+    write: &SummaryWrite<'_>,
     input_chars: i64,
     input_tokens: i64,
-    written_at_ms: i64,
 ) -> Result<i64, StoreError> {
     conn.prepare_cached(
         "INSERT INTO summaries (tree_id, pin_id, path_end_node_id, budget, summarizer, text,
-             input_chars, input_tokens, updated_at_ms)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+             input_chars, input_tokens, updated_at_ms, written_by, chosen, fitted_from)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
     )?
     .execute(params![
         key.tree_id.0,
@@ -200,10 +260,13 @@ pub(crate) fn insert_summary(
         key.path_end.map(|id| id.0),
         key.budget,
         key.summarizer,
-        text,
+        write.text,
         input_chars,
         input_tokens,
-        written_at_ms
+        write.written_at_ms,
+        write.written_by.as_str(),
+        write.chosen,
+        key.fitted_from
     ])?;
     Ok(conn.last_insert_rowid())
 }
@@ -238,14 +301,20 @@ fn summary_by_key(conn: &Connection, key: &SummaryKey) -> Result<Option<Summary>
 }
 
 fn summary_from_row(row: &Row<'_>) -> rusqlite::Result<Summary> {
+    let written_by: String = row.get(11)?;
     Ok(Summary {
+        id: row.get(10)?,
         key: SummaryKey {
             tree_id: TreeId(row.get(0)?),
             pin_id: row.get::<_, Option<i64>>(1)?.map(PinId),
             path_end: row.get::<_, Option<i64>>(2)?.map(NodeId),
             budget: row.get(3)?,
             summarizer: row.get(4)?,
+            fitted_from: row.get(13)?,
         },
+        // The column's CHECK admits only these names.
+        written_by: SummaryAuthor::parse(&written_by).unwrap_or(SummaryAuthor::File),
+        chosen: row.get(12)?,
         text: row.get(5)?,
         input_chars: count(row.get(6)?),
         input_tokens: count(row.get(7)?),

@@ -93,8 +93,15 @@ export const backend = {
     onPiece: (piece: LanePiece) => void,
   ) => unwrap(commands.replyFanOut(prompt, profiles, requestIds, channelTo(onPiece))),
   replyStop: (requestId: number) => unwrap(commands.replyStop(requestId)),
-  pinCreate: (nodeId: number, start: number, end: number, text: string, title: string) =>
-    unwrap(commands.pinCreate(nodeId, start, end, text, title)),
+  /// Pins a passage; `profile` (the chosen model) writes the summaries the pin's first send needs
+  /// in the background, where the tree names no summariser.
+  pinCreate: (nodeId: number, start: number, end: number, text: string, title: string, profile: string | null) =>
+    unwrap(commands.pinCreate(nodeId, start, end, text, title, profile)),
+  pinAncestry: (pinId: number, profile: string) => unwrap(commands.pinAncestry(pinId, profile)),
+  summaryWrite: (treeId: number, pinId: number | null, upTo: number, text: string) =>
+    unwrap(commands.summaryWrite(treeId, pinId, upTo, text)),
+  summaryRegenerate: (treeId: number, pinId: number | null, upTo: number, budget: number, profile: string) =>
+    unwrap(commands.summaryRegenerate(treeId, pinId, upTo, budget, profile)),
   pinClose: (pinId: number, result: string) => unwrap(commands.pinClose(pinId, result)),
   threadsDeleted: (treeId: number) => unwrap(commands.threadsDeleted(treeId)),
   threadRestore: (pinId: number) => unwrap(commands.threadRestore(pinId)),

@@ -36,7 +36,20 @@ export const commands = {
 	 */
 	replyFanOut: (prompt: SendTarget, profiles: string[], requestIds: number[], onPiece: Channel<LanePiece>) => typedError<FanOut, ApiError>(__TAURI_INVOKE("reply_fan_out", { prompt, profiles, requestIds, onPiece })),
 	replyStop: (requestId: number) => typedError<null, ApiError>(__TAURI_INVOKE("reply_stop", { requestId })),
-	pinCreate: (nodeId: number, start: number, end: number, text: string, title: string) => typedError<PinView, ApiError>(__TAURI_INVOKE("pin_create", { nodeId, start, end, text, title })),
+	/**
+	 *  Pins a passage; `profile` (the window's chosen model) writes the summaries the pin's first
+	 *  send needs, in the background, when the tree names no summariser.
+	 */
+	pinCreate: (nodeId: number, start: number, end: number, text: string, title: string, profile: string | null) => typedError<PinView, ApiError>(__TAURI_INVOKE("pin_create", { nodeId, start, end, text, title, profile })),
+	/**
+	 *  What a pin knows of its ancestry under `profile`; summaries not written yet start in the
+	 *  background.
+	 */
+	pinAncestry: (pinId: number, profile: string) => typedError<AncestorView[], ApiError>(__TAURI_INVOKE("pin_ancestry", { pinId, profile })),
+	/**  The person's own summary of a thread up to a message: sends use it from now on. */
+	summaryWrite: (treeId: number, pinId: number | null, upTo: number, text: string) => typedError<SummaryView, ApiError>(__TAURI_INVOKE("summary_write", { treeId, pinId, upTo, text })),
+	/**  The summariser writes a thread's summary again, now; sends use it from then on. */
+	summaryRegenerate: (treeId: number, pinId: number | null, upTo: number, budget: number, profile: string) => typedError<SummaryView, ApiError>(__TAURI_INVOKE("summary_regenerate", { treeId, pinId, upTo, budget, profile })),
 	pinClose: (pinId: number, result: string) => typedError<PinView, ApiError>(__TAURI_INVOKE("pin_close", { pinId, result })),
 	threadsDeleted: (treeId: number) => typedError<DeletedThreadView[], ApiError>(__TAURI_INVOKE("threads_deleted", { treeId })),
 	threadRestore: (pinId: number) => typedError<PinView[], ApiError>(__TAURI_INVOKE("thread_restore", { pinId })),
@@ -94,6 +107,7 @@ export const commands = {
 /** Events */
 export const events = {
 	databaseChanged: makeEvent<DatabaseChanged, DatabaseChanged>("database-changed"),
+	summariesChanged: makeEvent<SummariesChanged, SummariesChanged>("summaries-changed"),
 	treesChanged: makeEvent<TreesChanged, TreesChanged>("trees-changed"),
 };
 
@@ -113,6 +127,63 @@ export type About = {
 	database: string,
 	/**  The folder of the log files (a new file each day, the last seven kept). */
 	logFolder: string,
+};
+
+/**  What stands for an ancestor thread. */
+export type AncestorState = 
+/**  A summary, as written. */
+"summary" | 
+/**  A summary written on purpose, condensed by the summariser to fit the budget. */
+"fitted" | 
+/**  A summary cut at a sentence to fit the budget, marked so. */
+"cut" | 
+/**  No summary: the thread's last messages before the branching point, verbatim. */
+"excerpt" | 
+/**  Task frames: the root thread's first message. */
+"rootGoal";
+
+/**
+ *  An ancestor thread of a plan, and what stands for it: what the pin knows of where it came
+ *  from.
+ */
+export type AncestorView = {
+	/**  The thread: a pin's id, absent for the root thread. */
+	pinId: number | null,
+	/**  Its title. */
+	title: string,
+	/**  How far up the chain it is: 1 for the current thread's parent. */
+	distance: number,
+	/**  The message it is known up to (where the next thread down hangs off). */
+	upTo: number,
+	/**  Its depth budget. */
+	budget: number,
+	/**  Its slice's tokens, framing included. */
+	tokens: number,
+	/**  Whether the request carries it. */
+	included: boolean,
+	/**  Why not, when it does not (`overBudget`, `outsideShare`, `overDepthBudget`). */
+	reason: string | null,
+	/**  What stands for it. */
+	state: AncestorState,
+	/**  Who wrote the summary in use (absent for an excerpt or a root goal). */
+	writtenBy: SummaryWriter | null,
+	/**  The model that wrote or condensed it. */
+	summarizer: string | null,
+	/**  A summary of the whole thread (ThreadMind's summary_update), not only up to `up_to`. */
+	wholeThread: boolean,
+	/**  The text the request carries for it (without its framing). */
+	text: string,
+	/**  For a fitted or cut summary: the summary as written, and its tokens. */
+	writtenText: string | null,
+	/**  Its tokens as written. */
+	writtenTokens: number | null,
+	/**
+	 *  For an excerpt: why no summary stands here ("not written yet", "being written", "the
+	 *  summariser failed (…)").
+	 */
+	unavailable: string | null,
+	/**  Whether a summary for it is being written now. */
+	pending: boolean,
 };
 
 /**  A failure as it crosses to a front end: `{ code, message }`. */
@@ -228,6 +299,8 @@ export type ComparedSide = {
 	pricedReplies: number,
 	/**  How many replies the branch has below the common ancestor. */
 	replies: number,
+	/**  The settings the branch's last reply was made with, when it kept them. */
+	settings: ReplySettings | null,
 };
 
 /**
@@ -251,6 +324,11 @@ export type Comparison = {
 	right: ComparedSide,
 	/**  What one side's request sent and the other's did not. */
 	context: ContextDiff,
+	/**
+	 *  The settings in which the two sides' last replies differ (`temperature`, `maxTokens`,
+	 *  …; the names of [`ReplySettings`]' fields), when both kept theirs.
+	 */
+	settingsDiffer: string[],
 };
 
 /**  What a connection test got back. */
@@ -755,10 +833,27 @@ export type PlanView = {
 	 *  a send from here is refused.
 	 */
 	refusal: string | null,
-	/**  Where the request goes. */
+	/**  Where the request goes; empty when there is no request (a refusal). */
 	url: string,
-	/**  The request body exactly as it would be sent (the key travels in a header, never here). */
+	/**
+	 *  The request body exactly as it would be sent (the key travels in a header, never here);
+	 *  empty when the plan is refused, since nothing would be sent.
+	 */
 	body: string,
+	/**
+	 *  The most tokens the reply may have: what the budget keeps free for it, and what the
+	 *  request asks for (the tree's token buffer, else the profile's reserve).
+	 */
+	replyLimit: number,
+	/**  Every ancestor thread, root first, and what the request carries of it. */
+	ancestry: AncestorView[],
+	/**
+	 *  How many of the thread's first messages truncateMiddle kept (it keeps the start), when it
+	 *  cut the history.
+	 */
+	keptStart: number,
+	/**  What the truncation step left unused, when it cut messages that would have fitted. */
+	stepCut: StepCutView | null,
 };
 
 /**  A model's prices per million tokens, in US dollars, as the person entered them. */
@@ -879,6 +974,32 @@ reason: string } |
 /**  How many characters are saved. */
 characters: number };
 
+/**
+ *  The settings a reply was made with: kept on the message, exported in Open Loom as its
+ *  generation's parameters (`maxTokens` is Open Loom's name for the reply limit), and shown side
+ *  by side when two branches are compared.
+ */
+export type ReplySettings = {
+	/**  The model profile. */
+	profile: string,
+	/**  The provider's model id. */
+	modelId: string,
+	/**  The provider. */
+	provider: string,
+	/**  The temperature asked for; absent when left to the provider. */
+	temperature: number | null,
+	/**  The top-p asked for; absent when left to the provider. */
+	topP: number | null,
+	/**  The reply limit asked for, in tokens. */
+	maxTokens: number,
+	/**  The model's context window the request was planned for. */
+	contextWindow: number,
+	/**  How the history was fitted: `truncateMiddle`, `rollingWindow` or `stopAtLimit`. */
+	truncation: string,
+	/**  The profile that writes the ancestor summaries. */
+	summarizer: string,
+};
+
 /**  How a reply's request differs from the request before it on its path. */
 export type RequestDiff = {
 	/**  The reply whose request is compared. */
@@ -992,6 +1113,11 @@ export type SentSlice = {
 	 *  requests can tell a changed text from the same one; messages never change.
 	 */
 	digest: string | null,
+	/**
+	 *  For an ancestor thread: what stood for it ("summary written by …", "your summary,
+	 *  fitted", "summary not available: …; its last messages, verbatim").
+	 */
+	note?: string | null,
 };
 
 /**  One candidate piece of context in a plan, included or cut with the reason. */
@@ -1016,7 +1142,7 @@ export type SliceView = {
 	 *  is its thread's pin (absent for the root thread).
 	 */
 	sourceId: number | null,
-	/**  Its pruning priority (lower is cut first). */
+	/**  Its pruning priority: the higher the number, the sooner it is cut (1 and 2 never are). */
 	priority: number,
 	/**  Its tokens, framing included. */
 	tokens: number,
@@ -1026,7 +1152,7 @@ export type SliceView = {
 	 *  Why it was cut: `overBudget`, `truncated`, `outsideShare`, `excluded`, `softDeleted`,
 	 *  `annotation`, `emptySummary`, `overDepthBudget`, `fileTooLarge`, `orphanToolResult`,
 	 *  `orphanToolCall`, `providerRoleRule`, `bufferModeSystemContextOff`, `filtered`,
-	 *  `alreadyInHistory`, `notOptedIn`, `offPath` or `inAncestorThread`.
+	 *  `alreadyInHistory`, `notOptedIn` or `offPath`.
 	 */
 	reason: string | null,
 	/**  For a message cut at the boundary: the whole message's tokens, of which `tokens` are kept. */
@@ -1045,7 +1171,64 @@ export type SliceView = {
 	count: number,
 	/**  Where this line starts among the plan's slices. */
 	first: number,
+	/**  For a folded run: the source id of its last slice (a run of messages is `#first–#last`). */
+	lastSourceId: number | null,
 };
+
+/**
+ *  What truncateMiddle's step left unused: so that the request's start stays the same from one
+ *  send to the next (the provider's prompt cache), the kept history starts at a step boundary.
+ */
+export type StepCutView = {
+	/**  Messages the step cut that would have fitted. */
+	messages: number,
+	/**  Their tokens. */
+	tokens: number,
+	/**  The step, in tokens (a share of the history's room: 25 % unless changed). */
+	stepTokens: number,
+};
+
+/**
+ *  Sent when an ancestor summary of a tree is written or being written, or failed, in this
+ *  process (they are written in the background), so the window shows it as it lands.
+ */
+export type SummariesChanged = {
+	/**  The tree. */
+	treeId: number,
+};
+
+/**  A summary of a thread's path up to a message. */
+export type SummaryView = {
+	/**  The thread: a pin's id, absent for the root thread. */
+	pinId: number | null,
+	/**  The last message it covers; absent for the whole thread. */
+	upTo: number | null,
+	/**  The token budget it was written for. */
+	budget: number | null,
+	/**  The profile that wrote it; empty when a person, an agent or a file did. */
+	summarizer: string,
+	/**  Who wrote it. */
+	writtenBy: SummaryWriter,
+	/**  Written or asked for on purpose: sends use it before the summariser's own. */
+	chosen: boolean,
+	/**  For a fitted version: it condenses another summary to `budget`. */
+	fitted: boolean,
+	/**  Its text. */
+	text: string,
+	/**  How many times it was written (by models and by hand). */
+	updateCount: number,
+};
+
+/**  Who wrote a summary. */
+export type SummaryWriter = 
+/**  The summariser, a model. */
+"model" | 
+/**  The person. */
+"person" | 
+/**  An agent, through ThreadMind's summary_update. */
+"agent" | 
+/**  A file it was imported from. */
+"file";
 
 /**  A message as a thread shows it. */
 export type ThreadMessage = {

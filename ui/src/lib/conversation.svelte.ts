@@ -110,6 +110,9 @@ export class Conversation {
   /// ordinary send to the chosen model.
   fanOutProfiles = $state<string[]>([]);
   error = $state<PinloomError | null>(null);
+  /// Counts the summaries that landed (written in the background, or by another process): what
+  /// shows them reads again when it changes.
+  summariesVersion = $state(0);
   /// Called after anything this view wrote, so the tree list's counts catch up.
   onchanged: () => void = () => undefined;
   /// Called after a message was deleted, with what it was in words and how to take it back.
@@ -414,7 +417,16 @@ export class Conversation {
   }
 
   /// Re-reads every column that is not streaming (another process wrote to the database).
+  /// A summary of the open tree was written, or is being written: the inspector and the pins'
+  /// panels show it.
+  async summariesChanged(treeId: number): Promise<void> {
+    if (treeId !== this.treeId) return;
+    this.summariesVersion++;
+    if (this.columns.every((column) => column.requestId === null)) await this.inspect(this.focus);
+  }
+
   async refresh(): Promise<void> {
+    this.summariesVersion++;
     for (let index = 0; index < this.columns.length; index++) {
       if (this.columns[index]?.requestId !== null) continue;
       try {
@@ -507,7 +519,7 @@ export class Conversation {
     const plain = withoutMarkup(text);
     const title = plain === text ? "" : plain.length > 60 ? `${plain.slice(0, 60).replace(/\s+\S*$/, "")}…` : plain;
     try {
-      const pin = await backend.pinCreate(message.node.message.id, start, end, text, title);
+      const pin = await backend.pinCreate(message.node.message.id, start, end, text, title, this.profile || null);
       await this.reload(index, message.node.message.id);
       await this.openPin(index, pin.id);
     } catch (thrown) {

@@ -4,6 +4,7 @@ import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
 
 import { THREAD_PAGE } from "./bindings";
 import type {
+  AncestorView,
   ApiError,
   Message,
   ModelProfile,
@@ -40,6 +41,11 @@ export type FakeState = {
   profiles: ModelProfile[];
   /// Profiles whose side of a fan-out fails, with the error.
   fanOutFailures: Map<string, ApiError>;
+  /// What each pin knows of its ancestry, by pin id: `pin_ancestry` answers with it, and the
+  /// summaries written or regenerated change it as the app would.
+  ancestry: Map<number, AncestorView[]>;
+  /// The arguments of every summary the person wrote or had written again.
+  summaryWrites: { kind: "write" | "regenerate"; args: Record<string, unknown> }[];
 };
 
 
@@ -101,6 +107,8 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
     treeSettings: new Map(),
     profiles: [],
     fanOutFailures: new Map(),
+    ancestry: new Map(),
+    summaryWrites: [],
     ...initial,
   };
   let nextId = 100;
@@ -233,6 +241,35 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
         return null;
       case "context_preview":
         return null;
+      case "pin_ancestry":
+        return structuredClone(state.ancestry.get(args.pinId as number) ?? []);
+      case "summary_write":
+      case "summary_regenerate": {
+        const text = String(args.text ?? "").trim();
+        if (command === "summary_write" && !text)
+          throw { code: "invalidInput", message: "a summary cannot be empty" } satisfies ApiError;
+        state.summaryWrites.push({ kind: command === "summary_write" ? "write" : "regenerate", args });
+        for (const ancestors of state.ancestry.values()) {
+          const ancestor = ancestors.find((candidate) => candidate.upTo === args.upTo && candidate.pinId === args.pinId);
+          if (!ancestor) continue;
+          ancestor.state = "summary";
+          ancestor.writtenBy = command === "summary_write" ? "person" : "model";
+          ancestor.summarizer = command === "summary_write" ? null : String(args.profile);
+          ancestor.text = command === "summary_write" ? text : `Written again by ${String(args.profile)}.`;
+          ancestor.unavailable = null;
+        }
+        return {
+          pinId: args.pinId,
+          upTo: args.upTo,
+          budget: args.budget ?? null,
+          summarizer: command === "summary_write" ? "" : String(args.profile),
+          writtenBy: command === "summary_write" ? "person" : "model",
+          chosen: true,
+          fitted: false,
+          text,
+          updateCount: 1,
+        };
+      }
       case "context_slices": {
         // The members of a folded run: old messages truncation cut, one line each.
         const first = args.first as number;
@@ -251,6 +288,7 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
           excludeToFit: false,
           count: 1,
           first: first + i,
+          lastSourceId: null,
         }));
       }
       case "notes_list":

@@ -160,9 +160,14 @@ impl ModelChoice {
             ))
         })?;
         // The engine's rules by model name (role rules, overhead) stay; the stored numbers win.
+        let sampling = sampling_from_json(&record.sampling_json).with_context(|| {
+            format!("the profile {} has unreadable sampling settings", record.name)
+        })?;
         let mut engine = catalog::profile(provider, &record.model_id);
         engine.context_window = record.context_window;
-        engine.reserve = record.reserve;
+        // The reply limit is one number: the longest reply when the profile sets one, else the
+        // reserve. The plan keeps it free and the request asks for exactly it.
+        engine.reserve = sampling.max_output_tokens.unwrap_or(record.reserve);
         engine.native_system = record.native_system;
         engine.system_prompt = record.agent_system_prompt.clone();
         engine.tokenizer = match (family.tokenizer(), calibration) {
@@ -180,9 +185,6 @@ impl ModelChoice {
             Some(url) => Endpoint::at(provider, url),
             None => Endpoint::new(provider),
         };
-        let sampling = sampling_from_json(&record.sampling_json).with_context(|| {
-            format!("the profile {} has unreadable sampling settings", record.name)
-        })?;
         Ok(ModelChoice {
             name: record.name.clone(),
             provider,

@@ -30,9 +30,10 @@ use std::time::Duration;
 
 use anyhow::Context;
 use pinloom_engine::render::{buffer_document, chat_request, slice_text};
+use pinloom_engine::settings::TruncationStrategy;
 use pinloom_engine::snapshot::TreeMode;
 use pinloom_engine::tokens::Tokenizer;
-use pinloom_providers::wire::{Task, build};
+use pinloom_providers::wire::{Sampling, Task, build};
 use pinloom_providers::{ApiKey, ProviderError, ProviderId, ReplyEvent, WireRequest};
 use pinloom_store::{self as store, Author, NewNode, NodeId, Store, StoreError, TreeId};
 use tokio::sync::mpsc::UnboundedSender;
@@ -40,7 +41,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::ApiError;
 use crate::conversation::engine_inputs::{ANNOTATION_ID_BASE, exact_family, token_counts};
-use crate::json::{Exchange, Message, NodeView, SendTarget};
+use crate::json::{Exchange, Message, NodeView, ReplySettings, SendTarget};
 use crate::pinloom::Pinloom;
 use crate::runtime::{blocking, now_ms};
 
@@ -305,6 +306,7 @@ impl Pinloom {
                 .context(format!("{name} sent nothing before it stopped")));
         }
         let usage_json = serde_json::to_string(&reply.usage)?;
+        let settings_json = serde_json::to_string(&reply_settings(&planned))?;
         let sent_units = sent_units(&planned);
         let earlier = earlier_replies(&planned.path, prompt);
         let receipt_of = {
@@ -365,6 +367,7 @@ impl Pinloom {
             let mut node = NewNode::text(tree_id, Some(prompt), Author::Model, text, now_ms());
             node.model = Some(choice.name.clone());
             node.usage_json = Some(usage_json);
+            node.generation_json = Some(settings_json);
             node.incomplete = incomplete;
             node.token_counts = token_counts(&node.parts);
             node.receipt = Some(stored_receipt);
@@ -466,24 +469,44 @@ fn stored_counts(counts: &[(String, u64)]) -> Vec<(Tokenizer, u64)> {
 pub(crate) fn wire_request(planned: &Planned) -> Result<WireRequest, ProviderError> {
     let choice = &planned.choice;
     let snapshot = &planned.path.snapshot;
+    // The reply may have what the plan kept free for it, and no more: one number for both.
+    let sampling =
+        Sampling { max_output_tokens: Some(planned.plan.reply_limit), ..choice.sampling };
     match planned.plan.mode {
         TreeMode::Dialogue => {
             let request = chat_request(&planned.plan, snapshot, &choice.engine);
             let task = Task::Chat { request: &request, tools: &snapshot.tools };
-            build(&choice.endpoint, &choice.engine, choice.sampling, task)
+            build(&choice.endpoint, &choice.engine, sampling, task)
         }
         TreeMode::Buffer => {
             if !choice.completion {
                 return Err(ProviderError::CompletionEndpointOff { profile: choice.name.clone() });
             }
             let document = buffer_document(&planned.plan, snapshot);
-            build(
-                &choice.endpoint,
-                &choice.engine,
-                choice.sampling,
-                Task::Complete { prompt: &document },
-            )
+            build(&choice.endpoint, &choice.engine, sampling, Task::Complete { prompt: &document })
         }
+    }
+}
+
+/// The settings a reply to `planned` is made with, as the reply keeps them.
+pub(crate) fn reply_settings(planned: &Planned) -> ReplySettings {
+    let choice = &planned.choice;
+    let truncation = planned.settings.engine(0, &choice.assembly).truncation;
+    ReplySettings {
+        profile: choice.name.clone(),
+        model_id: choice.engine.model.clone(),
+        provider: choice.provider.name().to_owned(),
+        temperature: choice.sampling.temperature,
+        top_p: choice.sampling.top_p,
+        max_tokens: planned.plan.reply_limit,
+        context_window: choice.engine.context_window,
+        truncation: match truncation {
+            TruncationStrategy::TruncateMiddle => "truncateMiddle",
+            TruncationStrategy::RollingWindow => "rollingWindow",
+            TruncationStrategy::StopAtLimit => "stopAtLimit",
+        }
+        .to_owned(),
+        summarizer: planned.settings.summarizer.clone().unwrap_or_else(|| choice.name.clone()),
     }
 }
 

@@ -4,21 +4,23 @@
 use std::collections::HashSet;
 
 use anyhow::Context;
-use pinloom_engine::plan::{Slice, SliceKind, SliceStatus, SourceId};
+use pinloom_engine::plan::{AncestorContent, Slice, SliceKind, SliceStatus, SourceId};
 use pinloom_engine::render::slice_text;
 use pinloom_engine::settings::TruncationStrategy;
 use pinloom_engine::snapshot::{Author as EngineAuthor, Snapshot};
 use pinloom_engine::snapshot::{NodeRecord, ParentEdge};
 use pinloom_engine::tokens::{CharHeuristic, TokenizerId};
 use pinloom_engine::{ContextPlan, EngineError};
-use pinloom_store::{self as store, NodeId, Store};
+use pinloom_store::{self as store, NodeId, PinId, Store};
 use tokio_util::sync::CancellationToken;
 
 use super::wire_request;
-use crate::conversation::engine_inputs::{ANNOTATION_ID_BASE, ModelChoice, engine_node};
+use crate::conversation::engine_inputs::{
+    ANNOTATION_ID_BASE, ModelChoice, engine_node, engine_pin,
+};
 use crate::conversation::settings::TreeSettings;
 use crate::conversation::snapshot_cache::{CachedPath, PlanKey, store_pin};
-use crate::json::{PlanView, SliceView};
+use crate::json::{AncestorState, AncestorView, PlanView, SliceView, StepCutView, SummaryWriter};
 use crate::pinloom::Pinloom;
 use crate::runtime::{blocking, now_ms};
 use crate::{ApiError, ErrorCode};
@@ -41,14 +43,25 @@ pub(crate) struct Planned {
     pub(crate) choice: ModelChoice,
     pub(crate) tree: store::TreeSetup,
     pub(crate) settings: TreeSettings,
-    /// The snapshot ends with a draft prompt that is not in the store.
-    pub(crate) draft: bool,
+    /// Where the snapshot's last node is a draft prompt that is not in the store.
+    pub(crate) draft: DraftPlace,
     /// What the provider did with the newest reply on the path, when it cut that context.
     pub(crate) provider_cut: Option<String>,
     /// Set when the tree stops at the limit and this context does not fit: why, in words, and
     /// what to exclude. The plan is then the one truncation would have made, for the inspector
     /// to list; it is never sent.
     pub(crate) refusal: Option<ContextRefusal>,
+}
+
+/// Where a plan's draft prompt goes, when it has one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DraftPlace {
+    /// No draft: the plan answers a stored message.
+    None,
+    /// After the message planned from, in its thread.
+    Continuing,
+    /// As the first message of this pin, which hangs off the message planned from.
+    FirstIn(PinId),
 }
 
 /// A stopAtLimit refusal as the inspector shows it beside the slices.
@@ -172,8 +185,8 @@ impl Pinloom {
         if let MissingSummaries::Write(cancel) = summaries
             && !planned.plan.missing_summaries.is_empty()
         {
-            let written = self.write_missing_summaries(&planned, cancel).await?;
-            if written > 0 {
+            let waited = self.write_missing_summaries(&planned, cancel).await?;
+            if waited > 0 {
                 self.keep_path(planned)?;
                 planned = self.plan_once(node, profile, draft, refusals).await?;
             }
@@ -186,6 +199,44 @@ impl Pinloom {
         node: NodeId,
         profile: &ProfileRef,
         draft: Option<&str>,
+        refusals: Refusals,
+    ) -> anyhow::Result<Planned> {
+        let place = if draft.is_some() { DraftPlace::Continuing } else { DraftPlace::None };
+        self.plan_with_draft(node, profile, draft, place, refusals).await
+    }
+
+    /// The plan of a first send in pin `pin`, before it has any message: what the pin will know
+    /// of its ancestry.
+    pub(crate) async fn plan_first_in_pin(
+        &self,
+        pin: PinId,
+        profile: &str,
+    ) -> anyhow::Result<Planned> {
+        let anchor = self
+            .read("could not open the sub-thread", move |store| Ok(store.pin(pin)?.anchor_node_id))
+            .await?
+            .ok_or_else(|| {
+                ApiError::invalid_input(
+                    "this sub-thread hangs off no message: it has no ancestry to plan yet",
+                )
+            })?;
+        // The draft's words only steer the search; a first send's own are not known yet.
+        self.plan_with_draft(
+            anchor,
+            &ProfileRef::Stored(profile.to_owned()),
+            Some(""),
+            DraftPlace::FirstIn(pin),
+            Refusals::Show,
+        )
+        .await
+    }
+
+    async fn plan_with_draft(
+        &self,
+        node: NodeId,
+        profile: &ProfileRef,
+        draft: Option<&str>,
+        place: DraftPlace,
         refusals: Refusals,
     ) -> anyhow::Result<Planned> {
         let this = self.clone();
@@ -211,10 +262,22 @@ impl Pinloom {
             };
             let summarizer = settings.summarizer.clone().unwrap_or_else(|| choice.name.clone());
             let prompt_text = draft.clone().unwrap_or_else(|| anchor.text.clone());
-            path.fill(store, &tree, &settings, Some(&summarizer), &prompt_text)?;
+            if let DraftPlace::FirstIn(pin) = place {
+                // The pin's thread joins the chain, so its record and its ancestors' summaries
+                // are read as for any message of it.
+                path.threads.push((Some(pin), node));
+            }
+            let notes = this.summary_jobs.notes(tree.id);
+            path.fill(store, &tree, &settings, Some(&summarizer), notes, &prompt_text)?;
             if let Some(draft) = &draft {
                 let parent = path.snapshot.nodes.last().map(|last| last.id);
-                let edge = parent.map_or(ParentEdge::Root, ParentEdge::Continuation);
+                let edge = match (place, parent) {
+                    (DraftPlace::FirstIn(pin), Some(parent)) => {
+                        ParentEdge::Pin { parent, pin: engine_pin(pin) }
+                    }
+                    (_, Some(parent)) => ParentEdge::Continuation(parent),
+                    (_, None) => ParentEdge::Root,
+                };
                 path.snapshot.nodes.push(NodeRecord::text(
                     DRAFT_ID,
                     edge,
@@ -224,9 +287,25 @@ impl Pinloom {
                 path.snapshot.active = pinloom_engine::snapshot::NodeId(DRAFT_ID);
             }
             let provider_cut = newest_reply_cut(store, &path)?;
+            if let Some(buffer) = settings.token_buffer
+                && buffer >= choice.engine.context_window
+            {
+                this.snapshot_cache.keep_path(
+                    data_version,
+                    tree.id,
+                    without_draft(path, place, node),
+                );
+                return Err(ApiError::invalid_input(format!(
+                    "this tree keeps {buffer} tokens for the reply (its token buffer), all of \
+                     {}'s {}-token window; lower the buffer in the tree's settings or choose a \
+                     model with a larger window",
+                    choice.name, choice.engine.context_window
+                ))
+                .into());
+            }
             let engine_settings = settings.engine(now_ms(), &choice.assembly);
             let planned = pinloom_engine::plan(&path.snapshot, &choice.engine, &engine_settings);
-            let draft = draft.is_some();
+            let draft = if draft.is_some() { place } else { DraftPlace::None };
             let (plan, refusal) = match planned {
                 Ok(plan) => (plan, None),
                 Err(error) => {
@@ -333,12 +412,20 @@ fn newest_reply_cut(store: &Store, path: &CachedPath) -> anyhow::Result<Option<S
         .map(|message| format!("The last reply on this path (message {id}) was cut: {message}")))
 }
 
-/// The path with a preview's draft prompt taken off its end again.
-fn without_draft(mut path: CachedPath, draft: bool, end: NodeId) -> CachedPath {
-    if draft {
-        path.snapshot.nodes.pop();
-        path.snapshot.active = engine_node(end);
+/// The path with a preview's draft prompt taken off its end again (and the pin it was the first
+/// message of, which is not on the path).
+fn without_draft(mut path: CachedPath, draft: DraftPlace, end: NodeId) -> CachedPath {
+    match draft {
+        DraftPlace::None => {}
+        DraftPlace::Continuing => {
+            path.snapshot.nodes.pop();
+        }
+        DraftPlace::FirstIn(_) => {
+            path.snapshot.nodes.pop();
+            path.threads.pop();
+        }
     }
+    path.snapshot.active = engine_node(end);
     path
 }
 /// A run of this many alike slices in a row or more is one line of a plan view: a 100,000-message
@@ -406,6 +493,7 @@ impl<'a> PlanLines<'a> {
             exclude_to_fit: self.to_exclude.contains(&slice.source),
             count: 1,
             first: u32::try_from(index).unwrap_or(u32::MAX),
+            last_source_id: None,
         }
     }
 }
@@ -436,6 +524,7 @@ fn folded_views(planned: &Planned) -> Vec<SliceView> {
                 .iter()
                 .fold(0_u32, |sum, slice| sum.saturating_add(slice.tokens));
             run.count = u32::try_from(end - start).unwrap_or(u32::MAX);
+            run.last_source_id = source_view(slices[end - 1].source).1;
             views.push(run);
         } else {
             views.extend((start..end).map(|index| facts.view(index)));
@@ -449,9 +538,11 @@ fn folded_views(planned: &Planned) -> Vec<SliceView> {
 pub(crate) fn plan_view(planned: &Planned) -> anyhow::Result<PlanView> {
     let plan = &planned.plan;
     let slices = folded_views(planned);
-    let (url, body) = match wire_request(planned) {
-        Ok(wire) => (wire.url, serde_json::to_string_pretty(&wire.body)?),
-        Err(error) => (String::new(), format!("(no request: {error})")),
+    // A refused plan sends nothing: it shows what truncation would keep, never a body.
+    let (url, body) = match (&planned.refusal, wire_request(planned)) {
+        (Some(_), _) => (String::new(), String::new()),
+        (None, Ok(wire)) => (wire.url, serde_json::to_string_pretty(&wire.body)?),
+        (None, Err(error)) => (String::new(), format!("(no request: {error})")),
     };
     Ok(PlanView {
         node_id: planned.path.end.0,
@@ -470,7 +561,100 @@ pub(crate) fn plan_view(planned: &Planned) -> anyhow::Result<PlanView> {
         refusal: planned.refusal.as_ref().map(|refusal| refusal.message.clone()),
         url,
         body,
+        reply_limit: plan.reply_limit,
+        ancestry: ancestry_views(planned),
+        kept_start: u32::try_from(plan.kept_start).unwrap_or(u32::MAX),
+        step_cut: plan.step_cut.map(|cut| StepCutView {
+            messages: u32::try_from(cut.messages).unwrap_or(u32::MAX),
+            tokens: cut.tokens,
+            step_tokens: cut.step_tokens,
+        }),
     })
+}
+
+/// What the plan carries of each ancestor thread, root first.
+pub(crate) fn ancestry_views(planned: &Planned) -> Vec<AncestorView> {
+    let plan = &planned.plan;
+    let snapshot = &planned.path.snapshot;
+    plan.ancestors
+        .iter()
+        .map(|entry| {
+            let slice = &plan.slices[entry.slice];
+            let pin_id = store_pin(entry.thread).map(|pin| pin.0);
+            let title = match entry.thread {
+                pinloom_engine::snapshot::ThreadRef::Root => snapshot.tree.title.clone(),
+                pinloom_engine::snapshot::ThreadRef::Pin(pin) => {
+                    snapshot.pin(pin).map(|pin| pin.title.clone()).unwrap_or_default()
+                }
+            };
+            let record = |k: usize| &snapshot.summaries[k];
+            let pending = snapshot.summary_notes.iter().any(|note| {
+                note.thread == entry.thread
+                    && note.up_to == entry.up_to
+                    && note.state == pinloom_engine::snapshot::SummaryState::BeingWritten
+            });
+            let tokenizer = planned.choice.engine.tokenizer;
+            let (state, shown, written, unavailable) = match &entry.content {
+                AncestorContent::Summary { record: k } => {
+                    (AncestorState::Summary, Some(*k), None, None)
+                }
+                AncestorContent::Fitted { record: k, from } => {
+                    (AncestorState::Fitted, Some(*from), Some(record(*k).text.clone()), None)
+                }
+                AncestorContent::Cut { record: k, .. } => {
+                    (AncestorState::Cut, Some(*k), None, None)
+                }
+                AncestorContent::Excerpt { reason, .. } => (
+                    AncestorState::Excerpt,
+                    None,
+                    None,
+                    Some(format!("summary not available: {}", reason.describe())),
+                ),
+                AncestorContent::RootGoal => (AncestorState::RootGoal, None, None, None),
+            };
+            let summary = shown.map(record);
+            let text = written.unwrap_or_else(|| entry.text.clone());
+            let (written_text, written_tokens) = match (&entry.content, summary) {
+                (AncestorContent::Fitted { .. } | AncestorContent::Cut { .. }, Some(summary)) => {
+                    (Some(summary.text.clone()), Some(tokenizer.count_u32(&summary.text)))
+                }
+                _ => (None, None),
+            };
+            AncestorView {
+                pin_id,
+                title,
+                distance: u32::try_from(entry.distance).unwrap_or(u32::MAX),
+                up_to: i64::try_from(entry.up_to.0).unwrap_or(i64::MAX),
+                budget: entry.budget,
+                tokens: slice.tokens,
+                included: slice.is_included(),
+                reason: match slice.status {
+                    SliceStatus::Included => None,
+                    SliceStatus::Pruned(reason) => Some(reason.as_str().to_owned()),
+                },
+                state,
+                written_by: summary.map(|summary| writer(summary.written_by)),
+                summarizer: summary
+                    .map(|summary| summary.summarizer.clone())
+                    .filter(|name| !name.is_empty()),
+                whole_thread: summary.is_some_and(|summary| summary.up_to.is_none()),
+                text,
+                written_text,
+                written_tokens,
+                unavailable,
+                pending,
+            }
+        })
+        .collect()
+}
+
+fn writer(author: pinloom_engine::snapshot::SummaryAuthor) -> SummaryWriter {
+    match author {
+        pinloom_engine::snapshot::SummaryAuthor::Model => SummaryWriter::Model,
+        pinloom_engine::snapshot::SummaryAuthor::Person => SummaryWriter::Person,
+        pinloom_engine::snapshot::SummaryAuthor::Agent => SummaryWriter::Agent,
+        pinloom_engine::snapshot::SummaryAuthor::File => SummaryWriter::File,
+    }
 }
 
 /// How a plan counted, as front ends and receipts name it.

@@ -14,9 +14,9 @@ use std::collections::HashMap;
 
 use anyhow::Context;
 use pinloom_engine::ContextPlan;
-use pinloom_engine::plan::SliceKind;
+use pinloom_engine::plan::{AncestorContent, AncestorEntry, SliceKind};
 use pinloom_engine::render::slice_text;
-use pinloom_engine::snapshot::Snapshot;
+use pinloom_engine::snapshot::{Snapshot, SummaryAuthor};
 use pinloom_providers::{ProviderId, Reply};
 use pinloom_store::{self as store, NodeId};
 use serde::{Deserialize, Serialize};
@@ -66,6 +66,10 @@ pub struct SentSlice {
     /// A digest of composed text (summaries, files, the anchor, search hits), so that two
     /// requests can tell a changed text from the same one; messages never change.
     pub digest: Option<String>,
+    /// For an ancestor thread: what stood for it ("summary written by …", "your summary,
+    /// fitted", "summary not available: …; its last messages, verbatim").
+    #[serde(default)]
+    pub note: Option<String>,
 }
 
 /// What a model's prices make of a reply, in US dollars.
@@ -299,7 +303,7 @@ fn by_kind(plan: &ContextPlan) -> Vec<KindTokens> {
 pub(crate) fn sent(plan: &ContextPlan, snapshot: &Snapshot) -> Vec<SentSlice> {
     let mut sent: Vec<SentSlice> = Vec::new();
     let mut run_open = false;
-    for slice in &plan.slices {
+    for (index, slice) in plan.slices.iter().enumerate() {
         if !slice.is_included() {
             run_open = false;
             continue;
@@ -327,6 +331,7 @@ pub(crate) fn sent(plan: &ContextPlan, snapshot: &Snapshot) -> Vec<SentSlice> {
                 count: 1,
                 tokens: slice.tokens,
                 digest: None,
+                note: None,
             });
             continue;
         }
@@ -340,9 +345,47 @@ pub(crate) fn sent(plan: &ContextPlan, snapshot: &Snapshot) -> Vec<SentSlice> {
             count: 1,
             tokens: slice.tokens,
             digest: composed.then(|| digest(&slice_text(slice, snapshot))),
+            note: plan
+                .ancestors
+                .iter()
+                .find(|entry| entry.slice == index)
+                .map(|entry| ancestor_note(entry, snapshot)),
         });
     }
     sent
+}
+
+/// What stood for an ancestor thread in a request, in words.
+pub(crate) fn ancestor_note(entry: &AncestorEntry, snapshot: &Snapshot) -> String {
+    let by = |k: usize| {
+        let summary = &snapshot.summaries[k];
+        match summary.written_by {
+            SummaryAuthor::Person => "you".to_owned(),
+            SummaryAuthor::Agent => "an agent".to_owned(),
+            SummaryAuthor::File => "an imported file".to_owned(),
+            SummaryAuthor::Model => summary.summarizer.clone(),
+        }
+    };
+    match &entry.content {
+        AncestorContent::Summary { record } => format!("summary written by {}", by(*record)),
+        AncestorContent::Fitted { record, from } => format!(
+            "summary written by {}, fitted to {} tokens by {}",
+            by(*from),
+            entry.budget,
+            snapshot.summaries[*record].summarizer
+        ),
+        AncestorContent::Cut { record, whole_tokens } => format!(
+            "summary written by {}, cut from {whole_tokens} to its budget of {} tokens",
+            by(*record),
+            entry.budget
+        ),
+        AncestorContent::Excerpt { messages, reason } => format!(
+            "summary not available: {}; its last {messages} messages before the branching \
+             point, verbatim",
+            reason.describe()
+        ),
+        AncestorContent::RootGoal => "the thread's first message (task frames)".to_owned(),
+    }
 }
 
 /// FNV-1a, 64 bits: stable across builds and machines (std's hashers are not), and enough to

@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
 
 use pinloom_engine::snapshot::{
     Attachment, AttachmentKind, AttachmentScope, CachedCount, NodeRecord, ParentEdge, PinRecord,
-    RetrievalCandidate, Snapshot, SummaryRecord, ThreadRef, TreeInfo, TreeMode,
+    RetrievalCandidate, Snapshot, SummaryAuthor, SummaryNote, SummaryRecord, ThreadRef, TreeInfo,
+    TreeMode,
 };
 use pinloom_engine::tokens::Tokenizer;
 use pinloom_store::{self as store, NodeId, PinId, Store, StoreError, TreeId};
@@ -206,6 +207,7 @@ impl CachedPath {
         tree: &store::TreeSetup,
         settings: &TreeSettings,
         summarizer: Option<&str>,
+        notes: Vec<SummaryNote>,
         prompt: &str,
     ) -> Result<(), StoreError> {
         let snapshot = &mut self.snapshot;
@@ -234,31 +236,32 @@ impl CachedPath {
         }
         snapshot.pins = pins;
 
+        // Each ancestor thread's summaries that can serve it: those ending where the next thread
+        // hangs off (with their fitted versions), and those of the whole thread written on
+        // purpose. Oldest write first, and among the summariser's own at equal budgets the
+        // chosen summariser's last: the engine takes the last that serves.
         let mut summaries = Vec::new();
         for (pin, up_to) in self.threads.iter().take(self.threads.len().saturating_sub(1)) {
             let mut theirs = Vec::new();
             let mut chosen = Vec::new();
-            // The store lists the newest first; the engine prefers the last of equals.
+            // The store lists the newest first.
             for summary in store.thread_summaries(tree.id, *pin)?.into_iter().rev() {
-                if summary.key.path_end != Some(*up_to) {
+                let serves = match summary.key.path_end {
+                    Some(end) => end == *up_to,
+                    None => summary.chosen || summary.key.fitted_from.is_some(),
+                };
+                if !serves {
                     continue;
                 }
-                let record = SummaryRecord {
-                    thread: engine_thread(*pin),
-                    up_to: engine_node(*up_to),
-                    budget: summary.key.budget,
-                    text: summary.text,
-                };
-                if Some(summary.key.summarizer.as_str()) == summarizer {
-                    chosen.push(record);
-                } else {
-                    theirs.push(record);
-                }
+                let by_summarizer = Some(summary.key.summarizer.as_str()) == summarizer;
+                let record = summary_record(summary, *pin);
+                if by_summarizer { chosen.push(record) } else { theirs.push(record) }
             }
             summaries.extend(theirs);
             summaries.extend(chosen);
         }
         snapshot.summaries = summaries;
+        snapshot.summary_notes = notes;
 
         snapshot.attachments = store.attachments(tree.id)?.into_iter().map(attachment).collect();
         // What the path may know is searched, and only that (`pinloom_engine::permitted`): the
@@ -324,6 +327,26 @@ impl CachedPath {
         };
         snapshot.active = engine_node(self.end);
         Ok(())
+    }
+}
+
+/// A stored summary as the engine reads it.
+fn summary_record(summary: store::Summary, thread: Option<PinId>) -> SummaryRecord {
+    SummaryRecord {
+        id: u64::try_from(summary.id).unwrap_or(0),
+        thread: engine_thread(thread),
+        up_to: summary.key.path_end.map(engine_node),
+        budget: summary.key.budget,
+        written_by: match summary.written_by {
+            store::SummaryAuthor::Model => SummaryAuthor::Model,
+            store::SummaryAuthor::Person => SummaryAuthor::Person,
+            store::SummaryAuthor::Agent => SummaryAuthor::Agent,
+            store::SummaryAuthor::File => SummaryAuthor::File,
+        },
+        summarizer: summary.key.summarizer,
+        chosen: summary.chosen,
+        fitted_from: summary.key.fitted_from.and_then(|id| u64::try_from(id).ok()),
+        text: summary.text,
     }
 }
 

@@ -1,17 +1,40 @@
-//! Ancestor-thread summaries: written by the tree's summariser at the depth budget the plan asks
-//! for, all missing ones at once, cached by (path end, budget, summariser), editable by hand, and
-//! every write logged by the store.
+//! Ancestor-thread summaries, written ahead of need and never at the cost of a send.
+//!
+//! A summary of an ancestor thread covers it only up to the node the next thread hangs off, which
+//! never changes, so it can be written once, early: when a pin is opened, every summary its first
+//! send will need is written in the background, under the summariser and budgets then in force
+//! (`Pinloom::prepare_pin`). A send that finds one still being written waits for that write
+//! (never starts a second), within [`SUMMARY_WAIT`]; one that finds none starts it and waits the
+//! same way. A summariser that fails, or is too slow, never fails the send: the plan carries the
+//! thread's last messages instead (the engine's excerpt, labelled "summary not available"), and
+//! the summary is tried again in the background ([`RETRY_AFTER`]).
+//!
+//! A summary written on purpose (by the person, an agent, a file) that is longer than the budget
+//! it is used at is condensed by the summariser from its own text into a *fitted* version, kept
+//! beside it; until then the engine cuts it at a sentence.
+//!
+//! Every write or failure is announced on [`SummaryJobs::landed`], so the window shows a summary
+//! the moment it lands.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use futures_util::future::join_all;
+use futures_util::FutureExt;
+use futures_util::future::{BoxFuture, Shared, join_all};
 use pinloom_engine::plan::MissingSummary;
-use pinloom_engine::snapshot::{Author, ParentEdge};
-use pinloom_providers::summary::summary_request;
-use pinloom_store::{NodeId, PinId, SummaryKey, TreeId};
+use pinloom_engine::snapshot::{SummaryNote, SummaryState};
+use pinloom_providers::summary::{CONDENSE_INSTRUCTION, summary_request};
+use pinloom_store::{
+    Author, NodeId, PinId, Store, SummaryAuthor, SummaryKey, SummaryWrite, TreeId,
+};
+use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
+use crate::ApiError;
 use crate::conversation::Planned;
-use crate::conversation::engine_inputs::ModelChoice;
+use crate::conversation::engine_inputs::{ModelChoice, engine_node, engine_thread};
 use crate::conversation::snapshot_cache::store_pin;
 use crate::json::SummaryView;
 use crate::pinloom::Pinloom;
@@ -20,108 +43,453 @@ use crate::runtime::{blocking, now_ms};
 /// What ends a summary that came back over its budget and was cut to fit.
 pub const CUT_SUMMARY_NOTE: &str = " […summary cut to its budget]";
 
+/// The longest a send waits for the summaries it needs before it goes with what it has (the
+/// threads' last messages in place of the summaries not written by then).
+pub(crate) const SUMMARY_WAIT: Duration = Duration::from_secs(30);
+
+/// When a failed summary is tried again in the background, after each failure in turn; a send
+/// that needs it later tries again too.
+pub(crate) const RETRY_AFTER: [Duration; 3] =
+    [Duration::from_secs(30), Duration::from_secs(120), Duration::from_secs(600)];
+
+/// A failure this recent is not tried again by a send (it would only wait for the same failure);
+/// the background retries go on.
+const FRESH_FAILURE: Duration = Duration::from_secs(60);
+
+/// One summary to write: of `thread` up to `up_to` at `budget` by `summarizer`, from the thread's
+/// messages, or, with `condense`, the fitted version of chosen summary `condense` from its text.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct SummaryJob {
+    pub(crate) tree: TreeId,
+    pub(crate) thread: Option<PinId>,
+    pub(crate) up_to: NodeId,
+    pub(crate) budget: u32,
+    pub(crate) condense: Option<i64>,
+    pub(crate) summarizer: String,
+}
+
+impl SummaryJob {
+    fn of(tree: TreeId, missing: &MissingSummary, summarizer: &str) -> Option<SummaryJob> {
+        Some(SummaryJob {
+            tree,
+            thread: store_pin(missing.thread),
+            up_to: NodeId(i64::try_from(missing.up_to.0).ok()?),
+            budget: missing.budget,
+            condense: missing.condense.and_then(|id| i64::try_from(id).ok()),
+            summarizer: summarizer.to_owned(),
+        })
+    }
+}
+
+/// A write in progress, awaited by as many sends as need it.
+type Outcome = Shared<BoxFuture<'static, Result<(), String>>>;
+
+enum JobState {
+    Writing(Outcome),
+    Failed { message: String, at: Instant, attempts: usize },
+}
+
+/// The summaries this process is writing, and those whose last try failed.
+pub(crate) struct SummaryJobs {
+    jobs: Mutex<HashMap<SummaryJob, JobState>>,
+    landed: broadcast::Sender<i64>,
+}
+
+impl Default for SummaryJobs {
+    fn default() -> SummaryJobs {
+        SummaryJobs { jobs: Mutex::default(), landed: broadcast::channel(64).0 }
+    }
+}
+
+impl std::fmt::Debug for SummaryJobs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SummaryJobs").field("jobs", &self.lock().len()).finish()
+    }
+}
+
+impl SummaryJobs {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<SummaryJob, JobState>> {
+        // Nothing is left half-done under this lock: a poisoned map is safe to keep using.
+        self.jobs.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// What the engine is told of tree `tree`'s summaries not yet in the store.
+    pub(crate) fn notes(&self, tree: TreeId) -> Vec<SummaryNote> {
+        self.lock()
+            .iter()
+            .filter(|(job, _)| job.tree == tree)
+            .map(|(job, state)| SummaryNote {
+                thread: engine_thread(job.thread),
+                up_to: engine_node(job.up_to),
+                state: match state {
+                    JobState::Writing(_) => SummaryState::BeingWritten,
+                    JobState::Failed { message, .. } => SummaryState::Failed(message.clone()),
+                },
+            })
+            .collect()
+    }
+}
+
 impl Pinloom {
-    /// Writes every summary `planned` lacks, asking the summariser for all of them at once;
-    /// `cancel` (the person's Stop) ends the wait. Returns how many were written.
+    /// Told the id of a tree whenever one of its summaries is written or fails: the window
+    /// refreshes what shows them.
+    pub fn summaries_landed(&self) -> broadcast::Receiver<i64> {
+        self.summary_jobs.landed.subscribe()
+    }
+
+    /// Writes every summary `planned` lacks through the tree's summariser (the profile being
+    /// sent to when none is set), waiting for writes already under way rather than starting
+    /// others, for at most [`SUMMARY_WAIT`]. `cancel` (the person's Stop) ends the wait; the
+    /// writes go on. Returns how many it waited for: the plan is made again then, with what was
+    /// written, or with why not. A failure is not an error here (the plan carries the thread's
+    /// last messages, and the summary is tried again later).
     pub(crate) async fn write_missing_summaries(
         &self,
         planned: &Planned,
         cancel: &CancellationToken,
     ) -> anyhow::Result<usize> {
-        let summarizer_name =
+        let summarizer =
             planned.settings.summarizer.clone().unwrap_or_else(|| planned.choice.name.clone());
+        let writes: Vec<Outcome> = planned
+            .plan
+            .missing_summaries
+            .iter()
+            .filter_map(|missing| SummaryJob::of(planned.tree.id, missing, &summarizer))
+            .filter_map(|job| self.start_summary(job, Retry::Unless(FRESH_FAILURE)))
+            .collect();
+        if writes.is_empty() {
+            return Ok(0);
+        }
+        let writes_started = writes.len();
+        let all = join_all(writes);
+        tokio::select! {
+            () = cancel.cancelled() => {
+                Err(anyhow::Error::new(pinloom_providers::ProviderError::Cancelled)
+                    .context("stopped while the ancestor summaries were being written"))
+            }
+            finished = tokio::time::timeout(SUMMARY_WAIT, all) => Ok(match finished {
+                Ok(outcomes) => outcomes.len(),
+                // Too slow: the send goes with the threads' last messages, saying they are
+                // being written; the writes go on.
+                Err(_) => writes_started,
+            }),
+        }
+    }
+
+    /// Starts writing the summaries a first send in pin `pin_id` will need, in the background,
+    /// with the tree's summariser, else `profile` (the model the window has chosen), else the
+    /// model that wrote the pinned message. Nothing waits for them; each is announced on
+    /// [`Pinloom::summaries_landed`] as it lands.
+    pub async fn prepare_pin(&self, pin_id: i64, profile: Option<String>) -> anyhow::Result<()> {
         let this = self.clone();
-        let name = summarizer_name.clone();
-        let summarizer = blocking(move || this.model_choice(&name))
+        let chosen = blocking(move || this.summarizer_for_pin(PinId(pin_id), profile))
             .await
-            .context("could not choose the summariser; set one in the tree's settings")?;
-        let key = self.key_for(summarizer.provider).await?;
-        let instruction = planned.settings.summary_instruction().to_owned();
-        let requests = planned.plan.missing_summaries.iter().map(|missing| {
-            let transcript = transcript(planned, missing);
-            let summarizer = &summarizer;
-            let instruction = &instruction;
-            let key = key.as_ref();
-            async move {
-                let text = self
-                    .summarise(summarizer, instruction, &transcript, missing.budget, key, cancel)
-                    .await
-                    .with_context(|| {
-                        format!(
-                            "{} could not summarise an ancestor thread; choose another \
-                             summariser in the tree's settings, or write the summary by hand",
-                            summarizer.name
-                        )
-                    })?;
-                anyhow::Ok((*missing, transcript, text))
+            .context("could not choose a summariser for the new pin")?;
+        let Some((planning_profile, summarizer)) = chosen else { return Ok(()) };
+        let planned = self.plan_first_in_pin(PinId(pin_id), &planning_profile).await?;
+        let tree = planned.tree.id;
+        let jobs: Vec<SummaryJob> = planned
+            .plan
+            .missing_summaries
+            .iter()
+            .filter_map(|missing| SummaryJob::of(tree, missing, &summarizer))
+            .collect();
+        self.keep_path(planned)?;
+        for job in jobs {
+            self.start_summary(job, Retry::Unless(FRESH_FAILURE));
+        }
+        Ok(())
+    }
+
+    /// What pin `pin_id` knows of its ancestry under `profile` (the window's chosen model): every
+    /// ancestor thread with what a send from the pin carries of it. With `prepare`, summaries
+    /// not written yet are started in the background (the window asks when it shows a pin).
+    pub async fn pin_ancestry(
+        &self,
+        pin_id: i64,
+        profile: String,
+        prepare: bool,
+    ) -> anyhow::Result<Vec<crate::json::AncestorView>> {
+        let planned = self
+            .plan_first_in_pin(PinId(pin_id), &profile)
+            .await
+            .context("could not read what the pin knows")?;
+        let views = crate::conversation::plan::ancestry_views(&planned);
+        let summarizer = planned.settings.summarizer.clone().unwrap_or(profile);
+        let jobs: Vec<SummaryJob> = if prepare {
+            planned
+                .plan
+                .missing_summaries
+                .iter()
+                .filter_map(|missing| SummaryJob::of(planned.tree.id, missing, &summarizer))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        self.keep_path(planned)?;
+        for job in jobs {
+            self.start_summary(job, Retry::Unless(FRESH_FAILURE));
+        }
+        Ok(views)
+    }
+
+    /// Pins the passage `start..end` of message `node_id` as [`Pinloom::pin_range`] does, and
+    /// starts writing the summaries the pin's first send will need, in the background, with
+    /// `profile` (the window's chosen model) where the tree names no summariser.
+    pub async fn open_pin(
+        &self,
+        node_id: i64,
+        start: u32,
+        end: u32,
+        text: String,
+        title: String,
+        profile: Option<String>,
+    ) -> anyhow::Result<crate::json::PinView> {
+        let pin = self.pin_range(node_id, start, end, text, title).await?;
+        self.prepare_pin_in_background(pin.id, profile);
+        Ok(pin)
+    }
+
+    /// [`Pinloom::prepare_pin`] on a task of its own: what opening a pin starts and never waits
+    /// for. A failure is logged; the first send writes what is still missing.
+    pub fn prepare_pin_in_background(&self, pin_id: i64, profile: Option<String>) {
+        let this = self.clone();
+        tokio::spawn(async move {
+            if let Err(error) = this.prepare_pin(pin_id, profile).await {
+                tracing::warn!(pin = pin_id, error = %format!("{error:#}"), "could not prepare a new pin's summaries");
             }
         });
-        let written = join_all(requests).await.into_iter().collect::<anyhow::Result<Vec<_>>>()?;
-        let count = written.len();
+    }
+
+    /// The profile to plan pin `pin`'s first send under and the summariser to write its
+    /// summaries with; `None` when nothing says which model to use. Runs on a blocking thread.
+    fn summarizer_for_pin(
+        &self,
+        pin: PinId,
+        profile: Option<String>,
+    ) -> anyhow::Result<Option<(String, String)>> {
+        let store = &self.store;
+        let pin = store.pin(pin)?;
+        let settings = crate::conversation::settings::TreeSettings::from_json(
+            &store.tree_setup(pin.tree_id)?.settings_json,
+        );
+        let writer = match pin.anchor_node_id {
+            Some(anchor) => store
+                .ancestor_path(anchor)?
+                .iter()
+                .rev()
+                .find(|node| node.author == Author::Model)
+                .and_then(|node| node.model.clone())
+                .filter(|name| store.profile(name).is_ok()),
+            None => None,
+        };
+        let planning = profile.or_else(|| settings.summarizer.clone()).or(writer);
+        Ok(planning.map(|planning| {
+            let summarizer = settings.summarizer.clone().unwrap_or_else(|| planning.clone());
+            (planning, summarizer)
+        }))
+    }
+
+    /// Starts `job` unless it is under way (its write is returned to wait for) or, with
+    /// `Retry::Unless(age)`, failed less than `age` ago (`None`: nothing to wait for).
+    pub(crate) fn start_summary(&self, job: SummaryJob, retry: Retry) -> Option<Outcome> {
+        let mut jobs = self.summary_jobs.lock();
+        let attempts = match jobs.get(&job) {
+            Some(JobState::Writing(outcome)) => return Some(outcome.clone()),
+            Some(JobState::Failed { at, attempts, .. }) => {
+                if let Retry::Unless(age) = retry
+                    && at.elapsed() < age
+                {
+                    return None;
+                }
+                *attempts
+            }
+            None => 0,
+        };
+        let this = self.clone();
+        let running = job.clone();
+        let handle = tokio::spawn(async move {
+            let result = this.write_summary(&running).await.map_err(|error| format!("{error:#}"));
+            this.summary_written(running, &result, attempts);
+            result
+        });
+        let outcome: Outcome = async move {
+            handle.await.unwrap_or_else(|error| Err(format!("the summary's task stopped: {error}")))
+        }
+        .boxed()
+        .shared();
+        jobs.insert(job.clone(), JobState::Writing(outcome.clone()));
+        drop(jobs);
+        // A plan kept from before says "not written yet"; from now on it is being written.
+        self.snapshot_cache.forget_plans();
+        let _ = self.summary_jobs.landed.send(job.tree.0);
+        Some(outcome)
+    }
+
+    /// Records how `job` ended, announces it, and schedules the next try after a failure.
+    fn summary_written(&self, job: SummaryJob, result: &Result<(), String>, attempts: usize) {
+        let tree = job.tree.0;
+        {
+            let mut jobs = self.summary_jobs.lock();
+            match result {
+                Ok(()) => {
+                    jobs.remove(&job);
+                }
+                Err(message) => {
+                    tracing::warn!(tree, error = %message, "an ancestor summary could not be written");
+                    jobs.insert(
+                        job.clone(),
+                        JobState::Failed {
+                            message: message.clone(),
+                            at: Instant::now(),
+                            attempts: attempts + 1,
+                        },
+                    );
+                    if let Some(&wait) = RETRY_AFTER.get(attempts) {
+                        let this = self.clone();
+                        tokio::spawn(async move {
+                            tokio::time::sleep(wait).await;
+                            let still_failed = matches!(
+                                this.summary_jobs.lock().get(&job),
+                                Some(JobState::Failed { .. })
+                            );
+                            if still_failed {
+                                this.start_summary(job, Retry::Now);
+                            }
+                        });
+                    }
+                }
+            }
+        }
+        self.snapshot_cache.forget_plans();
+        let _ = self.summary_jobs.landed.send(tree);
+    }
+
+    /// Writes one summary: asks the summariser and stores what it wrote.
+    async fn write_summary(&self, job: &SummaryJob) -> anyhow::Result<()> {
+        let this = self.clone();
+        let name = job.summarizer.clone();
+        let reading = job.clone();
+        let (summarizer, input) = blocking(move || {
+            let summarizer = this.model_choice(&name)?;
+            let input = match reading.condense {
+                Some(source) => {
+                    let Some(summary) = this.store.summary_by_id(source)? else {
+                        return Ok((summarizer, None));
+                    };
+                    Some(SummaryInput::Condense { source, text: summary.text })
+                }
+                None => Some(SummaryInput::Thread {
+                    transcript: thread_transcript(
+                        &this.store,
+                        reading.up_to,
+                        &summarizer,
+                        reading.budget,
+                    )?,
+                }),
+            };
+            Ok((summarizer, input))
+        })
+        .await
+        .context("could not choose the summariser; set one in the tree's settings")?;
+        // The summary it would condense was replaced or deleted meanwhile: nothing to do.
+        let Some(input) = input else { return Ok(()) };
+        let key = self.key_for(summarizer.provider).await?;
+        let (instruction, text) = match &input {
+            SummaryInput::Thread { transcript } => {
+                let tree = job.tree;
+                let this = self.clone();
+                let instruction = blocking(move || {
+                    let settings = crate::conversation::settings::TreeSettings::from_json(
+                        &this.store.tree_setup(tree)?.settings_json,
+                    );
+                    Ok(settings.summary_instruction().to_owned())
+                })
+                .await?;
+                (instruction, transcript.as_str())
+            }
+            SummaryInput::Condense { text, .. } => (CONDENSE_INSTRUCTION.to_owned(), text.as_str()),
+        };
+        let written = self
+            .summarise(&summarizer, &instruction, text, job.budget, key.as_ref())
+            .await
+            .with_context(|| format!("{} could not write it", summarizer.name))?;
         let store = self.store.clone();
         let snapshot_cache = self.snapshot_cache.clone();
-        let tree = planned.tree.id;
+        let job = job.clone();
         let tokenizer = summarizer.engine.tokenizer;
         blocking(move || {
-            for (missing, transcript, text) in written {
-                let key = SummaryKey {
-                    tree_id: tree,
-                    pin_id: store_pin(missing.thread),
-                    path_end: Some(NodeId(i64::try_from(missing.up_to.0)?)),
-                    budget: Some(missing.budget),
-                    summarizer: summarizer_name.clone(),
-                };
-                let chars = transcript.encode_utf16().count() as u64;
-                store.set_summary(&key, &text, chars, tokenizer.count(&transcript), now_ms())?;
+            let chars = text_units(&input);
+            let tokens = tokenizer.count(input.text());
+            let write = SummaryWrite {
+                text: &written,
+                written_by: SummaryAuthor::Model,
+                chosen: false,
+                input_chars: chars,
+                input_tokens: tokens,
+                written_at_ms: now_ms(),
+            };
+            match &input {
+                SummaryInput::Thread { .. } => {
+                    let key = SummaryKey {
+                        tree_id: job.tree,
+                        pin_id: job.thread,
+                        path_end: Some(job.up_to),
+                        budget: Some(job.budget),
+                        summarizer: job.summarizer.clone(),
+                        fitted_from: None,
+                    };
+                    store.set_summary(&key, &write)?;
+                }
+                SummaryInput::Condense { source, text } => {
+                    store.set_fitted_summary(*source, text, job.budget, &job.summarizer, &write)?;
+                }
             }
             snapshot_cache.forget_plans();
             Ok(())
         })
         .await
-        .context("could not save the summaries")?;
-        Ok(count)
+        .context("could not save the summary")
     }
 
     async fn summarise(
         &self,
         summarizer: &ModelChoice,
         instruction: &str,
-        transcript: &str,
+        input: &str,
         budget: u32,
         key: Option<&pinloom_providers::ApiKey>,
-        cancel: &CancellationToken,
     ) -> anyhow::Result<String> {
-        let wire = summary_request(
-            &summarizer.endpoint,
-            &summarizer.engine,
-            instruction,
-            transcript,
-            budget,
-        )?;
-        // Nobody watches a summary arrive; its pieces go nowhere.
+        let wire =
+            summary_request(&summarizer.endpoint, &summarizer.engine, instruction, input, budget)?;
+        // Nobody watches a summary arrive; its pieces go nowhere. A summary is the
+        // process's own work, not the person's send: nothing but the process's end stops it.
         let (sink, _) = tokio::sync::mpsc::unbounded_channel();
-        let reply = self.provider.stream(&wire, key, &sink, cancel).await?;
+        let reply = self.provider.stream(&wire, key, &sink, &CancellationToken::new()).await?;
         if let Some(interruption) = reply.interruption {
             return Err(interruption.into());
         }
-        Ok(fit_summary(summarizer.engine.tokenizer, reply.text.trim(), budget))
+        let text = reply.text.trim();
+        if text.is_empty() {
+            anyhow::bail!("the summariser answered with nothing");
+        }
+        Ok(fit_summary(summarizer.engine.tokenizer, text, budget))
     }
 
-    /// Replaces the text of a summary by hand: the summary of thread `pin_id` (absent for the
-    /// root thread) up to message `up_to`, at `budget`, as `summarizer` wrote it. The earlier text
-    /// stays in the summary's log.
-    pub async fn edit_summary(
+    /// Writes the person's own summary of thread `pin_id` (absent: the root thread) up to its
+    /// message `up_to`: sends use it before any the summariser wrote for that point, fitted to
+    /// each budget it is used at. The earlier text stays in the summary's log.
+    pub async fn write_own_summary(
         &self,
         tree_id: i64,
         pin_id: Option<i64>,
         up_to: i64,
-        budget: Option<u32>,
-        summarizer: String,
         text: String,
     ) -> anyhow::Result<SummaryView> {
-        if text.trim().is_empty() {
-            return Err(crate::ApiError::invalid_input(
-                "a summary cannot be empty: write one, or exclude the thread instead",
+        let text = text.trim().to_owned();
+        if text.is_empty() {
+            return Err(ApiError::invalid_input(
+                "a summary cannot be empty: write one, or exclude the thread's messages instead",
             )
             .into());
         }
@@ -131,16 +499,90 @@ impl Pinloom {
                     tree_id: TreeId(tree_id),
                     pin_id: pin_id.map(PinId),
                     path_end: Some(NodeId(up_to)),
-                    budget,
-                    summarizer,
+                    budget: None,
+                    summarizer: String::new(),
+                    fitted_from: None,
                 };
-                let (chars, tokens) = match store.summary(&key)? {
-                    Some(existing) => (existing.input_chars, existing.input_tokens),
-                    None => (0, 0),
+                let write = SummaryWrite {
+                    text: &text,
+                    written_by: SummaryAuthor::Person,
+                    chosen: true,
+                    input_chars: 0,
+                    input_tokens: 0,
+                    written_at_ms: now_ms(),
                 };
-                Ok(store.set_summary(&key, &text, chars, tokens, now_ms())?)
+                Ok(store.set_summary(&key, &write)?)
             })
             .await?;
+        let _ = self.summary_jobs.landed.send(tree_id);
+        Ok(summary.into())
+    }
+
+    /// Has the summariser write the summary of thread `pin_id` (absent: the root thread) up to
+    /// `up_to` at `budget` again, now, and makes it the one sends use there, before any the
+    /// person wrote earlier (which stays, in its log). `profile` is the summariser when the tree
+    /// names none.
+    pub async fn regenerate_summary(
+        &self,
+        tree_id: i64,
+        pin_id: Option<i64>,
+        up_to: i64,
+        budget: u32,
+        profile: String,
+    ) -> anyhow::Result<SummaryView> {
+        if budget == 0 {
+            return Err(
+                ApiError::invalid_input("a summary's budget must be at least 1 token").into()
+            );
+        }
+        let this = self.clone();
+        let (summarizer, transcript, instruction) = blocking(move || {
+            let settings = crate::conversation::settings::TreeSettings::from_json(
+                &this.store.tree_setup(TreeId(tree_id))?.settings_json,
+            );
+            let name = settings.summarizer.clone().unwrap_or(profile);
+            let summarizer = this.model_choice(&name)?;
+            let node = this.store.node(NodeId(up_to))?;
+            if node.tree_id != TreeId(tree_id) || node.pin_id != pin_id.map(PinId) {
+                return Err(ApiError::invalid_input(format!(
+                    "message {up_to} is not in the thread being summarised"
+                ))
+                .into());
+            }
+            let transcript = thread_transcript(&this.store, NodeId(up_to), &summarizer, budget)?;
+            Ok((summarizer, transcript, settings.summary_instruction().to_owned()))
+        })
+        .await
+        .context("could not write the summary again")?;
+        let key = self.key_for(summarizer.provider).await?;
+        let text = self
+            .summarise(&summarizer, &instruction, &transcript, budget, key.as_ref())
+            .await
+            .with_context(|| format!("{} could not write the summary", summarizer.name))?;
+        let name = summarizer.name.clone();
+        let tokens = summarizer.engine.tokenizer.count(&transcript);
+        let summary = self
+            .write("could not save the summary", move |store| {
+                let key = SummaryKey {
+                    tree_id: TreeId(tree_id),
+                    pin_id: pin_id.map(PinId),
+                    path_end: Some(NodeId(up_to)),
+                    budget: Some(budget),
+                    summarizer: name,
+                    fitted_from: None,
+                };
+                let write = SummaryWrite {
+                    text: &text,
+                    written_by: SummaryAuthor::Model,
+                    chosen: true,
+                    input_chars: transcript.encode_utf16().count() as u64,
+                    input_tokens: tokens,
+                    written_at_ms: now_ms(),
+                };
+                Ok(store.set_summary(&key, &write)?)
+            })
+            .await?;
+        let _ = self.summary_jobs.landed.send(tree_id);
         Ok(summary.into())
     }
 
@@ -159,6 +601,36 @@ impl Pinloom {
     }
 }
 
+/// Whether [`Pinloom::start_summary`] tries a summary that failed again.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Retry {
+    /// Yes.
+    Now,
+    /// Unless it failed less than this long ago.
+    Unless(Duration),
+}
+
+/// What a summary is written from.
+enum SummaryInput {
+    /// The thread's messages.
+    Thread { transcript: String },
+    /// A chosen summary's text, to condense.
+    Condense { source: i64, text: String },
+}
+
+impl SummaryInput {
+    fn text(&self) -> &str {
+        match self {
+            SummaryInput::Thread { transcript } => transcript,
+            SummaryInput::Condense { text, .. } => text,
+        }
+    }
+}
+
+fn text_units(input: &SummaryInput) -> u64 {
+    input.text().encode_utf16().count() as u64
+}
+
 /// A summary cut to its budget when the model overran it, ending with a visible note.
 pub(crate) fn fit_summary(
     tokenizer: pinloom_engine::tokens::Tokenizer,
@@ -172,40 +644,44 @@ pub(crate) fn fit_summary(
     format!("{}{CUT_SUMMARY_NOTE}", tokenizer.head_within(text, room))
 }
 
-/// The messages of the thread a missing summary covers, as a transcript: the segment of the plan's
-/// path in that thread that ends at the summary's last node, leaving out what the person excluded
-/// or deleted.
-fn transcript(planned: &Planned, missing: &MissingSummary) -> String {
-    let nodes = &planned.path.snapshot.nodes;
-    let Some(end) = nodes.iter().position(|node| node.id == missing.up_to) else {
-        return String::new();
-    };
-    // The thread begins at the last pin edge at or before its end (the path's start for the
-    // root thread).
-    let start = nodes[..=end]
-        .iter()
-        .rposition(|node| matches!(node.edge, ParentEdge::Pin { .. }))
-        .unwrap_or(0);
+/// The messages of `up_to`'s thread up to it, as the transcript a summariser reads, leaving out
+/// what the person excluded or deleted. A thread longer than the summariser's window keeps its
+/// newest messages, after a line saying the start was left out.
+fn thread_transcript(
+    store: &Store,
+    up_to: NodeId,
+    summarizer: &ModelChoice,
+    budget: u32,
+) -> anyhow::Result<String> {
     let mut out = String::new();
-    for node in &nodes[start..=end] {
-        if node.excluded || node.pruned {
+    for node in store.thread_tail(up_to)? {
+        if node.excluded || node.pruned_at_ms.is_some() {
             continue;
         }
-        let who = match (node.author, node.edge) {
-            (_, ParentEdge::Annotation(_)) => "Note",
-            (Author::Human, _) => "Person",
-            (Author::Model, _) => "Model",
-            (Author::Tool, _) => "Tool",
+        let who = match node.author {
+            Author::Human => "Person",
+            Author::Model => "Model",
+            Author::Tool => "Tool",
         };
-        let text: Vec<&str> = node.parts.iter().map(pinloom_engine::snapshot::Part::text).collect();
         if !out.is_empty() {
             out.push_str("\n\n");
         }
         out.push_str(who);
         out.push_str(": ");
-        out.push_str(&text.join("\n"));
+        out.push_str(&node.text);
     }
-    out
+    // Room for the transcript: the window, less the reply (the summary), the instruction and
+    // the request's framing.
+    let engine = &summarizer.engine;
+    let room = u64::from(engine.context_window.saturating_sub(budget)).saturating_sub(1_024);
+    if engine.tokenizer.count(&out) <= room {
+        return Ok(out);
+    }
+    const LEFT_OUT: &str =
+        "[The start of the thread is left out: it does not fit the summariser's window.]\n\n";
+    let tail =
+        engine.tokenizer.tail_within(&out, room.saturating_sub(engine.tokenizer.count(LEFT_OUT)));
+    Ok(format!("{LEFT_OUT}{}", tail.trim_start()))
 }
 
 #[cfg(test)]

@@ -53,6 +53,8 @@ pub(crate) fn tree_markdown_text(
     let tree = store.tree(tree_id)?;
     let mut out = markdown_title(&tree);
     let rows = all_rows(store, tree.id)?;
+    let links: Vec<_> = rows.iter().map(|row| (row.id, row.parent_id)).collect();
+    pinloom_store::check_tree_links(tree.id, &links)?;
     for (done, row) in rows.iter().enumerate() {
         if done.is_multiple_of(pinloom_store::PROGRESS_EVERY) {
             progress(done);

@@ -215,6 +215,8 @@ impl PreparedTree {
     ) -> anyhow::Result<PreparedTree> {
         let tree = store.tree(tree_id)?;
         let nodes = store.tree_nodes(tree_id)?;
+        let links: Vec<_> = nodes.iter().map(|node| (node.id, node.parent_id)).collect();
+        pinloom_store::check_tree_links(tree_id, &links)?;
         profiles.extend(nodes.iter().filter_map(|node| node.model.clone()));
         let pins = store.all_pins(tree_id)?;
         let kept = store.interchange(tree_id)?;
@@ -281,8 +283,9 @@ impl PreparedTree {
             })
             .collect();
         let mut summaries: Vec<Value> = Vec::new();
-        for (summary, log) in store.tree_summaries(tree_id)? {
-            profiles.insert(summary.key.summarizer.clone());
+        let written = store.tree_summaries(tree_id)?;
+        let summary_value = |summary: &pinloom_store::Summary,
+                             log: &[pinloom_store::SummaryUpdate]| {
             let mut value = json!({
                 "text": summary.text,
                 "inputChars": summary.input_chars,
@@ -295,17 +298,44 @@ impl PreparedTree {
                     "writtenAt": iso(write.written_at_ms),
                 })).collect::<Vec<_>>(),
             });
+            if let Some(budget) = summary.key.budget {
+                value["budget"] = json!(budget);
+            }
+            if !summary.key.summarizer.is_empty() {
+                value["summarizer"] = json!(summary.key.summarizer);
+            }
+            if summary.written_by != pinloom_store::SummaryAuthor::Model {
+                value["writtenBy"] = json!(summary.written_by.as_str());
+            }
+            if summary.chosen {
+                value["chosen"] = json!(true);
+            }
+            value
+        };
+        for (summary, log) in &written {
+            if summary.key.fitted_from.is_some() {
+                continue;
+            }
+            profiles.insert(summary.key.summarizer.clone());
+            let mut value = summary_value(summary, log);
             if let Some(thread) = summary.key.pin_id.and_then(|p| pin_ids.get(&p)) {
                 value["thread"] = json!(thread);
             }
             if let Some(end) = node_ref(summary.key.path_end) {
                 value["upTo"] = json!(end);
             }
-            if let Some(budget) = summary.key.budget {
-                value["budget"] = json!(budget);
-            }
-            if !summary.key.summarizer.is_empty() {
-                value["summarizer"] = json!(summary.key.summarizer);
+            // Its fitted versions travel inside it: they mean nothing without it.
+            let mut fitted: Vec<Value> = written
+                .iter()
+                .filter(|(other, _)| other.key.fitted_from == Some(summary.id))
+                .map(|(other, log)| {
+                    profiles.insert(other.key.summarizer.clone());
+                    summary_value(other, log)
+                })
+                .collect();
+            if !fitted.is_empty() {
+                fitted.sort_by_key(|value| value.to_string());
+                value["fitted"] = Value::Array(fitted);
             }
             summaries.push(value);
         }

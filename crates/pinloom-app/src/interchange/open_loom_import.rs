@@ -8,10 +8,12 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+use pinloom_providers::ProviderId;
+use pinloom_providers::catalog::{self, TokenizerFamily};
 use pinloom_store::{
     self as store, Anchor, AnnotationImport, AttachmentImport, AttachmentRole, Author, ImportScope,
-    ImportedTree, Kept, NewTree, NodeImport, Part, PinImport, Sharing, SummaryImport,
-    SummaryUpdate, TreeImport, TreeMode,
+    ImportedTree, Kept, NewTree, NodeImport, Part, PinImport, Sharing, SummaryAuthor,
+    SummaryImport, SummaryUpdate, TreeImport, TreeMode,
 };
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -369,8 +371,12 @@ fn read_tree(
         }
     }
 
-    let summaries: Vec<SummaryRecord> = records(pinloom.get("summaries"));
-    let summaries = summaries.into_iter().filter_map(|summary| summary.import(&references, now_ms));
+    let records_of_summaries: Vec<SummaryRecord> = records(pinloom.get("summaries"));
+    let mut summaries: Vec<SummaryImport> = Vec::new();
+    for summary in records_of_summaries {
+        let at = summaries.len();
+        summaries.extend(summary.import(&references, now_ms, at));
+    }
     let attachments: Vec<AttachmentRecord> = records(pinloom.get("attachments"));
     let attachments =
         attachments.into_iter().filter_map(|attachment| attachment.import(&references, now_ms));
@@ -396,7 +402,7 @@ fn read_tree(
         updated_at_ms,
         nodes: imports,
         pins,
-        summaries: summaries.collect(),
+        summaries,
         attachments: attachments.collect(),
         annotations,
     };
@@ -945,10 +951,14 @@ struct SummaryRecord {
     up_to: Lenient<String>,
     budget: Lenient<u32>,
     summarizer: Lenient<String>,
+    written_by: Lenient<String>,
+    chosen: Lenient<bool>,
     #[serde(flatten)]
     written: WrittenText,
     updated_at: Lenient<String>,
     log: Lenient<Vec<Value>>,
+    /// Its fitted versions, one per budget.
+    fitted: Lenient<Vec<Value>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -969,14 +979,55 @@ struct WrittenText {
 }
 
 impl SummaryRecord {
-    /// The summary to write; one without a text is left out.
-    fn import(self, references: &References<'_>, now_ms: i64) -> Option<SummaryImport> {
+    /// The summary to write, followed by its fitted versions (which name it by its index,
+    /// `at`); one without a text is left out, and so are its fitted versions.
+    fn import(self, references: &References<'_>, now_ms: i64, at: usize) -> Vec<SummaryImport> {
+        let fitted = self.fitted.0.clone().unwrap_or_default();
+        let pin = self.thread.0.as_deref().and_then(|id| references.thread_key(id));
+        let path_end = self.up_to.0.as_deref().and_then(|key| references.node_key(key));
+        let Some(summary) = self.written_summary(pin, path_end, None, now_ms) else {
+            return Vec::new();
+        };
+        let mut out = vec![summary];
+        for value in &fitted {
+            let version = record::<SummaryRecord>(value);
+            // A fitted version is the summariser's, for one budget; without one it is nothing.
+            if version.budget.0.is_none() {
+                continue;
+            }
+            if let Some(mut version) = version.written_summary(pin, path_end, Some(at), now_ms) {
+                version.written_by = SummaryAuthor::Model;
+                version.chosen = false;
+                out.push(version);
+            }
+        }
+        out
+    }
+
+    fn written_summary(
+        self,
+        pin: Option<usize>,
+        path_end: Option<usize>,
+        fitted_from: Option<usize>,
+        now_ms: i64,
+    ) -> Option<SummaryImport> {
         let log = self.log.0.unwrap_or_default();
+        let summarizer = self.summarizer.0.unwrap_or_default();
+        // A summary that does not say who wrote it was the summariser's when it names one, and
+        // otherwise the file's: written on purpose, and used before the summariser's own.
+        let written_by = match self.written_by.0.as_deref().and_then(SummaryAuthor::parse) {
+            Some(author) => author,
+            None if summarizer.is_empty() => SummaryAuthor::File,
+            None => SummaryAuthor::Model,
+        };
         Some(SummaryImport {
-            pin: self.thread.0.as_deref().and_then(|id| references.thread_key(id)),
-            path_end: self.up_to.0.as_deref().and_then(|key| references.node_key(key)),
+            pin,
+            path_end,
             budget: self.budget.0,
-            summarizer: self.summarizer.0.unwrap_or_default(),
+            summarizer,
+            written_by,
+            chosen: self.chosen.0.unwrap_or(written_by != SummaryAuthor::Model),
+            fitted_from,
             text: self.written.text.0?,
             input_chars: self.written.input_chars.0.unwrap_or(0),
             input_tokens: self.written.input_tokens.0.unwrap_or(0),
@@ -1299,23 +1350,56 @@ fn model_profiles(pinloom: &Value, notes: &mut Notes) -> Vec<store::ModelProfile
         .filter_map(|profile| {
             let text = |key: &str| profile.get(key).and_then(Value::as_str).map(str::to_owned);
             let number = |key: &str| profile.get(key).and_then(Value::as_u64).and_then(|n| u32::try_from(n).ok());
+            let flag = |key: &str| profile.get(key).and_then(Value::as_bool);
+            let (Some(name), Some(provider), Some(model_id)) =
+                (text("name"), text("provider"), text("modelId"))
+            else {
+                notes.add("a model profile without its name, provider or model was left out");
+                return None;
+            };
+            // What the file leaves out is what Pinloom knows of the model: o1-mini takes no
+            // system role, an instruct model continues documents, and so on.
+            let known = ProviderId::from_name(&provider).map(|id| {
+                let engine = catalog::profile(id, &model_id);
+                let tokenizer = catalog::find(id, &model_id).map_or_else(
+                    || {
+                        if id.is_local() {
+                            TokenizerFamily::for_open_model(&model_id)
+                        } else {
+                            TokenizerFamily::Other
+                        }
+                    },
+                    |entry| entry.tokenizer,
+                );
+                (engine, catalog::completion_supported(id, &model_id), tokenizer)
+            });
+            let (window, reserve, native, completion, tokenizer) = match &known {
+                Some((engine, completion, tokenizer)) => (
+                    Some(engine.context_window),
+                    Some(engine.reserve),
+                    engine.native_system,
+                    *completion,
+                    Some(tokenizer.name().to_owned()),
+                ),
+                None => (None, None, true, false, None),
+            };
             let read = Some(store::ModelProfile {
-                name: text("name")?,
-                provider: text("provider")?,
-                model_id: text("modelId")?,
+                context_window: number("contextWindow").or(window)?,
+                reserve: number("reserve").or(reserve)?,
+                native_system: flag("nativeSystem").unwrap_or(native),
+                completion_endpoint: flag("completionEndpoint").unwrap_or(completion),
+                tokenizer: text("tokenizer").or(tokenizer)?,
                 base_url: text("baseUrl"),
-                context_window: number("contextWindow")?,
-                reserve: number("reserve")?,
-                native_system: profile.get("nativeSystem").and_then(Value::as_bool).unwrap_or(true),
-                completion_endpoint: profile.get("completionEndpoint").and_then(Value::as_bool).unwrap_or(false),
-                tokenizer: text("tokenizer")?,
                 agent_system_prompt: text("agentSystemPrompt").unwrap_or_default(),
                 sampling_json: profile.get("sampling").map_or_else(|| "{}".to_owned(), Value::to_string),
                 settings_json: profile.get("settings").map_or_else(|| "{}".to_owned(), Value::to_string),
                 prices_json: profile.get("prices").filter(|prices| prices.is_object()).map(Value::to_string),
+                name,
+                provider,
+                model_id,
             });
             if read.is_none() {
-                notes.add("a model profile without its name, provider, model, window, reserve or tokenizer was left out");
+                notes.add("a model profile of an unknown provider without its window, reserve or tokenizer was left out");
             }
             read
         })

@@ -7,6 +7,7 @@ use pinloom_store::{Author, NodeId, ROOT_THREAD_SLUG, Workspace};
 use super::{
     NO_PROJECT, ThreadMindSession, active, chain, missing, named_thread, refuse, thread_list,
 };
+use crate::ApiError;
 use crate::json::{PlanView, Provenance};
 use crate::pinloom::Pinloom;
 use crate::runtime::now_ms;
@@ -201,7 +202,15 @@ impl ThreadMindSession {
                 .await?
             }
         };
-        self.pinloom.plan_text(node, profile, format).await
+        // An agent must not read a refused plan as a request that is fine: the refusal comes
+        // back as an error result, carrying the report (what to exclude) or the plan.
+        let (text, refused) = self.pinloom.plan_output(node, profile, format).await?;
+        if refused {
+            return Err(
+                ApiError { code: crate::ErrorCode::ContextOverBudget, message: text }.into()
+            );
+        }
+        Ok(text)
     }
 }
 
@@ -214,6 +223,18 @@ impl Pinloom {
         profile: Option<String>,
         format: PlanFormat,
     ) -> anyhow::Result<String> {
+        Ok(self.plan_output(node_id, profile, format).await?.0)
+    }
+
+    /// [`Pinloom::plan_text`], and whether the plan is refused (the profile stops at the limit
+    /// and the context does not fit). A refused plan has no request: `Request` fails with the
+    /// refusal.
+    pub(crate) async fn plan_output(
+        &self,
+        node_id: i64,
+        profile: Option<String>,
+        format: PlanFormat,
+    ) -> anyhow::Result<(String, bool)> {
         let profile = match profile {
             Some(profile) => profile,
             None => self.model_profiles().await?.into_iter().next().map(|p| p.name).ok_or_else(
@@ -221,40 +242,47 @@ impl Pinloom {
             )?,
         };
         let plan = self.preview(node_id, profile, None).await?;
-        Ok(match format {
+        let refused = plan.refusal.is_some();
+        let text = match format {
             PlanFormat::Report => plan_report(&plan),
             PlanFormat::Plan => serde_json::to_string_pretty(&plan)?,
-            PlanFormat::Request => plan.body,
-        })
+            // A refused plan has no request: saying so is the answer, never a body.
+            PlanFormat::Request => match &plan.refusal {
+                Some(refusal) => {
+                    return Err(ApiError {
+                        code: crate::ErrorCode::ContextOverBudget,
+                        message: format!("no request: {refusal}"),
+                    }
+                    .into());
+                }
+                None => plan.body,
+            },
+        };
+        Ok((text, refused))
     }
 }
 
-/// A plan as text: the budget, what goes in, and what was cut, lowest priority first, with why.
+/// A plan as text: the budget, what the message knows of its ancestry, what goes in, and what
+/// was cut and why, the first to be cut first.
 fn plan_report(plan: &PlanView) -> String {
     let mut out = format!(
-        "Context for message {} under \"{}\": {} of {} tokens ({}).\n",
-        plan.node_id, plan.profile, plan.used, plan.available, plan.tokenizer
+        "Context for message {} under \"{}\": {} of {} tokens ({}); {} kept free for the reply, \
+         which is what the request asks for at most.\n",
+        plan.node_id, plan.profile, plan.used, plan.available, plan.tokenizer, plan.reply_limit
     );
-    let describe = |slice: &crate::json::SliceView| {
-        let source = match slice.source_id {
-            Some(id) => format!("{} {id}", slice.source),
-            None => slice.source.clone(),
-        };
-        let preview: String = slice.preview.split_whitespace().collect::<Vec<_>>().join(" ");
-        let preview: String = preview.chars().take(60).collect();
-        // The kind already says where settings, attachments, summaries and anchors come from;
-        // what needs saying is that the person put a slice there by hand.
-        let whose = match slice.provenance {
-            Provenance::AddedByYou => ", added by you",
-            _ => "",
-        };
-        format!(
-            "{} ({source}{whose}), {} tokens, priority {}: {preview}",
-            slice.kind, slice.tokens, slice.priority
-        )
-    };
+    if let Some(refusal) = &plan.refusal {
+        out.push_str(&format!(
+            "\nRefused: {refusal}\nNothing is sent. What follows is what truncation would keep.\n"
+        ));
+    }
     if let Some(warning) = &plan.provider_cut {
         out.push_str(&format!("\nWarning: {warning}\n"));
+    }
+    if !plan.ancestry.is_empty() {
+        out.push_str("\nWhat it knows of its ancestry, root first:\n");
+        for ancestor in &plan.ancestry {
+            out.push_str(&format!("  - {}\n", describe_ancestor(ancestor)));
+        }
     }
     out.push_str("\nIncluded, in the order sent:\n");
     // Search hits are listed last in the plan and sent right before the prompt.
@@ -267,17 +295,18 @@ fn plan_report(plan: &PlanView) -> String {
         let kept = if slice.kept { " [kept]" } else { "" };
         let cut =
             slice.cut_from.map(|whole| format!(" [cut from {whole} tokens]")).unwrap_or_default();
-        out.push_str(&format!("  - {}{kept}{cut}\n", describe(slice)));
+        out.push_str(&format!("  - {}{kept}{cut}\n", describe_slice(slice)));
     }
     let mut cut: Vec<_> = plan.slices.iter().filter(|slice| !slice.included).collect();
-    cut.sort_by_key(|slice| slice.priority);
+    // The engine cuts the highest priority number first; within one, the plan's order.
+    cut.sort_by_key(|slice| std::cmp::Reverse(slice.priority));
     if cut.is_empty() {
         out.push_str("\nNothing was cut.\n");
     } else {
-        out.push_str("\nCut (lowest priority first):\n");
+        out.push_str("\nCut, by priority (the highest number is cut first; 1 and 2 never are):\n");
         for slice in cut {
             let reason = slice.reason.as_deref().unwrap_or("unknown");
-            out.push_str(&format!("  - {} — {reason}\n", describe(slice)));
+            out.push_str(&format!("  - {} — {reason}\n", describe_slice(slice)));
         }
     }
     if plan.omitted_messages > 0 {
@@ -286,14 +315,118 @@ fn plan_report(plan: &PlanView) -> String {
             plan.omitted_messages
         ));
     }
-    if plan.missing_summaries > 0 {
+    if plan.kept_start > 0 {
         out.push_str(&format!(
-            "\n{} ancestor summaries are not written yet; a send writes them first.\n",
-            plan.missing_summaries
+            "The thread's first {} kept: truncateMiddle keeps the start of a thread (where its \
+             question is usually asked) before the older middle.\n",
+            plural(plan.kept_start, "message is", "messages are")
         ));
     }
-    out.push_str(&format!("\nRequest: POST {}", plan.url));
+    let unused = plan.available.saturating_sub(plan.used);
+    if let Some(step) = &plan.step_cut {
+        out.push_str(&format!(
+            "{unused} tokens are left unused: truncateMiddle cuts in steps of {} tokens (a share \
+             of the history's room), so the start of the request stays the same from one send to \
+             the next and the provider's prompt cache keeps hitting; the step left out {} ({} \
+             tokens) that would have fitted. A step of 0 (the tree's settings) fills the budget \
+             instead.\n",
+            step.step_tokens,
+            plural(step.messages, "message", "messages"),
+            step.tokens
+        ));
+    }
+    if plan.missing_summaries > 0 {
+        out.push_str(&format!(
+            "\n{} not written yet: the summariser writes {} before a send, and a send that \
+             cannot wait carries the listed stand-ins.\n",
+            plural(plan.missing_summaries, "summary is", "summaries are"),
+            if plan.missing_summaries == 1 { "it" } else { "them" }
+        ));
+    }
+    if plan.refusal.is_none() {
+        out.push_str(&format!("\nRequest: POST {}", plan.url));
+    }
     out
+}
+
+/// `count` with the singular or plural that follows it.
+fn plural(count: u32, one: &str, many: &str) -> String {
+    format!("{count} {}", if count == 1 { one } else { many })
+}
+
+/// One line of the report's list of slices: what, where from, tokens and priority, the start of
+/// its text; a folded run says how many messages it stands for and which.
+fn describe_slice(slice: &crate::json::SliceView) -> String {
+    let source = match (slice.source_id, slice.count) {
+        (Some(first), count) if count > 1 => {
+            let last = slice.last_source_id.map_or(String::new(), |last| format!("–#{last}"));
+            format!("{count} {}s, #{first}{last}", slice.source)
+        }
+        (Some(id), _) => format!("{} {id}", slice.source),
+        (None, count) if count > 1 => format!("{count} {}s", slice.source),
+        (None, _) => slice.source.clone(),
+    };
+    let preview: String = slice.preview.split_whitespace().collect::<Vec<_>>().join(" ");
+    let preview: String = preview.chars().take(60).collect();
+    // The kind already says where settings, attachments, summaries and anchors come from;
+    // what needs saying is that the person put a slice there by hand.
+    let whose = match slice.provenance {
+        Provenance::AddedByYou => ", added by you",
+        _ => "",
+    };
+    let what = if slice.count > 1 { "from" } else { "" };
+    let preview = if what.is_empty() { preview } else { format!("{what} {preview}") };
+    format!(
+        "{} ({source}{whose}), {} tokens, priority {}: {preview}",
+        slice.kind, slice.tokens, slice.priority
+    )
+}
+
+/// One ancestor thread as the report lists it.
+fn describe_ancestor(ancestor: &crate::json::AncestorView) -> String {
+    use crate::json::{AncestorState, SummaryWriter};
+    let place = match ancestor.distance {
+        1 => "the parent thread".to_owned(),
+        n => format!("{n} threads up"),
+    };
+    let whose = |writer: Option<SummaryWriter>| match writer {
+        Some(SummaryWriter::Person) => "your summary".to_owned(),
+        Some(SummaryWriter::Agent) => "an agent's summary".to_owned(),
+        Some(SummaryWriter::File) => "the imported file's summary".to_owned(),
+        Some(SummaryWriter::Model) | None => match &ancestor.summarizer {
+            Some(model) => format!("the summary {model} wrote"),
+            None => "a summary".to_owned(),
+        },
+    };
+    let whole = if ancestor.whole_thread { " (of the whole thread)" } else { "" };
+    let what = match ancestor.state {
+        AncestorState::Summary => format!("{}{whole}", whose(ancestor.written_by)),
+        AncestorState::Fitted => format!(
+            "{}{whole}, {} tokens as written, fitted to its budget by {}",
+            whose(ancestor.written_by),
+            ancestor.written_tokens.unwrap_or(0),
+            ancestor.summarizer.as_deref().unwrap_or("the summariser")
+        ),
+        AncestorState::Cut => format!(
+            "{}{whole}, {} tokens as written, cut at a sentence to fit its budget{}",
+            whose(ancestor.written_by),
+            ancestor.written_tokens.unwrap_or(0),
+            if ancestor.pending { " (a fitted one is being written)" } else { "" }
+        ),
+        AncestorState::Excerpt => format!(
+            "{}; its last messages before the branching point, verbatim",
+            ancestor.unavailable.as_deref().unwrap_or("summary not available")
+        ),
+        AncestorState::RootGoal => "its first message, the goal (task frames)".to_owned(),
+    };
+    let sent = match &ancestor.reason {
+        None => format!("{} tokens sent", ancestor.tokens),
+        Some(reason) => format!("left out ({reason}), {} tokens", ancestor.tokens),
+    };
+    format!(
+        "\u{201c}{}\u{201d} ({place}, budget {}): {what}; {sent}",
+        ancestor.title, ancestor.budget
+    )
 }
 
 /// Where `passage` starts in `text`, in UTF-16 units, for every occurrence.

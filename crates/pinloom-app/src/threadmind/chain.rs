@@ -39,31 +39,49 @@ pub(crate) fn own_summary_key(tree: &Tree, thread: Option<PinId>) -> SummaryKey 
         path_end: None,
         budget: None,
         summarizer: String::new(),
+        fitted_from: None,
     }
 }
 
-/// A thread's summary as ThreadMind reads it (trimmed): the one summary_update wrote, else, when
-/// a sub-thread hangs off the thread at `hang_at`, the newest summary of the thread up to there
-/// (one the app's summariser or the person wrote for a send). Empty when it has none.
+/// A thread's summary as ThreadMind reads it (trimmed), chosen as a send chooses it: the newest
+/// written on purpose where the next thread hangs off (`hang_at`), else the newest written on
+/// purpose for the whole thread (summary_update's), else the newest the summariser wrote where
+/// the next thread hangs off. Empty when it has none.
 pub(crate) fn thread_summary(
     store: &Store,
     tree: &Tree,
     thread: Option<PinId>,
     hang_at: Option<NodeId>,
 ) -> Result<String, store::StoreError> {
-    if let Some(own) = store.summary(&own_summary_key(tree, thread))? {
-        let text = own.text.trim();
-        if !text.is_empty() {
-            return Ok(text.to_owned());
-        }
-    }
-    let Some(hang_at) = hang_at else { return Ok(String::new()) };
-    let written = store.thread_summaries(tree.id, thread)?;
-    // Newest first; one written by hand (no budget) wins over a model's at the same end.
-    let at_end = || written.iter().filter(|summary| summary.key.path_end == Some(hang_at));
-    let chosen = at_end().find(|summary| summary.key.budget.is_none()).or_else(|| at_end().next());
+    // Newest first; fitted versions are for budgets, not for this whole-text view.
+    let written: Vec<store::Summary> = store
+        .thread_summaries(tree.id, thread)?
+        .into_iter()
+        .filter(|summary| summary.key.fitted_from.is_none() && !summary.text.trim().is_empty())
+        .collect();
+    let at_end = |summary: &&store::Summary| hang_at.is_some() && summary.key.path_end == hang_at;
+    let chosen = written
+        .iter()
+        .find(|summary| summary.chosen && at_end(summary))
+        .or_else(|| written.iter().find(|summary| summary.chosen && summary.key.path_end.is_none()))
+        .or_else(|| written.iter().find(|summary| at_end(summary)));
     Ok(chosen.map(|summary| summary.text.trim().to_owned()).unwrap_or_default())
 }
+
+/// How a chain shows an ancestor thread without a summary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unsummarised {
+    /// As ThreadMind does (the MCP tools and resources): its section is left out.
+    Skipped,
+    /// Named, with what a send carries instead (Pinloom's own renderings: `pinloom context`,
+    /// the inspector's copy), so no ancestor leaves a context without a word.
+    Named,
+}
+
+/// What an ancestor thread's section says when it has no summary.
+pub(crate) const NO_SUMMARY_NOTE: &str = "_No summary of this thread yet: a send from here \
+carries its last messages before the sub-thread instead. Write one with summary_update, or under \
+\u{201c}What this pin knows\u{201d} in Pinloom's window._";
 
 /// The threads from the root to `thread`, root first, as ThreadMind's sections: each holds its
 /// summary, and the active one, when it has none, its messages on the path to `end` (its newest
@@ -73,6 +91,7 @@ pub(crate) fn chain(
     tree: &Tree,
     thread: Option<PinId>,
     end: Option<NodeId>,
+    unsummarised: Unsummarised,
 ) -> anyhow::Result<Vec<ThreadSection>> {
     // (thread, its title, the node the next thread down hangs off)
     let mut threads: Vec<(Option<PinId>, String, Option<NodeId>)> = Vec::new();
@@ -99,6 +118,8 @@ pub(crate) fn chain(
         let mut content = thread_summary(store, tree, thread, hang_at)?;
         if content.is_empty() && i == last {
             content = thread_messages_transcript(store, tree, thread, end)?;
+        } else if content.is_empty() && unsummarised == Unsummarised::Named {
+            content = NO_SUMMARY_NOTE.to_owned();
         }
         sections.push(ThreadSection { title, content });
     }

@@ -14,7 +14,8 @@ mod instructions;
 
 use pinloom_engine::threadmind::{self as render, PREVIEW_UNITS, ThreadMindContext};
 use pinloom_store::{
-    NewTree, NodeId, PinId, ROOT_THREAD_SLUG, Sharing, Store, Tree, TreeMode, Workspace,
+    NewTree, NodeId, PinId, ROOT_THREAD_SLUG, Sharing, Store, SummaryAuthor, SummaryWrite, Tree,
+    TreeMode, Workspace,
 };
 
 pub use additions::PlanFormat;
@@ -24,7 +25,7 @@ use crate::pinloom::Pinloom;
 use crate::runtime::{blocking, now_ms};
 use crate::{ApiError, ErrorCode};
 
-pub(crate) use chain::{chain, summary_writes, thread_list};
+pub(crate) use chain::{Unsummarised, chain, summary_writes, thread_list};
 
 const NO_PROJECT: &str = "No active project. Use project_create first.";
 const NO_PROJECT_THREAD: &str = "No active project/thread. Use project_create first.";
@@ -227,7 +228,7 @@ impl ThreadMindSession {
                 Workspace { tree_id: Some(active.tree.id), pin_id: thread },
                 now_ms(),
             )?;
-            let context = assemble(store, &active.tree, thread, None)?;
+            let context = assemble(store, &active.tree, thread, None, Unsummarised::Skipped)?;
             Ok(format!(
                 "Switched to thread \"{thread_id}\".\n\nContext preview (~{} tokens):\n{}",
                 context.tokens,
@@ -259,10 +260,14 @@ impl ThreadMindSession {
             let key = chain::own_summary_key(&active.tree, thread);
             store.set_summary(
                 &key,
-                &content,
-                content.encode_utf16().count() as u64,
-                0,
-                now_ms(),
+                &SummaryWrite {
+                    text: &content,
+                    written_by: SummaryAuthor::Agent,
+                    chosen: true,
+                    input_chars: content.encode_utf16().count() as u64,
+                    input_tokens: 0,
+                    written_at_ms: now_ms(),
+                },
             )?;
             Ok(format!("Summary updated for thread \"{thread_id}\"."))
         })
@@ -273,7 +278,14 @@ impl ThreadMindSession {
     pub async fn context_get(&self) -> anyhow::Result<String> {
         self.run(false, |store, folder| {
             let active = active(store, folder)?.ok_or_else(|| refuse(NO_PROJECT_THREAD))?;
-            threadmind_report(store, &active.tree, active.thread, None, ThreadMindReport::Context)
+            threadmind_report(
+                store,
+                &active.tree,
+                active.thread,
+                None,
+                ThreadMindReport::Context,
+                Unsummarised::Skipped,
+            )
         })
         .await
     }
@@ -379,7 +391,14 @@ impl ThreadMindSession {
     pub async fn stats_show(&self) -> anyhow::Result<String> {
         self.run(false, |store, folder| {
             let active = active(store, folder)?.ok_or_else(|| refuse(NO_PROJECT_THREAD))?;
-            threadmind_report(store, &active.tree, active.thread, None, ThreadMindReport::Stats)
+            threadmind_report(
+                store,
+                &active.tree,
+                active.thread,
+                None,
+                ThreadMindReport::Stats,
+                Unsummarised::Skipped,
+            )
         })
         .await
     }
@@ -393,7 +412,8 @@ impl ThreadMindSession {
                     text: "No active project or thread. Use project_create first.".to_owned(),
                 });
             };
-            let context = assemble(store, &active.tree, active.thread, None)?;
+            let context =
+                assemble(store, &active.tree, active.thread, None, Unsummarised::Skipped)?;
             Ok(ResourceText {
                 mime_type: "text/markdown",
                 text: render::context_resource(&context),
@@ -427,7 +447,13 @@ impl ThreadMindSession {
             };
             Ok(PromptState {
                 summary: chain::thread_summary(store, &active.tree, active.thread, None)?,
-                context: Some(assemble(store, &active.tree, active.thread, None)?),
+                context: Some(assemble(
+                    store,
+                    &active.tree,
+                    active.thread,
+                    None,
+                    Unsummarised::Skipped,
+                )?),
                 project: Some(active.tree.slug),
                 thread: Some(active.thread_slug),
             })
@@ -482,8 +508,9 @@ fn threadmind_report(
     thread: Option<PinId>,
     end: Option<NodeId>,
     report: ThreadMindReport,
+    unsummarised: Unsummarised,
 ) -> anyhow::Result<String> {
-    let context = assemble(store, tree, thread, end)?;
+    let context = assemble(store, tree, thread, end, unsummarised)?;
     let stats = render::stats_by_thread(&summary_writes(store, tree)?);
     Ok(match report {
         ThreadMindReport::Context => render::context_text(&context, &stats),
@@ -500,8 +527,9 @@ fn assemble(
     tree: &Tree,
     thread: Option<PinId>,
     end: Option<NodeId>,
+    unsummarised: Unsummarised,
 ) -> anyhow::Result<ThreadMindContext> {
-    let sections = chain(store, tree, thread, end)?;
+    let sections = chain(store, tree, thread, end, unsummarised)?;
     Ok(render::assemble(&tree.system_context, &sections))
 }
 
@@ -570,7 +598,8 @@ impl Pinloom {
                     (tree, thread, None)
                 }
             };
-            threadmind_report(store, &tree, thread, end, report)
+            // Pinloom's own renderings name an ancestor without a summary.
+            threadmind_report(store, &tree, thread, end, report, Unsummarised::Named)
         })
         .await
     }

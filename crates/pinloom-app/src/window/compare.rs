@@ -12,7 +12,7 @@ use crate::conversation::receipts::{Receipt, SentSlice, diff, sent};
 use crate::conversation::{MissingSummaries, ProfileRef, Refusals};
 use crate::json::{
     CompareReach, ComparedRow, ComparedSide, Comparison, ContextDiff, ContextSource, DiffSpan,
-    NodeView,
+    NodeView, ReplySettings,
 };
 use crate::pinloom::Pinloom;
 use crate::window::columns::newest_below;
@@ -76,6 +76,10 @@ impl Pinloom {
         let rows = rows(&branches.left[shared..], &branches.right[shared..]);
         let common_ancestor =
             shared.checked_sub(1).map(|at| NodeView::from(branches.left[at].clone()));
+        let settings_differ = match (&left_side.settings, &right_side.settings) {
+            (Some(left), Some(right)) => left.differences(right),
+            _ => Vec::new(),
+        };
         Ok(Comparison {
             common_ancestor,
             shared: u32::try_from(shared).unwrap_or(u32::MAX),
@@ -83,6 +87,7 @@ impl Pinloom {
             left: left_side,
             right: right_side,
             context,
+            settings_differ,
         })
     }
 
@@ -197,6 +202,10 @@ fn side(
         cost: (!costs.is_empty()).then(|| costs.iter().sum()),
         priced_replies: u32::try_from(costs.len()).unwrap_or(u32::MAX),
         replies: u32::try_from(replies.len()).unwrap_or(u32::MAX),
+        settings: last.and_then(|node| node.generation_json.as_deref()).and_then(|json| {
+            // Imported replies may carry other apps' parameters: those are not compared.
+            serde_json::from_str::<ReplySettings>(json).ok()
+        }),
     }
 }
 

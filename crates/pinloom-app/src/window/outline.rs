@@ -58,6 +58,8 @@ impl Pinloom {
         self.read("could not read the tree", move |store| {
             let tree = store.tree(TreeId(tree_id))?;
             let rows = all_rows(store, tree.id)?;
+            let links: Vec<_> = rows.iter().map(|row| (row.id, row.parent_id)).collect();
+            pinloom_store::check_tree_links(tree.id, &links)?;
             let mut out = format!("{} ({} messages)\n", tree.title, rows.len());
             // Depth first from the roots, without recursion: threads can be very deep.
             let mut children: std::collections::HashMap<Option<NodeId>, Vec<usize>> =

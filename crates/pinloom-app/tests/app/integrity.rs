@@ -87,7 +87,9 @@ async fn a_pin_never_sees_its_parent_thread_after_the_anchor() {
     assert!(sub.contains(passage), "the verbatim anchor: {sub}");
     assert!(!sub.contains("Oxbow lakes form"), "the parent thread after the anchor: {sub}");
     assert!(!sub.contains("what are oxbow lakes"), "the parent thread after the anchor: {sub}");
-    assert!(!sub.contains("Why do rivers meander?"), "an ancestor thread comes as its summary");
+    // The ancestor thread comes as its summary (its messages before the anchor may be recalled
+    // by the search: the path may know them).
+    assert!(sub.contains("The person asked why rivers meander."), "its summary: {sub}");
 }
 
 #[tokio::test]

@@ -67,19 +67,9 @@ async fn rich_tree(pinloom: &Pinloom) -> i64 {
         .attach_text(tree, AttachTo::Node(answer), "Rule".into(), "Cite sources.".into(), true)
         .await
         .unwrap();
+    pinloom.write_own_summary(tree, None, answer, "Rivers meander.".into()).await.unwrap();
     pinloom
-        .edit_summary(tree, None, answer, Some(800), "Local".into(), "Rivers meander.".into())
-        .await
-        .unwrap();
-    pinloom
-        .edit_summary(
-            tree,
-            None,
-            answer,
-            Some(800),
-            "Local".into(),
-            "Rivers meander by erosion.".into(),
-        )
+        .write_own_summary(tree, None, answer, "Rivers meander by erosion.".into())
         .await
         .unwrap();
     let session = pinloom.threadmind_session("/work/project");

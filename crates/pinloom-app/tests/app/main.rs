@@ -3,6 +3,7 @@
 // Test helpers unwrap too: a panic carrying the error is the failure report.
 #![allow(clippy::unwrap_used)]
 
+mod ancestry;
 mod attachments;
 mod branches;
 mod conversation;

@@ -141,7 +141,8 @@ async fn sampling_and_assembly_are_kept_checked_and_used_by_the_plan() {
     profile.context_window = 200;
     profile.reserve = 40;
     profile.sampling.temperature = Some(0.3);
-    profile.sampling.max_output_tokens = Some(120);
+    // The longest reply is the reply limit: what the plan keeps free and the request asks for.
+    profile.sampling.max_output_tokens = Some(30);
     profile.assembly.truncation = Some("rollingWindow".into());
     profile.assembly.minimum_recent_nodes = Some(2);
     let saved = pinloom.save_model_profile(profile.clone()).await.unwrap();
@@ -157,6 +158,10 @@ async fn sampling_and_assembly_are_kept_checked_and_used_by_the_plan() {
     }
     let plan = pinloom.preview(parent.unwrap(), saved.name.clone(), None).await.unwrap();
     assert!(plan.truncated);
+    assert_eq!((plan.reply_limit, plan.available), (30, 170));
+    let body: serde_json::Value = serde_json::from_str(&plan.body).unwrap();
+    // Ollama takes the reply limit as `num_predict`.
+    assert_eq!(body["options"]["num_predict"], 30, "the request asks for what the plan kept free");
     let first = plan.slices.iter().find(|slice| slice.preview.starts_with("Turn 0:")).unwrap();
     assert!(!first.included, "a rolling window drops the oldest, the thread's start included");
     let mut middle = saved.clone();

@@ -58,7 +58,16 @@ async fn a_sub_thread_sees_its_ancestry_as_summary_and_anchor_and_never_its_sibl
     let everything: String = sub.iter().map(|(_, text)| text.as_str()).collect();
     assert!(everything.contains("erosion of the outer bank"), "the ancestor's summary: {sub:?}");
     assert!(everything.contains(&format!("\"{passage}\"")), "the verbatim anchor: {sub:?}");
-    assert!(!everything.contains("Why do rivers meander?"), "the ancestor thread is summarised");
+    // The ancestor thread comes as its summary, never as history (a search hit may recall one
+    // of its messages: the path may know them).
+    let root_messages = [root.prompt.as_ref().unwrap().message.id, reply];
+    assert!(
+        !answered.plan.slices.iter().any(|slice| slice.included
+            && matches!(slice.kind.as_str(), "recentHistory" | "oldHistory")
+            && slice.source_id.is_some_and(|id| root_messages.contains(&id))),
+        "the ancestor thread is summarised: {:?}",
+        answered.plan.slices
+    );
 
     let summaries = pinloom.summaries(tree, None).await.unwrap();
     assert_eq!(summaries.len(), 1);
@@ -81,14 +90,15 @@ async fn a_sub_thread_sees_its_ancestry_as_summary_and_anchor_and_never_its_sibl
     assert!(!sibling.contains("Why there?") && !sibling.contains("Silt settles"), "{sibling}");
     assert!(sibling.contains("erosion of the outer bank"));
 
-    // Editing the summary by hand changes what the next plan sends, and is logged.
-    let edited = pinloom
-        .edit_summary(tree, None, reply, Some(800), "Local".into(), "Hand-written gist.".into())
-        .await
-        .unwrap();
-    assert_eq!(edited.update_count, 2);
+    // The person's own summary of the root thread at that point wins over the summariser's,
+    // in what the next plan sends; both are kept.
+    let edited =
+        pinloom.write_own_summary(tree, None, reply, "Hand-written gist.".into()).await.unwrap();
+    assert_eq!((edited.update_count, edited.chosen), (1, true));
     let plan = pinloom.preview(question.message.id, "Local".into(), None).await.unwrap();
     assert!(plan.body.contains("Hand-written gist."), "{}", plan.body);
+    assert!(!plan.body.contains("erosion of the outer bank"), "{}", plan.body);
+    assert_eq!(pinloom.summaries(tree, None).await.unwrap().len(), 2);
 }
 
 #[tokio::test]

@@ -35,14 +35,7 @@ async fn fixture(dir: &Path) -> (i64, i64) {
         pinloom.pin_range(answer, 12, 29, "outer bank erodes".into(), String::new()).await.unwrap();
     let asked = pinloom.ask_in_pin(pin.id, "Why the outer bank?".into()).await.unwrap();
     pinloom
-        .edit_summary(
-            tree,
-            None,
-            answer,
-            Some(800),
-            "Golden".into(),
-            "The person asked why rivers meander.".into(),
-        )
+        .write_own_summary(tree, None, answer, "The person asked why rivers meander.".into())
         .await
         .unwrap();
     (tree, asked.message.id)
@@ -200,11 +193,14 @@ async fn the_tree_the_context_and_the_stats_read_the_apps_database() {
         &[&["context"][..], &thread, &["--profile", "Golden", "--format", "report"]].concat(),
     );
     expect![[r#"
-        Context for message 3 under "Golden": 62 of 7168 tokens (o200k).
+        Context for message 3 under "Golden": 81 of 7168 tokens (o200k); 1024 kept free for the reply, which is what the request asks for at most.
+
+        What it knows of its ancestry, root first:
+          - “Rivers” (the parent thread, budget 800): your summary; 31 tokens sent
 
         Included, in the order sent:
           - system (treeSystemContext), 10 tokens, priority 1: Answer like a geographer.
-          - ancestorSummary (summary), 12 tokens, priority 5: The person asked why rivers meander.
+          - ancestorSummary (summary), 31 tokens, priority 5: Summary of the earlier thread “Rivers”, up to where this con
           - anchor (anchor 1), 31 tokens, priority 2: The user highlighted the following text and is asking a foll
           - prompt (node 3), 9 tokens, priority 2: Why the outer bank?
 

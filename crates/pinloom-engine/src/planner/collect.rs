@@ -6,14 +6,19 @@ use std::collections::HashSet;
 
 use crate::error::EngineError;
 use crate::permitted;
-use crate::plan::{MissingSummary, Origin, PruneReason, SliceKind, SliceStatus, SourceId};
+use crate::plan::{
+    AncestorContent, AncestorEntry, ExcerptReason, MissingSummary, Origin, PruneReason, SliceKind,
+    SliceStatus, SourceId,
+};
 use crate::retrieval;
 use crate::settings::{AssemblyStrategy, TaskFrameShares};
-use crate::snapshot::{AttachmentKind, NodeId, Part, ThreadRef, TreeMode};
+use crate::snapshot::{
+    AttachmentKind, Author, NodeId, ParentEdge, Part, SummaryState, ThreadRef, TreeMode,
+};
 
 use super::{
-    AncestorPath, Builder, Group, Need, ThreadSegment, Twins, choose_summary, file_block,
-    folder_listing, scope_rank,
+    AncestorPath, Builder, Group, Need, ThreadSegment, Twins, file_block, folder_listing,
+    scope_rank,
 };
 
 impl<'a> Builder<'a> {
@@ -187,10 +192,9 @@ impl<'a> Builder<'a> {
             let twin = position
                 .filter(|&p| p >= current.start && p < current.end)
                 .and_then(|p| self.node_slices.get(p - current.start).copied());
+            // A hit in an ancestor thread lies before its anchor: the path holds nothing later.
             let status = if position.is_none() && !candidate.added {
                 SliceStatus::Pruned(PruneReason::OffPath)
-            } else if position.is_some_and(|p| p < current.start) && !candidate.added {
-                SliceStatus::Pruned(PruneReason::InAncestorThread)
             } else if on_path_node.is_some_and(|node| node.excluded) {
                 SliceStatus::Pruned(PruneReason::Excluded)
             } else if on_path_node.is_some_and(|node| node.pruned) {
@@ -275,6 +279,10 @@ impl<'a> Builder<'a> {
         self.need[i] = Need::Decided;
     }
 
+    /// One slice for every ancestor thread, root first, and its [`AncestorEntry`]: the summary
+    /// that serves it (written on purpose first, fitted or cut when longer than its depth
+    /// budget), else its last messages before the branching point. None is left out without
+    /// its slice saying why.
     pub(super) fn collect_ancestors(&mut self, path: &AncestorPath, current: ThreadSegment) {
         let snapshot = self.snapshot;
         let settings = self.settings;
@@ -291,6 +299,16 @@ impl<'a> Builder<'a> {
             let distance = ancestors.len() - i;
             let budget = settings.depth_budget(distance);
             let up_to = snapshot.nodes[path.nodes[seg.end - 1]].id;
+            let slice = self.slices.len();
+            let entry = |content, text| AncestorEntry {
+                thread: seg.thread,
+                distance,
+                up_to,
+                budget,
+                slice,
+                content,
+                text,
+            };
             if frames.is_some() && seg.thread == ThreadRef::Root {
                 // Task frames: the root thread contributes its goal, its first message.
                 let goal = snapshot.nodes[path.nodes[seg.start]]
@@ -299,44 +317,43 @@ impl<'a> Builder<'a> {
                     .map(Part::text)
                     .collect::<Vec<_>>()
                     .join("\n");
-                let start = self.slices.len();
                 self.push_text(
                     SliceKind::RootGoal,
                     SourceId::Node(snapshot.nodes[path.nodes[seg.start]].id),
-                    goal,
+                    goal.clone(),
                     Need::Optional,
                 );
                 if let Some(shares) = frames
-                    && u64::from(self.slices[start].tokens) > share_of(shares.root_goal)
+                    && u64::from(self.slices[slice].tokens) > share_of(shares.root_goal)
                 {
-                    self.decide(start, PruneReason::OutsideShare);
+                    self.decide(slice, PruneReason::OutsideShare);
                 }
+                self.ancestors.push(entry(AncestorContent::RootGoal, goal));
                 continue;
             }
-            let Some(summary) = choose_summary(snapshot, seg.thread, up_to, budget) else {
-                self.missing.push(MissingSummary { thread: seg.thread, up_to, budget });
-                continue;
+            let (text, content) = self.ancestor_content(path, *seg, up_to, budget);
+            let title = self.thread_title(seg.thread);
+            let framed = match &content {
+                AncestorContent::Excerpt { reason, .. } => fill(
+                    &settings.excerpt_framing,
+                    &[("{title}", title), ("{reason}", &reason.describe()), ("{text}", &text)],
+                ),
+                _ => fill(&settings.summary_framing, &[("{title}", title), ("{text}", &text)]),
             };
-            let text = summary.text.clone();
-            let source = SourceId::Summary(seg.thread);
-            if text.trim().is_empty() {
-                self.pruned_text(
-                    SliceKind::AncestorSummary,
-                    source,
-                    text,
-                    PruneReason::EmptySummary,
-                );
-                continue;
-            }
-            let index = self.slices.len();
-            self.push_text(SliceKind::AncestorSummary, source, text, Need::Optional);
-            // The depth budget bounds the summary's content; framing overhead is not the
-            // summary's fault.
-            if self.slices[index].tokens.saturating_sub(self.overhead) > budget {
-                self.decide(index, PruneReason::OverDepthBudget);
+            self.push_text(
+                SliceKind::AncestorSummary,
+                SourceId::Summary(seg.thread),
+                framed,
+                Need::Optional,
+            );
+            if budget == 0 || text.trim().is_empty() {
+                // A depth budget of 0 asks for the thread to be left out; an excerpt of a
+                // thread whose messages are all excluded has nothing to carry.
+                self.decide(slice, PruneReason::OverDepthBudget);
             } else {
-                summary_slices.push(index);
+                summary_slices.push(slice);
             }
+            self.ancestors.push(entry(content, text));
         }
         if let Some(shares) = frames {
             // Path summaries within their share, nearest first.
@@ -353,6 +370,180 @@ impl<'a> Builder<'a> {
         self.collect_pin_results(path, current, frames);
     }
 
+    /// A thread's title: a pin's own, the tree's for the root thread.
+    fn thread_title(&self, thread: ThreadRef) -> &'a str {
+        let snapshot = self.snapshot;
+        match thread {
+            ThreadRef::Root => &snapshot.tree.title,
+            ThreadRef::Pin(pin) => snapshot.pin(pin).map_or("", |pin| pin.title.as_str()),
+        }
+    }
+
+    /// What stands for ancestor thread `seg` known up to `up_to` at `budget`, and its text:
+    ///
+    /// 1. the newest summary written on purpose at that point, else the newest for the whole
+    ///    thread: whole when it fits, else its fitted version at this budget, else cut at a
+    ///    sentence (and its fitted version asked for);
+    /// 2. else a summary the summariser wrote at that point for this budget, else for the
+    ///    largest smaller one, cut if a recount grew it past the budget;
+    /// 3. else one written for a larger budget when it fits, or cut (and one for this budget
+    ///    asked for);
+    /// 4. else the thread's last messages before the point, verbatim (and a summary asked for).
+    fn ancestor_content(
+        &mut self,
+        path: &AncestorPath,
+        seg: ThreadSegment,
+        up_to: NodeId,
+        budget: u32,
+    ) -> (String, AncestorContent) {
+        let summaries = &self.snapshot.summaries;
+        let records: Vec<usize> = (0..summaries.len())
+            .filter(|&k| summaries[k].thread == seg.thread && !summaries[k].text.trim().is_empty())
+            .collect();
+        let written = |k: usize| summaries[k].fitted_from.is_none();
+        let at_point = |k: usize| summaries[k].up_to == Some(up_to);
+        let chosen =
+            records
+                .iter()
+                .rev()
+                .copied()
+                .find(|&k| summaries[k].chosen && written(k) && at_point(k))
+                .or_else(|| {
+                    records.iter().rev().copied().find(|&k| {
+                        summaries[k].chosen && written(k) && summaries[k].up_to.is_none()
+                    })
+                });
+        if let Some(k) = chosen {
+            let record = &summaries[k];
+            let tokens = self.tokenizer.count_u32(&record.text);
+            if tokens <= budget {
+                return (record.text.clone(), AncestorContent::Summary { record: k });
+            }
+            let fitted = records.iter().rev().copied().find(|&f| {
+                summaries[f].fitted_from == Some(record.id)
+                    && summaries[f].budget == Some(budget)
+                    && self.tokenizer.count_u32(&summaries[f].text) <= budget
+            });
+            if let Some(f) = fitted {
+                return (summaries[f].text.clone(), AncestorContent::Fitted { record: f, from: k });
+            }
+            self.missing.push(MissingSummary {
+                thread: seg.thread,
+                up_to,
+                budget,
+                condense: Some(record.id),
+            });
+            let text = self.cut_summary(&record.text, budget);
+            return (text, AncestorContent::Cut { record: k, whole_tokens: tokens });
+        }
+        let automatic: Vec<usize> = records
+            .iter()
+            .copied()
+            .filter(|&k| !summaries[k].chosen && written(k) && at_point(k))
+            .collect();
+        let exact = automatic.iter().rev().copied().find(|&k| summaries[k].budget == Some(budget));
+        let smaller = || {
+            automatic
+                .iter()
+                .rev()
+                .copied()
+                .filter(|&k| summaries[k].budget.is_some_and(|b| b < budget))
+                .max_by_key(|&k| summaries[k].budget)
+        };
+        let larger = automatic
+            .iter()
+            .rev()
+            .copied()
+            .filter(|&k| summaries[k].budget.is_none_or(|b| b > budget))
+            .min_by_key(|&k| summaries[k].budget.unwrap_or(u32::MAX));
+        let fits = |k: usize| self.tokenizer.count_u32(&summaries[k].text) <= budget;
+        let serving = exact.or_else(smaller).or(larger.filter(|&k| fits(k)));
+        if let Some(k) = serving {
+            return self.summary_or_cut(k, budget);
+        }
+        self.missing.push(MissingSummary { thread: seg.thread, up_to, budget, condense: None });
+        if let Some(k) = larger {
+            return self.summary_or_cut(k, budget);
+        }
+        let reason = self
+            .snapshot
+            .summary_notes
+            .iter()
+            .rev()
+            .find(|note| note.thread == seg.thread && note.up_to == up_to)
+            .map_or(ExcerptReason::NotWritten, |note| match &note.state {
+                SummaryState::BeingWritten => ExcerptReason::BeingWritten,
+                SummaryState::Failed(why) => ExcerptReason::Failed(why.clone()),
+            });
+        let (text, messages) = self.excerpt(path, seg, budget);
+        (text, AncestorContent::Excerpt { messages, reason })
+    }
+
+    /// Summary `k` whole when it fits `budget`, else cut at a sentence.
+    fn summary_or_cut(&self, k: usize, budget: u32) -> (String, AncestorContent) {
+        let record = &self.snapshot.summaries[k];
+        let tokens = self.tokenizer.count_u32(&record.text);
+        if tokens <= budget {
+            (record.text.clone(), AncestorContent::Summary { record: k })
+        } else {
+            (
+                self.cut_summary(&record.text, budget),
+                AncestorContent::Cut { record: k, whole_tokens: tokens },
+            )
+        }
+    }
+
+    /// `text` cut to `budget` tokens at the end of a sentence (at a word when its first
+    /// sentence is already too long), ending with the visible marker.
+    fn cut_summary(&self, text: &str, budget: u32) -> String {
+        let marker = self.settings.summary_cut_marker.replace("{budget}", &budget.to_string());
+        let room = u64::from(budget).saturating_sub(self.tokenizer.count(&marker));
+        let head = self.tokenizer.head_within(text, room);
+        let kept = sentence_head(head).unwrap_or(head).trim_end();
+        format!("{kept}{marker}")
+    }
+
+    /// The last messages of ancestor thread `seg` up to its end, verbatim and oldest first, as
+    /// many as fit `budget` (the newest cut to its end when it alone does not): the fallback
+    /// when no summary can stand for the thread. Excluded and deleted messages and notes stay
+    /// out, as they do from any context.
+    fn excerpt(&self, path: &AncestorPath, seg: ThreadSegment, budget: u32) -> (String, usize) {
+        let budget = u64::from(budget);
+        let mut lines: Vec<String> = Vec::new();
+        let mut used = 0u64;
+        for &index in path.nodes[seg.start..seg.end].iter().rev() {
+            let node = &self.snapshot.nodes[index];
+            if node.excluded || node.pruned || matches!(node.edge, ParentEdge::Annotation(_)) {
+                continue;
+            }
+            let who = match node.author {
+                Author::Human => "Person",
+                Author::Model => "Model",
+                Author::Tool => "Tool",
+            };
+            let body = node.parts.iter().map(Part::text).collect::<Vec<_>>().join("\n");
+            let line = format!("{who}: {body}");
+            // The blank line between messages counts too.
+            let tokens = self.tokenizer.count(&line) + 1;
+            if used + tokens <= budget {
+                used += tokens;
+                lines.push(line);
+                continue;
+            }
+            if lines.is_empty() {
+                let opening = format!("{who}: \u{2026}");
+                let room = budget.saturating_sub(self.tokenizer.count(&opening) + 1);
+                let tail = self.tokenizer.tail_within(&body, room);
+                if !tail.trim().is_empty() {
+                    lines.push(format!("{opening}{}", tail.trim_start()));
+                }
+            }
+            break;
+        }
+        lines.reverse();
+        let count = lines.len();
+        (lines.join("\n\n"), count)
+    }
     /// Results of closed pins that the path may carry: siblings of the current pin (the person
     /// opted in; within their share under task frames), and pins closed on the current thread's
     /// own path, whose results come back to the thread they were opened from.
@@ -410,5 +601,62 @@ impl<'a> Builder<'a> {
             let text = format!("Result of the sub-thread \"{}\":\n{result}", pin.title);
             self.push_text(SliceKind::PinResult, SourceId::PinResult(pin.id), text, Need::Optional);
         }
+    }
+}
+
+/// `template` with each placeholder replaced in one pass, so that text put in for one (a title
+/// holding `{text}`, say) is never read as another.
+fn fill(template: &str, values: &[(&str, &str)]) -> String {
+    let mut out =
+        String::with_capacity(template.len() + values.iter().map(|(_, v)| v.len()).sum::<usize>());
+    let mut rest = template;
+    'scan: while let Some(open) = rest.find('{') {
+        for (placeholder, value) in values {
+            if rest[open..].starts_with(placeholder) {
+                out.push_str(&rest[..open]);
+                out.push_str(value);
+                rest = &rest[open + placeholder.len()..];
+                continue 'scan;
+            }
+        }
+        out.push_str(&rest[..=open]);
+        rest = &rest[open + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `head` up to the end of its last whole sentence (a full stop, question or exclamation mark or
+/// ellipsis followed by a space, or a line's end); `None` when it holds no sentence end.
+fn sentence_head(head: &str) -> Option<&str> {
+    let mut end = None;
+    let mut chars = head.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        let closes =
+            matches!(c, '.' | '!' | '?' | '\u{2026}' | '\u{3002}' | '\u{ff01}' | '\u{ff1f}');
+        let next_is_space = chars.peek().is_none_or(|&(_, next)| next.is_whitespace());
+        if (closes && next_is_space) || c == '\n' {
+            end = Some(at + c.len_utf8());
+        }
+    }
+    end.filter(|&end| !head[..end].trim().is_empty()).map(|end| &head[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{fill, sentence_head};
+
+    #[test]
+    fn placeholders_are_filled_once_and_values_are_never_read_as_placeholders() {
+        let filled = fill("{title}: {text} {other}", &[("{title}", "a {text}"), ("{text}", "b")]);
+        assert_eq!(filled, "a {text}: b {other}");
+    }
+
+    #[test]
+    fn a_head_ends_at_its_last_whole_sentence() {
+        assert_eq!(sentence_head("One. Two! Thr"), Some("One. Two!"));
+        assert_eq!(sentence_head("Pi is 3.14 and e"), None);
+        assert_eq!(sentence_head("A list:\nthen"), Some("A list:\n"));
+        assert_eq!(sentence_head("No end here"), None);
     }
 }

@@ -13,20 +13,23 @@ pub use listing::{excluded_from_listing, file_block, folder_listing};
 use crate::error::EngineError;
 use crate::permitted;
 use crate::plan::{
-    ContextPlan, HistoryIndex, MissingSummary, Origin, Provenance, PruneReason, RoleFill, Slice,
-    SliceKind, SliceStatus, SourceId, TruncationMarker,
+    AncestorEntry, ContextPlan, HistoryIndex, MissingSummary, Origin, Provenance, PruneReason,
+    RoleFill, Slice, SliceKind, SliceStatus, SourceId, StepCut, TruncationMarker,
 };
 use crate::profile::ModelProfile;
 use crate::settings::Settings;
-use crate::snapshot::{
-    AttachmentScope, NodeId, NodeRecord, Snapshot, ThreadRef, TreeInfo, TreeMode,
-};
+use crate::snapshot::{AttachmentScope, NodeId, NodeRecord, Snapshot, TreeInfo, TreeMode};
 use crate::tokens::Tokenizer;
 
-/// The budget: window minus the reserve for the reply; a tree's token buffer replaces the reserve.
+/// The reply limit: what the budget keeps free for the reply, which is also the most tokens a
+/// request asks the reply to have. A tree's token buffer replaces the profile's reserve.
+pub fn reply_limit(profile: &ModelProfile, tree: &TreeInfo) -> u32 {
+    tree.token_buffer.unwrap_or(profile.reserve)
+}
+
+/// The budget: window minus the reply limit.
 pub fn available_budget(profile: &ModelProfile, tree: &TreeInfo) -> u32 {
-    let reserve = tree.token_buffer.unwrap_or(profile.reserve);
-    profile.context_window.saturating_sub(reserve)
+    profile.context_window.saturating_sub(reply_limit(profile, tree))
 }
 
 /// Makes the context plan.
@@ -74,6 +77,9 @@ struct Builder<'a> {
     need: Vec<Need>,
     newly_counted: Vec<(NodeId, u32)>,
     missing: Vec<MissingSummary>,
+    ancestors: Vec<AncestorEntry>,
+    /// What the truncation step cut that would have fitted.
+    step_cut: Option<StepCut>,
     next_group: u32,
     /// History groups of the current thread, oldest first; the last is the prompt group.
     groups: Vec<Group>,
@@ -160,6 +166,8 @@ impl<'a> Builder<'a> {
             need: Vec::with_capacity(slices),
             newly_counted: Vec::new(),
             missing: Vec::new(),
+            ancestors: Vec::new(),
+            step_cut: None,
             next_group: 0,
             groups: Vec::new(),
             start_groups: 0,
@@ -341,7 +349,20 @@ impl<'a> Builder<'a> {
             .get(self.start_groups)
             .and_then(|group| self.node_slices.binary_search(&group.first).ok())
             .unwrap_or(0);
+        // The kept start is worth a word only when truncation cut after it.
+        let kept_start_included = if self.marker.is_some() {
+            self.node_slices[..kept_start.min(self.node_slices.len())]
+                .iter()
+                .filter(|&&slice| self.slices[slice].is_included())
+                .count()
+        } else {
+            0
+        };
         ContextPlan {
+            reply_limit: reply_limit(self.profile, &self.snapshot.tree),
+            kept_start: kept_start_included,
+            step_cut: self.step_cut,
+            ancestors: self.ancestors,
             available: self.available,
             used,
             tokenizer: self.tokenizer.id(),
@@ -384,30 +405,4 @@ fn scope_rank(path: &AncestorPath, snapshot: &Snapshot, scope: AttachmentScope) 
             2 + path.nodes.iter().position(|&i| snapshot.nodes[i].id == id).unwrap_or(0)
         }
     }
-}
-
-/// Picks the summary of `thread` ending at `up_to` for a depth budget: one written for exactly
-/// that budget, else the newest written by hand, else the largest written for a smaller budget.
-/// A summary that ends elsewhere covers nodes that are not ancestors and is never used.
-fn choose_summary(
-    snapshot: &Snapshot,
-    thread: ThreadRef,
-    up_to: NodeId,
-    budget: u32,
-) -> Option<&crate::snapshot::SummaryRecord> {
-    let mut matching = snapshot
-        .summaries
-        .iter()
-        .filter(|slice_index| slice_index.thread == thread && slice_index.up_to == up_to);
-    let all: Vec<_> = matching.by_ref().collect();
-    all.iter()
-        .rev()
-        .find(|slice_index| slice_index.budget == Some(budget))
-        .or_else(|| all.iter().rev().find(|slice_index| slice_index.budget.is_none()))
-        .or_else(|| {
-            all.iter()
-                .filter(|slice_index| slice_index.budget.is_some_and(|b| b < budget))
-                .max_by_key(|slice_index| slice_index.budget)
-        })
-        .copied()
 }

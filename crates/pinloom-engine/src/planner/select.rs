@@ -3,7 +3,7 @@
 //! names what to exclude instead.
 
 use crate::error::EngineError;
-use crate::plan::{Origin, PruneReason, SliceKind, SliceStatus, SourceId};
+use crate::plan::{Origin, PruneReason, SliceKind, SliceStatus, SourceId, StepCut};
 use crate::settings::TruncationStrategy;
 use crate::snapshot::{NodeId, Part};
 
@@ -367,12 +367,16 @@ impl<'a> Builder<'a> {
             previous_block = Some(block);
             before += self.group_tokens(&self.groups[group_index]).max(1);
         }
+        let mut cut = StepCut { messages: 0, tokens: 0, step_tokens: clamp_u32(step) };
         for group_index in oldest..boundary {
             let group = self.groups[group_index];
             if self.need[group.first] != Need::Optional || !self.slices[group.first].is_included() {
                 continue;
             }
-            *used = used.saturating_sub(self.group_tokens(&group));
+            let tokens = self.group_tokens(&group);
+            *used = used.saturating_sub(tokens);
+            cut.messages += group.nodes;
+            cut.tokens = cut.tokens.saturating_add(clamp_u32(tokens));
             self.group_status(&group, truncated);
             // Its search twin may carry the message again if it still fits.
             for slice_index in group.first..=group.last {
@@ -388,6 +392,9 @@ impl<'a> Builder<'a> {
                     }
                 }
             }
+        }
+        if cut.messages > 0 {
+            self.step_cut = Some(cut);
         }
     }
 }

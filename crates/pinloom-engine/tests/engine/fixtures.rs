@@ -3,8 +3,8 @@
 use pinloom_engine::profile::{ModelProfile, ProviderFamily};
 use pinloom_engine::settings::TruncationStrategy;
 use pinloom_engine::snapshot::{
-    Anchor, Author, NodeId, NodeRecord, ParentEdge, PinId, PinRecord, Snapshot, SummaryRecord,
-    ThreadRef, TreeInfo,
+    Anchor, Author, NodeId, NodeRecord, ParentEdge, PinId, PinRecord, Snapshot, SummaryAuthor,
+    SummaryRecord, ThreadRef, TreeInfo,
 };
 use pinloom_engine::tokens::{CharHeuristic, Tokenizer};
 
@@ -79,6 +79,8 @@ impl Tree {
         thread
     }
 
+    /// A summary of `thread` ending at `up_to`: the summariser's at `budget`, or, without one,
+    /// the person's (written on purpose).
     pub(crate) fn summary(
         &mut self,
         thread: ThreadRef,
@@ -86,12 +88,15 @@ impl Tree {
         budget: Option<u32>,
         text: &str,
     ) {
-        self.snapshot.summaries.push(SummaryRecord {
-            thread,
-            up_to,
-            budget,
-            text: text.to_owned(),
-        });
+        let id = self.snapshot.summaries.len() as u64 + 1;
+        let mut record = SummaryRecord::written(thread, up_to, budget.unwrap_or(1), text);
+        record.id = id;
+        record.budget = budget;
+        if budget.is_none() {
+            record.written_by = SummaryAuthor::Person;
+            record.chosen = true;
+        }
+        self.snapshot.summaries.push(record);
     }
 }
 

@@ -13,14 +13,16 @@ use std::collections::{HashMap, HashSet};
 
 use proptest::prelude::*;
 
-use pinloom_engine::plan::{ContextPlan, Provenance, SliceKind, SourceId};
+use pinloom_engine::plan::{
+    AncestorContent, ContextPlan, Provenance, PruneReason, SliceKind, SliceStatus, SourceId,
+};
 use pinloom_engine::planner::plan;
 use pinloom_engine::profile::ProviderFamily;
 use pinloom_engine::render::{chat_request, slice_text};
 use pinloom_engine::settings::{AssemblyStrategy, Settings, TaskFrameShares};
 use pinloom_engine::snapshot::{
     Anchor, Attachment, AttachmentKind, AttachmentScope, Author, NodeId, NodeRecord, ParentEdge,
-    Part, PinId, PinRecord, RetrievalCandidate, Snapshot, SummaryRecord, ThreadRef,
+    Part, PinId, PinRecord, RetrievalCandidate, Snapshot, SummaryAuthor, SummaryRecord, ThreadRef,
 };
 
 use crate::fixtures::{profile, strategies};
@@ -59,14 +61,16 @@ fn op() -> impl Strategy<Value = Op> {
 /// Where random summaries, attachments and candidates are aimed: an index picks a node.
 #[derive(Debug, Clone)]
 struct Extras {
-    summaries: Vec<(usize, usize, bool)>,
+    /// (thread, node, kind: the summariser's / the person's at a point / an agent's for the whole
+    /// thread / an empty one, long or short).
+    summaries: Vec<(usize, usize, u8, bool)>,
     attachments: Vec<(u8, usize, u8)>,
     candidates: Vec<(usize, bool, u16)>,
 }
 
 fn extras() -> impl Strategy<Value = Extras> {
     (
-        prop::collection::vec((any::<usize>(), any::<usize>(), any::<bool>()), 0..8),
+        prop::collection::vec((any::<usize>(), any::<usize>(), 0u8..4, any::<bool>()), 0..8),
         prop::collection::vec((0u8..3, any::<usize>(), 0u8..4), 0..6),
         prop::collection::vec((any::<usize>(), prop::bool::weighted(0.2), 0u16..1000), 0..24),
     )
@@ -258,13 +262,9 @@ fn check(
                 prop_assert_eq!(slice.provenance, expected, "{}", why);
             }
             SourceId::Retrieval(id) => {
+                // The path: the current thread up to the active message, each ancestor thread
+                // up to where the next hangs off.
                 prop_assert!(permitted.on_path.contains(&id), "a hit off the path: {}", why);
-                prop_assert_eq!(
-                    permitted.thread[&id],
-                    permitted.current,
-                    "a hit in an ancestor thread, which comes as its summary: {}",
-                    why
-                );
                 let node = by_id[&id];
                 prop_assert!(!node.excluded && !node.pruned, "{}", why);
                 prop_assert!(!history.contains(&id), "sent twice: {}", why);
@@ -283,15 +283,37 @@ fn check(
                 let Some(&up_to) = permitted.ancestors.get(&thread) else {
                     return Err(TestCaseError::fail(format!("not an ancestor thread: {why}")));
                 };
+                let Some(entry) = plan
+                    .ancestors
+                    .iter()
+                    .find(|entry| plan.slices[entry.slice].source == slice.source)
+                else {
+                    return Err(TestCaseError::fail(format!(
+                        "a summary slice no ancestor owns: {why}"
+                    )));
+                };
+                prop_assert_eq!(entry.up_to, up_to, "{}", why);
                 let text = slice_text(slice, snapshot);
-                prop_assert!(
-                    snapshot
-                        .summaries
-                        .iter()
-                        .any(|s| s.thread == thread && s.up_to == up_to && s.text == text),
-                    "a summary not ending at the anchor: {}",
-                    why
-                );
+                match &entry.content {
+                    AncestorContent::Summary { record } => {
+                        prop_assert!(serves(snapshot, *record, thread, up_to), "{}", why);
+                        prop_assert!(text.contains(&snapshot.summaries[*record].text), "{}", why);
+                    }
+                    AncestorContent::Cut { record, .. } => {
+                        prop_assert!(serves(snapshot, *record, thread, up_to), "{}", why);
+                    }
+                    AncestorContent::Fitted { record, from } => {
+                        prop_assert!(serves(snapshot, *from, thread, up_to), "{}", why);
+                        let fitted = &snapshot.summaries[*record];
+                        prop_assert_eq!(fitted.fitted_from, Some(snapshot.summaries[*from].id));
+                        prop_assert!(text.contains(&fitted.text), "{}", why);
+                    }
+                    // The thread's own messages up to the anchor: what the markers check allows.
+                    AncestorContent::Excerpt { .. } => {}
+                    AncestorContent::RootGoal => {
+                        return Err(TestCaseError::fail(format!("a goal as a summary: {why}")));
+                    }
+                }
             }
             SourceId::Anchor(pin) => {
                 prop_assert_eq!(Some(pin), current_pin.map(|p| p.id), "{}", why);
@@ -325,7 +347,15 @@ fn check(
         }
     }
     for (k, summary) in snapshot.summaries.iter().enumerate() {
-        if permitted.ancestors.get(&summary.thread) != Some(&summary.up_to) {
+        let source = match summary.fitted_from {
+            Some(id) => snapshot.summaries.iter().position(|s| s.id == id).unwrap_or(k),
+            None => k,
+        };
+        let allowed = permitted
+            .ancestors
+            .get(&summary.thread)
+            .is_some_and(|&up_to| serves(snapshot, source, summary.thread, up_to));
+        if !allowed {
             forbidden.push(format!("s{k}q"));
         }
     }
@@ -345,6 +375,49 @@ fn check(
     Ok(forbidden)
 }
 
+/// Whether summary `k` may stand for ancestor `thread` known up to `up_to`: it ends exactly
+/// there, or it is of the whole thread and written on purpose.
+fn serves(snapshot: &Snapshot, k: usize, thread: ThreadRef, up_to: NodeId) -> bool {
+    let summary = &snapshot.summaries[k];
+    summary.thread == thread
+        && summary.fitted_from.is_none()
+        && (summary.up_to == Some(up_to) || (summary.up_to.is_none() && summary.chosen))
+}
+
+/// No ancestor thread leaves a plan without a word: each has its entry, and the entry's slice is
+/// sent or pruned with a reason the report lists.
+fn every_ancestor_is_accounted_for(
+    snapshot: &Snapshot,
+    plan: &ContextPlan,
+) -> Result<(), TestCaseError> {
+    let permitted = oracle(snapshot);
+    prop_assert_eq!(plan.ancestors.len(), permitted.ancestors.len());
+    let report = plan.pruned_report();
+    for entry in &plan.ancestors {
+        prop_assert_eq!(permitted.ancestors.get(&entry.thread), Some(&entry.up_to));
+        let slice = &plan.slices[entry.slice];
+        match slice.status {
+            SliceStatus::Included => {}
+            SliceStatus::Pruned(reason) => {
+                prop_assert!(
+                    matches!(
+                        reason,
+                        PruneReason::OverBudget
+                            | PruneReason::OutsideShare
+                            | PruneReason::OverDepthBudget
+                    ),
+                    "an ancestor left out for {:?}",
+                    reason
+                );
+                prop_assert!(
+                    report.iter().any(|cut| cut.source == slice.source && cut.reason == reason)
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
 fn furnish(world: &mut World, extras: &Extras, active: usize) {
     let snapshot = &mut world.snapshot;
     let messages = &world.messages;
@@ -353,28 +426,51 @@ fn furnish(world: &mut World, extras: &Extras, active: usize) {
     let threads: Vec<ThreadRef> = std::iter::once(ThreadRef::Root)
         .chain(snapshot.pins.iter().map(|p| ThreadRef::Pin(p.id)))
         .collect();
-    // Summaries of any thread, ending anywhere; the oracle knows which end at an anchor.
+    // Summaries of any thread, ending anywhere, written by anyone, some longer than any budget
+    // and some empty; the oracle knows which may serve an ancestor.
+    let long = |k: usize| format!("s{k}q {}", "summary ".repeat(60));
     snapshot.summaries = extras
         .summaries
         .iter()
         .enumerate()
-        .map(|(k, &(thread, node, by_hand))| SummaryRecord {
-            thread: threads[thread % threads.len()],
-            up_to: pick(node),
-            budget: if by_hand { None } else { Some(800) },
-            text: format!("s{k}q summary"),
+        .map(|(k, &(thread, node, kind, is_long))| {
+            let text = if is_long { long(k) } else { format!("s{k}q summary") };
+            let mut record =
+                SummaryRecord::written(threads[thread % threads.len()], pick(node), 800, &text);
+            record.id = k as u64 + 1;
+            match kind {
+                0 => {}
+                1 => {
+                    (record.budget, record.written_by, record.chosen) =
+                        (None, SummaryAuthor::Person, true)
+                }
+                2 => {
+                    (record.up_to, record.budget) = (None, None);
+                    (record.written_by, record.chosen) = (SummaryAuthor::Agent, true);
+                }
+                _ => record.text = " ".into(),
+            }
+            record
         })
         .collect();
-    // Aim some summaries exactly at the path's anchors, so the permitted case is exercised.
+    // Aim some summaries exactly at the path's anchors, so the permitted case is exercised, and
+    // give every chosen summary a fitted version at the nearest budget.
     let permitted = oracle(snapshot);
     for (thread, up_to) in &permitted.ancestors {
         let k = snapshot.summaries.len();
-        snapshot.summaries.push(SummaryRecord {
-            thread: *thread,
-            up_to: *up_to,
-            budget: Some(800),
-            text: format!("s{k}q summary"),
-        });
+        let mut record = SummaryRecord::written(*thread, *up_to, 800, &format!("s{k}q summary"));
+        record.id = k as u64 + 1;
+        snapshot.summaries.push(record);
+    }
+    let chosen: Vec<SummaryRecord> =
+        snapshot.summaries.iter().filter(|s| s.chosen).cloned().collect();
+    for source in chosen {
+        let k = snapshot.summaries.len();
+        let mut fitted = source.clone();
+        (fitted.id, fitted.fitted_from, fitted.budget) = (k as u64 + 1, Some(source.id), Some(8));
+        (fitted.written_by, fitted.chosen) = (SummaryAuthor::Model, false);
+        fitted.text = format!("s{k}q fitted");
+        snapshot.summaries.push(fitted);
     }
     snapshot.attachments = extras
         .attachments
@@ -442,6 +538,7 @@ proptest! {
         share in 0u32..60,
         frames in any::<bool>(),
         sibling_results in any::<bool>(),
+        budgets in prop_oneof![Just(vec![800, 500, 300, 150]), Just(vec![8]), Just(vec![40, 8])],
         family in prop_oneof![
             Just(ProviderFamily::OpenAiCompatible),
             Just(ProviderFamily::Anthropic),
@@ -454,6 +551,7 @@ proptest! {
             truncation: strategy,
             truncation_step_percent: step,
             include_closed_sibling_results: sibling_results,
+            depth_budgets: budgets,
             ..Settings::default()
         };
         settings.retrieval.share_percent = share;
@@ -467,6 +565,7 @@ proptest! {
             return Ok(());
         };
         let forbidden = check(&world.snapshot, &plan, &settings)?;
+        every_ancestor_is_accounted_for(&world.snapshot, &plan)?;
         let request = chat_request(&plan, &world.snapshot, &model);
         let mut sent: String = request.system.clone().unwrap_or_default();
         for message in &request.messages {

@@ -129,15 +129,25 @@ proptest! {
                 prop_assert_eq!(available, window);
                 prop_assert!(needed > available, "{} fits in {}", needed, available);
                 prop_assert!(!exclude.is_empty(), "a refusal that names nothing to exclude");
-                // Excluding what it names (all messages here: these trees have no summaries,
-                // attachments or hits) makes the same plan go through.
+                // Excluding what it names makes the same plan go through: messages, and an
+                // ancestor thread's stand-in (these trees have no summaries, attachments or hits:
+                // an ancestor is carried as its last messages, which go when they are excluded).
                 let mut excluded = t.snapshot.clone();
+                let threads = thread_of_each_node(&t.snapshot);
                 for source in &exclude {
-                    let SourceId::Node(id) = source else {
-                        prop_assert!(false, "only messages can be named here: {:?}", source);
-                        unreachable!()
-                    };
-                    excluded.nodes.iter_mut().filter(|n| n.id == *id).for_each(|n| n.excluded = true);
+                    match source {
+                        SourceId::Node(id) => {
+                            excluded.nodes.iter_mut().filter(|n| n.id == *id).for_each(|n| n.excluded = true);
+                        }
+                        SourceId::Summary(thread) => {
+                            excluded
+                                .nodes
+                                .iter_mut()
+                                .filter(|n| threads.get(&n.id) == Some(thread))
+                                .for_each(|n| n.excluded = true);
+                        }
+                        other => prop_assert!(false, "only messages and ancestors can be named here: {:?}", other),
+                    }
                 }
                 let fitted = plan(&excluded, &prof, &settings);
                 prop_assert!(fitted.is_ok(), "still refused after excluding {:?}: {:?}", exclude, fitted.err());
@@ -188,6 +198,24 @@ proptest! {
             }
         }
     }
+}
+
+/// The thread of every node, read along parent links (these trees are one chain).
+fn thread_of_each_node(
+    snapshot: &pinloom_engine::snapshot::Snapshot,
+) -> std::collections::HashMap<pinloom_engine::snapshot::NodeId, pinloom_engine::snapshot::ThreadRef>
+{
+    let mut thread = pinloom_engine::snapshot::ThreadRef::Root;
+    snapshot
+        .nodes
+        .iter()
+        .map(|node| {
+            if let pinloom_engine::snapshot::ParentEdge::Pin { pin, .. } = node.edge {
+                thread = pinloom_engine::snapshot::ThreadRef::Pin(pin);
+            }
+            (node.id, thread)
+        })
+        .collect()
 }
 
 fn check_roles(

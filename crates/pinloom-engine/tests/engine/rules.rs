@@ -1,18 +1,21 @@
 //! One test per assembly rule, named after the rule and its seed.
 
 use pinloom_engine::error::EngineError;
-use pinloom_engine::plan::{Provenance, PruneReason, Role, SliceKind, SliceStatus, SourceId};
+use pinloom_engine::plan::{
+    AncestorContent, ExcerptReason, Provenance, PruneReason, Role, SliceKind, SliceStatus, SourceId,
+};
 use pinloom_engine::planner::{ancestry, available_budget, plan};
 use pinloom_engine::profile::{ModelProfile, ProviderFamily, RoleRules};
-use pinloom_engine::render::{buffer_document, chat_request};
+use pinloom_engine::render::{buffer_document, chat_request, slice_text};
 use pinloom_engine::settings::{
     AssemblyStrategy, DEEPPIN_ANCHOR_FRAMING, Settings, TaskFrameShares, TruncationStrategy,
 };
 use pinloom_engine::snapshot::{
     Attachment, AttachmentKind, AttachmentScope, Author, CachedCount, NodeId, NodeRecord,
-    ParentEdge, Part, PinId, PinRecord, RetrievalCandidate, ThreadRef, TreeInfo, TreeMode,
+    ParentEdge, Part, PinId, PinRecord, RetrievalCandidate, SummaryAuthor, SummaryNote,
+    SummaryRecord, SummaryState, ThreadRef, TreeInfo, TreeMode,
 };
-use pinloom_engine::tokens::TokenizerId;
+use pinloom_engine::tokens::{CharHeuristic, Tokenizer, TokenizerId};
 
 use crate::fixtures::{Tree, profile};
 
@@ -135,31 +138,146 @@ fn deeper_ancestors_reuse_the_last_depth_budget_seed_003() {
 fn a_summary_for_the_wrong_budget_or_endpoint_is_reported_missing_seed_003() {
     let mut t = three_level_tree();
     // The root's summary ends past the anchor point: it would leak a non-ancestor.
-    t.snapshot.summaries[0].up_to = NodeId(99);
+    t.snapshot.summaries[0].up_to = Some(NodeId(99));
     let p = plan(&t.snapshot, &profile(OPENAI, 10_000), &Settings::default()).unwrap();
     assert_eq!(p.missing_summaries.len(), 1);
     assert_eq!(p.missing_summaries[0].thread, ThreadRef::Root);
     assert_eq!(p.missing_summaries[0].budget, 300, "distance 3 gets the third budget");
+    assert_eq!(p.missing_summaries[0].condense, None);
+    // Meanwhile the root thread is not lost: its last messages stand in, verbatim.
+    let root = &p.ancestors[0];
+    assert_eq!(root.thread, ThreadRef::Root);
+    assert!(
+        matches!(
+            &root.content,
+            AncestorContent::Excerpt { messages: 2, reason: ExcerptReason::NotWritten }
+        ),
+        "{:?}",
+        root.content
+    );
+    assert_eq!(root.text, "Person: main question\n\nModel: main answer");
+    let slice = &p.slices[root.slice];
+    assert!(slice.is_included());
+    let sent = slice_text(slice, &t.snapshot);
+    assert!(sent.contains("not available (not written yet)"), "{sent}");
 }
 
 #[test]
-fn summary_over_its_depth_budget_is_pruned_seed_003() {
+fn a_chosen_summary_over_its_depth_budget_is_cut_at_a_sentence_and_condensed_never_dropped() {
     let mut t = three_level_tree();
-    t.snapshot.summaries[0].text = "x".repeat(4 * 400); // 400 tokens > 300 at distance 3
+    // 400 tokens > 300 at distance 3, written by the person (no budget).
+    let sentence = "The root thread settled one thing. ";
+    t.snapshot.summaries[0].text = sentence.repeat(46);
     t.snapshot.summaries[0].budget = None;
+    t.snapshot.summaries[0].written_by = SummaryAuthor::Person;
+    t.snapshot.summaries[0].chosen = true;
     let p = plan(&t.snapshot, &profile(OPENAI, 10_000), &Settings::default()).unwrap();
-    let root = p.slices.iter().find(|s| s.source == SourceId::Summary(ThreadRef::Root)).unwrap();
-    assert_eq!(root.status, SliceStatus::Pruned(PruneReason::OverDepthBudget));
+    let root = &p.ancestors[0];
+    assert!(matches!(root.content, AncestorContent::Cut { record: 0, .. }), "{:?}", root.content);
+    assert!(p.slices[root.slice].is_included(), "never dropped for its length");
+    assert!(root.text.ends_with("[…cut to fit its budget of 300 tokens]"), "{}", root.text);
+    assert!(root.text.starts_with(sentence.trim_end()));
+    let kept = root.text.trim_end_matches(" […cut to fit its budget of 300 tokens]");
+    assert!(kept.ends_with("thing."), "cut at a sentence: {kept}");
+    assert!(Tokenizer::Chars(CharHeuristic::FourChars).count(&root.text) <= 300);
+    assert_eq!(p.missing_summaries.len(), 1);
+    assert_eq!(p.missing_summaries[0].condense, Some(t.snapshot.summaries[0].id));
+
+    // Once the summariser has condensed it, the fitted version is sent, and nothing is missing.
+    let mut fitted =
+        SummaryRecord::written(ThreadRef::Root, NodeId(2), 300, "The root settled it.");
+    fitted.id = 40;
+    fitted.fitted_from = Some(t.snapshot.summaries[0].id);
+    t.snapshot.summaries.push(fitted);
+    let p = plan(&t.snapshot, &profile(OPENAI, 10_000), &Settings::default()).unwrap();
+    assert!(matches!(p.ancestors[0].content, AncestorContent::Fitted { record: 3, from: 0 }));
+    assert_eq!(p.ancestors[0].text, "The root settled it.");
+    assert!(p.missing_summaries.is_empty());
 }
 
 #[test]
-fn empty_summaries_are_skipped_seed_000() {
+fn a_summary_the_summariser_wrote_that_counts_over_later_is_cut_not_dropped() {
+    let mut t = three_level_tree();
+    // Written for 300 tokens, but a recount (the calibration moved) finds 320.
+    t.snapshot.summaries[0].budget = Some(300);
+    t.snapshot.summaries[0].text = "Attention weighs every token. ".repeat(43);
+    let p = plan(&t.snapshot, &profile(OPENAI, 10_000), &Settings::default()).unwrap();
+    assert!(matches!(p.ancestors[0].content, AncestorContent::Cut { .. }));
+    assert!(p.slices[p.ancestors[0].slice].is_included());
+    assert!(p.missing_summaries.is_empty(), "the summariser's own: cutting it is enough");
+}
+
+#[test]
+fn written_on_purpose_wins_over_the_summarisers_own_at_the_same_point() {
+    let mut t = three_level_tree();
+    let root_end = NodeId(2);
+    // An agent's summary of the whole root thread (summary_update)…
+    let mut agent = SummaryRecord::written(ThreadRef::Root, root_end, 1, "agent's whole thread");
+    (agent.id, agent.up_to, agent.budget) = (21, None, None);
+    (agent.written_by, agent.chosen) = (SummaryAuthor::Agent, true);
+    t.snapshot.summaries.push(agent);
+    let p = plan(&t.snapshot, &profile(OPENAI, 10_000), &Settings::default()).unwrap();
+    assert_eq!(p.ancestors[0].text, "agent's whole thread", "over the summariser's at 150");
+    assert!(p.missing_summaries.is_empty());
+    // …and the person's own, at the point the pin hangs off, over both.
+    t.summary(ThreadRef::Root, root_end, None, "the person's own");
+    let p = plan(&t.snapshot, &profile(OPENAI, 10_000), &Settings::default()).unwrap();
+    assert_eq!(p.ancestors[0].text, "the person's own");
+    let sent = chat_request(&p, &t.snapshot, &profile(OPENAI, 10_000));
+    assert!(sent.system.unwrap_or_default().contains("the person's own"));
+}
+
+#[test]
+fn an_empty_summary_is_no_summary_and_the_threads_messages_stand_in_seed_000() {
     let mut t = three_level_tree();
     t.snapshot.summaries[1].text = "  ".into();
+    t.snapshot.summary_notes.push(SummaryNote {
+        thread: ThreadRef::Pin(PinId(1)),
+        up_to: NodeId(4),
+        state: SummaryState::Failed("model not found".into()),
+    });
     let p = plan(&t.snapshot, &profile(OPENAI, 10_000), &Settings::default()).unwrap();
-    let a =
-        p.slices.iter().find(|s| s.source == SourceId::Summary(ThreadRef::Pin(PinId(1)))).unwrap();
-    assert_eq!(a.status, SliceStatus::Pruned(PruneReason::EmptySummary));
+    let a = &p.ancestors[1];
+    assert_eq!(a.thread, ThreadRef::Pin(PinId(1)));
+    assert!(matches!(
+        &a.content,
+        AncestorContent::Excerpt { reason: ExcerptReason::Failed(why), .. } if why == "model not found"
+    ));
+    assert!(p.slices[a.slice].is_included());
+    assert_eq!(a.text, "Person: what is multi-head?\n\nModel: pin a answer");
+}
+
+#[test]
+fn an_excerpt_keeps_the_newest_messages_that_fit_and_the_end_of_one_too_long() {
+    let mut t = Tree::new("Main");
+    t.say(Author::Human, "an old question about rivers");
+    t.say(Author::Model, &"meander ".repeat(200)); // 400 tokens alone
+    t.pin(1, "Pin", Some("meander"), "why?");
+    let settings = Settings { depth_budgets: vec![60], ..Settings::default() };
+    let p = plan(&t.snapshot, &profile(OPENAI, 10_000), &settings).unwrap();
+    let root = &p.ancestors[0];
+    assert!(matches!(root.content, AncestorContent::Excerpt { messages: 1, .. }));
+    assert!(root.text.starts_with("Model: …meander"), "{}", root.text);
+    assert!(Tokenizer::Chars(CharHeuristic::FourChars).count(&root.text) <= 60);
+}
+
+#[test]
+fn every_ancestor_is_carried_or_named_with_its_reason() {
+    // A window so small that the summaries cannot all fit: those left out say why.
+    let t = three_level_tree();
+    let p = plan(&t.snapshot, &profile(OPENAI, 80), &Settings::default()).unwrap();
+    assert_eq!(p.ancestors.len(), 3);
+    assert!(
+        p.ancestors.iter().any(|entry| !p.slices[entry.slice].is_included()),
+        "the window leaves some out"
+    );
+    for entry in &p.ancestors {
+        let slice = &p.slices[entry.slice];
+        assert_eq!(slice.source, SourceId::Summary(entry.thread));
+        if !slice.is_included() {
+            assert!(p.pruned_report().iter().any(|cut| cut.source == slice.source));
+        }
+    }
 }
 
 #[test]

@@ -69,7 +69,7 @@ fn a_thread_opened_without_a_highlight_has_no_anchor_text() {
 }
 
 #[test]
-fn pins_nest_fifty_levels_and_no_deeper_threadmind_limit() {
+fn a_chain_holds_fifty_threads_and_no_more_threadmind_limit() {
     let (store, _dir) = fresh_store();
     let tree = store.create_tree("Deep", TreeMode::Dialogue, 0).unwrap().id;
     let mut parent: Option<PinId> = None;
@@ -79,8 +79,10 @@ fn pins_nest_fifty_levels_and_no_deeper_threadmind_limit() {
         parent = Some(pin.id);
     }
     let error = store.open_thread(tree, parent, None, "one too many", 0).unwrap_err();
-    assert!(matches!(error, StoreError::TooDeep { limit: 50 }), "{error:?}");
-    assert!(error.to_string().contains("at most 50 levels"), "{error}");
+    assert!(matches!(error, StoreError::TooDeep { limit: 49 }), "{error:?}");
+    assert!(error.to_string().contains("at most 50 threads"), "{error}");
+    // The root thread and 49 pins: the 50 threads ThreadMind walks and the engine plans.
+    assert_eq!(MAX_PIN_DEPTH + 1, pinloom_store::MAX_THREADS_ON_A_CHAIN);
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! Threads as ThreadMind sees them: slugs, order, delete, move, and each folder's active thread.
 
 use pinloom_store::{
-    Author, NewNode, NewTree, Sharing, StoreError, SummaryKey, TreeMode, Workspace,
+    Author, NewNode, NewTree, Sharing, StoreError, SummaryKey, SummaryWrite, TreeMode, Workspace,
 };
 
 use crate::fresh_store;
@@ -57,13 +57,14 @@ fn deleting_a_thread_hides_it_and_everything_below_and_frees_its_slug() {
     let empty = store.open_thread(tree, Some(deeper.id), None, "Empty", 6).unwrap();
     let sibling = store.open_thread(tree, None, Some(root.id), "Sibling", 7).unwrap();
     let key = SummaryKey {
+        fitted_from: None,
         tree_id: tree,
         pin_id: Some(deeper.id),
         path_end: None,
         budget: None,
         summarizer: String::new(),
     };
-    store.set_summary(&key, "Deeper summary.", 15, 4, 8).unwrap();
+    store.set_summary(&key, &SummaryWrite::model("Deeper summary.", 15, 4, 8)).unwrap();
     let folder = "/home/someone/project";
     store
         .set_workspace(folder, Workspace { tree_id: Some(tree), pin_id: Some(empty.id) }, 9)
