@@ -94,10 +94,11 @@ describe("the layout holds at the default and the minimum window size", () => {
     await harness.click("composer-ask");
     await harness.textsWhen("message-text", 2, 20_000);
     const [, reply] = await harness.findAll("message-text");
+    // Opening the pin writes the root thread's summary in the background.
+    provider.answers.push("The person asked why rivers meander; the outer bank erodes.");
     await harness.select(reply, "the inner bank gains silt");
     await harness.click("pin-button");
     await harness.find("pin-anchor");
-    provider.answers.push("The person asked why rivers meander; the outer bank erodes.");
     // Ends with the passage the next pin is made from: the end of a reply is what shows.
     provider.answers.push(`${HARD_REPLY}\n\nSilt settles where the water slows.`);
     await harness.type("pin-composer-input", "Why does silt settle there?");

@@ -221,6 +221,8 @@ describe("the window does what the backend can", () => {
     await harness.click("composer-ask");
     await shownTexts(2);
     const [, reply] = await harness.findAll("message-text");
+    // Opening the pin writes the root thread's summary in the background.
+    provider.answers.push("Summary of the root thread.");
     await harness.select(reply, "bank erodes while the");
     await harness.click("pin-button");
     const [anchor] = await harness.textsWhen("pin-anchor", 1);
@@ -231,7 +233,7 @@ describe("the window does what the backend can", () => {
     await harness.textsUntil("pin-chip", (chips) => chips.some((chip) => chip.includes("bank erodes while the")), "the pin titled without markup");
 
     // The request of the sub-thread carries the passage as the message has it.
-    provider.answers.push("Summary of the root thread.", "Because the flow is faster outside.");
+    provider.answers.push("Because the flow is faster outside.");
     await harness.type("pin-composer-input", "Why the outer bank?");
     await harness.click("pin-composer-ask");
     await harness.textsUntil("message-text", (texts) => texts.includes("Because the flow is faster outside."), "the pin's reply", 20_000);

@@ -469,3 +469,52 @@ async fn a_chain_holds_fifty_threads_and_the_deepest_plans_and_shows_every_one()
     assert!(context.contains("The root of it all."), "the root is never left out: {context}");
     assert!(context.contains("depth: 50 threads"), "{context}");
 }
+
+#[tokio::test]
+async fn an_imported_profile_takes_what_it_leaves_out_from_the_model_catalog() {
+    let dir = tempfile::tempdir().unwrap();
+    let pinloom = Pinloom::open(dir.path().to_owned()).await.unwrap();
+    let tree = dialogue(&pinloom).await;
+    pinloom.append_message(tree, None, "Why do rivers meander?".into()).await.unwrap();
+    let mut document: serde_json::Value = serde_json::from_str(
+        &pinloom.export_open_loom(vec![tree], pinloom_app::ExportOptions::default()).await.unwrap(),
+    )
+    .unwrap();
+    // A file that names the model and leaves everything else out.
+    document["extensions"]["pinloom"]["modelProfiles"] = serde_json::json!([
+        { "name": "Reasoner", "provider": "openai", "modelId": "o1-mini" },
+        { "name": "Instruct", "provider": "openai", "modelId": "gpt-3.5-turbo-instruct" },
+    ]);
+    pinloom.import_document(document.to_string(), "rivers".into()).await.unwrap();
+    let profiles = pinloom.model_profiles().await.unwrap();
+    let named = |name: &str| profiles.iter().find(|profile| profile.name == name).unwrap();
+    let reasoner = named("Reasoner");
+    assert!(!reasoner.native_system, "o1-mini takes no system role: the text is injected");
+    assert_eq!((reasoner.context_window, reasoner.reserve), (128_000, 8_192));
+    assert_eq!(reasoner.tokenizer, "o200k");
+    let instruct = named("Instruct");
+    assert!(instruct.completion_endpoint, "an instruct model continues documents");
+    assert_eq!(instruct.context_window, 4_096);
+}
+
+#[tokio::test]
+async fn pinlooms_own_threadmind_text_names_an_ancestor_without_a_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let pinloom = Pinloom::open(dir.path().to_owned()).await.unwrap();
+    let tree = dialogue(&pinloom).await;
+    let question =
+        pinloom.append_message(tree, None, "Why do rivers meander?".into()).await.unwrap();
+    let pin = pinloom.pin_range(question.id, 0, 3, "Why".into(), "Why".into()).await.unwrap();
+    let asked = pinloom.ask_in_pin(pin.id, "Why?".into()).await.unwrap();
+    let markdown = pinloom.threadmind_markdown(asked.message.id).await.unwrap();
+    assert!(
+        markdown.contains("## Thread: Rivers\n\n_No summary of this thread yet: a send from here carries its last messages before the sub-thread instead."),
+        "{markdown}"
+    );
+    // ThreadMind's own tool skips it, as ThreadMind does.
+    let session = pinloom.threadmind_session("/work/rivers");
+    let slug = pinloom.list_trees().await.unwrap()[0].slug.clone();
+    session.project_switch(slug).await.unwrap();
+    session.thread_switch("why".into()).await.unwrap();
+    assert!(!session.context_get().await.unwrap().contains("## Thread: Rivers"));
+}

@@ -182,7 +182,11 @@ async fn the_tree_the_context_and_the_stats_read_the_apps_database() {
     let plan: serde_json::Value = serde_json::from_str(&plan).unwrap();
     let kinds: Vec<&str> =
         plan["slices"].as_array().unwrap().iter().map(|s| s["kind"].as_str().unwrap()).collect();
-    assert_eq!(kinds, ["system", "ancestorSummary", "anchor", "prompt"]);
+    // The root thread's messages before the anchor may be recalled by the search.
+    assert_eq!(
+        kinds,
+        ["system", "ancestorSummary", "anchor", "prompt", "searchResult", "searchResult"]
+    );
 
     // A thread by its ThreadMind id reads as its newest message does.
     let thread = ["--tree", "rivers", "--thread", "outer-bank-erodes"];
@@ -193,7 +197,7 @@ async fn the_tree_the_context_and_the_stats_read_the_apps_database() {
         &[&["context"][..], &thread, &["--profile", "Golden", "--format", "report"]].concat(),
     );
     expect![[r#"
-        Context for message 3 under "Golden": 81 of 7168 tokens (o200k); 1024 kept free for the reply, which is what the request asks for at most.
+        Context for message 3 under "Golden": 118 of 7168 tokens (o200k); 1024 kept free for the reply, which is what the request asks for at most.
 
         What it knows of its ancestry, root first:
           - “Rivers” (the parent thread, budget 800): your summary; 31 tokens sent
@@ -202,6 +206,8 @@ async fn the_tree_the_context_and_the_stats_read_the_apps_database() {
           - system (treeSystemContext), 10 tokens, priority 1: Answer like a geographer.
           - ancestorSummary (summary), 31 tokens, priority 5: Summary of the earlier thread “Rivers”, up to where this con
           - anchor (anchor 1), 31 tokens, priority 2: The user highlighted the following text and is asking a foll
+          - searchResult (retrieval 2), 19 tokens, priority 8: (Recalled from earlier in this conversation) Because the out
+          - searchResult (retrieval 1), 18 tokens, priority 8: (Recalled from earlier in this conversation) Why do rivers m
           - prompt (node 3), 9 tokens, priority 2: Why the outer bank?
 
         Nothing was cut.
@@ -241,6 +247,65 @@ async fn a_closed_pipe_ends_the_output_quietly() {
     let stderr = String::from_utf8(output.stderr).unwrap();
     assert_eq!(stderr, "", "no panic, no backtrace");
     assert_eq!(output.status.code(), Some(0));
+}
+
+#[tokio::test]
+async fn a_tree_whose_parent_links_loop_is_refused_in_words_never_listed_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join(pinloom_app::DATABASE_FILE_NAME);
+    {
+        let pinloom = Pinloom::open(dir.path().to_owned()).await.unwrap();
+        let tree = pinloom.create_tree("Looped".into(), TreeMode::Dialogue).await.unwrap().id;
+        let first = pinloom.append_message(tree, None, "first".into()).await.unwrap().id;
+        pinloom.append_message(tree, Some(first), "second".into()).await.unwrap();
+    }
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute("UPDATE nodes SET parent_id = 2 WHERE id = 1", []).unwrap();
+    drop(conn);
+    let (out, err, code) = pinloom(&db, &["tree", "1"]);
+    assert_eq!((out.as_str(), code), ("", 2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("tree 1 is damaged: no first message leads to messages #1, #2"), "{err}");
+    for format in ["openloom", "markdown"] {
+        let (out, err, code) = pinloom(&db, &["export", "--tree", "1", "--format", format]);
+        assert_eq!((out.as_str(), code), ("", 2), "{format}: {err}");
+        assert!(err.contains("their parent links loop"), "{err}");
+    }
+}
+
+#[tokio::test]
+async fn a_refused_plan_prints_no_request_and_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join(pinloom_app::DATABASE_FILE_NAME);
+    let prompt = {
+        let pinloom = Pinloom::open(dir.path().to_owned()).await.unwrap();
+        let mut strict = ModelProfile::new("Strict", "openai", "gpt-4o", 300, 10, "o200k");
+        strict.assembly.truncation = Some("stopAtLimit".into());
+        pinloom.save_model_profile(strict).await.unwrap();
+        let tree = pinloom.create_tree("Long".into(), TreeMode::Dialogue).await.unwrap().id;
+        let mut parent = None;
+        for turn in 0..8 {
+            let text = if turn < 4 {
+                format!("Turn {turn}: {}", "the river carries silt past the bend. ".repeat(12))
+            } else {
+                format!("Turn {turn}.")
+            };
+            parent = Some(pinloom.append_message(tree, parent, text).await.unwrap().id);
+        }
+        parent.unwrap().to_string()
+    };
+    let args = ["context", "--node", &prompt, "--profile", "Strict"];
+    let (out, err, code) = pinloom(&db, &[&args[..], &["--format", "request"]].concat());
+    assert_eq!((out.as_str(), code), ("", 2), "no body: {out}");
+    assert!(err.contains("no request:") && err.contains("stops at the limit"), "{err}");
+    let (report, _, code) = pinloom(&db, &[&args[..], &["--format", "report"]].concat());
+    assert_eq!(code, 0);
+    assert!(report.contains("\nRefused: the context needs"), "{report}");
+    assert!(report.contains("Nothing is sent."), "{report}");
+    let (plan, _, _) = pinloom(&db, &[&args[..], &["--format", "plan"]].concat());
+    let plan: serde_json::Value = serde_json::from_str(&plan).unwrap();
+    assert!(plan["refusal"].is_string());
+    assert_eq!(plan["body"], "", "the plan carries no body either");
 }
 
 #[test]

@@ -528,8 +528,13 @@ async fn pins_threads_and_budgets_through_the_server() {
     let report = ok(&client, "context_assemble", json!({ "profile": "Small" })).await;
     assert!(report.contains("under \"Small\""), "{report}");
     assert!(report.contains("anchor"), "the anchor travels verbatim: {report}");
+    // No summary was written (an agent's tool call never starts one): the root thread's last
+    // messages stand in, and the report says so.
+    assert!(report.contains("What it knows of its ancestry, root first:\n  - "), "{report}");
+    assert!(report.contains("(the parent thread, budget 800): summary not available: not written yet; its last messages before the branching point, verbatim"), "{report}");
     assert!(
-        report.contains("Cut (lowest priority first):") || report.contains("Nothing was cut."),
+        report.contains("Cut, by priority (the highest number is cut first; 1 and 2 never are):")
+            || report.contains("Nothing was cut."),
         "{report}"
     );
     let request =

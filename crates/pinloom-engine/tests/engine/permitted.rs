@@ -10,6 +10,7 @@
 //! Cases: PROPTEST_CASES (default 256).
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use proptest::prelude::*;
 
@@ -66,6 +67,9 @@ struct Extras {
     summaries: Vec<(usize, usize, u8, bool)>,
     attachments: Vec<(u8, usize, u8)>,
     candidates: Vec<(usize, bool, u16)>,
+    /// Whether every ancestor also gets a summary aimed exactly at its anchor; without, most
+    /// ancestors have none and are carried as their last messages.
+    aim_at_anchors: bool,
 }
 
 fn extras() -> impl Strategy<Value = Extras> {
@@ -73,11 +77,13 @@ fn extras() -> impl Strategy<Value = Extras> {
         prop::collection::vec((any::<usize>(), any::<usize>(), 0u8..4, any::<bool>()), 0..8),
         prop::collection::vec((0u8..3, any::<usize>(), 0u8..4), 0..6),
         prop::collection::vec((any::<usize>(), prop::bool::weighted(0.2), 0u16..1000), 0..24),
+        any::<bool>(),
     )
-        .prop_map(|(summaries, attachments, candidates)| Extras {
+        .prop_map(|(summaries, attachments, candidates, aim_at_anchors)| Extras {
             summaries,
             attachments,
             candidates,
+            aim_at_anchors,
         })
 }
 
@@ -456,7 +462,7 @@ fn furnish(world: &mut World, extras: &Extras, active: usize) {
     // Aim some summaries exactly at the path's anchors, so the permitted case is exercised, and
     // give every chosen summary a fitted version at the nearest budget.
     let permitted = oracle(snapshot);
-    for (thread, up_to) in &permitted.ancestors {
+    for (thread, up_to) in permitted.ancestors.iter().filter(|_| extras.aim_at_anchors) {
         let k = snapshot.summaries.len();
         let mut record = SummaryRecord::written(*thread, *up_to, 800, &format!("s{k}q summary"));
         record.id = k as u64 + 1;
@@ -522,10 +528,83 @@ fn furnish(world: &mut World, extras: &Extras, active: usize) {
         .collect();
 }
 
+/// What the runs checked, printed when the last case has passed (`--nocapture` shows it): the
+/// figures the engine README quotes.
+struct Tally {
+    cases: AtomicUsize,
+    plans: AtomicUsize,
+    refusals: AtomicUsize,
+    with_hit: AtomicUsize,
+    ancestors: AtomicUsize,
+    summaries: AtomicUsize,
+    fitted_or_cut: AtomicUsize,
+    excerpts: AtomicUsize,
+    ancestors_cut: AtomicUsize,
+}
+
+static TALLY: Tally = Tally {
+    cases: AtomicUsize::new(0),
+    plans: AtomicUsize::new(0),
+    refusals: AtomicUsize::new(0),
+    with_hit: AtomicUsize::new(0),
+    ancestors: AtomicUsize::new(0),
+    summaries: AtomicUsize::new(0),
+    fitted_or_cut: AtomicUsize::new(0),
+    excerpts: AtomicUsize::new(0),
+    ancestors_cut: AtomicUsize::new(0),
+};
+
+fn cases() -> u32 {
+    std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(256)
+}
+
+fn tally(plan: Option<&ContextPlan>) {
+    let add = |counter: &AtomicUsize, n: usize| counter.fetch_add(n, Ordering::Relaxed);
+    match plan {
+        None => {
+            add(&TALLY.refusals, 1);
+        }
+        Some(plan) => {
+            add(&TALLY.plans, 1);
+            add(
+                &TALLY.with_hit,
+                usize::from(plan.included().any(|s| s.kind == SliceKind::SearchResult)),
+            );
+            for entry in &plan.ancestors {
+                add(&TALLY.ancestors, 1);
+                match entry.content {
+                    AncestorContent::Summary { .. } => add(&TALLY.summaries, 1),
+                    AncestorContent::Fitted { .. } | AncestorContent::Cut { .. } => {
+                        add(&TALLY.fitted_or_cut, 1)
+                    }
+                    AncestorContent::Excerpt { .. } => add(&TALLY.excerpts, 1),
+                    AncestorContent::RootGoal => 0,
+                };
+                add(&TALLY.ancestors_cut, usize::from(!plan.slices[entry.slice].is_included()));
+            }
+        }
+    }
+    if TALLY.cases.fetch_add(1, Ordering::Relaxed) + 1 == cases() as usize {
+        let get = |counter: &AtomicUsize| counter.load(Ordering::Relaxed);
+        eprintln!(
+            "permitted: {} cases, {} plans checked, {} refusals, {} with a search hit; {} \
+             ancestor threads: {} as a summary, {} fitted or cut, {} as their last messages, {} \
+             cut for the budget with the reason listed",
+            cases(),
+            get(&TALLY.plans),
+            get(&TALLY.refusals),
+            get(&TALLY.with_hit),
+            get(&TALLY.ancestors),
+            get(&TALLY.summaries),
+            get(&TALLY.fitted_or_cut),
+            get(&TALLY.excerpts),
+            get(&TALLY.ancestors_cut),
+        );
+    }
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(
-        std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(256)
-    ))]
+    #![proptest_config(ProptestConfig::with_cases(cases()))]
 
     #[test]
     fn every_slice_of_every_plan_is_something_the_path_may_know(
@@ -562,8 +641,10 @@ proptest! {
         let Ok(plan) = plan(&world.snapshot, &model, &settings) else {
             // Refusals (budget, exclusions, a deleted active message) have tests of their own;
             // what matters here is that nothing that may not be known is ever sent.
+            tally(None);
             return Ok(());
         };
+        tally(Some(&plan));
         let forbidden = check(&world.snapshot, &plan, &settings)?;
         every_ancestor_is_accounted_for(&world.snapshot, &plan)?;
         let request = chat_request(&plan, &world.snapshot, &model);

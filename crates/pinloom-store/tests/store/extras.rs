@@ -351,11 +351,13 @@ fn path_search_finds_only_what_the_path_may_know() {
     assert_eq!(found(end.id), vec![root.id, answer.id, follow.id, later.id]);
     // From the regenerated answer: only the question before it.
     assert_eq!(found(regenerated.id), vec![root.id]);
-    // From inside the pin: its own thread only; the parent thread reaches it as a summary, and
-    // nothing after the anchor (the follow-up, the end) is reachable at all.
-    assert_eq!(found(in_pin_reply.id), vec![in_pin.id]);
+    // From inside the pin: its own thread and its parent thread up to the anchor (a detail its
+    // summary dropped may be recalled); nothing after the anchor (the follow-up, the end) is
+    // reachable at all.
+    assert_eq!(found(in_pin_reply.id), vec![root.id, answer.id, in_pin.id]);
     // A search hit carries what the engine needs without another read.
-    let hit = &store.search_path(in_pin_reply.id, "meander", 5).unwrap()[0];
+    let hits = store.search_path(in_pin_reply.id, "meander inside", 5).unwrap();
+    let hit = hits.iter().find(|hit| hit.node_id == in_pin.id).unwrap();
     assert_eq!(
         (hit.pin_id, hit.author, hit.text.as_str()),
         (Some(pin.id), Author::Human, in_pin.text.as_str())

@@ -1,4 +1,4 @@
-use pinloom_store::{Author, NewNode, SummaryKey, SummaryWrite, TreeMode};
+use pinloom_store::{Author, NewNode, SummaryAuthor, SummaryKey, SummaryWrite, TreeMode};
 
 use crate::fresh_store;
 
@@ -71,4 +71,57 @@ fn a_summary_must_end_in_its_own_thread() {
     };
     let error = store.set_summary(&key, &SummaryWrite::model("x", 1, 1, 3)).unwrap_err();
     assert!(error.to_string().contains("not in the thread being summarised"), "{error}");
+}
+
+#[test]
+fn a_fitted_summary_is_kept_beside_its_source_and_goes_when_the_source_changes() {
+    let (store, _dir) = fresh_store();
+    let tree = store.create_tree("Rivers", TreeMode::Dialogue, 0).unwrap().id;
+    let root = store.append_node(&NewNode::text(tree, None, Author::Human, "q", 1)).unwrap();
+    let mine = SummaryKey {
+        tree_id: tree,
+        pin_id: None,
+        path_end: Some(root.id),
+        budget: None,
+        summarizer: String::new(),
+        fitted_from: None,
+    };
+    let long = "A long summary the person wrote.";
+    let source =
+        store.set_summary(&mine, &SummaryWrite::chosen(long, SummaryAuthor::Person, 2)).unwrap();
+    assert!(source.chosen && source.written_by == SummaryAuthor::Person);
+    let fitted = store
+        .set_fitted_summary(source.id, long, 300, "Local", &SummaryWrite::model("Short.", 30, 8, 3))
+        .unwrap()
+        .expect("written while the source is unchanged");
+    assert_eq!(fitted.key.fitted_from, Some(source.id));
+    assert_eq!((fitted.key.budget, fitted.key.summarizer.as_str()), (Some(300), "Local"));
+    assert_eq!(store.thread_summaries(tree, None).unwrap().len(), 2, "both are kept");
+
+    // The person's text changes: the fitted version of the old text goes, and one condensed from
+    // the old text arriving late is not written.
+    store
+        .set_summary(&mine, &SummaryWrite::chosen("Rewritten.", SummaryAuthor::Person, 4))
+        .unwrap();
+    assert_eq!(store.thread_summaries(tree, None).unwrap().len(), 1);
+    let late = store
+        .set_fitted_summary(source.id, long, 300, "Local", &SummaryWrite::model("Stale.", 30, 8, 5))
+        .unwrap();
+    assert_eq!(late, None);
+    assert_eq!(store.summary_updates(&mine).unwrap().len(), 2, "the log keeps both texts");
+}
+
+#[test]
+fn a_trees_parent_links_must_make_a_tree() {
+    use pinloom_store::{NodeId, StoreError, TreeId, check_tree_links};
+    let tree = TreeId(1);
+    let ok = [(NodeId(1), None), (NodeId(2), Some(NodeId(1))), (NodeId(3), Some(NodeId(1)))];
+    check_tree_links(tree, &ok).unwrap();
+    let looped = [(NodeId(1), None), (NodeId(2), Some(NodeId(3))), (NodeId(3), Some(NodeId(2)))];
+    let error = check_tree_links(tree, &looped).unwrap_err();
+    assert!(matches!(error, StoreError::BrokenTree { tree: 1, .. }));
+    assert!(error.to_string().contains("no first message leads to messages #2, #3"), "{error}");
+    let outside = [(NodeId(1), None), (NodeId(2), Some(NodeId(9)))];
+    let error = check_tree_links(tree, &outside).unwrap_err();
+    assert!(error.to_string().contains("message 2 names message 9"), "{error}");
 }
