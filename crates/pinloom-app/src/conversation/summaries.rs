@@ -645,19 +645,69 @@ pub(crate) fn fit_summary(
 }
 
 /// The messages of `up_to`'s thread up to it, as the transcript a summariser reads, leaving out
-/// what the person excluded or deleted. A thread longer than the summariser's window keeps its
-/// newest messages, after a line saying the start was left out.
+/// what the person excluded or deleted.
+///
+/// A thread longer than the summariser's window (a long root thread of an imported tree) starts
+/// from the newest summary already written of it at an earlier point of this path, followed by
+/// the messages since, so its start is carried by that summary rather than lost; the newest
+/// messages that fit are kept when even that is too long, and, with no earlier summary, after a
+/// line saying the start was left out.
 fn thread_transcript(
     store: &Store,
     up_to: NodeId,
     summarizer: &ModelChoice,
     budget: u32,
 ) -> anyhow::Result<String> {
+    let thread: Vec<pinloom_store::Node> = store
+        .thread_tail(up_to)?
+        .into_iter()
+        .filter(|node| !node.excluded && node.pruned_at_ms.is_none())
+        .collect();
+    let whole = transcript_of(&thread);
+    // Room for the transcript: the window, less the reply (the summary), the instruction and
+    // the request's framing.
+    let engine = &summarizer.engine;
+    let tokenizer = engine.tokenizer;
+    let room = u64::from(engine.context_window.saturating_sub(budget)).saturating_sub(1_024);
+    if tokenizer.count(&whole) <= room {
+        return Ok(whole);
+    }
+    let Some(first) = thread.first() else { return Ok(whole) };
+    // The newest summary of this thread ending at one of its earlier messages on this path.
+    let place = |end: NodeId| thread.iter().position(|node| node.id == end);
+    let earlier = store
+        .thread_summaries(first.tree_id, first.pin_id)?
+        .into_iter()
+        .filter(|summary| summary.key.fitted_from.is_none() && !summary.text.trim().is_empty())
+        .filter_map(|summary| {
+            let at = place(summary.key.path_end?)?;
+            (thread[at].id != up_to).then_some((at, summary))
+        })
+        .max_by_key(|(at, summary)| (*at, summary.updated_at_ms));
+    if let Some((at, summary)) = earlier {
+        let opening = format!(
+            "[A summary of the thread up to an earlier point:]\n{}\n\n[What followed:]\n",
+            summary.text.trim()
+        );
+        let since = transcript_of(&thread[at + 1..]);
+        let left = room.saturating_sub(tokenizer.count(&opening));
+        let since = if tokenizer.count(&since) <= left {
+            since.as_str()
+        } else {
+            tokenizer.tail_within(&since, left).trim_start()
+        };
+        return Ok(format!("{opening}{since}"));
+    }
+    const LEFT_OUT: &str =
+        "[The start of the thread is left out: it does not fit the summariser's window.]\n\n";
+    let tail = tokenizer.tail_within(&whole, room.saturating_sub(tokenizer.count(LEFT_OUT)));
+    Ok(format!("{LEFT_OUT}{}", tail.trim_start()))
+}
+
+/// Messages as a summariser reads them: who wrote each, then its text, a blank line between.
+fn transcript_of(nodes: &[pinloom_store::Node]) -> String {
     let mut out = String::new();
-    for node in store.thread_tail(up_to)? {
-        if node.excluded || node.pruned_at_ms.is_some() {
-            continue;
-        }
+    for node in nodes {
         let who = match node.author {
             Author::Human => "Person",
             Author::Model => "Model",
@@ -670,18 +720,7 @@ fn thread_transcript(
         out.push_str(": ");
         out.push_str(&node.text);
     }
-    // Room for the transcript: the window, less the reply (the summary), the instruction and
-    // the request's framing.
-    let engine = &summarizer.engine;
-    let room = u64::from(engine.context_window.saturating_sub(budget)).saturating_sub(1_024);
-    if engine.tokenizer.count(&out) <= room {
-        return Ok(out);
-    }
-    const LEFT_OUT: &str =
-        "[The start of the thread is left out: it does not fit the summariser's window.]\n\n";
-    let tail =
-        engine.tokenizer.tail_within(&out, room.saturating_sub(engine.tokenizer.count(LEFT_OUT)));
-    Ok(format!("{LEFT_OUT}{}", tail.trim_start()))
+    out
 }
 
 #[cfg(test)]

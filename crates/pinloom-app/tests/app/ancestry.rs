@@ -518,3 +518,48 @@ async fn pinlooms_own_threadmind_text_names_an_ancestor_without_a_summary() {
     session.thread_switch("why".into()).await.unwrap();
     assert!(!session.context_get().await.unwrap().contains("## Thread: Rivers"));
 }
+
+#[tokio::test]
+async fn a_thread_too_long_for_the_summariser_is_summarised_from_its_earlier_summary_onward() {
+    let server = Server::start(vec![says("Summary of it all.")]).await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    // A summariser with a small window: the root thread is far longer than it.
+    let mut small = crate::wire::local_profile("Small summariser", &server, 3_000, "o200k");
+    small.reserve = 100;
+    pinloom.save_model_profile(small).await.unwrap();
+    let tree = dialogue(&pinloom).await;
+    let mut settings = pinloom.tree_settings(tree).await.unwrap();
+    settings.summarizer = Some("Small summariser".into());
+    pinloom.set_tree_settings(tree, settings).await.unwrap();
+    let mut parent = None;
+    let mut middle = None;
+    for turn in 0..60 {
+        let text = format!(
+            "Turn {turn}: {}",
+            "the river carries silt past the bend and drops it. ".repeat(6)
+        );
+        parent = Some(pinloom.append_message(tree, parent, text).await.unwrap().id);
+        if turn == 40 {
+            middle = parent;
+        }
+    }
+    // The summary an earlier pin needed, of the thread up to turn 40.
+    pinloom
+        .write_own_summary(tree, None, middle.unwrap(), "Turns 0 to 40 were about silt.".into())
+        .await
+        .unwrap();
+    let anchor = parent.unwrap();
+    let pin = pinloom.pin_range(anchor, 0, 4, "Turn".into(), "Late".into()).await.unwrap();
+    pinloom.prepare_pin(pin.id, Some("Local".into())).await.unwrap();
+    root_summaries(&pinloom, tree, 2).await;
+    let request = sent(&server.seen()[0].json());
+    assert!(
+        request.contains(
+            "[A summary of the thread up to an earlier point:]\nTurns 0 to 40 were about silt."
+        ),
+        "{request}"
+    );
+    assert!(request.contains("Turn 59:"), "what followed, to the anchor: {request}");
+    assert!(!request.contains("Turn 12:"), "not the messages the earlier summary carries");
+    assert!(!request.contains("is left out"), "{request}");
+}
