@@ -150,6 +150,7 @@ describe("deep dives in the real window", () => {
       (texts) => texts.some((text) => text.startsWith("Summary written by you")),
       "the panel says the summary is the person's",
     );
+    if (takeReadmeScreenshots) await harness.screenshot("tests/e2e/screenshots/pin-knows.png");
     provider.answers.push("On the Mississippi the outer bank erodes fastest in spring.");
     const before = provider.requests.length;
     const shown = (await harness.findAll("message-text")).length;

@@ -361,7 +361,7 @@ pub struct SliceView {
     /// Why it was cut: `overBudget`, `truncated`, `outsideShare`, `excluded`, `softDeleted`,
     /// `annotation`, `emptySummary`, `overDepthBudget`, `fileTooLarge`, `orphanToolResult`,
     /// `orphanToolCall`, `providerRoleRule`, `bufferModeSystemContextOff`, `filtered`,
-    /// `alreadyInHistory`, `notOptedIn` or `offPath`.
+    /// `alreadyInHistory`, `alreadyInAncestry`, `notOptedIn` or `offPath`.
     pub reason: Option<String>,
     /// For a message cut at the boundary: the whole message's tokens, of which `tokens` are kept.
     pub cut_from: Option<u32>,

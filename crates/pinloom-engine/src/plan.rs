@@ -127,6 +127,9 @@ pub enum PruneReason {
     Filtered,
     /// The retrieval hit is already in the history.
     AlreadyInHistory,
+    /// The retrieval hit is quoted with its ancestor thread's last messages (no summary of that
+    /// thread could be had).
+    AlreadyInAncestry,
     /// Task frames include sibling results only when opted in.
     NotOptedIn,
     /// A retrieval hit that is not on this message's path (another branch, a sibling pin, a
@@ -201,6 +204,7 @@ impl PruneReason {
             PruneReason::BufferModeSystemContextOff => "bufferModeSystemContextOff",
             PruneReason::Filtered => "filtered",
             PruneReason::AlreadyInHistory => "alreadyInHistory",
+            PruneReason::AlreadyInAncestry => "alreadyInAncestry",
             PruneReason::NotOptedIn => "notOptedIn",
             PruneReason::OffPath => "offPath",
         }
@@ -373,8 +377,8 @@ pub enum AncestorContent {
     },
     /// No summary: the thread's last messages up to the node, verbatim, within the budget.
     Excerpt {
-        /// How many messages it holds.
-        messages: usize,
+        /// The messages it quotes whole, oldest first (one cut to its end is not listed).
+        quoted: Vec<NodeId>,
         /// Why no summary stands here.
         reason: ExcerptReason,
     },

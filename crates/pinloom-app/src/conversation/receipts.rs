@@ -379,9 +379,8 @@ pub(crate) fn ancestor_note(entry: &AncestorEntry, snapshot: &Snapshot) -> Strin
             by(*record),
             entry.budget
         ),
-        AncestorContent::Excerpt { messages, reason } => format!(
-            "summary not available: {}; its last {messages} messages before the branching \
-             point, verbatim",
+        AncestorContent::Excerpt { reason, .. } => format!(
+            "summary not available: {}; its last messages before the branching point, verbatim",
             reason.describe()
         ),
         AncestorContent::RootGoal => "the thread's first message (task frames)".to_owned(),

@@ -357,13 +357,19 @@ fn plural(count: u32, one: &str, many: &str) -> String {
 /// One line of the report's list of slices: what, where from, tokens and priority, the start of
 /// its text; a folded run says how many messages it stands for and which.
 fn describe_slice(slice: &crate::json::SliceView) -> String {
+    let many = match slice.source.as_str() {
+        "node" => "messages".to_owned(),
+        "annotation" => "notes".to_owned(),
+        "retrieval" | "addedSearchHit" => "search hits".to_owned(),
+        other => format!("{other}s"),
+    };
     let source = match (slice.source_id, slice.count) {
         (Some(first), count) if count > 1 => {
             let last = slice.last_source_id.map_or(String::new(), |last| format!("–#{last}"));
-            format!("{count} {}s, #{first}{last}", slice.source)
+            format!("{count} {many}, #{first}{last}")
         }
         (Some(id), _) => format!("{} {id}", slice.source),
-        (None, count) if count > 1 => format!("{count} {}s", slice.source),
+        (None, count) if count > 1 => format!("{count} {many}"),
         (None, _) => slice.source.clone(),
     };
     let preview: String = slice.preview.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -441,7 +447,40 @@ fn occurrences(text: &str, passage: &str) -> Vec<u32> {
 
 #[cfg(test)]
 mod tests {
-    use super::occurrences;
+    use super::{describe_slice, occurrences};
+    use crate::json::{Provenance, SliceView};
+
+    fn line(kind: &str, source_id: Option<i64>, count: u32, last: Option<i64>) -> SliceView {
+        SliceView {
+            kind: kind.into(),
+            source: "node".into(),
+            provenance: Provenance::Path,
+            source_id,
+            priority: 9,
+            tokens: 31_621,
+            included: false,
+            reason: Some("truncated".into()),
+            cut_from: None,
+            kept: false,
+            preview: "Bend river levee".into(),
+            exclude_to_fit: false,
+            count,
+            first: 4,
+            last_source_id: last,
+        }
+    }
+
+    #[test]
+    fn a_folded_line_says_how_many_messages_it_stands_for_and_which() {
+        assert_eq!(
+            describe_slice(&line("oldHistory", Some(3), 307, Some(309))),
+            "oldHistory (307 messages, #3–#309), 31621 tokens, priority 9: from Bend river levee"
+        );
+        assert_eq!(
+            describe_slice(&line("oldHistory", Some(3), 1, None)),
+            "oldHistory (node 3), 31621 tokens, priority 9: Bend river levee"
+        );
+    }
 
     #[test]
     fn occurrences_count_utf16_units() {

@@ -195,6 +195,9 @@ impl<'a> Builder<'a> {
             // A hit in an ancestor thread lies before its anchor: the path holds nothing later.
             let status = if position.is_none() && !candidate.added {
                 SliceStatus::Pruned(PruneReason::OffPath)
+            } else if self.excerpted.binary_search(&candidate.node).is_ok() {
+                // Quoted whole with its ancestor thread's last messages: sent once.
+                SliceStatus::Pruned(PruneReason::AlreadyInAncestry)
             } else if on_path_node.is_some_and(|node| node.excluded) {
                 SliceStatus::Pruned(PruneReason::Excluded)
             } else if on_path_node.is_some_and(|node| node.pruned) {
@@ -475,8 +478,10 @@ impl<'a> Builder<'a> {
                 SummaryState::BeingWritten => ExcerptReason::BeingWritten,
                 SummaryState::Failed(why) => ExcerptReason::Failed(why.clone()),
             });
-        let (text, messages) = self.excerpt(path, seg, budget);
-        (text, AncestorContent::Excerpt { messages, reason })
+        let (text, quoted) = self.excerpt(path, seg, budget);
+        self.excerpted.extend(quoted.iter().copied());
+        self.excerpted.sort_unstable();
+        (text, AncestorContent::Excerpt { quoted, reason })
     }
 
     /// Summary `k` whole when it fits `budget`, else cut at a sentence.
@@ -506,10 +511,16 @@ impl<'a> Builder<'a> {
     /// The last messages of ancestor thread `seg` up to its end, verbatim and oldest first, as
     /// many as fit `budget` (the newest cut to its end when it alone does not): the fallback
     /// when no summary can stand for the thread. Excluded and deleted messages and notes stay
-    /// out, as they do from any context.
-    fn excerpt(&self, path: &AncestorPath, seg: ThreadSegment, budget: u32) -> (String, usize) {
+    /// out, as they do from any context. Returns the text and the messages it quotes.
+    fn excerpt(
+        &self,
+        path: &AncestorPath,
+        seg: ThreadSegment,
+        budget: u32,
+    ) -> (String, Vec<NodeId>) {
         let budget = u64::from(budget);
         let mut lines: Vec<String> = Vec::new();
+        let mut quoted: Vec<NodeId> = Vec::new();
         let mut used = 0u64;
         for &index in path.nodes[seg.start..seg.end].iter().rev() {
             let node = &self.snapshot.nodes[index];
@@ -528,6 +539,7 @@ impl<'a> Builder<'a> {
             if used + tokens <= budget {
                 used += tokens;
                 lines.push(line);
+                quoted.push(node.id);
                 continue;
             }
             if lines.is_empty() {
@@ -541,8 +553,8 @@ impl<'a> Builder<'a> {
             break;
         }
         lines.reverse();
-        let count = lines.len();
-        (lines.join("\n\n"), count)
+        quoted.reverse();
+        (lines.join("\n\n"), quoted)
     }
     /// Results of closed pins that the path may carry: siblings of the current pin (the person
     /// opted in; within their share under task frames), and pins closed on the current thread's

@@ -78,6 +78,9 @@ struct Builder<'a> {
     newly_counted: Vec<(NodeId, u32)>,
     missing: Vec<MissingSummary>,
     ancestors: Vec<AncestorEntry>,
+    /// Messages of ancestor threads quoted whole in their excerpts, sorted: a search hit of one
+    /// would send it twice.
+    excerpted: Vec<NodeId>,
     /// What the truncation step cut that would have fitted.
     step_cut: Option<StepCut>,
     next_group: u32,
@@ -167,6 +170,7 @@ impl<'a> Builder<'a> {
             newly_counted: Vec::new(),
             missing: Vec::new(),
             ancestors: Vec::new(),
+            excerpted: Vec::new(),
             step_cut: None,
             next_group: 0,
             groups: Vec::new(),

@@ -244,6 +244,16 @@ fn check(
     };
     let results_allowed =
         |pin: PinId| sibling_results_allowed(pin) || returned_results_allowed(pin);
+    // Messages an included excerpt quotes whole: sent once, there.
+    let quoted: HashSet<NodeId> = plan
+        .ancestors
+        .iter()
+        .filter(|entry| plan.slices[entry.slice].is_included())
+        .flat_map(|entry| match &entry.content {
+            AncestorContent::Excerpt { quoted, .. } => quoted.clone(),
+            _ => Vec::new(),
+        })
+        .collect();
     let history: HashSet<NodeId> = plan
         .included()
         .filter_map(|s| match (s.kind.is_history() || s.kind == SliceKind::Prompt, s.source) {
@@ -274,6 +284,7 @@ fn check(
                 let node = by_id[&id];
                 prop_assert!(!node.excluded && !node.pruned, "{}", why);
                 prop_assert!(!history.contains(&id), "sent twice: {}", why);
+                prop_assert!(!quoted.contains(&id), "sent twice, once in an excerpt: {}", why);
                 prop_assert_eq!(slice.provenance, Provenance::Path);
             }
             SourceId::AddedSearchHit(id) => {

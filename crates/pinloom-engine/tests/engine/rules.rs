@@ -150,7 +150,7 @@ fn a_summary_for_the_wrong_budget_or_endpoint_is_reported_missing_seed_003() {
     assert!(
         matches!(
             &root.content,
-            AncestorContent::Excerpt { messages: 2, reason: ExcerptReason::NotWritten }
+            AncestorContent::Excerpt { quoted, reason: ExcerptReason::NotWritten } if quoted == &[NodeId(1), NodeId(2)]
         ),
         "{:?}",
         root.content
@@ -256,7 +256,8 @@ fn an_excerpt_keeps_the_newest_messages_that_fit_and_the_end_of_one_too_long() {
     let settings = Settings { depth_budgets: vec![60], ..Settings::default() };
     let p = plan(&t.snapshot, &profile(OPENAI, 10_000), &settings).unwrap();
     let root = &p.ancestors[0];
-    assert!(matches!(root.content, AncestorContent::Excerpt { messages: 1, .. }));
+    // The answer alone, cut to its end: no message is quoted whole.
+    assert!(matches!(&root.content, AncestorContent::Excerpt { quoted, .. } if quoted.is_empty()));
     assert!(root.text.starts_with("Model: …meander"), "{}", root.text);
     assert!(Tokenizer::Chars(CharHeuristic::FourChars).count(&root.text) <= 60);
 }
