@@ -75,13 +75,7 @@ impl Pinloom {
         .await
         .context("could not open Pinloom's database")?;
         load_written_counters_ahead();
-        Ok(Pinloom {
-            store: Arc::new(store),
-            provider,
-            keyring,
-            snapshot_cache: Arc::default(),
-            summary_jobs: Arc::default(),
-        })
+        Ok(Pinloom::over(store, provider, keyring))
     }
 
     /// Opens (creating if needed) the database in `data_dir` with these connections.
@@ -105,13 +99,18 @@ impl Pinloom {
         .await
         .context("could not open Pinloom's database")?;
         load_written_counters_ahead();
-        Ok(Pinloom {
+        Ok(Pinloom::over(store, provider, keyring))
+    }
+
+    /// A handle on an open store, with empty caches.
+    fn over(store: Store, provider: Provider, keyring: Keyring) -> Pinloom {
+        Pinloom {
             store: Arc::new(store),
             provider,
             keyring,
             snapshot_cache: Arc::default(),
             summary_jobs: Arc::default(),
-        })
+        }
     }
 
     /// A watch for other processes' writes to the database (the desktop app, the MCP server,

@@ -367,51 +367,54 @@ impl Pinloom {
 
     /// Writes one summary: asks the summariser and stores what it wrote.
     async fn write_summary(&self, job: &SummaryJob) -> anyhow::Result<()> {
+        self.summarise_and_store(job, false).await.map(|_| ())
+    }
+
+    /// Asks the summariser for `job`'s summary and stores it (`chosen` when the person asked for
+    /// it); `None` when there was nothing to write (the summary to condense was replaced or
+    /// deleted meanwhile).
+    async fn summarise_and_store(
+        &self,
+        job: &SummaryJob,
+        chosen: bool,
+    ) -> anyhow::Result<Option<pinloom_store::Summary>> {
         let this = self.clone();
-        let name = job.summarizer.clone();
         let reading = job.clone();
-        let (summarizer, input) = blocking(move || {
-            let summarizer = this.model_choice(&name)?;
-            let input = match reading.condense {
+        let (summarizer, input, instruction) = blocking(move || {
+            let summarizer = this.model_choice(&reading.summarizer)?;
+            let settings = crate::conversation::settings::TreeSettings::from_json(
+                &this.store.tree_setup(reading.tree)?.settings_json,
+            );
+            let (input, instruction) = match reading.condense {
                 Some(source) => {
                     let Some(summary) = this.store.summary_by_id(source)? else {
-                        return Ok((summarizer, None));
+                        return Ok((summarizer, None, String::new()));
                     };
-                    Some(SummaryInput::Condense { source, text: summary.text })
+                    (
+                        SummaryInput::Condense { source, text: summary.text },
+                        CONDENSE_INSTRUCTION.to_owned(),
+                    )
                 }
-                None => Some(SummaryInput::Thread {
-                    transcript: thread_transcript(
-                        &this.store,
-                        reading.up_to,
-                        &summarizer,
-                        reading.budget,
-                    )?,
-                }),
+                None => (
+                    SummaryInput::Thread {
+                        transcript: thread_transcript(
+                            &this.store,
+                            reading.up_to,
+                            &summarizer,
+                            reading.budget,
+                        )?,
+                    },
+                    settings.summary_instruction().to_owned(),
+                ),
             };
-            Ok((summarizer, input))
+            Ok((summarizer, Some(input), instruction))
         })
         .await
         .context("could not choose the summariser; set one in the tree's settings")?;
-        // The summary it would condense was replaced or deleted meanwhile: nothing to do.
-        let Some(input) = input else { return Ok(()) };
+        let Some(input) = input else { return Ok(None) };
         let key = self.key_for(summarizer.provider).await?;
-        let (instruction, text) = match &input {
-            SummaryInput::Thread { transcript } => {
-                let tree = job.tree;
-                let this = self.clone();
-                let instruction = blocking(move || {
-                    let settings = crate::conversation::settings::TreeSettings::from_json(
-                        &this.store.tree_setup(tree)?.settings_json,
-                    );
-                    Ok(settings.summary_instruction().to_owned())
-                })
-                .await?;
-                (instruction, transcript.as_str())
-            }
-            SummaryInput::Condense { text, .. } => (CONDENSE_INSTRUCTION.to_owned(), text.as_str()),
-        };
         let written = self
-            .summarise(&summarizer, &instruction, text, job.budget, key.as_ref())
+            .summarise(&summarizer, &instruction, input.text(), job.budget, key.as_ref())
             .await
             .with_context(|| format!("{} could not write it", summarizer.name))?;
         let store = self.store.clone();
@@ -419,17 +422,16 @@ impl Pinloom {
         let job = job.clone();
         let tokenizer = summarizer.engine.tokenizer;
         blocking(move || {
-            let chars = text_units(&input);
-            let tokens = tokenizer.count(input.text());
             let write = SummaryWrite {
-                text: &written,
-                written_by: SummaryAuthor::Model,
-                chosen: false,
-                input_chars: chars,
-                input_tokens: tokens,
-                written_at_ms: now_ms(),
+                chosen,
+                ..SummaryWrite::model(
+                    &written,
+                    input.text().encode_utf16().count() as u64,
+                    tokenizer.count(input.text()),
+                    now_ms(),
+                )
             };
-            match &input {
+            let stored = match &input {
                 SummaryInput::Thread { .. } => {
                     let key = SummaryKey {
                         tree_id: job.tree,
@@ -439,14 +441,14 @@ impl Pinloom {
                         summarizer: job.summarizer.clone(),
                         fitted_from: None,
                     };
-                    store.set_summary(&key, &write)?;
+                    Some(store.set_summary(&key, &write)?)
                 }
                 SummaryInput::Condense { source, text } => {
-                    store.set_fitted_summary(*source, text, job.budget, &job.summarizer, &write)?;
+                    store.set_fitted_summary(*source, text, job.budget, &job.summarizer, &write)?
                 }
-            }
+            };
             snapshot_cache.forget_plans();
-            Ok(())
+            Ok(stored)
         })
         .await
         .context("could not save the summary")
@@ -503,14 +505,7 @@ impl Pinloom {
                     summarizer: String::new(),
                     fitted_from: None,
                 };
-                let write = SummaryWrite {
-                    text: &text,
-                    written_by: SummaryAuthor::Person,
-                    chosen: true,
-                    input_chars: 0,
-                    input_tokens: 0,
-                    written_at_ms: now_ms(),
-                };
+                let write = SummaryWrite::chosen(&text, SummaryAuthor::Person, now_ms());
                 Ok(store.set_summary(&key, &write)?)
             })
             .await?;
@@ -535,53 +530,33 @@ impl Pinloom {
                 ApiError::invalid_input("a summary's budget must be at least 1 token").into()
             );
         }
-        let this = self.clone();
-        let (summarizer, transcript, instruction) = blocking(move || {
-            let settings = crate::conversation::settings::TreeSettings::from_json(
-                &this.store.tree_setup(TreeId(tree_id))?.settings_json,
-            );
-            let name = settings.summarizer.clone().unwrap_or(profile);
-            let summarizer = this.model_choice(&name)?;
-            let node = this.store.node(NodeId(up_to))?;
-            if node.tree_id != TreeId(tree_id) || node.pin_id != pin_id.map(PinId) {
-                return Err(ApiError::invalid_input(format!(
-                    "message {up_to} is not in the thread being summarised"
-                ))
-                .into());
-            }
-            let transcript = thread_transcript(&this.store, NodeId(up_to), &summarizer, budget)?;
-            Ok((summarizer, transcript, settings.summary_instruction().to_owned()))
-        })
-        .await
-        .context("could not write the summary again")?;
-        let key = self.key_for(summarizer.provider).await?;
-        let text = self
-            .summarise(&summarizer, &instruction, &transcript, budget, key.as_ref())
-            .await
-            .with_context(|| format!("{} could not write the summary", summarizer.name))?;
-        let name = summarizer.name.clone();
-        let tokens = summarizer.engine.tokenizer.count(&transcript);
-        let summary = self
-            .write("could not save the summary", move |store| {
-                let key = SummaryKey {
-                    tree_id: TreeId(tree_id),
-                    pin_id: pin_id.map(PinId),
-                    path_end: Some(NodeId(up_to)),
-                    budget: Some(budget),
-                    summarizer: name,
-                    fitted_from: None,
-                };
-                let write = SummaryWrite {
-                    text: &text,
-                    written_by: SummaryAuthor::Model,
-                    chosen: true,
-                    input_chars: transcript.encode_utf16().count() as u64,
-                    input_tokens: tokens,
-                    written_at_ms: now_ms(),
-                };
-                Ok(store.set_summary(&key, &write)?)
+        let job = self
+            .read("could not write the summary again", move |store| {
+                let node = store.node(NodeId(up_to))?;
+                if node.tree_id != TreeId(tree_id) || node.pin_id != pin_id.map(PinId) {
+                    return Err(ApiError::invalid_input(format!(
+                        "message {up_to} is not in the thread being summarised"
+                    ))
+                    .into());
+                }
+                let settings = crate::conversation::settings::TreeSettings::from_json(
+                    &store.tree_setup(TreeId(tree_id))?.settings_json,
+                );
+                Ok(SummaryJob {
+                    tree: TreeId(tree_id),
+                    thread: pin_id.map(PinId),
+                    up_to: NodeId(up_to),
+                    budget,
+                    condense: None,
+                    summarizer: settings.summarizer.unwrap_or(profile),
+                })
             })
             .await?;
+        let summary = self
+            .summarise_and_store(&job, true)
+            .await
+            .context("could not write the summary again")?
+            .ok_or_else(|| anyhow::anyhow!("the summary was not written"))?;
         let _ = self.summary_jobs.landed.send(tree_id);
         Ok(summary.into())
     }
@@ -625,10 +600,6 @@ impl SummaryInput {
             SummaryInput::Condense { text, .. } => text,
         }
     }
-}
-
-fn text_units(input: &SummaryInput) -> u64 {
-    input.text().encode_utf16().count() as u64
 }
 
 /// A summary cut to its budget when the model overran it, ending with a visible note.

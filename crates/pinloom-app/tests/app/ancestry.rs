@@ -563,3 +563,33 @@ async fn a_thread_too_long_for_the_summariser_is_summarised_from_its_earlier_sum
     assert!(!request.contains("Turn 12:"), "not the messages the earlier summary carries");
     assert!(!request.contains("is left out"), "{request}");
 }
+
+#[tokio::test]
+async fn regenerating_a_summary_makes_the_summarisers_new_one_the_one_sent() {
+    let server =
+        Server::start(vec![says(ANSWER), says("Written again: erosion shapes meanders.")]).await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let tree = dialogue(&pinloom).await;
+    let reply = ask(&pinloom, tree, None, "Why do rivers meander?").await.reply.message.id;
+    let pin = pinloom.pin_range(reply, 0, 8, "Meanders".into(), String::new()).await.unwrap();
+    pinloom.write_own_summary(tree, None, reply, "My first take.".into()).await.unwrap();
+    let regenerated =
+        pinloom.regenerate_summary(tree, None, reply, 800, "Local".into()).await.unwrap();
+    assert_eq!(
+        (regenerated.written_by, regenerated.chosen, regenerated.summarizer.as_str()),
+        (SummaryWriter::Model, true, "Local")
+    );
+    let knows = pinloom.pin_ancestry(pin.id, "Local".into(), false).await.unwrap();
+    assert_eq!(knows[0].text, "Written again: erosion shapes meanders.");
+    assert_eq!(knows[0].written_by, Some(SummaryWriter::Model));
+    let prompt = sent(&server.seen()[1].json());
+    assert!(prompt.contains("Person: Why do rivers meander?"), "{prompt}");
+    // A message of another thread is refused in words.
+    let error = ApiError::from(
+        pinloom
+            .regenerate_summary(tree, Some(pin.id), reply, 800, "Local".into())
+            .await
+            .unwrap_err(),
+    );
+    assert!(error.message.contains("not in the thread being summarised"), "{}", error.message);
+}
