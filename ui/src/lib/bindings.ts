@@ -1152,7 +1152,7 @@ export type SliceView = {
 	 *  Why it was cut: `overBudget`, `truncated`, `outsideShare`, `excluded`, `softDeleted`,
 	 *  `annotation`, `emptySummary`, `overDepthBudget`, `fileTooLarge`, `orphanToolResult`,
 	 *  `orphanToolCall`, `providerRoleRule`, `bufferModeSystemContextOff`, `filtered`,
-	 *  `alreadyInHistory`, `notOptedIn` or `offPath`.
+	 *  `alreadyInHistory`, `alreadyInAncestry`, `notOptedIn` or `offPath`.
 	 */
 	reason: string | null,
 	/**  For a message cut at the boundary: the whole message's tokens, of which `tokens` are kept. */
