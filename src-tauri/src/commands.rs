@@ -1,7 +1,5 @@
 //! The commands the window calls. Each adapts one application-layer use case; none holds logic.
 
-use std::path::PathBuf;
-
 use pinloom_app::ApiError;
 use pinloom_app::json::{
     EmptiedTrashView, ExportDone, ExportRequest, ImportReportView, Message, TransferProgress,
@@ -13,6 +11,7 @@ use tauri::{AppHandle, State};
 use tauri_specta::Event;
 
 use crate::AppState;
+use crate::chosen_files::Use;
 use crate::preferences::{self, UiPreferences};
 
 /// Sent after any change to the list of trees or their contents, so every window refreshes.
@@ -236,8 +235,9 @@ pub(crate) async fn tree_import(
     path: String,
     on_progress: Channel<TransferProgress>,
 ) -> Result<ImportReportView, ApiError> {
+    let path = state.chosen.check(&path, Use::Import)?;
     let pinloom = state.pinloom()?;
-    let report = pinloom.import_file(PathBuf::from(path), progress_to(on_progress)).await?;
+    let report = pinloom.import_file(path, progress_to(on_progress)).await?;
     for tree in &report.trees {
         announce(&app, tree.id);
     }
@@ -251,5 +251,6 @@ pub(crate) async fn tree_export(
     request: ExportRequest,
     on_progress: Channel<TransferProgress>,
 ) -> Result<ExportDone, ApiError> {
+    state.chosen.check(&request.path, Use::Export)?;
     Ok(state.pinloom()?.export_file(request, progress_to(on_progress)).await?)
 }

@@ -51,10 +51,30 @@ pub(crate) struct Streaming {
 }
 
 impl Streaming {
-    fn start(&self, request_id: u32) -> CancellationToken {
-        let token = CancellationToken::new();
-        self.lock().insert(request_id, token.clone());
-        token
+    fn start(&self, request_id: u32) -> Result<CancellationToken, ApiError> {
+        Ok(self.start_all(&[request_id])?.remove(0))
+    }
+
+    /// Tokens for replies under these request ids, all or none: an id already streaming, or
+    /// given twice, is refused, since only one reply could then be stopped by it.
+    fn start_all(&self, request_ids: &[u32]) -> Result<Vec<CancellationToken>, ApiError> {
+        let mut replies = self.lock();
+        for (at, id) in request_ids.iter().enumerate() {
+            if replies.contains_key(id) || request_ids[..at].contains(id) {
+                return Err(ApiError::invalid_input(format!(
+                    "request id {id} is already streaming a reply; each reply needs an id of its \
+                     own to be stopped by"
+                )));
+            }
+        }
+        Ok(request_ids
+            .iter()
+            .map(|id| {
+                let token = CancellationToken::new();
+                replies.insert(*id, token.clone());
+                token
+            })
+            .collect())
     }
 
     fn finish(&self, request_id: u32) {
@@ -160,7 +180,7 @@ pub(crate) async fn reply_start(
     on_piece: Channel<ReplyPiece>,
 ) -> Result<Exchange, ApiError> {
     let pinloom = state.pinloom()?.clone();
-    let cancel = state.streaming.start(request_id);
+    let cancel = state.streaming.start(request_id)?;
     let events = forward(on_piece);
     let result = pinloom.reply_to(target, profile, events, cancel).await;
     state.streaming.finish(request_id);
@@ -184,16 +204,17 @@ pub(crate) async fn reply_fan_out(
         ));
     }
     let pinloom = state.pinloom()?.clone();
+    let tokens = state.streaming.start_all(&request_ids)?;
     let lanes = profiles
         .into_iter()
-        .zip(&request_ids)
+        .zip(tokens)
         .enumerate()
-        .map(|(lane, (profile, request_id))| {
+        .map(|(lane, (profile, cancel))| {
             let lane = u32::try_from(lane).unwrap_or(u32::MAX);
             FanOutLane {
                 profile,
                 events: forward_as(on_piece.clone(), move |piece| LanePiece::Piece { lane, piece }),
-                cancel: state.streaming.start(*request_id),
+                cancel,
             }
         })
         .collect();
@@ -390,6 +411,16 @@ pub(crate) async fn profiles_list(
     Ok(state.pinloom()?.model_profiles().await?)
 }
 
+/// Enables a model profile that came with an imported file.
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn profile_enable(
+    state: State<'_, AppState>,
+    name: String,
+) -> Result<ModelProfile, ApiError> {
+    Ok(state.pinloom()?.enable_model_profile(name).await?)
+}
+
 /// Deletes the model profile named `name`.
 #[tauri::command]
 #[specta::specta]
@@ -407,4 +438,22 @@ pub(crate) async fn profile_save(
     profile: ModelProfile,
 ) -> Result<ModelProfile, ApiError> {
     Ok(state.pinloom()?.save_model_profile(profile).await?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Streaming;
+
+    #[test]
+    fn a_request_id_streams_one_reply_at_a_time() {
+        let streaming = Streaming::default();
+        let first = streaming.start(1).unwrap();
+        assert!(streaming.start(1).is_err(), "a second reply under a streaming id");
+        assert!(streaming.start_all(&[2, 2]).is_err(), "one id twice in a fan-out");
+        assert!(streaming.start_all(&[3, 1]).is_err(), "an id already streaming");
+        assert!(streaming.start(3).is_ok(), "a refused fan-out started nothing");
+        streaming.finish(1);
+        assert!(!first.is_cancelled());
+        assert!(streaming.start(1).is_ok(), "a finished id is free again");
+    }
 }

@@ -4,6 +4,7 @@
 //! commands; each command is an adapter of a few lines. The TypeScript bindings in
 //! `ui/src/lib/bindings.ts` are generated from [`specta_builder`].
 
+mod chosen_files;
 pub mod command_names;
 mod commands;
 mod conversation;
@@ -28,6 +29,8 @@ struct AppState {
     data_dir: PathBuf,
     /// The replies streaming now, so the window can stop one.
     streaming: conversation::Streaming,
+    /// The files the person chose with a dialog or a drop: the only ones the window may name.
+    chosen: chosen_files::ChosenFiles,
 }
 
 impl AppState {
@@ -51,6 +54,9 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             commands::tree_open,
             commands::tree_import,
             commands::tree_export,
+            chosen_files::choose_import_files,
+            chosen_files::choose_export_path,
+            chosen_files::choose_attachments,
             commands::message_append,
             commands::preferences_get,
             commands::preferences_set,
@@ -77,6 +83,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             conversation::profiles_list,
             conversation::profile_save,
             conversation::profile_delete,
+            conversation::profile_enable,
             tree_tools::tree_outline,
             tree_tools::tree_map,
             tree_tools::notes_list,
@@ -175,6 +182,15 @@ pub fn run() {
         .plugin(tauri_plugin_store::Builder::new().build())
         .plugin(tauri_plugin_dialog::init())
         .invoke_handler(builder.invoke_handler())
+        .on_window_event(|window, event| {
+            // A drop is a choice: remembered here, synchronously, before the page that hears of
+            // it can ask for the files.
+            if let tauri::WindowEvent::DragDrop(tauri::DragDropEvent::Drop { paths, .. }) = event
+                && let Some(state) = window.try_state::<AppState>()
+            {
+                state.chosen.remember(paths.iter().cloned());
+            }
+        })
         .setup(move |app| {
             builder.mount_events(app);
             let os_default = app.path().app_data_dir().ok();
@@ -194,7 +210,12 @@ pub fn run() {
                 }
                 Err(error) => tracing::error!(%error.message, "database unusable"),
             }
-            app.manage(AppState { pinloom, data_dir, streaming: Default::default() });
+            app.manage(AppState {
+                pinloom,
+                data_dir,
+                streaming: Default::default(),
+                chosen: Default::default(),
+            });
             Ok(())
         })
         .run(tauri::generate_context!())

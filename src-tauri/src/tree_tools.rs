@@ -1,8 +1,6 @@
 //! Commands for what surrounds a conversation: the tree map, notes, attachments, a tree's
 //! settings and system context, and the ThreadMind export. Each adapts one use case.
 
-use std::path::PathBuf;
-
 use pinloom_app::ApiError;
 use pinloom_app::json::{
     AttachTo, AttachmentView, Message, NoteView, OutlineEntry, Promotion, SearchResult,
@@ -11,6 +9,7 @@ use pinloom_app::json::{
 use tauri::State;
 
 use crate::AppState;
+use crate::chosen_files::Use;
 
 #[tauri::command]
 #[specta::specta]
@@ -70,7 +69,8 @@ pub(crate) async fn attach_path(
     to: AttachTo,
     path: String,
 ) -> Result<AttachmentView, ApiError> {
-    Ok(state.pinloom()?.attach_path(tree_id, to, PathBuf::from(path.trim())).await?)
+    let path = state.chosen.check(&path, Use::Attach)?;
+    Ok(state.pinloom()?.attach_path(tree_id, to, path).await?)
 }
 
 #[tauri::command]

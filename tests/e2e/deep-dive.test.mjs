@@ -261,8 +261,16 @@ describe("deep dives in the real window", () => {
     await harness.textsWhen("message-text", 1);
     const notes = join(harness.dataDir, "field-notes.md");
     writeFileSync(notes, "Oxbow lakes form when a meander is cut off.");
-    await type("attach-path", notes);
-    await (await harness.find("attach-submit")).click();
+    // A path the window makes up is refused by the shell: only what the person chose is read.
+    const refused = await harness.driver.executeAsyncScript(`
+      const done = arguments[arguments.length - 1];
+      window.__TAURI_INTERNALS__
+        .invoke("attach_path", { treeId: 1, to: { on: "tree" }, path: ${JSON.stringify(notes)} })
+        .then(() => done("attached"), (error) => done(error.message));
+    `);
+    assert.match(refused, /was not chosen in this window/);
+    await (await harness.find("attach-choose")).click();
+    await harness.answerFileDialog("Attach files", notes);
     await harness.textsWhen("attachment", 1);
     await (await harness.find("inspect")).click();
     await harness.textsUntil("slice", (kinds) => kinds.some((text) => text.startsWith("file")), "the file is a slice");

@@ -27,21 +27,15 @@ fn every_command_is_granted_and_nothing_more() {
 }
 
 #[test]
-fn only_event_listening_and_file_dialogs_are_granted_beyond_the_apps_commands() {
+fn only_event_listening_is_granted_beyond_the_apps_commands() {
     let others: BTreeSet<String> = granted_permissions()
         .into_iter()
         .filter(|permission| !permission.starts_with("allow-"))
         .collect();
-    // The dialogs pick a path and nothing more: no message boxes, no file system access of
-    // the dialog plugin's own (the chosen path goes to Pinloom's import, export or attach).
-    let expected: BTreeSet<String> = [
-        "core:event:allow-listen",
-        "core:event:allow-unlisten",
-        "dialog:allow-open",
-        "dialog:allow-save",
-    ]
-    .map(String::from)
-    .into();
+    // Not even the dialog plugin's open and save: the dialogs run in the shell, which remembers
+    // what the person chose, so the window cannot present a path of its own as chosen.
+    let expected: BTreeSet<String> =
+        ["core:event:allow-listen", "core:event:allow-unlisten"].map(String::from).into();
     assert_eq!(others, expected, "the window needs no other core or plugin permission");
 }
 

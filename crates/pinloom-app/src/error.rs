@@ -78,6 +78,7 @@ fn code_of_provider_error(error: &ProviderError) -> ErrorCode {
     match error {
         ProviderError::WrongKey { .. }
         | ProviderError::MissingKey { .. }
+        | ProviderError::KeyUnusable { .. }
         | ProviderError::KeyringUnavailable { .. } => ErrorCode::ProviderKey,
         ProviderError::Cancelled => ErrorCode::Cancelled,
         ProviderError::HttpClient { .. } => ErrorCode::Internal,

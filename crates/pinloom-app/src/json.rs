@@ -163,6 +163,11 @@ pub struct ModelProfile {
     /// What the model costs, for each reply's receipt; none when unknown (local models).
     #[serde(default)]
     pub prices: Option<crate::conversation::receipts::Prices>,
+    /// The file it came with, while the person has not enabled it (Settings → Models): until
+    /// then it is never planned for, sent to, or offered as a default. Saving keeps it as it is;
+    /// only enabling clears it.
+    #[serde(default)]
+    pub imported_from: Option<String>,
 }
 
 /// A profile's sampling settings.
@@ -224,6 +229,7 @@ impl ModelProfile {
             sampling: SamplingSettings::default(),
             assembly: AssemblySettings::default(),
             prices: None,
+            imported_from: None,
         }
     }
 
@@ -246,6 +252,7 @@ impl ModelProfile {
             sampling_json,
             settings_json,
             prices_json: self.prices.and_then(|prices| serde_json::to_string(&prices).ok()),
+            imported_from: self.imported_from,
         }
     }
 }
@@ -268,6 +275,7 @@ impl From<store::ModelProfile> for ModelProfile {
             sampling: serde_json::from_str(&profile.sampling_json).unwrap_or_default(),
             assembly: serde_json::from_str(&profile.settings_json).unwrap_or_default(),
             prices: profile.prices_json.as_deref().and_then(|json| serde_json::from_str(json).ok()),
+            imported_from: profile.imported_from,
         }
     }
 }

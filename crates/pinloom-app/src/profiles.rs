@@ -41,6 +41,7 @@ pub(crate) fn seed_from_catalog(store: &Store) -> Result<(), StoreError> {
                 sampling_json: "{}".to_owned(),
                 settings_json: "{}".to_owned(),
                 prices_json: None,
+                imported_from: None,
             },
             now,
         )?;
@@ -104,6 +105,10 @@ pub(crate) fn check(profile: &ModelProfile) -> Result<(), ApiError> {
     }
     Ok(())
 }
+
+/// The highest price per million tokens a profile may carry, in US dollars: far above any
+/// model's, and low enough that no reply's cost overflows.
+pub(crate) const MAX_PRICE: f64 = 10_000.0;
 
 /// The names of the truncation strategies a profile may choose.
 pub(crate) const TRUNCATION_STRATEGIES: [&str; 3] =
@@ -169,12 +174,11 @@ fn check_sampling_and_assembly(name: &str, profile: &ModelProfile) -> Result<(),
             prices.cache_read_per_million,
             prices.cache_write_per_million,
         ];
-        if all.into_iter().flatten().any(|price| !price.is_finite() || price < 0.0) {
-            return refuse(
-                "prices are US dollars per million tokens, 0 or more; clear them for a \
-                 model without a price"
-                    .to_owned(),
-            );
+        if all.into_iter().flatten().any(|price| !(0.0..=MAX_PRICE).contains(&price)) {
+            return refuse(format!(
+                "prices are US dollars per million tokens, from 0 to {MAX_PRICE}; clear them for \
+                 a model without a price"
+            ));
         }
     }
     Ok(())
@@ -190,8 +194,14 @@ impl Pinloom {
     }
 
     /// Creates a profile, or replaces the one with the same name.
-    pub async fn save_model_profile(&self, profile: ModelProfile) -> anyhow::Result<ModelProfile> {
+    pub async fn save_model_profile(
+        &self,
+        mut profile: ModelProfile,
+    ) -> anyhow::Result<ModelProfile> {
         check(&profile)?;
+        // A new profile is the person's; one that came with a file keeps its mark (the store
+        // leaves it as stored) until the person enables it.
+        profile.imported_from = None;
         // Through `write`, so the plans this process keeps for the old numbers are dropped.
         let saved = self
             .write("could not save the model profile", move |store| {
@@ -261,6 +271,17 @@ impl Pinloom {
                 .collect(),
             truncations: TRUNCATION_STRATEGIES.iter().map(|name| (*name).to_owned()).collect(),
         }
+    }
+
+    /// Enables a model profile that came with an imported file: from now on it may be planned
+    /// for, sent to and chosen as a default.
+    pub async fn enable_model_profile(&self, name: String) -> anyhow::Result<ModelProfile> {
+        let enabled = self
+            .write("could not enable the model profile", move |store| {
+                Ok(store.enable_profile(&name, now_ms())?)
+            })
+            .await?;
+        Ok(enabled.into())
     }
 
     /// Deletes the profile named `name`.

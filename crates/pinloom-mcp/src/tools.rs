@@ -220,7 +220,7 @@ pub(crate) const TOOLS: &[ToolSpec] = &[
             arg("messageId", "Plan for this message instead", Kind::Integer, false),
             arg(
                 "profile",
-                "Model profile name, as profile_list shows it (defaults to the first)",
+                "Model profile name, as profile_list shows it (defaults to the first enabled one)",
                 Kind::String,
                 false,
             ),

@@ -195,14 +195,8 @@ impl Provider {
             builder = builder.header(*name, value);
         }
         if let Some(key) = key {
-            builder = match provider.family() {
-                ProviderFamily::Anthropic => builder.header("x-api-key", key),
-                // In a header, not the `?key=` query, so the key never appears in a URL.
-                ProviderFamily::Gemini => builder.header("x-goog-api-key", key),
-                ProviderFamily::OpenAiCompatible | ProviderFamily::Ollama => {
-                    builder.bearer_auth(key)
-                }
-            };
+            let (name, value) = key_header(provider, key)?;
+            builder = builder.header(name, value);
         }
         let sent = tokio::time::timeout(self.timeouts.response, builder.send()).await;
         let response = match sent {
@@ -223,7 +217,7 @@ impl Provider {
             return Ok(response);
         }
         if status.is_redirection() {
-            return Err(redirected(provider, &response));
+            return Err(redirected(provider, &response, key));
         }
         let retry_after = response
             .headers()
@@ -267,7 +261,7 @@ impl Provider {
             Ok(Ok(response)) => response,
         };
         if response.status().is_redirection() {
-            return Err(redirected(provider, &response));
+            return Err(redirected(provider, &response, None));
         }
         let status = response.status().as_u16();
         let text = match read_capped(response, MAX_PLAIN_ANSWER_BYTES, self.timeouts.idle).await {
@@ -441,14 +435,40 @@ async fn read_capped(
     Ok((String::from_utf8_lossy(&body).into_owned(), false))
 }
 
+/// The header that carries `key` for `family`, marked sensitive so that no debug output or log of
+/// the request shows it: Anthropic's `x-api-key`, Gemini's `x-goog-api-key` (a header, not the
+/// `?key=` query, so the key never appears in a URL), and a bearer token for the rest.
+pub(crate) fn key_header(
+    provider: ProviderId,
+    key: &str,
+) -> Result<(reqwest::header::HeaderName, reqwest::header::HeaderValue), ProviderError> {
+    use reqwest::header::{AUTHORIZATION, HeaderName, HeaderValue};
+    let (name, text) = match provider.family() {
+        ProviderFamily::Anthropic => (HeaderName::from_static("x-api-key"), key.to_owned()),
+        ProviderFamily::Gemini => (HeaderName::from_static("x-goog-api-key"), key.to_owned()),
+        ProviderFamily::OpenAiCompatible | ProviderFamily::Ollama => {
+            (AUTHORIZATION, format!("Bearer {key}"))
+        }
+    };
+    let mut value = HeaderValue::from_str(&text)
+        .map_err(|_| ProviderError::KeyUnusable { provider: provider.display_name() })?;
+    value.set_sensitive(true);
+    Ok((name, value))
+}
+
 /// A redirect, refused: following it would send the key and the conversation to an address the
-/// person never chose.
-fn redirected(provider: ProviderId, response: &reqwest::Response) -> ProviderError {
+/// person never chose. The address is said with the key blanked: a server may put it there.
+fn redirected(
+    provider: ProviderId,
+    response: &reqwest::Response,
+    key: Option<&str>,
+) -> ProviderError {
     let location = response
         .headers()
         .get(reqwest::header::LOCATION)
         .and_then(|value| value.to_str().ok())
-        .unwrap_or("an address it did not give");
+        .map(|location| crate::error::clean_detail(location, key))
+        .unwrap_or_else(|| "an address it did not give".to_owned());
     ProviderError::Rejected {
         provider: provider.display_name(),
         status: response.status().as_u16(),
@@ -490,5 +510,23 @@ fn byte_failure(provider: ProviderId, failure: ByteFailure) -> ProviderError {
             provider: provider.display_name(),
             detail: error.to_string(),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::key_header;
+    use crate::wire::ProviderId;
+
+    #[test]
+    fn every_key_header_is_marked_sensitive() {
+        for provider in [ProviderId::Anthropic, ProviderId::Gemini, ProviderId::OpenAi] {
+            let (name, value) = key_header(provider, "sk-secret-key-123").unwrap();
+            assert!(value.is_sensitive(), "{name}");
+            assert!(!format!("{value:?}").contains("secret"), "{name}: {value:?}");
+        }
+        let (name, _) = key_header(ProviderId::Gemini, "k").unwrap();
+        assert_eq!(name.as_str(), "x-goog-api-key");
+        assert!(key_header(ProviderId::OpenAi, "sk-\nInjected: header").is_err());
     }
 }

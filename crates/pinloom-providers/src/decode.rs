@@ -169,8 +169,14 @@ impl Decoder {
     fn json(&self, data: &str) -> Result<Value, ProviderError> {
         serde_json::from_str(data).map_err(|error| ProviderError::Malformed {
             provider: self.provider.display_name(),
-            detail: format!("{error} in {:?}", data.chars().take(120).collect::<String>()),
+            detail: self
+                .blank(&format!("{error} in {:?}", data.chars().take(120).collect::<String>())),
         })
+    }
+
+    /// `detail` as it may be shown: cut, and the key blanked if the server echoed it.
+    pub(crate) fn blank(&self, detail: &str) -> String {
+        crate::error::clean_detail(detail, self.key.as_deref())
     }
 
     fn in_stream(&self, error: &Value) -> ProviderError {
@@ -406,7 +412,7 @@ pub(crate) async fn read_reply<E: std::fmt::Display>(
             Some(Ok(event)) => event,
             Some(Err(EventStreamError::Transport(error))) => return (text, Some(failure(error))),
             Some(Err(error)) => {
-                let detail = error.to_string();
+                let detail = decoder.blank(&error.to_string());
                 let malformed =
                     ProviderError::Malformed { provider: provider.display_name(), detail };
                 return (text, Some(malformed));

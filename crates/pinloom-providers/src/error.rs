@@ -35,6 +35,15 @@ pub enum ProviderError {
         /// `, or set VARIABLE` when the key may come from the environment.
         env: String,
     },
+    /// The key holds characters no HTTP header can carry.
+    #[error(
+        "The API key for {provider} holds characters no request can carry (a line break, a \
+         control character): paste it again in Settings → Providers."
+    )]
+    KeyUnusable {
+        /// The provider.
+        provider: &'static str,
+    },
     /// The account has no credit or its quota is spent; retrying will not help.
     #[error(
         "{provider} says the account has no credit or quota left ({detail}). Add credit or raise \
@@ -233,6 +242,7 @@ impl ProviderError {
         match self {
             ProviderError::WrongKey { .. } => "wrongKey",
             ProviderError::MissingKey { .. } => "missingKey",
+            ProviderError::KeyUnusable { .. } => "keyUnusable",
             ProviderError::NoCredit { .. } => "noCredit",
             ProviderError::ContextTooLong { .. } => "contextTooLong",
             ProviderError::SystemUnsupported { .. } => "systemUnsupported",
@@ -267,6 +277,7 @@ impl ProviderError {
             // Named one by one, so a new kind of failure is decided here, not defaulted.
             ProviderError::WrongKey { .. }
             | ProviderError::MissingKey { .. }
+            | ProviderError::KeyUnusable { .. }
             | ProviderError::NoCredit { .. }
             | ProviderError::ContextTooLong { .. }
             | ProviderError::SystemUnsupported { .. }

@@ -11,7 +11,7 @@ use crate::model::{
     NodeId, Part, PinId, Receipt, SummaryAuthor, SummaryKey, SummaryWrite, Tree, TreeId,
 };
 use crate::nodes::{NODE_COLUMNS, insert_node, node_from_row, prune};
-use crate::pins::insert_pin;
+use crate::pins::{PinPlace, insert_pin};
 use crate::profiles::insert_profile;
 use crate::receipts::write_receipt;
 use crate::slugs::{ROOT_THREAD_SLUG, SlugPicker, slugify};
@@ -460,10 +460,8 @@ fn import_tree(
         }
     }
     // Slugs: each pin gets the one it had where no live thread has it, else the next free one.
-    // The automatic slugs given on insertion are set aside first so they cannot stand in the way.
-    for pin in &pins {
-        conn.execute("UPDATE pins SET slug = char(1) || id WHERE id = ?1", [pin.0])?;
-    }
+    // Insertion gave each a placeholder (a control character and its index) that no picked slug
+    // can equal, so none stands in the way.
     // The tree is the import's own, so its live threads are the import's: their slugs are
     // picked in memory, each base's counter remembered.
     let mut picker = SlugPicker::new([ROOT_THREAD_SLUG.to_owned()]);
@@ -613,15 +611,11 @@ fn ensure_pin(
                 ))
             })?),
         };
-        let written = insert_pin(
-            conn,
-            tree,
-            parent,
-            anchor_node,
-            pin.anchor.as_ref(),
-            &pin.title,
-            pin.created_at_ms,
-        )?;
+        // A placeholder slug no live thread can have: the slugs are picked in memory once every
+        // thread is written (asking the file for a free one per thread is quadratic).
+        let placeholder = format!("\u{1}{current}");
+        let place = PinPlace { tree_id: tree, parent, anchor_node, anchor: pin.anchor.as_ref() };
+        let written = insert_pin(conn, place, &pin.title, Some(&placeholder), pin.created_at_ms)?;
         if let Some((at, result)) = &pin.closed {
             conn.execute(
                 "UPDATE pins SET closed_at_ms = ?2, result = ?3 WHERE id = ?1",

@@ -327,6 +327,18 @@ const MIGRATIONS: &[(&str, Option<Fill>)] = &[
     "#,
         None,
     ),
+    (
+        // 8: what a file brings in is data until the person accepts it. A model profile that came
+        // with an imported file names the file (`imported_from`) and is not used (no plan, no
+        // send, never a default) until the person enables it, which clears the name. A tree's
+        // next thread takes its place after the last one by an index rather than a scan, so an
+        // import of many threads is not quadratic.
+        r#"
+    ALTER TABLE model_profiles ADD COLUMN imported_from TEXT;
+    CREATE INDEX pins_by_tree_order ON pins(tree_id, list_order);
+    "#,
+        None,
+    ),
 ];
 
 /// Gives every existing tree and pin its ThreadMind slug, oldest first so that the oldest keeps

@@ -576,6 +576,9 @@ pub struct ModelProfile {
     pub settings_json: String,
     /// What the model costs, as JSON, when the person entered prices.
     pub prices_json: Option<String>,
+    /// The file it came with, while the person has not enabled it: until then it is never
+    /// planned for, sent to, or offered as a default.
+    pub imported_from: Option<String>,
 }
 
 /// A live message's place in its tree, as the tree map draws it: nothing of its text.

@@ -50,7 +50,13 @@ impl Store {
                 title => title.to_owned(),
             };
             let anchor = Anchor { start, end, text: anchor_text.to_owned() };
-            insert_pin(tx, anchor_node.tree_id, anchor_node.pin_id, Some(node), Some(&anchor), &title, created_at_ms)
+            let place = PinPlace {
+                tree_id: anchor_node.tree_id,
+                parent: anchor_node.pin_id,
+                anchor_node: Some(node),
+                anchor: Some(&anchor),
+            };
+            insert_pin(tx, place, &title, None, created_at_ms)
         })
     }
 
@@ -86,7 +92,8 @@ impl Store {
                     return Err(StoreError::Deleted { node: node.0 });
                 }
             }
-            insert_pin(tx, tree_id, parent, anchor_node, None, title, created_at_ms)
+            let place = PinPlace { tree_id, parent, anchor_node, anchor: None };
+            insert_pin(tx, place, title, None, created_at_ms)
         })
     }
 
@@ -182,20 +189,45 @@ fn child_pins_sql() -> String {
     )
 }
 
+/// Where a new pin goes: its tree, the thread it opens from (`None`: the main thread), and the
+/// message and passage it hangs off.
+pub(crate) struct PinPlace<'a> {
+    pub(crate) tree_id: TreeId,
+    pub(crate) parent: Option<PinId>,
+    pub(crate) anchor_node: Option<NodeId>,
+    pub(crate) anchor: Option<&'a Anchor>,
+}
+
+/// Writes a pin at `place`, named `slug` (a free one made from the title when `None`).
 pub(crate) fn insert_pin(
     conn: &Connection,
-    tree_id: TreeId,
-    parent: Option<PinId>,
-    anchor_node: Option<NodeId>,
-    anchor: Option<&Anchor>,
+    place: PinPlace<'_>,
     title: &str,
+    slug: Option<&str>,
     created_at_ms: i64,
 ) -> Result<Pin, StoreError> {
+    let PinPlace { tree_id, parent, anchor_node, anchor } = place;
+    // A sub-thread opens from the thread of the message it hangs off: anything else would place
+    // it at a depth its chain does not have (and past the depth limit unseen).
+    if let Some(anchor) = anchor_node {
+        let anchor_thread = node_by_id(conn, anchor)?.pin_id;
+        if anchor_thread != parent {
+            return Err(StoreError::InvalidInput(format!(
+                "a sub-thread hangs off message {} of {}, so it must open from that thread",
+                anchor.0,
+                anchor_thread
+                    .map_or("the main thread".to_owned(), |pin| format!("thread {}", pin.0))
+            )));
+        }
+    }
     let depth = thread_depth(conn, parent)? + 1;
     if depth > MAX_PIN_DEPTH {
         return Err(StoreError::TooDeep { limit: MAX_PIN_DEPTH });
     }
-    let slug = free_pin_slug(conn, tree_id, &slugify(title))?;
+    let slug = match slug {
+        Some(slug) => slug.to_owned(),
+        None => free_pin_slug(conn, tree_id, &slugify(title))?,
+    };
     conn.prepare_cached(
         "INSERT INTO pins (tree_id, parent_pin_id, anchor_node_id, range_start, range_end,
              anchor_text, title, depth, created_at_ms, slug, list_order)

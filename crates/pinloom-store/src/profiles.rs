@@ -8,7 +8,7 @@ use crate::store::Store;
 
 const PROFILE_COLUMNS: &str = "name, provider, model_id, base_url, context_window, reserve,
     native_system, completion_endpoint, tokenizer, agent_system_prompt, sampling_json, settings_json,
-    prices_json";
+    prices_json, imported_from";
 
 impl Store {
     /// Creates the profile, or replaces the one with the same name.
@@ -43,6 +43,26 @@ impl Store {
             .ok_or_else(|| StoreError::NoSuchProfile(name.to_owned()))
     }
 
+    /// Enables a profile that came with an imported file: it may be planned for and sent to from
+    /// now on. Returns it.
+    pub fn enable_profile(
+        &self,
+        name: &str,
+        updated_at_ms: i64,
+    ) -> Result<ModelProfile, StoreError> {
+        self.write(|tx| {
+            let changed = tx.execute(
+                "UPDATE model_profiles SET imported_from = NULL, updated_at_ms = ?2 WHERE name = ?1",
+                params![name, updated_at_ms],
+            )?;
+            if changed == 0 {
+                return Err(StoreError::NoSuchProfile(name.to_owned()));
+            }
+            Ok(())
+        })?;
+        self.profile(name)
+    }
+
     /// Deletes the profile named `name`.
     pub fn delete_profile(&self, name: &str) -> Result<(), StoreError> {
         self.write(|tx| {
@@ -62,6 +82,8 @@ pub(crate) fn insert_profile(
     replace: bool,
     updated_at_ms: i64,
 ) -> Result<bool, StoreError> {
+    // Replacing keeps the stored mark of a profile that came with a file: editing it is not
+    // accepting it (`enable_profile` is).
     let on_conflict = if replace {
         "DO UPDATE SET provider = excluded.provider,
              model_id = excluded.model_id, base_url = excluded.base_url,
@@ -79,8 +101,8 @@ pub(crate) fn insert_profile(
         &format!(
             "INSERT INTO model_profiles (name, provider, model_id, base_url, context_window,
                  reserve, native_system, completion_endpoint, tokenizer, agent_system_prompt,
-                 sampling_json, settings_json, updated_at_ms, prices_json)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+                 sampling_json, settings_json, updated_at_ms, prices_json, imported_from)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
              ON CONFLICT (name) {on_conflict}"
         ),
         params![
@@ -97,7 +119,8 @@ pub(crate) fn insert_profile(
             profile.sampling_json,
             profile.settings_json,
             updated_at_ms,
-            profile.prices_json
+            profile.prices_json,
+            profile.imported_from
         ],
     )?;
     Ok(written > 0)
@@ -137,18 +160,30 @@ pub fn invisible_character(text: &str) -> Option<char> {
                 c,
                 '\u{00AD}'
                     | '\u{034F}'
+                    | '\u{0600}'..='\u{0605}'
                     | '\u{061C}'
+                    | '\u{06DD}'
+                    | '\u{070F}'
+                    | '\u{0890}'..='\u{0891}'
+                    | '\u{08E2}'
                     | '\u{115F}'..='\u{1160}'
                     | '\u{17B4}'..='\u{17B5}'
                     | '\u{180B}'..='\u{180F}'
                     | '\u{200B}'..='\u{200F}'
-                    | '\u{202A}'..='\u{202E}'
+                    | '\u{2028}'..='\u{202E}'
                     | '\u{2060}'..='\u{206F}'
+                    // The braille blank and the Hangul fillers draw nothing.
+                    | '\u{2800}'
                     | '\u{3164}'
                     | '\u{FE00}'..='\u{FE0F}'
                     | '\u{FEFF}'
                     | '\u{FFA0}'
                     | '\u{FFF0}'..='\u{FFFB}'
+                    | '\u{110BD}'
+                    | '\u{110CD}'
+                    // Egyptian hieroglyph format controls, shorthand format controls.
+                    | '\u{13430}'..='\u{1343F}'
+                    | '\u{1BCA0}'..='\u{1BCA3}'
                     | '\u{1D173}'..='\u{1D17A}'
                     | '\u{E0000}'..='\u{E0FFF}'
             )
@@ -170,6 +205,7 @@ fn profile_from_row(row: &Row<'_>) -> rusqlite::Result<ModelProfile> {
         sampling_json: row.get(10)?,
         settings_json: row.get(11)?,
         prices_json: row.get(12)?,
+        imported_from: row.get(13)?,
     })
 }
 

@@ -9,6 +9,7 @@ import {
   type AttachTo,
   type CompareReach,
   type ErrorCode,
+  type ExportFormat,
   type ExportRequest,
   type LanePiece,
   type ModelProfile,
@@ -63,7 +64,13 @@ export const backend = {
   trashEmpty: () => unwrap(commands.trashEmpty()),
   about: () => unwrap(commands.about()),
   treeOpen: (treeId: number) => unwrap(commands.treeOpen(treeId)),
-  /// Imports the file at `path`; `onProgress` sees how far it is.
+  /// The system's file dialogs, run by the shell: it remembers what the person chose, and the
+  /// commands that read or write files accept nothing else.
+  chooseImportFiles: () => unwrap(commands.chooseImportFiles()),
+  chooseExportPath: (title: string, fileName: string, format: ExportFormat) =>
+    unwrap(commands.chooseExportPath(title, fileName, format)),
+  chooseAttachments: (folder: boolean) => unwrap(commands.chooseAttachments(folder)),
+  /// Imports the file at `path` (chosen in a dialog or dropped); `onProgress` sees how far it is.
   treeImport: (path: string, onProgress: (progress: TransferProgress) => void) =>
     unwrap(commands.treeImport(path, channelTo(onProgress))),
   /// Exports a tree to a file; `onProgress` sees how far it is.
@@ -119,6 +126,7 @@ export const backend = {
   profilesList: () => unwrap(commands.profilesList()),
   profileSave: (profile: ModelProfile) => unwrap(commands.profileSave(profile)),
   profileDelete: (name: string) => unwrap(commands.profileDelete(name)),
+  profileEnable: (name: string) => unwrap(commands.profileEnable(name)),
   treeOutline: (treeId: number, after: number | null, limit: number) =>
     unwrap(commands.treeOutline(treeId, after, limit)),
   treeMap: (treeId: number) => unwrap(commands.treeMap(treeId)),

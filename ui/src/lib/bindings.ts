@@ -19,6 +19,12 @@ export const commands = {
 	treeOpen: (treeId: number) => typedError<TreeSummary, ApiError>(__TAURI_INVOKE("tree_open", { treeId })),
 	treeImport: (path: string, onProgress: Channel<TransferProgress>) => typedError<ImportReportView, ApiError>(__TAURI_INVOKE("tree_import", { path, onProgress })),
 	treeExport: (request: ExportRequest, onProgress: Channel<TransferProgress>) => typedError<ExportDone, ApiError>(__TAURI_INVOKE("tree_export", { request, onProgress })),
+	/**  Asks for Open Loom or socketteer files to import; none when the person cancels. */
+	chooseImportFiles: () => typedError<string[], ApiError>(__TAURI_INVOKE("choose_import_files")),
+	/**  Asks where to save an export, offering `file_name`; nothing when the person cancels. */
+	chooseExportPath: (title: string, fileName: string, format: ExportFormat) => typedError<string | null, ApiError>(__TAURI_INVOKE("choose_export_path", { title, fileName, format })),
+	/**  Asks for files, or one folder, to attach; none when the person cancels. */
+	chooseAttachments: (folder: boolean) => typedError<string[], ApiError>(__TAURI_INVOKE("choose_attachments", { folder })),
 	messageAppend: (treeId: number, parentId: number | null, text: string) => typedError<Message, ApiError>(__TAURI_INVOKE("message_append", { treeId, parentId, text })),
 	preferencesGet: () => typedError<UiPreferences, ApiError>(__TAURI_INVOKE("preferences_get")),
 	preferencesSet: (preferences: UiPreferences) => typedError<null, ApiError>(__TAURI_INVOKE("preferences_set", { preferences })),
@@ -73,6 +79,8 @@ export const commands = {
 	profileSave: (profile: ModelProfile) => typedError<ModelProfile, ApiError>(__TAURI_INVOKE("profile_save", { profile })),
 	/**  Deletes the model profile named `name`. */
 	profileDelete: (name: string) => typedError<null, ApiError>(__TAURI_INVOKE("profile_delete", { name })),
+	/**  Enables a model profile that came with an imported file. */
+	profileEnable: (name: string) => typedError<ModelProfile, ApiError>(__TAURI_INVOKE("profile_enable", { name })),
 	treeOutline: (treeId: number, after: number | null, limit: number) => typedError<OutlineEntry[], ApiError>(__TAURI_INVOKE("tree_outline", { treeId, after, limit })),
 	treeMap: (treeId: number) => typedError<TreeMapView, ApiError>(__TAURI_INVOKE("tree_map", { treeId })),
 	notesList: (nodeId: number) => typedError<NoteView[], ApiError>(__TAURI_INVOKE("notes_list", { nodeId })),
@@ -699,6 +707,12 @@ export type ModelProfile = {
 	assembly?: AssemblySettings,
 	/**  What the model costs, for each reply's receipt; none when unknown (local models). */
 	prices?: Prices | null,
+	/**
+	 *  The file it came with, while the person has not enabled it (Settings → Models): until
+	 *  then it is never planned for, sent to, or offered as a default. Saving keeps it as it is;
+	 *  only enabling clears it.
+	 */
+	importedFrom?: string | null,
 };
 
 /**  What can be done to a message's flags. */
@@ -953,6 +967,11 @@ export type Receipt = {
 	firstTextMs: number | null,
 	/**  From sending to the end of the reply, in milliseconds. */
 	tookMs: number,
+	/**
+	 *  It came with an imported file: its numbers are the file's, and it carries no words (what
+	 *  is said of it is composed from its numbers).
+	 */
+	imported?: boolean,
 };
 
 /**  A piece of a reply as it streams to the window. */

@@ -81,7 +81,9 @@ function columnOf(view: ThreadView): Column {
   return { view, streaming: null, requestId: null, error: null };
 }
 
-let nextRequestId = 1;
+// Request ids stop replies; the backend refuses one already streaming, and a reloaded window
+// must not reuse the ids of replies still streaming from before: each window starts elsewhere.
+let nextRequestId = Math.floor(Math.random() * 2 ** 30) + 1;
 
 /// How many messages a page of a thread holds, and how many models one prompt goes to at once at
 /// most: the backend's own limits, exported with the bindings.
@@ -96,6 +98,8 @@ export class Conversation {
   treeId = $state<number | null>(null);
   columns = $state<Column[]>([]);
   profiles = $state<ModelProfile[]>([]);
+  /// Profiles that came with imported files, not enabled yet: listed in Settings to enable.
+  importedProfiles = $state<ModelProfile[]>([]);
   profile = $state<string>("");
   /// The message the inspector explains, and its plan.
   focus = $state<number | null>(null);
@@ -120,7 +124,11 @@ export class Conversation {
 
   async loadProfiles(preferred: string | null): Promise<void> {
     try {
-      this.profiles = await backend.profilesList();
+      const all = await backend.profilesList();
+      // A profile that came with an imported file is data until the person enables it: never
+      // offered, never a default.
+      this.profiles = all.filter((profile) => !profile.importedFrom);
+      this.importedProfiles = all.filter((profile) => Boolean(profile.importedFrom));
       const names = this.profiles.map((profile) => profile.name);
       this.profile = preferred && names.includes(preferred) ? preferred : (names[0] ?? "");
     } catch (thrown) {

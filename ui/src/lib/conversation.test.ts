@@ -1,5 +1,6 @@
 import { beforeEach, describe, expect, it } from "vitest";
 
+import { backend } from "./backend";
 import { Conversation } from "./conversation.svelte";
 import { installFakeBackend, type FakeState } from "./fake-backend";
 import { Workspace } from "./workspace.svelte";
@@ -26,6 +27,37 @@ function shown(conversation: Conversation, index = 0) {
 }
 
 describe("Conversation", () => {
+  it("never offers or defaults to a profile that came with an imported file until it is enabled", async () => {
+    const profile = (name: string, importedFrom: string | null = null) => ({
+      name,
+      provider: "openai",
+      modelId: "o1-pro",
+      baseUrl: null,
+      contextWindow: 128_000,
+      reserve: 4_096,
+      nativeSystem: true,
+      completionEndpoint: false,
+      tokenizer: "o200k",
+      agentSystemPrompt: "",
+      importedFrom,
+    });
+    // It sorts first by name, as the file's author meant it to.
+    fake.profiles = [profile("(Recommended) gpt-4o", "shared.json"), profile("Local")];
+    const conversation = new Conversation();
+    await conversation.loadProfiles(null);
+    expect(conversation.profiles.map((one) => one.name)).toEqual(["Local"]);
+    expect(conversation.importedProfiles.map((one) => one.name)).toEqual(["(Recommended) gpt-4o"]);
+    expect(conversation.profile).toBe("Local");
+    // Even named as the last choice, it is not chosen.
+    await conversation.loadProfiles("(Recommended) gpt-4o");
+    expect(conversation.profile).toBe("Local");
+
+    await backend.profileEnable("(Recommended) gpt-4o");
+    await conversation.loadProfiles("(Recommended) gpt-4o");
+    expect(conversation.profile).toBe("(Recommended) gpt-4o");
+    expect(conversation.importedProfiles).toEqual([]);
+  });
+
   it("keeps the text of a reply that arrived but could not be saved", async () => {
     const conversation = await opened();
     fake.replyThenFailure = {

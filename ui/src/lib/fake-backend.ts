@@ -46,6 +46,10 @@ export type FakeState = {
   ancestry: Map<number, AncestorView[]>;
   /// The arguments of every summary the person wrote or had written again.
   summaryWrites: { kind: "write" | "regenerate"; args: Record<string, unknown> }[];
+  /// What the next file dialog answers (nothing: the person closed it), and the paths the
+  /// person chose so far: `tree_import` refuses any other, as the shell does.
+  dialogAnswer: string[];
+  chosen: Set<string>;
 };
 
 
@@ -109,6 +113,8 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
     fanOutFailures: new Map(),
     ancestry: new Map(),
     summaryWrites: [],
+    dialogAnswer: [],
+    chosen: new Set(),
     ...initial,
   };
   let nextId = 100;
@@ -167,9 +173,16 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
         const first = args.first as number;
         return path.slice(first, first + (args.count as number)).map((message) => threadMessage(all, message));
       }
+      case "choose_import_files": {
+        for (const path of state.dialogAnswer) state.chosen.add(path);
+        return state.dialogAnswer;
+      }
       case "tree_import": {
         // A file named "*.json" holds one tree named after it; anything else is refused.
         const path = String(args.path);
+        if (!state.chosen.has(path)) {
+          throw { code: "invalidInput", message: `${path} was not chosen in this window` } satisfies ApiError;
+        }
         const title = path.split("/").at(-1)?.replace(/\.json$/, "") ?? path;
         if (!path.endsWith(".json")) {
           throw { code: "invalidInput", message: `cannot read ${path}: it is not a file` } satisfies ApiError;
@@ -234,6 +247,12 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
       }
       case "profiles_list":
         return state.profiles;
+      case "profile_enable": {
+        const profile = state.profiles.find((one) => one.name === args.name);
+        if (!profile) throw { code: "notFound", message: `no profile ${String(args.name)}` } satisfies ApiError;
+        profile.importedFrom = null;
+        return profile;
+      }
       case "preferences_get":
         return state.preferences;
       case "preferences_set":

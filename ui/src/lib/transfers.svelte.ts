@@ -1,16 +1,11 @@
 // Imports and exports of whole trees: through the system's file dialogs or by dropping files on
 // the window. This module owns their progress, the last import's report and the last export;
 // the sidebar and the tree header only show them.
-import { open, save } from "@tauri-apps/plugin-dialog";
-
 import { backend, PinloomError } from "./backend";
 import type { ExportDone, ExportFormat, ImportReportView, TransferProgress } from "./bindings";
 
 /// What runs now, named for the person: "Importing weavers.json", "Exporting Rivers".
 export type Running = { title: string; progress: TransferProgress | null };
-
-/// The files Pinloom imports (Open Loom v2 and socketteer's loom both save JSON).
-const importFilters = [{ name: "Loom trees (Open Loom, socketteer)", extensions: ["json"] }];
 
 export class Transfers {
   running = $state<Running | null>(null);
@@ -24,15 +19,14 @@ export class Transfers {
 
   /// Asks for files with the system's dialog and imports them.
   async chooseAndImport(): Promise<void> {
-    let picked: string[] | string | null;
+    let picked: string[];
     try {
-      picked = await open({ title: "Import trees", multiple: true, directory: false, filters: importFilters });
+      picked = await backend.chooseImportFiles();
     } catch (thrown) {
       this.error = PinloomError.from(thrown);
       return;
     }
-    if (picked === null) return; // The person closed the dialog.
-    await this.importPaths(Array.isArray(picked) ? picked : [picked]);
+    await this.importPaths(picked); // None when the person closed the dialog.
   }
 
   /// Imports each file in turn; one that fails is reported and the others still come in.
@@ -69,15 +63,7 @@ export class Transfers {
     const extension = format === "openLoom" ? "json" : "md";
     let path: string | null;
     try {
-      path = await save({
-        title: `Export "${tree.title}"`,
-        defaultPath: `${tree.slug}.${extension}`,
-        filters: [
-          format === "openLoom"
-            ? { name: "Open Loom", extensions: ["json"] }
-            : { name: "Markdown", extensions: ["md"] },
-        ],
-      });
+      path = await backend.chooseExportPath(`Export "${tree.title}"`, `${tree.slug}.${extension}`, format);
     } catch (thrown) {
       this.error = PinloomError.from(thrown);
       return;

@@ -50,7 +50,8 @@ describe("Transfers", () => {
   it("imports every file, reports each, names the one that failed, and opens the first tree", async () => {
     const workspace = new Workspace();
     await workspace.start();
-    await workspace.transfers.importPaths(["/tmp/rivers.json", "/tmp/picture.png", "/tmp/deltas.json"]);
+    fake.dialogAnswer = ["/tmp/rivers.json", "/tmp/picture.png", "/tmp/deltas.json"];
+    await workspace.transfers.chooseAndImport();
     const transfers = workspace.transfers;
     expect(transfers.running).toBeNull();
     expect(transfers.reports.map((shown) => shown.file)).toEqual(["rivers.json", "deltas.json"]);
@@ -63,5 +64,20 @@ describe("Transfers", () => {
 
     transfers.dismiss();
     expect([transfers.reports, transfers.error, transfers.exported]).toEqual([[], null, null]);
+  });
+
+  it("imports nothing when the dialog is closed, and names a refused path with what the shell said", async () => {
+    const workspace = new Workspace();
+    await workspace.start();
+    await workspace.transfers.chooseAndImport();
+    expect(fake.calls.filter((call) => call === "tree_import")).toHaveLength(0);
+    expect(workspace.transfers.error).toBeNull();
+
+    // A path the dialog never gave (a drop the shell did not see) is refused, not read.
+    await workspace.transfers.importPaths(["/home/ada/.ssh/id_ed25519.json"]);
+    expect(workspace.transfers.error?.message).toBe(
+      "id_ed25519.json: /home/ada/.ssh/id_ed25519.json was not chosen in this window",
+    );
+    expect(workspace.trees).toEqual([]);
   });
 });

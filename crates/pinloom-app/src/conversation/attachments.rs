@@ -8,6 +8,7 @@ use pinloom_store::{AttachmentRole, AttachmentScope, NodeId, PinId, TreeId};
 
 use crate::ApiError;
 use crate::conversation::settings::TreeSettings;
+use crate::interchange::files::{Links, open_regular};
 use crate::json::{AttachTo, AttachmentView};
 use crate::pinloom::Pinloom;
 use crate::runtime::now_ms;
@@ -133,37 +134,33 @@ fn scope(to: AttachTo) -> AttachmentScope {
 
 fn read_text_file(path: &Path, limit: u64) -> Result<String, ApiError> {
     let shown = path.display();
-    let metadata = std::fs::metadata(path)
-        .map_err(|error| ApiError::invalid_input(format!("cannot read {shown}: {error}")))?;
-    if !metadata.is_file() {
+    if path.is_dir() {
         return Err(ApiError::invalid_input(format!(
             "{shown} is not a file; attach a folder as a folder"
         )));
     }
-    // The kernel's own files (`/proc/self/environ` holds this process's keys) say they are
-    // empty and are not documents: refused wherever a link points from.
-    let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
-    if ["/proc", "/sys", "/dev"].iter().any(|system| real.starts_with(system)) {
-        return Err(ApiError::invalid_input(format!(
-            "{shown} is one of the system's own files ({}), not a document; attach a copy of \
-             what you need instead",
-            real.display()
-        )));
-    }
-    if metadata.len() > limit {
+    // Opened once and checked on the handle: a regular file, not the kernel's own
+    // (`/proc/self/environ` holds this process's keys) wherever a link leads, and nothing
+    // swapped in between a check and the read.
+    let (file, size) = open_regular(path, Links::Followed, None).map_err(|error| {
+        let advice = if error.kind() == std::io::ErrorKind::InvalidInput {
+            "; attach a copy of what you need instead"
+        } else {
+            ""
+        };
+        ApiError::invalid_input(format!("cannot read {shown}: {error}{advice}"))
+    })?;
+    if size > limit {
         return Err(ApiError::invalid_input(format!(
             "{shown} is {} KB, over the {} KB limit for attached files; attach a smaller file, or \
              raise the limit in the tree's settings",
-            metadata.len().div_ceil(1024),
+            size.div_ceil(1024),
             limit / 1024
         )));
     }
     // Read no further than the limit: the file may have grown since, or say less than it holds.
     let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|file| {
-            std::io::Read::read_to_end(&mut std::io::Read::take(file, limit + 1), &mut bytes)
-        })
+    std::io::Read::read_to_end(&mut std::io::Read::take(file, limit + 1), &mut bytes)
         .map_err(|error| ApiError::invalid_input(format!("cannot read {shown}: {error}")))?;
     if bytes.len() as u64 > limit {
         return Err(ApiError::invalid_input(format!(

@@ -821,6 +821,14 @@ pub(crate) fn model_choice_in(store: &Store, name: &str) -> anyhow::Result<Model
         )),
         other => other.into(),
     })?;
+    if let Some(file) = &record.imported_from {
+        return Err(ApiError::invalid_input(format!(
+            "the model profile \"{name}\" came with the file {file:?} and is not enabled: nothing \
+             is planned for or sent to it until you enable it in Settings → Models, if you trust \
+             its model, address and system prompt"
+        ))
+        .into());
+    }
     let calibration = store.calibration(&record.name)?.map(|(milli, _)| milli);
     ModelChoice::from_record(&record, calibration)
 }

@@ -143,12 +143,34 @@ pub struct Receipt {
     pub first_text_ms: Option<u64>,
     /// From sending to the end of the reply, in milliseconds.
     pub took_ms: u64,
+    /// It came with an imported file: its numbers are the file's, and it carries no words (what
+    /// is said of it is composed from its numbers).
+    #[serde(default)]
+    pub imported: bool,
 }
 
 impl Receipt {
-    /// A receipt as the store keeps it, read back.
+    /// A receipt as the store keeps it, read back. Its words are composed again from its
+    /// numbers: a receipt that came with a file (even one imported before receipts said so)
+    /// never speaks in Pinloom's voice with the file's words.
     pub(crate) fn read(stored: &store::Receipt) -> anyhow::Result<Receipt> {
-        serde_json::from_str(&stored.json).context("a stored receipt is unreadable")
+        let mut receipt: Receipt =
+            serde_json::from_str(&stored.json).context("a stored receipt is unreadable")?;
+        receipt.message = (receipt.verdict == Verdict::ProviderCut).then(|| receipt.cut_words());
+        Ok(receipt)
+    }
+
+    /// What a cut context means, in Pinloom's words and the receipt's numbers only.
+    fn cut_words(&self) -> String {
+        let (planned, counted) = (self.planned, self.counted.unwrap_or(0));
+        if self.imported {
+            return format!(
+                "the file this reply came with recorded that its provider counted {counted} prompt \
+                 tokens where {planned} were planned"
+            );
+        }
+        let local = ProviderId::from_name(&self.provider).is_some_and(ProviderId::is_local);
+        cut_message(local, u64::from(planned), counted)
     }
 }
 
@@ -189,7 +211,7 @@ pub(crate) fn receipt(
     let (verdict, message) = match usage.input_tokens {
         None => (Verdict::NotReported, None),
         Some(counted) if cut(expected_at_least, counted, sending.exact_counts) => {
-            (Verdict::ProviderCut, Some(cut_message(sending, planned, counted, local)))
+            (Verdict::ProviderCut, Some(cut_message(local, planned, counted)))
         }
         Some(_) => (Verdict::Matched, None),
     };
@@ -223,6 +245,7 @@ pub(crate) fn receipt(
         cost,
         first_text_ms: reply.first_text_after.map(|after| millis(after.as_millis())),
         took_ms: millis(reply.took.as_millis()),
+        imported: false,
     }
 }
 
@@ -239,22 +262,22 @@ pub(crate) fn cut(expected: u64, counted: u64, exact_counts: bool) -> bool {
     missing > 64 && missing * 100 > expected * tolerance
 }
 
-fn cut_message(sending: &Sending<'_>, planned: u64, counted: u64, local: bool) -> String {
-    let model = sending.model;
+/// What a provider cutting the context means, in Pinloom's words and numbers only.
+fn cut_message(local: bool, planned: u64, counted: u64) -> String {
     if local {
         format!(
-            "{model} counted {counted} prompt tokens where Pinloom sent {planned}: the server cut \
-             the context to fit a smaller window of its own, so the reply did not see all of it \
+            "the server counted {counted} prompt tokens where Pinloom sent {planned}: it cut the \
+             context to fit a smaller window of its own, so the reply did not see all of it \
              (usually the start of the conversation). Set the profile's context window to what \
              the server runs with (for Ollama, the model's num_ctx or OLLAMA_CONTEXT_LENGTH), or \
              give the server a larger window."
         )
     } else {
         format!(
-            "{model} counted {counted} prompt tokens where Pinloom planned {planned}: something \
-             between Pinloom and the model cut the context, or the profile counts tokens with a \
-             tokenizer that does not fit the model. Check the profile's address and counting in \
-             Settings → Models."
+            "the provider counted {counted} prompt tokens where Pinloom planned {planned}: \
+             something between Pinloom and the model cut the context, or the profile counts \
+             tokens with a tokenizer that does not fit the model. Check the profile's address and \
+             counting in Settings → Models."
         )
     }
 }
@@ -273,7 +296,9 @@ fn cost(
         + per(read, prices.cache_read_per_million.unwrap_or(prices.input_per_million))
         + per(written, prices.cache_write_per_million.unwrap_or(prices.input_per_million));
     let output = per(output.unwrap_or(0), prices.output_per_million);
-    Some(Cost { input, output, total: input + output })
+    let total = input + output;
+    // Prices are checked when saved; a cost that is not a number still never reaches a receipt.
+    total.is_finite().then_some(Cost { input, output, total })
 }
 
 fn by_kind(plan: &ContextPlan) -> Vec<KindTokens> {

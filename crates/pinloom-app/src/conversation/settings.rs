@@ -9,6 +9,13 @@ use serde::{Deserialize, Serialize};
 use crate::ApiError;
 use crate::json::{AssemblySettings, Author};
 
+/// The most summary budgets by distance a tree may set (one per level of a chain).
+pub(crate) const MAX_SUMMARY_BUDGETS: u8 = 50;
+/// The largest summary budget, in tokens: larger than any model's window for a summary.
+pub(crate) const MAX_SUMMARY_BUDGET: u32 = 200_000;
+/// The most tokens a tree may keep for the reply.
+pub(crate) const MAX_TOKEN_BUFFER: u32 = 1_000_000;
+
 /// How a tree's contexts are assembled and its summaries written. Every field has a default, so a
 /// tree stores only what the person changed.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, specta::Type)]
@@ -85,12 +92,21 @@ impl TreeSettings {
     /// Refuses settings the engine cannot work with, saying what to change.
     pub(crate) fn check(&self) -> Result<(), ApiError> {
         if let Some(budgets) = &self.depth_budgets
-            && (budgets.is_empty() || budgets.contains(&0))
+            && (budgets.is_empty()
+                || budgets.len() > usize::from(MAX_SUMMARY_BUDGETS)
+                || budgets.iter().any(|&budget| budget == 0 || budget > MAX_SUMMARY_BUDGET))
         {
-            return Err(ApiError::invalid_input(
-                "summary budgets must be one or more token counts above 0, nearest thread first \
-                 (for example 800, 500, 300, 150)",
-            ));
+            return Err(ApiError::invalid_input(format!(
+                "summary budgets must be one to {MAX_SUMMARY_BUDGETS} token counts from 1 to \
+                 {MAX_SUMMARY_BUDGET}, nearest thread first (for example 800, 500, 300, 150)"
+            )));
+        }
+        if let Some(buffer) = self.token_buffer
+            && buffer > MAX_TOKEN_BUFFER
+        {
+            return Err(ApiError::invalid_input(format!(
+                "the tokens kept for the reply must be at most {MAX_TOKEN_BUFFER}"
+            )));
         }
         if let Some(instruction) = &self.summary_instruction
             && instruction.trim().is_empty()
@@ -116,9 +132,17 @@ impl TreeSettings {
                     "the search hits' share is a percentage of the budget: 0 to 100",
                 ));
             }
-            let weights = retrieval.recency_percent
-                + retrieval.relevance_percent
-                + retrieval.salience_percent;
+            let each = [
+                retrieval.recency_percent,
+                retrieval.relevance_percent,
+                retrieval.salience_percent,
+            ];
+            if each.iter().any(|&weight| weight > 100) {
+                return Err(ApiError::invalid_input(
+                    "each search weight is a percentage of the score: 0 to 100",
+                ));
+            }
+            let weights: u32 = each.iter().sum();
             if weights == 0 {
                 return Err(ApiError::invalid_input(
                     "the search weights are all 0: give recency, relevance or salience some \

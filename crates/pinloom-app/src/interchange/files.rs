@@ -34,12 +34,14 @@ impl Pinloom {
         mut progress: impl FnMut(TransferProgress) + Send + 'static,
     ) -> anyhow::Result<ImportReport> {
         // Read on the blocking pool, which hands `progress` back for the writing.
+        let source =
+            path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
         let (text, hint, progress) = blocking(move || {
             let (text, hint) = read_file(&path, &mut progress)?;
             Ok((text, hint, progress))
         })
         .await?;
-        self.import_document_reporting(text, hint, progress).await
+        self.import_document_reporting(text, hint, source, progress).await
     }
 
     /// Exports a tree to the file the request names, in Open Loom or Markdown, telling
@@ -96,6 +98,88 @@ impl Pinloom {
     }
 }
 
+/// Whether opening a file may follow a symbolic link at its last step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Links {
+    /// A link is refused: the file must be the one at the path itself.
+    Refused,
+    /// A link is followed; where it leads is checked on what was opened.
+    Followed,
+}
+
+/// Opens `path` for reading once and checks what was opened on its handle, so that nothing can
+/// be swapped in between a check and the open: it must be a regular file (opening never waits
+/// on a FIFO or a device: non-blocking), not one of the system's own (`/proc`, `/sys`, `/dev`,
+/// where `/proc/self/environ` holds this process's keys) wherever a link led, with
+/// `Links::Refused` not a link itself, and, given `inside`, within that folder as it really is.
+/// Returns the file and its size; a refusal says "it is …" for the caller to name the path.
+pub(crate) fn open_regular(
+    path: &Path,
+    links: Links,
+    inside: Option<&Path>,
+) -> std::io::Result<(std::fs::File, u64)> {
+    let refuse = |why: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, why);
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        let no_follow = if links == Links::Refused { libc::O_NOFOLLOW } else { 0 };
+        options.custom_flags(libc::O_NONBLOCK | no_follow);
+    }
+    let file = options.open(path).map_err(|error| {
+        // O_NOFOLLOW on a link fails with ELOOP: said in words (asking the path again could
+        // find a file swapped back in since).
+        #[cfg(unix)]
+        let link = error.raw_os_error() == Some(libc::ELOOP);
+        #[cfg(not(unix))]
+        let link = false;
+        if links == Links::Refused && link {
+            refuse("it is a symbolic link".to_owned())
+        } else {
+            error
+        }
+    })?;
+    let metadata = file.metadata()?;
+    if !metadata.is_file() {
+        return Err(refuse("it is not a file".to_owned()));
+    }
+    if let Some(real) = opened_path(&file) {
+        if ["/proc", "/sys", "/dev"].iter().any(|system| real.starts_with(system)) {
+            return Err(refuse(format!(
+                "it is one of the system's own files ({}), not a document",
+                real.display()
+            )));
+        }
+        if let Some(folder) = inside {
+            let folder = std::fs::canonicalize(folder)?;
+            if !real.starts_with(&folder) {
+                return Err(refuse(format!(
+                    "it leads outside {} (to {})",
+                    folder.display(),
+                    real.display()
+                )));
+            }
+        }
+    }
+    Ok((file, metadata.len()))
+}
+
+/// Where an open file really is, as the system says for its handle (Linux), which no later
+/// change to the path can alter; `None` where the system does not say.
+fn opened_path(file: &std::fs::File) -> Option<PathBuf> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = file;
+        None
+    }
+}
+
 /// The file's text and the title a tree it leaves untitled gets (the file's name).
 fn read_file(
     path: &Path,
@@ -104,12 +188,11 @@ fn read_file(
     let cannot = |error: &dyn std::fmt::Display| {
         ApiError::invalid_input(format!("cannot read {}: {error}", path.display()))
     };
-    let file = std::fs::File::open(path).map_err(|error| cannot(&error))?;
-    let metadata = file.metadata().map_err(|error| cannot(&error))?;
-    if !metadata.is_file() {
-        anyhow::bail!(cannot(&"it is not a file; choose an Open Loom (.json) or socketteer file"));
-    }
-    let total = metadata.len();
+    // Opened once, never waiting on a FIFO, and checked on the handle: a path swapped for
+    // something else after a check cannot be read instead.
+    let (file, total) = open_regular(path, Links::Followed, None).map_err(|error| {
+        cannot(&format!("{error}; choose an Open Loom (.json) or socketteer file"))
+    })?;
     if total > MAX_IMPORT_BYTES {
         anyhow::bail!(cannot(&format!(
             "it is {} MB, more than the {} MB an import reads; split the document into several",

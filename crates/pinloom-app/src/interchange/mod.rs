@@ -110,19 +110,22 @@ impl Pinloom {
         text: String,
         title_hint: String,
     ) -> anyhow::Result<ImportReport> {
-        self.import_document_reporting(text, title_hint, |_| {}).await
+        let source = title_hint.clone();
+        self.import_document_reporting(text, title_hint, source, |_| {}).await
     }
 
     /// [`Pinloom::import_document`], telling `progress` how many messages the document holds
-    /// and then how many of them are written so far.
+    /// and then how many of them are written so far. `source` names the file in what the import
+    /// brings (its model profiles say they came from it).
     pub(crate) async fn import_document_reporting(
         &self,
         text: String,
         title_hint: String,
+        source: String,
         mut progress: impl FnMut(TransferProgress) + Send + 'static,
     ) -> anyhow::Result<ImportReport> {
         // Reading a large document takes a while of CPU: off the async executor too.
-        let read = blocking(move || read_document(&text, &title_hint, now_ms())).await?;
+        let read = blocking(move || read_document(&text, &title_hint, &source, now_ms())).await?;
         self.write("nothing was imported", move |store| write_document(store, read, &mut progress))
             .await
     }
@@ -131,12 +134,19 @@ impl Pinloom {
 /// A document read and checked, ready to write.
 struct ReadDocument {
     batch: open_loom_import::ImportBatch,
+    /// The file it came from, as its profiles will name it.
+    source: String,
     at_ms: i64,
 }
 
 /// Reads `text` as an Open Loom v2 document or a socketteer/loom tree; a text that is neither
 /// is refused with where and why.
-fn read_document(text: &str, title_hint: &str, now: i64) -> anyhow::Result<ReadDocument> {
+fn read_document(
+    text: &str,
+    title_hint: &str,
+    source: &str,
+    now: i64,
+) -> anyhow::Result<ReadDocument> {
     let value: Value = serde_json::from_str(text).map_err(|error| {
         ApiError::invalid_input(format!(
             "the file is not valid JSON: {error}; nothing was imported"
@@ -155,6 +165,10 @@ fn read_document(text: &str, title_hint: &str, now: i64) -> anyhow::Result<ReadD
     };
     Ok(ReadDocument {
         batch: open_loom_import::read_document(&document, &title_hint, now)?,
+        source: match source.trim() {
+            "" => "an imported file".to_owned(),
+            source => source.to_owned(),
+        },
         at_ms: now,
     })
 }
@@ -166,7 +180,7 @@ fn write_document(
     read: ReadDocument,
     progress: &mut dyn FnMut(TransferProgress),
 ) -> anyhow::Result<ImportReport> {
-    let ReadDocument { mut batch, at_ms } = read;
+    let ReadDocument { mut batch, source, at_ms } = read;
     let total = batch.trees.iter().map(|tree| tree.nodes.len() as u64).sum();
     progress(TransferProgress::Checked { total });
     let mut notes = std::mem::take(&mut batch.notes);
@@ -177,13 +191,30 @@ fn write_document(
     for (settings, tree) in batch.settings.iter_mut().zip(&batch.trees) {
         untrusted::admit_settings(settings, &summarizers, &tree.tree.title, &mut notes);
     }
-    for profile in &batch.profiles {
-        if here.iter().any(|existing| existing.name == profile.name && existing != profile) {
+    let mut arriving = Vec::new();
+    for profile in &mut batch.profiles {
+        if here.iter().any(|existing| existing.name == profile.name) {
             notes.add(format!(
-                "model profile {:?} exists here with other settings; yours were kept",
+                "model profile {:?} exists here already; yours was kept as it is",
                 profile.name
             ));
+        } else {
+            // Data until the person accepts it: never planned for, sent to or a default.
+            profile.imported_from = Some(source.clone());
+            arriving.push(format!("{:?}", profile.name));
         }
+    }
+    if !arriving.is_empty() {
+        let one = arriving.len() == 1;
+        notes.add(format!(
+            "{} {} came with the file and {} not enabled: nothing is planned for or sent to {} \
+             until you enable {} in Settings → Models",
+            if one { "model profile" } else { "model profiles" },
+            arriving.join(", "),
+            if one { "is" } else { "are" },
+            if one { "it" } else { "them" },
+            if one { "it" } else { "them" },
+        ));
     }
     let (written, _) = store.import_trees(
         &batch.trees,
@@ -227,7 +258,7 @@ pub fn import_fuzz_case(importer: FuzzedImporter, data: &[u8]) -> Option<ImportR
         return None;
     }
     let store = pinloom_store::Store::open(std::path::Path::new(":memory:")).ok()?;
-    let read = read_document(text, "fuzz", 0).ok()?;
+    let read = read_document(text, "fuzz", "fuzz", 0).ok()?;
     let report = write_document(&store, read, &mut |_| {}).ok()?;
     let trees: Vec<i64> = report.trees.iter().map(|tree| tree.id).collect();
     if let Err(error) = open_loom_text(&store, &trees, ExportOptions::default(), &mut |_| {}) {

@@ -74,22 +74,35 @@ const MAX_IMPORT_MESSAGES: usize = 1_000_000;
 /// and what the window can still show.
 const MAX_IMPORT_TEXT_BYTES: usize = 16 << 20;
 
+/// The most threads (pins) one import writes: far more than a person opens by hand (ThreadMind's
+/// projects hold dozens), and few enough that a file of nothing but threads stays cheap.
+const MAX_IMPORT_THREADS: usize = 10_000;
+
 /// Refuses a document beyond what an import takes, before anything is read into trees: too many
-/// messages in all, or one text too long. One pass over the document.
+/// messages or threads in all, or one text too long. One pass over the document.
 fn check_limits(trees: &[Value]) -> anyhow::Result<()> {
+    let threads: usize = trees
+        .iter()
+        .filter_map(|tree| {
+            tree.get("extensions")?.get(PINLOOM)?.get("threads")?.as_array().map(Vec::len)
+        })
+        .sum();
     let messages: usize = trees
         .iter()
         .filter_map(|tree| tree.get("nodes").and_then(Value::as_object))
         .map(Map::len)
         .sum();
-    if messages > MAX_IMPORT_MESSAGES {
-        return Err(refuse(
-            "$.trees",
-            format!(
-                "hold {messages} messages; Pinloom imports up to {MAX_IMPORT_MESSAGES} at once: \
-                 split the document"
-            ),
-        ));
+    for (what, count, limit) in
+        [("threads", threads, MAX_IMPORT_THREADS), ("messages", messages, MAX_IMPORT_MESSAGES)]
+    {
+        if count > limit {
+            return Err(refuse(
+                "$.trees",
+                format!(
+                    "hold {count} {what}; Pinloom imports up to {limit} at once: split the document"
+                ),
+            ));
+        }
     }
     for (index, tree) in trees.iter().enumerate() {
         let mut pending = vec![tree];
@@ -336,7 +349,7 @@ fn read_tree(
             .collect(),
     };
     let pins = threads.iter().enumerate().map(|(at, thread)| thread.pin(at, &references, now_ms));
-    let pins: Vec<PinImport> = pins.collect();
+    let mut pins: Vec<PinImport> = pins.collect();
 
     let mut imports = Vec::with_capacity(order.nodes.len());
     let mut kept_nodes = Vec::with_capacity(order.nodes.len());
@@ -355,6 +368,29 @@ fn read_tree(
         imports.push(import);
         kept_nodes.push((!kept.is_empty()).then_some(Value::Object(kept)));
         receipts.push(read.receipt);
+    }
+    // A thread opens from the thread of the message it hangs off, whatever the file says: a
+    // parent named otherwise would place it at a depth its chain does not have.
+    for (at, pin) in pins.iter_mut().enumerate() {
+        let Some(anchor) = pin.anchor_node else { continue };
+        let Some(anchor_thread) = imports.get(anchor).map(|node: &NodeImport| node.pin) else {
+            continue;
+        };
+        if anchor_thread == Some(at) {
+            notes.add(format!(
+                "{path}: thread {:?} hangs off one of its own messages; it was opened without one",
+                pin.title
+            ));
+            pin.anchor_node = None;
+            pin.anchor = None;
+        } else if pin.parent != anchor_thread {
+            notes.add(format!(
+                "{path}: thread {:?} named a parent other than the thread of the message it hangs \
+                 off; it was placed under that thread",
+                pin.title
+            ));
+            pin.parent = anchor_thread;
+        }
     }
     renumber_notes(&mut annotations, &order, path, notes);
     renumber_kept_edges(&mut edges.kept, &order, path, notes);
@@ -1279,12 +1315,21 @@ fn read_node(
         Some(at) => Some(at),
         None => pruned.then_some(now_ms),
     };
-    let receipt = ours("receipt").filter(|receipt| receipt.is_object()).map(|receipt| {
-        receipt_references(receipt, |source, id| match source {
-            ReceiptSource::Node => references.node(Some(id)),
-            ReceiptSource::Pin => references.thread(Some(id)),
+    let receipt = ours("receipt")
+        .filter(|receipt| receipt.is_object())
+        .and_then(|receipt| {
+            let admitted = super::untrusted::admit_receipt(receipt);
+            if admitted.is_none() {
+                notes.add(format!("{path}'s receipt was unreadable and was left out"));
+            }
+            admitted
         })
-    });
+        .map(|receipt| {
+            receipt_references(&receipt, |source, id| match source {
+                ReceiptSource::Node => references.node(Some(id)),
+                ReceiptSource::Pin => references.thread(Some(id)),
+            })
+        });
     let receipt_cut = receipt
         .as_ref()
         .map(|receipt| receipt.get("verdict").and_then(Value::as_str) == Some("providerCut"));
@@ -1397,6 +1442,8 @@ fn model_profiles(pinloom: &Value, notes: &mut Notes) -> Vec<store::ModelProfile
                 name,
                 provider,
                 model_id,
+                // Data until the person accepts it: the importer names the file.
+                imported_from: None,
             });
             if read.is_none() {
                 notes.add("a model profile of an unknown provider without its window, reserve or tokenizer was left out");
@@ -1531,7 +1578,9 @@ mod tests {
             [
                 ("Untitled thread", None, 0),
                 ("Untitled thread", None, 1),
-                ("Untitled thread", Some(0), 9)
+                // t3 names t1 as its parent, but its anchor sits in the tree's main line: the
+                // anchor decides where a pin hangs.
+                ("Untitled thread", None, 9)
             ]
         );
         assert_eq!(tree.pins[0].anchor, None, "a list is not an anchor");

@@ -14,6 +14,7 @@ use serde_json::Value;
 use unicode_security::confusable_detection::skeleton;
 
 use super::open_loom_import::Notes;
+use crate::conversation::receipts::{Receipt, Verdict, cut};
 use crate::conversation::settings::TreeSettings;
 
 /// The imported profiles that may be written, with what a document may not set taken out.
@@ -46,9 +47,36 @@ pub(super) fn admit_profiles(
             ));
             continue;
         }
+        // Every number as the budget panel checks it: a price from the file that is not a
+        // number of dollars costs the file its prices; anything else wrong, the profile.
+        if let Err(refusal) = crate::profiles::check(&profile.clone().into()) {
+            let without_prices = store::ModelProfile { prices_json: None, ..profile.clone() };
+            if profile.prices_json.is_some()
+                && crate::profiles::check(&without_prices.clone().into()).is_ok()
+            {
+                notes.add(format!(
+                    "model profile {:?}: its prices were not imported ({})",
+                    profile.name, refusal.message
+                ));
+                profile = without_prices;
+            } else {
+                notes.add(format!(
+                    "model profile {:?} was left out: {}",
+                    profile.name, refusal.message
+                ));
+                continue;
+            }
+        }
+        // Stored as Pinloom writes it: what of its sampling, settings and prices was read, and
+        // nothing else of the file's.
+        profile = crate::json::ModelProfile::from(profile).into_record();
         if let Some(address) = profile.base_url.take() {
             match ProviderId::from_name(&profile.provider) {
-                Some(provider) if provider.key_variable().is_none() && is_loopback(&address) => {
+                Some(provider)
+                    if provider.key_variable().is_none()
+                        && is_loopback(&address)
+                        && is_server_root(&address, provider) =>
+                {
                     profile.base_url = Some(address);
                 }
                 provider => notes.add(format!(
@@ -117,9 +145,74 @@ pub(super) fn admit_settings(
     }
 }
 
-/// What a name looks like: its confusable skeleton (UTS #39), case folded.
+/// A receipt from a file as Pinloom may keep it: read as a receipt (anything else is left out),
+/// marked as imported, its words dropped (the file's text is never shown as Pinloom's own: what
+/// is said of an imported receipt is composed from its numbers), its verdict made again from its
+/// numbers, and a cost that is not a non-negative finite number dropped.
+pub(super) fn admit_receipt(receipt: &Value) -> Option<Value> {
+    // The slices name messages by the document's ids until the importer turns them into the
+    // store's: they are read apart.
+    let mut numbers = receipt.clone();
+    numbers["sent"] = Value::Array(Vec::new());
+    let mut read: Receipt = serde_json::from_value(numbers).ok()?;
+    read.imported = true;
+    read.message = None;
+    read.expected_at_least = read.expected_at_least.min(u64::from(read.planned));
+    read.verdict = match read.counted {
+        None => Verdict::NotReported,
+        Some(counted) if cut(read.expected_at_least, counted, read.exact_counts) => {
+            Verdict::ProviderCut
+        }
+        Some(_) => Verdict::Matched,
+    };
+    let sound = |amount: f64| amount.is_finite() && amount >= 0.0;
+    if read.cost.is_some_and(|cost| !(sound(cost.input) && sound(cost.output) && sound(cost.total)))
+    {
+        read.cost = None;
+    }
+    let mut admitted = serde_json::to_value(&read).ok()?;
+    // The slices keep the document's ids for the importer to turn into the store's, without
+    // words of the file's (an ancestor's note is Pinloom's to write).
+    let sent: Vec<Value> = receipt
+        .get("sent")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|slice| slice.is_object())
+        .map(|slice| {
+            let mut slice = slice.clone();
+            if let Some(object) = slice.as_object_mut() {
+                object.insert("note".into(), Value::Null);
+            }
+            slice
+        })
+        .collect();
+    admitted["sent"] = Value::Array(sent);
+    Some(admitted)
+}
+
+/// What a name looks like: its confusable skeleton (UTS #39), case folded, with every run of
+/// spaces of any width (a doubled space, a hair or a thin space) read as one space.
 fn look(name: &str) -> String {
-    skeleton(name.trim()).collect::<String>().to_lowercase()
+    let spaced: String = name.split_whitespace().collect::<Vec<_>>().join(" ");
+    skeleton(&spaced).collect::<String>().to_lowercase()
+}
+
+/// Whether `address` is a local server's root as `provider` is addressed: no query or fragment
+/// (a fragment would swallow the path Pinloom appends, a query ride along with every request)
+/// and no path but the one its API lives under (`/v1` for the OpenAI-compatible servers, none for
+/// Ollama). A file's `http://127.0.0.1:11434/api/pull#` would otherwise turn a summary request
+/// into a model download.
+fn is_server_root(address: &str, provider: ProviderId) -> bool {
+    if address.contains(['?', '#']) {
+        return false;
+    }
+    let rest = address.split_once("://").map_or("", |(_, rest)| rest);
+    let path = rest.find('/').map_or("", |at| &rest[at..]).trim_end_matches('/');
+    match provider {
+        ProviderId::Ollama => path.is_empty(),
+        _ => path.is_empty() || path == "/v1",
+    }
 }
 
 /// Whether `address` names this machine (`localhost`, `127.0.0.0/8`, `::1`) over HTTP(S), with
@@ -144,6 +237,23 @@ fn is_loopback(address: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_local_address_is_only_a_servers_root() {
+        assert!(is_server_root("http://127.0.0.1:11434", ProviderId::Ollama));
+        assert!(is_server_root("http://127.0.0.1:11434/", ProviderId::Ollama));
+        assert!(is_server_root("http://localhost:8000/v1", ProviderId::Vllm));
+        for (address, provider) in [
+            ("http://127.0.0.1:11434/api/pull#", ProviderId::Ollama),
+            ("http://127.0.0.1:11434/api", ProviderId::Ollama),
+            ("http://127.0.0.1:11434/v1", ProviderId::Ollama),
+            ("http://127.0.0.1:8000/v1?key=x", ProviderId::Vllm),
+            ("http://127.0.0.1:8000/v1/../admin", ProviderId::Vllm),
+            ("http://127.0.0.1:8000/x", ProviderId::LlamaCpp),
+        ] {
+            assert!(!is_server_root(address, provider), "{address}");
+        }
+    }
 
     #[test]
     fn only_this_machine_is_loopback() {

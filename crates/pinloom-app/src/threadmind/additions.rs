@@ -163,14 +163,19 @@ impl ThreadMindSession {
         Ok(profiles
             .iter()
             .map(|profile| {
-                format!(
-                    "- {}: {} {}, window {} tokens, {} kept for the reply",
-                    profile.name,
-                    profile.provider,
-                    profile.model_id,
-                    profile.context_window,
-                    profile.reserve
-                )
+                let summary = format!(
+                    "{} {}, window {} tokens, {} kept for the reply",
+                    profile.provider, profile.model_id, profile.context_window, profile.reserve
+                );
+                match &profile.imported_from {
+                    // The file's words, quoted as what they are: it cannot be used until enabled.
+                    Some(file) => format!(
+                        "- {:?} (came with the file {file:?}; not enabled, so nothing is planned \
+                         for or sent to it until the person enables it in Pinloom): {summary}",
+                        profile.name
+                    ),
+                    None => format!("- {}: {summary}", profile.name),
+                }
             })
             .collect::<Vec<_>>()
             .join("\n"))
@@ -237,9 +242,16 @@ impl Pinloom {
     ) -> anyhow::Result<(String, bool)> {
         let profile = match profile {
             Some(profile) => profile,
-            None => self.model_profiles().await?.into_iter().next().map(|p| p.name).ok_or_else(
-                || refuse("there are no model profiles: add one in Pinloom's budget panel"),
-            )?,
+            // The first the person uses: never one that came with a file and is not enabled.
+            None => self
+                .model_profiles()
+                .await?
+                .into_iter()
+                .find(|profile| profile.imported_from.is_none())
+                .map(|profile| profile.name)
+                .ok_or_else(|| {
+                    refuse("there are no model profiles: add one in Pinloom's budget panel")
+                })?,
         };
         let plan = self.preview(node_id, profile, None).await?;
         let refused = plan.refusal.is_some();

@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
+use crate::interchange::files::{Links, open_regular};
+
 const MARKER_START: &str = "<!-- threadmind:start -->";
 const MARKER_END: &str = "<!-- threadmind:end -->";
 
@@ -129,18 +131,22 @@ fn write_section(path: &Path, section: &str) -> std::io::Result<WriteAction> {
             Err(error) => return Err(error),
         }
     }
-    let existing = match std::fs::symlink_metadata(path) {
+    // Opened once, without following a link, and checked on the handle (a regular file, in the
+    // folder it is said to be in): a link swapped in after any check cannot be read through.
+    let folder = path.parent().filter(|folder| folder.exists());
+    let existing = match open_regular(path, Links::Refused, folder) {
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
+        Err(error) if error.kind() == std::io::ErrorKind::InvalidInput => {
+            return refuse(&format!("cannot be used ({error})"));
+        }
         Err(error) => return Err(error),
-        Ok(found) if found.file_type().is_symlink() => return refuse("is a symbolic link"),
-        Ok(found) if !found.is_file() => return refuse("is not a regular file"),
-        Ok(found) if found.len() > MAX_INSTRUCTION_FILE_BYTES => {
+        Ok((_, size)) if size > MAX_INSTRUCTION_FILE_BYTES => {
             return refuse("is larger than 1 MiB, which no instruction file is");
         }
-        Ok(_) => {
+        Ok((file, _)) => {
             let mut text = String::new();
             std::io::Read::read_to_string(
-                &mut std::io::Read::take(std::fs::File::open(path)?, MAX_INSTRUCTION_FILE_BYTES),
+                &mut std::io::Read::take(file, MAX_INSTRUCTION_FILE_BYTES),
                 &mut text,
             )?;
             Some(text)
@@ -249,6 +255,60 @@ fn section(client: InstructionClient, project_title: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A writer swapping `CLAUDE.md` between a plain file and a link to a secret, as fast as it
+    /// can, while the section is written again and again: with a check and then an open, the
+    /// link won the race within a few thousand tries and the secret was copied into the file.
+    #[test]
+    fn a_link_swapped_in_while_writing_is_never_read_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("project");
+        std::fs::create_dir(&project).unwrap();
+        let secret = dir.path().join("environ");
+        std::fs::write(&secret, "OPENAI_API_KEY=sk-SECRET").unwrap();
+        let path = project.join("CLAUDE.md");
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let swapper = {
+            let (stop, path, secret) = (stop.clone(), path.clone(), secret.clone());
+            let (plain, link) = (project.join(".plain"), project.join(".link"));
+            std::thread::spawn(move || {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    // Each swap a rename, so the path always names one or the other.
+                    drop(std::fs::write(&plain, "mine\n"));
+                    drop(std::fs::rename(&plain, &path));
+                    drop(std::fs::remove_file(&link));
+                    drop(std::os::unix::fs::symlink(&secret, &link));
+                    drop(std::fs::rename(&link, &path));
+                }
+            })
+        };
+        let (mut written, mut refused, mut seen) = (0, 0, 0);
+        let started = std::time::Instant::now();
+        while written + refused < 5_000 && started.elapsed() < std::time::Duration::from_secs(30) {
+            match write_section(&path, "section") {
+                Ok(_) => written += 1,
+                Err(error) => {
+                    assert_eq!(error.kind(), std::io::ErrorKind::InvalidInput, "{error}");
+                    refused += 1;
+                }
+            }
+            // What is there now, unless the swapper already put a link back.
+            let mut options = std::fs::OpenOptions::new();
+            options.read(true);
+            std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NOFOLLOW);
+            if let Ok(mut file) = options.open(&path) {
+                let mut text = String::new();
+                drop(std::io::Read::read_to_string(&mut file, &mut text));
+                assert!(!text.contains("sk-SECRET"), "the secret was copied in: {text}");
+                seen += usize::from(text.contains(MARKER_START));
+            }
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        swapper.join().unwrap();
+        assert!(written > 0 && refused > 0, "both sides of the race ran: {written}, {refused}");
+        assert!(seen > 0, "a written file was read back");
+        assert_eq!(std::fs::read_to_string(&secret).unwrap(), "OPENAI_API_KEY=sk-SECRET");
+    }
 
     #[test]
     fn the_section_goes_between_the_markers_and_nothing_else_changes() {

@@ -27,7 +27,16 @@ impl Pinloom {
             // From a chosen message (an alternative the person switched to), on down its newest
             // continuation.
             let from = match node_id {
-                Some(node) => Some(NodeId(node)),
+                Some(node) => {
+                    // A message of another tree would show under this tree's title.
+                    if store.node(NodeId(node))?.tree_id != tree.id {
+                        return Err(crate::ApiError::invalid_input(format!(
+                            "message {node} is not in tree {tree_id}; open its own tree"
+                        ))
+                        .into());
+                    }
+                    Some(NodeId(node))
+                }
                 None => store
                     .newest_node(TreeId(tree_id))?
                     .map(|newest| store.path_root(newest))
@@ -46,6 +55,14 @@ impl Pinloom {
         self.read("could not open the sub-thread", move |store| {
             let pin = store.pin(PinId(pin_id))?;
             let tree = store.tree(pin.tree_id)?;
+            if let Some(node) = node_id
+                && store.node(NodeId(node))?.tree_id != tree.id
+            {
+                return Err(crate::ApiError::invalid_input(format!(
+                    "message {node} is not in the tree of thread {pin_id}"
+                ))
+                .into());
+            }
             let from = node_id.map(NodeId).or(pin.anchor_node_id);
             let end = newest_below(store, from, Some(pin.id))?;
             paged_view(store, tree.into(), Some(PinView::from(pin)), end, node_id.map(NodeId))

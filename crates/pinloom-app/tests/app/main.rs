@@ -14,6 +14,7 @@ mod interchange;
 mod keys;
 mod permitted;
 mod profiles;
+mod shared_files;
 mod sharing;
 mod threads;
 mod window;

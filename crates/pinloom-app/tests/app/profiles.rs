@@ -19,6 +19,7 @@ fn local_llama() -> ModelProfile {
         sampling: Default::default(),
         assembly: Default::default(),
         prices: None,
+        imported_from: None,
     }
 }
 
@@ -126,7 +127,7 @@ async fn bad_profiles_are_refused_with_what_to_fix_and_nothing_changes() {
         refused(&pinloom, ModelProfile { prices: Some(negative_price), ..local_llama() }).await;
     assert_eq!(
         error.message,
-        "Llama at home: prices are US dollars per million tokens, 0 or more; clear them for a \
+        "Llama at home: prices are US dollars per million tokens, from 0 to 10000; clear them for a \
          model without a price"
     );
 

@@ -195,7 +195,7 @@ async fn tree_settings_are_checked_and_change_the_plans() {
             .await
             .unwrap_err(),
     );
-    assert!(error.message.contains("one or more token counts"), "{}", error.message);
+    assert!(error.message.contains("one to 50 token counts"), "{}", error.message);
     let error = ApiError::from(
         pinloom
             .set_tree_settings(

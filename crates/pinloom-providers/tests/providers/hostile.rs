@@ -48,6 +48,31 @@ async fn a_redirect_is_refused_and_neither_key_nor_conversation_follows_it() {
 }
 
 #[tokio::test]
+async fn a_key_a_server_puts_in_its_redirect_or_a_broken_frame_is_blanked() {
+    let provider = provider_with(Timeouts::default(), RetryPolicy::never());
+    // A redirect to an address that carries the key.
+    let server = Server::start(vec![
+        Answer::error(302, "").with_header("location", &format!("https://elsewhere.test/?k={KEY}")),
+    ])
+    .await;
+    let wire = chat_wire(&server.base, ProviderId::OpenAi, "gpt-4o");
+    let message = send(&provider, &wire, Some(&key())).await.0.unwrap_err().to_string();
+    assert!(message.contains("?k=[the key]"), "{message}");
+    assert!(!message.contains(KEY), "{message}");
+    // A frame that is not JSON and echoes the key.
+    let body = format!("data: {{\"choices\": [{{\"delta\": \"{KEY}\n\n");
+    let server = Server::start(vec![Answer::sse(body.as_bytes(), 0)]).await;
+    let wire = chat_wire(&server.base, ProviderId::OpenAi, "gpt-4o");
+    let (reply, _) = send(&provider, &wire, Some(&key())).await;
+    let message = match reply {
+        Ok(reply) => reply.interruption.expect("the frame is malformed").to_string(),
+        Err(error) => error.to_string(),
+    };
+    assert!(!message.contains(KEY), "{message}");
+    assert!(message.contains("[the key]"), "{message}");
+}
+
+#[tokio::test]
 async fn a_line_that_never_ends_is_cut_at_its_limit_with_what_arrived_kept() {
     let mut body =
         b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Rivers \"}}]}\n\n".to_vec();

@@ -19,6 +19,7 @@ fn profile(name: &str, window: u32, reserve: u32) -> ModelProfile {
         sampling_json: r#"{"temperature":0.7}"#.into(),
         settings_json: "{}".into(),
         prices_json: Some(r#"{"input":3.0,"output":15.0}"#.into()),
+        imported_from: None,
     }
 }
 

@@ -120,3 +120,78 @@ fn sibling_pins_never_appear_on_each_others_paths() {
     assert!(path.iter().all(|node| node.id != in_left.id));
     assert_eq!(path.len(), 2);
 }
+
+/// A tree to import: a root message, a message in thread 0 under it, and `pins`.
+fn import_with(pins: Vec<pinloom_store::PinImport>) -> pinloom_store::TreeImport {
+    let node = |parent: Option<usize>, pin: Option<usize>| pinloom_store::NodeImport {
+        parent,
+        pin,
+        edited_from: None,
+        author: Author::Human,
+        parts: vec![pinloom_store::Part::Text { text: "words".into() }],
+        model: None,
+        generation_json: None,
+        usage_json: None,
+        excluded: false,
+        bookmarked: false,
+        kept: false,
+        incomplete: false,
+        pruned_at_ms: None,
+        created_at_ms: 1,
+        token_counts: Vec::new(),
+        receipt_cut: None,
+    };
+    pinloom_store::TreeImport {
+        tree: pinloom_store::NewTree {
+            title: "Imported".into(),
+            mode: TreeMode::Dialogue,
+            system_context: String::new(),
+            sharing: pinloom_store::Sharing::Solo,
+            created_at_ms: 1,
+        },
+        slug: None,
+        buffer_includes_system: false,
+        settings_json: "{}".into(),
+        updated_at_ms: 1,
+        nodes: vec![node(None, None), node(Some(0), Some(0))],
+        pins,
+        summaries: Vec::new(),
+        attachments: Vec::new(),
+        annotations: Vec::new(),
+    }
+}
+
+fn pin_off(anchor_node: usize, parent: Option<usize>, order: usize) -> pinloom_store::PinImport {
+    pinloom_store::PinImport {
+        parent,
+        anchor_node: Some(anchor_node),
+        anchor: None,
+        title: format!("Thread {order}"),
+        slug: None,
+        closed: None,
+        created_at_ms: 1,
+        deleted_at_ms: None,
+        order,
+    }
+}
+
+/// The store never places a thread at a depth its chain does not have: one that hangs off a
+/// message of thread 0 opens from thread 0, whatever a caller says.
+#[test]
+fn a_thread_opens_only_from_the_thread_of_the_message_it_hangs_off() {
+    let (store, _dir) = fresh_store();
+    let written = |pins| store.import_trees(&[import_with(pins)], &[], |_, _| None, 1, &mut |_| {});
+    let refused = written(vec![pin_off(0, None, 0), pin_off(1, None, 1)]).unwrap_err();
+    assert!(matches!(refused, StoreError::InvalidInput(_)), "{refused}");
+    assert_eq!(
+        refused.to_string(),
+        "a sub-thread hangs off message 2 of thread 1, so it must open from that thread"
+    );
+    assert!(store.list_trees().unwrap().is_empty(), "nothing of it was written");
+
+    let (trees, _) = written(vec![pin_off(0, None, 0), pin_off(1, Some(0), 1)]).unwrap();
+    let tree = trees[0].tree.id;
+    let first = store.live_threads(tree).unwrap();
+    let depths: Vec<u32> = first.iter().map(|pin| pin.depth).collect();
+    assert_eq!(depths, [1, 2]);
+}

@@ -83,6 +83,11 @@ fn every_released_schema_upgrades_with_its_data_intact() {
         assert!(store.cut_replies(&[newest]).unwrap().is_empty(), "from {name}");
         // Schema 6 has a trash: every tree of an older file is live.
         assert!(store.trashed_trees().unwrap().is_empty(), "from {name}");
+        // Schema 8 marks profiles that came with a file: every older one is the person's.
+        assert!(
+            store.profiles().unwrap().iter().all(|profile| profile.imported_from.is_none()),
+            "from {name}"
+        );
 
         let conn = rusqlite::Connection::open(&path).unwrap();
         let now: u32 = conn.query_row("PRAGMA user_version", [], |row| row.get(0)).unwrap();
