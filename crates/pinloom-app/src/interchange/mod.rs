@@ -11,6 +11,7 @@ pub(crate) mod files;
 pub(crate) mod markdown;
 mod open_loom_export;
 mod open_loom_import;
+mod skim;
 mod socketteer;
 mod untrusted;
 
@@ -18,6 +19,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use pinloom_store::TreeId;
 use serde_json::Value;
 
+use self::skim::{Refusal, Skim};
 use crate::ApiError;
 use crate::json::TransferProgress;
 use crate::pinloom::Pinloom;
@@ -125,7 +127,7 @@ impl Pinloom {
         mut progress: impl FnMut(TransferProgress) + Send + 'static,
     ) -> anyhow::Result<ImportReport> {
         // Reading a large document takes a while of CPU: off the async executor too.
-        let read = blocking(move || read_document(&text, &title_hint, &source, now_ms())).await?;
+        let read = blocking(move || read_document(text, &title_hint, &source, now_ms())).await?;
         self.write("nothing was imported", move |store| write_document(store, read, &mut progress))
             .await
     }
@@ -140,31 +142,47 @@ struct ReadDocument {
 }
 
 /// Reads `text` as an Open Loom v2 document or a socketteer/loom tree; a text that is neither
-/// is refused with where and why.
+/// is refused with where and why. An Open Loom document is read a message at a time, leaving
+/// unread what Pinloom only keeps ([`skim`]); socketteer's format is read whole, then as the
+/// Open Loom document it maps to.
 fn read_document(
-    text: &str,
+    text: String,
     title_hint: &str,
     source: &str,
     now: i64,
 ) -> anyhow::Result<ReadDocument> {
-    let value: Value = serde_json::from_str(text).map_err(|error| {
-        ApiError::invalid_input(format!(
-            "the file is not valid JSON: {error}; nothing was imported"
-        ))
-    })?;
     let title_hint = match title_hint.trim() {
         "" => "Imported loom".to_owned(),
         hint => hint.to_owned(),
     };
-    let document = if value.get("format").is_some() {
-        value
-    } else if socketteer::detect(&value) {
-        socketteer::to_open_loom(&value, &title_hint)
-    } else {
-        return Err(ApiError::invalid_input(unread_format(&value)).into());
+    let skeleton_of = |skim: &Skim| {
+        skim.document().map_err(|refusal| {
+            ApiError::invalid_input(match refusal {
+                Refusal::Syntax(error) => {
+                    format!("the file is not valid JSON: {error}; nothing was imported")
+                }
+                refusal => format!("the file {refusal}; nothing was imported"),
+            })
+        })
     };
+    let mut skim = Skim::new(text);
+    let mut skeleton = skeleton_of(&skim)?;
+    if skeleton.get("format").is_none() {
+        let value: Value = serde_json::from_str(skim.text()).map_err(|error| {
+            ApiError::invalid_input(format!(
+                "the file is not valid JSON: {error}; nothing was imported"
+            ))
+        })?;
+        if !socketteer::detect(&value) {
+            return Err(ApiError::invalid_input(unread_format(&value)).into());
+        }
+        let document = socketteer::to_open_loom(&value, &title_hint).to_string();
+        drop(value);
+        skim = Skim::new(document);
+        skeleton = skeleton_of(&skim)?;
+    }
     Ok(ReadDocument {
-        batch: open_loom_import::read_document(&document, &title_hint, now)?,
+        batch: open_loom_import::read_document(skim, &skeleton, &title_hint, now)?,
         source: match source.trim() {
             "" => "an imported file".to_owned(),
             source => source.to_owned(),
@@ -258,7 +276,7 @@ pub fn import_fuzz_case(importer: FuzzedImporter, data: &[u8]) -> Option<ImportR
         return None;
     }
     let store = pinloom_store::Store::open(std::path::Path::new(":memory:")).ok()?;
-    let read = read_document(text, "fuzz", "fuzz", 0).ok()?;
+    let read = read_document(text.to_owned(), "fuzz", "fuzz", 0).ok()?;
     let report = write_document(&store, read, &mut |_| {}).ok()?;
     let trees: Vec<i64> = report.trees.iter().map(|tree| tree.id).collect();
     if let Err(error) = open_loom_text(&store, &trees, ExportOptions::default(), &mut |_| {}) {

@@ -18,12 +18,15 @@ use pinloom_store::{
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+use super::skim::{Shape, Skim, record};
 use super::{PINLOOM, parse_time};
 use crate::ApiError;
 use crate::conversation::engine_inputs::token_counts;
 
 /// Everything an import writes, and what it says about it.
 pub(super) struct ImportBatch {
+    /// The document's text, which what the trees keep unread is written back from.
+    pub(super) skim: Skim,
     pub(super) trees: Vec<TreeImport>,
     /// Per tree: what it keeps, and what each of its nodes keeps (by import index).
     pub(super) kept: Vec<(Value, Vec<Option<Value>>)>,
@@ -70,22 +73,18 @@ fn refuse(path: &str, message: impl std::fmt::Display) -> anyhow::Error {
 /// The most messages one import writes: ten times the largest trees people keep (a year of daily
 /// hours of branching is about 100,000), and what a 512 MiB file of short messages holds.
 const MAX_IMPORT_MESSAGES: usize = 1_000_000;
-/// The longest text an import takes: far more than any message (a whole book is about 1 MiB),
-/// and what the window can still show.
-const MAX_IMPORT_TEXT_BYTES: usize = 16 << 20;
 
 /// The most threads (pins) one import writes: far more than a person opens by hand (ThreadMind's
 /// projects hold dozens), and few enough that a file of nothing but threads stays cheap.
 const MAX_IMPORT_THREADS: usize = 10_000;
 
-/// Refuses a document beyond what an import takes, before anything is read into trees: too many
-/// messages or threads in all, or one text too long. One pass over the document.
-fn check_limits(trees: &[Value]) -> anyhow::Result<()> {
+/// Refuses a document beyond what an import takes, before anything of its trees is read: too
+/// many messages or threads in all. (A text too long is refused where it is read: [`Skim`].)
+fn check_limits(skim: &Skim, trees: &[Value]) -> anyhow::Result<()> {
     let threads: usize = trees
         .iter()
-        .filter_map(|tree| {
-            tree.get("extensions")?.get(PINLOOM)?.get("threads")?.as_array().map(Vec::len)
-        })
+        .filter_map(|tree| tree.get("extensions")?.get(PINLOOM))
+        .map(|pinloom| skim.count(pinloom.get("threads")))
         .sum();
     let messages: usize = trees
         .iter()
@@ -99,37 +98,18 @@ fn check_limits(trees: &[Value]) -> anyhow::Result<()> {
             return Err(refuse(
                 "$.trees",
                 format!(
-                    "hold {count} {what}; Pinloom imports up to {limit} at once: split the document"
+                    "hold {count} {what}; Pinloom imports up to {limit} at once: split the \
+                     document"
                 ),
             ));
-        }
-    }
-    for (index, tree) in trees.iter().enumerate() {
-        let mut pending = vec![tree];
-        while let Some(value) = pending.pop() {
-            match value {
-                Value::String(text) if text.len() > MAX_IMPORT_TEXT_BYTES => {
-                    return Err(refuse(
-                        &format!("$.trees[{index}]"),
-                        format!(
-                            "holds a text of {:.1} MiB; Pinloom imports texts up to {} MiB: \
-                             shorten it or leave it out",
-                            text.len() as f64 / f64::from(1 << 20),
-                            MAX_IMPORT_TEXT_BYTES >> 20
-                        ),
-                    ));
-                }
-                Value::Array(items) => pending.extend(items),
-                Value::Object(members) => pending.extend(members.values()),
-                _ => {}
-            }
         }
     }
     Ok(())
 }
 
-/// Reads a document that says it is Open Loom.
+/// Reads what `skim` holds, whose skeleton is `document`.
 pub(super) fn read_document(
+    skim: Skim,
     document: &Value,
     title_hint: &str,
     now_ms: i64,
@@ -167,7 +147,7 @@ pub(super) fn read_document(
         }
         _ => return Err(refuse("$.trees", "is missing or not an array of trees")),
     };
-    check_limits(trees)?;
+    check_limits(&skim, trees)?;
     let mut notes = Notes::default();
     let mut kept_document = Map::new();
     if let Some(agents) = document.get("agents") {
@@ -197,6 +177,7 @@ pub(super) fn read_document(
         }
     }
     let mut batch = ImportBatch {
+        skim,
         trees: Vec::new(),
         kept: Vec::new(),
         settings: Vec::new(),
@@ -215,7 +196,8 @@ pub(super) fn read_document(
             Some(id) if index == 0 => KeptDocument::Here { kept: &kept_document, id },
             Some(id) => KeptDocument::With(id),
         };
-        let read = read_tree(tree, &path, document, title_hint, now_ms, &mut batch.notes)?;
+        let read =
+            read_tree(&batch.skim, tree, &path, document, title_hint, now_ms, &mut batch.notes)?;
         batch.trees.push(read.import);
         batch.kept.push((read.kept_tree, read.kept_nodes));
         batch.settings.push(read.settings);
@@ -305,6 +287,7 @@ fn document_id(now_ms: i64) -> String {
 /// messages are written in, its threads, its messages, then what names them by position. The
 /// report's notes come in that order.
 fn read_tree(
+    skim: &Skim,
     tree: &Value,
     path: &str,
     document: KeptDocument<'_>,
@@ -333,12 +316,16 @@ fn read_tree(
     let keys: Vec<&String> = nodes.keys().collect();
     let index: HashMap<&str, usize> =
         keys.iter().enumerate().map(|(at, key)| (key.as_str(), at)).collect();
-    let mut edges = read_edges(edge_values, &index, path, notes);
+    let mut edges = read_edges(skim, edge_values, &index, path, notes)?;
     cut_continuation_loops(&mut edges, &keys, path, notes);
-    let (mut annotations, note_nodes) = place_notes(&mut edges, nodes, &keys, now_ms, notes);
+    let (mut annotations, note_nodes) =
+        place_notes(skim, &mut edges, nodes, &keys, path, now_ms, notes)?;
     let order = write_order(tree, &index, &edges, &note_nodes, path, notes);
 
-    let threads: Vec<ThreadRecord> = records(pinloom.get("threads"));
+    let records_at = |list: &str| format!("{path}.extensions.pinloom.{list}");
+    let threads: Vec<ThreadRecord> = skim
+        .records(pinloom.get("threads"))
+        .map_err(|refusal| refuse(&records_at("threads"), refusal))?;
     let references = References {
         index: &index,
         position: &order.position,
@@ -356,7 +343,11 @@ fn read_tree(
     let mut receipts = Vec::with_capacity(order.nodes.len());
     for &node in &order.nodes {
         let node_path = format!("{path}.nodes[{:?}]", keys[node]);
-        let read = read_node(&nodes[keys[node].as_str()], &node_path, now_ms, notes, &references);
+        // Each message is read from the file's text when its turn comes, and dropped after.
+        let value = skim
+            .read(&nodes[keys[node].as_str()], Shape::Node)
+            .map_err(|refusal| refuse(&node_path, refusal))?;
+        let read = read_node(&value, &node_path, now_ms, notes, &references);
         let mut import = read.import;
         import.parent = edges.incoming[node].as_ref().map(|edge| order.position[edge.parent]);
         let mut kept = read.kept;
@@ -407,13 +398,17 @@ fn read_tree(
         }
     }
 
-    let records_of_summaries: Vec<SummaryRecord> = records(pinloom.get("summaries"));
+    let records_of_summaries: Vec<SummaryRecord> = skim
+        .records(pinloom.get("summaries"))
+        .map_err(|refusal| refuse(&records_at("summaries"), refusal))?;
     let mut summaries: Vec<SummaryImport> = Vec::new();
     for summary in records_of_summaries {
         let at = summaries.len();
         summaries.extend(summary.import(&references, now_ms, at));
     }
-    let attachments: Vec<AttachmentRecord> = records(pinloom.get("attachments"));
+    let attachments: Vec<AttachmentRecord> = skim
+        .records(pinloom.get("attachments"))
+        .map_err(|refusal| refuse(&records_at("attachments"), refusal))?;
     let attachments =
         attachments.into_iter().filter_map(|attachment| attachment.import(&references, now_ms));
     let settings = pinloom.get("settings").cloned().map(|mut settings| {
@@ -495,11 +490,12 @@ fn kept_source(node: usize, role: Option<&Value>) -> Value {
 /// Reads the edges: the first continuation into a node is its parent, an annotation may make a
 /// note, and anything else (a second continuation, a type Pinloom does not model) is kept.
 fn read_edges(
+    skim: &Skim,
     edge_values: &[Value],
     index: &HashMap<&str, usize>,
     path: &str,
     notes: &mut Notes,
-) -> Edges {
+) -> anyhow::Result<Edges> {
     let mut edges = Edges {
         incoming: (0..index.len()).map(|_| None).collect(),
         children: vec![Vec::new(); index.len()],
@@ -508,6 +504,7 @@ fn read_edges(
     };
     for (at, edge) in edge_values.iter().enumerate() {
         let edge_path = format!("{path}.edges[{at}]");
+        let edge = skim.read(edge, Shape::Edge).map_err(|refusal| refuse(&edge_path, refusal))?;
         let Value::Object(edge) = edge else {
             notes.add(format!("{edge_path} is not an object and was dropped"));
             continue;
@@ -597,7 +594,7 @@ fn read_edges(
         kept.insert("sources".into(), Value::Array(sources.collect()));
         edges.kept.push(Value::Object(kept));
     }
-    edges
+    Ok(edges)
 }
 
 /// Cuts a loop of continuations (only a damaged file has one) where it closes. Each walk up stops
@@ -647,17 +644,21 @@ fn cut_continuation_loops(edges: &mut Edges, keys: &[&String], path: &str, notes
 /// becomes a note on the edge's source (named by document index until the order is known).
 /// Any other annotation edge is kept for export. Returns the notes and the nodes they were.
 fn place_notes(
+    skim: &Skim,
     edges: &mut Edges,
     nodes: &Map<String, Value>,
     keys: &[&String],
+    path: &str,
     now_ms: i64,
     notes: &mut Notes,
-) -> (Vec<AnnotationImport>, HashSet<usize>) {
+) -> anyhow::Result<(Vec<AnnotationImport>, HashSet<usize>)> {
     let mut placed = Vec::new();
     let mut note_nodes: HashSet<usize> = HashSet::new();
     for edge in std::mem::take(&mut edges.annotations) {
         let target = edge.target;
-        let node = &nodes[keys[target].as_str()];
+        let node = skim
+            .read(&nodes[keys[target].as_str()], Shape::Node)
+            .map_err(|refusal| refuse(&format!("{path}.nodes[{:?}]", keys[target]), refusal))?;
         let simple = edges.incoming[target].is_none()
             && edges.children[target].is_empty()
             && !note_nodes.contains(&target);
@@ -692,7 +693,7 @@ fn place_notes(
             }
         }
     }
-    (placed, note_nodes)
+    Ok((placed, note_nodes))
 }
 
 /// The order a tree's messages are written in: depth first from the roots (in the order
@@ -891,22 +892,6 @@ impl References<'_> {
 
     fn thread_key(&self, key: &str) -> Option<usize> {
         self.threads.get(key).copied()
-    }
-}
-
-/// The records of a list in Pinloom's extension: a missing list or one that is not a list reads
-/// as none, and each record reads what it can (see [`Lenient`]).
-fn records<T: serde::de::DeserializeOwned + Default>(list: Option<&Value>) -> Vec<T> {
-    let items = list.and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
-    items.iter().map(record).collect()
-}
-
-/// One record of Pinloom's extension; one that is not an object reads as empty. (Checked here:
-/// serde would read a list as the record's fields in order.)
-fn record<T: serde::de::DeserializeOwned + Default>(item: &Value) -> T {
-    match item {
-        Value::Object(_) => T::deserialize(item).unwrap_or_default(),
-        _ => T::default(),
     }
 }
 
@@ -1499,7 +1484,7 @@ pub(super) fn kept_json(
                     }
                 }
             }
-            Some(kept.to_string())
+            Some(batch.skim.expand(kept.to_string()))
         }
         Kept::Settings(tree) => {
             let mut settings = batch.settings.get(tree)?.clone()?;
@@ -1519,7 +1504,7 @@ pub(super) fn kept_json(
                     }
                 }
             }
-            Some(kept.to_string())
+            Some(batch.skim.expand(kept.to_string()))
         }
     }
 }
@@ -1533,13 +1518,14 @@ mod tests {
         let nodes: Map<String, Value> =
             (0..=MAX_IMPORT_MESSAGES).map(|index| (index.to_string(), Value::Null)).collect();
         let trees = [json!({ "title": "Huge", "nodes": {} }), json!({ "nodes": nodes })];
-        let refused = check_limits(&trees).unwrap_err().to_string();
+        let skim = Skim::new(String::new());
+        let refused = check_limits(&skim, &trees).unwrap_err().to_string();
         assert_eq!(
             refused,
             "$.trees: hold 1000001 messages; Pinloom imports up to 1000000 at once: split the \
              document; nothing was imported"
         );
-        assert!(check_limits(&trees[..1]).is_ok());
+        assert!(check_limits(&skim, &trees[..1]).is_ok());
     }
 
     /// Pinloom's extension records read field by field: a damaged field costs that field, a
@@ -1569,7 +1555,9 @@ mod tests {
                 }}
             }]
         });
-        let batch = read_document(&document, "hint", 1_000).unwrap();
+        let skim = Skim::new(document.to_string());
+        let skeleton = skim.document().unwrap();
+        let batch = read_document(skim, &skeleton, "hint", 1_000).unwrap();
         let tree = &batch.trees[0];
         let pins: Vec<_> =
             tree.pins.iter().map(|pin| (pin.title.as_str(), pin.parent, pin.order)).collect();

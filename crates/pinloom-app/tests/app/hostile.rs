@@ -106,8 +106,8 @@ async fn a_text_beyond_the_limit_is_refused_by_where_it_is() {
     );
     assert_eq!(
         refused.message,
-        "$.trees[1]: holds a text of 16.0 MiB; Pinloom imports texts up to 16 MiB: shorten it or \
-         leave it out; nothing was imported"
+        "$.trees[1].nodes[\"r\"]: holds a text of 16.0 MiB; Pinloom imports texts up to 16 MiB: \
+         shorten it or leave it out; nothing was imported"
     );
     assert!(pinloom.list_trees().await.unwrap().is_empty());
 }

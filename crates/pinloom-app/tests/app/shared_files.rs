@@ -418,3 +418,39 @@ fn a_profile_written_without_the_mark_is_the_persons() {
     .unwrap();
     assert_eq!(profile.imported_from, None);
 }
+
+#[tokio::test]
+async fn what_pinloom_only_keeps_is_kept_as_the_files_text_and_dense_values_it_reads_are_refused() {
+    let (pinloom, _dir) = fresh().await;
+    // A long list of numbers in a message's `meta`: never read, kept as the file wrote it.
+    let numbers = vec!["7"; 200_000].join(", ");
+    let text = with_answer_field("meta", &format!("{{\"n\":[{numbers}]}}"));
+    let report = pinloom.import_document(text, "dense".into()).await.unwrap();
+    assert!(report.notes.iter().any(|note| note.contains("message details \"n\"")));
+    let exported =
+        pinloom.export_open_loom(vec![report.trees[0].id], Default::default()).await.unwrap();
+    let exported: Value = serde_json::from_str(&exported).unwrap();
+    let kept = &exported["trees"][0]["nodes"]["n2"]["meta"]["n"];
+    assert_eq!(kept.as_array().map(Vec::len), Some(200_000), "exported whole");
+
+    // The same numbers where Pinloom reads (a message's content) would cost 16 times their
+    // text: refused, with what to do.
+    let numbers = vec!["7"; 2_000_000].join(",");
+    let text = with_answer_field("content", &format!("[{numbers}]"));
+    assert!(text.len() > 4_000_000, "the content was replaced");
+    let refused = refusal(pinloom.import_document(text, "dense".into()).await.unwrap_err());
+    assert!(
+        refused.message.starts_with("$.trees[0].nodes[\"n2\"]: holds so many small values"),
+        "{}",
+        refused.message
+    );
+    assert_eq!(pinloom.list_trees().await.unwrap().len(), 1, "only the first import is there");
+}
+
+/// The document of [`document`] with the answer's `field` written as `raw` JSON text.
+fn with_answer_field(field: &str, raw: &str) -> String {
+    let mut value: Value =
+        serde_json::from_str(&document(json!({}), json!({}), json!({}))).unwrap();
+    value["trees"][0]["nodes"]["n2"][field] = json!("RAW-FIELD");
+    value.to_string().replacen("\"RAW-FIELD\"", raw, 1)
+}
