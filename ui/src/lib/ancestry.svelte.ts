@@ -101,27 +101,27 @@ export class PinAncestry {
     const index = this.editing;
     const ancestor = index === null ? undefined : this.ancestors[index];
     if (index === null || !ancestor) return false;
-    this.working = index;
-    try {
+    return this.change(index, profile, async () => {
       await backend.summaryWrite(this.treeId, ancestor.pinId, ancestor.upTo, this.draft);
       this.cancel();
-      await this.load(profile);
-      return true;
-    } catch (thrown) {
-      this.error = PinloomError.from(thrown);
-      return false;
-    } finally {
-      this.working = null;
-    }
+    });
   }
 
   /// Has the summariser (the tree's, else `profile`) write ancestor `index`'s summary again.
   async regenerate(index: number, profile: string): Promise<boolean> {
     const ancestor = this.ancestors[index];
     if (!ancestor) return false;
+    return this.change(index, profile, async () => {
+      await backend.summaryRegenerate(this.treeId, ancestor.pinId, ancestor.upTo, ancestor.budget, profile);
+    });
+  }
+
+  /// Runs `write` on ancestor `index`'s summary, then reads the ancestry again; a failure is
+  /// shown and `false` returned.
+  private async change(index: number, profile: string, write: () => Promise<void>): Promise<boolean> {
     this.working = index;
     try {
-      await backend.summaryRegenerate(this.treeId, ancestor.pinId, ancestor.upTo, ancestor.budget, profile);
+      await write();
       await this.load(profile);
       return true;
     } catch (thrown) {

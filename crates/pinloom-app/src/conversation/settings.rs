@@ -89,6 +89,14 @@ impl TreeSettings {
         serde_json::from_str(json).unwrap_or_default()
     }
 
+    /// Tree `tree`'s settings as stored. Reads the store: call it on a blocking thread.
+    pub(crate) fn of_tree(
+        store: &pinloom_store::Store,
+        tree: pinloom_store::TreeId,
+    ) -> anyhow::Result<TreeSettings> {
+        Ok(TreeSettings::from_json(&store.tree_setup(tree)?.settings_json))
+    }
+
     /// Refuses settings the engine cannot work with, saying what to change.
     pub(crate) fn check(&self) -> Result<(), ApiError> {
         if let Some(budgets) = &self.depth_budgets
@@ -219,8 +227,7 @@ impl crate::Pinloom {
     /// A tree's conversation settings.
     pub async fn tree_settings(&self, tree_id: i64) -> anyhow::Result<TreeSettings> {
         self.read("could not read the tree's settings", move |store| {
-            let tree = store.tree_setup(pinloom_store::TreeId(tree_id))?;
-            Ok(TreeSettings::from_json(&tree.settings_json))
+            TreeSettings::of_tree(store, pinloom_store::TreeId(tree_id))
         })
         .await
     }

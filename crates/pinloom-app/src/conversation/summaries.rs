@@ -35,6 +35,7 @@ use tokio_util::sync::CancellationToken;
 use crate::ApiError;
 use crate::conversation::Planned;
 use crate::conversation::engine_inputs::{ModelChoice, engine_node, engine_thread};
+use crate::conversation::settings::TreeSettings;
 use crate::conversation::snapshot_cache::store_pin;
 use crate::json::SummaryView;
 use crate::pinloom::Pinloom;
@@ -69,6 +70,17 @@ pub(crate) struct SummaryJob {
 }
 
 impl SummaryJob {
+    /// The summaries `planned` lacks, each to be written by `summarizer`.
+    fn all_missing(planned: &Planned, summarizer: &str) -> Vec<SummaryJob> {
+        let tree = planned.tree.id;
+        planned
+            .plan
+            .missing_summaries
+            .iter()
+            .filter_map(|missing| SummaryJob::of(tree, missing, summarizer))
+            .collect()
+    }
+
     fn of(tree: TreeId, missing: &MissingSummary, summarizer: &str) -> Option<SummaryJob> {
         Some(SummaryJob {
             tree,
@@ -150,11 +162,8 @@ impl Pinloom {
     ) -> anyhow::Result<usize> {
         let summarizer =
             planned.settings.summarizer.clone().unwrap_or_else(|| planned.choice.name.clone());
-        let writes: Vec<Outcome> = planned
-            .plan
-            .missing_summaries
-            .iter()
-            .filter_map(|missing| SummaryJob::of(planned.tree.id, missing, &summarizer))
+        let writes: Vec<Outcome> = SummaryJob::all_missing(planned, &summarizer)
+            .into_iter()
             .filter_map(|job| self.start_summary(job, Retry::Unless(FRESH_FAILURE)))
             .collect();
         if writes.is_empty() {
@@ -187,17 +196,9 @@ impl Pinloom {
             .context("could not choose a summariser for the new pin")?;
         let Some((planning_profile, summarizer)) = chosen else { return Ok(()) };
         let planned = self.plan_first_in_pin(PinId(pin_id), &planning_profile).await?;
-        let tree = planned.tree.id;
-        let jobs: Vec<SummaryJob> = planned
-            .plan
-            .missing_summaries
-            .iter()
-            .filter_map(|missing| SummaryJob::of(tree, missing, &summarizer))
-            .collect();
+        let jobs = SummaryJob::all_missing(&planned, &summarizer);
         self.keep_path(planned)?;
-        for job in jobs {
-            self.start_summary(job, Retry::Unless(FRESH_FAILURE));
-        }
+        self.start_summaries(jobs);
         Ok(())
     }
 
@@ -216,20 +217,10 @@ impl Pinloom {
             .context("could not read what the pin knows")?;
         let views = crate::conversation::plan::ancestry_views(&planned);
         let summarizer = planned.settings.summarizer.clone().unwrap_or(profile);
-        let jobs: Vec<SummaryJob> = if prepare {
-            planned
-                .plan
-                .missing_summaries
-                .iter()
-                .filter_map(|missing| SummaryJob::of(planned.tree.id, missing, &summarizer))
-                .collect()
-        } else {
-            Vec::new()
-        };
+        let jobs =
+            if prepare { SummaryJob::all_missing(&planned, &summarizer) } else { Vec::new() };
         self.keep_path(planned)?;
-        for job in jobs {
-            self.start_summary(job, Retry::Unless(FRESH_FAILURE));
-        }
+        self.start_summaries(jobs);
         Ok(views)
     }
 
@@ -270,9 +261,7 @@ impl Pinloom {
     ) -> anyhow::Result<Option<(String, String)>> {
         let store = &self.store;
         let pin = store.pin(pin)?;
-        let settings = crate::conversation::settings::TreeSettings::from_json(
-            &store.tree_setup(pin.tree_id)?.settings_json,
-        );
+        let settings = TreeSettings::of_tree(store, pin.tree_id)?;
         let writer = match pin.anchor_node_id {
             Some(anchor) => store
                 .ancestor_path(anchor)?
@@ -288,6 +277,13 @@ impl Pinloom {
             let summarizer = settings.summarizer.clone().unwrap_or_else(|| planning.clone());
             (planning, summarizer)
         }))
+    }
+
+    /// Starts each of `jobs` in the background (see [`Pinloom::start_summary`]); nothing waits.
+    fn start_summaries(&self, jobs: Vec<SummaryJob>) {
+        for job in jobs {
+            self.start_summary(job, Retry::Unless(FRESH_FAILURE));
+        }
     }
 
     /// Starts `job` unless it is under way (its write is returned to wait for) or, with
@@ -382,9 +378,7 @@ impl Pinloom {
         let reading = job.clone();
         let (summarizer, input, instruction) = blocking(move || {
             let summarizer = this.model_choice(&reading.summarizer)?;
-            let settings = crate::conversation::settings::TreeSettings::from_json(
-                &this.store.tree_setup(reading.tree)?.settings_json,
-            );
+            let settings = TreeSettings::of_tree(&this.store, reading.tree)?;
             let (input, instruction) = match reading.condense {
                 Some(source) => {
                     let Some(summary) = this.store.summary_by_id(source)? else {
@@ -539,9 +533,7 @@ impl Pinloom {
                     ))
                     .into());
                 }
-                let settings = crate::conversation::settings::TreeSettings::from_json(
-                    &store.tree_setup(TreeId(tree_id))?.settings_json,
-                );
+                let settings = TreeSettings::of_tree(store, TreeId(tree_id))?;
                 Ok(SummaryJob {
                     tree: TreeId(tree_id),
                     thread: pin_id.map(PinId),

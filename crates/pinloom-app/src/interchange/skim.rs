@@ -185,45 +185,26 @@ impl Skim {
         }
     }
 
-    /// The records of a list in Pinloom's extension, each read alone: a missing list or one that
-    /// is not a list reads as none, and a record that is not an object reads as empty (serde would
-    /// read a list as the record's fields in order). Each record reads what it can (`Lenient`).
+    /// The records of a list in Pinloom's extension (always left raw by the skeleton), each read
+    /// alone: a missing list or one that is not a list reads as none, and a record that is not an
+    /// object reads as empty (serde would read a list as the record's fields in order). Each
+    /// record reads what it can (`Lenient`).
     pub(super) fn records<T: serde::de::DeserializeOwned + Default>(
         &self,
         list: Option<&Value>,
     ) -> Result<Vec<T>, Refusal> {
-        let mut records = Vec::new();
-        match list {
-            Some(Value::Array(items)) => {
-                for item in items {
-                    records.push(record(&self.read(item, Shape::Any)?));
-                }
-            }
-            Some(value) => {
-                if let Some(raw) = self.raw_of(value)
-                    && let Ok(items) = serde_json::from_str::<Vec<&RawValue>>(raw)
-                {
-                    records.reserve(items.len());
-                    for item in items {
-                        records.push(record(&self.parse(item.get(), Shape::Any)?));
-                    }
-                }
-            }
-            None => {}
-        }
-        Ok(records)
+        let Some(items) = self.items(list) else { return Ok(Vec::new()) };
+        items.into_iter().map(|item| Ok(record(&self.parse(item.get(), Shape::Any)?))).collect()
     }
 
     /// How many items a list of Pinloom's extension holds, without reading them.
     pub(super) fn count(&self, list: Option<&Value>) -> usize {
-        match list {
-            Some(Value::Array(items)) => items.len(),
-            Some(value) => self
-                .raw_of(value)
-                .and_then(|raw| serde_json::from_str::<Vec<de::IgnoredAny>>(raw).ok())
-                .map_or(0, |items| items.len()),
-            None => 0,
-        }
+        self.items(list).map_or(0, |items| items.len())
+    }
+
+    /// The items of a raw list, unread; `None` when it is missing or not a list.
+    fn items(&self, list: Option<&Value>) -> Option<Vec<&RawValue>> {
+        serde_json::from_str(self.raw_of(list?)?).ok()
     }
 
     /// JSON text with every placeholder in it replaced by the file's text it stands for.
