@@ -1,10 +1,11 @@
 //! Builds quicktok-v1 from its source release.
 //!
 //! quicktok-v1 is a C++ library published on PyPI only (as a source archive and Python wheels);
-//! no crate carries it. Its source is not copied into this repository: the build takes the pinned
-//! release archive, checks its SHA-256 against the digest PyPI lists for it, unpacks it into
-//! `OUT_DIR` and compiles the three library files with `cc`. The archive is kept in a download
-//! folder shared by every build folder and checkout, so it is fetched once per machine.
+//! no crate carries it. Its source is not copied into this repository: the build has pip (the
+//! registry's own client) download the pinned release's source archive, checks its SHA-256
+//! against the digest PyPI lists for it, unpacks it into `OUT_DIR` and compiles the three library
+//! files with `cc`. The archive is kept in a download folder shared by every build folder and
+//! checkout, so it is fetched once per machine.
 //!
 //! Offline builds: set `PINLOOM_QUICKTOK_SDIST` to a copy of the archive (it is checked the same
 //! way).
@@ -16,7 +17,8 @@ use std::{env, fs};
 use sha2::{Digest, Sha256};
 
 const RELEASE: &str = "quicktok_v1-0.4.0";
-const ARCHIVE_URL: &str = "https://files.pythonhosted.org/packages/2c/4e/d7990cb3edf8827798f15099001813318454ef582f180eeeb66998d3e73d/quicktok_v1-0.4.0.tar.gz";
+/// The release as pip names it.
+const REQUIREMENT: &str = "quicktok-v1==0.4.0";
 /// The digest PyPI publishes for the archive (checked 2026-11-25).
 const ARCHIVE_SHA256: &str = "284b911dc841a2b809216d65aea2db2ce7f44233843cdc55336d2c00d4c6f509";
 
@@ -88,31 +90,42 @@ fn archive() -> PathBuf {
     if let Err(error) = fs::create_dir_all(&folder) {
         fail(&format!("cannot create {}: {error}", folder.display()));
     }
-    // Downloaded beside the archive and renamed once checked, so a cut download is never used.
-    let partial = folder.join(format!("{RELEASE}.tar.gz.{}.partial", std::process::id()));
-    let fetched = Command::new("curl")
-        .args(["--fail", "--silent", "--show-error", "--location", "--retry", "3", "--output"])
+    // Downloaded into a folder of its own beside the archive and renamed once checked, so a cut
+    // download is never used. `--no-binary` asks for the source archive, not a wheel; pip reads
+    // its metadata with the build tools it names, which it fetches the same way.
+    let partial = folder.join(format!("{RELEASE}.{}.partial", std::process::id()));
+    let _ = fs::remove_dir_all(&partial);
+    let fetched = Command::new(python())
+        .args(["-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", "quicktok-v1"])
+        .arg("--dest")
         .arg(&partial)
-        .arg(ARCHIVE_URL)
+        .arg(REQUIREMENT)
         .status();
-    match fetched {
-        Ok(status) if status.success() => {}
-        Ok(status) => {
-            let _ = fs::remove_file(&partial);
-            fail(&format!("downloading {ARCHIVE_URL} failed (curl: {status})"));
-        }
-        Err(error) => fail(&format!(
-            "cannot run curl to download {ARCHIVE_URL}: {error}; install curl (./dev does)"
+    let downloaded = partial.join(format!("{RELEASE}.tar.gz"));
+    let done = match fetched {
+        Ok(status) if status.success() => check(&downloaded)
+            .map_err(|problem| format!("the archive pip downloaded for {REQUIREMENT}: {problem}"))
+            .and_then(|()| {
+                fs::rename(&downloaded, &archive)
+                    .map_err(|error| format!("cannot keep {}: {error}", archive.display()))
+            }),
+        Ok(status) => Err(format!("pip could not download {REQUIREMENT} ({status})")),
+        Err(error) => Err(format!(
+            "cannot run pip to download {REQUIREMENT}: {error}; install Python 3 with pip \
+             (./dev installs python3-pip), or set PINLOOM_QUICKTOK_SDIST to a copy of the archive"
         )),
-    }
-    if let Err(problem) = check(&partial) {
-        let _ = fs::remove_file(&partial);
-        fail(&format!("the download of {ARCHIVE_URL}: {problem}"));
-    }
-    if let Err(error) = fs::rename(&partial, &archive) {
-        fail(&format!("cannot keep {}: {error}", archive.display()));
+    };
+    let _ = fs::remove_dir_all(&partial);
+    if let Err(problem) = done {
+        fail(&problem);
     }
     archive
+}
+
+/// The Python that runs pip: `PYTHON` when set, else `python3`.
+fn python() -> std::ffi::OsString {
+    println!("cargo:rerun-if-env-changed=PYTHON");
+    env::var_os("PYTHON").unwrap_or_else(|| "python3".into())
 }
 
 /// Where downloads are kept across build folders: the user's cache folder.
