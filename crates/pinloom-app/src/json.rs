@@ -162,7 +162,7 @@ pub struct ModelProfile {
     pub assembly: AssemblySettings,
     /// What the model costs, for each reply's receipt; none when unknown (local models).
     #[serde(default)]
-    pub prices: Option<crate::conversation::receipts::Prices>,
+    pub prices: Option<crate::base::receipts::Prices>,
     /// The file it came with, while the person has not enabled it (Settings → Models): until
     /// then it is never planned for, sent to, or offered as a default. Saving keeps it as it is;
     /// only enabling clears it.
@@ -280,7 +280,7 @@ impl From<store::ModelProfile> for ModelProfile {
     }
 }
 
-pub use crate::conversation::settings::{RetrievalChoice, TreeContext, TreeSettings};
+pub use crate::base::tree_settings::{RetrievalChoice, TreeContext, TreeSettings};
 
 /// A message with everything the conversation view shows about it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
@@ -339,7 +339,7 @@ pub struct Exchange {
     /// The plan the request was made from.
     pub plan: PlanView,
     /// The reply's receipt: what was planned and sent beside what the provider counted.
-    pub receipt: Option<crate::conversation::receipts::Receipt>,
+    pub receipt: Option<crate::base::receipts::Receipt>,
 }
 
 /// One candidate piece of context in a plan, included or cut with the reason.

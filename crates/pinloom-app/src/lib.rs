@@ -10,6 +10,7 @@
 
 #![deny(missing_docs)]
 
+mod base;
 mod conversation;
 mod data_dir;
 mod error;
@@ -22,11 +23,11 @@ mod runtime;
 mod threadmind;
 mod window;
 
-pub use conversation::attachments::MAX_FOLDER_ENTRIES;
-pub use conversation::fan_out::{FAN_OUT_MODELS, FanOutLane};
-pub use conversation::receipts::{
+pub use base::receipts::{
     Cost, DiffEntry, KindTokens, Prices, Receipt, RequestDiff, SentSlice, Verdict,
 };
+pub use conversation::attachments::MAX_FOLDER_ENTRIES;
+pub use conversation::fan_out::{FAN_OUT_MODELS, FanOutLane};
 pub use conversation::summaries::CUT_SUMMARY_NOTE;
 pub use conversation::threads::NodeAction;
 pub use data_dir::{
@@ -34,9 +35,9 @@ pub use data_dir::{
 };
 pub use error::{ApiError, ErrorCode};
 pub use interchange::files::MAX_IMPORT_BYTES;
-pub use interchange::{
-    ExportOptions, FuzzedImporter, ImportReport, ImportedTreeSummary, import_fuzz_case,
-};
+pub use interchange::{ExportOptions, ImportReport, ImportedTreeSummary};
+#[cfg(feature = "test-seams")]
+pub use interchange::{FuzzedImporter, import_fuzz_case};
 pub use pinloom::{Connections, KEYRING_SERVICE, OutsideWrites, Pinloom};
 pub use pinloom_providers::ReplyEvent;
 pub use threadmind::{PlanFormat, PromptState, ResourceText, ThreadMindReport, ThreadMindSession};

@@ -8,7 +8,7 @@ use pinloom_providers::{Provider, Timeouts};
 use pinloom_store::{Store, TreeId};
 
 use crate::ApiError;
-use crate::conversation::snapshot_cache::SnapshotCache;
+use crate::base::snapshot_cache::SnapshotCache;
 use crate::conversation::summaries::SummaryJobs;
 use crate::data_dir::DATABASE_FILE_NAME;
 use crate::json::{TreeMode, TreeSummary};
@@ -221,8 +221,8 @@ fn load_written_counters_ahead() {
     static STARTED: std::sync::Once = std::sync::Once::new();
     STARTED.call_once(|| {
         std::thread::spawn(|| {
-            for tokenizer in crate::conversation::engine_inputs::COUNTED_WHEN_WRITTEN
-                .map(|(_, tokenizer)| tokenizer)
+            for tokenizer in
+                crate::base::engine_inputs::COUNTED_WHEN_WRITTEN.map(|(_, tokenizer)| tokenizer)
             {
                 if let Err(error) = tokenizer.load_ahead() {
                     tracing::warn!("{error}; its counts fall back to one token a byte");

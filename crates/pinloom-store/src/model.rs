@@ -241,6 +241,15 @@ impl From<Node> for PathStep {
     }
 }
 
+/// What a finished reply taught, written with it ([`crate::Store::append_reply`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReplyLearned<'a> {
+    /// Counts of one exact tokenizer family the plan made for messages without them.
+    pub family_counts: Option<(&'a str, &'a [(NodeId, u64)])>,
+    /// The reply's profile and its corrected characters per token (in thousandths).
+    pub calibration: Option<(&'a str, u32)>,
+}
+
 /// A node to append.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewNode {

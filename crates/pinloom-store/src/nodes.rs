@@ -8,9 +8,10 @@ use crate::codec::{author_from_sql, author_to_sql, count, unknown_value};
 use crate::error::StoreError;
 use crate::model::{
     Author, Deleted, MAX_PIN_DEPTH, NewNode, Node, NodeId, OutlineRow, Part, PathStep, PinId,
-    ShapeRow, StepContent, TreeId,
+    ReplyLearned, ShapeRow, StepContent, TreeId,
 };
 use crate::pins::{pin_by_id, pin_in_tree};
+use crate::profiles::write_calibration;
 use crate::receipts::write_receipt;
 use crate::store::Store;
 use crate::token_counts::write_token_counts;
@@ -29,6 +30,28 @@ impl Store {
     /// soft-deleted branch.
     pub fn append_node(&self, node: &NewNode) -> Result<Node, StoreError> {
         self.write(|tx| insert_node(tx, node, false))
+    }
+
+    /// Appends a finished reply and what it taught, in one transaction: the token counts its
+    /// plan had to make for messages written before counting existed (one exact `family`), and
+    /// its profile's corrected calibration.
+    pub fn append_reply(
+        &self,
+        node: &NewNode,
+        learned: &ReplyLearned<'_>,
+    ) -> Result<Node, StoreError> {
+        self.write(|tx| {
+            let written = insert_node(tx, node, false)?;
+            if let Some((family, counts)) = learned.family_counts {
+                for (counted, tokens) in counts {
+                    write_token_counts(tx, *counted, std::iter::once((family, *tokens)))?;
+                }
+            }
+            if let Some((profile_name, milli_chars_per_token)) = learned.calibration {
+                write_calibration(tx, profile_name, milli_chars_per_token, node.created_at_ms)?;
+            }
+            Ok(written)
+        })
     }
 
     /// Appends many nodes in one transaction: all of them are written, or none. A node may
@@ -513,6 +536,21 @@ impl Store {
             touch_tree(tx, moving.tree_id, at_ms)?;
             node_by_id(tx, node)
         })
+    }
+
+    /// A tree's whole outline, in write order, read a page at a time so that no one statement
+    /// holds the database for long.
+    pub fn whole_outline(&self, tree_id: TreeId) -> Result<Vec<OutlineRow>, StoreError> {
+        const PAGE: u32 = 5_000;
+        let mut rows: Vec<OutlineRow> = Vec::new();
+        loop {
+            let page = self.outline(tree_id, rows.last().map(|row| row.id), PAGE)?;
+            let done = page.len() < PAGE as usize;
+            rows.extend(page);
+            if done {
+                return Ok(rows);
+            }
+        }
     }
 
     /// One page of a tree's outline for the map, in write order: the rows after `after`, at most

@@ -1,6 +1,6 @@
 //! Model profiles: domain data, so the app, the CLI and the MCP server see the same ones.
 
-use rusqlite::{OptionalExtension, Row, params};
+use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use crate::error::StoreError;
 use crate::model::ModelProfile;
@@ -232,21 +232,29 @@ impl Store {
         milli_chars_per_token: u32,
         at_ms: i64,
     ) -> Result<(), StoreError> {
-        if milli_chars_per_token == 0 {
-            return Err(StoreError::InvalidInput(
-                "a calibration of 0 characters a token is not a ratio".into(),
-            ));
-        }
-        self.write(|tx| {
-            tx.execute(
-                "INSERT INTO calibrations (profile_name, milli_chars_per_token, samples,
-                     updated_at_ms) VALUES (?1, ?2, 1, ?3)
-                 ON CONFLICT (profile_name) DO UPDATE SET
-                     milli_chars_per_token = excluded.milli_chars_per_token,
-                     samples = samples + 1, updated_at_ms = excluded.updated_at_ms",
-                params![profile_name, milli_chars_per_token, at_ms],
-            )?;
-            Ok(())
-        })
+        self.write(|tx| write_calibration(tx, profile_name, milli_chars_per_token, at_ms))
     }
+}
+
+/// Records a profile's corrected ratio inside a transaction under way.
+pub(crate) fn write_calibration(
+    conn: &Connection,
+    profile_name: &str,
+    milli_chars_per_token: u32,
+    at_ms: i64,
+) -> Result<(), StoreError> {
+    if milli_chars_per_token == 0 {
+        return Err(StoreError::InvalidInput(
+            "a calibration of 0 characters a token is not a ratio".into(),
+        ));
+    }
+    conn.execute(
+        "INSERT INTO calibrations (profile_name, milli_chars_per_token, samples,
+             updated_at_ms) VALUES (?1, ?2, 1, ?3)
+         ON CONFLICT (profile_name) DO UPDATE SET
+             milli_chars_per_token = excluded.milli_chars_per_token,
+             samples = samples + 1, updated_at_ms = excluded.updated_at_ms",
+        params![profile_name, milli_chars_per_token, at_ms],
+    )?;
+    Ok(())
 }

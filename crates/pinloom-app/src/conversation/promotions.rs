@@ -6,7 +6,7 @@
 use pinloom_store::{self as store, NodeId, Store};
 
 use crate::ApiError;
-use crate::conversation::plan::model_choice_in;
+use crate::base::plan::model_choice_in;
 use crate::json::{Message, Promotion};
 use crate::pinloom::Pinloom;
 
@@ -28,7 +28,7 @@ impl Pinloom {
             let tokens = choice.engine.tokenizer.count_u32(&text);
             Ok(Promotion {
                 tokens: tokens.saturating_add(choice.engine.message_overhead),
-                counting: crate::conversation::tokenizer_label(choice.engine.tokenizer.id()),
+                counting: crate::base::plan::tokenizer_label(choice.engine.tokenizer.id()),
                 text,
             })
         })

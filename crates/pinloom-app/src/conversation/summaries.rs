@@ -33,10 +33,10 @@ use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use crate::ApiError;
-use crate::conversation::Planned;
-use crate::conversation::engine_inputs::{ModelChoice, engine_node, engine_thread};
-use crate::conversation::settings::TreeSettings;
-use crate::conversation::snapshot_cache::store_pin;
+use crate::base::engine_inputs::{ModelChoice, engine_node, engine_thread};
+use crate::base::plan::{Planned, ProfileRef, Refusals};
+use crate::base::snapshot_cache::store_pin;
+use crate::base::tree_settings::TreeSettings;
 use crate::json::SummaryView;
 use crate::pinloom::Pinloom;
 use crate::runtime::{blocking, now_ms};
@@ -149,6 +149,25 @@ impl Pinloom {
         self.summary_jobs.landed.subscribe()
     }
 
+    /// The plan for answering `node` under `profile`, with the ancestor summaries it lacks written
+    /// first ([`Pinloom::write_missing_summaries`]) and the plan made again when any was awaited.
+    pub(crate) async fn plan_writing_summaries(
+        &self,
+        node: NodeId,
+        profile: &ProfileRef,
+        cancel: &CancellationToken,
+    ) -> anyhow::Result<Planned> {
+        let planned = self.plan_for(node, profile, None, Refusals::Fail).await?;
+        if planned.plan.missing_summaries.is_empty()
+            || self.write_missing_summaries(&planned, cancel).await? == 0
+        {
+            return Ok(planned);
+        }
+        // The first plan's path goes back to the cache before the second checks it out.
+        drop(planned);
+        self.plan_for(node, profile, None, Refusals::Fail).await
+    }
+
     /// Writes every summary `planned` lacks through the tree's summariser (the profile being
     /// sent to when none is set), waiting for writes already under way rather than starting
     /// others, for at most [`SUMMARY_WAIT`]. `cancel` (the person's Stop) ends the wait; the
@@ -197,7 +216,7 @@ impl Pinloom {
         let Some((planning_profile, summarizer)) = chosen else { return Ok(()) };
         let planned = self.plan_first_in_pin(PinId(pin_id), &planning_profile).await?;
         let jobs = SummaryJob::all_missing(&planned, &summarizer);
-        self.keep_path(planned)?;
+        drop(planned);
         self.start_summaries(jobs);
         Ok(())
     }
@@ -215,11 +234,11 @@ impl Pinloom {
             .plan_first_in_pin(PinId(pin_id), &profile)
             .await
             .context("could not read what the pin knows")?;
-        let views = crate::conversation::plan::ancestry_views(&planned);
+        let views = crate::base::plan::ancestry_views(&planned);
         let summarizer = planned.settings.summarizer.clone().unwrap_or(profile);
         let jobs =
             if prepare { SummaryJob::all_missing(&planned, &summarizer) } else { Vec::new() };
-        self.keep_path(planned)?;
+        drop(planned);
         self.start_summaries(jobs);
         Ok(views)
     }

@@ -10,7 +10,6 @@ use crate::ApiError;
 use crate::json::{DeletedThreadView, NodeView, PinView};
 use crate::pinloom::Pinloom;
 use crate::runtime::{blocking, now_ms};
-use crate::window::columns::newest_below;
 
 /// What a pin's result is summarised with when closed by a model.
 const PIN_RESULT_INSTRUCTION: &str = "You close a sub-thread of a conversation. Write its result \
@@ -149,7 +148,7 @@ impl Pinloom {
             let pin = store.pin(PinId(pin_id))?;
             let end = match up_to {
                 Some(node) => NodeId(node),
-                None => newest_below(store, pin.anchor_node_id, Some(pin.id))?.ok_or_else(|| {
+                None => pin.anchor_node_id.map(|from| store.newest_continuation(from, Some(pin.id))).transpose()?.flatten().ok_or_else(|| {
                     ApiError::invalid_input(
                         "this sub-thread has no messages to summarise: write its result by hand",
                     )

@@ -4,7 +4,6 @@
 use pinloom_store::{self as store, NodeId, Store, TreeId};
 
 use crate::pinloom::Pinloom;
-use crate::window::outline::all_rows;
 
 impl Pinloom {
     /// A thread as Markdown: the path from the tree's first message to `node_id`, pins on the way
@@ -52,7 +51,7 @@ pub(crate) fn tree_markdown_text(
 ) -> anyhow::Result<String> {
     let tree = store.tree(tree_id)?;
     let mut out = markdown_title(&tree);
-    let rows = all_rows(store, tree.id)?;
+    let rows = store.whole_outline(tree.id)?;
     let links: Vec<_> = rows.iter().map(|row| (row.id, row.parent_id)).collect();
     pinloom_store::check_tree_links(tree.id, &links)?;
     for (done, row) in rows.iter().enumerate() {

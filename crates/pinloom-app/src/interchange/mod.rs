@@ -255,7 +255,7 @@ fn write_document(
 }
 
 /// Which importer a fuzz case drives.
-#[doc(hidden)]
+#[cfg(feature = "test-seams")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FuzzedImporter {
     /// Open Loom v2 documents.
@@ -267,7 +267,7 @@ pub enum FuzzedImporter {
 /// One fuzz case for the importers: `data` as a document, imported into a fresh database in
 /// memory, then exported again. The import may refuse the document; neither step may panic,
 /// and what was written must export. Cases the other importer would read are skipped.
-#[doc(hidden)]
+#[cfg(feature = "test-seams")]
 pub fn import_fuzz_case(importer: FuzzedImporter, data: &[u8]) -> Option<ImportReport> {
     let text = std::str::from_utf8(data).ok()?;
     let value: Value = serde_json::from_str(text).ok()?;

@@ -21,7 +21,7 @@ use serde_json::{Map, Value, json};
 use super::skim::{Shape, Skim, record};
 use super::{PINLOOM, parse_time};
 use crate::ApiError;
-use crate::conversation::engine_inputs::token_counts;
+use crate::base::engine_inputs::token_counts;
 
 /// Everything an import writes, and what it says about it.
 pub(super) struct ImportBatch {

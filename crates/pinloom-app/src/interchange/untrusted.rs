@@ -14,8 +14,8 @@ use serde_json::Value;
 use unicode_security::confusable_detection::skeleton;
 
 use super::open_loom_import::Notes;
-use crate::conversation::receipts::{Receipt, Verdict, cut};
-use crate::conversation::settings::TreeSettings;
+use crate::base::receipts::{Receipt, Verdict, cut};
+use crate::base::tree_settings::TreeSettings;
 
 /// The imported profiles that may be written, with what a document may not set taken out.
 /// `here` are the profiles already in the database.

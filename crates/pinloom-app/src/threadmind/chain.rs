@@ -6,7 +6,7 @@ use pinloom_engine::snapshot::Author;
 use pinloom_engine::threadmind::{SummaryWrite, ThreadEntry, ThreadSection, transcript};
 use pinloom_store::{self as store, NodeId, PinId, ROOT_THREAD_SLUG, Store, SummaryKey, Tree};
 
-use crate::conversation::engine_inputs::engine_author;
+use crate::base::engine_inputs::engine_author;
 
 /// A thread of a tree as ThreadMind names it: `main` is the root thread (`None`).
 pub(crate) fn find_thread(

@@ -42,7 +42,7 @@ impl Pinloom {
                     .map(|newest| store.path_root(newest))
                     .transpose()?,
             };
-            let end = newest_below(store, from, None)?;
+            let end = from.map(|from| store.newest_continuation(from, None)).transpose()?.flatten();
             paged_view(store, tree.into(), None, end, node_id.map(NodeId))
         })
         .await
@@ -64,7 +64,10 @@ impl Pinloom {
                 .into());
             }
             let from = node_id.map(NodeId).or(pin.anchor_node_id);
-            let end = newest_below(store, from, Some(pin.id))?;
+            let end = from
+                .map(|from| store.newest_continuation(from, Some(pin.id)))
+                .transpose()?
+                .flatten();
             paged_view(store, tree.into(), Some(PinView::from(pin)), end, node_id.map(NodeId))
         })
         .await
@@ -126,17 +129,6 @@ pub(crate) fn page_around(len: usize, focus: Option<usize>, page: usize) -> (usi
         }
         _ => (newest, len),
     }
-}
-
-/// Follows the newest child in `thread` down from `from` (included when it is in the thread):
-/// the newest branch, as a column shows it and as a pin's result is written from.
-pub(crate) fn newest_below(
-    store: &Store,
-    from: Option<NodeId>,
-    thread: Option<PinId>,
-) -> anyhow::Result<Option<NodeId>> {
-    let Some(from) = from else { return Ok(None) };
-    Ok(store.newest_continuation(from, thread)?)
 }
 
 /// The messages `ids` (a run of one thread's path, in order), each with its alternatives and pins.

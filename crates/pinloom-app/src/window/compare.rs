@@ -8,14 +8,13 @@ use pinloom_store::{self as store, Author, NodeId, Store};
 use similar::{ChangeTag, TextDiff};
 
 use crate::ApiError;
-use crate::conversation::receipts::{Receipt, SentSlice, diff, sent};
-use crate::conversation::{MissingSummaries, ProfileRef, Refusals};
+use crate::base::plan::{ProfileRef, Refusals};
+use crate::base::receipts::{Receipt, SentSlice, diff, sent};
 use crate::json::{
     CompareReach, ComparedRow, ComparedSide, Comparison, ContextDiff, ContextSource, DiffSpan,
     NodeView, ReplySettings,
 };
 use crate::pinloom::Pinloom;
-use crate::window::columns::newest_below;
 
 /// What one read of the store gives a comparison.
 struct Branches {
@@ -113,7 +112,6 @@ impl Pinloom {
                 end.id,
                 &ProfileRef::Stored(profile.to_owned()),
                 None,
-                MissingSummaries::Counted,
                 // A profile that stops at the limit is still compared, as truncation would
                 // plan it; the inspector says what to exclude.
                 Refusals::Show,
@@ -126,7 +124,6 @@ impl Pinloom {
             available: planned.plan.available,
             profile: planned.choice.name.clone(),
         };
-        self.keep_path(planned)?;
         Ok(request)
     }
 }
@@ -142,7 +139,7 @@ fn read_branches(
             CompareReach::Picked => Ok(picked),
             CompareReach::Branches => {
                 let thread = store.node(picked)?.pin_id;
-                Ok(newest_below(store, Some(picked), thread)?.unwrap_or(picked))
+                Ok(store.newest_continuation(picked, thread)?.unwrap_or(picked))
             }
         }
     };

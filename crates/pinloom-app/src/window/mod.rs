@@ -6,4 +6,5 @@ pub(crate) mod columns;
 pub(crate) mod compare;
 pub(crate) mod map;
 pub(crate) mod outline;
+mod receipts;
 pub(crate) mod trash;

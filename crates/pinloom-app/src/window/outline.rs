@@ -1,7 +1,7 @@
 //! The window's ways into a tree besides its columns: the map's outline page by page, a message's
 //! notes, full-text search, and the whole tree as indented text.
 
-use pinloom_store::{self as store, NodeId, Store, TreeId};
+use pinloom_store::{self as store, NodeId, TreeId};
 
 use crate::json::{NoteView, OutlineEntry, SearchResult};
 use crate::pinloom::Pinloom;
@@ -57,7 +57,7 @@ impl Pinloom {
     pub async fn tree_text(&self, tree_id: i64) -> anyhow::Result<String> {
         self.read("could not read the tree", move |store| {
             let tree = store.tree(TreeId(tree_id))?;
-            let rows = all_rows(store, tree.id)?;
+            let rows = store.whole_outline(tree.id)?;
             let links: Vec<_> = rows.iter().map(|row| (row.id, row.parent_id)).collect();
             pinloom_store::check_tree_links(tree.id, &links)?;
             let mut out = format!("{} ({} messages)\n", tree.title, rows.len());
@@ -103,19 +103,5 @@ impl Pinloom {
             Ok(out)
         })
         .await
-    }
-}
-
-/// Every message of a tree in write order, read page by page.
-pub(crate) fn all_rows(store: &Store, tree: TreeId) -> anyhow::Result<Vec<store::OutlineRow>> {
-    const PAGE: u32 = 5_000;
-    let mut rows: Vec<store::OutlineRow> = Vec::new();
-    loop {
-        let page = store.outline(tree, rows.last().map(|row| row.id), PAGE)?;
-        let done = page.len() < PAGE as usize;
-        rows.extend(page);
-        if done {
-            return Ok(rows);
-        }
     }
 }

@@ -11,6 +11,7 @@ use pinloom_app::json::{AncestorState, CompareReach, ExportFormat, ExportRequest
 use pinloom_app::{ApiError, ErrorCode, Pinloom, PlanFormat, ReplyEvent};
 use pinloom_test_server::{Answer, Server};
 
+use crate::Sends;
 use crate::wire::{ask, dialogue, listen, messages, pinloom_with, says};
 
 const ANSWER: &str = "Meanders form where the outer bank erodes and the inner bank gains silt.";

@@ -9,6 +9,7 @@ use pinloom_app::{CancellationToken, ErrorCode, FanOutLane};
 use pinloom_test_server::{Answer, Server, Then};
 use tokio::sync::mpsc::unbounded_channel;
 
+use crate::Sends;
 use crate::wire::{
     ask, chat_stream, dialogue, listen, local_profile, messages, pinloom_with, says,
 };

@@ -5,6 +5,7 @@ use pinloom_app::json::TreeMode;
 use pinloom_app::{ApiError, CancellationToken, ErrorCode, ReplyEvent};
 use pinloom_test_server::{Answer, Server, Then};
 
+use crate::Sends;
 use crate::wire::{
     ask, chat_stream, completion_stream, dialogue, listen, local_profile, messages, pinloom_with,
     says,

@@ -7,6 +7,7 @@ use pinloom_app::json::Provenance;
 use pinloom_app::{ExportOptions, Verdict};
 use pinloom_test_server::{Answer, Server};
 
+use crate::Sends;
 use crate::wire::{
     ask, chat_stream, dialogue, listen, local_profile, messages, pinloom_with, says,
 };

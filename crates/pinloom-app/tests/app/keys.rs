@@ -10,6 +10,7 @@ use pinloom_providers::keys::KeyringBackend;
 use pinloom_test_server::{Answer, Server};
 use serde_json::{Value, json};
 
+use crate::Sends;
 use crate::wire::{listen, local_profile, says};
 
 const CHILD: &str = "PINLOOM_APP_KEYS_CHILD";

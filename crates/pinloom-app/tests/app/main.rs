@@ -20,8 +20,120 @@ mod threads;
 mod window;
 mod wire;
 
-use pinloom_app::json::{Author, TreeMode};
-use pinloom_app::{ApiError, DATABASE_FILE_NAME, ErrorCode, Pinloom};
+use pinloom_app::json::{Author, Exchange, SendTarget, TreeMode};
+use pinloom_app::{
+    ApiError, CancellationToken, DATABASE_FILE_NAME, ErrorCode, Pinloom, ReplyEvent,
+};
+use tokio::sync::mpsc::UnboundedSender;
+
+/// The sends these tests make, each spelled out but made as every front end makes it: through
+/// [`Pinloom::reply_to`], the one public send.
+pub(crate) trait Sends {
+    /// A new message of the person's in a tree's thread, answered.
+    async fn send(
+        &self,
+        tree_id: i64,
+        parent_id: Option<i64>,
+        text: String,
+        profile: String,
+        events: UnboundedSender<ReplyEvent>,
+        cancel: CancellationToken,
+    ) -> anyhow::Result<Exchange>;
+    /// A new message in a pin's sub-thread, answered.
+    async fn send_in_pin(
+        &self,
+        pin_id: i64,
+        parent_id: Option<i64>,
+        text: String,
+        profile: String,
+        events: UnboundedSender<ReplyEvent>,
+        cancel: CancellationToken,
+    ) -> anyhow::Result<Exchange>;
+    /// A message answered again.
+    async fn regenerate(
+        &self,
+        node_id: i64,
+        profile: String,
+        events: UnboundedSender<ReplyEvent>,
+        cancel: CancellationToken,
+    ) -> anyhow::Result<Exchange>;
+    /// An edit of the person's message, answered.
+    async fn edit_and_send(
+        &self,
+        node_id: i64,
+        text: String,
+        profile: String,
+        events: UnboundedSender<ReplyEvent>,
+        cancel: CancellationToken,
+    ) -> anyhow::Result<Exchange>;
+    /// A buffer document continued.
+    async fn continue_buffer(
+        &self,
+        node_id: i64,
+        profile: String,
+        events: UnboundedSender<ReplyEvent>,
+        cancel: CancellationToken,
+    ) -> anyhow::Result<Exchange>;
+}
+
+impl Sends for Pinloom {
+    async fn send(
+        &self,
+        tree_id: i64,
+        parent_id: Option<i64>,
+        text: String,
+        profile: String,
+        events: UnboundedSender<ReplyEvent>,
+        cancel: CancellationToken,
+    ) -> anyhow::Result<Exchange> {
+        let target = SendTarget::Thread { tree_id, parent_id, text };
+        self.reply_to(target, profile, events, cancel).await
+    }
+
+    async fn send_in_pin(
+        &self,
+        pin_id: i64,
+        parent_id: Option<i64>,
+        text: String,
+        profile: String,
+        events: UnboundedSender<ReplyEvent>,
+        cancel: CancellationToken,
+    ) -> anyhow::Result<Exchange> {
+        let target = SendTarget::Pin { pin_id, parent_id, text };
+        self.reply_to(target, profile, events, cancel).await
+    }
+
+    async fn regenerate(
+        &self,
+        node_id: i64,
+        profile: String,
+        events: UnboundedSender<ReplyEvent>,
+        cancel: CancellationToken,
+    ) -> anyhow::Result<Exchange> {
+        self.reply_to(SendTarget::Regenerate { node_id }, profile, events, cancel).await
+    }
+
+    async fn edit_and_send(
+        &self,
+        node_id: i64,
+        text: String,
+        profile: String,
+        events: UnboundedSender<ReplyEvent>,
+        cancel: CancellationToken,
+    ) -> anyhow::Result<Exchange> {
+        self.reply_to(SendTarget::Edit { node_id, text }, profile, events, cancel).await
+    }
+
+    async fn continue_buffer(
+        &self,
+        node_id: i64,
+        profile: String,
+        events: UnboundedSender<ReplyEvent>,
+        cancel: CancellationToken,
+    ) -> anyhow::Result<Exchange> {
+        self.reply_to(SendTarget::Continue { node_id }, profile, events, cancel).await
+    }
+}
 
 #[tokio::test]
 async fn a_tree_and_its_messages_survive_reopening() {

@@ -5,6 +5,7 @@ use pinloom_app::json::TreeSettings;
 use pinloom_app::{ApiError, ErrorCode, NodeAction};
 use pinloom_test_server::Server;
 
+use crate::Sends;
 use crate::wire::{dialogue, listen, messages, pinloom_with, says};
 
 const ANSWER: &str = "Meanders form where the outer bank erodes and the inner bank gains silt.";

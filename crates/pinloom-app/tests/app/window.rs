@@ -4,6 +4,7 @@
 use pinloom_app::NodeAction;
 use pinloom_test_server::Server;
 
+use crate::Sends;
 use crate::wire::{ask, dialogue, pinloom_with, says};
 
 #[tokio::test]

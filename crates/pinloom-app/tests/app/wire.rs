@@ -7,6 +7,8 @@ use pinloom_app::{CancellationToken, Connections, Pinloom, ReplyEvent};
 use pinloom_test_server::{Answer, Server};
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
+use crate::Sends;
+
 /// A chat completion stream that says `pieces` and reports `prompt_tokens`.
 pub(crate) fn chat_stream(pieces: &[&str], prompt_tokens: u64) -> Vec<u8> {
     let mut out = String::new();

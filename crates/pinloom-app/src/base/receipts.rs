@@ -18,10 +18,8 @@ use pinloom_engine::plan::{AncestorContent, AncestorEntry, SliceKind};
 use pinloom_engine::render::slice_text;
 use pinloom_engine::snapshot::{Snapshot, SummaryAuthor};
 use pinloom_providers::{ProviderId, Reply};
-use pinloom_store::{self as store, NodeId};
+use pinloom_store as store;
 use serde::{Deserialize, Serialize};
-
-use crate::pinloom::Pinloom;
 
 /// How a reply's prompt count compares with what was sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
@@ -333,7 +331,7 @@ pub(crate) fn sent(plan: &ContextPlan, snapshot: &Snapshot) -> Vec<SentSlice> {
             run_open = false;
             continue;
         }
-        let (source, source_id) = crate::conversation::source_view(slice.source);
+        let (source, source_id) = crate::base::plan::source_view(slice.source);
         // A whole message of the path (not a note, a draft or a message cut at the boundary).
         let message = matches!(
             slice.kind,
@@ -570,67 +568,4 @@ pub(crate) fn diff(
         .map(|(key, value)| entry(key, value, before_path, &before_positions))
         .collect();
     diff
-}
-
-impl Pinloom {
-    /// The receipt of reply `node_id`: what its request was planned to hold and what was sent,
-    /// beside what the provider counted. `None` for a message without one (the person's, or a
-    /// reply written before receipts).
-    pub async fn receipt(&self, node_id: i64) -> anyhow::Result<Option<Receipt>> {
-        self.read("could not read the receipt", move |store| {
-            let Some(stored) = store.receipt(NodeId(node_id))? else { return Ok(None) };
-            let receipt = Receipt::read(&stored)
-                .with_context(|| format!("the receipt of message {node_id} is unreadable"))?;
-            Ok(Some(receipt))
-        })
-        .await
-    }
-
-    /// How reply `node_id`'s request differs from the request before it on its path (the
-    /// nearest earlier reply that has a receipt): which slices came, went or changed.
-    pub async fn request_diff(&self, node_id: i64) -> anyhow::Result<RequestDiff> {
-        self.read("could not compare the requests", move |store| {
-            let later_id = NodeId(node_id);
-            let later = store.receipt(later_id)?.ok_or_else(|| {
-                crate::ApiError::invalid_input(format!(
-                    "message {node_id} has no receipt: only replies written by this version of \
-                     Pinloom have one"
-                ))
-            })?;
-            let later = Receipt::read(&later)?;
-            let path = store.ancestor_path(later_id)?;
-            let earlier_ids: Vec<NodeId> = path
-                .iter()
-                .rev()
-                .skip(1)
-                .filter(|node| node.author == store::Author::Model)
-                .map(|node| node.id)
-                .collect();
-            let receipts = store.receipts(&earlier_ids)?;
-            let earlier = earlier_ids.iter().find_map(|id| receipts.get(id).map(|r| (*id, r)));
-            let Some((earlier_id, earlier)) = earlier else {
-                return Ok(RequestDiff {
-                    later: node_id,
-                    earlier: None,
-                    came: Vec::new(),
-                    went: Vec::new(),
-                    changed: Vec::new(),
-                    unchanged: 0,
-                });
-            };
-            let earlier = Receipt::read(earlier)?;
-            // The later request's path holds the earlier one's.
-            let compared = diff(&later.sent, &path, &earlier.sent, &path);
-            Ok(RequestDiff {
-                later: node_id,
-                earlier: Some(earlier_id.0),
-                came: compared.only_now,
-                went: compared.only_before,
-                changed: compared.changed,
-                unchanged: compared.unchanged,
-            })
-        })
-        .await
-        .context("could not compare the requests")
-    }
 }

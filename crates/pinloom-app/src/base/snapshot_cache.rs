@@ -10,7 +10,8 @@
 //! `PRAGMA data_version` says another process (the MCP server) wrote to the file.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::ops::{Deref, DerefMut};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use pinloom_engine::snapshot::{
@@ -21,11 +22,11 @@ use pinloom_engine::snapshot::{
 use pinloom_engine::tokens::Tokenizer;
 use pinloom_store::{self as store, NodeId, PinId, Store, StoreError, TreeId};
 
-use crate::conversation::engine_inputs::{
+use crate::base::engine_inputs::{
     ANNOTATION_ID_BASE, engine_author, engine_node, engine_pin, engine_thread, exact_family,
     node_record,
 };
-use crate::conversation::settings::TreeSettings;
+use crate::base::tree_settings::TreeSettings;
 use crate::json::PlanView;
 
 /// How many retrieval candidates full-text search offers the engine: hits the kept history
@@ -412,6 +413,94 @@ pub(crate) fn store_pin(thread: ThreadRef) -> Option<PinId> {
     }
 }
 
+/// What a plan put on a checked-out path above its stored end, taken off before it goes back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DraftPlace {
+    /// No draft: the plan answers a stored message.
+    None,
+    /// A draft prompt after the message planned from, in its thread.
+    Continuing,
+    /// A draft prompt as the first message of this pin, which hangs off the message planned from.
+    FirstIn(PinId),
+}
+
+/// A tree's path checked out of the [`SnapshotCache`] for one plan or one extension: it goes
+/// back to the cache when the guard is dropped (any draft taken off, under the database's data
+/// version at that moment), so no early return can lose it. A path left half-changed by a
+/// failure is [`CheckedOutPath::discard`]ed instead.
+pub(crate) struct CheckedOutPath {
+    cache: Arc<SnapshotCache>,
+    store: Arc<Store>,
+    tree: TreeId,
+    /// `None` only once discarded.
+    path: Option<CachedPath>,
+    draft: DraftPlace,
+}
+
+impl CheckedOutPath {
+    /// A path read from the store, to be cached when dropped.
+    pub(crate) fn new(
+        cache: &Arc<SnapshotCache>,
+        store: &Arc<Store>,
+        tree: TreeId,
+        path: CachedPath,
+    ) -> CheckedOutPath {
+        CheckedOutPath {
+            cache: cache.clone(),
+            store: store.clone(),
+            tree,
+            path: Some(path),
+            draft: DraftPlace::None,
+        }
+    }
+
+    /// Records that a draft prompt now sits on the path (pushed by the plan).
+    pub(crate) fn carry_draft(&mut self, draft: DraftPlace) {
+        self.draft = draft;
+    }
+
+    /// Drops the path instead of giving it back: what a failure left it holding is not to be
+    /// trusted by the next plan.
+    pub(crate) fn discard(mut self) {
+        self.path = None;
+    }
+}
+
+impl Deref for CheckedOutPath {
+    type Target = CachedPath;
+
+    fn deref(&self) -> &CachedPath {
+        self.path.as_ref().expect("a discarded path is never read")
+    }
+}
+
+impl DerefMut for CheckedOutPath {
+    fn deref_mut(&mut self) -> &mut CachedPath {
+        self.path.as_mut().expect("a discarded path is never read")
+    }
+}
+
+impl Drop for CheckedOutPath {
+    fn drop(&mut self) {
+        let Some(mut path) = self.path.take() else { return };
+        match self.draft {
+            DraftPlace::None => {}
+            DraftPlace::Continuing => {
+                path.snapshot.nodes.pop();
+            }
+            DraftPlace::FirstIn(_) => {
+                path.snapshot.nodes.pop();
+                path.threads.pop();
+            }
+        }
+        path.snapshot.active = engine_node(path.end);
+        // Unreadable, the version cannot vouch for the path: it is read again next time.
+        if let Ok(data_version) = self.store.data_version() {
+            self.cache.give_back(data_version, self.tree, path);
+        }
+    }
+}
+
 /// What one plan preview is cached under: the node, the draft prompt, the profile and its budget.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct PlanKey {
@@ -465,22 +554,24 @@ impl SnapshotCache {
         }
     }
 
-    /// Takes the cached path of `tree` if it ends at `end`; the caller puts it back when done, so
-    /// two plans of one tree at once each get a path (the second reads its own).
-    pub(crate) fn take_path(
-        &self,
+    /// Checks out the cached path of `tree` if it ends at `end`; it comes back when the guard is
+    /// dropped, so two plans of one tree at once each get a path (the second reads its own).
+    pub(crate) fn check_out(
+        self: &Arc<Self>,
+        store: &Arc<Store>,
         data_version: i64,
         tree: TreeId,
         end: NodeId,
-    ) -> Option<CachedPath> {
+    ) -> Option<CheckedOutPath> {
         let mut caches = self.lock();
         Self::check(&mut caches, data_version);
         let index = caches.paths.iter().position(|(t, path)| *t == tree && path.end == end)?;
-        Some(caches.paths.remove(index).1)
+        let path = caches.paths.remove(index).1;
+        Some(CheckedOutPath::new(self, store, tree, path))
     }
 
     /// Keeps `path` as `tree`'s active path, forgetting the least recently used beyond the limit.
-    pub(crate) fn keep_path(&self, data_version: i64, tree: TreeId, path: CachedPath) {
+    fn give_back(&self, data_version: i64, tree: TreeId, path: CachedPath) {
         let mut caches = self.lock();
         Self::check(&mut caches, data_version);
         caches.paths.retain(|(t, _)| *t != tree);

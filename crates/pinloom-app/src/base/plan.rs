@@ -3,23 +3,20 @@
 
 use std::collections::HashSet;
 
-use anyhow::Context;
 use pinloom_engine::plan::{AncestorContent, Slice, SliceKind, SliceStatus, SourceId};
-use pinloom_engine::render::slice_text;
+use pinloom_engine::render::{buffer_document, chat_request, slice_text};
 use pinloom_engine::settings::TruncationStrategy;
 use pinloom_engine::snapshot::{Author as EngineAuthor, Snapshot};
-use pinloom_engine::snapshot::{NodeRecord, ParentEdge};
+use pinloom_engine::snapshot::{NodeRecord, ParentEdge, TreeMode};
 use pinloom_engine::tokens::{CharHeuristic, TokenizerId};
 use pinloom_engine::{ContextPlan, EngineError};
+use pinloom_providers::wire::{Sampling, Task, build};
+use pinloom_providers::{ProviderError, WireRequest};
 use pinloom_store::{self as store, NodeId, PinId, Store};
-use tokio_util::sync::CancellationToken;
 
-use super::wire_request;
-use crate::conversation::engine_inputs::{
-    ANNOTATION_ID_BASE, ModelChoice, engine_node, engine_pin,
-};
-use crate::conversation::settings::TreeSettings;
-use crate::conversation::snapshot_cache::{CachedPath, PlanKey, store_pin};
+use crate::base::engine_inputs::{ANNOTATION_ID_BASE, ModelChoice, engine_pin};
+use crate::base::snapshot_cache::{CachedPath, CheckedOutPath, DraftPlace, store_pin};
+use crate::base::tree_settings::TreeSettings;
 use crate::json::{AncestorState, AncestorView, PlanView, SliceView, StepCutView, SummaryWriter};
 use crate::pinloom::Pinloom;
 use crate::runtime::{blocking, now_ms};
@@ -39,29 +36,18 @@ pub(crate) enum ProfileRef {
 /// A plan with the snapshot it was made from and what it was made for.
 pub(crate) struct Planned {
     pub(crate) plan: ContextPlan,
-    pub(crate) path: CachedPath,
+    /// The path the plan was made from, checked out of the snapshot cache until the plan is
+    /// dropped; its last node may be a draft prompt that is not in the store.
+    pub(crate) path: CheckedOutPath,
     pub(crate) choice: ModelChoice,
     pub(crate) tree: store::TreeSetup,
     pub(crate) settings: TreeSettings,
-    /// Where the snapshot's last node is a draft prompt that is not in the store.
-    pub(crate) draft: DraftPlace,
     /// What the provider did with the newest reply on the path, when it cut that context.
     pub(crate) provider_cut: Option<String>,
     /// Set when the tree stops at the limit and this context does not fit: why, in words, and
     /// what to exclude. The plan is then the one truncation would have made, for the inspector
     /// to list; it is never sent.
     pub(crate) refusal: Option<ContextRefusal>,
-}
-
-/// Where a plan's draft prompt goes, when it has one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum DraftPlace {
-    /// No draft: the plan answers a stored message.
-    None,
-    /// After the message planned from, in its thread.
-    Continuing,
-    /// As the first message of this pin, which hangs off the message planned from.
-    FirstIn(PinId),
 }
 
 /// A stopAtLimit refusal as the inspector shows it beside the slices.
@@ -81,120 +67,9 @@ pub(crate) enum Refusals {
 }
 
 impl Pinloom {
-    /// The plan a send from message `node_id` would make under `profile`, and the request it
-    /// would send, without sending anything (missing ancestor summaries are counted, not written). With `draft`, planned as if `draft` were sent after the
-    /// message (the budget panel while typing). Reused for 30 seconds unless anything is written.
-    pub async fn preview(
-        &self,
-        node_id: i64,
-        profile: String,
-        draft: Option<String>,
-    ) -> anyhow::Result<PlanView> {
-        let draft = draft.filter(|text| !text.trim().is_empty());
-        let this = self.clone();
-        let store = self.store.clone();
-        let profile_for_key = profile.clone();
-        let (data_version, choice) = blocking(move || {
-            let data_version = store.data_version()?;
-            Ok((data_version, this.model_choice(&profile_for_key)?))
-        })
-        .await
-        .context("could not preview the context")?;
-        let key = PlanKey {
-            node: node_id,
-            prompt: draft.clone(),
-            profile: profile.clone(),
-            budget: choice.engine.context_window.saturating_sub(choice.engine.reserve),
-        };
-        if let Some(plan) = self.snapshot_cache.plan(data_version, &key) {
-            return Ok(plan);
-        }
-        let planned = self
-            .plan_for(
-                NodeId(node_id),
-                &ProfileRef::Stored(profile.clone()),
-                draft.as_deref(),
-                MissingSummaries::Counted,
-                Refusals::Show,
-            )
-            .await
-            .context("could not preview the context")?;
-        let view = plan_view(&planned)?;
-        self.keep_path(planned)?;
-        self.snapshot_cache.keep_plan(data_version, key, view.clone());
-        Ok(view)
-    }
-
-    /// The slices `first..first + count` of the plan [`Pinloom::preview`] makes for `node_id`
-    /// under `profile`, one line each: the members of a folded run of its view, read when the
-    /// person opens the run.
-    pub async fn preview_slices(
-        &self,
-        node_id: i64,
-        profile: String,
-        first: u32,
-        count: u32,
-    ) -> anyhow::Result<Vec<SliceView>> {
-        let planned = self
-            .plan_for(
-                NodeId(node_id),
-                &ProfileRef::Stored(profile),
-                None,
-                MissingSummaries::Counted,
-                Refusals::Show,
-            )
-            .await
-            .context("could not list the context's slices")?;
-        let views = slice_views(&planned, first as usize, count as usize);
-        self.keep_path(planned)?;
-        Ok(views)
-    }
-
-    /// W1 from the database, for the benchmark: plans message `node_id` under `profile` as a send
-    /// would (summaries not written) and returns the tokens used. With `cold`, this process's
-    /// cached paths are dropped first, so the path is read, decoded and its counts looked up from
-    /// the file.
-    #[doc(hidden)]
-    pub async fn plan_for_benchmark(
-        &self,
-        node_id: i64,
-        profile: &str,
-        cold: bool,
-    ) -> anyhow::Result<u32> {
-        if cold {
-            self.snapshot_cache.forget();
-        }
-        let profile = ProfileRef::Stored(profile.to_owned());
-        let planned = self
-            .plan_for(NodeId(node_id), &profile, None, MissingSummaries::Counted, Refusals::Fail)
-            .await?;
-        Ok(self.keep_path(planned)?.used)
-    }
-
-    /// The plan for answering `node` under `profile`, with missing ancestor summaries written
-    /// first when asked to.
+    /// The plan for answering `node` under `profile` (after `draft`, when given), as the store
+    /// holds the tree now: missing ancestor summaries are counted, never written here.
     pub(crate) async fn plan_for(
-        &self,
-        node: NodeId,
-        profile: &ProfileRef,
-        draft: Option<&str>,
-        summaries: MissingSummaries<'_>,
-        refusals: Refusals,
-    ) -> anyhow::Result<Planned> {
-        let mut planned = self.plan_once(node, profile, draft, refusals).await?;
-        if let MissingSummaries::Write(cancel) = summaries
-            && !planned.plan.missing_summaries.is_empty()
-        {
-            let waited = self.write_missing_summaries(&planned, cancel).await?;
-            if waited > 0 {
-                self.keep_path(planned)?;
-                planned = self.plan_once(node, profile, draft, refusals).await?;
-            }
-        }
-        Ok(planned)
-    }
-
-    async fn plan_once(
         &self,
         node: NodeId,
         profile: &ProfileRef,
@@ -243,114 +118,78 @@ impl Pinloom {
         let profile = profile.clone();
         let draft = draft.map(str::to_owned);
         blocking(move || {
-            let store = &this.store;
             let choice = match &profile {
                 ProfileRef::Stored(name) => this.model_choice(name)?,
                 ProfileRef::Unsaved(edited) => this.unsaved_choice(edited)?,
             };
-            let data_version = store.data_version()?;
-            let anchor = store.node(node)?;
-            let tree = store.tree_setup(anchor.tree_id)?;
-            let settings = TreeSettings::from_json(&tree.settings_json);
-            let tokenizer = choice.engine.tokenizer;
-            let mut path = match this.snapshot_cache.take_path(data_version, tree.id, node) {
-                Some(mut path) => {
-                    path.load_counts(store, tokenizer)?;
-                    path
-                }
-                None => CachedPath::read(store, node, tokenizer)?,
-            };
-            let summarizer = settings.summarizer.clone().unwrap_or_else(|| choice.name.clone());
-            let prompt_text = draft.clone().unwrap_or_else(|| anchor.text.clone());
+            let (path, tree, settings) =
+                this.path_for_plan(node, &choice, draft.as_deref(), place)?;
+            let provider_cut = newest_reply_cut(&this.store, &path)?;
+            plan_path(path, choice, tree, settings, provider_cut, refusals)
+        })
+        .await
+    }
+
+    /// The path to `node` checked out of the snapshot cache (or read), filled for a plan under
+    /// `choice` of `draft` (or of `node`'s own text), the draft prompt on it. Runs on a blocking
+    /// thread.
+    fn path_for_plan(
+        &self,
+        node: NodeId,
+        choice: &ModelChoice,
+        draft: Option<&str>,
+        place: DraftPlace,
+    ) -> anyhow::Result<(CheckedOutPath, store::TreeSetup, TreeSettings)> {
+        let store = &self.store;
+        let data_version = store.data_version()?;
+        let anchor = store.node(node)?;
+        let tree = store.tree_setup(anchor.tree_id)?;
+        let settings = TreeSettings::from_json(&tree.settings_json);
+        let tokenizer = choice.engine.tokenizer;
+        let mut path = match self.snapshot_cache.check_out(store, data_version, tree.id, node) {
+            Some(path) => path,
+            None => {
+                let read = CachedPath::read(store, node, tokenizer)?;
+                CheckedOutPath::new(&self.snapshot_cache, store, tree.id, read)
+            }
+        };
+        let summarizer = settings.summarizer.clone().unwrap_or_else(|| choice.name.clone());
+        let prompt_text = draft.unwrap_or(&anchor.text);
+        let filled = (|| -> anyhow::Result<()> {
+            path.load_counts(store, tokenizer)?;
             if let DraftPlace::FirstIn(pin) = place {
                 // The pin's thread joins the chain, so its record and its ancestors' summaries
                 // are read as for any message of it.
                 path.threads.push((Some(pin), node));
             }
-            let notes = this.summary_jobs.notes(tree.id);
-            path.fill(store, &tree, &settings, Some(&summarizer), notes, &prompt_text)?;
-            if let Some(draft) = &draft {
-                let parent = path.snapshot.nodes.last().map(|last| last.id);
-                let edge = match (place, parent) {
-                    (DraftPlace::FirstIn(pin), Some(parent)) => {
-                        ParentEdge::Pin { parent, pin: engine_pin(pin) }
-                    }
-                    (_, Some(parent)) => ParentEdge::Continuation(parent),
-                    (_, None) => ParentEdge::Root,
-                };
-                path.snapshot.nodes.push(NodeRecord::text(
-                    DRAFT_ID,
-                    edge,
-                    pinloom_engine::snapshot::Author::Human,
-                    draft,
-                ));
-                path.snapshot.active = pinloom_engine::snapshot::NodeId(DRAFT_ID);
-            }
-            let provider_cut = newest_reply_cut(store, &path)?;
-            if let Some(buffer) = settings.token_buffer
-                && buffer >= choice.engine.context_window
-            {
-                this.snapshot_cache.keep_path(
-                    data_version,
-                    tree.id,
-                    without_draft(path, place, node),
-                );
-                return Err(ApiError::invalid_input(format!(
-                    "this tree keeps {buffer} tokens for the reply (its token buffer), all of \
-                     {}'s {}-token window; lower the buffer in the tree's settings or choose a \
-                     model with a larger window",
-                    choice.name, choice.engine.context_window
-                ))
-                .into());
-            }
-            let engine_settings = settings.engine(now_ms(), &choice.assembly);
-            let planned = pinloom_engine::plan(&path.snapshot, &choice.engine, &engine_settings);
-            let draft = if draft.is_some() { place } else { DraftPlace::None };
-            let (plan, refusal) = match planned {
-                Ok(plan) => (plan, None),
-                Err(error) => {
-                    let shown = match (&error, refusals) {
-                        (EngineError::StopAtLimit { exclude, .. }, Refusals::Show) => {
-                            // The plan truncation would make lists the slices, so the person
-                            // can exclude what the refusal names with one click.
-                            let mut truncating = engine_settings.clone();
-                            truncating.truncation = TruncationStrategy::TruncateMiddle;
-                            pinloom_engine::plan(&path.snapshot, &choice.engine, &truncating)
-                                .ok()
-                                .map(|plan| (plan, exclude.clone()))
-                        }
-                        _ => None,
-                    };
-                    match shown {
-                        Some((plan, exclude)) => {
-                            let message = engine_api_error(&error, &path.snapshot).message;
-                            (plan, Some(ContextRefusal { message, exclude }))
-                        }
-                        None => {
-                            let refused = engine_error(&error, &path.snapshot);
-                            this.snapshot_cache.keep_path(
-                                data_version,
-                                tree.id,
-                                without_draft(path, draft, node),
-                            );
-                            return Err(refused);
-                        }
-                    }
+            let notes = self.summary_jobs.notes(tree.id);
+            path.fill(store, &tree, &settings, Some(&summarizer), notes, prompt_text)?;
+            Ok(())
+        })();
+        if let Err(error) = filled {
+            // Half-filled, the path is not what the store holds: the next plan reads its own.
+            path.discard();
+            return Err(error);
+        }
+        if let Some(draft) = draft {
+            let parent = path.snapshot.nodes.last().map(|last| last.id);
+            let edge = match (place, parent) {
+                (DraftPlace::FirstIn(pin), Some(parent)) => {
+                    ParentEdge::Pin { parent, pin: engine_pin(pin) }
                 }
+                (_, Some(parent)) => ParentEdge::Continuation(parent),
+                (_, None) => ParentEdge::Root,
             };
-            Ok(Planned { plan, path, choice, tree, settings, draft, provider_cut, refusal })
-        })
-        .await
-    }
-
-    /// Gives a plan's path back to the cache (moved, never copied: it may hold a long thread) and
-    /// returns the plan.
-    pub(crate) fn keep_path(&self, planned: Planned) -> anyhow::Result<ContextPlan> {
-        let data_version = self.store.data_version()?;
-        let end = planned.path.end;
-        let path = without_draft(planned.path, planned.draft, end);
-        self.snapshot_cache.keep_path(data_version, planned.tree.id, path);
-        Ok(planned.plan)
+            path.snapshot.nodes.push(NodeRecord::text(
+                DRAFT_ID,
+                edge,
+                pinloom_engine::snapshot::Author::Human,
+                draft,
+            ));
+            path.snapshot.active = pinloom_engine::snapshot::NodeId(DRAFT_ID);
+            path.carry_draft(place);
+        }
+        Ok((path, tree, settings))
     }
 
     /// The stored profile named `name`, with its learned calibration. Runs on a blocking thread.
@@ -367,28 +206,55 @@ impl Pinloom {
         let calibration = self.store.calibration(name)?.map(|(milli, _)| milli);
         ModelChoice::from_record(&record, calibration)
     }
+}
 
-    /// The plan message `node_id` would get under a profile being edited, before it is saved:
-    /// the budget panel's live preview. Nothing is saved or sent.
-    pub async fn preview_unsaved(
-        &self,
-        node_id: i64,
-        profile: crate::json::ModelProfile,
-    ) -> anyhow::Result<PlanView> {
-        let planned = self
-            .plan_for(
-                NodeId(node_id),
-                &ProfileRef::Unsaved(Box::new(profile)),
-                None,
-                MissingSummaries::Counted,
-                Refusals::Show,
-            )
-            .await
-            .context("could not preview the context")?;
-        let view = plan_view(&planned)?;
-        self.keep_path(planned)?;
-        Ok(view)
+/// The engine's plan of a filled path: refused when the tree's reply buffer leaves no room, and
+/// when the context does not fit a tree that stops at the limit (shown as the plan truncation
+/// would make, when `refusals` says so). A refused plan's path goes back to the cache.
+fn plan_path(
+    path: CheckedOutPath,
+    choice: ModelChoice,
+    tree: store::TreeSetup,
+    settings: TreeSettings,
+    provider_cut: Option<String>,
+    refusals: Refusals,
+) -> anyhow::Result<Planned> {
+    if let Some(buffer) = settings.token_buffer
+        && buffer >= choice.engine.context_window
+    {
+        return Err(ApiError::invalid_input(format!(
+            "this tree keeps {buffer} tokens for the reply (its token buffer), all of {}'s \
+             {}-token window; lower the buffer in the tree's settings or choose a model with a \
+             larger window",
+            choice.name, choice.engine.context_window
+        ))
+        .into());
     }
+    let engine_settings = settings.engine(now_ms(), &choice.assembly);
+    let (plan, refusal) =
+        match pinloom_engine::plan(&path.snapshot, &choice.engine, &engine_settings) {
+            Ok(plan) => (plan, None),
+            Err(error) => {
+                let shown = match (&error, refusals) {
+                    (EngineError::StopAtLimit { exclude, .. }, Refusals::Show) => {
+                        // The plan truncation would make lists the slices, so the person can
+                        // exclude what the refusal names with one click.
+                        let mut truncating = engine_settings.clone();
+                        truncating.truncation = TruncationStrategy::TruncateMiddle;
+                        pinloom_engine::plan(&path.snapshot, &choice.engine, &truncating)
+                            .ok()
+                            .map(|plan| (plan, exclude.clone()))
+                    }
+                    _ => None,
+                };
+                let Some((plan, exclude)) = shown else {
+                    return Err(engine_error(&error, &path.snapshot));
+                };
+                let message = engine_api_error(&error, &path.snapshot).message;
+                (plan, Some(ContextRefusal { message, exclude }))
+            }
+        };
+    Ok(Planned { plan, path, choice, tree, settings, provider_cut, refusal })
 }
 
 /// What the provider did with the newest reply on the path, if it cut that request's context:
@@ -406,28 +272,12 @@ fn newest_reply_cut(store: &Store, path: &CachedPath) -> anyhow::Result<Option<S
     if !stored.provider_cut {
         return Ok(None);
     }
-    Ok(crate::conversation::receipts::Receipt::read(&stored)
+    Ok(crate::base::receipts::Receipt::read(&stored)
         .ok()
         .and_then(|receipt| receipt.message)
         .map(|message| format!("The last reply on this path (message {id}) was cut: {message}")))
 }
 
-/// The path with a preview's draft prompt taken off its end again (and the pin it was the first
-/// message of, which is not on the path).
-fn without_draft(mut path: CachedPath, draft: DraftPlace, end: NodeId) -> CachedPath {
-    match draft {
-        DraftPlace::None => {}
-        DraftPlace::Continuing => {
-            path.snapshot.nodes.pop();
-        }
-        DraftPlace::FirstIn(_) => {
-            path.snapshot.nodes.pop();
-            path.threads.pop();
-        }
-    }
-    path.snapshot.active = engine_node(end);
-    path
-}
 /// A run of this many alike slices in a row or more is one line of a plan view: a 100,000-message
 /// thread's plan has as many slices, nearly all of them old messages cut by truncation, and sent
 /// one by one they made ~30 MB of JSON and kept the window busy for seconds.
@@ -678,7 +528,7 @@ pub(crate) fn tokenizer_label(tokenizer: TokenizerId) -> String {
 
 /// The reply before `prompt` on the path: the request answering `prompt` repeats its request as
 /// a prefix. (Earlier answers to `prompt` itself are read from the store by the caller.)
-pub(super) fn earlier_replies(path: &CachedPath, prompt: NodeId) -> Vec<NodeId> {
+pub(crate) fn earlier_replies(path: &CachedPath, prompt: NodeId) -> Vec<NodeId> {
     let before = path
         .snapshot
         .nodes
@@ -802,16 +652,6 @@ fn opening_words(text: &str, limit: usize) -> String {
     format!("{at_word}…")
 }
 
-/// What planning does with ancestor summaries the plan lacks.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum MissingSummaries<'a> {
-    /// Writes them through the summariser before planning again; the person's Stop (`cancel`)
-    /// stops them too.
-    Write(&'a CancellationToken),
-    /// Counts them in the plan without writing them (previews, comparisons).
-    Counted,
-}
-
 /// Model profile `name` as a plan uses it, with its learned calibration; a name no profile has is
 /// refused in words that say where to choose one. Reads the store: call it on a blocking thread.
 pub(crate) fn model_choice_in(store: &Store, name: &str) -> anyhow::Result<ModelChoice> {
@@ -831,4 +671,27 @@ pub(crate) fn model_choice_in(store: &Store, name: &str) -> anyhow::Result<Model
     }
     let calibration = store.calibration(&record.name)?.map(|(milli, _)| milli);
     ModelChoice::from_record(&record, calibration)
+}
+
+/// The request a plan makes: chat messages in a dialogue, the document in buffer mode.
+pub(crate) fn wire_request(planned: &Planned) -> Result<WireRequest, ProviderError> {
+    let choice = &planned.choice;
+    let snapshot = &planned.path.snapshot;
+    // The reply may have what the plan kept free for it, and no more: one number for both.
+    let sampling =
+        Sampling { max_output_tokens: Some(planned.plan.reply_limit), ..choice.sampling };
+    match planned.plan.mode {
+        TreeMode::Dialogue => {
+            let request = chat_request(&planned.plan, snapshot, &choice.engine);
+            let task = Task::Chat { request: &request, tools: &snapshot.tools };
+            build(&choice.endpoint, &choice.engine, sampling, task)
+        }
+        TreeMode::Buffer => {
+            if !choice.completion {
+                return Err(ProviderError::CompletionEndpointOff { profile: choice.name.clone() });
+            }
+            let document = buffer_document(&planned.plan, snapshot);
+            build(&choice.endpoint, &choice.engine, sampling, Task::Complete { prompt: &document })
+        }
+    }
 }

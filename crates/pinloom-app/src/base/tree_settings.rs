@@ -1,0 +1,224 @@
+//! A tree's conversation settings, stored with the tree (so the app, the command line and the MCP
+//! server assemble its contexts alike), and the engine settings they make.
+
+use pinloom_engine::settings::{RetrievalWeights, Settings, TruncationStrategy};
+use pinloom_engine::snapshot::Author as EngineAuthor;
+use pinloom_providers::summary::SUMMARY_INSTRUCTION;
+use serde::{Deserialize, Serialize};
+
+use crate::ApiError;
+use crate::json::{AssemblySettings, Author};
+
+/// The most summary budgets by distance a tree may set (one per level of a chain).
+pub(crate) const MAX_SUMMARY_BUDGETS: u8 = 50;
+/// The largest summary budget, in tokens: larger than any model's window for a summary.
+pub(crate) const MAX_SUMMARY_BUDGET: u32 = 200_000;
+/// The most tokens a tree may keep for the reply.
+pub(crate) const MAX_TOKEN_BUFFER: u32 = 1_000_000;
+
+/// How a tree's contexts are assembled and its summaries written. Every field has a default, so a
+/// tree stores only what the person changed.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase", default)]
+pub struct TreeSettings {
+    /// The model profile that writes ancestor-thread summaries; the profile being sent to when
+    /// unset.
+    pub summarizer: Option<String>,
+    /// The summariser's instruction; `{budget}` becomes the token budget. The shipped
+    /// instruction when unset.
+    pub summary_instruction: Option<String>,
+    /// Summary budgets by distance from the current thread (nearest first); Deeppin's
+    /// [800, 500, 300, 150] when unset.
+    pub depth_budgets: Option<Vec<u32>>,
+    /// Tokens kept for the reply instead of the profile's reserve (seed 002's token buffer).
+    pub token_buffer: Option<u32>,
+    /// Fill what truncation leaves with the end of the newest message it dropped, marked as cut.
+    pub cut_boundary_message: bool,
+    /// Pins see the results of closed pins opened from the same thread (their siblings).
+    pub include_closed_sibling_results: bool,
+    /// Files larger than this many bytes are refused when attached (100 KB when unset).
+    pub max_file_bytes: Option<u64>,
+    /// Messages the person found by search and added to the search slice: offered to every plan
+    /// of the tree as retrieval candidates beside the automatic ones (never to a pin that may not
+    /// see them).
+    pub search_hits: Vec<i64>,
+    /// How a pin's passage is framed for the model; `{anchor}` becomes the passage. Deeppin's
+    /// wording when unset.
+    pub anchor_framing: Option<String>,
+    /// How search hits among the thread's own messages are scored and filtered; seed 001's
+    /// weights, a 10 % share and no filter when unset.
+    pub retrieval: Option<RetrievalChoice>,
+}
+
+/// How a tree's search hits are chosen (seed 001's retrieval slice).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct RetrievalChoice {
+    /// Weight of recency, in percent of the score (seed 001: 30).
+    pub recency_percent: u32,
+    /// Weight of relevance (50).
+    pub relevance_percent: u32,
+    /// Weight of salience: bookmarked and pinned messages higher (20).
+    pub salience_percent: u32,
+    /// The share of the budget search hits may take, in percent (10).
+    pub share_percent: u32,
+    /// Only messages by these authors; every author when empty.
+    pub authors: Vec<Author>,
+    /// Only messages written at or after this time, in milliseconds since the Unix epoch.
+    pub since_ms: Option<i64>,
+}
+
+/// What a tree says to every model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct TreeContext {
+    /// Its system context; empty when it has none.
+    pub system_context: String,
+    /// Whether buffer mode's continuations are sent the system context (off by default: a
+    /// document continues best from its own text).
+    pub buffer_includes_system: bool,
+}
+
+/// Seed 004's file size limit.
+pub(crate) const DEFAULT_MAX_FILE_BYTES: u64 = 100 * 1024;
+
+impl TreeSettings {
+    /// The settings stored as `json`; an empty or unreadable text gives the defaults, since a
+    /// tree must stay usable, and the next save writes a readable one.
+    pub(crate) fn from_json(json: &str) -> TreeSettings {
+        serde_json::from_str(json).unwrap_or_default()
+    }
+
+    /// Tree `tree`'s settings as stored. Reads the store: call it on a blocking thread.
+    pub(crate) fn of_tree(
+        store: &pinloom_store::Store,
+        tree: pinloom_store::TreeId,
+    ) -> anyhow::Result<TreeSettings> {
+        Ok(TreeSettings::from_json(&store.tree_setup(tree)?.settings_json))
+    }
+
+    /// Refuses settings the engine cannot work with, saying what to change.
+    pub(crate) fn check(&self) -> Result<(), ApiError> {
+        if let Some(budgets) = &self.depth_budgets
+            && (budgets.is_empty()
+                || budgets.len() > usize::from(MAX_SUMMARY_BUDGETS)
+                || budgets.iter().any(|&budget| budget == 0 || budget > MAX_SUMMARY_BUDGET))
+        {
+            return Err(ApiError::invalid_input(format!(
+                "summary budgets must be one to {MAX_SUMMARY_BUDGETS} token counts from 1 to \
+                 {MAX_SUMMARY_BUDGET}, nearest thread first (for example 800, 500, 300, 150)"
+            )));
+        }
+        if let Some(buffer) = self.token_buffer
+            && buffer > MAX_TOKEN_BUFFER
+        {
+            return Err(ApiError::invalid_input(format!(
+                "the tokens kept for the reply must be at most {MAX_TOKEN_BUFFER}"
+            )));
+        }
+        if let Some(instruction) = &self.summary_instruction
+            && instruction.trim().is_empty()
+        {
+            return Err(ApiError::invalid_input(
+                "the summary instruction is empty: write one, or clear it to use the default",
+            ));
+        }
+        if self.max_file_bytes == Some(0) {
+            return Err(ApiError::invalid_input("the file size limit must be above 0 bytes"));
+        }
+        if let Some(framing) = &self.anchor_framing
+            && !framing.contains("{anchor}")
+        {
+            return Err(ApiError::invalid_input(
+                "the anchor wording must say where the passage goes with {anchor}, or be cleared \
+                 to use the default",
+            ));
+        }
+        if let Some(retrieval) = &self.retrieval {
+            if retrieval.share_percent > 100 {
+                return Err(ApiError::invalid_input(
+                    "the search hits' share is a percentage of the budget: 0 to 100",
+                ));
+            }
+            let each = [
+                retrieval.recency_percent,
+                retrieval.relevance_percent,
+                retrieval.salience_percent,
+            ];
+            if each.iter().any(|&weight| weight > 100) {
+                return Err(ApiError::invalid_input(
+                    "each search weight is a percentage of the score: 0 to 100",
+                ));
+            }
+            let weights: u32 = each.iter().sum();
+            if weights == 0 {
+                return Err(ApiError::invalid_input(
+                    "the search weights are all 0: give recency, relevance or salience some \
+                     weight (for example 30, 50, 20)",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The summariser's instruction for a budget.
+    pub(crate) fn summary_instruction(&self) -> &str {
+        self.summary_instruction.as_deref().unwrap_or(SUMMARY_INSTRUCTION)
+    }
+
+    pub(crate) fn max_file_bytes(&self) -> u64 {
+        self.max_file_bytes.unwrap_or(DEFAULT_MAX_FILE_BYTES)
+    }
+
+    /// The engine's settings for a plan made at `now_ms` for a model assembled as `model` says:
+    /// the model's choices first, the tree's own on top.
+    pub(crate) fn engine(&self, now_ms: i64, model: &AssemblySettings) -> Settings {
+        let mut settings = Settings { now_ms, ..Settings::default() };
+        settings.truncation = match model.truncation.as_deref() {
+            Some("rollingWindow") => TruncationStrategy::RollingWindow,
+            Some("stopAtLimit") => TruncationStrategy::StopAtLimit,
+            _ => TruncationStrategy::TruncateMiddle,
+        };
+        if let Some(budgets) = &model.depth_budgets {
+            settings.depth_budgets =
+                budgets.iter().map(|budget| u32::try_from(*budget).unwrap_or(1).max(1)).collect();
+        }
+        if let Some(recent) = model.minimum_recent_nodes {
+            settings.minimum_recent_nodes = usize::try_from(recent).unwrap_or(0);
+        }
+        if let Some(percent) = model.truncation_step_percent {
+            settings.truncation_step_percent = u32::try_from(percent.clamp(0, 100)).unwrap_or(0);
+        }
+        if let Some(budgets) = &self.depth_budgets {
+            settings.depth_budgets = budgets.clone();
+        }
+        settings.cut_boundary_message = self.cut_boundary_message;
+        settings.include_closed_sibling_results = self.include_closed_sibling_results;
+        settings.max_file_bytes = self.max_file_bytes();
+        if let Some(framing) = &self.anchor_framing {
+            settings.anchor_framing = framing.clone();
+        }
+        if let Some(retrieval) = &self.retrieval {
+            let percent = |value: u32| f64::from(value) / 100.0;
+            settings.retrieval.weights = RetrievalWeights {
+                recency: percent(retrieval.recency_percent),
+                relevance: percent(retrieval.relevance_percent),
+                salience: percent(retrieval.salience_percent),
+            };
+            settings.retrieval.share_percent = retrieval.share_percent;
+            settings.retrieval.filters.since_ms = retrieval.since_ms;
+            settings.retrieval.filters.authors = (!retrieval.authors.is_empty()).then(|| {
+                retrieval
+                    .authors
+                    .iter()
+                    .map(|author| match author {
+                        Author::Human => EngineAuthor::Human,
+                        Author::Model => EngineAuthor::Model,
+                        Author::Tool => EngineAuthor::Tool,
+                    })
+                    .collect()
+            });
+        }
+        settings
+    }
+}
