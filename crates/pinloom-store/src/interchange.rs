@@ -45,6 +45,12 @@ pub struct TreeImport {
     pub annotations: Vec<AnnotationImport>,
 }
 
+impl AsRef<TreeImport> for TreeImport {
+    fn as_ref(&self) -> &TreeImport {
+        self
+    }
+}
+
 /// A message to import.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NodeImport {
@@ -217,7 +223,7 @@ impl Store {
     /// messages are written so far, every few hundred and at the end of each tree.
     pub fn import_trees(
         &self,
-        trees: &[TreeImport],
+        trees: &[impl AsRef<TreeImport>],
         profiles: &[ModelProfile],
         kept: impl Fn(Kept, &ImportedTree) -> Option<String>,
         at_ms: i64,
@@ -236,7 +242,7 @@ impl Store {
                     .query_map([], |row| row.get::<_, String>(0))?
                     .collect::<Result<Vec<_>, _>>()?,
             );
-            for (index, tree) in trees.iter().enumerate() {
+            for (index, tree) in trees.iter().map(AsRef::as_ref).enumerate() {
                 let wanted = tree.slug.clone().unwrap_or_else(|| slugify(tree.tree.title.trim()));
                 let slug = tree_slugs.pick(&wanted);
                 let imported = import_tree(tx, tree, &slug, &mut |in_tree| {

@@ -211,7 +211,28 @@ impl CachedPath {
         notes: Vec<SummaryNote>,
         prompt: &str,
     ) -> Result<(), StoreError> {
-        let snapshot = &mut self.snapshot;
+        self.snapshot.pins = self.pins(store, tree.id)?;
+        self.snapshot.summaries = self.ancestor_summaries(store, tree.id, summarizer)?;
+        self.snapshot.summary_notes = notes;
+        self.snapshot.attachments =
+            store.attachments(tree.id)?.into_iter().map(attachment).collect();
+        self.snapshot.retrieval = self.retrieval(store, tree.id, settings, prompt)?;
+        self.snapshot.tree = TreeInfo {
+            title: tree.title.clone(),
+            mode: match tree.mode {
+                store::TreeMode::Dialogue => TreeMode::Dialogue,
+                store::TreeMode::Buffer => TreeMode::Buffer,
+            },
+            system_context: tree.system_context.clone(),
+            buffer_mode_system_context: tree.buffer_includes_system,
+            token_buffer: settings.token_buffer,
+        };
+        self.snapshot.active = engine_node(self.end);
+        Ok(())
+    }
+
+    /// The pins on the path, and the closed pins beside it whose results may come back.
+    fn pins(&self, store: &Store, tree: TreeId) -> Result<Vec<PinRecord>, StoreError> {
         let mut pins = Vec::new();
         for (pin, _) in &self.threads {
             if let Some(pin) = pin {
@@ -221,7 +242,7 @@ impl CachedPath {
         // Closed pins opened from the current thread's parent: the results task frames may show.
         if self.threads.len() >= 2 {
             let parent = self.threads[self.threads.len() - 2].0;
-            for pin in store.child_pins(tree.id, parent)? {
+            for pin in store.child_pins(tree, parent)? {
                 if pin.closed_at_ms.is_some() && !pins.iter().any(|p| p.id == engine_pin(pin.id)) {
                     pins.push(pin_record(&pin));
                 }
@@ -230,23 +251,30 @@ impl CachedPath {
         // Closed pins opened from the current thread: their results come back to it (the
         // engine keeps those opened from a message of the path).
         let current = self.threads.last().and_then(|(pin, _)| *pin);
-        for pin in store.child_pins(tree.id, current)? {
+        for pin in store.child_pins(tree, current)? {
             if pin.closed_at_ms.is_some() && !pins.iter().any(|p| p.id == engine_pin(pin.id)) {
                 pins.push(pin_record(&pin));
             }
         }
-        snapshot.pins = pins;
+        Ok(pins)
+    }
 
-        // Each ancestor thread's summaries that can serve it: those ending where the next thread
-        // hangs off (with their fitted versions), and those of the whole thread written on
-        // purpose. Oldest write first, and among the summariser's own at equal budgets the
-        // chosen summariser's last: the engine takes the last that serves.
+    /// Each ancestor thread's summaries that can serve it: those ending where the next thread
+    /// hangs off (with their fitted versions), and those of the whole thread written on purpose.
+    /// Oldest write first, and among the summariser's own at equal budgets the chosen
+    /// summariser's last: the engine takes the last that serves.
+    fn ancestor_summaries(
+        &self,
+        store: &Store,
+        tree: TreeId,
+        summarizer: Option<&str>,
+    ) -> Result<Vec<SummaryRecord>, StoreError> {
         let mut summaries = Vec::new();
         for (pin, up_to) in self.threads.iter().take(self.threads.len().saturating_sub(1)) {
             let mut theirs = Vec::new();
             let mut chosen = Vec::new();
             // The store lists the newest first.
-            for summary in store.thread_summaries(tree.id, *pin)?.into_iter().rev() {
+            for summary in store.thread_summaries(tree, *pin)?.into_iter().rev() {
                 let serves = match summary.key.path_end {
                     Some(end) => end == *up_to,
                     None => summary.chosen || summary.key.fitted_from.is_some(),
@@ -261,10 +289,18 @@ impl CachedPath {
             summaries.extend(theirs);
             summaries.extend(chosen);
         }
-        snapshot.summaries = summaries;
-        snapshot.summary_notes = notes;
+        Ok(summaries)
+    }
 
-        snapshot.attachments = store.attachments(tree.id)?.into_iter().map(attachment).collect();
+    /// The retrieval candidates of `prompt`: what the path may know, searched, and the person's
+    /// own picks from anywhere in the tree.
+    fn retrieval(
+        &self,
+        store: &Store,
+        tree: TreeId,
+        settings: &TreeSettings,
+        prompt: &str,
+    ) -> Result<Vec<RetrievalCandidate>, StoreError> {
         // What the path may know is searched, and only that (`pinloom_engine::permitted`): the
         // store's query walks the path's own segments.
         let hits = store.search_path(self.end, prompt, RETRIEVAL_CANDIDATES)?;
@@ -292,7 +328,7 @@ impl CachedPath {
         // In the order the person picked them, each once.
         let picked = if unfound.is_empty() { Vec::new() } else { store.nodes(&unfound)? };
         for node in picked {
-            if node.tree_id != tree.id || node.pruned_at_ms.is_some() {
+            if node.tree_id != tree || node.pruned_at_ms.is_some() {
                 continue;
             }
             let Ok(key) = u64::try_from(node.id.0) else { continue };
@@ -314,20 +350,7 @@ impl CachedPath {
                 true,
             ));
         }
-        snapshot.retrieval = retrieval;
-
-        snapshot.tree = TreeInfo {
-            title: tree.title.clone(),
-            mode: match tree.mode {
-                store::TreeMode::Dialogue => TreeMode::Dialogue,
-                store::TreeMode::Buffer => TreeMode::Buffer,
-            },
-            system_context: tree.system_context.clone(),
-            buffer_mode_system_context: tree.buffer_includes_system,
-            token_buffer: settings.token_buffer,
-        };
-        snapshot.active = engine_node(self.end);
-        Ok(())
+        Ok(retrieval)
     }
 }
 

@@ -11,6 +11,7 @@ pub(crate) mod files;
 pub(crate) mod markdown;
 mod open_loom_export;
 mod open_loom_import;
+mod open_loom_records;
 mod skim;
 mod socketteer;
 mod untrusted;
@@ -199,15 +200,16 @@ fn write_document(
     progress: &mut dyn FnMut(TransferProgress),
 ) -> anyhow::Result<ImportReport> {
     let ReadDocument { mut batch, source, at_ms } = read;
-    let total = batch.trees.iter().map(|tree| tree.nodes.len() as u64).sum();
+    let total = batch.trees.iter().map(|tree| tree.import.nodes.len() as u64).sum();
     progress(TransferProgress::Checked { total });
     let mut notes = std::mem::take(&mut batch.notes);
     let here = store.profiles()?;
     batch.profiles =
         untrusted::admit_profiles(std::mem::take(&mut batch.profiles), &here, &mut notes);
     let summarizers = untrusted::possible_summarizers(&here, &batch.profiles);
-    for (settings, tree) in batch.settings.iter_mut().zip(&batch.trees) {
-        untrusted::admit_settings(settings, &summarizers, &tree.tree.title, &mut notes);
+    for tree in &mut batch.trees {
+        let title = &tree.import.tree.title;
+        untrusted::admit_settings(&mut tree.settings, &summarizers, title, &mut notes);
     }
     let mut arriving = Vec::new();
     for profile in &mut batch.profiles {

@@ -18,6 +18,11 @@ use serde::Serialize;
 use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde_json::{Map, Value, json};
 
+use super::open_loom_records::{
+    AttachmentRecord, DocumentExtension, EdgeRecord, Lenient, NodeExtension, ProfileRecord,
+    Records, SourceList, SourceRecord, SummaryRecord, SummaryWriteRecord, ThreadRecord,
+    WrittenText,
+};
 use super::{ExportOptions, PINLOOM, iso};
 
 /// Writes one document holding `trees`, in that order, to `out` as indented JSON (ending in a
@@ -51,37 +56,32 @@ pub(super) fn write_document(
         }
         prepared.push(tree);
     }
-    let profiles: Vec<Value> = store
+    let profiles: Vec<ProfileRecord> = store
         .profiles()?
         .into_iter()
         .filter(|profile| named.contains(&profile.name))
-        .map(|profile| {
-            let mut value = json!({
-                "name": profile.name,
-                "provider": profile.provider,
-                "modelId": profile.model_id,
-                "contextWindow": profile.context_window,
-                "reserve": profile.reserve,
-                "nativeSystem": profile.native_system,
-                "completionEndpoint": profile.completion_endpoint,
-                "tokenizer": profile.tokenizer,
-                "sampling": parsed(&profile.sampling_json),
-                "settings": parsed(&profile.settings_json),
-            });
-            if let Some(url) = profile.base_url {
-                value["baseUrl"] = json!(url);
-            }
-            if let Some(prices) = &profile.prices_json {
-                value["prices"] = parsed(prices);
-            }
-            if options.system_prompts && !profile.agent_system_prompt.is_empty() {
-                value["agentSystemPrompt"] = json!(profile.agent_system_prompt);
-            }
-            value
+        .map(|profile| ProfileRecord {
+            name: Lenient::of(profile.name),
+            provider: Lenient::of(profile.provider),
+            model_id: Lenient::of(profile.model_id),
+            base_url: profile.base_url.into(),
+            context_window: Lenient::of(profile.context_window),
+            reserve: Lenient::of(profile.reserve),
+            native_system: Lenient::of(profile.native_system),
+            completion_endpoint: Lenient::of(profile.completion_endpoint),
+            tokenizer: Lenient::of(profile.tokenizer),
+            agent_system_prompt: (options.system_prompts
+                && !profile.agent_system_prompt.is_empty())
+            .then_some(profile.agent_system_prompt)
+            .into(),
+            sampling: Some(parsed(&profile.sampling_json)),
+            settings: Some(parsed(&profile.settings_json)),
+            prices: profile.prices_json.as_deref().map(parsed),
         })
         .collect();
     if !profiles.is_empty() {
-        extensions.insert(PINLOOM.into(), json!({ "modelProfiles": profiles }));
+        let ours = DocumentExtension { model_profiles: Records(profiles) };
+        extensions.insert(PINLOOM.into(), serde_json::to_value(ours)?);
     }
     if !options.system_prompts {
         for agent in agents.values_mut() {
@@ -247,131 +247,9 @@ impl PreparedTree {
             .collect();
         let node_ref = |id: Option<NodeId>| id.and_then(|id| node_ids.get(&id)).cloned();
         let kept_ref = |value: Option<&Value>| kept_node_ref(&node_ids, value).map(str::to_owned);
-
-        let threads: Vec<Value> = pin_order
-            .iter()
-            .map(|&listed| {
-                // `pins` come in their order among siblings, which ThreadMind lists them by and
-                // which the document keeps as each thread's `order`; the list itself is in the
-                // ids' (walk) order.
-                let pin = &pins[listed];
-                let mut thread = json!({
-                    "id": pin_ids[&pin.id],
-                    "title": pin.title,
-                    "slug": pin.slug,
-                    "order": listed,
-                    "createdAt": iso(pin.created_at_ms),
-                });
-                if let Some(parent) = pin.parent_pin_id.and_then(|p| pin_ids.get(&p)) {
-                    thread["parent"] = json!(parent);
-                }
-                if let Some(anchor) = node_ref(pin.anchor_node_id) {
-                    thread["anchorNode"] = json!(anchor);
-                }
-                if let Some(range) = &pin.anchor {
-                    thread["anchor"] =
-                        json!({ "start": range.start, "end": range.end, "text": range.text });
-                }
-                if let (Some(at), Some(result)) = (pin.closed_at_ms, &pin.result) {
-                    thread["closedAt"] = json!(iso(at));
-                    thread["result"] = json!(result);
-                }
-                if let Some(at) = pin.deleted_at_ms {
-                    thread["deletedAt"] = json!(iso(at));
-                }
-                thread
-            })
-            .collect();
-        let mut summaries: Vec<Value> = Vec::new();
-        let written = store.tree_summaries(tree_id)?;
-        let summary_value = |summary: &pinloom_store::Summary,
-                             log: &[pinloom_store::SummaryUpdate]| {
-            let mut value = json!({
-                "text": summary.text,
-                "inputChars": summary.input_chars,
-                "inputTokens": summary.input_tokens,
-                "updatedAt": iso(summary.updated_at_ms),
-                "log": log.iter().map(|write| json!({
-                    "text": write.text,
-                    "inputChars": write.input_chars,
-                    "inputTokens": write.input_tokens,
-                    "writtenAt": iso(write.written_at_ms),
-                })).collect::<Vec<_>>(),
-            });
-            if let Some(budget) = summary.key.budget {
-                value["budget"] = json!(budget);
-            }
-            if !summary.key.summarizer.is_empty() {
-                value["summarizer"] = json!(summary.key.summarizer);
-            }
-            if summary.written_by != pinloom_store::SummaryAuthor::Model {
-                value["writtenBy"] = json!(summary.written_by.as_str());
-            }
-            if summary.chosen {
-                value["chosen"] = json!(true);
-            }
-            value
-        };
-        for (summary, log) in &written {
-            if summary.key.fitted_from.is_some() {
-                continue;
-            }
-            profiles.insert(summary.key.summarizer.clone());
-            let mut value = summary_value(summary, log);
-            if let Some(thread) = summary.key.pin_id.and_then(|p| pin_ids.get(&p)) {
-                value["thread"] = json!(thread);
-            }
-            if let Some(end) = node_ref(summary.key.path_end) {
-                value["upTo"] = json!(end);
-            }
-            // Its fitted versions travel inside it: they mean nothing without it.
-            let mut fitted: Vec<Value> = written
-                .iter()
-                .filter(|(other, _)| other.key.fitted_from == Some(summary.id))
-                .map(|(other, log)| {
-                    profiles.insert(other.key.summarizer.clone());
-                    summary_value(other, log)
-                })
-                .collect();
-            if !fitted.is_empty() {
-                fitted.sort_by_key(|value| value.to_string());
-                value["fitted"] = Value::Array(fitted);
-            }
-            summaries.push(value);
-        }
-        // Stable whatever order the summaries were written in.
-        summaries.sort_by_key(|value| value.to_string());
-        let attachments: Vec<Value> = store
-            .attachments(tree_id)?
-            .into_iter()
-            .map(|attachment| {
-                let mut value = json!({
-                    "role": match attachment.role {
-                        AttachmentRole::Context => "context",
-                        AttachmentRole::Instruction => "instruction",
-                        AttachmentRole::File => "file",
-                        AttachmentRole::Folder => "folder",
-                    },
-                    "name": attachment.name,
-                    "content": attachment.content,
-                    "createdAt": iso(attachment.created_at_ms),
-                });
-                match attachment.scope {
-                    AttachmentScope::Tree => value["scope"] = json!("tree"),
-                    AttachmentScope::Thread(pin) => {
-                        value["scope"] = json!("thread");
-                        if let Some(thread) = pin.and_then(|p| pin_ids.get(&p)) {
-                            value["thread"] = json!(thread);
-                        }
-                    }
-                    AttachmentScope::Node(node) => {
-                        value["scope"] = json!("node");
-                        value["node"] = json!(node_ref(Some(node)));
-                    }
-                }
-                value
-            })
-            .collect();
+        let threads = thread_records(&pins, &pin_order, &pin_ids, &node_ids);
+        let summaries = summary_records(store, tree_id, &pin_ids, &node_ids, profiles)?;
+        let attachments = attachment_records(store, tree_id, &pin_ids, &node_ids)?;
 
         let mut pinloom = json!({ "slug": tree.slug });
         if tree.sharing == store::Sharing::Team {
@@ -404,15 +282,7 @@ impl PreparedTree {
             Some(kept) => kept_ref(Some(kept)),
             None => node_ref(store.newest_node(tree_id)?),
         };
-        // A document's own data is kept with the first tree it brought; the others name that tree.
-        let document_kept = match (tree_kept.get("document"), tree_kept.get("documentIn")) {
-            (Some(kept), _) => Some(kept.clone()),
-            (None, Some(Value::String(id))) => store
-                .kept_document(id)?
-                .and_then(|kept| serde_json::from_str::<Value>(&kept).ok())
-                .and_then(|mut first| first.get_mut("document").map(Value::take)),
-            _ => None,
-        };
+        let document_kept = kept_document(store, &tree_kept)?;
         let annotations = store.tree_annotations(tree_id)?;
         Ok(PreparedTree {
             id: format!("t{number}"),
@@ -436,6 +306,164 @@ impl PreparedTree {
     fn kept_ref(&self, value: Option<&Value>) -> Option<&str> {
         kept_node_ref(&self.node_ids, value)
     }
+}
+
+/// A tree's threads as the document lists them: in the ids' (walk) order, each with its
+/// `order` among its siblings (the order `pins` come in, which ThreadMind lists them by).
+fn thread_records(
+    pins: &[store::Pin],
+    pin_order: &[usize],
+    pin_ids: &HashMap<PinId, String>,
+    node_ids: &HashMap<NodeId, String>,
+) -> Vec<Value> {
+    pin_order
+        .iter()
+        .map(|&listed| {
+            let pin = &pins[listed];
+            let closed = pin.closed_at_ms.zip(pin.result.as_ref());
+            let record = ThreadRecord {
+                id: Lenient::of(pin_ids[&pin.id].clone()),
+                parent: pin.parent_pin_id.and_then(|p| pin_ids.get(&p)).cloned().into(),
+                anchor_node: pin.anchor_node_id.and_then(|id| node_ids.get(&id)).cloned().into(),
+                anchor: pin
+                    .anchor
+                    .as_ref()
+                    .map(|range| json!({ "start": range.start, "end": range.end, "text": range.text }))
+                    .into(),
+                title: Lenient::of(pin.title.clone()),
+                slug: Lenient::of(pin.slug.clone()),
+                closed_at: closed.map(|(at, _)| iso(at)).into(),
+                result: closed.map(|(_, result)| result.clone()).into(),
+                created_at: Lenient::of(iso(pin.created_at_ms)),
+                deleted_at: pin.deleted_at_ms.map(iso).into(),
+                order: Lenient::of(listed as u64),
+            };
+            serde_json::to_value(record).unwrap_or(Value::Null)
+        })
+        .collect()
+}
+
+/// A summary as the document holds it, without what names its place (thread, end, versions).
+fn summary_record(summary: &store::Summary, log: &[store::SummaryUpdate]) -> SummaryRecord {
+    SummaryRecord {
+        budget: summary.key.budget.into(),
+        summarizer: (!summary.key.summarizer.is_empty())
+            .then(|| summary.key.summarizer.clone())
+            .into(),
+        written_by: (summary.written_by != store::SummaryAuthor::Model)
+            .then(|| summary.written_by.as_str().to_owned())
+            .into(),
+        chosen: summary.chosen.then_some(true).into(),
+        written: WrittenText {
+            text: Lenient::of(summary.text.clone()),
+            input_chars: Lenient::of(summary.input_chars),
+            input_tokens: Lenient::of(summary.input_tokens),
+        },
+        updated_at: Lenient::of(iso(summary.updated_at_ms)),
+        log: Records(
+            log.iter()
+                .map(|write| SummaryWriteRecord {
+                    written: WrittenText {
+                        text: Lenient::of(write.text.clone()),
+                        input_chars: Lenient::of(write.input_chars),
+                        input_tokens: Lenient::of(write.input_tokens),
+                    },
+                    written_at: Lenient::of(iso(write.written_at_ms)),
+                })
+                .collect(),
+        ),
+        ..SummaryRecord::default()
+    }
+}
+
+/// A tree's summaries, each with its fitted versions inside it (they mean nothing without it),
+/// in an order that does not depend on the order they were written in. The summarisers they
+/// name join `profiles`.
+fn summary_records(
+    store: &Store,
+    tree_id: TreeId,
+    pin_ids: &HashMap<PinId, String>,
+    node_ids: &HashMap<NodeId, String>,
+    profiles: &mut BTreeSet<String>,
+) -> anyhow::Result<Vec<Value>> {
+    let written = store.tree_summaries(tree_id)?;
+    let mut summaries: Vec<Value> = Vec::new();
+    for (summary, log) in &written {
+        if summary.key.fitted_from.is_some() {
+            continue;
+        }
+        profiles.insert(summary.key.summarizer.clone());
+        let mut record = summary_record(summary, log);
+        record.thread = summary.key.pin_id.and_then(|p| pin_ids.get(&p)).cloned().into();
+        record.up_to = summary.key.path_end.and_then(|id| node_ids.get(&id)).cloned().into();
+        let mut fitted: Vec<(String, SummaryRecord)> = written
+            .iter()
+            .filter(|(other, _)| other.key.fitted_from == Some(summary.id))
+            .map(|(other, log)| {
+                profiles.insert(other.key.summarizer.clone());
+                let version = summary_record(other, log);
+                (serde_json::to_value(&version).unwrap_or(Value::Null).to_string(), version)
+            })
+            .collect();
+        fitted.sort_by(|a, b| a.0.cmp(&b.0));
+        record.fitted = Records(fitted.into_iter().map(|(_, version)| version).collect());
+        summaries.push(serde_json::to_value(record).unwrap_or(Value::Null));
+    }
+    summaries.sort_by_cached_key(Value::to_string);
+    Ok(summaries)
+}
+
+/// A tree's attachments as the document holds them.
+fn attachment_records(
+    store: &Store,
+    tree_id: TreeId,
+    pin_ids: &HashMap<PinId, String>,
+    node_ids: &HashMap<NodeId, String>,
+) -> anyhow::Result<Vec<Value>> {
+    Ok(store
+        .attachments(tree_id)?
+        .into_iter()
+        .map(|attachment| {
+            let (scope, thread, node) = match attachment.scope {
+                AttachmentScope::Tree => ("tree", None, None),
+                AttachmentScope::Thread(pin) => {
+                    ("thread", pin.and_then(|p| pin_ids.get(&p)).cloned(), None)
+                }
+                AttachmentScope::Node(node) => ("node", None, node_ids.get(&node).cloned()),
+            };
+            let record = AttachmentRecord {
+                scope: Lenient::of(scope.to_owned()),
+                thread: thread.into(),
+                node: node.into(),
+                role: Lenient::of(
+                    match attachment.role {
+                        AttachmentRole::Context => "context",
+                        AttachmentRole::Instruction => "instruction",
+                        AttachmentRole::File => "file",
+                        AttachmentRole::Folder => "folder",
+                    }
+                    .to_owned(),
+                ),
+                name: Lenient::of(attachment.name),
+                content: Lenient::of(attachment.content),
+                created_at: Lenient::of(iso(attachment.created_at_ms)),
+            };
+            serde_json::to_value(record).unwrap_or(Value::Null)
+        })
+        .collect())
+}
+
+/// The document-level data an import kept with a tree: a document's own data is kept with the
+/// first tree it brought, and the others name that tree.
+fn kept_document(store: &Store, tree_kept: &Map<String, Value>) -> anyhow::Result<Option<Value>> {
+    Ok(match (tree_kept.get("document"), tree_kept.get("documentIn")) {
+        (Some(kept), _) => Some(kept.clone()),
+        (None, Some(Value::String(id))) => store
+            .kept_document(id)?
+            .and_then(|kept| serde_json::from_str::<Value>(&kept).ok())
+            .and_then(|mut first| first.get_mut("document").map(Value::take)),
+        _ => None,
+    })
 }
 
 /// A node id stored by an import (a row id), as `node_ids` names it in this document.
@@ -682,7 +710,7 @@ struct UsageOut {
 /// A message's `extensions`: what an import kept, and Pinloom's own under `pinloom`, in key order.
 struct ExtensionsOut<'a> {
     kept: Option<&'a Map<String, Value>>,
-    pinloom: Option<PinloomNodeOut<'a>>,
+    pinloom: Option<NodeExtension>,
 }
 
 impl Serialize for ExtensionsOut<'_> {
@@ -703,47 +731,6 @@ impl Serialize for ExtensionsOut<'_> {
             map.serialize_entry(PINLOOM, pinloom)?;
         }
         map.end()
-    }
-}
-
-/// Pinloom's own fields of a message.
-#[derive(Serialize, Default)]
-#[serde(rename_all = "camelCase")]
-struct PinloomNodeOut<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    author: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    generation_settings: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    incomplete: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    kept: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    model: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    parts: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pruned_at: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    receipt: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    thread: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    usage: Option<Value>,
-}
-
-impl PinloomNodeOut<'_> {
-    fn is_empty(&self) -> bool {
-        self.author.is_none()
-            && self.generation_settings.is_none()
-            && self.incomplete.is_none()
-            && self.kept.is_none()
-            && self.model.is_none()
-            && self.parts.is_none()
-            && self.pruned_at.is_none()
-            && self.receipt.is_none()
-            && self.thread.is_none()
-            && self.usage.is_none()
     }
 }
 
@@ -813,19 +800,19 @@ fn node_out<'a>(
         }),
         None => None,
     };
-    let pinloom = PinloomNodeOut {
-        author: (node.author == Author::Tool).then_some("tool"),
+    let pinloom = NodeExtension {
+        author: (node.author == Author::Tool).then(|| "tool".to_owned()).into(),
         generation_settings: node.generation_json.as_deref().map(parsed),
-        incomplete: node.incomplete.then_some(true),
-        kept: node.kept.then_some(true),
-        model: node.model.as_deref(),
+        incomplete: node.incomplete.then_some(true).into(),
+        kept: node.kept.then_some(true).into(),
+        model: node.model.clone().into(),
         parts: (!plain).then(|| serde_json::to_value(&node.parts).unwrap_or(Value::Null)),
-        pruned_at: node.pruned_at_ms.map(iso),
+        pruned_at: node.pruned_at_ms.map(iso).into(),
         receipt: prepared
             .receipts
             .get(&node.id)
             .map(|receipt| receipt_json(&receipt.json, &prepared.node_ids, &prepared.pin_ids)),
-        thread: node.pin_id.and_then(|pin| prepared.pin_ids.get(&pin)).map(String::as_str),
+        thread: node.pin_id.and_then(|pin| prepared.pin_ids.get(&pin)).cloned().into(),
         usage,
     };
     let kept_extensions =
@@ -854,28 +841,6 @@ struct EdgesOut<'a> {
     prepared: &'a PreparedTree,
 }
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct EdgeOut<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    created_at: Option<&'a Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    extensions: Option<Cow<'a, Value>>,
-    id: String,
-    sources: Vec<SourceOut<'a>>,
-    target_node_id: &'a str,
-    #[serde(rename = "type")]
-    kind: Cow<'a, Value>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct SourceOut<'a> {
-    node_id: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    role: Option<&'a Value>,
-}
-
 impl Serialize for EdgesOut<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let prepared = self.prepared;
@@ -894,9 +859,9 @@ impl Serialize for EdgesOut<'_> {
                 .get(&node.id)
                 .and_then(|kept| kept.get("edge"))
                 .and_then(Value::as_object);
-            let mut sources = vec![SourceOut {
-                node_id: parent,
-                role: edge_kept.and_then(|edge| edge.get("role")),
+            let mut sources = vec![SourceRecord {
+                node_id: Cow::Borrowed(parent),
+                role: edge_kept.and_then(|edge| edge.get("role")).map(Cow::Borrowed),
             }];
             for extra in edge_kept
                 .and_then(|edge| edge.get("extraSources"))
@@ -905,29 +870,33 @@ impl Serialize for EdgesOut<'_> {
                 .flatten()
             {
                 if let Some(node_id) = prepared.kept_ref(extra.get("node")) {
-                    sources.push(SourceOut { node_id, role: extra.get("role") });
+                    let role = extra.get("role").map(Cow::Borrowed);
+                    sources.push(SourceRecord { node_id: Cow::Borrowed(node_id), role });
                 }
             }
-            list.serialize_element(&EdgeOut {
-                created_at: edge_kept.and_then(|edge| edge.get("createdAt")),
+            list.serialize_element(&EdgeRecord {
+                created_at: edge_kept.and_then(|edge| edge.get("createdAt")).map(Cow::Borrowed),
                 extensions: edge_kept.and_then(|edge| edge.get("extensions")).map(Cow::Borrowed),
-                id: format!("e{}", &id[1..]),
-                sources,
-                target_node_id: id,
-                kind: Cow::Borrowed(&continuation),
+                id: Lenient::of(format!("e{}", &id[1..])),
+                sources: SourceList(sources),
+                target_node_id: Lenient::of(Cow::Borrowed(id.as_str())),
+                kind: Some(Cow::Borrowed(&continuation)),
             })?;
         }
         let included = json!({ PINLOOM: { "included": true } });
         for (position, note) in prepared.annotations.iter().enumerate() {
             let Some(about) = prepared.node_ids.get(&note.node_id) else { continue };
             let id = ordinal("a", position + 1, prepared.annotations.len());
-            list.serialize_element(&EdgeOut {
+            list.serialize_element(&EdgeRecord {
                 created_at: None,
                 extensions: note.included.then_some(Cow::Borrowed(&included)),
-                id: format!("e{id}"),
-                sources: vec![SourceOut { node_id: about, role: None }],
-                target_node_id: &id,
-                kind: Cow::Borrowed(&annotation),
+                id: Lenient::of(format!("e{id}")),
+                sources: SourceList(vec![SourceRecord {
+                    node_id: Cow::Borrowed(about),
+                    role: None,
+                }]),
+                target_node_id: Lenient::of(Cow::Borrowed(id.as_str())),
+                kind: Some(Cow::Borrowed(&annotation)),
             })?;
         }
         for (position, kept) in prepared
@@ -939,25 +908,25 @@ impl Serialize for EdgesOut<'_> {
             .enumerate()
         {
             let Some(target) = prepared.kept_ref(kept.get("target")) else { continue };
-            let sources: Vec<SourceOut<'_>> = kept
+            let sources: Vec<SourceRecord<'_>> = kept
                 .get("sources")
                 .and_then(Value::as_array)
                 .into_iter()
                 .flatten()
                 .filter_map(|source| {
-                    Some(SourceOut {
-                        node_id: prepared.kept_ref(source.get("node"))?,
-                        role: source.get("role"),
+                    Some(SourceRecord {
+                        node_id: Cow::Borrowed(prepared.kept_ref(source.get("node"))?),
+                        role: source.get("role").map(Cow::Borrowed),
                     })
                 })
                 .collect();
-            list.serialize_element(&EdgeOut {
-                created_at: kept.get("createdAt"),
+            list.serialize_element(&EdgeRecord {
+                created_at: kept.get("createdAt").map(Cow::Borrowed),
                 extensions: kept.get("extensions").map(Cow::Borrowed),
-                id: format!("x{}", position + 1),
-                sources,
-                target_node_id: target,
-                kind: kept.get("type").map_or(Cow::Borrowed(&annotation), Cow::Borrowed),
+                id: Lenient::of(format!("x{}", position + 1)),
+                sources: SourceList(sources),
+                target_node_id: Lenient::of(Cow::Borrowed(target)),
+                kind: Some(kept.get("type").map_or(Cow::Borrowed(&annotation), Cow::Borrowed)),
             })?;
         }
         list.end()

@@ -6,6 +6,7 @@
 //! extensions, provenance, media blocks, agents, tags) is kept as JSON to write back on export,
 //! and every such thing, and everything repaired or dropped, is reported.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use pinloom_providers::ProviderId;
@@ -18,6 +19,10 @@ use pinloom_store::{
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+use super::open_loom_records::{
+    AnchorRecord, AttachmentRecord, DocumentExtension, EdgeRecord, NodeExtension, ProfileRecord,
+    SummaryRecord, ThreadRecord,
+};
 use super::skim::{Shape, Skim, record};
 use super::{PINLOOM, parse_time};
 use crate::ApiError;
@@ -27,15 +32,28 @@ use crate::base::engine_inputs::token_counts;
 pub(super) struct ImportBatch {
     /// The document's text, which what the trees keep unread is written back from.
     pub(super) skim: Skim,
-    pub(super) trees: Vec<TreeImport>,
-    /// Per tree: what it keeps, and what each of its nodes keeps (by import index).
-    pub(super) kept: Vec<(Value, Vec<Option<Value>>)>,
-    /// Per tree: its settings, messages named by import index.
-    pub(super) settings: Vec<Option<Value>>,
-    /// Per tree: each node's receipt, the messages and threads it names by import index.
-    pub(super) receipts: Vec<Vec<Option<Value>>>,
+    pub(super) trees: Vec<TreeBatch>,
     pub(super) profiles: Vec<store::ModelProfile>,
     pub(super) notes: Notes,
+}
+
+/// One tree as read: what to write, and what it and its nodes keep for export. Messages are
+/// named by import index until the store has given them ids.
+pub(super) struct TreeBatch {
+    pub(super) import: TreeImport,
+    /// What the tree keeps of its own and its document's data.
+    pub(super) kept_tree: Value,
+    /// What each message keeps.
+    pub(super) kept_nodes: Vec<Option<Value>>,
+    pub(super) settings: Option<Value>,
+    /// Each message's receipt.
+    pub(super) receipts: Vec<Option<Value>>,
+}
+
+impl AsRef<TreeImport> for TreeBatch {
+    fn as_ref(&self) -> &TreeImport {
+        &self.import
+    }
 }
 
 /// What the import report says, each different thing once with how often it happened.
@@ -176,15 +194,7 @@ pub(super) fn read_document(
             notes.add(format!("$.{key} is not part of Open Loom 2.0 and was ignored"));
         }
     }
-    let mut batch = ImportBatch {
-        skim,
-        trees: Vec::new(),
-        kept: Vec::new(),
-        settings: Vec::new(),
-        receipts: Vec::new(),
-        profiles,
-        notes,
-    };
+    let mut batch = ImportBatch { skim, trees: Vec::new(), profiles, notes };
     // The document's registry and other apps' extensions are kept once, with the first tree;
     // the others name where: a megabyte of agents copied into ten thousand trees would cost
     // ten gigabytes.
@@ -198,10 +208,7 @@ pub(super) fn read_document(
         };
         let read =
             read_tree(&batch.skim, tree, &path, document, title_hint, now_ms, &mut batch.notes)?;
-        batch.trees.push(read.import);
-        batch.kept.push((read.kept_tree, read.kept_nodes));
-        batch.settings.push(read.settings);
-        batch.receipts.push(read.receipts);
+        batch.trees.push(read);
     }
     count_in_parallel(&mut batch.trees);
     Ok(batch)
@@ -209,9 +216,9 @@ pub(super) fn read_document(
 
 /// Counts every message of the trees as a written message is counted, on as many threads as the
 /// machine has: counting is the largest part of reading a document.
-fn count_in_parallel(trees: &mut [TreeImport]) {
+fn count_in_parallel(trees: &mut [TreeBatch]) {
     let mut nodes: Vec<&mut NodeImport> =
-        trees.iter_mut().flat_map(|tree| tree.nodes.iter_mut()).collect();
+        trees.iter_mut().flat_map(|tree| tree.import.nodes.iter_mut()).collect();
     let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
     let share = nodes.len().div_ceil(threads).max(1);
     std::thread::scope(|scope| {
@@ -227,15 +234,6 @@ fn count_in_parallel(trees: &mut [TreeImport]) {
 
 fn names<'a>(keys: impl Iterator<Item = &'a String>) -> String {
     keys.map(|key| format!("\"{key}\"")).collect::<Vec<_>>().join(", ")
-}
-
-/// One tree as read: what to write, and what it and its nodes keep for export.
-struct TreeRead {
-    import: TreeImport,
-    kept_tree: Value,
-    kept_nodes: Vec<Option<Value>>,
-    settings: Option<Value>,
-    receipts: Vec<Option<Value>>,
 }
 
 /// A continuation edge into a node, as read.
@@ -294,7 +292,7 @@ fn read_tree(
     title_hint: &str,
     now_ms: i64,
     notes: &mut Notes,
-) -> anyhow::Result<TreeRead> {
+) -> anyhow::Result<TreeBatch> {
     let Value::Object(tree) = tree else { return Err(refuse(path, "a tree is a JSON object")) };
     let Some(Value::Object(nodes)) = tree.get("nodes") else {
         return Err(refuse(&format!("{path}.nodes"), "is missing or not an object of nodes by id"));
@@ -338,16 +336,115 @@ fn read_tree(
     let pins = threads.iter().enumerate().map(|(at, thread)| thread.pin(at, &references, now_ms));
     let mut pins: Vec<PinImport> = pins.collect();
 
+    let texts = NodeTexts { skim, nodes, keys: &keys };
+    let (imports, kept_nodes, receipts) =
+        read_messages(&texts, &edges, &order, &references, path, now_ms, notes)?;
+    hang_threads_by_anchor(&mut pins, &imports, path, notes);
+    renumber_notes(&mut annotations, &order, path, notes);
+    renumber_kept_edges(&mut edges.kept, &order, path, notes);
+    if !edges.kept.is_empty() {
+        kept_tree.insert("edges".into(), Value::Array(edges.kept));
+    }
+    if let Some(current) = tree.get("currentNodeId").and_then(Value::as_str) {
+        match index.get(current).and_then(|&node| order.placed(node)) {
+            Some(at) => {
+                kept_tree.insert("currentNode".into(), json!(at));
+            }
+            None => notes
+                .add(format!("{path}.currentNodeId names no message of the tree and was dropped")),
+        }
+    }
+
+    let (summaries, attachments, settings) =
+        read_extension_lists(skim, &pinloom, &references, path, now_ms)?;
+    let (new_tree, updated_at_ms) =
+        tree_header(tree, &pinloom, path, title_hint, now_ms, &mut kept_tree, notes);
+    let import = TreeImport {
+        tree: new_tree,
+        slug: pinloom.get("slug").and_then(Value::as_str).map(str::to_owned),
+        buffer_includes_system: pinloom
+            .get("bufferIncludesSystem")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        settings_json: "{}".to_owned(),
+        updated_at_ms,
+        nodes: imports,
+        pins,
+        summaries,
+        attachments,
+        annotations,
+    };
+    Ok(TreeBatch { import, kept_tree: Value::Object(kept_tree), kept_nodes, settings, receipts })
+}
+
+/// The summaries, attachments and settings in a tree's `pinloom` extension, the messages and
+/// threads they name turned into write positions and thread indexes.
+fn read_extension_lists(
+    skim: &Skim,
+    pinloom: &Map<String, Value>,
+    references: &References<'_>,
+    path: &str,
+    now_ms: i64,
+) -> anyhow::Result<(Vec<SummaryImport>, Vec<AttachmentImport>, Option<Value>)> {
+    let records_at = |list: &str| format!("{path}.extensions.pinloom.{list}");
+    let records_of_summaries: Vec<SummaryRecord> = skim
+        .records(pinloom.get("summaries"))
+        .map_err(|refusal| refuse(&records_at("summaries"), refusal))?;
+    let mut summaries: Vec<SummaryImport> = Vec::new();
+    for summary in records_of_summaries {
+        let at = summaries.len();
+        summaries.extend(summary.import(references, now_ms, at));
+    }
+    let attachments: Vec<AttachmentRecord> = skim
+        .records(pinloom.get("attachments"))
+        .map_err(|refusal| refuse(&records_at("attachments"), refusal))?;
+    let attachments =
+        attachments.into_iter().filter_map(|attachment| attachment.import(references, now_ms));
+    let settings = pinloom.get("settings").cloned().map(|mut settings| {
+        if let Some(Value::Array(hits)) = settings.get_mut("searchHits") {
+            *hits = hits
+                .iter()
+                .filter_map(|hit| references.node(Some(hit)).map(|at| json!(at)))
+                .collect();
+        }
+        settings
+    });
+    Ok((summaries, attachments.collect(), settings))
+}
+
+/// A tree's messages as the file holds them, unread: by the document's ids, in document order.
+#[derive(Clone, Copy)]
+struct NodeTexts<'a> {
+    skim: &'a Skim,
+    nodes: &'a Map<String, Value>,
+    keys: &'a [&'a String],
+}
+
+/// What a tree's messages are read as: what to write, what each keeps, and each receipt.
+type MessagesRead = (Vec<NodeImport>, Vec<Option<Value>>, Vec<Option<Value>>);
+
+/// Reads a tree's messages in write order, each from the file's text when its turn comes (and
+/// dropped after), with its parent and what its incoming edge keeps.
+fn read_messages(
+    texts: &NodeTexts<'_>,
+    edges: &Edges,
+    order: &WriteOrder,
+    references: &References<'_>,
+    path: &str,
+    now_ms: i64,
+    notes: &mut Notes,
+) -> anyhow::Result<MessagesRead> {
     let mut imports = Vec::with_capacity(order.nodes.len());
     let mut kept_nodes = Vec::with_capacity(order.nodes.len());
     let mut receipts = Vec::with_capacity(order.nodes.len());
+    let NodeTexts { skim, nodes, keys } = *texts;
     for &node in &order.nodes {
         let node_path = format!("{path}.nodes[{:?}]", keys[node]);
         // Each message is read from the file's text when its turn comes, and dropped after.
         let value = skim
             .read(&nodes[keys[node].as_str()], Shape::Node)
             .map_err(|refusal| refuse(&node_path, refusal))?;
-        let read = read_node(&value, &node_path, now_ms, notes, &references);
+        let read = read_node(&value, &node_path, now_ms, notes, references);
         let mut import = read.import;
         import.parent = edges.incoming[node].as_ref().map(|edge| order.position[edge.parent]);
         let mut kept = read.kept;
@@ -360,8 +457,17 @@ fn read_tree(
         kept_nodes.push((!kept.is_empty()).then_some(Value::Object(kept)));
         receipts.push(read.receipt);
     }
-    // A thread opens from the thread of the message it hangs off, whatever the file says: a
-    // parent named otherwise would place it at a depth its chain does not have.
+    Ok((imports, kept_nodes, receipts))
+}
+
+/// A thread opens from the thread of the message it hangs off, whatever the file says: a parent
+/// named otherwise would place it at a depth its chain does not have.
+fn hang_threads_by_anchor(
+    pins: &mut [PinImport],
+    imports: &[NodeImport],
+    path: &str,
+    notes: &mut Notes,
+) {
     for (at, pin) in pins.iter_mut().enumerate() {
         let Some(anchor) = pin.anchor_node else { continue };
         let Some(anchor_thread) = imports.get(anchor).map(|node: &NodeImport| node.pin) else {
@@ -383,61 +489,6 @@ fn read_tree(
             pin.parent = anchor_thread;
         }
     }
-    renumber_notes(&mut annotations, &order, path, notes);
-    renumber_kept_edges(&mut edges.kept, &order, path, notes);
-    if !edges.kept.is_empty() {
-        kept_tree.insert("edges".into(), Value::Array(edges.kept));
-    }
-    if let Some(current) = tree.get("currentNodeId").and_then(Value::as_str) {
-        match index.get(current).and_then(|&node| order.placed(node)) {
-            Some(at) => {
-                kept_tree.insert("currentNode".into(), json!(at));
-            }
-            None => notes
-                .add(format!("{path}.currentNodeId names no message of the tree and was dropped")),
-        }
-    }
-
-    let records_of_summaries: Vec<SummaryRecord> = skim
-        .records(pinloom.get("summaries"))
-        .map_err(|refusal| refuse(&records_at("summaries"), refusal))?;
-    let mut summaries: Vec<SummaryImport> = Vec::new();
-    for summary in records_of_summaries {
-        let at = summaries.len();
-        summaries.extend(summary.import(&references, now_ms, at));
-    }
-    let attachments: Vec<AttachmentRecord> = skim
-        .records(pinloom.get("attachments"))
-        .map_err(|refusal| refuse(&records_at("attachments"), refusal))?;
-    let attachments =
-        attachments.into_iter().filter_map(|attachment| attachment.import(&references, now_ms));
-    let settings = pinloom.get("settings").cloned().map(|mut settings| {
-        if let Some(Value::Array(hits)) = settings.get_mut("searchHits") {
-            *hits = hits
-                .iter()
-                .filter_map(|hit| references.node(Some(hit)).map(|at| json!(at)))
-                .collect();
-        }
-        settings
-    });
-    let (new_tree, updated_at_ms) =
-        tree_header(tree, &pinloom, path, title_hint, now_ms, &mut kept_tree, notes);
-    let import = TreeImport {
-        tree: new_tree,
-        slug: pinloom.get("slug").and_then(Value::as_str).map(str::to_owned),
-        buffer_includes_system: pinloom
-            .get("bufferIncludesSystem")
-            .and_then(Value::as_bool)
-            .unwrap_or(false),
-        settings_json: "{}".to_owned(),
-        updated_at_ms,
-        nodes: imports,
-        pins,
-        summaries,
-        attachments: attachments.collect(),
-        annotations,
-    };
-    Ok(TreeRead { import, kept_tree: Value::Object(kept_tree), kept_nodes, settings, receipts })
 }
 
 /// What a tree keeps for export of its own and its document's data (other apps' extensions,
@@ -505,96 +556,103 @@ fn read_edges(
     for (at, edge) in edge_values.iter().enumerate() {
         let edge_path = format!("{path}.edges[{at}]");
         let edge = skim.read(edge, Shape::Edge).map_err(|refusal| refuse(&edge_path, refusal))?;
-        let Value::Object(edge) = edge else {
+        if !edge.is_object() {
             notes.add(format!("{edge_path} is not an object and was dropped"));
             continue;
-        };
-        let target = edge
-            .get("targetNodeId")
-            .and_then(Value::as_str)
-            .and_then(|target| index.get(target).copied());
-        let Some(target) = target else {
+        }
+        let edge: EdgeRecord<'static> = record(&edge);
+        let target = edge.target_node_id.0.as_deref().and_then(|target| index.get(target));
+        let Some(&target) = target else {
             notes.add(format!(
                 "{edge_path} names no node of the tree as its target and was dropped"
             ));
             continue;
         };
         let sources: Vec<(usize, Option<Value>)> = edge
-            .get("sources")
-            .and_then(Value::as_array)
+            .sources
+            .0
             .into_iter()
-            .flatten()
             .filter_map(|source| {
-                let node =
-                    source.get("nodeId").and_then(Value::as_str).and_then(|id| index.get(id))?;
-                Some((*node, source.get("role").cloned()))
+                Some((*index.get(source.node_id.as_ref())?, source.role.map(Cow::into_owned)))
             })
             .collect();
         if sources.is_empty() {
             notes.add(format!("{edge_path} has no source in the tree and was dropped"));
             continue;
         }
-        let kind = edge.get("type").and_then(Value::as_str).unwrap_or("");
+        let kind = edge.kind.as_deref().and_then(Value::as_str).unwrap_or("").to_owned();
         let mut extra = Map::new();
-        for key in ["createdAt", "extensions"] {
-            if let Some(value) = edge.get(key) {
-                extra.insert(key.into(), value.clone());
+        for (key, value) in [("createdAt", edge.created_at), ("extensions", edge.extensions)] {
+            if let Some(value) = value {
+                extra.insert(key.into(), value.into_owned());
             }
         }
         let unclaimed = edges.incoming[target].is_none();
         if kind == "continuation" && unclaimed {
-            let primary = sources
-                .iter()
-                .position(|(_, role)| {
-                    role.is_none() || role.as_ref().and_then(Value::as_str) == Some("primary")
-                })
-                .unwrap_or_else(|| {
-                    notes.add(format!(
-                        "{edge_path} has no primary source: its first source was taken as the \
-                         parent"
-                    ));
-                    0
-                });
-            let (parent, role) = &sources[primary];
-            if let Some(role) = role {
-                extra.insert("role".into(), role.clone());
-            }
-            let others: Vec<Value> = sources
-                .iter()
-                .enumerate()
-                .filter(|(at, _)| *at != primary)
-                .map(|(_, (node, role))| kept_source(*node, role.as_ref()))
-                .collect();
-            if !others.is_empty() {
-                notes.add(
-                    "sources beyond the primary one (context, instruction) are kept for export; \
-                     Pinloom's parent is the primary source",
-                );
-                extra.insert("extraSources".into(), Value::Array(others));
-            }
-            edges.incoming[target] = Some(Incoming { parent: *parent, kept: extra });
-            edges.children[*parent].push(target);
-            continue;
-        }
-        if kind == "annotation" && unclaimed {
+            edges.continue_into(target, &sources, extra, &edge_path, notes);
+        } else if kind == "annotation" && unclaimed {
             let source = sources[0].0;
             edges.annotations.push(AnnotationEdge { source, target, kept: extra, path: edge_path });
-            continue;
-        }
-        let why = if kind == "continuation" {
-            "is a second continuation into one node (Pinloom keeps trees, not graphs)"
         } else {
-            "has an edge type Pinloom does not model"
-        };
-        notes.add(format!("{edge_path} {why}; it is kept for export"));
-        let mut kept = extra;
-        kept.insert("type".into(), json!(kind));
-        kept.insert("target".into(), json!(target));
-        let sources = sources.iter().map(|(node, role)| kept_source(*node, role.as_ref()));
-        kept.insert("sources".into(), Value::Array(sources.collect()));
-        edges.kept.push(Value::Object(kept));
+            let why = if kind == "continuation" {
+                "is a second continuation into one node (Pinloom keeps trees, not graphs)"
+            } else {
+                "has an edge type Pinloom does not model"
+            };
+            notes.add(format!("{edge_path} {why}; it is kept for export"));
+            let mut kept = extra;
+            kept.insert("type".into(), json!(kind));
+            kept.insert("target".into(), json!(target));
+            let sources = sources.iter().map(|(node, role)| kept_source(*node, role.as_ref()));
+            kept.insert("sources".into(), Value::Array(sources.collect()));
+            edges.kept.push(Value::Object(kept));
+        }
     }
     Ok(edges)
+}
+
+impl Edges {
+    /// Makes the continuation into `target` its parent edge: from its primary source (the first
+    /// when none says so), the other sources kept for export.
+    fn continue_into(
+        &mut self,
+        target: usize,
+        sources: &[(usize, Option<Value>)],
+        mut extra: Map<String, Value>,
+        edge_path: &str,
+        notes: &mut Notes,
+    ) {
+        let primary = sources
+            .iter()
+            .position(|(_, role)| {
+                role.is_none() || role.as_ref().and_then(Value::as_str) == Some("primary")
+            })
+            .unwrap_or_else(|| {
+                notes.add(format!(
+                    "{edge_path} has no primary source: its first source was taken as the parent"
+                ));
+                0
+            });
+        let (parent, role) = &sources[primary];
+        if let Some(role) = role {
+            extra.insert("role".into(), role.clone());
+        }
+        let others: Vec<Value> = sources
+            .iter()
+            .enumerate()
+            .filter(|(at, _)| *at != primary)
+            .map(|(_, (node, role))| kept_source(*node, role.as_ref()))
+            .collect();
+        if !others.is_empty() {
+            notes.add(
+                "sources beyond the primary one (context, instruction) are kept for export; \
+                 Pinloom's parent is the primary source",
+            );
+            extra.insert("extraSources".into(), Value::Array(others));
+        }
+        self.incoming[target] = Some(Incoming { parent: *parent, kept: extra });
+        self.children[*parent].push(target);
+    }
 }
 
 /// Cuts a loop of continuations (only a damaged file has one) where it closes. Each walk up stops
@@ -895,49 +953,6 @@ impl References<'_> {
     }
 }
 
-/// A field of Pinloom's extension that reads as absent when it holds something else than it
-/// should: one damaged field of a thread or summary costs that field, not the document.
-struct Lenient<T>(Option<T>);
-
-impl<T> Default for Lenient<T> {
-    fn default() -> Self {
-        Lenient(None)
-    }
-}
-
-impl<'de, T: serde::de::DeserializeOwned> Deserialize<'de> for Lenient<T> {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = Value::deserialize(deserializer)?;
-        Ok(Lenient(T::deserialize(value).ok()))
-    }
-}
-
-/// A thread (pin) as Pinloom's extension writes it.
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase", default)]
-struct ThreadRecord {
-    id: Lenient<String>,
-    parent: Lenient<String>,
-    anchor_node: Lenient<String>,
-    /// Read as a value first: an anchor must be an object (see [`record`]).
-    anchor: Lenient<Value>,
-    title: Lenient<String>,
-    slug: Lenient<String>,
-    closed_at: Lenient<String>,
-    result: Lenient<String>,
-    created_at: Lenient<String>,
-    deleted_at: Lenient<String>,
-    order: Lenient<u64>,
-}
-
-/// A pin's highlighted passage; all three fields or no anchor.
-#[derive(Deserialize)]
-struct AnchorRecord {
-    start: u32,
-    end: u32,
-    text: String,
-}
-
 impl ThreadRecord {
     fn pin(&self, at: usize, references: &References<'_>, now_ms: i64) -> PinImport {
         let time = |text: &Option<String>| text.as_deref().and_then(parse_time);
@@ -964,54 +979,18 @@ impl ThreadRecord {
     }
 }
 
-/// An ancestor-thread summary as Pinloom's extension writes it, with the log of its writes.
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase", default)]
-struct SummaryRecord {
-    thread: Lenient<String>,
-    up_to: Lenient<String>,
-    budget: Lenient<u32>,
-    summarizer: Lenient<String>,
-    written_by: Lenient<String>,
-    chosen: Lenient<bool>,
-    #[serde(flatten)]
-    written: WrittenText,
-    updated_at: Lenient<String>,
-    log: Lenient<Vec<Value>>,
-    /// Its fitted versions, one per budget.
-    fitted: Lenient<Vec<Value>>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase", default)]
-struct SummaryWriteRecord {
-    #[serde(flatten)]
-    written: WrittenText,
-    written_at: Lenient<String>,
-}
-
-/// What a summary and each write in its log hold: the text, and what it summarised.
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase", default)]
-struct WrittenText {
-    text: Lenient<String>,
-    input_chars: Lenient<u64>,
-    input_tokens: Lenient<u64>,
-}
-
 impl SummaryRecord {
     /// The summary to write, followed by its fitted versions (which name it by its index,
     /// `at`); one without a text is left out, and so are its fitted versions.
-    fn import(self, references: &References<'_>, now_ms: i64, at: usize) -> Vec<SummaryImport> {
-        let fitted = self.fitted.0.clone().unwrap_or_default();
+    fn import(mut self, references: &References<'_>, now_ms: i64, at: usize) -> Vec<SummaryImport> {
+        let fitted = std::mem::take(&mut self.fitted);
         let pin = self.thread.0.as_deref().and_then(|id| references.thread_key(id));
         let path_end = self.up_to.0.as_deref().and_then(|key| references.node_key(key));
         let Some(summary) = self.written_summary(pin, path_end, None, now_ms) else {
             return Vec::new();
         };
         let mut out = vec![summary];
-        for value in &fitted {
-            let version = record::<SummaryRecord>(value);
+        for version in fitted.0 {
             // A fitted version is the summariser's, for one budget; without one it is nothing.
             if version.budget.0.is_none() {
                 continue;
@@ -1032,7 +1011,7 @@ impl SummaryRecord {
         fitted_from: Option<usize>,
         now_ms: i64,
     ) -> Option<SummaryImport> {
-        let log = self.log.0.unwrap_or_default();
+        let log = self.log.0;
         let summarizer = self.summarizer.0.unwrap_or_default();
         // A summary that does not say who wrote it was the summariser's when it names one, and
         // otherwise the file's: written on purpose, and used before the summariser's own.
@@ -1054,8 +1033,7 @@ impl SummaryRecord {
             input_tokens: self.written.input_tokens.0.unwrap_or(0),
             updated_at_ms: self.updated_at.0.as_deref().and_then(parse_time).unwrap_or(now_ms),
             log: log
-                .iter()
-                .map(record::<SummaryWriteRecord>)
+                .into_iter()
                 .filter_map(|write| {
                     Some(SummaryUpdate {
                         text: write.written.text.0?,
@@ -1072,19 +1050,6 @@ impl SummaryRecord {
                 .collect(),
         })
     }
-}
-
-/// An attachment as Pinloom's extension writes it.
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase", default)]
-struct AttachmentRecord {
-    scope: Lenient<String>,
-    thread: Lenient<String>,
-    node: Lenient<String>,
-    role: Lenient<String>,
-    name: Lenient<String>,
-    content: Lenient<String>,
-    created_at: Lenient<String>,
 }
 
 impl AttachmentRecord {
@@ -1156,11 +1121,70 @@ fn read_node(
         notes.add(format!("{path} is not an object: imported as an empty message"));
         &empty
     });
-    let pinloom =
-        node.get("extensions").and_then(|ext| ext.get(PINLOOM)).and_then(Value::as_object);
-    let ours = |key: &str| pinloom.and_then(|ours| ours.get(key));
+    let ours: NodeExtension = node
+        .get("extensions")
+        .and_then(|extensions| extensions.get(PINLOOM))
+        .map(record)
+        .unwrap_or_default();
+    let parts = read_parts(node, &ours, path, notes, &mut kept);
+    let (author, model, usage_json) = read_authorship(node, &ours, path, notes, &mut kept);
+    let created_at_ms = read_created(node, path, notes, &mut kept);
+    let [bookmarked, excluded, pruned] = read_meta(node, notes, &mut kept);
+    if let Some(Value::Object(extensions)) = node.get("extensions") {
+        let mut foreign = extensions.clone();
+        foreign.remove(PINLOOM);
+        if !foreign.is_empty() {
+            notes.add(format!("message extensions {} are kept for export", names(foreign.keys())));
+            kept.insert("extensions".into(), Value::Object(foreign));
+        }
+    }
+    let edited_from = node.get("editedFrom").and_then(|original| {
+        let found = references.node(Some(original));
+        if found.is_none() {
+            notes.add(format!("{path}.editedFrom names no message of the tree and was dropped"));
+        }
+        found
+    });
+    let pruned_at_ms = match ours.pruned_at.0.as_deref().and_then(parse_time) {
+        Some(at) => Some(at),
+        None => pruned.then_some(now_ms),
+    };
+    let receipt = read_receipt(ours.receipt.as_ref(), path, notes, references);
+    let receipt_cut = receipt
+        .as_ref()
+        .map(|receipt| receipt.get("verdict").and_then(Value::as_str) == Some("providerCut"));
+    let import = NodeImport {
+        parent: None,
+        pin: ours.thread.0.as_deref().and_then(|thread| references.thread_key(thread)),
+        edited_from,
+        author,
+        // Counted for all messages at once when the document is read (`count_in_parallel`).
+        token_counts: Vec::new(),
+        parts,
+        model,
+        generation_json: ours.generation_settings.as_ref().map(Value::to_string),
+        usage_json,
+        excluded,
+        bookmarked,
+        kept: ours.kept.0.unwrap_or(false),
+        incomplete: ours.incomplete.0.unwrap_or(false),
+        pruned_at_ms,
+        created_at_ms: created_at_ms.unwrap_or(now_ms),
+        receipt_cut,
+    };
+    NodeRead { import, kept, receipt }
+}
 
-    // Content: text blocks become text parts; anything else is kept whole for export.
+/// A message's content as parts: text blocks become text parts; anything else is kept whole for
+/// export. Pinloom's exact parts (tool calls and results) win over their text rendering; media
+/// blocks are kept whatever else the node has.
+fn read_parts(
+    node: &Map<String, Value>,
+    ours: &NodeExtension,
+    path: &str,
+    notes: &mut Notes,
+    kept: &mut Map<String, Value>,
+) -> Vec<Part> {
     let mut parts: Vec<Part> = Vec::new();
     let mut rebuildable = true;
     match node.get("content") {
@@ -1196,10 +1220,7 @@ fn read_node(
             ));
         }
     }
-    // Pinloom's exact parts (tool calls and results) win over their text rendering; media blocks
-    // are kept whatever else the node has.
-    if let Some(exact) =
-        ours("parts").and_then(|parts| serde_json::from_value::<Vec<Part>>(parts.clone()).ok())
+    if let Some(exact) = ours.parts.as_ref().and_then(|parts| Vec::<Part>::deserialize(parts).ok())
         && !exact.is_empty()
     {
         parts = exact;
@@ -1210,13 +1231,24 @@ fn read_node(
     if !rebuildable && let Some(content) = node.get("content") {
         kept.insert("content".into(), content.clone());
     }
+    parts
+}
 
+/// Who wrote a message, the model named and the usage it reported; the author and generation
+/// are kept exactly, unless exporting would write them the same.
+fn read_authorship(
+    node: &Map<String, Value>,
+    ours: &NodeExtension,
+    path: &str,
+    notes: &mut Notes,
+    kept: &mut Map<String, Value>,
+) -> (Author, Option<String>, Option<String>) {
     let author_value = node.get("author").cloned().unwrap_or_else(|| {
         notes.add(format!("{path}.author is missing: imported as the person's"));
         json!({ "role": "human" })
     });
     let role = author_value.get("role").and_then(Value::as_str).unwrap_or("human");
-    let author = match (ours("author").and_then(Value::as_str), role) {
+    let author = match (ours.author.0.as_deref(), role) {
         (Some("tool"), _) => Author::Tool,
         (_, "model" | "mixed") => Author::Model,
         _ => Author::Human,
@@ -1227,11 +1259,10 @@ fn read_node(
         notes.add(format!("author role {role:?} is shown as the person's; it is kept for export"));
     }
     let generation = node.get("generation").filter(|g| g.is_object());
-    let model = ours("model")
-        .or_else(|| generation.and_then(|g| g.get("model")))
-        .and_then(Value::as_str)
-        .map(str::to_owned);
-    let usage_json = ours("usage").map(Value::to_string).or_else(|| {
+    let model = ours.model.0.clone().or_else(|| {
+        generation.and_then(|g| g.get("model")).and_then(Value::as_str).map(str::to_owned)
+    });
+    let usage_json = ours.usage.as_ref().map(Value::to_string).or_else(|| {
         let usage = generation?.get("usage")?;
         let mut ours = Map::new();
         if let Some(prompt) = usage.get("promptTokens").and_then(Value::as_u64) {
@@ -1242,102 +1273,67 @@ fn read_node(
         }
         (!ours.is_empty()).then(|| Value::Object(ours).to_string())
     });
-    // Author and generation are kept exactly, unless exporting would write them the same.
     if author_value != super::open_loom_export::author_json(author, model.as_deref()) {
         kept.insert("author".into(), author_value);
     }
     if let Some(generation) = generation {
         kept.insert("generation".into(), generation.clone());
     }
+    (author, model, usage_json)
+}
 
-    let created = match node.get("createdAt") {
-        None => {
-            kept.insert("omitCreatedAt".into(), json!(true));
-            None
-        }
-        Some(value) => {
-            let parsed = value.as_str().and_then(parse_time);
-            if parsed.is_none() {
-                notes.add(format!(
-                    "{path}.createdAt is not an ISO-8601 time with a zone; it was left out"
-                ));
-                kept.insert("omitCreatedAt".into(), json!(true));
-            }
-            parsed
-        }
+/// When a message was written; a missing or unreadable time is left out on export too.
+fn read_created(
+    node: &Map<String, Value>,
+    path: &str,
+    notes: &mut Notes,
+    kept: &mut Map<String, Value>,
+) -> Option<i64> {
+    let Some(value) = node.get("createdAt") else {
+        kept.insert("omitCreatedAt".into(), json!(true));
+        return None;
     };
+    let parsed = value.as_str().and_then(parse_time);
+    if parsed.is_none() {
+        notes.add(format!("{path}.createdAt is not an ISO-8601 time with a zone; it was left out"));
+        kept.insert("omitCreatedAt".into(), json!(true));
+    }
+    parsed
+}
+
+/// A message's flags in `meta` (bookmarked, excluded, pruned); its other details are kept.
+fn read_meta(
+    node: &Map<String, Value>,
+    notes: &mut Notes,
+    kept: &mut Map<String, Value>,
+) -> [bool; 3] {
     let mut meta = node.get("meta").and_then(Value::as_object).cloned().unwrap_or_default();
-    let flag = |meta: &mut Map<String, Value>, key: &str| {
-        meta.remove(key).and_then(|v| v.as_bool()).unwrap_or(false)
-    };
-    let bookmarked = flag(&mut meta, "bookmarked");
-    let excluded = flag(&mut meta, "excluded");
-    let pruned = flag(&mut meta, "pruned");
+    let flags = ["bookmarked", "excluded", "pruned"]
+        .map(|key| meta.remove(key).and_then(|value| value.as_bool()).unwrap_or(false));
     if !meta.is_empty() {
         notes.add(format!("message details {} are kept for export", names(meta.keys())));
         kept.insert("meta".into(), Value::Object(meta));
     }
-    if let Some(Value::Object(extensions)) = node.get("extensions") {
-        let mut foreign = extensions.clone();
-        foreign.remove(PINLOOM);
-        if !foreign.is_empty() {
-            notes.add(format!("message extensions {} are kept for export", names(foreign.keys())));
-            kept.insert("extensions".into(), Value::Object(foreign));
-        }
-    }
-    let edited_from = match node.get("editedFrom") {
-        None => None,
-        Some(original) => {
-            let found = references.node(Some(original));
-            if found.is_none() {
-                notes
-                    .add(format!("{path}.editedFrom names no message of the tree and was dropped"));
-            }
-            found
-        }
+    flags
+}
+
+/// A message's receipt, admitted through the untrusted-input rules, the messages and threads it
+/// names turned into write positions.
+fn read_receipt(
+    receipt: Option<&Value>,
+    path: &str,
+    notes: &mut Notes,
+    references: &References<'_>,
+) -> Option<Value> {
+    let receipt = receipt.filter(|receipt| receipt.is_object())?;
+    let Some(admitted) = super::untrusted::admit_receipt(receipt) else {
+        notes.add(format!("{path}'s receipt was unreadable and was left out"));
+        return None;
     };
-    let pruned_at_ms = match time_of(ours("prunedAt")) {
-        Some(at) => Some(at),
-        None => pruned.then_some(now_ms),
-    };
-    let receipt = ours("receipt")
-        .filter(|receipt| receipt.is_object())
-        .and_then(|receipt| {
-            let admitted = super::untrusted::admit_receipt(receipt);
-            if admitted.is_none() {
-                notes.add(format!("{path}'s receipt was unreadable and was left out"));
-            }
-            admitted
-        })
-        .map(|receipt| {
-            receipt_references(&receipt, |source, id| match source {
-                ReceiptSource::Node => references.node(Some(id)),
-                ReceiptSource::Pin => references.thread(Some(id)),
-            })
-        });
-    let receipt_cut = receipt
-        .as_ref()
-        .map(|receipt| receipt.get("verdict").and_then(Value::as_str) == Some("providerCut"));
-    let import = NodeImport {
-        parent: None,
-        pin: references.thread(ours("thread")),
-        edited_from,
-        author,
-        // Counted for all messages at once when the document is read (`count_in_parallel`).
-        token_counts: Vec::new(),
-        parts,
-        model,
-        generation_json: ours("generationSettings").map(Value::to_string),
-        usage_json,
-        excluded,
-        bookmarked,
-        kept: ours("kept").and_then(Value::as_bool).unwrap_or(false),
-        incomplete: ours("incomplete").and_then(Value::as_bool).unwrap_or(false),
-        pruned_at_ms,
-        created_at_ms: created.unwrap_or(now_ms),
-        receipt_cut,
-    };
-    NodeRead { import, kept, receipt }
+    Some(receipt_references(&admitted, |source, id| match source {
+        ReceiptSource::Node => references.node(Some(id)),
+        ReceiptSource::Pin => references.thread(Some(id)),
+    }))
 }
 
 /// What kind of thing a receipt's slice names by id.
@@ -1372,70 +1368,74 @@ fn receipt_references<T: serde::Serialize>(
 }
 
 fn model_profiles(pinloom: &Value, notes: &mut Notes) -> Vec<store::ModelProfile> {
-    pinloom
-        .get("modelProfiles")
-        .and_then(Value::as_array)
+    let extension: DocumentExtension = record(pinloom);
+    extension
+        .model_profiles
+        .0
         .into_iter()
-        .flatten()
-        .filter_map(|profile| {
-            let text = |key: &str| profile.get(key).and_then(Value::as_str).map(str::to_owned);
-            let number = |key: &str| profile.get(key).and_then(Value::as_u64).and_then(|n| u32::try_from(n).ok());
-            let flag = |key: &str| profile.get(key).and_then(Value::as_bool);
-            let (Some(name), Some(provider), Some(model_id)) =
-                (text("name"), text("provider"), text("modelId"))
-            else {
-                notes.add("a model profile without its name, provider or model was left out");
-                return None;
-            };
-            // What the file leaves out is what Pinloom knows of the model: o1-mini takes no
-            // system role, an instruct model continues documents, and so on.
-            let known = ProviderId::from_name(&provider).map(|id| {
-                let engine = catalog::profile(id, &model_id);
-                let tokenizer = catalog::find(id, &model_id).map_or_else(
-                    || {
-                        if id.is_local() {
-                            TokenizerFamily::for_open_model(&model_id)
-                        } else {
-                            TokenizerFamily::Other
-                        }
-                    },
-                    |entry| entry.tokenizer,
-                );
-                (engine, catalog::completion_supported(id, &model_id), tokenizer)
-            });
-            let (window, reserve, native, completion, tokenizer) = match &known {
-                Some((engine, completion, tokenizer)) => (
-                    Some(engine.context_window),
-                    Some(engine.reserve),
-                    engine.native_system,
-                    *completion,
-                    Some(tokenizer.name().to_owned()),
-                ),
-                None => (None, None, true, false, None),
-            };
-            let read = Some(store::ModelProfile {
-                context_window: number("contextWindow").or(window)?,
-                reserve: number("reserve").or(reserve)?,
-                native_system: flag("nativeSystem").unwrap_or(native),
-                completion_endpoint: flag("completionEndpoint").unwrap_or(completion),
-                tokenizer: text("tokenizer").or(tokenizer)?,
-                base_url: text("baseUrl"),
-                agent_system_prompt: text("agentSystemPrompt").unwrap_or_default(),
-                sampling_json: profile.get("sampling").map_or_else(|| "{}".to_owned(), Value::to_string),
-                settings_json: profile.get("settings").map_or_else(|| "{}".to_owned(), Value::to_string),
-                prices_json: profile.get("prices").filter(|prices| prices.is_object()).map(Value::to_string),
-                name,
-                provider,
-                model_id,
-                // Data until the person accepts it: the importer names the file.
-                imported_from: None,
-            });
-            if read.is_none() {
-                notes.add("a model profile of an unknown provider without its window, reserve or tokenizer was left out");
-            }
-            read
-        })
+        .filter_map(|profile| read_profile(profile, notes))
         .collect()
+}
+
+/// One model profile of the document, completed by what Pinloom knows of its model; one without
+/// its name, provider or model, or of an unknown provider without its window, reserve or
+/// tokenizer, is left out.
+fn read_profile(profile: ProfileRecord, notes: &mut Notes) -> Option<store::ModelProfile> {
+    let (Some(name), Some(provider), Some(model_id)) =
+        (profile.name.0, profile.provider.0, profile.model_id.0)
+    else {
+        notes.add("a model profile without its name, provider or model was left out");
+        return None;
+    };
+    // What the file leaves out is what Pinloom knows of the model: o1-mini takes no system role,
+    // an instruct model continues documents, and so on.
+    let known = ProviderId::from_name(&provider).map(|id| {
+        let engine = catalog::profile(id, &model_id);
+        let tokenizer = catalog::find(id, &model_id).map_or_else(
+            || {
+                if id.is_local() {
+                    TokenizerFamily::for_open_model(&model_id)
+                } else {
+                    TokenizerFamily::Other
+                }
+            },
+            |entry| entry.tokenizer,
+        );
+        (engine, catalog::completion_supported(id, &model_id), tokenizer)
+    });
+    let (window, reserve, native, completion, tokenizer) = match &known {
+        Some((engine, completion, tokenizer)) => (
+            Some(engine.context_window),
+            Some(engine.reserve),
+            engine.native_system,
+            *completion,
+            Some(tokenizer.name().to_owned()),
+        ),
+        None => (None, None, true, false, None),
+    };
+    let read = (|| {
+        Some(store::ModelProfile {
+            context_window: profile.context_window.0.or(window)?,
+            reserve: profile.reserve.0.or(reserve)?,
+            native_system: profile.native_system.0.unwrap_or(native),
+            completion_endpoint: profile.completion_endpoint.0.unwrap_or(completion),
+            tokenizer: profile.tokenizer.0.or(tokenizer)?,
+            base_url: profile.base_url.0,
+            agent_system_prompt: profile.agent_system_prompt.0.unwrap_or_default(),
+            sampling_json: profile.sampling.map_or_else(|| "{}".to_owned(), |v| v.to_string()),
+            settings_json: profile.settings.map_or_else(|| "{}".to_owned(), |v| v.to_string()),
+            prices_json: profile.prices.filter(Value::is_object).map(|v| v.to_string()),
+            name,
+            provider,
+            model_id,
+            // Data until the person accepts it: the importer names the file.
+            imported_from: None,
+        })
+    })();
+    if read.is_none() {
+        notes.add("a model profile of an unknown provider without its window, reserve or tokenizer was left out");
+    }
+    read
 }
 
 /// The JSON a tree or node keeps, its node numbers (import indices) turned into the ids the
@@ -1451,7 +1451,7 @@ pub(super) fn kept_json(
     };
     match which {
         Kept::Receipt(tree, node) => {
-            let receipt = batch.receipts.get(tree)?.get(node)?.as_ref()?;
+            let receipt = batch.trees.get(tree)?.receipts.get(node)?.as_ref()?;
             let turned = receipt_references(receipt, |source, index| {
                 let index = usize::try_from(index.as_u64()?).ok()?;
                 match source {
@@ -1462,7 +1462,7 @@ pub(super) fn kept_json(
             Some(turned.to_string())
         }
         Kept::Tree(tree) => {
-            let mut kept = batch.kept.get(tree)?.0.clone();
+            let mut kept = batch.trees.get(tree)?.kept_tree.clone();
             let object = kept.as_object_mut()?;
             if object.is_empty() {
                 return None;
@@ -1487,14 +1487,14 @@ pub(super) fn kept_json(
             Some(batch.skim.expand(kept.to_string()))
         }
         Kept::Settings(tree) => {
-            let mut settings = batch.settings.get(tree)?.clone()?;
+            let mut settings = batch.trees.get(tree)?.settings.clone()?;
             if let Some(Value::Array(hits)) = settings.get_mut("searchHits") {
                 *hits = hits.iter().filter_map(id).collect();
             }
             Some(settings.to_string())
         }
         Kept::Node(tree, node) => {
-            let mut kept = batch.kept.get(tree)?.1.get(node)?.clone()?;
+            let mut kept = batch.trees.get(tree)?.kept_nodes.get(node)?.clone()?;
             if let Some(Value::Array(sources)) =
                 kept.get_mut("edge").and_then(|edge| edge.get_mut("extraSources"))
             {
@@ -1558,7 +1558,7 @@ mod tests {
         let skim = Skim::new(document.to_string());
         let skeleton = skim.document().unwrap();
         let batch = read_document(skim, &skeleton, "hint", 1_000).unwrap();
-        let tree = &batch.trees[0];
+        let tree = &batch.trees[0].import;
         let pins: Vec<_> =
             tree.pins.iter().map(|pin| (pin.title.as_str(), pin.parent, pin.order)).collect();
         assert_eq!(
