@@ -3,9 +3,13 @@
 //! They are serialised with camelCase names and described to
 //! TypeScript through specta; ids are SQLite row ids, far below 2^53, so they travel as numbers.
 
+use pinloom_engine::threadmind::ThreadMindContext;
 use pinloom_engine::tokens::CharHeuristic;
+use pinloom_providers::ReplyEvent;
 use pinloom_store as store;
 use serde::{Deserialize, Serialize};
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
 
 /// How a tree is read and continued; fixed when it is created.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
@@ -162,7 +166,7 @@ pub struct ModelProfile {
     pub assembly: AssemblySettings,
     /// What the model costs, for each reply's receipt; none when unknown (local models).
     #[serde(default)]
-    pub prices: Option<crate::base::receipts::Prices>,
+    pub prices: Option<Prices>,
     /// The file it came with, while the person has not enabled it (Settings → Models): until
     /// then it is never planned for, sent to, or offered as a default. Saving keeps it as it is;
     /// only enabling clears it.
@@ -280,8 +284,6 @@ impl From<store::ModelProfile> for ModelProfile {
     }
 }
 
-pub use crate::base::tree_settings::{RetrievalChoice, TreeContext, TreeSettings};
-
 /// A message with everything the conversation view shows about it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
 #[serde(rename_all = "camelCase")]
@@ -297,7 +299,7 @@ pub struct NodeView {
     /// The usage the provider reported, as JSON (`inputTokens`, `outputTokens`,
     /// `cachedInputTokens`).
     pub usage_json: Option<String>,
-    /// Kept out of context by the person.
+    /// Left out of every context by the person.
     pub excluded: bool,
     /// Bookmarked.
     pub bookmarked: bool,
@@ -339,7 +341,7 @@ pub struct Exchange {
     /// The plan the request was made from.
     pub plan: PlanView,
     /// The reply's receipt: what was planned and sent beside what the provider counted.
-    pub receipt: Option<crate::base::receipts::Receipt>,
+    pub receipt: Option<Receipt>,
 }
 
 /// One candidate piece of context in a plan, included or cut with the reason.
@@ -407,7 +409,7 @@ pub enum Provenance {
     /// A closed sibling pin's result, opted in to.
     SiblingResult,
     /// Added by the person: a search hit they chose, a note they included.
-    AddedByYou,
+    AddedByPerson,
 }
 
 impl From<pinloom_engine::plan::Provenance> for Provenance {
@@ -420,7 +422,7 @@ impl From<pinloom_engine::plan::Provenance> for Provenance {
             Engine::AncestorSummary => Provenance::AncestorSummary,
             Engine::Anchor => Provenance::Anchor,
             Engine::SiblingResult => Provenance::SiblingResult,
-            Engine::AddedByPerson => Provenance::AddedByYou,
+            Engine::AddedByPerson => Provenance::AddedByPerson,
         }
     }
 }
@@ -705,11 +707,11 @@ impl ReplySettings {
 #[serde(rename_all = "camelCase")]
 pub struct ContextDiff {
     /// Sent by the left side's request only.
-    pub left_only: Vec<crate::DiffEntry>,
+    pub left_only: Vec<DiffEntry>,
     /// Sent by the right side's request only.
-    pub right_only: Vec<crate::DiffEntry>,
+    pub right_only: Vec<DiffEntry>,
     /// Sent by both with a different text or size (the right side's figures).
-    pub changed: Vec<crate::DiffEntry>,
+    pub changed: Vec<DiffEntry>,
     /// How many slices and messages both sent unchanged.
     pub shared: u32,
 }
@@ -1121,7 +1123,7 @@ pub struct OutlineEntry {
     pub preview: String,
     /// How many messages continue it.
     pub child_count: u32,
-    /// Kept out of context.
+    /// Left out of every context.
     pub excluded: bool,
     /// Bookmarked.
     pub bookmarked: bool,
@@ -1288,4 +1290,342 @@ pub struct ImportReportView {
     pub notes: Vec<String>,
     /// The whole report, word for word what the command line prints.
     pub text: String,
+}
+
+// A reply's receipt: what its request was planned to hold and what was sent.
+/// How a reply's prompt count compares with what was sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub enum Verdict {
+    /// The provider counted about what was sent (or less only by what its cache could keep).
+    Matched,
+    /// The provider counted materially fewer prompt tokens than were sent: it cut the context.
+    ProviderCut,
+    /// The provider did not report a prompt count (a stream that broke early, some servers).
+    NotReported,
+}
+
+/// Tokens of one kind of slice in a request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct KindTokens {
+    /// The slice kind (`system`, `recentHistory`, `searchResult`, …).
+    pub kind: String,
+    /// How many slices of it were sent.
+    pub slices: u32,
+    /// Their tokens, as planned.
+    pub tokens: u32,
+}
+
+/// One thing a request sent: a slice, or a run of consecutive messages of the path.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct SentSlice {
+    /// The slice kind; `history` for a run of messages (the prompt included).
+    pub kind: String,
+    /// Where it comes from, as the plan names sources (`node`, `summary`, `anchor`, …).
+    pub source: String,
+    /// The source's id (for a run, its first message).
+    pub source_id: Option<i64>,
+    /// For a run: its last message and how many messages it holds.
+    pub last_id: Option<i64>,
+    /// How many messages (1 for a slice that is not a run).
+    pub count: u32,
+    /// Its tokens, as planned.
+    pub tokens: u32,
+    /// A digest of composed text (summaries, files, the anchor, search hits), so that two
+    /// requests can tell a changed text from the same one; messages never change.
+    pub digest: Option<String>,
+    /// For an ancestor thread: what stood for it ("summary written by …", "your summary,
+    /// fitted", "summary not available: …; its last messages, verbatim").
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+/// What a model's prices make of a reply, in US dollars.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct Cost {
+    /// The prompt (cache reads and writes at their own prices when the profile has them).
+    pub input: f64,
+    /// The reply.
+    pub output: f64,
+    /// Both.
+    pub total: f64,
+}
+
+/// A model's prices per million tokens, in US dollars, as the person entered them.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Prices {
+    /// Prompt tokens.
+    pub input_per_million: f64,
+    /// Reply tokens.
+    pub output_per_million: f64,
+    /// Prompt tokens read from the provider's cache; the input price when unset.
+    pub cache_read_per_million: Option<f64>,
+    /// Prompt tokens written to the provider's cache; the input price when unset.
+    pub cache_write_per_million: Option<f64>,
+}
+
+/// A reply's receipt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct Receipt {
+    /// The model profile the request was planned for.
+    pub profile: String,
+    /// The provider's model id.
+    pub model: String,
+    /// The provider's stored name (`openai`, `ollama`, …).
+    pub provider: String,
+    /// How the plan counted tokens (`o200k`, `cl100k`, `estimate at 3.800 chars/token`, …).
+    pub tokenizer: String,
+    /// Whether those counts are exact for the model (OpenAI's tokenizers), not estimates.
+    pub exact_counts: bool,
+    /// The budget: window minus the reserve.
+    pub available: u32,
+    /// Tokens the plan sent, by Pinloom's count.
+    pub planned: u32,
+    /// The planned tokens by kind of slice.
+    pub by_kind: Vec<KindTokens>,
+    /// What was sent, in order.
+    pub sent: Vec<SentSlice>,
+    /// Prompt tokens the provider counted, cached ones included.
+    pub counted: Option<u64>,
+    /// Of those, read from the provider's prompt cache.
+    pub cache_read: Option<u64>,
+    /// Of those, written to the provider's prompt cache.
+    pub cache_write: Option<u64>,
+    /// Reply tokens the provider counted.
+    pub output: Option<u64>,
+    /// The fewest prompt tokens the provider should have counted: what was sent, less what a
+    /// local server's cache could hold from the requests this one repeats.
+    pub expected_at_least: u64,
+    /// What the server holds after this reply (its prompt and the reply), for the next check.
+    pub server_context: u64,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// What happened and what to change, when the provider cut the context.
+    pub message: Option<String>,
+    /// What the profile's prices make of it.
+    pub cost: Option<Cost>,
+    /// From sending to the first text, in milliseconds.
+    pub first_text_ms: Option<u64>,
+    /// From sending to the end of the reply, in milliseconds.
+    pub took_ms: u64,
+    /// It came with an imported file: its numbers are the file's, and it carries no words (what
+    /// is said of it is composed from its numbers).
+    #[serde(default)]
+    pub imported: bool,
+}
+
+/// One thing that differs between two requests.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct DiffEntry {
+    /// The slice kind (`history` for a message).
+    pub kind: String,
+    /// Where it comes from, as the plan names sources.
+    pub source: String,
+    /// The source's id.
+    pub source_id: Option<i64>,
+    /// Its tokens in the request that has it (for a changed slice, the later one); messages of
+    /// a run are counted as a run only, so a single message shows none.
+    pub tokens: Option<u32>,
+    /// The start of its text, for messages.
+    pub preview: String,
+}
+
+/// How a reply's request differs from the request before it on its path.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct RequestDiff {
+    /// The reply whose request is compared.
+    pub later: i64,
+    /// The reply before it on its path that has a receipt; absent when there is none.
+    pub earlier: Option<i64>,
+    /// Sent now and not before.
+    pub came: Vec<DiffEntry>,
+    /// Sent before and not now.
+    pub went: Vec<DiffEntry>,
+    /// Sent both times, with a different text or size.
+    pub changed: Vec<DiffEntry>,
+    /// How many slices and messages were sent both times unchanged.
+    pub unchanged: u32,
+}
+
+// A tree's conversation settings.
+/// How a tree's contexts are assembled and its summaries written. Every field has a default, so a
+/// tree stores only what the person changed.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase", default)]
+pub struct TreeSettings {
+    /// The model profile that writes ancestor-thread summaries; the profile being sent to when
+    /// unset.
+    pub summarizer: Option<String>,
+    /// The summariser's instruction; `{budget}` becomes the token budget. The shipped
+    /// instruction when unset.
+    pub summary_instruction: Option<String>,
+    /// Summary budgets by distance from the current thread (nearest first); Deeppin's
+    /// [800, 500, 300, 150] when unset.
+    pub depth_budgets: Option<Vec<u32>>,
+    /// Tokens kept for the reply instead of the profile's reserve (seed 002's token buffer).
+    pub token_buffer: Option<u32>,
+    /// Fill what truncation leaves with the end of the newest message it dropped, marked as cut.
+    pub cut_boundary_message: bool,
+    /// Pins see the results of closed pins opened from the same thread (their siblings).
+    pub include_closed_sibling_results: bool,
+    /// Files larger than this many bytes are refused when attached (100 KB when unset).
+    pub max_file_bytes: Option<u64>,
+    /// Messages the person found by search and added to the search slice: offered to every plan
+    /// of the tree as retrieval candidates beside the automatic ones (never to a pin that may not
+    /// see them).
+    pub search_hits: Vec<i64>,
+    /// How a pin's passage is framed for the model; `{anchor}` becomes the passage. Deeppin's
+    /// wording when unset.
+    pub anchor_framing: Option<String>,
+    /// How search hits among the thread's own messages are scored and filtered; seed 001's
+    /// weights, a 10 % share and no filter when unset.
+    pub retrieval: Option<RetrievalChoice>,
+}
+
+/// How a tree's search hits are chosen (seed 001's retrieval slice).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct RetrievalChoice {
+    /// Weight of recency, in percent of the score (seed 001: 30).
+    pub recency_percent: u32,
+    /// Weight of relevance (50).
+    pub relevance_percent: u32,
+    /// Weight of salience: bookmarked and pinned messages higher (20).
+    pub salience_percent: u32,
+    /// The share of the budget search hits may take, in percent (10).
+    pub share_percent: u32,
+    /// Only messages by these authors; every author when empty.
+    pub authors: Vec<Author>,
+    /// Only messages written at or after this time, in milliseconds since the Unix epoch.
+    pub since_ms: Option<i64>,
+}
+
+/// What a tree says to every model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct TreeContext {
+    /// Its system context; empty when it has none.
+    pub system_context: String,
+    /// Whether buffer mode's continuations are sent the system context (off by default: a
+    /// document continues best from its own text).
+    pub buffer_includes_system: bool,
+}
+
+// What can be done to a message.
+/// What can be done to a message's flags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub enum NodeAction {
+    /// Keep it out of every context.
+    Exclude,
+    /// Let it back into context.
+    Include,
+    /// Bookmark it (retrieval ranks it higher).
+    Bookmark,
+    /// Remove the bookmark.
+    Unbookmark,
+    /// Keep it in every context, whatever the truncation (the inspector's "keep").
+    Keep,
+    /// Let truncation treat it as any other message again.
+    Release,
+    /// Soft-delete it and everything under it; restorable.
+    Delete,
+    /// Bring a soft-deleted message and its branch back.
+    Restore,
+}
+
+// One model of a fan-out.
+/// One model of a fan-out: the profile asked, where its reply's pieces go, and what stops it.
+pub struct FanOutLane {
+    /// The model profile's name.
+    pub profile: String,
+    /// The reply's pieces as they arrive.
+    pub events: UnboundedSender<ReplyEvent>,
+    /// Stops this model's reply only; what arrived is kept, marked incomplete.
+    pub cancel: CancellationToken,
+}
+
+// ThreadMind's tools' outputs.
+/// What a resource read returns: its MIME type and text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceText {
+    /// `text/markdown` or `text/plain`.
+    pub mime_type: &'static str,
+    /// The text.
+    pub text: String,
+}
+
+/// What the MCP prompts show of the session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PromptState {
+    /// The active project's id.
+    pub project: Option<String>,
+    /// The active thread's id (`main` when a project is active).
+    pub thread: Option<String>,
+    /// The active thread's summary, trimmed; empty when it has none.
+    pub summary: String,
+    /// The assembled context of the active thread.
+    pub context: Option<ThreadMindContext>,
+}
+
+/// Which of ThreadMind's two reports on a chain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ThreadMindReport {
+    /// `context_get`'s text.
+    Context,
+    /// `stats_show`'s text.
+    Stats,
+}
+
+// How a plan is written out.
+/// How `context_assemble` shows a plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlanFormat {
+    /// A readable report: the budget, every slice included, every slice cut with its reason.
+    Report,
+    /// The plan as JSON.
+    Plan,
+    /// The request body exactly as the provider would receive it.
+    Request,
+}
+
+// Imports and exports.
+/// What an export leaves out, as the spec asks exporters to offer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExportOptions {
+    /// Tree system contexts, profiles' agent prompts and agents' system prompts.
+    pub system_prompts: bool,
+    /// The raw provider responses (Tier 3 provenance) imports kept.
+    pub raw_responses: bool,
+}
+
+/// A tree an import wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportedTreeSummary {
+    /// Its number.
+    pub id: i64,
+    /// Its ThreadMind project id.
+    pub slug: String,
+    /// Its title.
+    pub title: String,
+    /// How many messages it has.
+    pub messages: usize,
+    /// How many threads (pins) it has.
+    pub threads: usize,
+}
+
+/// What an import wrote, and what it could not map, kept only for export, or repaired.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportReport {
+    /// The trees written.
+    pub trees: Vec<ImportedTreeSummary>,
+    /// Every thing not mapped, kept for export only, or repaired, once each.
+    pub notes: Vec<String>,
 }

@@ -23,23 +23,24 @@ mod runtime;
 mod threadmind;
 mod window;
 
-pub use base::receipts::{
-    Cost, DiffEntry, KindTokens, Prices, Receipt, RequestDiff, SentSlice, Verdict,
-};
 pub use conversation::attachments::MAX_FOLDER_ENTRIES;
-pub use conversation::fan_out::{FAN_OUT_MODELS, FanOutLane};
+pub use conversation::fan_out::FAN_OUT_MODELS;
 pub use conversation::summaries::CUT_SUMMARY_NOTE;
-pub use conversation::threads::NodeAction;
 pub use data_dir::{
     APP_IDENTIFIER, DATA_DIR_ENV, DATA_DIR_FLAG, DATABASE_FILE_NAME, resolve_data_dir,
 };
 pub use error::{ApiError, ErrorCode};
+// The boundary types every front end names, where they have always been named from.
 pub use interchange::files::MAX_IMPORT_BYTES;
-pub use interchange::{ExportOptions, ImportReport, ImportedTreeSummary};
 #[cfg(feature = "test-seams")]
 pub use interchange::{FuzzedImporter, import_fuzz_case};
+pub use json::{
+    Cost, DiffEntry, ExportOptions, FanOutLane, ImportReport, ImportedTreeSummary, KindTokens,
+    NodeAction, PlanFormat, Prices, PromptState, Receipt, RequestDiff, ResourceText, SentSlice,
+    ThreadMindReport, Verdict,
+};
 pub use pinloom::{Connections, KEYRING_SERVICE, OutsideWrites, Pinloom};
 pub use pinloom_providers::ReplyEvent;
-pub use threadmind::{PlanFormat, PromptState, ResourceText, ThreadMindReport, ThreadMindSession};
+pub use threadmind::ThreadMindSession;
 pub use tokio_util::sync::CancellationToken;
 pub use window::columns::THREAD_PAGE;

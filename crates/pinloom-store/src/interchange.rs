@@ -70,7 +70,7 @@ pub struct NodeImport {
     pub generation_json: Option<String>,
     /// The usage reported for it, as JSON.
     pub usage_json: Option<String>,
-    /// Kept out of context.
+    /// Left out of every context.
     pub excluded: bool,
     /// Bookmarked.
     pub bookmarked: bool,
@@ -85,7 +85,7 @@ pub struct NodeImport {
     /// Its token counts.
     pub token_counts: Vec<(String, u64)>,
     /// For a reply with a receipt: whether its provider cut the context. The receipt itself is
-    /// asked for once the ids it names are known ([`Kept::Receipt`]).
+    /// asked for once the ids it names are known ([`Preserved::Receipt`]).
     pub receipt_cut: Option<bool>,
 }
 
@@ -114,7 +114,7 @@ pub struct PinImport {
 
 /// Whose kept interchange JSON [`Store::import_trees`] asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kept {
+pub enum Preserved {
     /// The tree of this index.
     Tree(usize),
     /// The node of this index in the tree of that index.
@@ -197,7 +197,7 @@ pub struct AnnotationImport {
 
 /// What earlier imports kept of a tree and its nodes for export.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KeptInterchange {
+pub struct PreservedInterchange {
     /// The tree's, if any.
     pub tree: Option<String>,
     /// Each node's that has some, by id.
@@ -225,7 +225,7 @@ impl Store {
         &self,
         trees: &[impl AsRef<TreeImport>],
         profiles: &[ModelProfile],
-        kept: impl Fn(Kept, &ImportedTree) -> Option<String>,
+        kept: impl Fn(Preserved, &ImportedTree) -> Option<String>,
         at_ms: i64,
         progress: &mut dyn FnMut(usize),
     ) -> Result<(Vec<ImportedTree>, Vec<String>), StoreError> {
@@ -251,23 +251,23 @@ impl Store {
                 messages_before += tree.nodes.len();
                 tx.execute(
                     "UPDATE trees SET interchange_json = ?2 WHERE id = ?1",
-                    params![imported.tree.id.0, kept(Kept::Tree(index), &imported)],
+                    params![imported.tree.id.0, kept(Preserved::Tree(index), &imported)],
                 )?;
-                if let Some(settings) = kept(Kept::Settings(index), &imported) {
+                if let Some(settings) = kept(Preserved::Settings(index), &imported) {
                     tx.execute(
                         "UPDATE trees SET settings_json = ?2 WHERE id = ?1",
                         params![imported.tree.id.0, settings],
                     )?;
                 }
                 for (node, id) in imported.nodes.iter().enumerate() {
-                    if let Some(json) = kept(Kept::Node(index, node), &imported) {
+                    if let Some(json) = kept(Preserved::Node(index, node), &imported) {
                         tx.execute(
                             "UPDATE nodes SET interchange_json = ?2 WHERE id = ?1",
                             params![id.0, json],
                         )?;
                     }
                     if let Some(provider_cut) = tree.nodes[node].receipt_cut
-                        && let Some(json) = kept(Kept::Receipt(index, node), &imported)
+                        && let Some(json) = kept(Preserved::Receipt(index, node), &imported)
                     {
                         write_receipt(tx, *id, &Receipt { json, provider_cut })?;
                     }
@@ -299,7 +299,7 @@ impl Store {
     }
 
     /// The kept interchange JSON of a tree and of each of its nodes that has some.
-    pub fn interchange(&self, tree_id: TreeId) -> Result<KeptInterchange, StoreError> {
+    pub fn interchange(&self, tree_id: TreeId) -> Result<PreservedInterchange, StoreError> {
         let conn = self.conn();
         let tree: Option<String> = conn
             .prepare_cached("SELECT interchange_json FROM trees WHERE id = ?1")?
@@ -313,12 +313,12 @@ impl Store {
         let nodes = statement
             .query_map([tree_id.0], |row| Ok((NodeId(row.get(0)?), row.get(1)?)))?
             .collect::<Result<_, _>>()?;
-        Ok(KeptInterchange { tree, nodes })
+        Ok(PreservedInterchange { tree, nodes })
     }
 
     /// The kept interchange JSON of the tree that holds the document data `document_id` names
     /// (an import keeps its document's registry and extensions once, with its first tree).
-    pub fn kept_document(&self, document_id: &str) -> Result<Option<String>, StoreError> {
+    pub fn preserved_document(&self, document_id: &str) -> Result<Option<String>, StoreError> {
         let conn = self.conn();
         let kept = conn
             .prepare_cached(

@@ -34,8 +34,8 @@ mod trees;
 
 pub use error::StoreError;
 pub use interchange::{
-    AnnotationImport, AttachmentImport, ImportScope, ImportedTree, Kept, KeptInterchange,
-    NodeImport, PROGRESS_EVERY, PinImport, SummaryImport, TreeImport,
+    AnnotationImport, AttachmentImport, ImportScope, ImportedTree, NodeImport, PROGRESS_EVERY,
+    PinImport, Preserved, PreservedInterchange, SummaryImport, TreeImport,
 };
 pub use migrations::SCHEMA_VERSION;
 pub use model::{

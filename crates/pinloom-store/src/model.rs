@@ -163,7 +163,7 @@ pub struct Node {
     pub generation_json: Option<String>,
     /// The usage the provider reported for it, as JSON.
     pub usage_json: Option<String>,
-    /// Kept out of context.
+    /// Left out of every context.
     pub excluded: bool,
     /// Marked by the person as worth finding again.
     pub bookmarked: bool,
@@ -192,7 +192,7 @@ pub struct PathStep {
     pub author: Author,
     /// Its content.
     pub content: StepContent,
-    /// Kept out of context.
+    /// Left out of every context.
     pub excluded: bool,
     /// Marked by the person as worth finding again.
     pub bookmarked: bool,
@@ -618,7 +618,7 @@ pub struct OutlineRow {
     pub preview: String,
     /// How many children it has.
     pub child_count: u64,
-    /// Kept out of context.
+    /// Left out of every context.
     pub excluded: bool,
     /// Bookmarked.
     pub bookmarked: bool,

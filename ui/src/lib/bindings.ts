@@ -749,7 +749,7 @@ export type NodeView = {
 	 *  `cachedInputTokens`).
 	 */
 	usageJson: string | null,
-	/**  Kept out of context by the person. */
+	/**  Left out of every context by the person. */
 	excluded: boolean,
 	/**  Bookmarked. */
 	bookmarked: boolean,
@@ -785,7 +785,7 @@ export type OutlineEntry = {
 	preview: string,
 	/**  How many messages continue it. */
 	childCount: number,
-	/**  Kept out of context. */
+	/**  Left out of every context. */
 	excluded: boolean,
 	/**  Bookmarked. */
 	bookmarked: boolean,
@@ -920,7 +920,7 @@ export type Provenance =
 /**  A closed sibling pin's result, opted in to. */
 "siblingResult" | 
 /**  Added by the person: a search hit they chose, a note they included. */
-"addedByYou";
+"addedByPerson";
 
 /**  A reply's receipt. */
 export type Receipt = {

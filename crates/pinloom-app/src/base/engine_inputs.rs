@@ -138,7 +138,7 @@ pub(crate) struct ModelChoice {
     /// How contexts for it are assembled, where the tree does not say.
     pub(crate) assembly: crate::json::AssemblySettings,
     /// What it costs, when the person entered prices.
-    pub(crate) prices: Option<crate::base::receipts::Prices>,
+    pub(crate) prices: Option<crate::json::Prices>,
 }
 
 impl ModelChoice {

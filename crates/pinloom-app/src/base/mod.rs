@@ -3,8 +3,8 @@
 //! receipt a reply keeps, and files opened and replaced safely.
 
 pub(crate) mod engine_inputs;
-pub(crate) mod files;
 pub(crate) mod plan;
 pub(crate) mod receipts;
+pub(crate) mod safe_files;
 pub(crate) mod snapshot_cache;
 pub(crate) mod tree_settings;

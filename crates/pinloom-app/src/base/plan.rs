@@ -16,8 +16,9 @@ use pinloom_store::{self as store, NodeId, PinId, Store};
 
 use crate::base::engine_inputs::{ANNOTATION_ID_BASE, ModelChoice, engine_pin};
 use crate::base::snapshot_cache::{CachedPath, CheckedOutPath, DraftPlace, store_pin};
-use crate::base::tree_settings::TreeSettings;
-use crate::json::{AncestorState, AncestorView, PlanView, SliceView, StepCutView, SummaryWriter};
+use crate::json::{
+    AncestorState, AncestorView, PlanView, SliceView, StepCutView, SummaryWriter, TreeSettings,
+};
 use crate::pinloom::Pinloom;
 use crate::runtime::{blocking, now_ms};
 use crate::{ApiError, ErrorCode};
@@ -272,7 +273,7 @@ fn newest_reply_cut(store: &Store, path: &CachedPath) -> anyhow::Result<Option<S
     if !stored.provider_cut {
         return Ok(None);
     }
-    Ok(crate::base::receipts::Receipt::read(&stored)
+    Ok(crate::json::Receipt::read(&stored)
         .ok()
         .and_then(|receipt| receipt.message)
         .map(|message| format!("The last reply on this path (message {id}) was cut: {message}")))

@@ -12,6 +12,7 @@
 
 use std::collections::HashMap;
 
+use crate::json::{Cost, DiffEntry, KindTokens, Prices, Receipt, SentSlice, Verdict};
 use anyhow::Context;
 use pinloom_engine::ContextPlan;
 use pinloom_engine::plan::{AncestorContent, AncestorEntry, SliceKind};
@@ -19,133 +20,6 @@ use pinloom_engine::render::slice_text;
 use pinloom_engine::snapshot::{Snapshot, SummaryAuthor};
 use pinloom_providers::{ProviderId, Reply};
 use pinloom_store as store;
-use serde::{Deserialize, Serialize};
-
-/// How a reply's prompt count compares with what was sent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
-#[serde(rename_all = "camelCase")]
-pub enum Verdict {
-    /// The provider counted about what was sent (or less only by what its cache could keep).
-    Matched,
-    /// The provider counted materially fewer prompt tokens than were sent: it cut the context.
-    ProviderCut,
-    /// The provider did not report a prompt count (a stream that broke early, some servers).
-    NotReported,
-}
-
-/// Tokens of one kind of slice in a request.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
-#[serde(rename_all = "camelCase")]
-pub struct KindTokens {
-    /// The slice kind (`system`, `recentHistory`, `searchResult`, …).
-    pub kind: String,
-    /// How many slices of it were sent.
-    pub slices: u32,
-    /// Their tokens, as planned.
-    pub tokens: u32,
-}
-
-/// One thing a request sent: a slice, or a run of consecutive messages of the path.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
-#[serde(rename_all = "camelCase")]
-pub struct SentSlice {
-    /// The slice kind; `history` for a run of messages (the prompt included).
-    pub kind: String,
-    /// Where it comes from, as the plan names sources (`node`, `summary`, `anchor`, …).
-    pub source: String,
-    /// The source's id (for a run, its first message).
-    pub source_id: Option<i64>,
-    /// For a run: its last message and how many messages it holds.
-    pub last_id: Option<i64>,
-    /// How many messages (1 for a slice that is not a run).
-    pub count: u32,
-    /// Its tokens, as planned.
-    pub tokens: u32,
-    /// A digest of composed text (summaries, files, the anchor, search hits), so that two
-    /// requests can tell a changed text from the same one; messages never change.
-    pub digest: Option<String>,
-    /// For an ancestor thread: what stood for it ("summary written by …", "your summary,
-    /// fitted", "summary not available: …; its last messages, verbatim").
-    #[serde(default)]
-    pub note: Option<String>,
-}
-
-/// What a model's prices make of a reply, in US dollars.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, specta::Type)]
-#[serde(rename_all = "camelCase")]
-pub struct Cost {
-    /// The prompt (cache reads and writes at their own prices when the profile has them).
-    pub input: f64,
-    /// The reply.
-    pub output: f64,
-    /// Both.
-    pub total: f64,
-}
-
-/// A model's prices per million tokens, in US dollars, as the person entered them.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize, specta::Type)]
-#[serde(rename_all = "camelCase", default)]
-pub struct Prices {
-    /// Prompt tokens.
-    pub input_per_million: f64,
-    /// Reply tokens.
-    pub output_per_million: f64,
-    /// Prompt tokens read from the provider's cache; the input price when unset.
-    pub cache_read_per_million: Option<f64>,
-    /// Prompt tokens written to the provider's cache; the input price when unset.
-    pub cache_write_per_million: Option<f64>,
-}
-
-/// A reply's receipt.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
-#[serde(rename_all = "camelCase")]
-pub struct Receipt {
-    /// The model profile the request was planned for.
-    pub profile: String,
-    /// The provider's model id.
-    pub model: String,
-    /// The provider's stored name (`openai`, `ollama`, …).
-    pub provider: String,
-    /// How the plan counted tokens (`o200k`, `cl100k`, `estimate at 3.800 chars/token`, …).
-    pub tokenizer: String,
-    /// Whether those counts are exact for the model (OpenAI's tokenizers), not estimates.
-    pub exact_counts: bool,
-    /// The budget: window minus the reserve.
-    pub available: u32,
-    /// Tokens the plan sent, by Pinloom's count.
-    pub planned: u32,
-    /// The planned tokens by kind of slice.
-    pub by_kind: Vec<KindTokens>,
-    /// What was sent, in order.
-    pub sent: Vec<SentSlice>,
-    /// Prompt tokens the provider counted, cached ones included.
-    pub counted: Option<u64>,
-    /// Of those, read from the provider's prompt cache.
-    pub cache_read: Option<u64>,
-    /// Of those, written to the provider's prompt cache.
-    pub cache_write: Option<u64>,
-    /// Reply tokens the provider counted.
-    pub output: Option<u64>,
-    /// The fewest prompt tokens the provider should have counted: what was sent, less what a
-    /// local server's cache could hold from the requests this one repeats.
-    pub expected_at_least: u64,
-    /// What the server holds after this reply (its prompt and the reply), for the next check.
-    pub server_context: u64,
-    /// The verdict.
-    pub verdict: Verdict,
-    /// What happened and what to change, when the provider cut the context.
-    pub message: Option<String>,
-    /// What the profile's prices make of it.
-    pub cost: Option<Cost>,
-    /// From sending to the first text, in milliseconds.
-    pub first_text_ms: Option<u64>,
-    /// From sending to the end of the reply, in milliseconds.
-    pub took_ms: u64,
-    /// It came with an imported file: its numbers are the file's, and it carries no words (what
-    /// is said of it is composed from its numbers).
-    #[serde(default)]
-    pub imported: bool,
-}
 
 impl Receipt {
     /// A receipt as the store keeps it, read back. Its words are composed again from its
@@ -419,41 +293,6 @@ fn digest(text: &str) -> String {
         hash = hash.wrapping_mul(0x0100_0000_01b3);
     }
     format!("{hash:016x}")
-}
-
-/// One thing that differs between two requests.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
-#[serde(rename_all = "camelCase")]
-pub struct DiffEntry {
-    /// The slice kind (`history` for a message).
-    pub kind: String,
-    /// Where it comes from, as the plan names sources.
-    pub source: String,
-    /// The source's id.
-    pub source_id: Option<i64>,
-    /// Its tokens in the request that has it (for a changed slice, the later one); messages of
-    /// a run are counted as a run only, so a single message shows none.
-    pub tokens: Option<u32>,
-    /// The start of its text, for messages.
-    pub preview: String,
-}
-
-/// How a reply's request differs from the request before it on its path.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
-#[serde(rename_all = "camelCase")]
-pub struct RequestDiff {
-    /// The reply whose request is compared.
-    pub later: i64,
-    /// The reply before it on its path that has a receipt; absent when there is none.
-    pub earlier: Option<i64>,
-    /// Sent now and not before.
-    pub came: Vec<DiffEntry>,
-    /// Sent before and not now.
-    pub went: Vec<DiffEntry>,
-    /// Sent both times, with a different text or size.
-    pub changed: Vec<DiffEntry>,
-    /// How many slices and messages were sent both times unchanged.
-    pub unchanged: u32,
 }
 
 /// What identifies a sent slice across two requests: its source and the source's id.

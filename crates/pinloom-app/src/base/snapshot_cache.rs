@@ -26,8 +26,7 @@ use crate::base::engine_inputs::{
     ANNOTATION_ID_BASE, engine_author, engine_node, engine_pin, engine_thread, exact_family,
     node_record,
 };
-use crate::base::tree_settings::TreeSettings;
-use crate::json::PlanView;
+use crate::json::{PlanView, TreeSettings};
 
 /// How many retrieval candidates full-text search offers the engine: hits the kept history
 /// already carries are dropped by the engine, so there are more than the slice usually takes.

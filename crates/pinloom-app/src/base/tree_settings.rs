@@ -4,10 +4,9 @@
 use pinloom_engine::settings::{RetrievalWeights, Settings, TruncationStrategy};
 use pinloom_engine::snapshot::Author as EngineAuthor;
 use pinloom_providers::summary::SUMMARY_INSTRUCTION;
-use serde::{Deserialize, Serialize};
 
 use crate::ApiError;
-use crate::json::{AssemblySettings, Author};
+use crate::json::{AssemblySettings, Author, TreeSettings};
 
 /// The most summary budgets by distance a tree may set (one per level of a chain).
 pub(crate) const MAX_SUMMARY_BUDGETS: u8 = 50;
@@ -15,69 +14,6 @@ pub(crate) const MAX_SUMMARY_BUDGETS: u8 = 50;
 pub(crate) const MAX_SUMMARY_BUDGET: u32 = 200_000;
 /// The most tokens a tree may keep for the reply.
 pub(crate) const MAX_TOKEN_BUFFER: u32 = 1_000_000;
-
-/// How a tree's contexts are assembled and its summaries written. Every field has a default, so a
-/// tree stores only what the person changed.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, specta::Type)]
-#[serde(rename_all = "camelCase", default)]
-pub struct TreeSettings {
-    /// The model profile that writes ancestor-thread summaries; the profile being sent to when
-    /// unset.
-    pub summarizer: Option<String>,
-    /// The summariser's instruction; `{budget}` becomes the token budget. The shipped
-    /// instruction when unset.
-    pub summary_instruction: Option<String>,
-    /// Summary budgets by distance from the current thread (nearest first); Deeppin's
-    /// [800, 500, 300, 150] when unset.
-    pub depth_budgets: Option<Vec<u32>>,
-    /// Tokens kept for the reply instead of the profile's reserve (seed 002's token buffer).
-    pub token_buffer: Option<u32>,
-    /// Fill what truncation leaves with the end of the newest message it dropped, marked as cut.
-    pub cut_boundary_message: bool,
-    /// Pins see the results of closed pins opened from the same thread (their siblings).
-    pub include_closed_sibling_results: bool,
-    /// Files larger than this many bytes are refused when attached (100 KB when unset).
-    pub max_file_bytes: Option<u64>,
-    /// Messages the person found by search and added to the search slice: offered to every plan
-    /// of the tree as retrieval candidates beside the automatic ones (never to a pin that may not
-    /// see them).
-    pub search_hits: Vec<i64>,
-    /// How a pin's passage is framed for the model; `{anchor}` becomes the passage. Deeppin's
-    /// wording when unset.
-    pub anchor_framing: Option<String>,
-    /// How search hits among the thread's own messages are scored and filtered; seed 001's
-    /// weights, a 10 % share and no filter when unset.
-    pub retrieval: Option<RetrievalChoice>,
-}
-
-/// How a tree's search hits are chosen (seed 001's retrieval slice).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
-#[serde(rename_all = "camelCase")]
-pub struct RetrievalChoice {
-    /// Weight of recency, in percent of the score (seed 001: 30).
-    pub recency_percent: u32,
-    /// Weight of relevance (50).
-    pub relevance_percent: u32,
-    /// Weight of salience: bookmarked and pinned messages higher (20).
-    pub salience_percent: u32,
-    /// The share of the budget search hits may take, in percent (10).
-    pub share_percent: u32,
-    /// Only messages by these authors; every author when empty.
-    pub authors: Vec<Author>,
-    /// Only messages written at or after this time, in milliseconds since the Unix epoch.
-    pub since_ms: Option<i64>,
-}
-
-/// What a tree says to every model.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
-#[serde(rename_all = "camelCase")]
-pub struct TreeContext {
-    /// Its system context; empty when it has none.
-    pub system_context: String,
-    /// Whether buffer mode's continuations are sent the system context (off by default: a
-    /// document continues best from its own text).
-    pub buffer_includes_system: bool,
-}
 
 /// Seed 004's file size limit.
 pub(crate) const DEFAULT_MAX_FILE_BYTES: u64 = 100 * 1024;

@@ -7,9 +7,8 @@ use pinloom_engine::planner::excluded_from_listing;
 use pinloom_store::{AttachmentRole, AttachmentScope, NodeId, PinId, TreeId};
 
 use crate::ApiError;
-use crate::base::files::{Links, open_regular};
-use crate::base::tree_settings::TreeSettings;
-use crate::json::{AttachTo, AttachmentView};
+use crate::base::safe_files::{Links, open_regular};
+use crate::json::{AttachTo, AttachmentView, TreeSettings};
 use crate::pinloom::Pinloom;
 use crate::runtime::now_ms;
 

@@ -6,28 +6,15 @@
 use std::collections::HashSet;
 
 use futures_util::future::join_all;
-use pinloom_providers::ReplyEvent;
 use pinloom_store::NodeId;
-use tokio::sync::mpsc::UnboundedSender;
-use tokio_util::sync::CancellationToken;
 
 use crate::ApiError;
-use crate::json::{FanOut, LaneAnswer, NodeView, SendTarget};
+use crate::json::{FanOut, FanOutLane, LaneAnswer, NodeView, SendTarget};
 use crate::pinloom::Pinloom;
 
 /// The fewest and the most models one prompt goes to at once: one is an ordinary send, and more
 /// than four replies side by side no longer fit a column to be read.
 pub const FAN_OUT_MODELS: std::ops::RangeInclusive<usize> = 2..=4;
-
-/// One model of a fan-out: the profile asked, where its reply's pieces go, and what stops it.
-pub struct FanOutLane {
-    /// The model profile's name.
-    pub profile: String,
-    /// The reply's pieces as they arrive.
-    pub events: UnboundedSender<ReplyEvent>,
-    /// Stops this model's reply only; what arrived is kept, marked incomplete.
-    pub cancel: CancellationToken,
-}
 
 impl Pinloom {
     /// Sends `prompt` to every lane's model at once: the person's message (or the edit) is

@@ -5,13 +5,14 @@
 pub(crate) mod attachments;
 pub(crate) mod fan_out;
 mod keys;
+mod marks;
 mod messages;
+mod pins;
 mod preview;
 mod promotions;
 mod reply_drafts;
 mod send;
 mod settings;
 pub(crate) mod summaries;
-pub(crate) mod threads;
 
 pub(crate) use reply_drafts::recover_replies;

@@ -21,8 +21,8 @@ use crate::base::engine_inputs::{ANNOTATION_ID_BASE, exact_family, token_counts}
 use crate::base::plan::{
     Planned, ProfileRef, earlier_replies, plan_view, tokenizer_label, wire_request,
 };
-use crate::base::receipts::{Receipt, Sending, Verdict, receipt};
-use crate::json::{Exchange, PlanView, ReplySettings, SendTarget};
+use crate::base::receipts::{Sending, receipt};
+use crate::json::{Exchange, PlanView, Receipt, ReplySettings, SendTarget, Verdict};
 use crate::pinloom::Pinloom;
 use crate::runtime::{blocking, now_ms};
 

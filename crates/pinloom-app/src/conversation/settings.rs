@@ -1,7 +1,7 @@
 //! A tree's settings and context as the person reads and changes them.
 
 use crate::ApiError;
-use crate::base::tree_settings::{TreeContext, TreeSettings};
+use crate::json::{TreeContext, TreeSettings};
 
 impl crate::Pinloom {
     /// A tree's conversation settings.

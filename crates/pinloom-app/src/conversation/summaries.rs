@@ -36,8 +36,7 @@ use crate::ApiError;
 use crate::base::engine_inputs::{ModelChoice, engine_node, engine_thread};
 use crate::base::plan::{Planned, ProfileRef, Refusals};
 use crate::base::snapshot_cache::store_pin;
-use crate::base::tree_settings::TreeSettings;
-use crate::json::SummaryView;
+use crate::json::{SummaryView, TreeSettings};
 use crate::pinloom::Pinloom;
 use crate::runtime::{blocking, now_ms};
 

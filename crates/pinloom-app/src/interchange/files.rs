@@ -8,10 +8,11 @@ use std::path::{Path, PathBuf};
 use pinloom_store::TreeId;
 
 use crate::ApiError;
-use crate::base::files::{Links, open_regular, replace_with};
-use crate::interchange::{self, ExportOptions, ImportReport};
+use crate::base::safe_files::{Links, open_regular, replace_with};
+use crate::interchange;
 use crate::json::{
-    ExportDone, ExportFormat, ExportRequest, ImportReportView, ImportedTreeView, TransferProgress,
+    ExportDone, ExportFormat, ExportOptions, ExportRequest, ImportReport, ImportReportView,
+    ImportedTreeView, TransferProgress,
 };
 use crate::pinloom::Pinloom;
 use crate::runtime::blocking;

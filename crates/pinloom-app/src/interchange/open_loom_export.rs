@@ -23,7 +23,8 @@ use super::open_loom_records::{
     Records, SourceList, SourceRecord, SummaryRecord, SummaryWriteRecord, ThreadRecord,
     WrittenText,
 };
-use super::{ExportOptions, PINLOOM, iso};
+use super::{PINLOOM, iso};
+use crate::json::ExportOptions;
 
 /// Writes one document holding `trees`, in that order, to `out` as indented JSON (ending in a
 /// line break). Messages and edges, the bulk of a document, are written from typed records as
@@ -46,12 +47,12 @@ pub(super) fn write_document(
     for (index, tree) in trees.iter().enumerate() {
         let tree = PreparedTree::read(store, *tree, index + 1, options, &mut named)?;
         // What earlier imports kept of their documents' registries and other apps' extensions.
-        if let Some(kept) = &tree.document_kept {
-            if let Some(Value::Object(kept_agents)) = kept.get("agents") {
-                agents.extend(kept_agents.clone());
+        if let Some(preserved) = &tree.document_preserved {
+            if let Some(Value::Object(preserved_agents)) = preserved.get("agents") {
+                agents.extend(preserved_agents.clone());
             }
-            if let Some(Value::Object(kept_extensions)) = kept.get("extensions") {
-                extensions.extend(kept_extensions.clone());
+            if let Some(Value::Object(preserved_extensions)) = preserved.get("extensions") {
+                extensions.extend(preserved_extensions.clone());
             }
         }
         prepared.push(tree);
@@ -192,17 +193,17 @@ struct PreparedTree {
     node_ids: HashMap<NodeId, String>,
     pin_ids: HashMap<PinId, String>,
     /// What an import kept of each message's own fields.
-    node_kept: HashMap<NodeId, Map<String, Value>>,
+    node_preserved: HashMap<NodeId, Map<String, Value>>,
     receipts: HashMap<NodeId, store::Receipt>,
     annotations: Vec<store::Annotation>,
     /// The tree's `extensions`, Pinloom's own (threads, summaries, attachments, settings) in.
     extensions: Map<String, Value>,
     /// What an import kept of the tree's own fields.
-    tree_kept: Map<String, Value>,
+    tree_preserved: Map<String, Value>,
     root_ids: Vec<String>,
     current: Option<String>,
     /// The document-level data an import kept with this tree, if any.
-    document_kept: Option<Value>,
+    document_preserved: Option<Value>,
 }
 
 impl PreparedTree {
@@ -219,11 +220,11 @@ impl PreparedTree {
         pinloom_store::check_tree_links(tree_id, &links)?;
         profiles.extend(nodes.iter().filter_map(|node| node.model.clone()));
         let pins = store.all_pins(tree_id)?;
-        let kept = store.interchange(tree_id)?;
+        let preserved = store.interchange(tree_id)?;
         let receipts = store.receipts(&nodes.iter().map(|node| node.id).collect::<Vec<_>>())?;
-        let tree_kept: Map<String, Value> =
-            kept.tree.and_then(|text| serde_json::from_str(&text).ok()).unwrap_or_default();
-        let node_kept: HashMap<NodeId, Map<String, Value>> = kept
+        let tree_preserved: Map<String, Value> =
+            preserved.tree.and_then(|text| serde_json::from_str(&text).ok()).unwrap_or_default();
+        let node_preserved: HashMap<NodeId, Map<String, Value>> = preserved
             .nodes
             .into_iter()
             .filter_map(|(id, text)| Some((id, serde_json::from_str(&text).ok()?)))
@@ -246,7 +247,8 @@ impl PreparedTree {
             .map(|(position, &i)| (pins[i].id, ordinal("p", position + 1, pins.len())))
             .collect();
         let node_ref = |id: Option<NodeId>| id.and_then(|id| node_ids.get(&id)).cloned();
-        let kept_ref = |value: Option<&Value>| kept_node_ref(&node_ids, value).map(str::to_owned);
+        let preserved_ref =
+            |value: Option<&Value>| preserved_node_ref(&node_ids, value).map(str::to_owned);
         let threads = thread_records(&pins, &pin_order, &pin_ids, &node_ids);
         let summaries = summary_records(store, tree_id, &pin_ids, &node_ids, profiles)?;
         let attachments = attachment_records(store, tree_id, &pin_ids, &node_ids)?;
@@ -262,7 +264,8 @@ impl PreparedTree {
         profiles.extend(settings.get("summarizer").and_then(Value::as_str).map(str::to_owned));
         // Messages added to the search slice are named by their ids in this document.
         if let Some(Value::Array(hits)) = settings.get_mut("searchHits") {
-            *hits = hits.iter().filter_map(|hit| kept_ref(Some(hit)).map(Value::String)).collect();
+            *hits =
+                hits.iter().filter_map(|hit| preserved_ref(Some(hit)).map(Value::String)).collect();
         }
         if settings.as_object().is_some_and(|settings| !settings.is_empty()) {
             pinloom["settings"] = settings;
@@ -274,15 +277,18 @@ impl PreparedTree {
                 pinloom[key] = Value::Array(list);
             }
         }
-        let mut extensions =
-            tree_kept.get("extensions").and_then(Value::as_object).cloned().unwrap_or_default();
+        let mut extensions = tree_preserved
+            .get("extensions")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
         extensions.insert(PINLOOM.into(), pinloom);
 
-        let current = match tree_kept.get("currentNode") {
-            Some(kept) => kept_ref(Some(kept)),
+        let current = match tree_preserved.get("currentNode") {
+            Some(preserved) => preserved_ref(Some(preserved)),
             None => node_ref(store.newest_node(tree_id)?),
         };
-        let document_kept = kept_document(store, &tree_kept)?;
+        let document_preserved = preserved_document(store, &tree_preserved)?;
         let annotations = store.tree_annotations(tree_id)?;
         Ok(PreparedTree {
             id: format!("t{number}"),
@@ -291,20 +297,20 @@ impl PreparedTree {
             order,
             node_ids,
             pin_ids,
-            node_kept,
+            node_preserved,
             receipts,
             annotations,
             extensions,
-            tree_kept: filter_system_prompts(tree_kept, options),
+            tree_preserved: filter_system_prompts(tree_preserved, options),
             root_ids,
             current,
-            document_kept,
+            document_preserved,
         })
     }
 
     /// A node id stored by an import (a row id), as this document names it.
-    fn kept_ref(&self, value: Option<&Value>) -> Option<&str> {
-        kept_node_ref(&self.node_ids, value)
+    fn preserved_ref(&self, value: Option<&Value>) -> Option<&str> {
+        preserved_node_ref(&self.node_ids, value)
     }
 }
 
@@ -455,19 +461,22 @@ fn attachment_records(
 
 /// The document-level data an import kept with a tree: a document's own data is kept with the
 /// first tree it brought, and the others name that tree.
-fn kept_document(store: &Store, tree_kept: &Map<String, Value>) -> anyhow::Result<Option<Value>> {
-    Ok(match (tree_kept.get("document"), tree_kept.get("documentIn")) {
-        (Some(kept), _) => Some(kept.clone()),
+fn preserved_document(
+    store: &Store,
+    tree_preserved: &Map<String, Value>,
+) -> anyhow::Result<Option<Value>> {
+    Ok(match (tree_preserved.get("document"), tree_preserved.get("documentIn")) {
+        (Some(preserved), _) => Some(preserved.clone()),
         (None, Some(Value::String(id))) => store
-            .kept_document(id)?
-            .and_then(|kept| serde_json::from_str::<Value>(&kept).ok())
+            .preserved_document(id)?
+            .and_then(|preserved| serde_json::from_str::<Value>(&preserved).ok())
             .and_then(|mut first| first.get_mut("document").map(Value::take)),
         _ => None,
     })
 }
 
 /// A node id stored by an import (a row id), as `node_ids` names it in this document.
-fn kept_node_ref<'a>(
+fn preserved_node_ref<'a>(
     node_ids: &'a HashMap<NodeId, String>,
     value: Option<&Value>,
 ) -> Option<&'a str> {
@@ -476,11 +485,11 @@ fn kept_node_ref<'a>(
 
 /// Without `system_prompts`, the agents an import kept lose their system prompts.
 fn filter_system_prompts(
-    mut tree_kept: Map<String, Value>,
+    mut tree_preserved: Map<String, Value>,
     options: ExportOptions,
 ) -> Map<String, Value> {
     if !options.system_prompts
-        && let Some(Value::Object(agents)) = tree_kept.get_mut("agents")
+        && let Some(Value::Object(agents)) = tree_preserved.get_mut("agents")
     {
         for agent in agents.values_mut() {
             if let Some(Value::Object(configuration)) = agent.get_mut("configuration") {
@@ -488,7 +497,7 @@ fn filter_system_prompts(
             }
         }
     }
-    tree_kept
+    tree_preserved
 }
 
 /// Pins in the order the walk meets their threads (outer pins first), then the rest by id: as
@@ -557,16 +566,16 @@ impl<'a> TreeOut<'a> {
         progress: &'a RefCell<Progress<'a>>,
     ) -> TreeOut<'a> {
         let tree = &prepared.tree;
-        let kept = |key: &str| prepared.tree_kept.get(key);
+        let preserved = |key: &str| prepared.tree_preserved.get(key);
         TreeOut {
-            agents: kept("agents").filter(|agents| agents.is_object()),
+            agents: preserved("agents").filter(|agents| agents.is_object()),
             created_at: iso(tree.created_at_ms),
             current_node_id: prepared.current.as_deref(),
-            description: kept("description"),
+            description: preserved("description"),
             edges: EdgesOut { prepared },
             extensions: &prepared.extensions,
             id: &prepared.id,
-            mode: kept("mode").map_or_else(
+            mode: preserved("mode").map_or_else(
                 || {
                     Cow::Owned(json!(match tree.mode {
                         TreeMode::Dialogue => "dialogue",
@@ -579,7 +588,7 @@ impl<'a> TreeOut<'a> {
             root_node_ids: &prepared.root_ids,
             system_context: (options.system_prompts && !tree.system_context.is_empty())
                 .then_some(tree.system_context.as_str()),
-            tags: kept("tags"),
+            tags: preserved("tags"),
             title: &tree.title,
             updated_at: iso(tree.updated_at_ms),
         }
@@ -655,7 +664,7 @@ struct NodeOut<'a> {
 #[serde(untagged)]
 enum AuthorOut<'a> {
     /// As an import kept it.
-    Kept(&'a Value),
+    Preserved(&'a Value),
     Written {
         #[serde(skip_serializing_if = "Option::is_none")]
         name: Option<&'a str>,
@@ -667,7 +676,7 @@ enum AuthorOut<'a> {
 #[serde(untagged)]
 enum ContentOut<'a> {
     /// As an import kept it.
-    Kept(&'a Value),
+    Preserved(&'a Value),
     /// One text block: a message of plain text.
     Text([TextBlock<'a>; 1]),
     /// A block per part, tool calls and results as text.
@@ -685,7 +694,7 @@ struct TextBlock<'a> {
 #[serde(untagged)]
 enum GenerationOut<'a> {
     /// As an import kept it (without its raw response unless asked for).
-    Kept(Cow<'a, Value>),
+    Preserved(Cow<'a, Value>),
     Written {
         #[serde(skip_serializing_if = "Option::is_none")]
         model: Option<&'a str>,
@@ -709,7 +718,7 @@ struct UsageOut {
 
 /// A message's `extensions`: what an import kept, and Pinloom's own under `pinloom`, in key order.
 struct ExtensionsOut<'a> {
-    kept: Option<&'a Map<String, Value>>,
+    preserved: Option<&'a Map<String, Value>>,
     pinloom: Option<NodeExtension>,
 }
 
@@ -717,7 +726,7 @@ impl Serialize for ExtensionsOut<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(None)?;
         let mut ours = self.pinloom.as_ref();
-        for (key, value) in self.kept.into_iter().flatten() {
+        for (key, value) in self.preserved.into_iter().flatten() {
             if let Some(pinloom) = ours.filter(|_| key.as_str() >= PINLOOM) {
                 map.serialize_entry(PINLOOM, pinloom)?;
                 ours = None;
@@ -740,11 +749,11 @@ fn node_out<'a>(
     id: &'a str,
     options: ExportOptions,
 ) -> NodeOut<'a> {
-    let kept = prepared.node_kept.get(&node.id);
-    let kept_value = |key: &str| kept.and_then(|kept| kept.get(key));
+    let preserved = prepared.node_preserved.get(&node.id);
+    let preserved_value = |key: &str| preserved.and_then(|preserved| preserved.get(key));
     let plain = matches!(node.parts.as_slice(), [Part::Text { .. }]);
-    let content = match kept_value("content") {
-        Some(kept) => ContentOut::Kept(kept),
+    let content = match preserved_value("content") {
+        Some(preserved) => ContentOut::Preserved(preserved),
         None if plain => {
             ContentOut::Text([TextBlock { text: Cow::Borrowed(&node.text), kind: "text" }])
         }
@@ -755,11 +764,11 @@ fn node_out<'a>(
                 .collect(),
         ),
     };
-    let author = match kept_value("author") {
-        Some(kept) => AuthorOut::Kept(kept),
+    let author = match preserved_value("author") {
+        Some(preserved) => AuthorOut::Preserved(preserved),
         None => author_out(node.author, node.model.as_deref()),
     };
-    let mut meta = kept_value("meta").and_then(Value::as_object).cloned();
+    let mut meta = preserved_value("meta").and_then(Value::as_object).cloned();
     for (key, set) in [
         ("bookmarked", node.bookmarked),
         ("excluded", node.excluded),
@@ -770,18 +779,20 @@ fn node_out<'a>(
         }
     }
     let usage: Option<Value> = node.usage_json.as_deref().map(parsed);
-    let generation = match kept_value("generation") {
-        Some(kept) => {
+    let generation = match preserved_value("generation") {
+        Some(preserved) => {
             let without_raw = !options.raw_responses
-                && kept.as_object().is_some_and(|kept| kept.contains_key("rawResponse"));
-            Some(GenerationOut::Kept(if without_raw {
-                let mut kept = kept.clone();
-                if let Value::Object(generation) = &mut kept {
+                && preserved
+                    .as_object()
+                    .is_some_and(|preserved| preserved.contains_key("rawResponse"));
+            Some(GenerationOut::Preserved(if without_raw {
+                let mut preserved = preserved.clone();
+                if let Value::Object(generation) = &mut preserved {
                     generation.remove("rawResponse");
                 }
-                Cow::Owned(kept)
+                Cow::Owned(preserved)
             } else {
-                Cow::Borrowed(kept)
+                Cow::Borrowed(preserved)
             }))
         }
         None if node.model.is_some() || usage.is_some() => Some(GenerationOut::Written {
@@ -815,15 +826,16 @@ fn node_out<'a>(
         thread: node.pin_id.and_then(|pin| prepared.pin_ids.get(&pin)).cloned().into(),
         usage,
     };
-    let kept_extensions =
-        kept_value("extensions").and_then(Value::as_object).filter(|kept| !kept.is_empty());
+    let preserved_extensions = preserved_value("extensions")
+        .and_then(Value::as_object)
+        .filter(|preserved| !preserved.is_empty());
     let pinloom = (!pinloom.is_empty()).then_some(pinloom);
-    let extensions = (kept_extensions.is_some() || pinloom.is_some())
-        .then_some(ExtensionsOut { kept: kept_extensions, pinloom });
+    let extensions = (preserved_extensions.is_some() || pinloom.is_some())
+        .then_some(ExtensionsOut { preserved: preserved_extensions, pinloom });
     NodeOut {
         author,
         content,
-        created_at: kept_value("omitCreatedAt").is_none().then(|| iso(node.created_at_ms)),
+        created_at: preserved_value("omitCreatedAt").is_none().then(|| iso(node.created_at_ms)),
         edited_from: node
             .edited_from
             .and_then(|original| prepared.node_ids.get(&original))
@@ -854,29 +866,33 @@ impl Serialize for EdgesOut<'_> {
                 continue;
             };
             let id = &prepared.node_ids[&node.id];
-            let edge_kept = prepared
-                .node_kept
+            let edge_preserved = prepared
+                .node_preserved
                 .get(&node.id)
-                .and_then(|kept| kept.get("edge"))
+                .and_then(|preserved| preserved.get("edge"))
                 .and_then(Value::as_object);
             let mut sources = vec![SourceRecord {
                 node_id: Cow::Borrowed(parent),
-                role: edge_kept.and_then(|edge| edge.get("role")).map(Cow::Borrowed),
+                role: edge_preserved.and_then(|edge| edge.get("role")).map(Cow::Borrowed),
             }];
-            for extra in edge_kept
+            for extra in edge_preserved
                 .and_then(|edge| edge.get("extraSources"))
                 .and_then(Value::as_array)
                 .into_iter()
                 .flatten()
             {
-                if let Some(node_id) = prepared.kept_ref(extra.get("node")) {
+                if let Some(node_id) = prepared.preserved_ref(extra.get("node")) {
                     let role = extra.get("role").map(Cow::Borrowed);
                     sources.push(SourceRecord { node_id: Cow::Borrowed(node_id), role });
                 }
             }
             list.serialize_element(&EdgeRecord {
-                created_at: edge_kept.and_then(|edge| edge.get("createdAt")).map(Cow::Borrowed),
-                extensions: edge_kept.and_then(|edge| edge.get("extensions")).map(Cow::Borrowed),
+                created_at: edge_preserved
+                    .and_then(|edge| edge.get("createdAt"))
+                    .map(Cow::Borrowed),
+                extensions: edge_preserved
+                    .and_then(|edge| edge.get("extensions"))
+                    .map(Cow::Borrowed),
                 id: Lenient::of(format!("e{}", &id[1..])),
                 sources: SourceList(sources),
                 target_node_id: Lenient::of(Cow::Borrowed(id.as_str())),
@@ -899,34 +915,34 @@ impl Serialize for EdgesOut<'_> {
                 kind: Some(Cow::Borrowed(&annotation)),
             })?;
         }
-        for (position, kept) in prepared
-            .tree_kept
+        for (position, preserved) in prepared
+            .tree_preserved
             .get("edges")
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
             .enumerate()
         {
-            let Some(target) = prepared.kept_ref(kept.get("target")) else { continue };
-            let sources: Vec<SourceRecord<'_>> = kept
+            let Some(target) = prepared.preserved_ref(preserved.get("target")) else { continue };
+            let sources: Vec<SourceRecord<'_>> = preserved
                 .get("sources")
                 .and_then(Value::as_array)
                 .into_iter()
                 .flatten()
                 .filter_map(|source| {
                     Some(SourceRecord {
-                        node_id: Cow::Borrowed(prepared.kept_ref(source.get("node"))?),
+                        node_id: Cow::Borrowed(prepared.preserved_ref(source.get("node"))?),
                         role: source.get("role").map(Cow::Borrowed),
                     })
                 })
                 .collect();
             list.serialize_element(&EdgeRecord {
-                created_at: kept.get("createdAt").map(Cow::Borrowed),
-                extensions: kept.get("extensions").map(Cow::Borrowed),
+                created_at: preserved.get("createdAt").map(Cow::Borrowed),
+                extensions: preserved.get("extensions").map(Cow::Borrowed),
                 id: Lenient::of(format!("x{}", position + 1)),
                 sources: SourceList(sources),
                 target_node_id: Lenient::of(Cow::Borrowed(target)),
-                kind: Some(kept.get("type").map_or(Cow::Borrowed(&annotation), Cow::Borrowed)),
+                kind: Some(preserved.get("type").map_or(Cow::Borrowed(&annotation), Cow::Borrowed)),
             })?;
         }
         list.end()

@@ -13,7 +13,7 @@ use pinloom_providers::ProviderId;
 use pinloom_providers::catalog::{self, TokenizerFamily};
 use pinloom_store::{
     self as store, Anchor, AnnotationImport, AttachmentImport, AttachmentRole, Author, ImportScope,
-    ImportedTree, Kept, NewTree, NodeImport, Part, PinImport, Sharing, SummaryAuthor,
+    ImportedTree, NewTree, NodeImport, Part, PinImport, Preserved, Sharing, SummaryAuthor,
     SummaryImport, SummaryUpdate, TreeImport, TreeMode,
 };
 use serde::Deserialize;
@@ -42,9 +42,9 @@ pub(super) struct ImportBatch {
 pub(super) struct TreeBatch {
     pub(super) import: TreeImport,
     /// What the tree keeps of its own and its document's data.
-    pub(super) kept_tree: Value,
+    pub(super) preserved_tree: Value,
     /// What each message keeps.
-    pub(super) kept_nodes: Vec<Option<Value>>,
+    pub(super) preserved_nodes: Vec<Option<Value>>,
     pub(super) settings: Option<Value>,
     /// Each message's receipt.
     pub(super) receipts: Vec<Option<Value>>,
@@ -167,9 +167,9 @@ pub(super) fn read_document(
     };
     check_limits(&skim, trees)?;
     let mut notes = Notes::default();
-    let mut kept_document = Map::new();
+    let mut preserved_document = Map::new();
     if let Some(agents) = document.get("agents") {
-        kept_document.insert("agents".into(), agents.clone());
+        preserved_document.insert("agents".into(), agents.clone());
         notes.add("the document's agent registry is kept for export; Pinloom does not use it");
     }
     let mut profiles = Vec::new();
@@ -183,7 +183,7 @@ pub(super) fn read_document(
                 "the document's extensions {} are kept for export",
                 names(foreign.keys())
             ));
-            kept_document.insert("extensions".into(), Value::Object(foreign));
+            preserved_document.insert("extensions".into(), Value::Object(foreign));
         }
     }
     for key in document.keys() {
@@ -198,13 +198,15 @@ pub(super) fn read_document(
     // The document's registry and other apps' extensions are kept once, with the first tree;
     // the others name where: a megabyte of agents copied into ten thousand trees would cost
     // ten gigabytes.
-    let document_id = (!kept_document.is_empty()).then(|| document_id(now_ms));
+    let document_id = (!preserved_document.is_empty()).then(|| document_id(now_ms));
     for (index, tree) in trees.iter().enumerate() {
         let path = format!("$.trees[{index}]");
         let document = match &document_id {
-            None => KeptDocument::Nothing,
-            Some(id) if index == 0 => KeptDocument::Here { kept: &kept_document, id },
-            Some(id) => KeptDocument::With(id),
+            None => PreservedDocument::Nothing,
+            Some(id) if index == 0 => {
+                PreservedDocument::Here { preserved: &preserved_document, id }
+            }
+            Some(id) => PreservedDocument::With(id),
         };
         let read =
             read_tree(&batch.skim, tree, &path, document, title_hint, now_ms, &mut batch.notes)?;
@@ -240,14 +242,14 @@ fn names<'a>(keys: impl Iterator<Item = &'a String>) -> String {
 struct Incoming {
     parent: usize,
     /// What the edge carried beyond its primary source, to write back.
-    kept: Map<String, Value>,
+    preserved: Map<String, Value>,
 }
 
 /// An annotation edge, as read: it may make its target a note on its source.
 struct AnnotationEdge {
     source: usize,
     target: usize,
-    kept: Map<String, Value>,
+    preserved: Map<String, Value>,
     path: String,
 }
 
@@ -259,17 +261,17 @@ struct Edges {
     children: Vec<Vec<usize>>,
     annotations: Vec<AnnotationEdge>,
     /// Edges Pinloom does not model, kept to write back.
-    kept: Vec<Value>,
+    preserved: Vec<Value>,
 }
 
 /// What a tree keeps of its document's own data.
 #[derive(Clone, Copy)]
-enum KeptDocument<'a> {
+enum PreservedDocument<'a> {
     /// The document had none.
     Nothing,
-    /// Kept with this tree, under `id`.
-    Here { kept: &'a Map<String, Value>, id: &'a str },
-    /// Kept with the tree that has `id`.
+    /// Preserved with this tree, under `id`.
+    Here { preserved: &'a Map<String, Value>, id: &'a str },
+    /// Preserved with the tree that has `id`.
     With(&'a str),
 }
 
@@ -288,7 +290,7 @@ fn read_tree(
     skim: &Skim,
     tree: &Value,
     path: &str,
-    document: KeptDocument<'_>,
+    document: PreservedDocument<'_>,
     title_hint: &str,
     now_ms: i64,
     notes: &mut Notes,
@@ -309,7 +311,7 @@ fn read_tree(
         }
         Some(_) => return Err(refuse(&format!("{path}.edges"), "is not an array of edges")),
     };
-    let (mut kept_tree, pinloom) = tree_extensions(tree, path, document, notes);
+    let (mut preserved_tree, pinloom) = tree_extensions(tree, path, document, notes);
 
     let keys: Vec<&String> = nodes.keys().collect();
     let index: HashMap<&str, usize> =
@@ -337,18 +339,18 @@ fn read_tree(
     let mut pins: Vec<PinImport> = pins.collect();
 
     let texts = NodeTexts { skim, nodes, keys: &keys };
-    let (imports, kept_nodes, receipts) =
+    let (imports, preserved_nodes, receipts) =
         read_messages(&texts, &edges, &order, &references, path, now_ms, notes)?;
     hang_threads_by_anchor(&mut pins, &imports, path, notes);
     renumber_notes(&mut annotations, &order, path, notes);
-    renumber_kept_edges(&mut edges.kept, &order, path, notes);
-    if !edges.kept.is_empty() {
-        kept_tree.insert("edges".into(), Value::Array(edges.kept));
+    renumber_preserved_edges(&mut edges.preserved, &order, path, notes);
+    if !edges.preserved.is_empty() {
+        preserved_tree.insert("edges".into(), Value::Array(edges.preserved));
     }
     if let Some(current) = tree.get("currentNodeId").and_then(Value::as_str) {
         match index.get(current).and_then(|&node| order.placed(node)) {
             Some(at) => {
-                kept_tree.insert("currentNode".into(), json!(at));
+                preserved_tree.insert("currentNode".into(), json!(at));
             }
             None => notes
                 .add(format!("{path}.currentNodeId names no message of the tree and was dropped")),
@@ -358,7 +360,7 @@ fn read_tree(
     let (summaries, attachments, settings) =
         read_extension_lists(skim, &pinloom, &references, path, now_ms)?;
     let (new_tree, updated_at_ms) =
-        tree_header(tree, &pinloom, path, title_hint, now_ms, &mut kept_tree, notes);
+        tree_header(tree, &pinloom, path, title_hint, now_ms, &mut preserved_tree, notes);
     let import = TreeImport {
         tree: new_tree,
         slug: pinloom.get("slug").and_then(Value::as_str).map(str::to_owned),
@@ -374,7 +376,13 @@ fn read_tree(
         attachments,
         annotations,
     };
-    Ok(TreeBatch { import, kept_tree: Value::Object(kept_tree), kept_nodes, settings, receipts })
+    Ok(TreeBatch {
+        import,
+        preserved_tree: Value::Object(preserved_tree),
+        preserved_nodes,
+        settings,
+        receipts,
+    })
 }
 
 /// The summaries, attachments and settings in a tree's `pinloom` extension, the messages and
@@ -435,7 +443,7 @@ fn read_messages(
     notes: &mut Notes,
 ) -> anyhow::Result<MessagesRead> {
     let mut imports = Vec::with_capacity(order.nodes.len());
-    let mut kept_nodes = Vec::with_capacity(order.nodes.len());
+    let mut preserved_nodes = Vec::with_capacity(order.nodes.len());
     let mut receipts = Vec::with_capacity(order.nodes.len());
     let NodeTexts { skim, nodes, keys } = *texts;
     for &node in &order.nodes {
@@ -447,17 +455,17 @@ fn read_messages(
         let read = read_node(&value, &node_path, now_ms, notes, references);
         let mut import = read.import;
         import.parent = edges.incoming[node].as_ref().map(|edge| order.position[edge.parent]);
-        let mut kept = read.kept;
+        let mut preserved = read.preserved;
         if let Some(edge) = &edges.incoming[node]
-            && !edge.kept.is_empty()
+            && !edge.preserved.is_empty()
         {
-            kept.insert("edge".into(), Value::Object(order.renumber_sources(&edge.kept)));
+            preserved.insert("edge".into(), Value::Object(order.renumber_sources(&edge.preserved)));
         }
         imports.push(import);
-        kept_nodes.push((!kept.is_empty()).then_some(Value::Object(kept)));
+        preserved_nodes.push((!preserved.is_empty()).then_some(Value::Object(preserved)));
         receipts.push(read.receipt);
     }
-    Ok((imports, kept_nodes, receipts))
+    Ok((imports, preserved_nodes, receipts))
 }
 
 /// A thread opens from the thread of the message it hangs off, whatever the file says: a parent
@@ -496,18 +504,18 @@ fn hang_threads_by_anchor(
 fn tree_extensions(
     tree: &Map<String, Value>,
     path: &str,
-    document: KeptDocument<'_>,
+    document: PreservedDocument<'_>,
     notes: &mut Notes,
 ) -> (Map<String, Value>, Map<String, Value>) {
-    let mut kept_tree = Map::new();
+    let mut preserved_tree = Map::new();
     match document {
-        KeptDocument::Nothing => {}
-        KeptDocument::Here { kept, id } => {
-            kept_tree.insert("document".into(), Value::Object(kept.clone()));
-            kept_tree.insert("documentId".into(), json!(id));
+        PreservedDocument::Nothing => {}
+        PreservedDocument::Here { preserved, id } => {
+            preserved_tree.insert("document".into(), Value::Object(preserved.clone()));
+            preserved_tree.insert("documentId".into(), json!(id));
         }
-        KeptDocument::With(id) => {
-            kept_tree.insert("documentIn".into(), json!(id));
+        PreservedDocument::With(id) => {
+            preserved_tree.insert("documentIn".into(), json!(id));
         }
     }
     let mut pinloom = Map::new();
@@ -518,20 +526,20 @@ fn tree_extensions(
         }
         if !foreign.is_empty() {
             notes.add(format!("{path}.extensions {} are kept for export", names(foreign.keys())));
-            kept_tree.insert("extensions".into(), Value::Object(foreign));
+            preserved_tree.insert("extensions".into(), Value::Object(foreign));
         }
     }
     for key in ["description", "tags", "agents"] {
         if let Some(value) = tree.get(key) {
-            kept_tree.insert(key.into(), value.clone());
+            preserved_tree.insert(key.into(), value.clone());
             notes.add(format!("{path}.{key} is kept for export; Pinloom does not show it"));
         }
     }
-    (kept_tree, pinloom)
+    (preserved_tree, pinloom)
 }
 
 /// A source of an edge as kept for export: the node's index, and its role when it had one.
-fn kept_source(node: usize, role: Option<&Value>) -> Value {
+fn preserved_source(node: usize, role: Option<&Value>) -> Value {
     match role {
         Some(role) => json!({ "node": node, "role": role }),
         None => json!({ "node": node }),
@@ -551,7 +559,7 @@ fn read_edges(
         incoming: (0..index.len()).map(|_| None).collect(),
         children: vec![Vec::new(); index.len()],
         annotations: Vec::new(),
-        kept: Vec::new(),
+        preserved: Vec::new(),
     };
     for (at, edge) in edge_values.iter().enumerate() {
         let edge_path = format!("{path}.edges[{at}]");
@@ -592,7 +600,12 @@ fn read_edges(
             edges.continue_into(target, &sources, extra, &edge_path, notes);
         } else if kind == "annotation" && unclaimed {
             let source = sources[0].0;
-            edges.annotations.push(AnnotationEdge { source, target, kept: extra, path: edge_path });
+            edges.annotations.push(AnnotationEdge {
+                source,
+                target,
+                preserved: extra,
+                path: edge_path,
+            });
         } else {
             let why = if kind == "continuation" {
                 "is a second continuation into one node (Pinloom keeps trees, not graphs)"
@@ -600,12 +613,12 @@ fn read_edges(
                 "has an edge type Pinloom does not model"
             };
             notes.add(format!("{edge_path} {why}; it is kept for export"));
-            let mut kept = extra;
-            kept.insert("type".into(), json!(kind));
-            kept.insert("target".into(), json!(target));
-            let sources = sources.iter().map(|(node, role)| kept_source(*node, role.as_ref()));
-            kept.insert("sources".into(), Value::Array(sources.collect()));
-            edges.kept.push(Value::Object(kept));
+            let mut preserved = extra;
+            preserved.insert("type".into(), json!(kind));
+            preserved.insert("target".into(), json!(target));
+            let sources = sources.iter().map(|(node, role)| preserved_source(*node, role.as_ref()));
+            preserved.insert("sources".into(), Value::Array(sources.collect()));
+            edges.preserved.push(Value::Object(preserved));
         }
     }
     Ok(edges)
@@ -641,16 +654,16 @@ impl Edges {
             .iter()
             .enumerate()
             .filter(|(at, _)| *at != primary)
-            .map(|(_, (node, role))| kept_source(*node, role.as_ref()))
+            .map(|(_, (node, role))| preserved_source(*node, role.as_ref()))
             .collect();
         if !others.is_empty() {
             notes.add(
-                "sources beyond the primary one (context, instruction) are kept for export; \
+                "sources beyond the primary one (context, instruction) are preserved for export; \
                  Pinloom's parent is the primary source",
             );
             extra.insert("extraSources".into(), Value::Array(others));
         }
-        self.incoming[target] = Some(Incoming { parent: *parent, kept: extra });
+        self.incoming[target] = Some(Incoming { parent: *parent, preserved: extra });
         self.children[*parent].push(target);
     }
 }
@@ -724,7 +737,7 @@ fn place_notes(
             Some(text) if simple => {
                 note_nodes.insert(target);
                 let included = edge
-                    .kept
+                    .preserved
                     .get("extensions")
                     .and_then(|extensions| extensions.get(PINLOOM))
                     .and_then(|ours| ours.get("included"))
@@ -740,14 +753,14 @@ fn place_notes(
             _ => {
                 notes.add(format!(
                     "{} annotates with a node that is not plain text or is part of the tree; the \
-                     edge is kept for export",
+                     edge is preserved for export",
                     edge.path
                 ));
-                let mut kept = edge.kept;
-                kept.insert("type".into(), json!("annotation"));
-                kept.insert("target".into(), json!(target));
-                kept.insert("sources".into(), json!([{ "node": edge.source }]));
-                edges.kept.push(Value::Object(kept));
+                let mut preserved = edge.preserved;
+                preserved.insert("type".into(), json!("annotation"));
+                preserved.insert("target".into(), json!(target));
+                preserved.insert("sources".into(), json!([{ "node": edge.source }]));
+                edges.preserved.push(Value::Object(preserved));
             }
         }
     }
@@ -771,16 +784,16 @@ impl WriteOrder {
     }
 
     /// An edge's kept data with its extra sources named by write position.
-    fn renumber_sources(&self, kept: &Map<String, Value>) -> Map<String, Value> {
-        let mut kept = kept.clone();
-        if let Some(Value::Array(extra)) = kept.get_mut("extraSources") {
+    fn renumber_sources(&self, preserved: &Map<String, Value>) -> Map<String, Value> {
+        let mut preserved = preserved.clone();
+        if let Some(Value::Array(extra)) = preserved.get_mut("extraSources") {
             for source in extra {
                 if let Some(original) = source.get("node").and_then(Value::as_u64) {
                     source["node"] = json!(self.position[original as usize]);
                 }
             }
         }
-        kept
+        preserved
     }
 }
 
@@ -855,8 +868,13 @@ fn renumber_notes(
 }
 
 /// Names the nodes of kept edges by write position; an edge that names a note is left out.
-fn renumber_kept_edges(kept: &mut Vec<Value>, order: &WriteOrder, path: &str, notes: &mut Notes) {
-    kept.retain_mut(|edge| {
+fn renumber_preserved_edges(
+    preserved: &mut Vec<Value>,
+    order: &WriteOrder,
+    path: &str,
+    notes: &mut Notes,
+) {
+    preserved.retain_mut(|edge| {
         let mut whole = true;
         if let Some(target) = edge.get("target").and_then(Value::as_u64) {
             match order.placed(target as usize) {
@@ -891,7 +909,7 @@ fn tree_header(
     path: &str,
     title_hint: &str,
     now_ms: i64,
-    kept_tree: &mut Map<String, Value>,
+    preserved_tree: &mut Map<String, Value>,
     notes: &mut Notes,
 ) -> (NewTree, i64) {
     let title = match tree.get("title").and_then(Value::as_str).map(str::trim) {
@@ -908,7 +926,7 @@ fn tree_header(
             notes.add(format!(
                 "{path}.mode {other:?} is not one Pinloom knows: read as dialogue, kept for export"
             ));
-            kept_tree.insert("mode".into(), json!(other));
+            preserved_tree.insert("mode".into(), json!(other));
             TreeMode::Dialogue
         }
     };
@@ -1102,7 +1120,7 @@ fn time_of(value: Option<&Value>) -> Option<i64> {
 /// and threads it names by write position).
 struct NodeRead {
     import: NodeImport,
-    kept: Map<String, Value>,
+    preserved: Map<String, Value>,
     receipt: Option<Value>,
 }
 
@@ -1115,7 +1133,7 @@ fn read_node(
     notes: &mut Notes,
     references: &References<'_>,
 ) -> NodeRead {
-    let mut kept = Map::new();
+    let mut preserved = Map::new();
     let empty = Map::new();
     let node = value.as_object().unwrap_or_else(|| {
         notes.add(format!("{path} is not an object: imported as an empty message"));
@@ -1126,16 +1144,16 @@ fn read_node(
         .and_then(|extensions| extensions.get(PINLOOM))
         .map(record)
         .unwrap_or_default();
-    let parts = read_parts(node, &ours, path, notes, &mut kept);
-    let (author, model, usage_json) = read_authorship(node, &ours, path, notes, &mut kept);
-    let created_at_ms = read_created(node, path, notes, &mut kept);
-    let [bookmarked, excluded, pruned] = read_meta(node, notes, &mut kept);
+    let parts = read_parts(node, &ours, path, notes, &mut preserved);
+    let (author, model, usage_json) = read_authorship(node, &ours, path, notes, &mut preserved);
+    let created_at_ms = read_created(node, path, notes, &mut preserved);
+    let [bookmarked, excluded, pruned] = read_meta(node, notes, &mut preserved);
     if let Some(Value::Object(extensions)) = node.get("extensions") {
         let mut foreign = extensions.clone();
         foreign.remove(PINLOOM);
         if !foreign.is_empty() {
             notes.add(format!("message extensions {} are kept for export", names(foreign.keys())));
-            kept.insert("extensions".into(), Value::Object(foreign));
+            preserved.insert("extensions".into(), Value::Object(foreign));
         }
     }
     let edited_from = node.get("editedFrom").and_then(|original| {
@@ -1172,7 +1190,7 @@ fn read_node(
         created_at_ms: created_at_ms.unwrap_or(now_ms),
         receipt_cut,
     };
-    NodeRead { import, kept, receipt }
+    NodeRead { import, preserved, receipt }
 }
 
 /// A message's content as parts: text blocks become text parts; anything else is kept whole for
@@ -1183,7 +1201,7 @@ fn read_parts(
     ours: &NodeExtension,
     path: &str,
     notes: &mut Notes,
-    kept: &mut Map<String, Value>,
+    preserved: &mut Map<String, Value>,
 ) -> Vec<Part> {
     let mut parts: Vec<Part> = Vec::new();
     let mut rebuildable = true;
@@ -1229,7 +1247,7 @@ fn read_parts(
         parts.push(Part::Text { text: String::new() });
     }
     if !rebuildable && let Some(content) = node.get("content") {
-        kept.insert("content".into(), content.clone());
+        preserved.insert("content".into(), content.clone());
     }
     parts
 }
@@ -1241,7 +1259,7 @@ fn read_authorship(
     ours: &NodeExtension,
     path: &str,
     notes: &mut Notes,
-    kept: &mut Map<String, Value>,
+    preserved: &mut Map<String, Value>,
 ) -> (Author, Option<String>, Option<String>) {
     let author_value = node.get("author").cloned().unwrap_or_else(|| {
         notes.add(format!("{path}.author is missing: imported as the person's"));
@@ -1274,10 +1292,10 @@ fn read_authorship(
         (!ours.is_empty()).then(|| Value::Object(ours).to_string())
     });
     if author_value != super::open_loom_export::author_json(author, model.as_deref()) {
-        kept.insert("author".into(), author_value);
+        preserved.insert("author".into(), author_value);
     }
     if let Some(generation) = generation {
-        kept.insert("generation".into(), generation.clone());
+        preserved.insert("generation".into(), generation.clone());
     }
     (author, model, usage_json)
 }
@@ -1287,16 +1305,16 @@ fn read_created(
     node: &Map<String, Value>,
     path: &str,
     notes: &mut Notes,
-    kept: &mut Map<String, Value>,
+    preserved: &mut Map<String, Value>,
 ) -> Option<i64> {
     let Some(value) = node.get("createdAt") else {
-        kept.insert("omitCreatedAt".into(), json!(true));
+        preserved.insert("omitCreatedAt".into(), json!(true));
         return None;
     };
     let parsed = value.as_str().and_then(parse_time);
     if parsed.is_none() {
         notes.add(format!("{path}.createdAt is not an ISO-8601 time with a zone; it was left out"));
-        kept.insert("omitCreatedAt".into(), json!(true));
+        preserved.insert("omitCreatedAt".into(), json!(true));
     }
     parsed
 }
@@ -1305,14 +1323,14 @@ fn read_created(
 fn read_meta(
     node: &Map<String, Value>,
     notes: &mut Notes,
-    kept: &mut Map<String, Value>,
+    preserved: &mut Map<String, Value>,
 ) -> [bool; 3] {
     let mut meta = node.get("meta").and_then(Value::as_object).cloned().unwrap_or_default();
     let flags = ["bookmarked", "excluded", "pruned"]
         .map(|key| meta.remove(key).and_then(|value| value.as_bool()).unwrap_or(false));
     if !meta.is_empty() {
         notes.add(format!("message details {} are kept for export", names(meta.keys())));
-        kept.insert("meta".into(), Value::Object(meta));
+        preserved.insert("meta".into(), Value::Object(meta));
     }
     flags
 }
@@ -1440,9 +1458,9 @@ fn read_profile(profile: ProfileRecord, notes: &mut Notes) -> Option<store::Mode
 
 /// The JSON a tree or node keeps, its node numbers (import indices) turned into the ids the
 /// store gave them.
-pub(super) fn kept_json(
+pub(super) fn preserved_json(
     batch: &ImportBatch,
-    which: Kept,
+    which: Preserved,
     imported: &ImportedTree,
 ) -> Option<String> {
     let ids = &imported.nodes;
@@ -1450,7 +1468,7 @@ pub(super) fn kept_json(
         value.as_u64().and_then(|index| ids.get(index as usize)).map(|id| json!(id.0))
     };
     match which {
-        Kept::Receipt(tree, node) => {
+        Preserved::Receipt(tree, node) => {
             let receipt = batch.trees.get(tree)?.receipts.get(node)?.as_ref()?;
             let turned = receipt_references(receipt, |source, index| {
                 let index = usize::try_from(index.as_u64()?).ok()?;
@@ -1461,9 +1479,9 @@ pub(super) fn kept_json(
             });
             Some(turned.to_string())
         }
-        Kept::Tree(tree) => {
-            let mut kept = batch.trees.get(tree)?.kept_tree.clone();
-            let object = kept.as_object_mut()?;
+        Preserved::Tree(tree) => {
+            let mut preserved = batch.trees.get(tree)?.preserved_tree.clone();
+            let object = preserved.as_object_mut()?;
             if object.is_empty() {
                 return None;
             }
@@ -1484,19 +1502,19 @@ pub(super) fn kept_json(
                     }
                 }
             }
-            Some(batch.skim.expand(kept.to_string()))
+            Some(batch.skim.expand(preserved.to_string()))
         }
-        Kept::Settings(tree) => {
+        Preserved::Settings(tree) => {
             let mut settings = batch.trees.get(tree)?.settings.clone()?;
             if let Some(Value::Array(hits)) = settings.get_mut("searchHits") {
                 *hits = hits.iter().filter_map(id).collect();
             }
             Some(settings.to_string())
         }
-        Kept::Node(tree, node) => {
-            let mut kept = batch.trees.get(tree)?.kept_nodes.get(node)?.clone()?;
+        Preserved::Node(tree, node) => {
+            let mut preserved = batch.trees.get(tree)?.preserved_nodes.get(node)?.clone()?;
             if let Some(Value::Array(sources)) =
-                kept.get_mut("edge").and_then(|edge| edge.get_mut("extraSources"))
+                preserved.get_mut("edge").and_then(|edge| edge.get_mut("extraSources"))
             {
                 for source in sources {
                     if let Some(node) = source.get("node").and_then(id) {
@@ -1504,7 +1522,7 @@ pub(super) fn kept_json(
                     }
                 }
             }
-            Some(batch.skim.expand(kept.to_string()))
+            Some(batch.skim.expand(preserved.to_string()))
         }
     }
 }

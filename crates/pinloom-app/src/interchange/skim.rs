@@ -477,7 +477,7 @@ mod tests {
             Err(Refusal::Cost { .. }) => {}
             other => panic!("read where it should be refused: {other:?}"),
         }
-        // Kept unread, the same numbers cost nothing.
+        // Left unread, the same numbers cost nothing.
         let text = format!(r#"{{"format":"open-loom","trees":[{{"x":[{numbers}]}}]}}"#);
         assert!(Skim::new(text).document().is_ok());
     }

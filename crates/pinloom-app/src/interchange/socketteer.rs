@@ -77,10 +77,10 @@ pub(super) fn to_open_loom(file: &Value, title: &str) -> Value {
         tree["currentNodeId"] = json!(selected);
     }
     // Chapters, summaries, canonical, the settings: all of it, under the spec's namespace.
-    let mut kept = rest;
-    kept.remove("selected_node_id");
-    if !kept.is_empty() {
-        tree["extensions"] = json!({ NAMESPACE: kept });
+    let mut preserved = rest;
+    preserved.remove("selected_node_id");
+    if !preserved.is_empty() {
+        tree["extensions"] = json!({ NAMESPACE: preserved });
     }
     json!({ "format": "open-loom", "version": "2.0", "trees": [tree] })
 }
@@ -99,17 +99,17 @@ fn node_json(node: &Value, id: &str, responses: &Map<String, Value>) -> Value {
         "content": [{ "type": "text", "text": text }],
         "author": { "role": role },
     });
-    let mut kept = Map::new();
+    let mut preserved = Map::new();
     for (key, field) in node.as_object().into_iter().flatten() {
         if !matches!(
             key.as_str(),
             "id" | "text" | "children" | "meta" | "generation" | "tags" | "parent_id"
         ) {
-            kept.insert(key.clone(), field.clone());
+            preserved.insert(key.clone(), field.clone());
         }
     }
     if let Some(meta) = meta {
-        kept.insert("meta".into(), Value::Object(meta.clone()));
+        preserved.insert("meta".into(), Value::Object(meta.clone()));
     }
     let mut out_meta = Map::new();
     let tags: Vec<&str> = node
@@ -130,7 +130,7 @@ fn node_json(node: &Value, id: &str, responses: &Map<String, Value>) -> Value {
         value["meta"] = Value::Object(out_meta);
     }
     if let Some(generation) = node.get("generation").and_then(Value::as_object) {
-        kept.insert("generation".into(), Value::Object(generation.clone()));
+        preserved.insert("generation".into(), Value::Object(generation.clone()));
         let mut provenance = Map::new();
         if let Some(request) = generation.get("id").and_then(Value::as_str) {
             provenance.insert("requestId".into(), json!(request));
@@ -148,8 +148,8 @@ fn node_json(node: &Value, id: &str, responses: &Map<String, Value>) -> Value {
             value["generation"] = Value::Object(provenance);
         }
     }
-    if !kept.is_empty() {
-        value["extensions"] = json!({ NAMESPACE: kept });
+    if !preserved.is_empty() {
+        value["extensions"] = json!({ NAMESPACE: preserved });
     }
     value
 }

@@ -14,8 +14,8 @@ use serde_json::Value;
 use unicode_security::confusable_detection::skeleton;
 
 use super::open_loom_import::Notes;
-use crate::base::receipts::{Receipt, Verdict, cut};
-use crate::base::tree_settings::TreeSettings;
+use crate::base::receipts::cut;
+use crate::json::{Receipt, TreeSettings, Verdict};
 
 /// The imported profiles that may be written, with what a document may not set taken out.
 /// `here` are the profiles already in the database.
@@ -136,7 +136,7 @@ pub(super) fn admit_settings(
         && !summarizers.contains(name.as_str())
     {
         notes.add(format!(
-            "the summariser {name:?} of {title:?} was not kept: an imported tree may name only a \
+            "the summariser {name:?} of {title:?} was not preserved: an imported tree may name only a \
              model profile you already had, or a local one; choose one in the tree's settings"
         ));
         if let Some(object) = value.as_object_mut() {

@@ -4,24 +4,12 @@
 
 use pinloom_store::{Author, NodeId, ROOT_THREAD_SLUG, Workspace};
 
-use super::{
-    NO_PROJECT, ThreadMindSession, active, chain, missing, named_thread, refuse, thread_list,
-};
+use super::session::{NO_PROJECT, ThreadMindSession, active, missing, named_thread, refuse};
+use super::{chain, thread_list};
 use crate::ApiError;
-use crate::json::{PlanView, Provenance};
+use crate::json::{PlanFormat, PlanView, Provenance};
 use crate::pinloom::Pinloom;
 use crate::runtime::now_ms;
-
-/// How `context_assemble` shows a plan.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PlanFormat {
-    /// A readable report: the budget, every slice included, every slice cut with its reason.
-    Report,
-    /// The plan as JSON.
-    Plan,
-    /// The request body exactly as the provider would receive it.
-    Request,
-}
 
 impl ThreadMindSession {
     /// The messages of `thread_id` (the active thread when absent) on its newest branch, each
@@ -389,7 +377,7 @@ fn describe_slice(slice: &crate::json::SliceView) -> String {
     // The kind already says where settings, attachments, summaries and anchors come from;
     // what needs saying is that the person put a slice there by hand.
     let whose = match slice.provenance {
-        Provenance::AddedByYou => ", added by you",
+        Provenance::AddedByPerson => ", added by you",
         _ => "",
     };
     let what = if slice.count > 1 { "from" } else { "" };

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use crate::base::files::{Links, open_regular};
+use crate::base::safe_files::{Links, open_regular};
 
 const MARKER_START: &str = "<!-- threadmind:start -->";
 const MARKER_END: &str = "<!-- threadmind:end -->";
@@ -174,7 +174,7 @@ fn write_section(path: &Path, section: &str) -> std::io::Result<WriteAction> {
     }
     // Written beside and renamed over, so an editor never sees half a file, and a link planted
     // where a partial file would go cannot redirect the write.
-    crate::base::files::replace_whole(path, text.as_bytes())?;
+    crate::base::safe_files::replace_whole(path, text.as_bytes())?;
     Ok(action)
 }
 

@@ -9,10 +9,10 @@ use similar::{ChangeTag, TextDiff};
 
 use crate::ApiError;
 use crate::base::plan::{ProfileRef, Refusals};
-use crate::base::receipts::{Receipt, SentSlice, diff, sent};
+use crate::base::receipts::{diff, sent};
 use crate::json::{
     CompareReach, ComparedRow, ComparedSide, Comparison, ContextDiff, ContextSource, DiffSpan,
-    NodeView, ReplySettings,
+    NodeView, Receipt, ReplySettings, SentSlice,
 };
 use crate::pinloom::Pinloom;
 

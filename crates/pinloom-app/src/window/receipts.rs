@@ -3,7 +3,8 @@
 use anyhow::Context;
 use pinloom_store::{self as store, NodeId};
 
-use crate::base::receipts::{Receipt, RequestDiff, diff};
+use crate::base::receipts::diff;
+use crate::json::{Receipt, RequestDiff};
 use crate::pinloom::Pinloom;
 
 impl Pinloom {

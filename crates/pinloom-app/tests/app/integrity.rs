@@ -129,7 +129,7 @@ async fn a_search_hit_the_person_adds_is_sent_and_labelled_as_theirs() {
     assert_eq!(picked.len(), 1, "{picked:?}");
     let added = plan.slices.iter().find(|slice| slice.source_id == Some(other)).unwrap();
     assert!(added.included, "{added:?}");
-    assert_eq!(added.provenance, Provenance::AddedByYou);
+    assert_eq!(added.provenance, Provenance::AddedByPerson);
     assert_eq!(added.source, "addedSearchHit");
 
     ask(&pinloom, tree, Some(first.reply.message.id), "And then?").await;

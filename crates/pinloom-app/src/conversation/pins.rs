@@ -1,6 +1,5 @@
-//! Pins and what the person does to messages: pin a passage and open its sub-thread, close a pin
-//! with a result (written by hand or summarised by a model) that shows in the parent thread,
-//! exclude, include, bookmark, soft-delete and restore messages, and annotate them.
+//! Pins: pin a passage and open its sub-thread, list, delete and restore threads, and close a pin
+//! with a result (written by hand or summarised by a model) that shows in the parent thread.
 
 use anyhow::Context;
 use pinloom_store::{NodeId, PinId, TreeId};
@@ -18,28 +17,6 @@ for the thread it was opened from: what was found or decided, and what is still 
 
 /// The budget of a result a model writes.
 const PIN_RESULT_BUDGET: u32 = 300;
-
-/// What can be done to a message's flags.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, specta::Type)]
-#[serde(rename_all = "camelCase")]
-pub enum NodeAction {
-    /// Keep it out of every context.
-    Exclude,
-    /// Let it back into context.
-    Include,
-    /// Bookmark it (retrieval ranks it higher).
-    Bookmark,
-    /// Remove the bookmark.
-    Unbookmark,
-    /// Keep it in every context, whatever the truncation (the inspector's "keep").
-    Keep,
-    /// Let truncation treat it as any other message again.
-    Release,
-    /// Soft-delete it and everything under it; restorable.
-    Delete,
-    /// Bring a soft-deleted message and its branch back.
-    Restore,
-}
 
 impl Pinloom {
     /// Pins the passage `start..end` (UTF-16 units, as a browser selection counts) of message
@@ -208,49 +185,5 @@ impl Pinloom {
             PIN_RESULT_BUDGET,
         );
         self.close_pin(pin_id, result).await
-    }
-
-    /// Changes a message's flags.
-    pub async fn mark_node(&self, node_id: i64, action: NodeAction) -> anyhow::Result<NodeView> {
-        self.write("could not change the message", move |store| {
-            let node = NodeId(node_id);
-            let changed = match action {
-                NodeAction::Exclude => store.set_excluded(node, true)?,
-                NodeAction::Include => store.set_excluded(node, false)?,
-                NodeAction::Bookmark => store.set_bookmarked(node, true)?,
-                NodeAction::Unbookmark => store.set_bookmarked(node, false)?,
-                NodeAction::Keep => store.set_kept(node, true)?,
-                NodeAction::Release => store.set_kept(node, false)?,
-                NodeAction::Delete => store.soft_delete(node, now_ms())?,
-                NodeAction::Restore => store.restore(node)?,
-            };
-            Ok(changed.into())
-        })
-        .await
-    }
-
-    /// Writes a note on message `node_id`; it enters context only when `included`.
-    pub async fn annotate(
-        &self,
-        node_id: i64,
-        text: String,
-        included: bool,
-    ) -> anyhow::Result<i64> {
-        self.write("could not save the note", move |store| {
-            Ok(store.annotate(NodeId(node_id), &text, included, now_ms())?.id)
-        })
-        .await
-    }
-
-    /// Lets a note into context, or keeps it out.
-    pub async fn include_annotation(
-        &self,
-        annotation_id: i64,
-        included: bool,
-    ) -> anyhow::Result<()> {
-        self.write("could not change the note", move |store| {
-            Ok(store.set_annotation_included(annotation_id, included)?)
-        })
-        .await
     }
 }
