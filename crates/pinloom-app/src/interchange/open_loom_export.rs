@@ -779,38 +779,7 @@ fn node_out<'a>(
         }
     }
     let usage: Option<Value> = node.usage_json.as_deref().map(parsed);
-    let generation = match preserved_value("generation") {
-        Some(preserved) => {
-            let without_raw = !options.raw_responses
-                && preserved
-                    .as_object()
-                    .is_some_and(|preserved| preserved.contains_key("rawResponse"));
-            Some(GenerationOut::Preserved(if without_raw {
-                let mut preserved = preserved.clone();
-                if let Value::Object(generation) = &mut preserved {
-                    generation.remove("rawResponse");
-                }
-                Cow::Owned(preserved)
-            } else {
-                Cow::Borrowed(preserved)
-            }))
-        }
-        None if node.model.is_some() || usage.is_some() => Some(GenerationOut::Written {
-            model: node.model.as_deref(),
-            parameters: node.generation_json.as_deref().map(parsed),
-            usage: usage.as_ref().and_then(|usage| {
-                let prompt_tokens = usage.get("input_tokens").and_then(Value::as_u64);
-                let completion_tokens = usage.get("output_tokens").and_then(Value::as_u64);
-                let total_tokens = prompt_tokens.zip(completion_tokens).map(|(i, o)| i + o);
-                (prompt_tokens.is_some() || completion_tokens.is_some()).then_some(UsageOut {
-                    completion_tokens,
-                    prompt_tokens,
-                    total_tokens,
-                })
-            }),
-        }),
-        None => None,
-    };
+    let generation = generation_out(node, preserved_value("generation"), usage.as_ref(), options);
     let pinloom = NodeExtension {
         author: (node.author == Author::Tool).then(|| "tool".to_owned()).into(),
         generation_settings: node.generation_json.as_deref().map(parsed),
@@ -844,6 +813,48 @@ fn node_out<'a>(
         generation,
         id,
         meta,
+    }
+}
+
+/// A message's `generation`: as an import preserved it (without its raw response unless asked
+/// for), or as Pinloom writes it for a reply with a model or a usage.
+fn generation_out<'a>(
+    node: &'a store::Node,
+    preserved: Option<&'a Value>,
+    usage: Option<&Value>,
+    options: ExportOptions,
+) -> Option<GenerationOut<'a>> {
+    match preserved {
+        Some(preserved) => {
+            let without_raw = !options.raw_responses
+                && preserved
+                    .as_object()
+                    .is_some_and(|preserved| preserved.contains_key("rawResponse"));
+            Some(GenerationOut::Preserved(if without_raw {
+                let mut preserved = preserved.clone();
+                if let Value::Object(generation) = &mut preserved {
+                    generation.remove("rawResponse");
+                }
+                Cow::Owned(preserved)
+            } else {
+                Cow::Borrowed(preserved)
+            }))
+        }
+        None if node.model.is_some() || usage.is_some() => Some(GenerationOut::Written {
+            model: node.model.as_deref(),
+            parameters: node.generation_json.as_deref().map(parsed),
+            usage: usage.and_then(|usage| {
+                let prompt_tokens = usage.get("input_tokens").and_then(Value::as_u64);
+                let completion_tokens = usage.get("output_tokens").and_then(Value::as_u64);
+                let total_tokens = prompt_tokens.zip(completion_tokens).map(|(i, o)| i + o);
+                (prompt_tokens.is_some() || completion_tokens.is_some()).then_some(UsageOut {
+                    completion_tokens,
+                    prompt_tokens,
+                    total_tokens,
+                })
+            }),
+        }),
+        None => None,
     }
 }
 
