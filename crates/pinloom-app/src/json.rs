@@ -498,7 +498,7 @@ pub struct AncestorView {
     /// What stands for it.
     pub state: AncestorState,
     /// Who wrote the summary in use (absent for an excerpt or a root goal).
-    pub written_by: Option<SummaryWriter>,
+    pub written_by: Option<SummaryAuthor>,
     /// The model that wrote or condensed it.
     pub summarizer: Option<String>,
     /// A summary of the whole thread (ThreadMind's summary_update), not only up to `up_to`.
@@ -535,7 +535,7 @@ pub enum AncestorState {
 /// Who wrote a summary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, specta::Type)]
 #[serde(rename_all = "camelCase")]
-pub enum SummaryWriter {
+pub enum SummaryAuthor {
     /// The summariser, a model.
     Model,
     /// The person.
@@ -546,13 +546,13 @@ pub enum SummaryWriter {
     File,
 }
 
-impl From<store::SummaryAuthor> for SummaryWriter {
-    fn from(author: store::SummaryAuthor) -> SummaryWriter {
+impl From<store::SummaryAuthor> for SummaryAuthor {
+    fn from(author: store::SummaryAuthor) -> SummaryAuthor {
         match author {
-            store::SummaryAuthor::Model => SummaryWriter::Model,
-            store::SummaryAuthor::Person => SummaryWriter::Person,
-            store::SummaryAuthor::Agent => SummaryWriter::Agent,
-            store::SummaryAuthor::File => SummaryWriter::File,
+            store::SummaryAuthor::Model => SummaryAuthor::Model,
+            store::SummaryAuthor::Person => SummaryAuthor::Person,
+            store::SummaryAuthor::Agent => SummaryAuthor::Agent,
+            store::SummaryAuthor::File => SummaryAuthor::File,
         }
     }
 }
@@ -950,7 +950,7 @@ pub struct SummaryView {
     /// The profile that wrote it; empty when a person, an agent or a file did.
     pub summarizer: String,
     /// Who wrote it.
-    pub written_by: SummaryWriter,
+    pub written_by: SummaryAuthor,
     /// Written or asked for on purpose: sends use it before the summariser's own.
     pub chosen: bool,
     /// For a fitted version: it condenses another summary to `budget`.

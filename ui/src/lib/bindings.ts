@@ -174,7 +174,7 @@ export type AncestorView = {
 	/**  What stands for it. */
 	state: AncestorState,
 	/**  Who wrote the summary in use (absent for an excerpt or a root goal). */
-	writtenBy: SummaryWriter | null,
+	writtenBy: SummaryAuthor | null,
 	/**  The model that wrote or condensed it. */
 	summarizer: string | null,
 	/**  A summary of the whole thread (ThreadMind's summary_update), not only up to `up_to`. */
@@ -1216,6 +1216,17 @@ export type SummariesChanged = {
 	treeId: number,
 };
 
+/**  Who wrote a summary. */
+export type SummaryAuthor = 
+/**  The summariser, a model. */
+"model" | 
+/**  The person. */
+"person" | 
+/**  An agent, through ThreadMind's summary_update. */
+"agent" | 
+/**  A file it was imported from. */
+"file";
+
 /**  A summary of a thread's path up to a message. */
 export type SummaryView = {
 	/**  The thread: a pin's id, absent for the root thread. */
@@ -1227,7 +1238,7 @@ export type SummaryView = {
 	/**  The profile that wrote it; empty when a person, an agent or a file did. */
 	summarizer: string,
 	/**  Who wrote it. */
-	writtenBy: SummaryWriter,
+	writtenBy: SummaryAuthor,
 	/**  Written or asked for on purpose: sends use it before the summariser's own. */
 	chosen: boolean,
 	/**  For a fitted version: it condenses another summary to `budget`. */
@@ -1237,17 +1248,6 @@ export type SummaryView = {
 	/**  How many times it was written (by models and by hand). */
 	updateCount: number,
 };
-
-/**  Who wrote a summary. */
-export type SummaryWriter = 
-/**  The summariser, a model. */
-"model" | 
-/**  The person. */
-"person" | 
-/**  An agent, through ThreadMind's summary_update. */
-"agent" | 
-/**  A file it was imported from. */
-"file";
 
 /**  A message as a thread shows it. */
 export type ThreadMessage = {

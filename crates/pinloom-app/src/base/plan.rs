@@ -17,7 +17,7 @@ use pinloom_store::{self as store, NodeId, PinId, Store};
 use crate::base::engine_inputs::{ANNOTATION_ID_BASE, ModelChoice, engine_pin};
 use crate::base::snapshot_cache::{CachedPath, CheckedOutPath, DraftPlace, store_pin};
 use crate::json::{
-    AncestorState, AncestorView, PlanView, SliceView, StepCutView, SummaryWriter, TreeSettings,
+    AncestorState, AncestorView, PlanView, SliceView, StepCutView, SummaryAuthor, TreeSettings,
 };
 use crate::pinloom::Pinloom;
 use crate::runtime::{blocking, now_ms};
@@ -499,12 +499,12 @@ pub(crate) fn ancestry_views(planned: &Planned) -> Vec<AncestorView> {
         .collect()
 }
 
-fn writer(author: pinloom_engine::snapshot::SummaryAuthor) -> SummaryWriter {
+fn writer(author: pinloom_engine::snapshot::SummaryAuthor) -> SummaryAuthor {
     match author {
-        pinloom_engine::snapshot::SummaryAuthor::Model => SummaryWriter::Model,
-        pinloom_engine::snapshot::SummaryAuthor::Person => SummaryWriter::Person,
-        pinloom_engine::snapshot::SummaryAuthor::Agent => SummaryWriter::Agent,
-        pinloom_engine::snapshot::SummaryAuthor::File => SummaryWriter::File,
+        pinloom_engine::snapshot::SummaryAuthor::Model => SummaryAuthor::Model,
+        pinloom_engine::snapshot::SummaryAuthor::Person => SummaryAuthor::Person,
+        pinloom_engine::snapshot::SummaryAuthor::Agent => SummaryAuthor::Agent,
+        pinloom_engine::snapshot::SummaryAuthor::File => SummaryAuthor::File,
     }
 }
 

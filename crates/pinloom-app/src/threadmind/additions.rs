@@ -390,16 +390,16 @@ fn describe_slice(slice: &crate::json::SliceView) -> String {
 
 /// One ancestor thread as the report lists it.
 fn describe_ancestor(ancestor: &crate::json::AncestorView) -> String {
-    use crate::json::{AncestorState, SummaryWriter};
+    use crate::json::{AncestorState, SummaryAuthor};
     let place = match ancestor.distance {
         1 => "the parent thread".to_owned(),
         n => format!("{n} threads up"),
     };
-    let whose = |writer: Option<SummaryWriter>| match writer {
-        Some(SummaryWriter::Person) => "your summary".to_owned(),
-        Some(SummaryWriter::Agent) => "an agent's summary".to_owned(),
-        Some(SummaryWriter::File) => "the imported file's summary".to_owned(),
-        Some(SummaryWriter::Model) | None => match &ancestor.summarizer {
+    let whose = |writer: Option<SummaryAuthor>| match writer {
+        Some(SummaryAuthor::Person) => "your summary".to_owned(),
+        Some(SummaryAuthor::Agent) => "an agent's summary".to_owned(),
+        Some(SummaryAuthor::File) => "the imported file's summary".to_owned(),
+        Some(SummaryAuthor::Model) | None => match &ancestor.summarizer {
             Some(model) => format!("the summary {model} wrote"),
             None => "a summary".to_owned(),
         },

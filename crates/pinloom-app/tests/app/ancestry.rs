@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use pinloom_app::json::{AncestorState, CompareReach, ExportFormat, ExportRequest, SummaryWriter};
+use pinloom_app::json::{AncestorState, CompareReach, ExportFormat, ExportRequest, SummaryAuthor};
 use pinloom_app::{ApiError, ErrorCode, Pinloom, PlanFormat, ReplyEvent};
 use pinloom_test_server::{Answer, Server};
 
@@ -98,7 +98,7 @@ async fn a_pins_summaries_are_written_when_it_opens_so_its_first_send_waits_for_
     assert_eq!(knows.len(), 1);
     assert_eq!(
         (knows[0].state, knows[0].written_by),
-        (AncestorState::Summary, Some(SummaryWriter::Model))
+        (AncestorState::Summary, Some(SummaryAuthor::Model))
     );
     assert_eq!((knows[0].up_to, knows[0].budget, knows[0].distance), (reply, 800, 1));
     assert!(knows[0].text.contains("the outer bank erodes."));
@@ -196,7 +196,7 @@ async fn the_persons_and_an_agents_summaries_are_sent_and_one_too_long_is_fitted
     session.summary_update("Agent: the thread is about meanders.".into(), None).await.unwrap();
     let pin = pinloom.pin_range(reply, 0, 8, "Meanders".into(), String::new()).await.unwrap();
     let knows = pinloom.pin_ancestry(pin.id, "Local".into(), false).await.unwrap();
-    assert_eq!(knows[0].written_by, Some(SummaryWriter::Agent));
+    assert_eq!(knows[0].written_by, Some(SummaryAuthor::Agent));
     assert!(knows[0].whole_thread);
     assert_eq!(knows[0].text, "Agent: the thread is about meanders.");
 
@@ -220,13 +220,13 @@ async fn the_persons_and_an_agents_summaries_are_sent_and_one_too_long_is_fitted
     let ancestor = &exchange.plan.ancestry[0];
     assert_eq!(
         (ancestor.state, ancestor.written_by),
-        (AncestorState::Fitted, Some(SummaryWriter::Person))
+        (AncestorState::Fitted, Some(SummaryAuthor::Person))
     );
     assert_eq!(ancestor.written_text.as_deref(), Some(long.trim()));
     assert!(ancestor.written_tokens.unwrap() > 800);
     let kept = pinloom.summaries(tree, None).await.unwrap();
     assert!(kept.iter().any(|summary| summary.fitted && summary.budget == Some(800)));
-    assert!(kept.iter().any(|summary| summary.written_by == SummaryWriter::Person));
+    assert!(kept.iter().any(|summary| summary.written_by == SummaryAuthor::Person));
 }
 
 #[tokio::test]
@@ -578,11 +578,11 @@ async fn regenerating_a_summary_makes_the_summarisers_new_one_the_one_sent() {
         pinloom.regenerate_summary(tree, None, reply, 800, "Local".into()).await.unwrap();
     assert_eq!(
         (regenerated.written_by, regenerated.chosen, regenerated.summarizer.as_str()),
-        (SummaryWriter::Model, true, "Local")
+        (SummaryAuthor::Model, true, "Local")
     );
     let knows = pinloom.pin_ancestry(pin.id, "Local".into(), false).await.unwrap();
     assert_eq!(knows[0].text, "Written again: erosion shapes meanders.");
-    assert_eq!(knows[0].written_by, Some(SummaryWriter::Model));
+    assert_eq!(knows[0].written_by, Some(SummaryAuthor::Model));
     let prompt = sent(&server.seen()[1].json());
     assert!(prompt.contains("Person: Why do rivers meander?"), "{prompt}");
     // A message of another thread is refused in words.
