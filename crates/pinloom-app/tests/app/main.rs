@@ -29,54 +29,10 @@ use tokio::sync::mpsc::UnboundedSender;
 /// The sends these tests make, each spelled out but made as every front end makes it: through
 /// [`Pinloom::reply_to`], the one public send.
 pub(crate) trait Sends {
-    /// A new message of the person's in a tree's thread, answered.
-    async fn send(
-        &self,
-        tree_id: i64,
-        parent_id: Option<i64>,
-        text: String,
-        profile: String,
-        events: UnboundedSender<ReplyEvent>,
-        cancel: CancellationToken,
-    ) -> anyhow::Result<Exchange>;
-    /// A new message in a pin's sub-thread, answered.
-    async fn send_in_pin(
-        &self,
-        pin_id: i64,
-        parent_id: Option<i64>,
-        text: String,
-        profile: String,
-        events: UnboundedSender<ReplyEvent>,
-        cancel: CancellationToken,
-    ) -> anyhow::Result<Exchange>;
-    /// A message answered again.
-    async fn regenerate(
-        &self,
-        node_id: i64,
-        profile: String,
-        events: UnboundedSender<ReplyEvent>,
-        cancel: CancellationToken,
-    ) -> anyhow::Result<Exchange>;
-    /// An edit of the person's message, answered.
-    async fn edit_and_send(
-        &self,
-        node_id: i64,
-        text: String,
-        profile: String,
-        events: UnboundedSender<ReplyEvent>,
-        cancel: CancellationToken,
-    ) -> anyhow::Result<Exchange>;
-    /// A buffer document continued.
-    async fn continue_buffer(
-        &self,
-        node_id: i64,
-        profile: String,
-        events: UnboundedSender<ReplyEvent>,
-        cancel: CancellationToken,
-    ) -> anyhow::Result<Exchange>;
-}
+    /// The application the sends go to.
+    fn app(&self) -> &Pinloom;
 
-impl Sends for Pinloom {
+    /// A new message of the person's in a tree's thread, answered.
     async fn send(
         &self,
         tree_id: i64,
@@ -87,9 +43,10 @@ impl Sends for Pinloom {
         cancel: CancellationToken,
     ) -> anyhow::Result<Exchange> {
         let target = SendTarget::Thread { tree_id, parent_id, text };
-        self.reply_to(target, profile, events, cancel).await
+        self.app().reply_to(target, profile, events, cancel).await
     }
 
+    /// A new message in a pin's sub-thread, answered.
     async fn send_in_pin(
         &self,
         pin_id: i64,
@@ -100,9 +57,10 @@ impl Sends for Pinloom {
         cancel: CancellationToken,
     ) -> anyhow::Result<Exchange> {
         let target = SendTarget::Pin { pin_id, parent_id, text };
-        self.reply_to(target, profile, events, cancel).await
+        self.app().reply_to(target, profile, events, cancel).await
     }
 
+    /// A message answered again.
     async fn regenerate(
         &self,
         node_id: i64,
@@ -110,9 +68,10 @@ impl Sends for Pinloom {
         events: UnboundedSender<ReplyEvent>,
         cancel: CancellationToken,
     ) -> anyhow::Result<Exchange> {
-        self.reply_to(SendTarget::Regenerate { node_id }, profile, events, cancel).await
+        self.app().reply_to(SendTarget::Regenerate { node_id }, profile, events, cancel).await
     }
 
+    /// An edit of the person's message, answered.
     async fn edit_and_send(
         &self,
         node_id: i64,
@@ -121,9 +80,10 @@ impl Sends for Pinloom {
         events: UnboundedSender<ReplyEvent>,
         cancel: CancellationToken,
     ) -> anyhow::Result<Exchange> {
-        self.reply_to(SendTarget::Edit { node_id, text }, profile, events, cancel).await
+        self.app().reply_to(SendTarget::Edit { node_id, text }, profile, events, cancel).await
     }
 
+    /// A buffer document continued.
     async fn continue_buffer(
         &self,
         node_id: i64,
@@ -131,7 +91,13 @@ impl Sends for Pinloom {
         events: UnboundedSender<ReplyEvent>,
         cancel: CancellationToken,
     ) -> anyhow::Result<Exchange> {
-        self.reply_to(SendTarget::Continue { node_id }, profile, events, cancel).await
+        self.app().reply_to(SendTarget::Continue { node_id }, profile, events, cancel).await
+    }
+}
+
+impl Sends for Pinloom {
+    fn app(&self) -> &Pinloom {
+        self
     }
 }
 
