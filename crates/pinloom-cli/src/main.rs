@@ -2,6 +2,8 @@
 //! names) and calls the same application layer, so a context assembled here is the one the app
 //! would send.
 
+mod sending;
+
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -29,6 +31,57 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Ask a model, streaming its reply: in a new tree, or continuing a message, a thread or the
+    /// latest conversation. Saved as the window saves it (drafts every second, the receipt).
+    Ask {
+        /// The question; `-` reads it from standard input. Text piped in beside a question
+        /// follows it.
+        question: String,
+        /// Continue after this message, in its thread.
+        #[arg(long, conflicts_with_all = ["tree", "continue_last"])]
+        node: Option<i64>,
+        /// Continue this tree (its number or ThreadMind project id), at the end of --thread.
+        #[arg(long, conflicts_with = "continue_last")]
+        tree: Option<String>,
+        /// The thread to continue (`main`, a pin's ThreadMind id, or its number).
+        #[arg(long, requires = "tree", default_value = "main")]
+        thread: String,
+        /// Continue the most recently changed tree's main thread.
+        #[arg(short = 'c', long)]
+        continue_last: bool,
+        #[command(flatten)]
+        reply: ReplyOptions,
+    },
+    /// Pin a passage of a message and ask in the sub-thread it opens, which sees the message's
+    /// ancestry and none of its other branches.
+    Pin {
+        /// The message holding the passage.
+        #[arg(long)]
+        node: i64,
+        /// The passage, word for word as the message reads it.
+        #[arg(long)]
+        passage: String,
+        /// The question; `-` reads it from standard input.
+        question: String,
+        #[command(flatten)]
+        reply: ReplyOptions,
+    },
+    /// Answer a message again (a reply's prompt, given a reply): a new reply beside the others.
+    Regenerate {
+        /// The message.
+        #[arg(long)]
+        node: i64,
+        #[command(flatten)]
+        reply: ReplyOptions,
+    },
+    /// Continue a buffer tree's document from a message through the completion endpoint.
+    Continue {
+        /// The end of the text to continue.
+        #[arg(long)]
+        node: i64,
+        #[command(flatten)]
+        reply: ReplyOptions,
+    },
     /// The context a send would carry: from a message, or from the newest message of a thread.
     Context {
         #[command(flatten)]
@@ -86,6 +139,18 @@ enum Command {
     Mcp,
 }
 
+/// How a reply is asked for and shown.
+#[derive(Debug, Args)]
+struct ReplyOptions {
+    /// The model profile; else PINLOOM_PROFILE, else the one that wrote the thread's last reply,
+    /// else the first by name.
+    #[arg(long)]
+    profile: Option<String>,
+    /// JSON lines: each piece of the reply as it arrives, then the reply with its receipt.
+    #[arg(long)]
+    json: bool,
+}
+
 /// A message, or a thread of a tree.
 #[derive(Debug, Args)]
 #[group(required = true, multiple = true)]
@@ -132,8 +197,8 @@ fn database(cli_db: Option<PathBuf>) -> anyhow::Result<PathBuf> {
     Ok(folder.join(DATABASE_FILE_NAME))
 }
 
-/// Opens the database; a missing one is created only for the MCP server, which a client may
-/// start before the app ever ran.
+/// Opens the database; a missing one is created only for the MCP server (which a client may
+/// start before the app ever ran), an import and the sending commands.
 async fn open(path: PathBuf, create: bool) -> anyhow::Result<Pinloom> {
     if !path.exists() {
         if !create {
@@ -287,8 +352,11 @@ async fn run(cli: Cli) -> anyhow::Result<String> {
                 }
             }
         }
-        Command::Import { .. } => Ok(String::new()),
-        Command::Mcp => Ok(String::new()),
+        Command::Import { .. } | Command::Mcp => Ok(String::new()),
+        Command::Ask { .. }
+        | Command::Pin { .. }
+        | Command::Regenerate { .. }
+        | Command::Continue { .. } => Ok(String::new()),
     }
 }
 
@@ -302,6 +370,21 @@ async fn main() -> ExitCode {
         std::process::exit(2);
     }));
     let cli = Cli::parse();
+    if let Some(send) = sending_command(&cli.command) {
+        // A person who lives in the terminal may never start the app: the first ask makes the
+        // database, with the app's starting profiles.
+        let pinloom = match database(cli.db.clone()) {
+            Ok(path) => open(path, true).await,
+            Err(error) => Err(error),
+        };
+        return match pinloom {
+            Ok(pinloom) => sending::run(pinloom, send).await,
+            Err(error) => {
+                eprintln!("pinloom: {}", one_line(&ApiError::from(error).message));
+                ExitCode::from(2)
+            }
+        };
+    }
     match run(cli).await {
         Ok(output) => {
             if !output.is_empty() {
@@ -330,6 +413,34 @@ async fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// The send a command asks for, if it is one of the sending commands.
+fn sending_command(command: &Command) -> Option<sending::Send> {
+    use sending::{Place, Question};
+    let question = |words: &String| Question { words: words.clone() };
+    let (place, reply) = match command {
+        Command::Ask { question: words, node, tree, thread, continue_last, reply } => {
+            let question = question(words);
+            let place = match (node, tree, continue_last) {
+                (Some(node), _, _) => Place::After { node: *node, question },
+                (None, Some(tree), _) => {
+                    Place::Thread { tree: tree.clone(), thread: thread.clone(), question }
+                }
+                (None, None, true) => Place::Latest { question },
+                (None, None, false) => Place::NewTree { question },
+            };
+            (place, reply)
+        }
+        Command::Pin { node, passage, question: words, reply } => {
+            let question = question(words);
+            (Place::Pin { node: *node, passage: passage.clone(), question }, reply)
+        }
+        Command::Regenerate { node, reply } => (Place::Again { node: *node }, reply),
+        Command::Continue { node, reply } => (Place::Continue { node: *node }, reply),
+        _ => return None,
+    };
+    Some(sending::Send { place, profile: reply.profile.clone(), json: reply.json })
 }
 
 /// A message on one line: line breaks inside it become spaces.

@@ -2,6 +2,7 @@
 //! any model profile, streaming a reply into a new message, answering again, editing, and
 //! continuing a buffer; summaries, pins, attachments and fan-outs around it.
 
+mod asking;
 pub(crate) mod attachments;
 pub(crate) mod fan_out;
 mod keys;

@@ -8,7 +8,7 @@ use pinloom_store::{
 
 use super::instructions::InstructionClient;
 
-use crate::json::{PromptState, ResourceText, ThreadMindReport};
+use crate::json::{PromptState, ResourceText, SendTarget, ThreadMindReport};
 use crate::pinloom::Pinloom;
 use crate::runtime::{blocking, now_ms};
 use crate::{ApiError, ErrorCode};
@@ -569,6 +569,28 @@ impl Pinloom {
             let tree = store.tree(pinloom_store::TreeId(tree_id))?;
             let thread = thread_by_reference(store, &tree, &thread_id)?;
             Ok(store.newest_in_thread(tree.id, thread)?.map(|node| node.0))
+        })
+        .await
+    }
+
+    /// Where `text` goes to continue a thread of `tree_id` named by its ThreadMind id (`main`, a
+    /// pin's slug, or a pin's number): after its newest live message, or as the first message of
+    /// a pin's sub-thread (or of the tree) that has none yet.
+    pub async fn thread_send_target(
+        &self,
+        tree_id: i64,
+        thread_id: String,
+        text: String,
+    ) -> anyhow::Result<SendTarget> {
+        self.read("could not find the thread", move |store| {
+            let tree = store.tree(pinloom_store::TreeId(tree_id))?;
+            let thread = thread_by_reference(store, &tree, &thread_id)?;
+            let end = store.newest_in_thread(tree.id, thread)?.map(|node| node.0);
+            Ok(match (end, thread) {
+                (Some(end), _) => SendTarget::Thread { tree_id, parent_id: Some(end), text },
+                (None, Some(pin)) => SendTarget::Pin { pin_id: pin.0, parent_id: None, text },
+                (None, None) => SendTarget::Thread { tree_id, parent_id: None, text },
+            })
         })
         .await
     }

@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod mcp;
+mod sending;
 
 use std::path::Path;
 use std::process::Command;

@@ -1,0 +1,332 @@
+//! `pinloom ask`, `pin`, `regenerate` and `continue`: the built binary sending through the
+//! conversation loop to a scripted OpenAI-compatible server on 127.0.0.1, the reply streamed to
+//! standard output and saved in a real database file.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use pinloom_app::Pinloom;
+use pinloom_app::json::{ModelProfile, TreeMode};
+use pinloom_test_server::{Answer, Server, Then};
+
+/// A chat completion stream saying `pieces`, reporting `prompt_tokens`.
+fn chat_stream(pieces: &[&str], prompt_tokens: u64) -> Vec<u8> {
+    let frame = |json: serde_json::Value| format!("data: {json}\n\n");
+    let mut out = String::new();
+    for piece in pieces {
+        out.push_str(&frame(serde_json::json!({
+            "id": "c", "object": "chat.completion.chunk", "created": 1, "model": "local",
+            "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": null}]
+        })));
+    }
+    out.push_str(&frame(serde_json::json!({
+        "id": "c", "object": "chat.completion.chunk", "created": 1, "model": "local",
+        "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]
+    })));
+    out.push_str(&frame(serde_json::json!({
+        "id": "c", "object": "chat.completion.chunk", "created": 1, "model": "local",
+        "choices": [],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": pieces.len(), "total_tokens": prompt_tokens + pieces.len() as u64}
+    })));
+    out.push_str("data: [DONE]\n\n");
+    out.into_bytes()
+}
+
+fn says(pieces: &[&str]) -> Answer {
+    Answer::sse(&chat_stream(pieces, 31), 0)
+}
+
+/// A database with one local profile, `Local`, at `server`.
+async fn database(dir: &Path, server: &Server) -> PathBuf {
+    let pinloom = Pinloom::open(dir.to_owned()).await.unwrap();
+    let mut profile = ModelProfile::new("Local", "vllm", "local-model", 8_192, 1_024, "o200k");
+    profile.base_url = Some(format!("{}/v1", server.base));
+    profile.completion_endpoint = true;
+    pinloom.save_model_profile(profile).await.unwrap();
+    dir.join(pinloom_app::DATABASE_FILE_NAME)
+}
+
+/// Runs `pinloom --db DB ARGS` with `stdin` as its standard input, off the runtime's threads (the
+/// scripted server answers on them): standard output, standard error, exit status.
+async fn pinloom(db: &Path, args: &[&str], stdin: Option<&str>) -> (String, String, i32) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_pinloom"));
+    command.arg("--db").arg(db).args(args).env_remove("PINLOOM_PROFILE");
+    command.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() });
+    command.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let stdin = stdin.map(str::to_owned);
+    tokio::task::spawn_blocking(move || {
+        let mut child = command.spawn().unwrap();
+        if let Some(text) = stdin {
+            child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+        }
+        let output = child.wait_with_output().unwrap();
+        (
+            String::from_utf8(output.stdout).unwrap(),
+            String::from_utf8(output.stderr).unwrap(),
+            output.status.code().unwrap_or(-1),
+        )
+    })
+    .await
+    .unwrap()
+}
+
+/// The texts of the messages the server was sent in its `request`th request.
+fn sent_texts(server: &Server, request: usize) -> Vec<String> {
+    let body = server.seen()[request].json();
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|message| message["content"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ask_streams_the_reply_and_saves_both_messages_in_a_new_tree() {
+    let server = Server::start(vec![says(&["Meanders ", "grow ", "outward."])]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = database(dir.path(), &server).await;
+
+    let (out, err, code) = pinloom(&db, &["ask", "Why do rivers meander?"], None).await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "Meanders grow outward.\n");
+    assert_eq!(sent_texts(&server, 0).last().unwrap(), "Why do rivers meander?");
+
+    let pinloom_app = Pinloom::open(dir.path().to_owned()).await.unwrap();
+    let trees = pinloom_app.list_trees().await.unwrap();
+    assert_eq!(trees.len(), 1);
+    assert_eq!(trees[0].title, "Why do rivers meander?");
+    let view = pinloom_app.thread_view(trees[0].id, None).await.unwrap();
+    let texts: Vec<_> =
+        view.messages.iter().map(|message| message.node.message.text.as_str()).collect();
+    assert_eq!(texts, ["Why do rivers meander?", "Meanders grow outward."]);
+    let reply = &view.messages[1].node;
+    assert_eq!(reply.model.as_deref(), Some("Local"));
+    let receipt = pinloom_app.receipt(reply.message.id).await.unwrap().unwrap();
+    assert_eq!(receipt.counted, Some(31), "the provider's own count is on the receipt");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_thread_is_continued_by_message_by_tree_or_as_the_latest_and_questions_come_piped() {
+    let server = Server::start(vec![
+        says(&["First."]),
+        says(&["Second."]),
+        says(&["Third."]),
+        says(&["Fourth."]),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = database(dir.path(), &server).await;
+
+    let (_, err, code) = pinloom(&db, &["ask", "One?"], None).await;
+    assert_eq!(code, 0, "{err}");
+    let (_, err, code) = pinloom(&db, &["ask", "--node", "2", "Two?"], None).await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(sent_texts(&server, 1), ["One?", "First.", "Two?"]);
+
+    // The question from standard input, whole.
+    let (out, err, code) = pinloom(&db, &["ask", "--tree", "1", "-"], Some("Three?\n")).await;
+    assert_eq!((out.as_str(), code), ("Third.\n", 0), "{err}");
+    assert_eq!(sent_texts(&server, 2), ["One?", "First.", "Two?", "Second.", "Three?\n"]);
+
+    // A question with a file piped in beside it, continuing the latest conversation.
+    let (_, err, code) =
+        pinloom(&db, &["ask", "-c", "Sum this up:"], Some("notes\nmore notes\n")).await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(sent_texts(&server, 3).last().unwrap(), "Sum this up:\n\nnotes\nmore notes");
+    assert_eq!(sent_texts(&server, 3).len(), 7, "the whole thread went with it");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn json_lines_give_the_pieces_then_the_reply_with_its_receipt() {
+    let server = Server::start(vec![says(&["Oxbow ", "lakes."])]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = database(dir.path(), &server).await;
+
+    let (out, err, code) = pinloom(&db, &["ask", "--json", "And oxbows?"], None).await;
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<serde_json::Value> =
+        out.lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    let texts: Vec<&str> = lines
+        .iter()
+        .filter(|line| line["event"] == "text")
+        .map(|line| line["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts, ["Oxbow ", "lakes."]);
+    let last = lines.last().unwrap();
+    assert_eq!(last["event"], "reply");
+    assert_eq!(last["id"], 2);
+    assert_eq!(last["promptId"], 1);
+    assert_eq!(last["treeId"], 1);
+    assert_eq!(last["incomplete"], false);
+    assert_eq!(last["receipt"]["counted"], 31);
+    assert_eq!(last["receipt"]["profile"], "Local");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_pin_on_a_passage_asks_with_the_anchor_and_without_its_siblings() {
+    let server = Server::start(vec![
+        says(&["Because the outer bank erodes and the inner bank fills."]),
+        // The main thread's summary, written before the first send in a pin needs it.
+        says(&["Meanders: the outer bank erodes."]),
+        says(&["Inner banks collect sand."]),
+        says(&["The water is fastest outside."]),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = database(dir.path(), &server).await;
+    let (_, err, code) = pinloom(&db, &["ask", "Why do rivers meander?"], None).await;
+    assert_eq!(code, 0, "{err}");
+
+    let sibling = ["pin", "--node", "2", "--passage", "inner bank fills", "What fills it?"];
+    let (out, err, code) = pinloom(&db, &sibling, None).await;
+    assert_eq!((out.as_str(), code), ("Inner banks collect sand.\n", 0), "{err}");
+    let pin = ["pin", "--node", "2", "--passage", "outer bank erodes", "Why the outer bank?"];
+    let (_, err, code) = pinloom(&db, &pin, None).await;
+    assert_eq!(code, 0, "{err}");
+    let request = server.seen()[3].body.clone();
+    assert!(request.contains("outer bank erodes"), "the anchor went: {request}");
+    assert!(request.contains("Meanders: the outer bank erodes."), "the summary went: {request}");
+    assert!(request.contains("Why the outer bank?"));
+    assert!(!request.contains("What fills it?"), "a sibling pin stays out: {request}");
+    assert!(!request.contains("collect sand"), "a sibling pin's reply stays out: {request}");
+
+    let (_, err, code) =
+        pinloom(&db, &["pin", "--node", "2", "--passage", "not in it", "Huh?"], None).await;
+    assert_eq!(code, 2);
+    assert!(err.contains("does not read \"not in it\""), "{err}");
+    assert_eq!(err.lines().count(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn regenerate_answers_again_and_continue_extends_a_document() {
+    let completion = "data: {\"choices\":[{\"index\":0,\"text\":\" and on.\",\"finish_reason\":null}]}\n\ndata: {\"choices\":[{\"index\":0,\"text\":\"\",\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
+    let server = Server::start(vec![
+        says(&["One answer."]),
+        says(&["Another answer."]),
+        Answer::sse(completion.as_bytes(), 0),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = database(dir.path(), &server).await;
+    let (_, err, code) = pinloom(&db, &["ask", "Say something."], None).await;
+    assert_eq!(code, 0, "{err}");
+    let (out, err, code) = pinloom(&db, &["regenerate", "--node", "2"], None).await;
+    assert_eq!((out.as_str(), code), ("Another answer.\n", 0), "{err}");
+    assert_eq!(sent_texts(&server, 1), ["Say something."], "the same prompt answered again");
+
+    let pinloom_app = Pinloom::open(dir.path().to_owned()).await.unwrap();
+    let document = pinloom_app.create_tree("Story".into(), TreeMode::Buffer).await.unwrap();
+    let start = pinloom_app.append_message(document.id, None, "It went on".into()).await.unwrap();
+    drop(pinloom_app);
+    let (out, err, code) = pinloom(&db, &["continue", "--node", &start.id.to_string()], None).await;
+    assert_eq!((out.as_str(), code), (" and on.\n", 0), "{err}");
+    assert_eq!(server.seen()[2].json()["prompt"], "It went on");
+
+    let (_, err, code) = pinloom(&db, &["continue", "--node", "2"], None).await;
+    assert_eq!(code, 2, "a dialogue is not continued as a document");
+    assert!(err.contains("send a message instead"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_provider_failure_exits_1_and_a_usage_error_2_each_in_one_line() {
+    let refusal =
+        r#"{"error":{"message":"This model does not exist.","type":"invalid_request_error"}}"#;
+    let server = Server::start(vec![Answer::error(404, refusal)]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = database(dir.path(), &server).await;
+
+    let (out, err, code) = pinloom(&db, &["ask", "Anyone there?"], None).await;
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(out, "");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("pinloom: "), "{err}");
+
+    let (_, err, code) = pinloom(&db, &["ask", "--node", "999", "Where?"], None).await;
+    assert_eq!(code, 2);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let (_, err, code) = pinloom(&db, &["ask", "--profile", "Nobody", "Who?"], None).await;
+    assert_eq!(code, 2);
+    assert!(err.contains("Nobody"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_c_stops_the_reply_and_keeps_what_arrived_marked_incomplete() {
+    // The first piece, then nothing more until the client goes.
+    let first = chat_stream(&["Half a thought"], 12);
+    let cut = first.windows(2).position(|pair| pair == b"\n\n").unwrap() + 2;
+    let server = Server::start(vec![Answer::sse(&first[..cut], 0).then(Then::Hang)]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = database(dir.path(), &server).await;
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pinloom"))
+        .arg("--db")
+        .arg(&db)
+        .args(["ask", "Think aloud."])
+        .env_remove("PINLOOM_PROFILE")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let pid = child.id().to_string();
+    let (out, code) = tokio::task::spawn_blocking(move || {
+        // Waits for the first piece on the terminal, whatever the machine's speed.
+        let mut seen = Vec::new();
+        let mut buffer = [0_u8; 256];
+        while !String::from_utf8_lossy(&seen).contains("Half a thought") {
+            let read = stdout.read(&mut buffer).unwrap();
+            assert!(read > 0, "the reply never arrived");
+            seen.extend_from_slice(&buffer[..read]);
+        }
+        let signalled = Command::new("kill").args(["-INT", &pid]).status().unwrap();
+        assert!(signalled.success());
+        stdout.read_to_end(&mut seen).unwrap();
+        let status = child.wait().unwrap();
+        (String::from_utf8(seen).unwrap(), status.code().unwrap_or(-1))
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, 130);
+    assert_eq!(out, "Half a thought\n");
+
+    let pinloom_app = Pinloom::open(dir.path().to_owned()).await.unwrap();
+    let tree = pinloom_app.list_trees().await.unwrap()[0].id;
+    let view = pinloom_app.thread_view(tree, None).await.unwrap();
+    let reply = &view.messages[1].node;
+    assert_eq!(reply.message.text, "Half a thought");
+    assert!(reply.incomplete, "kept, marked incomplete");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_a_profile_named_the_first_that_can_be_sent_to_answers() {
+    let server = Server::start(vec![says(&["From the local server."])]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = database(dir.path(), &server).await;
+    // First by name, but its key is set nowhere this test can see.
+    let pinloom_app = Pinloom::open(dir.path().to_owned()).await.unwrap();
+    let cloud =
+        ModelProfile::new("A cloud model", "anthropic", "claude-x", 200_000, 8_192, "claude");
+    pinloom_app.save_model_profile(cloud).await.unwrap();
+    drop(pinloom_app);
+
+    let output = tokio::task::spawn_blocking(move || {
+        Command::new(env!("CARGO_BIN_EXE_pinloom"))
+            .arg("--db")
+            .arg(&db)
+            .args(["ask", "Who answers?"])
+            .env_remove("PINLOOM_PROFILE")
+            .env_remove("ANTHROPIC_API_KEY")
+            .env("PINLOOM_KEYRING", "kernel")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{err}");
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "From the local server.\n");
+}
