@@ -1,11 +1,11 @@
 //! Builds quicktok-v1 from its source release.
 //!
 //! quicktok-v1 is a C++ library published on PyPI only (as a source archive and Python wheels);
-//! no crate carries it. Its source is not copied into this repository: the build has pip (the
-//! registry's own client) download the pinned release's source archive, checks its SHA-256
-//! against the digest PyPI lists for it, unpacks it into `OUT_DIR` and compiles the three library
-//! files with `cc`. The archive is kept in a download folder shared by every build folder and
-//! checkout, so it is fetched once per machine.
+//! no crate carries it. Its source is not copied into this repository: `./dev` has pip (the
+//! registry's own client) download the pinned release's source archive into a download folder
+//! shared by every build folder and checkout, once per machine. This build script downloads
+//! nothing: it checks the archive's SHA-256 against the digest PyPI lists for it, unpacks it into
+//! `OUT_DIR` and compiles the three library files with `cc`.
 //!
 //! Offline builds: set `PINLOOM_QUICKTOK_SDIST` to a copy of the archive (it is checked the same
 //! way).
@@ -26,6 +26,10 @@ fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=cpp");
     println!("cargo:rerun-if-env-changed=PINLOOM_QUICKTOK_SDIST");
+    // Where the download folder is.
+    for variable in ["XDG_CACHE_HOME", "LOCALAPPDATA", "HOME"] {
+        println!("cargo:rerun-if-env-changed={variable}");
+    }
 
     let out = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     let archive = archive();
@@ -72,8 +76,9 @@ fn main() {
     println!("cargo:rustc-env=PINLOOM_QUICKTOK_VECTORS={}", source.join("test").display());
 }
 
-/// The checked release archive: the one named by `PINLOOM_QUICKTOK_SDIST`, or the shared
-/// download, fetched when missing or damaged.
+/// The checked release archive: the one named by `PINLOOM_QUICKTOK_SDIST`, or the one `./dev`
+/// fetched into the shared download folder. A build step downloads nothing: a missing or damaged
+/// archive fails the build with the command that fetches it.
 fn archive() -> PathBuf {
     if let Some(given) = env::var_os("PINLOOM_QUICKTOK_SDIST") {
         let given = PathBuf::from(given);
@@ -84,48 +89,16 @@ fn archive() -> PathBuf {
     }
     let folder = download_folder();
     let archive = folder.join(format!("{RELEASE}.tar.gz"));
-    if check(&archive).is_ok() {
-        return archive;
-    }
-    if let Err(error) = fs::create_dir_all(&folder) {
-        fail(&format!("cannot create {}: {error}", folder.display()));
-    }
-    // Downloaded into a folder of its own beside the archive and renamed once checked, so a cut
-    // download is never used. `--no-binary` asks for the source archive, not a wheel; pip reads
-    // its metadata with the build tools it names, which it fetches the same way.
-    let partial = folder.join(format!("{RELEASE}.{}.partial", std::process::id()));
-    let _ = fs::remove_dir_all(&partial);
-    let fetched = Command::new(python())
-        .args(["-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", "quicktok-v1"])
-        .arg("--dest")
-        .arg(&partial)
-        .arg(REQUIREMENT)
-        .status();
-    let downloaded = partial.join(format!("{RELEASE}.tar.gz"));
-    let done = match fetched {
-        Ok(status) if status.success() => check(&downloaded)
-            .map_err(|problem| format!("the archive pip downloaded for {REQUIREMENT}: {problem}"))
-            .and_then(|()| {
-                fs::rename(&downloaded, &archive)
-                    .map_err(|error| format!("cannot keep {}: {error}", archive.display()))
-            }),
-        Ok(status) => Err(format!("pip could not download {REQUIREMENT} ({status})")),
-        Err(error) => Err(format!(
-            "cannot run pip to download {REQUIREMENT}: {error}; install Python 3 with pip \
-             (./dev installs python3-pip), or set PINLOOM_QUICKTOK_SDIST to a copy of the archive"
-        )),
-    };
-    let _ = fs::remove_dir_all(&partial);
-    if let Err(problem) = done {
-        fail(&problem);
+    println!("cargo:rerun-if-changed={}", archive.display());
+    if let Err(problem) = check(&archive) {
+        fail(&format!(
+            "{problem}. The token counter's source release is fetched once per machine: run \
+             `./dev setup`, or `python3 -m pip download --no-deps --no-binary quicktok-v1 --dest \
+             {} {REQUIREMENT}`, or set PINLOOM_QUICKTOK_SDIST to a copy of {RELEASE}.tar.gz",
+            folder.display()
+        ));
     }
     archive
-}
-
-/// The Python that runs pip: `PYTHON` when set, else `python3`.
-fn python() -> std::ffi::OsString {
-    println!("cargo:rerun-if-env-changed=PYTHON");
-    env::var_os("PYTHON").unwrap_or_else(|| "python3".into())
 }
 
 /// Where downloads are kept across build folders: the user's cache folder.
@@ -139,14 +112,16 @@ fn download_folder() -> PathBuf {
 }
 
 fn check(archive: &Path) -> Result<(), String> {
-    let bytes = fs::read(archive).map_err(|error| format!("cannot read it: {error}"))?;
+    let bytes =
+        fs::read(archive).map_err(|error| format!("cannot read {}: {error}", archive.display()))?;
     let digest: String = Sha256::digest(&bytes).iter().map(|byte| format!("{byte:02x}")).collect();
     if digest == ARCHIVE_SHA256 {
         Ok(())
     } else {
         Err(format!(
-            "its SHA-256 is {digest}, not the {ARCHIVE_SHA256} PyPI lists for {RELEASE}.tar.gz; \
-             delete it and build again"
+            "{}: its SHA-256 is {digest}, not the {ARCHIVE_SHA256} PyPI lists for \
+             {RELEASE}.tar.gz; delete it",
+            archive.display()
         ))
     }
 }
