@@ -1,5 +1,6 @@
 use pinloom_store::{
-    AttachmentRole, AttachmentScope, Author, ModelProfile, NewNode, NodeId, StoreError, TreeMode,
+    AttachmentRole, AttachmentScope, Author, Deleted, ModelProfile, NewNode, NodeId, ReplyLearned,
+    StoreError, TreeMode,
 };
 
 use crate::fresh_store;
@@ -271,6 +272,33 @@ fn calibrations_are_kept_per_profile_and_count_their_replies() {
     assert_eq!(store.calibration("Claude").unwrap(), Some((3_350, 2)));
     assert_eq!(store.calibration("Gemini").unwrap(), None);
     assert!(matches!(store.record_calibration("Claude", 0, 3), Err(StoreError::InvalidInput(_))));
+}
+
+#[test]
+fn a_reply_and_what_it_taught_are_written_together_or_not_at_all() {
+    let (store, _dir) = fresh_store();
+    let tree = store.create_tree("Rivers", TreeMode::Dialogue, 1).unwrap();
+    let prompt = store
+        .append_node(&NewNode::text(tree.id, None, Author::Human, "Why meanders?", 2))
+        .unwrap();
+    let reply = NewNode::text(tree.id, Some(prompt.id), Author::Model, "Erosion.", 3);
+    let counted = [(prompt.id, 4)];
+
+    // A calibration that cannot be stored fails the whole write: no reply, no counts.
+    let refused =
+        ReplyLearned { family_counts: Some(("o200k", &counted)), calibration: Some(("Local", 0)) };
+    assert!(matches!(store.append_reply(&reply, &refused), Err(StoreError::InvalidInput(_))));
+    assert_eq!(store.children(prompt.id, Deleted::Left).unwrap(), vec![]);
+    assert!(store.token_counts(&[prompt.id], "o200k").unwrap().is_empty());
+
+    let learned = ReplyLearned {
+        family_counts: Some(("o200k", &counted)),
+        calibration: Some(("Local", 3_400)),
+    };
+    let written = store.append_reply(&reply, &learned).unwrap();
+    assert_eq!(store.children(prompt.id, Deleted::Left).unwrap(), vec![written]);
+    assert_eq!(store.token_counts(&[prompt.id], "o200k").unwrap().get(&prompt.id), Some(&4));
+    assert_eq!(store.calibration("Local").unwrap(), Some((3_400, 1)));
 }
 
 #[test]
