@@ -31,6 +31,34 @@ impl Seen {
     }
 }
 
+/// An OpenAI-compatible chat completion stream that says `pieces` and reports `prompt_tokens`,
+/// framed as vLLM and llama.cpp's servers frame it (a role delta first, the usage last).
+pub fn chat_stream(pieces: &[&str], prompt_tokens: u64) -> Vec<u8> {
+    let mut out = String::new();
+    let frame = |json: serde_json::Value| format!("data: {json}\n\n");
+    out.push_str(&frame(serde_json::json!({
+        "id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "local",
+        "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": null}]
+    })));
+    for piece in pieces {
+        out.push_str(&frame(serde_json::json!({
+            "id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "local",
+            "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": null}]
+        })));
+    }
+    out.push_str(&frame(serde_json::json!({
+        "id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "local",
+        "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]
+    })));
+    out.push_str(&frame(serde_json::json!({
+        "id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "local",
+        "choices": [],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": pieces.len(), "total_tokens": prompt_tokens + pieces.len() as u64}
+    })));
+    out.push_str("data: [DONE]\n\n");
+    out.into_bytes()
+}
+
 /// What to do after the body's chunks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Then {

@@ -4,37 +4,11 @@
 
 use pinloom_app::json::{ModelProfile, TreeMode};
 use pinloom_app::{CancellationToken, Connections, Pinloom, ReplyEvent};
+pub(crate) use pinloom_test_server::chat_stream;
 use pinloom_test_server::{Answer, Server};
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
 use crate::Sends;
-
-/// A chat completion stream that says `pieces` and reports `prompt_tokens`.
-pub(crate) fn chat_stream(pieces: &[&str], prompt_tokens: u64) -> Vec<u8> {
-    let mut out = String::new();
-    let frame = |json: serde_json::Value| format!("data: {json}\n\n");
-    out.push_str(&frame(serde_json::json!({
-        "id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "local",
-        "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": null}]
-    })));
-    for piece in pieces {
-        out.push_str(&frame(serde_json::json!({
-            "id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "local",
-            "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": null}]
-        })));
-    }
-    out.push_str(&frame(serde_json::json!({
-        "id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "local",
-        "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]
-    })));
-    out.push_str(&frame(serde_json::json!({
-        "id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "local",
-        "choices": [],
-        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": pieces.len(), "total_tokens": prompt_tokens + pieces.len() as u64}
-    })));
-    out.push_str("data: [DONE]\n\n");
-    out.into_bytes()
-}
 
 /// A chat answer that says `text` in one piece.
 pub(crate) fn says(text: &str) -> Answer {

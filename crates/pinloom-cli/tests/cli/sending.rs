@@ -8,30 +8,7 @@ use std::process::{Command, Stdio};
 
 use pinloom_app::Pinloom;
 use pinloom_app::json::{ModelProfile, TreeMode};
-use pinloom_test_server::{Answer, Server, Then};
-
-/// A chat completion stream saying `pieces`, reporting `prompt_tokens`.
-fn chat_stream(pieces: &[&str], prompt_tokens: u64) -> Vec<u8> {
-    let frame = |json: serde_json::Value| format!("data: {json}\n\n");
-    let mut out = String::new();
-    for piece in pieces {
-        out.push_str(&frame(serde_json::json!({
-            "id": "c", "object": "chat.completion.chunk", "created": 1, "model": "local",
-            "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": null}]
-        })));
-    }
-    out.push_str(&frame(serde_json::json!({
-        "id": "c", "object": "chat.completion.chunk", "created": 1, "model": "local",
-        "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]
-    })));
-    out.push_str(&frame(serde_json::json!({
-        "id": "c", "object": "chat.completion.chunk", "created": 1, "model": "local",
-        "choices": [],
-        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": pieces.len(), "total_tokens": prompt_tokens + pieces.len() as u64}
-    })));
-    out.push_str("data: [DONE]\n\n");
-    out.into_bytes()
-}
+use pinloom_test_server::{Answer, Server, Then, chat_stream};
 
 fn says(pieces: &[&str]) -> Answer {
     Answer::sse(&chat_stream(pieces, 31), 0)
@@ -253,9 +230,12 @@ async fn a_provider_failure_exits_1_and_a_usage_error_2_each_in_one_line() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn ctrl_c_stops_the_reply_and_keeps_what_arrived_marked_incomplete() {
-    // The first piece, then nothing more until the client goes.
+    // The role frame and the first piece, then nothing more until the client goes.
     let first = chat_stream(&["Half a thought"], 12);
-    let cut = first.windows(2).position(|pair| pair == b"\n\n").unwrap() + 2;
+    let text = String::from_utf8(first).unwrap();
+    let piece = text.find("Half a thought").unwrap();
+    let cut = piece + text[piece..].find("\n\n").unwrap() + 2;
+    let first = text.into_bytes();
     let server = Server::start(vec![Answer::sse(&first[..cut], 0).then(Then::Hang)]).await;
     let dir = tempfile::tempdir().unwrap();
     let db = database(dir.path(), &server).await;
