@@ -154,10 +154,7 @@ async fn target(pinloom: &Pinloom, place: Place) -> anyhow::Result<(SendTarget, 
             let text = question.text()?;
             let tree = pinloom.tree_by_reference(tree).await?;
             let target = pinloom.thread_send_target(tree, thread, text).await?;
-            let continued = match &target {
-                SendTarget::Thread { parent_id, .. } => *parent_id,
-                _ => None,
-            };
+            let continued = continued_message(&target);
             (target, continued)
         }
         Place::Latest { question } => {
@@ -170,10 +167,7 @@ async fn target(pinloom: &Pinloom, place: Place) -> anyhow::Result<(SendTarget, 
                 ));
             };
             let target = pinloom.thread_send_target(tree.id, "main".to_owned(), text).await?;
-            let continued = match &target {
-                SendTarget::Thread { parent_id, .. } => *parent_id,
-                _ => None,
-            };
+            let continued = continued_message(&target);
             (target, continued)
         }
         Place::Pin { node, passage, question } => {
@@ -184,6 +178,14 @@ async fn target(pinloom: &Pinloom, place: Place) -> anyhow::Result<(SendTarget, 
         Place::Again { node } => (SendTarget::Regenerate { node_id: node }, Some(node)),
         Place::Continue { node } => (SendTarget::Continue { node_id: node }, Some(node)),
     })
+}
+
+/// The message a new message of the person's continues, if it continues one.
+fn continued_message(target: &SendTarget) -> Option<i64> {
+    match target {
+        SendTarget::Thread { parent_id, .. } => *parent_id,
+        _ => None,
+    }
 }
 
 /// A new tree's title: the question's first line, cut at a word near 60 characters.

@@ -188,6 +188,19 @@ impl Store {
         Ok(path.into_iter().map(|link| link.id).collect())
     }
 
+    /// [`Store::newest_continuation`] from `from`, or nothing when there is no message to start
+    /// from (a thread not started yet, a pin whose anchor is gone).
+    pub fn newest_continuation_from(
+        &self,
+        from: Option<NodeId>,
+        thread: Option<PinId>,
+    ) -> Result<Option<NodeId>, StoreError> {
+        match from {
+            Some(from) => self.newest_continuation(from, thread),
+            None => Ok(None),
+        }
+    }
+
     /// Where the branch through `from` ends in `thread` (`None`: the root thread), following the
     /// newest live child at each step, as a column shows a thread: `from` itself when it is in
     /// the thread and has no child there, `None` when it is not in the thread and no child of it

@@ -34,6 +34,19 @@ pub(crate) fn exact_family(tokenizer: Tokenizer) -> Option<&'static str> {
     EXACT_FAMILIES.iter().find(|(_, exact)| *exact == tokenizer).map(|(name, _)| *name)
 }
 
+/// A node's stored counts (as written with it) as the engine's tokenizers.
+pub(crate) fn stored_counts(counts: &[(String, u64)]) -> Vec<(Tokenizer, u64)> {
+    counts
+        .iter()
+        .filter_map(|(family, tokens)| {
+            EXACT_FAMILIES
+                .iter()
+                .find(|(name, _)| name == family)
+                .map(|(_, tokenizer)| (*tokenizer, *tokens))
+        })
+        .collect()
+}
+
 /// The counts stored with a node when it is written: one per family counted then, summed over its
 /// parts as the engine counts them (tool calls by their arguments, results by their content).
 pub(crate) fn token_counts(parts: &[store::Part]) -> Vec<(String, u64)> {

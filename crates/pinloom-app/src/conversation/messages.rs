@@ -6,9 +6,8 @@ use std::sync::Arc;
 use anyhow::Context;
 use pinloom_store::{self as store, Author, NewNode, NodeId, Store, TreeId};
 
-use super::send::stored_counts;
 use crate::ApiError;
-use crate::base::engine_inputs::token_counts;
+use crate::base::engine_inputs::{stored_counts, token_counts};
 use crate::base::snapshot_cache::SnapshotCache;
 use crate::json::{Message, NodeView};
 use crate::pinloom::Pinloom;

@@ -125,7 +125,7 @@ impl Pinloom {
             let pin = store.pin(PinId(pin_id))?;
             let end = match up_to {
                 Some(node) => NodeId(node),
-                None => pin.anchor_node_id.map(|from| store.newest_continuation(from, Some(pin.id))).transpose()?.flatten().ok_or_else(|| {
+                None => store.newest_continuation_from(pin.anchor_node_id, Some(pin.id))?.ok_or_else(|| {
                     ApiError::invalid_input(
                         "this sub-thread has no messages to summarise: write its result by hand",
                     )

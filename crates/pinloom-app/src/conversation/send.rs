@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::reply_drafts::Drafting;
 use crate::ApiError;
-use crate::base::engine_inputs::{ANNOTATION_ID_BASE, exact_family, token_counts};
+use crate::base::engine_inputs::{ANNOTATION_ID_BASE, exact_family, stored_counts, token_counts};
 use crate::base::plan::{
     Planned, ProfileRef, earlier_replies, plan_view, tokenizer_label, wire_request,
 };
@@ -252,19 +252,6 @@ impl Pinloom {
             receipt: Some(receipt),
         })
     }
-}
-
-/// A node's stored counts (as written with it) as the engine's tokenizers.
-pub(super) fn stored_counts(counts: &[(String, u64)]) -> Vec<(Tokenizer, u64)> {
-    counts
-        .iter()
-        .filter_map(|(family, tokens)| {
-            crate::base::engine_inputs::EXACT_FAMILIES
-                .iter()
-                .find(|(name, _)| name == family)
-                .map(|(_, tokenizer)| (*tokenizer, *tokens))
-        })
-        .collect()
 }
 
 /// The settings a reply to `planned` is made with, as the reply keeps them.

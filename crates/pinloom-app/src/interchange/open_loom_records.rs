@@ -329,11 +329,11 @@ fn present_value<'de, D: serde::Deserializer<'de>>(
     Value::deserialize(deserializer).map(Some)
 }
 
-/// [`present_value`], borrowed or not.
+/// [`present_value`], as the `Cow` a borrowed export writes.
 fn present<'de, 'a, D: serde::Deserializer<'de>>(
     deserializer: D,
 ) -> Result<Option<Cow<'a, Value>>, D::Error> {
-    Ok(Some(Cow::Owned(Value::deserialize(deserializer)?)))
+    Ok(present_value(deserializer)?.map(Cow::Owned))
 }
 
 /// An edge's sources: one that does not name a node by a string is dropped; a list that is not a

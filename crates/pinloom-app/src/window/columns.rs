@@ -42,7 +42,7 @@ impl Pinloom {
                     .map(|newest| store.path_root(newest))
                     .transpose()?,
             };
-            let end = from.map(|from| store.newest_continuation(from, None)).transpose()?.flatten();
+            let end = store.newest_continuation_from(from, None)?;
             paged_view(store, tree.into(), None, end, node_id.map(NodeId))
         })
         .await
@@ -64,10 +64,7 @@ impl Pinloom {
                 .into());
             }
             let from = node_id.map(NodeId).or(pin.anchor_node_id);
-            let end = from
-                .map(|from| store.newest_continuation(from, Some(pin.id)))
-                .transpose()?
-                .flatten();
+            let end = store.newest_continuation_from(from, Some(pin.id))?;
             paged_view(store, tree.into(), Some(PinView::from(pin)), end, node_id.map(NodeId))
         })
         .await
