@@ -5,7 +5,7 @@
 //! registry's own client) download the pinned release's source archive into a download folder
 //! shared by every build folder and checkout, once per machine. This build script downloads
 //! nothing: it checks the archive's SHA-256 against the digest PyPI lists for it, unpacks it into
-//! `OUT_DIR` and compiles the three library files with `cc`.
+//! `OUT_DIR` and compiles the library with `cc`.
 //!
 //! Offline builds: set `PINLOOM_QUICKTOK_SDIST` to a copy of the archive (it is checked the same
 //! way).
@@ -40,7 +40,9 @@ fn main() {
 
     // The library reads its vocabularies with `fopen`; the prelude, included before each of its
     // files, sends those reads to `cpp/embedded_files.cpp`, which serves the vocabularies this
-    // crate embeds. No file of the release is edited.
+    // crate embeds. The release's `quicktok.cpp` is compiled inside `cpp/tokenizer_snapshots.cpp`
+    // (which saves and restores the tables it builds) and its C interface is replaced by that
+    // file's. No file of the release is edited.
     let manifest = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets it"));
     let prelude = manifest.join("cpp/fopen_from_memory.h");
     let mut library = cc::Build::new();
@@ -52,9 +54,8 @@ fn main() {
         .warnings(false)
         .include(source.join("include"))
         .include(source.join("src"))
-        .files(
-            ["quicktok.cpp", "trie2_mb.cpp", "cabi.cpp"].map(|file| source.join("src").join(file)),
-        );
+        .file(manifest.join("cpp/tokenizer_snapshots.cpp"))
+        .file(source.join("src/trie2_mb.cpp"));
     if library.get_compiler().is_like_msvc() {
         library.flag(format!("/FI{}", prelude.display()));
     } else {
@@ -71,6 +72,19 @@ fn main() {
         .compile("pinloom_quicktok_files");
 
     println!("cargo:rustc-env=PINLOOM_QUICKTOK_DATA={}", source.join("data").display());
+    // Names this build's table snapshots (src/lib.rs): a digest of the release and of the code
+    // that writes them, so a snapshot another build wrote is never read.
+    let writer = fs::read(manifest.join("cpp/tokenizer_snapshots.cpp"))
+        .unwrap_or_else(|error| fail(&format!("cannot read cpp/tokenizer_snapshots.cpp: {error}")));
+    let key: String = Sha256::new()
+        .chain_update(ARCHIVE_SHA256)
+        .chain_update(&writer)
+        .finalize()
+        .iter()
+        .take(8)
+        .map(|byte| format!("{byte:02x}"))
+        .collect();
+    println!("cargo:rustc-env=PINLOOM_QUICKTOK_SNAPSHOT_KEY={key}");
     // The release's reference token ids (made by tiktoken and by the models' own tokenizers),
     // which the tests compare against.
     println!("cargo:rustc-env=PINLOOM_QUICKTOK_VECTORS={}", source.join("test").display());

@@ -105,7 +105,8 @@ fn code_of_provider_error(error: &ProviderError) -> ErrorCode {
         | ProviderError::ModelNotFound { .. }
         | ProviderError::Rejected { .. }
         | ProviderError::NoCompletionEndpoint { .. }
-        | ProviderError::CompletionEndpointOff { .. } => ErrorCode::ProviderRefused,
+        | ProviderError::CompletionEndpointOff { .. }
+        | ProviderError::ClosedWithoutReply { .. } => ErrorCode::ProviderRefused,
     }
 }
 

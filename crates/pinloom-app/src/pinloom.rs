@@ -61,7 +61,9 @@ impl Pinloom {
     }
 
     /// Opens (creating if needed) the database file at `path`, as the command line's `--db`
-    /// chooses it; its folder must exist.
+    /// chooses it; its folder must exist. Unlike the window's [`Pinloom::open_with`], it loads no
+    /// vocabulary ahead: a command loads one only when it counts with it (in milliseconds from
+    /// its table snapshot, see `pinloom-tokenizers`), and most commands never do.
     pub async fn open_database(path: PathBuf, connections: Connections) -> anyhow::Result<Pinloom> {
         let provider = Provider::new(connections.timeouts, connections.retry)
             .context("could not set up the HTTP client")?;
@@ -74,7 +76,6 @@ impl Pinloom {
         })
         .await
         .context("could not open Pinloom's database")?;
-        load_written_counters_ahead();
         Ok(Pinloom::over(store, provider, keyring))
     }
 
@@ -215,8 +216,9 @@ impl OutsideWrites {
     }
 }
 
-/// Loads the vocabularies every written message is counted with (0.5 s together) on a thread of
-/// their own, so that the first message written or planned after opening does not wait for them.
+/// Loads the vocabularies every written message is counted with on a thread of their own, so that
+/// the window's first message written or planned does not wait for them (0.5 s together the first
+/// time on a machine, before their table snapshots exist).
 fn load_written_counters_ahead() {
     static STARTED: std::sync::Once = std::sync::Once::new();
     STARTED.call_once(|| {

@@ -167,9 +167,18 @@ impl Provider {
         let (text, interruption) =
             read_reply(&mut decoder, json_lines, bytes, events, cancel, failure, &first_text).await;
         let interruption = interruption.or_else(|| {
-            (!decoder.finished).then(|| ProviderError::StreamBroken {
-                provider: provider.display_name(),
-                detail: "the server closed the connection".to_owned(),
+            let nothing_came = text.is_empty()
+                && decoder.finish_reason.is_none()
+                && decoder.usage == crate::decode::Usage::default();
+            (!decoder.finished).then(|| {
+                if nothing_came {
+                    ProviderError::ClosedWithoutReply { provider: provider.display_name() }
+                } else {
+                    ProviderError::StreamBroken {
+                        provider: provider.display_name(),
+                        detail: "the server closed the connection".to_owned(),
+                    }
+                }
             })
         });
         Ok(Reply {

@@ -160,6 +160,19 @@ pub enum ProviderError {
         /// What happened.
         detail: String,
     },
+    /// The stream ended before any of the reply arrived, with no error said. llama.cpp's Python
+    /// server (llama-cpp-python) does this when the request is longer than the context it was
+    /// started with: it answers 200, opens the stream, and closes it empty.
+    #[error(
+        "{provider} closed the reply without sending any of it, and said no error. A local server \
+         does this when the request is longer than the context it was started with (llama.cpp's \
+         n_ctx, its -c or --n_ctx option): lower the window in this model's profile to that size so \
+         Pinloom trims to it, or start the server with a larger context."
+    )]
+    ClosedWithoutReply {
+        /// The provider.
+        provider: &'static str,
+    },
     /// No connection could be made.
     #[error(
         "Could not reach {provider} at {url} ({detail}). Check that the server is running and the address is right."
@@ -254,6 +267,7 @@ impl ProviderError {
             ProviderError::InStream { .. } => "errorInStream",
             ProviderError::Malformed { .. } => "malformedStream",
             ProviderError::StreamBroken { .. } => "streamBroken",
+            ProviderError::ClosedWithoutReply { .. } => "closedWithoutReply",
             ProviderError::Unreachable { .. } => "unreachable",
             ProviderError::TimedOut { .. } => "timedOut",
             ProviderError::ReplyTooLong { .. } => "replyTooLong",
@@ -285,6 +299,7 @@ impl ProviderError {
             | ProviderError::Rejected { .. }
             | ProviderError::Malformed { .. }
             | ProviderError::StreamBroken { .. }
+            | ProviderError::ClosedWithoutReply { .. }
             | ProviderError::TimedOut { .. }
             | ProviderError::ReplyTooLong { .. }
             | ProviderError::NoCompletionEndpoint { .. }

@@ -256,3 +256,4 @@ async fn read_request(socket: &mut TcpStream) -> Option<Seen> {
     }
     Some(Seen { method, path, headers, body: String::from_utf8_lossy(&body).into_owned() })
 }
+pub mod llama;

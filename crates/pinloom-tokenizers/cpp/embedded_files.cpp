@@ -1,13 +1,13 @@
 // Serves quicktok's vocabulary files from memory while one encoding loads.
 //
-// Loading is the only time the library opens files. `pinloom_quicktok_load` makes the given
-// files visible to this thread's opens, loads, and hides them again; an open of any other name
-// fails as a missing file would (quicktok treats a missing special-tokens file as none).
+// Loading is the only time the library opens files. `pinloom_quicktok_serve` makes the given
+// files visible to this thread's opens while tokenizer_snapshots.cpp loads, and hides them again
+// after; an open of any other name fails as a missing file would (quicktok treats a missing
+// special-tokens file as none).
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 
-#include "quicktok.h"
 
 extern "C" {
 
@@ -56,13 +56,7 @@ extern "C" FILE* pinloom_quicktok_fopen(const char* path, const char* mode) {
     return nullptr;
 }
 
-extern "C" qt_tokenizer* pinloom_quicktok_load(const char* encoding,
-                                               const pinloom_quicktok_file* files, size_t count,
-                                               char* error, size_t error_length) {
+extern "C" void pinloom_quicktok_serve(const pinloom_quicktok_file* files, size_t count) {
     files_being_loaded = files;
     files_being_loaded_count = count;
-    qt_tokenizer* loaded = qt_load_dir("pinloom-embedded", encoding, error, error_length);
-    files_being_loaded = nullptr;
-    files_being_loaded_count = 0;
-    return loaded;
 }

@@ -7,8 +7,10 @@
 //! slower first load) are in `crates/pinloom-engine/benches/README.md` (W2).
 //!
 //! The vocabularies are built into the program; each encoding is loaded the first time it counts
-//! (0.1–0.4 s, 34–50 MB) and kept for the life of the process. [`Encoding::load`] loads one ahead
-//! of time, so a front end can do it while the person is still reading.
+//! and kept for the life of the process. Built from its vocabulary it takes 0.1–0.7 s; its tables
+//! are then saved as a snapshot in the user's cache folder, which later processes read in a few
+//! milliseconds (see `snapshots` and the crate's README). [`Encoding::load`] loads one ahead of
+//! time, so a front end can do it while the person is still reading.
 
 use std::sync::OnceLock;
 
@@ -67,9 +69,32 @@ impl Encoding {
             [OnceLock::new(), OnceLock::new(), OnceLock::new(), OnceLock::new()];
         let slot = Encoding::ALL.iter().position(|encoding| *encoding == self).unwrap_or(0);
         LOADED[slot].get_or_init(|| {
-            foreign::Tokenizer::load(self.quicktok_name(), self.files())
-                .map_err(|reason| LoadError { encoding: self, reason })
+            self.load_through(snapshots::folder().as_deref()).map(|(tokenizer, _)| tokenizer)
         })
+    }
+
+    /// Loads the encoding from its snapshot in `folder` when there is a good one; otherwise
+    /// builds its tables from the vocabulary and saves a snapshot there for the next process
+    /// (a snapshot that cannot be written costs only the next process's time).
+    fn load_through(
+        self,
+        folder: Option<&std::path::Path>,
+    ) -> Result<(foreign::Tokenizer, LoadedFrom), LoadError> {
+        let file = folder.map(|folder| snapshots::file(folder, self.quicktok_name()));
+        if let Some(snapshot) = file.as_deref().and_then(snapshots::read) {
+            // A damaged or foreign snapshot is refused by the C side and built again below.
+            if let Ok(tokenizer) =
+                foreign::Tokenizer::restore(self.quicktok_name(), self.files(), &snapshot)
+            {
+                return Ok((tokenizer, LoadedFrom::Snapshot));
+            }
+        }
+        let tokenizer = foreign::Tokenizer::load(self.quicktok_name(), self.files())
+            .map_err(|reason| LoadError { encoding: self, reason })?;
+        if let (Some(file), Some(snapshot)) = (file, tokenizer.save()) {
+            snapshots::write(&file, &snapshot);
+        }
+        Ok((tokenizer, LoadedFrom::Vocabulary))
     }
 
     /// The name quicktok loads the encoding by.
@@ -104,6 +129,67 @@ impl Encoding {
     }
 }
 
+/// Where a loaded encoding's tables came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LoadedFrom {
+    /// Read back from a snapshot an earlier process saved.
+    Snapshot,
+    /// Built from the vocabulary.
+    Vocabulary,
+}
+
+/// Snapshots of built tables, kept in the user's cache folder so that a process after the first
+/// reads an encoding's tables instead of building them (0.1–0.7 s each) again.
+mod snapshots {
+    use std::path::{Path, PathBuf};
+    use std::{env, fs, process};
+
+    /// `PINLOOM_TOKENIZER_CACHE` names the folder (empty: keep no snapshots); otherwise
+    /// `pinloom/tokenizers` in the user's cache folder.
+    pub(super) fn folder() -> Option<PathBuf> {
+        if let Some(chosen) = env::var_os("PINLOOM_TOKENIZER_CACHE") {
+            return (!chosen.is_empty()).then(|| PathBuf::from(chosen));
+        }
+        let cache = env::var_os("XDG_CACHE_HOME")
+            .filter(|folder| !folder.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| env::var_os("LOCALAPPDATA").map(PathBuf::from))
+            .or_else(|| {
+                let home = PathBuf::from(env::var_os("HOME")?);
+                Some(if cfg!(target_os = "macos") {
+                    home.join("Library/Caches")
+                } else {
+                    home.join(".cache")
+                })
+            })?;
+        Some(cache.join("pinloom").join("tokenizers"))
+    }
+
+    /// The snapshot of `encoding` for this build: its name carries a digest of the tokenizer
+    /// release and of the code that writes snapshots, so another build's file is never read.
+    pub(super) fn file(folder: &Path, encoding: &str) -> PathBuf {
+        folder.join(format!("{encoding}-{}.tables", env!("PINLOOM_QUICKTOK_SNAPSHOT_KEY")))
+    }
+
+    pub(super) fn read(file: &Path) -> Option<Vec<u8>> {
+        fs::read(file).ok()
+    }
+
+    /// Written beside its place and renamed into it, so that a process reading at the same
+    /// moment sees the whole file or none.
+    pub(super) fn write(file: &Path, snapshot: &[u8]) {
+        let Some(folder) = file.parent() else { return };
+        if fs::create_dir_all(folder).is_err() {
+            return;
+        }
+        let partial = file.with_extension(format!("partial-{}", process::id()));
+        if fs::write(&partial, snapshot).is_ok() && fs::rename(&partial, file).is_ok() {
+            return;
+        }
+        let _ = fs::remove_file(&partial);
+    }
+}
+
 /// The vocabularies and Unicode tables of quicktok's release, as unpacked by build.rs (which
 /// checks the whole archive's SHA-256).
 mod data {
@@ -127,7 +213,7 @@ mod foreign {
     use std::ffi::{CString, c_char};
 
     #[repr(C)]
-    struct QtTokenizer {
+    struct PinloomTokenizer {
         _opaque: [u8; 0],
     }
 
@@ -146,12 +232,31 @@ mod foreign {
             count: usize,
             error: *mut c_char,
             error_length: usize,
-        ) -> *mut QtTokenizer;
-        fn qt_count(tokenizer: *const QtTokenizer, text: *const c_char, length: usize) -> usize;
+        ) -> *mut PinloomTokenizer;
+        fn pinloom_quicktok_restore(
+            encoding: *const c_char,
+            files: *const File,
+            count: usize,
+            bytes: *const u8,
+            length: usize,
+            error: *mut c_char,
+            error_length: usize,
+        ) -> *mut PinloomTokenizer;
+        fn pinloom_quicktok_save(
+            tokenizer: *const PinloomTokenizer,
+            bytes: *mut *mut u8,
+            length: *mut usize,
+        ) -> i32;
+        fn pinloom_quicktok_free_bytes(bytes: *mut u8);
+        fn pinloom_quicktok_count(
+            tokenizer: *const PinloomTokenizer,
+            text: *const c_char,
+            length: usize,
+        ) -> usize;
     }
 
     /// A loaded quicktok tokenizer; never freed, as it lives as long as the process.
-    pub(super) struct Tokenizer(*const QtTokenizer);
+    pub(super) struct Tokenizer(*const PinloomTokenizer);
 
     // SAFETY: quicktok documents a loaded tokenizer as safe to use from many threads at once
     // (`quicktok.h`: "All functions are thread-safe on a loaded handle"); it is never mutated or
@@ -160,51 +265,111 @@ mod foreign {
     // SAFETY: as for `Send`: counting only reads the loaded tables.
     unsafe impl Sync for Tokenizer {}
 
+    /// The files of one encoding as the C side reads them; the names live as long as the table.
+    struct FileTable {
+        _names: Vec<CString>,
+        table: Vec<File>,
+    }
+
+    fn file_table(files: &'static [(&'static str, &'static [u8])]) -> Result<FileTable, String> {
+        let names: Vec<CString> = files
+            .iter()
+            .map(|(name, _)| CString::new(*name).map_err(|error| error.to_string()))
+            .collect::<Result<_, _>>()?;
+        let table = names
+            .iter()
+            .zip(files)
+            .map(|(name, (_, bytes))| File {
+                name: name.as_ptr(),
+                bytes: bytes.as_ptr(),
+                length: bytes.len(),
+            })
+            .collect();
+        Ok(FileTable { _names: names, table })
+    }
+
+    /// quicktok's message from its error buffer.
+    fn message(error: &[c_char]) -> String {
+        let bytes: Vec<u8> =
+            error.iter().take_while(|c| **c != 0).map(|c| c.to_ne_bytes()[0]).collect();
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+
     impl Tokenizer {
+        /// Builds the encoding's tables from its vocabulary (the slow way).
         pub(super) fn load(
             encoding: &str,
             files: &'static [(&'static str, &'static [u8])],
         ) -> Result<Tokenizer, String> {
-            let names: Vec<CString> = files
-                .iter()
-                .map(|(name, _)| CString::new(*name).map_err(|error| error.to_string()))
-                .collect::<Result<_, _>>()?;
-            let table: Vec<File> = names
-                .iter()
-                .zip(files)
-                .map(|(name, (_, bytes))| File {
-                    name: name.as_ptr(),
-                    bytes: bytes.as_ptr(),
-                    length: bytes.len(),
-                })
-                .collect();
+            let files = file_table(files)?;
             let encoding = CString::new(encoding).map_err(|error| error.to_string())?;
             let mut error = vec![0 as c_char; 512];
-            // SAFETY: every pointer is valid for the call: `encoding` and `names` are
-            // NUL-terminated and outlive it, `table` holds `table.len()` entries whose bytes are
-            // 'static, and `error` is writable for its length. The loader copies what it keeps.
+            // SAFETY: every pointer is valid for the call: `encoding` and the table's names are
+            // NUL-terminated and outlive it, the table holds `table.len()` entries whose bytes
+            // are 'static, and `error` is writable for its length. The loader copies what it
+            // keeps.
             let loaded = unsafe {
                 pinloom_quicktok_load(
                     encoding.as_ptr(),
-                    table.as_ptr(),
-                    table.len(),
+                    files.table.as_ptr(),
+                    files.table.len(),
                     error.as_mut_ptr(),
                     error.len(),
                 )
             };
-            if loaded.is_null() {
-                let bytes: Vec<u8> =
-                    error.iter().take_while(|c| **c != 0).map(|c| c.to_ne_bytes()[0]).collect();
-                return Err(String::from_utf8_lossy(&bytes).into_owned());
+            if loaded.is_null() { Err(message(&error)) } else { Ok(Tokenizer(loaded)) }
+        }
+
+        /// The encoding with the tables of a snapshot [`Tokenizer::save`] made; the C side
+        /// checks the snapshot's layout, checksum and table sizes and refuses a damaged one.
+        pub(super) fn restore(
+            encoding: &str,
+            files: &'static [(&'static str, &'static [u8])],
+            snapshot: &[u8],
+        ) -> Result<Tokenizer, String> {
+            let files = file_table(files)?;
+            let encoding = CString::new(encoding).map_err(|error| error.to_string())?;
+            let mut error = vec![0 as c_char; 512];
+            // SAFETY: as for `load`, and `snapshot` is valid for `snapshot.len()` bytes; the
+            // restore copies what it keeps.
+            let restored = unsafe {
+                pinloom_quicktok_restore(
+                    encoding.as_ptr(),
+                    files.table.as_ptr(),
+                    files.table.len(),
+                    snapshot.as_ptr(),
+                    snapshot.len(),
+                    error.as_mut_ptr(),
+                    error.len(),
+                )
+            };
+            if restored.is_null() { Err(message(&error)) } else { Ok(Tokenizer(restored)) }
+        }
+
+        /// The loaded tables as a snapshot, or `None` if quicktok could not write one.
+        pub(super) fn save(&self) -> Option<Vec<u8>> {
+            let mut bytes: *mut u8 = std::ptr::null_mut();
+            let mut length = 0usize;
+            // SAFETY: the handle is a loaded tokenizer; `bytes` and `length` are written only on
+            // success (status 0), when `bytes` points to `length` bytes from malloc.
+            let status = unsafe { pinloom_quicktok_save(self.0, &raw mut bytes, &raw mut length) };
+            if status != 0 || bytes.is_null() {
+                return None;
             }
-            Ok(Tokenizer(loaded))
+            // SAFETY: on success `bytes` holds `length` initialised bytes; they are copied
+            // before the buffer is freed, once, with the C side's own free.
+            let copy = unsafe { std::slice::from_raw_parts(bytes, length) }.to_vec();
+            // SAFETY: as above.
+            unsafe { pinloom_quicktok_free_bytes(bytes) };
+            Some(copy)
         }
 
         /// The count, or `None` when quicktok reports an error (it returns `SIZE_MAX`).
         pub(super) fn count(&self, text: &str) -> Option<usize> {
             // SAFETY: the handle is a loaded tokenizer that is never freed; `text` is valid for
             // `text.len()` bytes (quicktok takes a length and needs no terminator).
-            let tokens = unsafe { qt_count(self.0, text.as_ptr().cast(), text.len()) };
+            let tokens =
+                unsafe { pinloom_quicktok_count(self.0, text.as_ptr().cast(), text.len()) };
             (tokens != usize::MAX).then_some(tokens)
         }
     }
@@ -212,7 +377,7 @@ mod foreign {
 
 #[cfg(test)]
 mod tests {
-    use super::Encoding;
+    use super::{Encoding, LoadedFrom, foreign, snapshots};
 
     #[test]
     fn every_encoding_loads_from_the_built_in_data() {
@@ -220,6 +385,76 @@ mod tests {
             assert_eq!(encoding.load(), Ok(()), "{encoding:?}");
             assert!(encoding.count("Rivers meander across their floodplains.") > 3);
         }
+    }
+
+    /// Text that exercises every table: prose, code, CJK, emoji, whitespace runs, digits,
+    /// combining marks (Qwen normalises them), and bytes of every UTF-8 length.
+    const MIXED: &str = "Rivers meander across their floodplains, don't they? \n\n\
+        fn main() {\n    let x: Vec<u8> = vec![1, 2, 3]; // 12345678\n}\n\
+        \u{6cb3}\u{6d41}\u{5728}\u{5e73}\u{539f}\u{4e0a}\u{873f}\u{8712}\u{3002} \
+        \u{1f30a}\u{1f3de}\u{fe0f} e\u{301}te\u{301} \t\t   \u{a0}  \u{0627}\u{0644}\u{0646}\u{0647}\u{0631} \
+        ALLCAPS mixedCase snake_case 3.14159 <|endoftext|>";
+
+    fn scratch_folder(name: &str) -> std::path::PathBuf {
+        let folder = std::env::temp_dir()
+            .join(format!("pinloom-tokenizer-snapshots-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&folder);
+        folder
+    }
+
+    #[test]
+    fn a_snapshot_is_written_once_then_read_and_counts_the_same() {
+        let folder = scratch_folder("roundtrip");
+        for encoding in Encoding::ALL {
+            let (built, from) = encoding.load_through(Some(&folder)).expect("loads");
+            assert_eq!(from, LoadedFrom::Vocabulary, "{encoding:?}: no snapshot yet");
+            let file = snapshots::file(&folder, encoding.quicktok_name());
+            assert!(file.is_file(), "{encoding:?}: the first load saves a snapshot");
+            let (restored, from) = encoding.load_through(Some(&folder)).expect("loads");
+            assert_eq!(from, LoadedFrom::Snapshot, "{encoding:?}: the second load reads it");
+            for end in (0..=MIXED.len()).filter(|end| MIXED.is_char_boundary(*end)) {
+                let text = &MIXED[..end];
+                assert_eq!(restored.count(text), built.count(text), "{encoding:?}: {text:?}");
+            }
+            assert_eq!(restored.count(MIXED), Some(encoding.count(MIXED)), "{encoding:?}");
+        }
+        let _ = std::fs::remove_dir_all(&folder);
+    }
+
+    #[test]
+    fn a_damaged_snapshot_is_refused_and_built_again() {
+        let folder = scratch_folder("damaged");
+        let encoding = Encoding::Cl100k;
+        encoding.load_through(Some(&folder)).expect("loads");
+        let file = snapshots::file(&folder, encoding.quicktok_name());
+        let good = std::fs::read(&file).expect("a snapshot was saved");
+        let mut flipped = good.clone();
+        flipped[good.len() / 2] ^= 0x40;
+        let damaged: [(&str, Vec<u8>); 4] = [
+            ("one byte changed", flipped),
+            ("cut short", good[..good.len() - 1000].to_vec()),
+            ("empty", Vec::new()),
+            ("another file", b"PLQTSNP1 and then something else entirely".to_vec()),
+        ];
+        for (what, bytes) in damaged {
+            assert!(
+                foreign::Tokenizer::restore(encoding.quicktok_name(), encoding.files(), &bytes)
+                    .is_err(),
+                "{what}: refused"
+            );
+            std::fs::write(&file, &bytes).expect("writes");
+            let (tokenizer, from) = encoding.load_through(Some(&folder)).expect("still loads");
+            assert_eq!(from, LoadedFrom::Vocabulary, "{what}: built from the vocabulary");
+            assert_eq!(tokenizer.count(MIXED), Some(encoding.count(MIXED)), "{what}");
+            assert_eq!(std::fs::read(&file).expect("rewritten"), good, "{what}: saved anew");
+        }
+        let _ = std::fs::remove_dir_all(&folder);
+    }
+
+    #[test]
+    fn without_a_folder_nothing_is_saved() {
+        let (_, from) = Encoding::Cl100k.load_through(None).expect("loads");
+        assert_eq!(from, LoadedFrom::Vocabulary);
     }
 
     #[test]

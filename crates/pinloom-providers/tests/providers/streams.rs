@@ -299,6 +299,22 @@ async fn a_stream_cut_off_keeps_the_partial_reply_marked_incomplete() {
     assert_eq!(reply.interruption.unwrap().code(), "streamBroken");
 }
 
+/// What llama-cpp-python's server answers to a streamed request longer than its context
+/// (`n_ctx`), as its own test suite shows (`tests/llama`): 200, an event stream's headers, and
+/// then the end, with no event and no error.
+#[tokio::test]
+async fn a_stream_closed_before_any_of_the_reply_points_at_the_servers_context_size() {
+    let server = Server::start(vec![Answer::sse(b"", 1)]).await;
+    let wire = chat_wire(&server.base, ProviderId::LlamaCpp, "tiny");
+    let reply = send(&provider(), &wire, None).await.0.unwrap();
+    assert_eq!(reply.text, "");
+    let interruption = reply.interruption.expect("an empty stream is no reply");
+    assert_eq!(interruption.code(), "closedWithoutReply");
+    let message = interruption.to_string();
+    assert!(message.contains("llama.cpp server closed the reply without sending any"), "{message}");
+    assert!(message.contains("n_ctx"), "{message}");
+}
+
 #[tokio::test]
 async fn a_malformed_frame_is_a_clear_error_and_loses_nothing_before_it() {
     let (mut body, before) = openai_frames(3);
