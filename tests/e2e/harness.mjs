@@ -160,15 +160,30 @@ export class Harness {
     return child;
   }
 
-  /// Opens the app in a new WebDriver session (a fresh process of the real binary).
+  /// Opens the app in a new WebDriver session (a fresh process of the real binary). WebKit's
+  /// driver waits without end for an app that never connects (one that exited as it started),
+  /// so the wait is bounded, generously for a busy machine, and a failure says what the drivers
+  /// said.
   async launch() {
     const capabilities = new Capabilities();
     capabilities.setBrowserName("wry");
     capabilities.set("tauri:options", { application: appBinary() });
-    this.driver = await new Builder()
+    const session = new Builder()
       .usingServer(`http://127.0.0.1:${this.port}/`)
       .withCapabilities(capabilities)
       .build();
+    let timer;
+    const deadline = new Promise((_, reject) => {
+      timer = setTimeout(() => {
+        const said = this.processes.map((child) => `${child.spawnargs[0]}: ${child.stderrText}`).join("\n");
+        reject(new Error(`the app's WebDriver session did not start within 120 s; the drivers said:\n${said}`));
+      }, 120_000);
+    });
+    try {
+      this.driver = await Promise.race([session, deadline]);
+    } finally {
+      clearTimeout(timer);
+    }
     return this.driver;
   }
 
