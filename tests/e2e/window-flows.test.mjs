@@ -287,6 +287,11 @@ describe("the window does what the backend can", () => {
       10_000,
       "the saved system context is shown",
     );
+    // The keys' rows arrive on their own answer and push everything below them down (on this
+    // machine each says the keyring is unavailable, at length): wait for them, so that the click
+    // lands on the button rather than where it was a moment before (seen once in 20 runs on a busy
+    // machine: the click hit nothing and the text stayed).
+    await harness.textsUntil("key-row", (rows) => rows.length > 0, "the keys' rows");
     await harness.click("system-context-clear");
     // The Clear button goes once the text is gone, moving what is below it: wait for that before
     // clicking Save, so the click lands on Save.
