@@ -8,7 +8,9 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::io::Read;
+#[path = "support/interrupt.rs"]
+mod interrupt;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
@@ -16,6 +18,8 @@ use std::sync::OnceLock;
 use pinloom_app::Pinloom;
 use pinloom_app::json::{ModelProfile, TreeMode};
 use pinloom_test_server::llama::{LlamaServer, Vocabulary, write_model};
+
+use interrupt::interrupt_when;
 
 /// The tiny model with the small vocabulary, written once for all the tests of this binary.
 fn model() -> &'static Path {
@@ -160,29 +164,12 @@ async fn ctrl_c_stops_the_reply_mid_stream_and_keeps_what_arrived_marked_incompl
     let dir = tempfile::tempdir().unwrap();
     let db = database(dir.path(), &server, 65_536, 60_000).await;
 
-    let mut child = pinloom_command(&db, &["ask", "--json", "Think aloud."])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdout = child.stdout.take().unwrap();
-    let pid = child.id().to_string();
-    let (out, code) = tokio::task::spawn_blocking(move || {
-        // Waits for a few pieces, whatever the machine's speed, then stops.
-        let mut seen = Vec::new();
-        let mut buffer = [0_u8; 4096];
-        while String::from_utf8_lossy(&seen).matches("\"event\":\"text\"").count() < 5 {
-            let read = stdout.read(&mut buffer).unwrap();
-            assert!(read > 0, "the reply never arrived");
-            seen.extend_from_slice(&buffer[..read]);
-        }
-        assert!(Command::new("kill").args(["-INT", &pid]).status().unwrap().success());
-        stdout.read_to_end(&mut seen).unwrap();
-        let status = child.wait().unwrap();
-        (String::from_utf8(seen).unwrap(), status.code().unwrap_or(-1))
-    })
-    .await
-    .unwrap();
+    // A few pieces, whatever the machine's speed, then Ctrl+C.
+    let (out, code) =
+        interrupt_when(pinloom_command(&db, &["ask", "--json", "Think aloud."]), |seen| {
+            seen.matches("\"event\":\"text\"").count() >= 5
+        })
+        .await;
     assert_eq!(code, 130, "{out}");
     let lines = json_lines(&out);
     let streamed: String = lines

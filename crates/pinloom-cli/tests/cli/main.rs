@@ -5,6 +5,8 @@
 // A test's unwrap is its assertion.
 #![allow(clippy::unwrap_used)]
 
+#[path = "../support/interrupt.rs"]
+mod interrupt;
 mod mcp;
 mod sending;
 

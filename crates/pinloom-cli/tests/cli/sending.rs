@@ -2,13 +2,15 @@
 //! conversation loop to a scripted OpenAI-compatible server on 127.0.0.1, the reply streamed to
 //! standard output and saved in a real database file.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use pinloom_app::Pinloom;
 use pinloom_app::json::{ModelProfile, TreeMode};
 use pinloom_test_server::{Answer, Server, Then, chat_stream};
+
+use crate::interrupt::interrupt_when;
 
 fn says(pieces: &[&str]) -> Answer {
     Answer::sse(&chat_stream(pieces, 31), 0)
@@ -240,35 +242,11 @@ async fn ctrl_c_stops_the_reply_and_keeps_what_arrived_marked_incomplete() {
     let dir = tempfile::tempdir().unwrap();
     let db = database(dir.path(), &server).await;
 
-    let mut child = Command::new(env!("CARGO_BIN_EXE_pinloom"))
-        .arg("--db")
-        .arg(&db)
-        .args(["ask", "Think aloud."])
-        .env_remove("PINLOOM_PROFILE")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdout = child.stdout.take().unwrap();
-    let pid = child.id().to_string();
-    let (out, code) = tokio::task::spawn_blocking(move || {
-        // Waits for the first piece on the terminal, whatever the machine's speed.
-        let mut seen = Vec::new();
-        let mut buffer = [0_u8; 256];
-        while !String::from_utf8_lossy(&seen).contains("Half a thought") {
-            let read = stdout.read(&mut buffer).unwrap();
-            assert!(read > 0, "the reply never arrived");
-            seen.extend_from_slice(&buffer[..read]);
-        }
-        let signalled = Command::new("kill").args(["-INT", &pid]).status().unwrap();
-        assert!(signalled.success());
-        stdout.read_to_end(&mut seen).unwrap();
-        let status = child.wait().unwrap();
-        (String::from_utf8(seen).unwrap(), status.code().unwrap_or(-1))
-    })
-    .await
-    .unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_pinloom"));
+    command.arg("--db").arg(&db).args(["ask", "Think aloud."]);
+    command.env_remove("PINLOOM_PROFILE").stdin(Stdio::null());
+    // The first piece on the terminal, whatever the machine's speed, then Ctrl+C.
+    let (out, code) = interrupt_when(command, |seen| seen.contains("Half a thought")).await;
     assert_eq!(code, 130);
     assert_eq!(out, "Half a thought\n");
 
