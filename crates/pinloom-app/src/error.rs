@@ -32,6 +32,9 @@ pub enum ErrorCode {
     ContextOverBudget,
     /// The person stopped it.
     Cancelled,
+    /// Git could not do what a sync needs (git missing, the remote unreachable or refusing, the
+    /// sync folder written by a newer Pinloom): show the message; nothing saved here was lost.
+    SyncFailed,
     /// Anything else: a bug or an environment failure.
     Internal,
 }
@@ -56,6 +59,11 @@ impl From<anyhow::Error> for ApiError {
                 }
                 if let Some(provider) = cause.downcast_ref::<ProviderError>() {
                     return Some(code_of_provider_error(provider));
+                }
+                if cause.is::<crate::sync::git::GitError>()
+                    || cause.is::<crate::sync::folder::FolderError>()
+                {
+                    return Some(ErrorCode::SyncFailed);
                 }
                 cause.downcast_ref::<StoreError>().map(code_of_store_error)
             })

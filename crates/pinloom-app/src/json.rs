@@ -51,6 +51,8 @@ pub struct TreeSummary {
     pub updated_at_ms: i64,
     /// How many messages it holds, over all its branches.
     pub message_count: u32,
+    /// Its global id: the same on every machine that syncs it, where `id` is this database's.
+    pub global_id: String,
 }
 
 /// One message.
@@ -110,6 +112,7 @@ impl From<store::Tree> for TreeSummary {
             created_at_ms: tree.created_at_ms,
             updated_at_ms: tree.updated_at_ms,
             message_count: u32::try_from(tree.node_count).unwrap_or(u32::MAX),
+            global_id: tree.global_id,
         }
     }
 }
@@ -1628,4 +1631,32 @@ pub struct ImportReport {
     pub trees: Vec<ImportedTreeSummary>,
     /// Every thing not mapped, kept for export only, or repaired, once each.
     pub notes: Vec<String>,
+}
+
+/// What a sync did, for the window's Settings → Sync and `pinloom sync`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncReport {
+    /// The git remote synced with.
+    pub remote: String,
+    /// Records (messages, pins, trees, …) this machine wrote to the folder.
+    pub sent_records: usize,
+    /// Field changes (titles, flags, deletions, …) this machine wrote.
+    pub sent_changes: usize,
+    /// Records that arrived from other machines.
+    pub received_records: usize,
+    /// Field changes that arrived.
+    pub received_changes: usize,
+    /// The trees something arrived in, to refresh.
+    pub trees_changed: Vec<i64>,
+    /// Whether a commit was made (none when nothing was new here).
+    pub committed: bool,
+    /// Whether the remote took new commits.
+    pub pushed: bool,
+    /// What a person should know: refusals, waits, conflicts and how they were settled.
+    pub notes: Vec<String>,
+    /// When it finished.
+    pub at_ms: i64,
+    /// The whole report in words.
+    pub text: String,
 }

@@ -20,6 +20,7 @@ mod pinloom;
 mod profiles;
 mod providers;
 mod runtime;
+mod sync;
 mod threadmind;
 mod window;
 
@@ -41,6 +42,7 @@ pub use json::{
 };
 pub use pinloom::{Connections, KEYRING_SERVICE, OutsideWrites, Pinloom};
 pub use pinloom_providers::ReplyEvent;
+pub use sync::OWN_REMOTE;
 pub use threadmind::ThreadMindSession;
 pub use tokio_util::sync::CancellationToken;
 pub use window::columns::THREAD_PAGE;

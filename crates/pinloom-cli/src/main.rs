@@ -98,9 +98,10 @@ enum Command {
         #[command(flatten)]
         target: Target,
     },
-    /// A tree as indented text; the list of trees when no tree is given.
+    /// A tree as indented text; the list of trees when no tree is given (number, ThreadMind
+    /// project id, title, size, and the global id every synced machine shares).
     Tree {
-        /// The tree's number or ThreadMind project id.
+        /// The tree's number, ThreadMind project id or global id.
         id: Option<String>,
     },
     /// A tree (or every tree) as Open Loom v2 or Markdown, or the thread ending at a message as
@@ -137,6 +138,17 @@ enum Command {
     /// Serve MCP on standard input and output: ThreadMind's tools, prompts and resources on this
     /// database, plus pins. The active project and thread belong to the working folder.
     Mcp,
+    /// Sync every tree with a git remote your other machines sync with too: what is new here goes
+    /// there, what is new there comes here. Git does the transport, with your credentials.
+    Sync {
+        /// The git remote (a URL such as git@host:you/pinloom-trees.git, or a path to a bare
+        /// repository) the first time; remembered for this database after.
+        #[arg(long, value_name = "URL_OR_PATH")]
+        remote: Option<String>,
+        /// The report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// How a reply is asked for and shown.
@@ -266,6 +278,12 @@ async fn run(cli: Cli) -> anyhow::Result<String> {
         let pinloom = open(path, true).await?;
         return Ok(pinloom.import_file(file.clone(), |_| {}).await?.text());
     }
+    if let Command::Sync { remote, json } = cli.command {
+        // A new machine's first sync makes the database the trees arrive in.
+        let pinloom = open(path, true).await?;
+        let report = pinloom.sync(remote).await?;
+        return Ok(if json { serde_json::to_string(&report)? } else { report.text });
+    }
     if let Command::Mcp = cli.command {
         let pinloom = open(path, true).await?;
         let folder = std::env::current_dir().context("could not read the working folder")?;
@@ -296,8 +314,8 @@ async fn run(cli: Cli) -> anyhow::Result<String> {
                 .iter()
                 .map(|tree| {
                     format!(
-                        "{}\t{}\t{}\t{} messages",
-                        tree.id, tree.slug, tree.title, tree.message_count
+                        "{}\t{}\t{}\t{} messages\t{}",
+                        tree.id, tree.slug, tree.title, tree.message_count, tree.global_id
                     )
                 })
                 .collect::<Vec<_>>()
@@ -352,7 +370,7 @@ async fn run(cli: Cli) -> anyhow::Result<String> {
                 }
             }
         }
-        Command::Import { .. } | Command::Mcp => Ok(String::new()),
+        Command::Import { .. } | Command::Mcp | Command::Sync { .. } => Ok(String::new()),
         Command::Ask { .. }
         | Command::Pin { .. }
         | Command::Regenerate { .. }

@@ -28,6 +28,9 @@ mod search;
 mod slugs;
 mod store;
 mod summaries;
+mod sync;
+mod sync_fold;
+mod sync_records;
 mod threads;
 mod token_counts;
 mod trees;
@@ -50,4 +53,8 @@ pub use search::{COMMON_TERM_MIN_NODES, MAX_QUERY_TERMS};
 pub use slugs::{ROOT_THREAD_SLUG, slugify, unique_slug};
 pub use store::{APPLICATION_ID, Store};
 pub use summaries::SummaryUpdate;
+pub use sync::{
+    SYNCED_FIELDS, SyncAnchor, SyncClosed, SyncOp, SyncOutgoing, SyncRecord, SyncTarget, clock_ms,
+};
+pub use sync_fold::SyncFolded;
 pub use trees::{EmptiedTrash, NewTree};

@@ -339,7 +339,148 @@ const MIGRATIONS: &[(&str, Option<Fill>)] = &[
     "#,
         None,
     ),
+    (
+        // 9: sync through git (src/sync.rs). Every tree, message, pin, attachment, note and
+        // summary write gets a global id beside its row number: a UUIDv7 made from the row's own
+        // time, so ids sort by age everywhere. A receipt is its reply's, so it takes the reply's.
+        // Rows get theirs from a trigger, so no insert path can forget one. The device's id and
+        // clock live in `sync_state`; each remote the database syncs with is a `sync_targets` row
+        // (the remote is remembered per database); `sync_known` lists what a remote's folder
+        // already holds; `sync_ops` is every change to a mutable field this database knows (its
+        // own and other devices'), the latest by (clock, device) being the field's value; and
+        // `sync_changes` is what changed here since the last stamp, filled by triggers that stay
+        // quiet while a sync folds what arrived (`sync_state.folding`).
+        r#"
+    ALTER TABLE trees ADD COLUMN gid TEXT;
+    ALTER TABLE nodes ADD COLUMN gid TEXT;
+    ALTER TABLE pins ADD COLUMN gid TEXT;
+    ALTER TABLE attachments ADD COLUMN gid TEXT;
+    ALTER TABLE annotations ADD COLUMN gid TEXT;
+    ALTER TABLE summary_updates ADD COLUMN gid TEXT;
+
+    CREATE TABLE sync_state (
+        key   TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    ) STRICT, WITHOUT ROWID;
+    CREATE TABLE sync_targets (
+        name             TEXT    PRIMARY KEY,
+        remote           TEXT    NOT NULL,
+        -- 'all': every tree (a person's own machines); 'shared': only trees shared to it (a team).
+        scope            TEXT    NOT NULL CHECK (scope IN ('all', 'shared')),
+        last_result_json TEXT,
+        updated_at_ms    INTEGER NOT NULL
+    ) STRICT;
+    CREATE TABLE sync_known (
+        target TEXT NOT NULL,
+        id     TEXT NOT NULL,
+        PRIMARY KEY (target, id)
+    ) STRICT, WITHOUT ROWID;
+    CREATE TABLE sync_ops (
+        id         TEXT    PRIMARY KEY,
+        gid        TEXT    NOT NULL,
+        kind       TEXT    NOT NULL,
+        field      TEXT    NOT NULL,
+        value_json TEXT    NOT NULL,
+        clock      INTEGER NOT NULL,
+        device     TEXT    NOT NULL
+    ) STRICT;
+    CREATE INDEX sync_ops_by_field ON sync_ops(gid, field, clock DESC, device DESC);
+    CREATE TABLE sync_changes (
+        gid   TEXT    NOT NULL,
+        kind  TEXT    NOT NULL,
+        field TEXT    NOT NULL,
+        at_ms INTEGER NOT NULL,
+        PRIMARY KEY (gid, field)
+    ) STRICT, WITHOUT ROWID;
+    CREATE TABLE sync_shares (
+        target    TEXT    NOT NULL,
+        tree_gid  TEXT    NOT NULL,
+        shared_by TEXT    NOT NULL,
+        at_ms     INTEGER NOT NULL,
+        PRIMARY KEY (target, tree_gid)
+    ) STRICT, WITHOUT ROWID;
+    "#,
+        Some(fill_global_ids),
+    ),
 ];
+
+/// A UUIDv7 (RFC 9562) in SQL from a time in milliseconds: 48 bits of the time, the version,
+/// 74 random bits and the variant. Migration 9's, frozen with it.
+fn uuid_v7_sql(ms: &str) -> String {
+    format!(
+        "printf('%08x-%04x-7%03x-%04x-%012x', ({ms} >> 16) & 0xffffffff, {ms} & 0xffff, \
+         random() & 0xfff, (random() & 0x3fff) | 0x8000, random() & 0xffffffffffff)"
+    )
+}
+
+/// The rows that get a global id, with the column holding their time.
+const GLOBAL_ID_TABLES: [(&str, &str); 6] = [
+    ("trees", "created_at_ms"),
+    ("nodes", "created_at_ms"),
+    ("pins", "created_at_ms"),
+    ("attachments", "created_at_ms"),
+    ("annotations", "created_at_ms"),
+    ("summary_updates", "written_at_ms"),
+];
+
+/// The mutable fields a sync carries, as (table, the sync's kind, field name, columns): a change
+/// of any of the columns is a change of the field.
+const SYNCED_FIELDS: [(&str, &str, &str, &[&str]); 13] = [
+    ("trees", "tree", "title", &["title"]),
+    ("trees", "tree", "systemContext", &["system_context"]),
+    ("trees", "tree", "settings", &["settings_json"]),
+    ("trees", "tree", "bufferIncludesSystem", &["buffer_includes_system"]),
+    ("trees", "tree", "deleted", &["deleted_at_ms"]),
+    ("nodes", "message", "excluded", &["excluded"]),
+    ("nodes", "message", "bookmarked", &["bookmarked"]),
+    ("nodes", "message", "kept", &["kept"]),
+    ("nodes", "message", "deleted", &["pruned_at_ms"]),
+    ("pins", "pin", "title", &["title"]),
+    ("pins", "pin", "closed", &["closed_at_ms", "result"]),
+    ("pins", "pin", "deleted", &["deleted_at_ms"]),
+    ("annotations", "note", "included", &["included"]),
+];
+
+/// Gives every existing row its global id, makes the ids unique, has new rows get one, and has
+/// a change of a synced field recorded in `sync_changes` (unless a sync is folding).
+fn fill_global_ids(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    let now = "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)";
+    let quiet = "NOT EXISTS (SELECT 1 FROM sync_state WHERE key = 'folding')";
+    let mut sql = String::new();
+    for (table, time) in GLOBAL_ID_TABLES {
+        let fresh = uuid_v7_sql(time);
+        let for_new = uuid_v7_sql(&format!("new.{time}"));
+        sql.push_str(&format!(
+            "UPDATE {table} SET gid = {fresh};
+             CREATE UNIQUE INDEX {table}_by_gid ON {table}(gid);
+             CREATE TRIGGER {table}_get_gid AFTER INSERT ON {table} WHEN new.gid IS NULL BEGIN
+                 UPDATE {table} SET gid = {for_new} WHERE rowid = new.rowid;
+             END;\n"
+        ));
+    }
+    for (table, kind, field, columns) in SYNCED_FIELDS {
+        let changed: Vec<String> =
+            columns.iter().map(|column| format!("old.{column} IS NOT new.{column}")).collect();
+        sql.push_str(&format!(
+            "CREATE TRIGGER sync_{table}_{field} AFTER UPDATE OF {columns} ON {table}
+             WHEN ({changed}) AND new.gid IS NOT NULL AND {quiet} BEGIN
+                 INSERT OR REPLACE INTO sync_changes (gid, kind, field, at_ms)
+                 VALUES (new.gid, '{kind}', '{field}', {now});
+             END;\n",
+            columns = columns.join(", "),
+            changed = changed.join(" OR "),
+        ));
+    }
+    // A removed attachment is a change too: its row is gone, its global id is not.
+    sql.push_str(&format!(
+        "CREATE TRIGGER sync_attachments_removed AFTER DELETE ON attachments
+         WHEN old.gid IS NOT NULL AND {quiet} BEGIN
+             INSERT OR REPLACE INTO sync_changes (gid, kind, field, at_ms)
+             VALUES (old.gid, 'attachment', 'removed', {now});
+         END;"
+    ));
+    tx.execute_batch(&sql)
+}
 
 /// Gives every existing tree and pin its ThreadMind slug, oldest first so that the oldest keeps
 /// the plain one, as the store gives new ones, then makes slugs unique from here on. Every row

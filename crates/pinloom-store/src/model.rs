@@ -116,6 +116,8 @@ pub struct Tree {
     pub node_count: u64,
     /// When the person put it in the trash; absent for a live tree.
     pub deleted_at_ms: Option<i64>,
+    /// Its global id (a UUIDv7), the same in every database that holds it through a sync.
+    pub global_id: String,
 }
 
 /// What every context of a tree is set up with: a tree without the fields a context does not

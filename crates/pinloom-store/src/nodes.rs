@@ -662,6 +662,18 @@ pub(crate) fn insert_node(
     node: &NewNode,
     extra_roots: bool,
 ) -> Result<Node, StoreError> {
+    insert_node_with(conn, node, extra_roots, false)
+}
+
+/// [`insert_node`], and with `under_deleted` a node may also hang under a deleted branch (a sync
+/// brings a message another machine wrote before the branch was deleted here); it is then part
+/// of that branch, in the trash with it.
+pub(crate) fn insert_node_with(
+    conn: &Connection,
+    node: &NewNode,
+    extra_roots: bool,
+    under_deleted: bool,
+) -> Result<Node, StoreError> {
     if node.parts.is_empty() {
         return Err(StoreError::InvalidInput("a message needs content: it has no parts".into()));
     }
@@ -711,6 +723,7 @@ pub(crate) fn insert_node(
         }
     };
     if let Some(parent) = node.parent_id
+        && !under_deleted
         && in_deleted_branch(conn, parent)?
     {
         return Err(StoreError::Deleted { node: parent.0 });
@@ -771,6 +784,13 @@ pub(crate) fn insert_node(
     let id = NodeId(conn.last_insert_rowid());
     if segment.is_none() {
         conn.prepare_cached("UPDATE nodes SET segment_id = id WHERE id = ?1")?.execute([id.0])?;
+    }
+    if under_deleted && let Some(parent) = node.parent_id {
+        conn.prepare_cached(
+            "UPDATE nodes SET deleted_depth = (SELECT deleted_depth FROM nodes WHERE id = ?2)
+             WHERE id = ?1",
+        )?
+        .execute(params![id.0, parent.0])?;
     }
     write_token_counts(
         conn,

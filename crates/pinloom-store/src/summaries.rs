@@ -293,7 +293,10 @@ pub(crate) fn as_sql_count(value: u64) -> Result<i64, StoreError> {
         .map_err(|_| StoreError::InvalidInput(format!("{value} is not a real size")))
 }
 
-fn summary_by_key(conn: &Connection, key: &SummaryKey) -> Result<Option<Summary>, StoreError> {
+pub(crate) fn summary_by_key(
+    conn: &Connection,
+    key: &SummaryKey,
+) -> Result<Option<Summary>, StoreError> {
     Ok(conn
         .prepare_cached(&format!("{SUMMARY_SELECT} WHERE {KEY_MATCH}"))?
         .query_row(key_params(key), summary_from_row)

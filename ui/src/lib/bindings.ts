@@ -487,6 +487,11 @@ export type ErrorCode =
 "contextOverBudget" | 
 /**  The person stopped it. */
 "cancelled" | 
+/**
+ *  Git could not do what a sync needs (git missing, the remote unreachable or refusing, the
+ *  sync folder written by a newer Pinloom): show the message; nothing saved here was lost.
+ */
+"syncFailed" | 
 /**  Anything else: a bug or an environment failure. */
 "internal";
 
@@ -1428,6 +1433,8 @@ export type TreeSummary = {
 	updatedAtMs: number,
 	/**  How many messages it holds, over all its branches. */
 	messageCount: number,
+	/**  Its global id: the same on every machine that syncs it, where `id` is this database's. */
+	globalId: string,
 };
 
 /**  Sent after any change to the list of trees or their contents, so every window refreshes. */

@@ -601,10 +601,14 @@ impl Pinloom {
             if let Some(tree) = store.tree_by_slug(&reference)? {
                 return Ok(tree.id.0);
             }
+            // A global id names the same tree on every machine that syncs it.
+            if let Some(tree) = store.tree_by_global_id(&reference)? {
+                return Ok(tree.0);
+            }
             match reference.parse::<i64>() {
                 Ok(id) => Ok(store.tree(pinloom_store::TreeId(id))?.id.0),
                 Err(_) => Err(missing(format!(
-                    "there is no tree \"{reference}\"; `pinloom tree` lists them"
+                    "there is no tree \"{reference}\"; `pinloom tree` lists them (number, project id, title, size, global id)"
                 ))),
             }
         })

@@ -9,6 +9,7 @@
 mod interrupt;
 mod mcp;
 mod sending;
+mod sync;
 
 use std::path::Path;
 use std::process::Command;
@@ -67,10 +68,14 @@ async fn the_tree_the_context_and_the_stats_read_the_apps_database() {
 
     let (trees, _, code) = pinloom(&db, &["tree"]);
     assert_eq!(code, 0);
-    expect![[r#"
-        1	rivers	Rivers	3 messages
-    "#]]
-    .assert_eq(&trees);
+    // The last column is the tree's global id, a UUIDv7 made when it was created; the same id
+    // names the tree too.
+    let (listed, global_id) = trees.trim_end().rsplit_once('\t').unwrap();
+    assert!(global_id.len() == 36 && global_id.as_bytes()[14] == b'7', "a UUIDv7: {global_id}");
+    expect![[r#"1	rivers	Rivers	3 messages"#]].assert_eq(listed);
+    let (by_global_id, _, code) = pinloom(&db, &["tree", global_id]);
+    assert_eq!(code, 0);
+    assert!(by_global_id.starts_with("Rivers (3 messages)"), "{by_global_id}");
 
     let (text, _, _) = pinloom(&db, &["tree", &tree.to_string()]);
     expect![[r#"

@@ -10,6 +10,7 @@ mod pins;
 mod processes;
 mod properties;
 mod summaries;
+mod sync;
 mod threads;
 mod trash;
 mod trees;

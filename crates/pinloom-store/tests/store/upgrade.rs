@@ -94,5 +94,22 @@ fn every_released_schema_upgrades_with_its_data_intact() {
         assert_eq!(now, SCHEMA_VERSION);
         let check: String = conn.query_row("PRAGMA integrity_check", [], |row| row.get(0)).unwrap();
         assert_eq!(check, "ok");
+        // Schema 9 gave every row a global id, a UUIDv7 of the row's own time, all distinct.
+        for table in ["trees", "nodes", "pins", "attachments", "annotations", "summary_updates"] {
+            let (rows, ids, sevens): (i64, i64, i64) = conn
+                .query_row(
+                    &format!(
+                        "SELECT count(*), count(DISTINCT gid),
+                             count(*) FILTER (WHERE gid GLOB '????????-????-7???-[89ab]???-????????????')
+                         FROM {table}"
+                    ),
+                    [],
+                    |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+                )
+                .unwrap();
+            assert_eq!((ids, sevens), (rows, rows), "{table} from {name}");
+        }
+        let dump = store.sync_dump().unwrap();
+        assert!(dump.contains("Und warum entstehen Altarme?"), "from {name}");
     }
 }

@@ -1,0 +1,254 @@
+//! Sync through git: the same trees on a person's machines, and shared trees with a team.
+//!
+//! A sync writes what the remote's folder lacks (records written once, field changes stamped
+//! with a hybrid logical clock: `folder.rs`), commits, fetches and merges (a merge only adds
+//! files, so it never conflicts), folds what arrived into the database in one transaction
+//! (`Store::sync_fold`), and pushes, fetching and merging again while another machine pushed
+//! first. Git is the person's own command (`git.rs`).
+
+pub(crate) mod folder;
+pub(crate) mod git;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use pinloom_store::{Store, SyncFolded};
+
+use crate::json::SyncReport;
+use crate::pinloom::Pinloom;
+use crate::runtime::{blocking, now_ms};
+use folder::Arrived;
+use git::{Git, Pushed};
+
+/// The name of the remote a person's own machines sync through.
+pub const OWN_REMOTE: &str = "origin";
+
+/// How many times a sync fetches, merges and pushes again while other machines keep pushing
+/// first, before it gives up for now.
+const PUSH_ATTEMPTS: usize = 5;
+
+/// The most lines a report lists of one kind (the rest are counted).
+const LISTED: usize = 10;
+
+/// The folder a database syncs through a target: beside the database, one per target.
+pub(crate) fn sync_folder(database: &Path, target: &str) -> PathBuf {
+    let stem = database.file_stem().map(|stem| stem.to_string_lossy().into_owned());
+    database
+        .with_file_name(format!("{}-sync", stem.unwrap_or_else(|| "pinloom".into())))
+        .join(target)
+}
+
+impl Pinloom {
+    /// Syncs the database's trees with its own remote: `remote` the first time (a git URL or
+    /// a path; remembered for this database), nothing after.
+    pub async fn sync(&self, remote: Option<String>) -> anyhow::Result<SyncReport> {
+        let store = self.store.clone();
+        let report = blocking(move || sync_target(&store, OWN_REMOTE, remote, false)).await;
+        // Whatever arrived changes paths and plans this process may have cached.
+        self.snapshot_cache.forget();
+        report.context("could not sync")
+    }
+
+    /// The remote this database syncs with, if it has one.
+    pub async fn sync_remote(&self) -> anyhow::Result<Option<String>> {
+        self.read("could not read the sync settings", |store| {
+            Ok(store.sync_target(OWN_REMOTE)?.map(|target| target.remote))
+        })
+        .await
+    }
+}
+
+/// One whole sync with target `name`.
+pub(crate) fn sync_target(
+    store: &Store,
+    name: &str,
+    remote: Option<String>,
+    shared_only: bool,
+) -> anyhow::Result<SyncReport> {
+    let target = match (remote, store.sync_target(name)?) {
+        (Some(remote), _) => store.set_sync_target(name, remote.trim(), shared_only, now_ms())?,
+        (None, Some(target)) => target,
+        (None, None) => {
+            return Err(crate::ApiError::invalid_input(
+                "this database has no sync remote yet: give one once with `pinloom sync --remote <git URL or path>` (or in Settings → Sync); it is remembered",
+            )
+            .into());
+        }
+    };
+    let folder = sync_folder(store.path(), name);
+    let git = Git::new(&folder);
+    git.prepare(&target.remote)?;
+    // Files a crash left written but not committed go out with this sync.
+    let device = store.sync_device()?;
+    git.commit(&format!("Pinloom sync from {device} (finishing an interrupted sync)"))?;
+    let mut tally = Tally::default();
+    for _ in 0..PUSH_ATTEMPTS {
+        if git.fetch()? {
+            git.merge()?;
+        }
+        folder::check_format(&folder)?;
+        let outgoing = store.sync_outgoing(name)?;
+        let written = folder::write_outgoing(&folder, &outgoing)?;
+        store.mark_sync_known(name, &written)?;
+        tally.sent_records += outgoing.records.len();
+        tally.sent_changes += outgoing.ops.len();
+        let arrived = folder::read_new(&folder, &store.sync_known(name)?)?;
+        tally.take(store, name, arrived)?;
+        let message = format!(
+            "Pinloom sync from {device}: {} records, {} changes",
+            outgoing.records.len(),
+            outgoing.ops.len()
+        );
+        tally.committed |= git.commit(&message)?;
+        match git.push()? {
+            Pushed::Yes => {
+                tally.pushed = true;
+                return finish(store, name, &target.remote, tally);
+            }
+            Pushed::NothingNew => return finish(store, name, &target.remote, tally),
+            Pushed::Refused => tally.retries += 1,
+        }
+    }
+    anyhow::bail!(
+        "the remote refused the push {PUSH_ATTEMPTS} times because other machines kept pushing first; everything is saved here and committed in the sync folder: sync again in a moment"
+    )
+}
+
+/// What one sync did, over its attempts.
+#[derive(Debug, Default)]
+struct Tally {
+    sent_records: usize,
+    sent_changes: usize,
+    folded: Vec<SyncFolded>,
+    damaged: Vec<(String, String)>,
+    unknown: Vec<String>,
+    committed: bool,
+    pushed: bool,
+    retries: usize,
+}
+
+impl Tally {
+    fn take(&mut self, store: &Store, name: &str, arrived: Arrived) -> anyhow::Result<()> {
+        let Arrived { records, ops, damaged, unknown } = arrived;
+        let folded = store.sync_fold(name, records, ops)?;
+        // A damaged file will not read better later: it is reported once and left.
+        let ids: Vec<String> = damaged.iter().map(|(id, _)| id.clone()).collect();
+        store.mark_sync_known(name, &ids)?;
+        self.damaged.extend(damaged);
+        self.unknown = unknown;
+        self.folded.push(folded);
+        Ok(())
+    }
+}
+
+fn finish(store: &Store, name: &str, remote: &str, tally: Tally) -> anyhow::Result<SyncReport> {
+    let mut notes = Vec::new();
+    let (mut received_records, mut received_changes) = (0, 0);
+    let mut trees = std::collections::BTreeSet::new();
+    for folded in &tally.folded {
+        received_records += folded.records;
+        received_changes += folded.ops;
+        trees.extend(folded.trees_changed.iter().cloned());
+        describe(folded, &mut notes);
+    }
+    for (_, why) in tally.damaged.iter().take(LISTED) {
+        notes.push(format!("Skipped a damaged file: {why}."));
+    }
+    if tally.damaged.len() > LISTED {
+        notes.push(format!("…and {} more damaged files.", tally.damaged.len() - LISTED));
+    }
+    if !tally.unknown.is_empty() {
+        notes.push(format!(
+            "{} files are of a kind this Pinloom does not know (a newer Pinloom wrote them); they are left in the folder for an updated Pinloom to read.",
+            tally.unknown.len()
+        ));
+    }
+    let mut tree_ids = Vec::new();
+    for gid in &trees {
+        if let Some(id) = store.tree_by_global_id(gid)? {
+            tree_ids.push(id.0);
+        }
+    }
+    let mut report = SyncReport {
+        remote: remote.to_owned(),
+        sent_records: tally.sent_records,
+        sent_changes: tally.sent_changes,
+        received_records,
+        received_changes,
+        trees_changed: tree_ids,
+        committed: tally.committed,
+        pushed: tally.pushed,
+        notes,
+        at_ms: now_ms(),
+        text: String::new(),
+    };
+    report.text = report_text(&report);
+    store.set_sync_result(name, &serde_json::to_string(&report)?)?;
+    Ok(report)
+}
+
+/// Says what a fold met that a person should know: waits, refusals and conflicts.
+fn describe(folded: &SyncFolded, notes: &mut Vec<String>) {
+    if !folded.waiting.is_empty() {
+        notes.push(format!(
+            "{} records wait for what they hang from, which is not in the remote yet; the next sync takes them in.",
+            folded.waiting.len()
+        ));
+    }
+    for (id, why) in folded.skipped.iter().take(LISTED) {
+        notes.push(format!("Skipped {id}: {why}."));
+    }
+    if folded.skipped.len() > LISTED {
+        notes.push(format!("…and {} more skipped.", folded.skipped.len() - LISTED));
+    }
+    if !folded.under_deleted.is_empty() {
+        notes.push(format!(
+            "{} messages from another machine continue a branch deleted here: they are in the trash with it, and restoring the branch brings them back.",
+            folded.under_deleted.len()
+        ));
+    }
+    if !folded.into_closed.is_empty() {
+        notes.push(format!(
+            "{} messages from another machine continue a thread closed here; the thread keeps its result and shows them.",
+            folded.into_closed.len()
+        ));
+    }
+    for (_, field, kept) in folded.changed_on_both.iter().take(LISTED) {
+        notes.push(format!(
+            "The {field} was changed here and on another machine: the later change, {kept}, is kept; the other stays in the history."
+        ));
+    }
+}
+
+/// The report in words, as `pinloom sync` prints it.
+fn report_text(report: &SyncReport) -> String {
+    let plural =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let nothing = report.sent_records
+        + report.sent_changes
+        + report.received_records
+        + report.received_changes
+        == 0;
+    let mut text = if nothing && report.pushed {
+        format!(
+            "Synced with {}: pushed what an interrupted sync had committed; nothing else new.",
+            report.remote
+        )
+    } else if nothing {
+        format!("Synced with {}: nothing new on either side.", report.remote)
+    } else {
+        format!(
+            "Synced with {}: sent {} and {}; received {} and {}.",
+            report.remote,
+            plural(report.sent_records, "record", "records"),
+            plural(report.sent_changes, "change", "changes"),
+            plural(report.received_records, "record", "records"),
+            plural(report.received_changes, "change", "changes"),
+        )
+    };
+    for note in &report.notes {
+        text.push('\n');
+        text.push_str(note);
+    }
+    text
+}

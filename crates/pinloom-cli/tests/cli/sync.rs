@@ -1,0 +1,386 @@
+//! `pinloom sync` with real git and a bare repository on disk as the remote: no network, and
+//! `HOME` and git's configuration isolated in a temporary folder, so the person's own settings
+//! neither help nor hinder.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use pinloom_app::Pinloom;
+use pinloom_app::json::{NodeAction, TreeMode};
+
+/// Two machines (data folders) and one bare repository, with git isolated from this machine's.
+struct Machines {
+    root: tempfile::TempDir,
+}
+
+impl Machines {
+    fn new() -> Machines {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join("home")).unwrap();
+        let machines = Machines { root };
+        let init = machines
+            .git(&["init", "-q", "--bare", "-b", "main"])
+            .arg(machines.remote())
+            .output()
+            .unwrap();
+        assert!(init.status.success(), "{init:?}");
+        machines
+    }
+
+    fn remote(&self) -> PathBuf {
+        self.root.path().join("trees.git")
+    }
+
+    fn data(&self, machine: &str) -> PathBuf {
+        self.root.path().join(machine)
+    }
+
+    fn db(&self, machine: &str) -> PathBuf {
+        self.data(machine).join(pinloom_app::DATABASE_FILE_NAME)
+    }
+
+    fn isolate(&self, command: &mut Command) {
+        let home = self.root.path().join("home");
+        command
+            .env("HOME", &home)
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", home.join(".gitconfig"))
+            .env_remove("PINLOOM_DATA_DIR")
+            .env_remove("GIT_DIR")
+            .env_remove("GIT_WORK_TREE");
+    }
+
+    fn git(&self, args: &[&str]) -> Command {
+        let mut command = Command::new("git");
+        command.args(args);
+        self.isolate(&mut command);
+        command
+    }
+
+    /// Runs `pinloom --db <machine's> args…`: (stdout, stderr, exit code).
+    fn pinloom(&self, machine: &str, args: &[&str]) -> (String, String, i32) {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_pinloom"));
+        command.arg("--db").arg(self.db(machine)).args(args);
+        self.isolate(&mut command);
+        let output = command.output().unwrap();
+        (
+            String::from_utf8(output.stdout).unwrap(),
+            String::from_utf8(output.stderr).unwrap(),
+            output.status.code().unwrap_or(-1),
+        )
+    }
+
+    /// `pinloom sync` that must succeed; its report.
+    fn sync(&self, machine: &str) -> String {
+        let (out, err, code) = self.pinloom(machine, &["sync"]);
+        assert_eq!(code, 0, "{machine}: {out}{err}");
+        out
+    }
+
+    fn first_sync(&self, machine: &str) -> String {
+        let remote = self.remote();
+        let (out, err, code) =
+            self.pinloom(machine, &["sync", "--remote", remote.to_str().unwrap()]);
+        assert_eq!(code, 0, "{machine}: {out}{err}");
+        out
+    }
+
+    fn commits(&self) -> usize {
+        let output = self
+            .git(&["--git-dir"])
+            .arg(self.remote())
+            .args(["rev-list", "--count", "main"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&output.stdout).trim().parse().unwrap_or(0)
+    }
+
+    async fn open(&self, machine: &str) -> Pinloom {
+        Pinloom::open(self.data(machine)).await.unwrap()
+    }
+
+    fn sync_folder(&self, machine: &str) -> PathBuf {
+        self.data(machine).join("pinloom-sync").join("origin")
+    }
+}
+
+/// The text of a tree as `pinloom tree <global id>` prints it (the same words on every machine).
+fn tree_text(machines: &Machines, machine: &str, global_id: &str) -> String {
+    let (out, err, code) = machines.pinloom(machine, &["tree", global_id]);
+    assert_eq!(code, 0, "{err}");
+    // Message numbers are each database's own; the words and the shape are what must agree.
+    out.lines()
+        .map(|line| {
+            let trimmed = line.trim_start();
+            let indent = &line[..line.len() - trimmed.len()];
+            let words = trimmed.split_once(' ').map_or(trimmed, |(number, rest)| {
+                if number.starts_with('#') { rest } else { trimmed }
+            });
+            format!("{indent}{words}")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[tokio::test]
+async fn two_machines_share_their_trees_through_a_bare_repository() {
+    let machines = Machines::new();
+    let laptop = machines.open("laptop").await;
+    let tree = laptop.create_tree("Rivers".into(), TreeMode::Dialogue).await.unwrap();
+    let question =
+        laptop.append_message(tree.id, None, "Why do rivers meander?".into()).await.unwrap();
+    laptop
+        .append_message(tree.id, Some(question.id), "Because the outer bank erodes.".into())
+        .await
+        .unwrap();
+    let pin = laptop.pin_range(question.id, 7, 13, "rivers".into(), String::new()).await.unwrap();
+    laptop.ask_in_pin(pin.id, "Which rivers?".into()).await.unwrap();
+
+    let sent = machines.first_sync("laptop");
+    assert!(sent.contains("sent 5 records and 0 changes; received 0 records"), "{sent}");
+    let received = machines.first_sync("desktop");
+    assert!(received.contains("received 5 records"), "{received}");
+    let global_id = laptop.list_trees().await.unwrap()[0].global_id.clone();
+    assert_eq!(
+        tree_text(&machines, "laptop", &global_id),
+        tree_text(&machines, "desktop", &global_id)
+    );
+    let (list, _, _) = machines.pinloom("desktop", &["tree"]);
+    assert!(list.contains(&global_id), "the tree list shows the global id: {list}");
+
+    // The desktop answers and renames; the laptop gets both on its next sync, with no remote
+    // given: the database remembered it.
+    let desktop = machines.open("desktop").await;
+    let there = desktop.list_trees().await.unwrap()[0].id;
+    let newest = newest(&desktop, there).await;
+    desktop
+        .append_message(there, Some(newest), "And the inner bank silts up.".into())
+        .await
+        .unwrap();
+    desktop.rename_tree(there, "Rivers and their banks".into()).await.unwrap();
+    let sent = machines.sync("desktop");
+    assert!(sent.contains("sent 1 record and 1 change"), "{sent}");
+    let received = machines.sync("laptop");
+    assert!(received.contains("received 1 record and 1 change"), "{received}");
+    assert_eq!(laptop.list_trees().await.unwrap()[0].title, "Rivers and their banks");
+    assert_eq!(
+        tree_text(&machines, "laptop", &global_id),
+        tree_text(&machines, "desktop", &global_id)
+    );
+
+    // Nothing new: no commit is written, on either side.
+    let commits = machines.commits();
+    assert!(machines.sync("laptop").contains("nothing new on either side"));
+    assert!(machines.sync("desktop").contains("nothing new on either side"));
+    assert_eq!(machines.commits(), commits);
+}
+
+/// The laptop with a tree "Rivers" of one question, synced once: (laptop, tree, question).
+async fn rivers(
+    machines: &Machines,
+) -> (Pinloom, pinloom_app::json::TreeSummary, pinloom_app::json::Message) {
+    let laptop = machines.open("laptop").await;
+    let tree = laptop.create_tree("Rivers".into(), TreeMode::Dialogue).await.unwrap();
+    let first =
+        laptop.append_message(tree.id, None, "Why do rivers meander?".into()).await.unwrap();
+    machines.first_sync("laptop");
+    (laptop, tree, first)
+}
+
+/// The newest message of a small tree: the outline's last line, "#N …".
+async fn newest(pinloom: &Pinloom, tree: i64) -> i64 {
+    let text = pinloom.tree_text(tree).await.unwrap();
+    let last = text.lines().last().unwrap().trim_start();
+    last.trim_start_matches('#').split_once(' ').unwrap().0.parse().unwrap()
+}
+
+#[tokio::test]
+async fn a_delete_on_one_machine_and_an_append_on_the_other_keep_the_append_restorable() {
+    let machines = Machines::new();
+    let laptop = machines.open("laptop").await;
+    let tree = laptop.create_tree("Rivers".into(), TreeMode::Dialogue).await.unwrap();
+    let question =
+        laptop.append_message(tree.id, None, "Why do rivers meander?".into()).await.unwrap();
+    let branch =
+        laptop.append_message(tree.id, Some(question.id), "A branch".into()).await.unwrap();
+    machines.first_sync("laptop");
+    machines.first_sync("desktop");
+
+    laptop.mark_node(branch.id, NodeAction::Delete).await.unwrap();
+    let desktop = machines.open("desktop").await;
+    let there = desktop.list_trees().await.unwrap()[0].id;
+    let on_desktop = newest(&desktop, there).await;
+    desktop.append_message(there, Some(on_desktop), "More on the branch".into()).await.unwrap();
+    machines.sync("laptop");
+    machines.sync("desktop");
+    let report = machines.sync("laptop");
+    assert!(report.contains("continue a branch deleted here"), "{report}");
+    // In the laptop's trash with its branch (the branch is the one deleted message listed);
+    // restoring brings it back, on both machines.
+    let trash = laptop.trash().await.unwrap();
+    let deleted: Vec<_> = trash.branches.iter().map(|branch| branch.id).collect();
+    assert_eq!(deleted, [branch.id]);
+    assert!(laptop.tree_text(tree.id).await.unwrap().contains("More on the branch"));
+    laptop.mark_node(branch.id, NodeAction::Restore).await.unwrap();
+    machines.sync("laptop");
+    machines.sync("desktop");
+    let global_id = laptop.list_trees().await.unwrap()[0].global_id.clone();
+    let text = tree_text(&machines, "desktop", &global_id);
+    assert!(text.contains("More on the branch"), "{text}");
+    assert_eq!(text, tree_text(&machines, "laptop", &global_id));
+}
+
+#[tokio::test]
+async fn two_pushes_racing_both_land() {
+    let machines = Machines::new();
+    let laptop = machines.open("laptop").await;
+    let tree = laptop.create_tree("Rivers".into(), TreeMode::Dialogue).await.unwrap();
+    let first = laptop.append_message(tree.id, None, "From the laptop".into()).await.unwrap();
+    machines.first_sync("laptop");
+    machines.first_sync("desktop");
+    let desktop = machines.open("desktop").await;
+    let other = desktop.create_tree("Estuaries".into(), TreeMode::Dialogue).await.unwrap();
+    desktop.append_message(other.id, None, "From the desktop".into()).await.unwrap();
+    laptop.append_message(tree.id, Some(first.id), "More from the laptop".into()).await.unwrap();
+
+    // The desktop's push waits until the laptop has pushed: a hook in the desktop's sync
+    // folder runs the laptop's sync between the desktop's fetch and its push, once.
+    let hook = machines.sync_folder("desktop").join(".git/hooks/pre-push");
+    let marker = machines.root.path().join("raced");
+    let script = format!(
+        "#!/bin/sh\nif [ ! -e '{marker}' ]; then touch '{marker}'; '{pinloom}' --db '{db}' sync >/dev/null || exit 1; fi\nexit 0\n",
+        marker = marker.display(),
+        pinloom = env!("CARGO_BIN_EXE_pinloom"),
+        db = machines.db("laptop").display(),
+    );
+    std::fs::write(&hook, script).unwrap();
+    make_executable(&hook);
+    let report = machines.sync("desktop");
+    assert!(marker.exists(), "the race ran");
+    assert!(report.contains("received 1 record"), "the desktop merged the laptop's push: {report}");
+    machines.sync("laptop");
+    let titles = |list: Vec<pinloom_app::json::TreeSummary>| {
+        let mut titles: Vec<_> =
+            list.into_iter().map(|tree| (tree.title, tree.message_count)).collect();
+        titles.sort();
+        titles
+    };
+    assert_eq!(
+        titles(laptop.list_trees().await.unwrap()),
+        titles(desktop.list_trees().await.unwrap())
+    );
+    assert_eq!(
+        titles(laptop.list_trees().await.unwrap()),
+        [("Estuaries".to_owned(), 1), ("Rivers".to_owned(), 2)]
+    );
+}
+
+#[tokio::test]
+async fn a_sync_that_stopped_between_commit_and_push_is_finished_by_the_next() {
+    let machines = Machines::new();
+    let (laptop, tree, first) = rivers(&machines).await;
+    laptop
+        .append_message(tree.id, Some(first.id), "Written before the push failed".into())
+        .await
+        .unwrap();
+    // The push fails after the commit (as a crash or a lost connection would leave it).
+    let hook = machines.sync_folder("laptop").join(".git/hooks/pre-push");
+    std::fs::write(&hook, "#!/bin/sh\nexit 1\n").unwrap();
+    make_executable(&hook);
+    let (_, err, code) = machines.pinloom("laptop", &["sync"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("git could not push"), "{err}");
+    std::fs::remove_file(&hook).unwrap();
+    let finished = machines.sync("laptop");
+    assert!(finished.contains("pushed what an interrupted sync had committed"), "{finished}");
+    machines.first_sync("desktop");
+    let desktop = machines.open("desktop").await;
+    assert_eq!(desktop.list_trees().await.unwrap()[0].message_count, 2);
+}
+
+#[tokio::test]
+async fn damaged_and_unknown_files_are_skipped_and_reported_and_the_rest_arrives() {
+    let machines = Machines::new();
+    let (laptop, tree, first) = rivers(&machines).await;
+    // Another tool (or a newer Pinloom) adds files to the laptop's folder and syncs them out.
+    let folder = machines.sync_folder("laptop");
+    let damaged = folder.join("records/messages/01/0190aaaa-0000-7000-8000-000000000001.json");
+    std::fs::create_dir_all(damaged.parent().unwrap()).unwrap();
+    std::fs::write(&damaged, "{\"kind\": \"message\", \"id\": ").unwrap();
+    let unknown = folder.join("records/images/02/0190aaaa-0000-7000-8000-000000000002.json");
+    std::fs::create_dir_all(unknown.parent().unwrap()).unwrap();
+    std::fs::write(&unknown, "{\"kind\": \"image\"}").unwrap();
+    laptop.append_message(tree.id, Some(first.id), "Still arrives".into()).await.unwrap();
+    machines.sync("laptop");
+
+    let report = machines.first_sync("desktop");
+    assert!(
+        report.contains(
+            "Skipped a damaged file: records/messages/01/0190aaaa-0000-7000-8000-000000000001.json"
+        ),
+        "{report}"
+    );
+    assert!(report.contains("1 files are of a kind this Pinloom does not know"), "{report}");
+    let desktop = machines.open("desktop").await;
+    assert_eq!(desktop.list_trees().await.unwrap()[0].message_count, 2);
+    // Reported once: the damaged file will not read better, so the next sync is quiet about it.
+    assert!(!machines.sync("desktop").contains("damaged"));
+}
+
+#[tokio::test]
+async fn a_folder_from_a_newer_pinloom_or_no_git_or_no_remote_stop_with_what_to_do() {
+    let machines = Machines::new();
+    let (_, err, code) = machines.pinloom("laptop", &["sync"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("no sync remote yet") && err.contains("--remote"), "{err}");
+
+    // No git on the PATH.
+    let empty = machines.root.path().join("no-git");
+    std::fs::create_dir_all(&empty).unwrap();
+    let remote = machines.remote();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_pinloom"));
+    command.arg("--db").arg(machines.db("laptop")).args([
+        "sync",
+        "--remote",
+        remote.to_str().unwrap(),
+    ]);
+    machines.isolate(&mut command);
+    let output = command.env("PATH", &empty).output().unwrap();
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{err}");
+    assert!(err.contains("git is not installed"), "{err}");
+
+    // A remote whose folder a newer Pinloom wrote.
+    machines.first_sync("laptop");
+    let clone = machines.root.path().join("newer");
+    let status = machines.git(&["clone", "-q"]).arg(&remote).arg(&clone).status().unwrap();
+    assert!(status.success());
+    std::fs::write(clone.join("format.json"), "{\"format\": \"pinloom-sync\", \"version\": 2}\n")
+        .unwrap();
+    for args in [
+        &["add", "-A"][..],
+        &[
+            "-c",
+            "user.name=Newer",
+            "-c",
+            "user.email=newer@localhost",
+            "commit",
+            "-q",
+            "-m",
+            "newer",
+        ],
+        &["push", "-q", "origin", "HEAD:main"],
+    ] {
+        let status = machines.git(&["-C"]).arg(&clone).args(args).status().unwrap();
+        assert!(status.success(), "{args:?}");
+    }
+    let (_, err, code) = machines.pinloom("laptop", &["sync"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("newer Pinloom") && err.contains("update Pinloom"), "{err}");
+}
+
+fn make_executable(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}

@@ -1,0 +1,572 @@
+//! What a sync folder holds, read out of the database and stamped: records written once, and
+//! operations that change a mutable field.
+//!
+//! A record is an immutable thing (a tree as it was created, a message, a pin, an attachment, a
+//! note, a summary's write) named by its global id; an operation sets one mutable field of one
+//! thing (a title, a flag, a pin's result, a deletion or a restore) and is stamped with a hybrid
+//! logical clock and the device that made it. The field's value is the operation with the
+//! greatest (clock, device), or the record's own value while it has none: a rule every replica
+//! reaches from the same files in any order. The folding in of what arrived is `sync_fold.rs`;
+//! files and git are the application layer's.
+
+use std::collections::{BTreeMap, HashSet};
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::error::StoreError;
+use crate::model::{Anchor, Part};
+use crate::store::Store;
+
+/// A thing written once into a sync folder. Its mutable fields carry their values when it was
+/// written; later changes are [`SyncOp`]s.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum SyncRecord {
+    /// A tree.
+    Tree {
+        /// Its global id.
+        id: String,
+        /// Its title.
+        title: String,
+        /// `dialogue` or `buffer`.
+        mode: String,
+        /// Its system context.
+        system_context: String,
+        /// Whether buffer mode includes the system context.
+        buffer_includes_system: bool,
+        /// Its settings overrides (search hits named by global id).
+        settings: Value,
+        /// When it was created.
+        created_at_ms: i64,
+        /// When it was put in the trash.
+        deleted_at_ms: Option<i64>,
+    },
+    /// A message.
+    Message {
+        /// Its global id.
+        id: String,
+        /// Its tree.
+        tree: String,
+        /// The message it follows.
+        parent: Option<String>,
+        /// Its thread's pin; `None` in the tree's main thread.
+        thread: Option<String>,
+        /// The message it is an edit of.
+        edited_from: Option<String>,
+        /// `human`, `model` or `tool`.
+        author: String,
+        /// Its content.
+        parts: Vec<Part>,
+        /// The model that wrote it.
+        model: Option<String>,
+        /// Its generation settings, as JSON.
+        generation: Option<String>,
+        /// The usage its provider reported, as JSON.
+        usage: Option<String>,
+        /// A reply that did not finish.
+        incomplete: bool,
+        /// Left out of every context.
+        excluded: bool,
+        /// Bookmarked.
+        bookmarked: bool,
+        /// Kept in every context.
+        kept: bool,
+        /// When it was soft-deleted.
+        deleted_at_ms: Option<i64>,
+        /// When it was written.
+        created_at_ms: i64,
+        /// Its exact token counts by tokenizer family.
+        token_counts: BTreeMap<String, u64>,
+    },
+    /// A pin: a sub-thread opened from a message.
+    Pin {
+        /// Its global id.
+        id: String,
+        /// Its tree.
+        tree: String,
+        /// The pin of the thread it opens from; `None` for the main thread.
+        parent: Option<String>,
+        /// The message it hangs off.
+        anchor_node: Option<String>,
+        /// The highlighted passage.
+        anchor: Option<SyncAnchor>,
+        /// Its title.
+        title: String,
+        /// When it was closed, and its result.
+        closed: Option<SyncClosed>,
+        /// When it was deleted.
+        deleted_at_ms: Option<i64>,
+        /// When it was opened.
+        created_at_ms: i64,
+    },
+    /// A file or text attached to a tree, a thread or a message.
+    Attachment {
+        /// Its global id.
+        id: String,
+        /// Its tree.
+        tree: String,
+        /// `tree`, `thread` or `node`.
+        scope: String,
+        /// For a thread's: the pin (`None` for the main thread).
+        thread: Option<String>,
+        /// For a message's: the message.
+        node: Option<String>,
+        /// `context`, `instruction`, `file` or `folder`.
+        role: String,
+        /// Its name.
+        name: String,
+        /// Its content.
+        content: String,
+        /// When it was attached.
+        created_at_ms: i64,
+    },
+    /// A note on a message.
+    Note {
+        /// Its global id.
+        id: String,
+        /// The message.
+        message: String,
+        /// The note.
+        text: String,
+        /// Whether it enters context.
+        included: bool,
+        /// When it was written.
+        created_at_ms: i64,
+    },
+    /// One write of a summary (fitted versions are not synced: each device condenses its own).
+    Summary {
+        /// The write's global id.
+        id: String,
+        /// Its tree.
+        tree: String,
+        /// The thread summarised; `None` for the main thread.
+        thread: Option<String>,
+        /// The last message covered; `None` for the thread as a whole.
+        path_end: Option<String>,
+        /// The budget it was written for.
+        budget: Option<u32>,
+        /// The model that wrote it; '' for a person, an agent or a file.
+        summarizer: String,
+        /// `model`, `person`, `agent` or `file`.
+        written_by: String,
+        /// Written or asked for on purpose.
+        chosen: bool,
+        /// The text.
+        text: String,
+        /// What it summarised, in characters.
+        input_chars: u64,
+        /// What it summarised, in tokens.
+        input_tokens: u64,
+        /// When it was written.
+        written_at_ms: i64,
+    },
+}
+
+impl SyncRecord {
+    /// Its global id, which names its file.
+    pub fn id(&self) -> &str {
+        match self {
+            SyncRecord::Tree { id, .. }
+            | SyncRecord::Message { id, .. }
+            | SyncRecord::Pin { id, .. }
+            | SyncRecord::Attachment { id, .. }
+            | SyncRecord::Note { id, .. }
+            | SyncRecord::Summary { id, .. } => id,
+        }
+    }
+
+    /// Its kind as the folder names it: `trees`, `messages`, `pins`, `attachments`, `notes`,
+    /// `summaries`.
+    pub fn folder(&self) -> &'static str {
+        match self {
+            SyncRecord::Tree { .. } => "trees",
+            SyncRecord::Message { .. } => "messages",
+            SyncRecord::Pin { .. } => "pins",
+            SyncRecord::Attachment { .. } => "attachments",
+            SyncRecord::Note { .. } => "notes",
+            SyncRecord::Summary { .. } => "summaries",
+        }
+    }
+
+    /// The tree it belongs to, for a target that holds only some trees (`None` for a note,
+    /// whose message says).
+    pub(crate) fn tree(&self) -> Option<&str> {
+        match self {
+            SyncRecord::Tree { id, .. } => Some(id),
+            SyncRecord::Message { tree, .. }
+            | SyncRecord::Pin { tree, .. }
+            | SyncRecord::Attachment { tree, .. }
+            | SyncRecord::Summary { tree, .. } => Some(tree),
+            SyncRecord::Note { .. } => None,
+        }
+    }
+}
+
+/// A highlighted passage, as [`Anchor`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncAnchor {
+    /// Where it starts, in UTF-16 code units.
+    pub start: u32,
+    /// Where it ends.
+    pub end: u32,
+    /// The passage.
+    pub text: String,
+}
+
+impl From<SyncAnchor> for Anchor {
+    fn from(anchor: SyncAnchor) -> Anchor {
+        Anchor { start: anchor.start, end: anchor.end, text: anchor.text }
+    }
+}
+
+/// A closed pin's result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncClosed {
+    /// When it was closed.
+    pub at_ms: i64,
+    /// What the sub-thread concluded.
+    pub result: String,
+}
+
+/// A change of one mutable field, written once into a sync folder.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncOp {
+    /// `{clock as 16 hex digits}-{device}`: unique, and sorting by it sorts by clock.
+    pub id: String,
+    /// The thing changed, by global id.
+    pub target: String,
+    /// `tree`, `message`, `pin`, `note` or `attachment`.
+    pub kind: String,
+    /// The field (see [`SYNCED_FIELDS`]).
+    pub field: String,
+    /// Its new value.
+    pub value: Value,
+    /// The hybrid logical clock: milliseconds since 1970 shifted left 16 bits, plus a counter.
+    pub clock: i64,
+    /// The device that made the change.
+    pub device: String,
+}
+
+/// Every field an operation may set, by kind: anything else in a folder is reported and skipped.
+pub const SYNCED_FIELDS: &[(&str, &[&str])] = &[
+    ("tree", &["title", "systemContext", "settings", "bufferIncludesSystem", "deleted"]),
+    ("message", &["excluded", "bookmarked", "kept", "deleted"]),
+    ("pin", &["title", "closed", "deleted"]),
+    ("note", &["included"]),
+    ("attachment", &["removed"]),
+];
+
+/// Whether `kind` has a field `field` an operation may set.
+pub(crate) fn is_synced_field(kind: &str, field: &str) -> bool {
+    SYNCED_FIELDS.iter().any(|(known, fields)| *known == kind && fields.contains(&field))
+}
+
+/// A remote this database syncs with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyncTarget {
+    /// Its name here (`origin` for a person's own remote).
+    pub name: String,
+    /// The git remote: a URL or a path.
+    pub remote: String,
+    /// Whether it holds every tree, or only the ones shared to it (a team's).
+    pub shared_only: bool,
+    /// What its last sync did, as JSON (the application layer's report).
+    pub last_result_json: Option<String>,
+}
+
+/// What a target's folder does not hold yet.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SyncOutgoing {
+    /// Records to write, parents before children.
+    pub records: Vec<SyncRecord>,
+    /// Operations to write, oldest first.
+    pub ops: Vec<SyncOp>,
+}
+
+/// How many bits of a clock count events within one millisecond.
+const COUNTER_BITS: u32 = 16;
+
+pub(crate) fn state(conn: &Connection, key: &str) -> Result<Option<String>, StoreError> {
+    Ok(conn
+        .prepare_cached("SELECT value FROM sync_state WHERE key = ?1")?
+        .query_row([key], |row| row.get(0))
+        .optional()?)
+}
+
+pub(crate) fn set_state(conn: &Connection, key: &str, value: &str) -> Result<(), StoreError> {
+    conn.prepare_cached("INSERT OR REPLACE INTO sync_state (key, value) VALUES (?1, ?2)")?
+        .execute([key, value])?;
+    Ok(())
+}
+
+/// This database's device id, made on first use: 16 random hex digits.
+pub(crate) fn device(conn: &Connection) -> Result<String, StoreError> {
+    if let Some(device) = state(conn, "device")? {
+        return Ok(device);
+    }
+    let device: String =
+        conn.query_row("SELECT lower(hex(randomblob(8)))", [], |row| row.get(0))?;
+    set_state(conn, "device", &device)?;
+    Ok(device)
+}
+
+pub(crate) fn clock(conn: &Connection) -> Result<i64, StoreError> {
+    Ok(state(conn, "clock")?.and_then(|clock| clock.parse().ok()).unwrap_or(0))
+}
+
+/// The clock of an event at `at_ms` after `last`: later than every clock this device has made
+/// or heard, and no earlier than the event's own time.
+pub(crate) fn tick(last: i64, at_ms: i64) -> i64 {
+    (last + 1).max(at_ms.max(0) << COUNTER_BITS)
+}
+
+/// The milliseconds part of a clock.
+pub fn clock_ms(clock: i64) -> i64 {
+    clock >> COUNTER_BITS
+}
+
+impl Store {
+    /// This database's device id (made on first use).
+    pub fn sync_device(&self) -> Result<String, StoreError> {
+        self.write(|tx| device(tx))
+    }
+
+    /// The tree with global id `gid`, if this database has it.
+    pub fn tree_by_global_id(&self, gid: &str) -> Result<Option<crate::model::TreeId>, StoreError> {
+        let conn = self.conn();
+        Ok(crate::sync_records::row_of(&conn, "trees", gid)?.map(crate::model::TreeId))
+    }
+
+    /// The remote called `name`, if this database has synced with it.
+    pub fn sync_target(&self, name: &str) -> Result<Option<SyncTarget>, StoreError> {
+        let conn = self.conn();
+        Ok(conn
+            .prepare_cached(
+                "SELECT name, remote, scope, last_result_json FROM sync_targets WHERE name = ?1",
+            )?
+            .query_row([name], |row| {
+                Ok(SyncTarget {
+                    name: row.get(0)?,
+                    remote: row.get(1)?,
+                    shared_only: row.get::<_, String>(2)? == "shared",
+                    last_result_json: row.get(3)?,
+                })
+            })
+            .optional()?)
+    }
+
+    /// Remembers (or moves) the remote called `name`. A target whose remote changes forgets what
+    /// the old one held, so that the new one gets everything.
+    pub fn set_sync_target(
+        &self,
+        name: &str,
+        remote: &str,
+        shared_only: bool,
+        at_ms: i64,
+    ) -> Result<SyncTarget, StoreError> {
+        self.write(|tx| {
+            let before: Option<String> = tx
+                .query_row("SELECT remote FROM sync_targets WHERE name = ?1", [name], |row| {
+                    row.get(0)
+                })
+                .optional()?;
+            if before.as_deref().is_some_and(|before| before != remote) {
+                tx.execute("DELETE FROM sync_known WHERE target = ?1", [name])?;
+            }
+            tx.execute(
+                "INSERT INTO sync_targets (name, remote, scope, updated_at_ms)
+                 VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (name) DO UPDATE SET remote = ?2, scope = ?3, updated_at_ms = ?4",
+                params![name, remote, if shared_only { "shared" } else { "all" }, at_ms],
+            )?;
+            Ok(())
+        })?;
+        self.sync_target(name)?
+            .ok_or_else(|| StoreError::InvalidInput(format!("the sync target {name} vanished")))
+    }
+
+    /// Keeps what the last sync with `name` did, for the window's Settings → Sync.
+    pub fn set_sync_result(&self, name: &str, result_json: &str) -> Result<(), StoreError> {
+        self.write(|tx| {
+            tx.execute(
+                "UPDATE sync_targets SET last_result_json = ?2 WHERE name = ?1",
+                params![name, result_json],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// Shares tree `tree_gid` to the target `name` (a team's), as `shared_by`: its records go
+    /// there from the next sync on.
+    pub fn share_tree(
+        &self,
+        name: &str,
+        tree_gid: &str,
+        shared_by: &str,
+        at_ms: i64,
+    ) -> Result<(), StoreError> {
+        self.write(|tx| {
+            let exists: bool = tx.query_row(
+                "SELECT EXISTS (SELECT 1 FROM trees WHERE gid = ?1)",
+                [tree_gid],
+                |row| row.get(0),
+            )?;
+            if !exists {
+                return Err(StoreError::InvalidInput(format!(
+                    "no tree has the id {tree_gid}: `pinloom tree` lists the trees with their ids"
+                )));
+            }
+            tx.execute(
+                "INSERT OR IGNORE INTO sync_shares (target, tree_gid, shared_by, at_ms)
+                 VALUES (?1, ?2, ?3, ?4)",
+                params![name, tree_gid, shared_by, at_ms],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// The global ids of what the folder of target `name` is known to hold.
+    pub fn sync_known(&self, name: &str) -> Result<HashSet<String>, StoreError> {
+        let conn = self.conn();
+        let mut statement = conn.prepare_cached("SELECT id FROM sync_known WHERE target = ?1")?;
+        let known = statement.query_map([name], |row| row.get(0))?.collect::<Result<_, _>>()?;
+        Ok(known)
+    }
+
+    /// Records that the folder of target `name` now holds `ids` (written or read).
+    pub fn mark_sync_known(&self, name: &str, ids: &[String]) -> Result<(), StoreError> {
+        self.write(|tx| {
+            let mut insert =
+                tx.prepare_cached("INSERT OR IGNORE INTO sync_known (target, id) VALUES (?1, ?2)")?;
+            for id in ids {
+                insert.execute(params![name, id])?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Stamps every change made here since the last stamp, then gives what the folder of target
+    /// `name` does not hold yet. Nothing is marked as held: the caller does that once the files
+    /// are written ([`Store::mark_sync_known`]), so a crash in between only writes them again.
+    pub fn sync_outgoing(&self, name: &str) -> Result<SyncOutgoing, StoreError> {
+        self.write(|tx| stamp_changes(tx))?;
+        let known = self.sync_known(name)?;
+        let conn = self.conn();
+        let shared_only: bool = conn
+            .prepare_cached("SELECT scope = 'shared' FROM sync_targets WHERE name = ?1")?
+            .query_row([name], |row| row.get(0))
+            .optional()?
+            .unwrap_or(false);
+        let shared: Option<HashSet<String>> = if shared_only {
+            let mut statement =
+                conn.prepare_cached("SELECT tree_gid FROM sync_shares WHERE target = ?1")?;
+            Some(statement.query_map([name], |row| row.get(0))?.collect::<Result<_, _>>()?)
+        } else {
+            None
+        };
+        let in_scope = |tree: Option<&str>| match (&shared, tree) {
+            (None, _) => true,
+            (Some(shared), Some(tree)) => shared.contains(tree),
+            (Some(_), None) => false,
+        };
+        let mut records = Vec::new();
+        crate::sync_records::read_records(&conn, &mut |record| {
+            let tree = match &record {
+                SyncRecord::Note { message, .. } => crate::sync_records::tree_of(&conn, message)?,
+                other => other.tree().map(str::to_owned),
+            };
+            if !known.contains(record.id()) && in_scope(tree.as_deref()) {
+                records.push(record);
+            }
+            Ok(())
+        })?;
+        let mut ops = Vec::new();
+        let mut statement = conn.prepare_cached(
+            "SELECT id, gid, kind, field, value_json, clock, device FROM sync_ops ORDER BY id",
+        )?;
+        let mut rows = statement.query([])?;
+        while let Some(row) = rows.next()? {
+            let id: String = row.get(0)?;
+            if known.contains(&id) {
+                continue;
+            }
+            let op = op_from_row(row)?;
+            if shared.is_some() {
+                let tree = crate::sync_records::tree_of_target(&conn, &op.kind, &op.target)?;
+                if !in_scope(tree.as_deref()) {
+                    continue;
+                }
+            }
+            ops.push(op);
+        }
+        Ok(SyncOutgoing { records, ops })
+    }
+}
+
+fn op_from_row(row: &rusqlite::Row<'_>) -> Result<SyncOp, StoreError> {
+    let value: String = row.get(4)?;
+    Ok(SyncOp {
+        id: row.get(0)?,
+        target: row.get(1)?,
+        kind: row.get(2)?,
+        field: row.get(3)?,
+        value: serde_json::from_str(&value).unwrap_or(Value::Null),
+        clock: row.get(5)?,
+        device: row.get(6)?,
+    })
+}
+
+/// Turns every change since the last stamp into an operation carrying the field's value now,
+/// each with a clock later than any this device has made or heard.
+pub(crate) fn stamp_changes(tx: &Connection) -> Result<usize, StoreError> {
+    let changes: Vec<(String, String, String, i64)> = tx
+        .prepare_cached(
+            "SELECT gid, kind, field, at_ms FROM sync_changes ORDER BY at_ms, gid, field",
+        )?
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)))?
+        .collect::<Result<_, _>>()?;
+    if changes.is_empty() {
+        return Ok(0);
+    }
+    let device = device(tx)?;
+    let mut clock = clock(tx)?;
+    let mut stamped = 0;
+    for (gid, kind, field, changed_at) in changes {
+        let Some(value) = crate::sync_records::field_value(tx, &kind, &gid, &field)? else {
+            // The thing is gone for good (the trash was emptied): nothing to tell.
+            continue;
+        };
+        clock = tick(clock, changed_at);
+        tx.prepare_cached(
+            "INSERT OR IGNORE INTO sync_ops (id, gid, kind, field, value_json, clock, device)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        )?
+        .execute(params![
+            op_id(clock, &device),
+            gid,
+            kind,
+            field,
+            value.to_string(),
+            clock,
+            device
+        ])?;
+        stamped += 1;
+    }
+    tx.execute("DELETE FROM sync_changes", [])?;
+    set_state(tx, "clock", &clock.to_string())?;
+    Ok(stamped)
+}
+
+pub(crate) fn op_id(clock: i64, device: &str) -> String {
+    format!("{clock:016x}-{device}")
+}
+
+/// `null` for an absent time, the time otherwise.
+pub(crate) fn time_value(at_ms: Option<i64>) -> Value {
+    at_ms.map_or(Value::Null, |at| json!(at))
+}

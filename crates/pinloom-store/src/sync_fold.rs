@@ -1,0 +1,857 @@
+//! Folding what a sync folder brought into the database: one transaction, the same result from
+//! the same files whatever their order.
+//!
+//! Records are written once each, parents first (a record whose parent arrives later in the same
+//! batch waits for it; one whose parent is not in the folder yet is left for a later sync).
+//! Operations join every one known before; each field they touch then takes the value of its
+//! greatest (clock, device), which every replica computes alike.
+
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::Value;
+
+use crate::attachments::{insert_annotation, insert_attachment};
+use crate::codec::{mode_from_sql, role_from_sql};
+use crate::error::StoreError;
+use crate::model::{
+    AttachmentScope, Author, NewNode, NodeId, PinId, Sharing, SummaryAuthor, SummaryKey,
+    SummaryWrite, TreeId,
+};
+use crate::nodes::{in_deleted_branch, insert_node_with, node_by_id, prune, unprune};
+use crate::pins::{PinPlace, free_pin_slug, insert_pin};
+use crate::slugs::slugify;
+use crate::store::Store;
+use crate::summaries::{as_sql_count, insert_summary, log_summary_write};
+use crate::sync::{
+    SyncOp, SyncRecord, clock, device, is_synced_field, op_id, set_state, stamp_changes, state,
+};
+use crate::sync_records::{row_of, settings_in};
+use crate::trees::{NewTree, insert_tree};
+
+/// What folding in a folder's new files did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SyncFolded {
+    /// Records written here.
+    pub records: usize,
+    /// Operations taken in.
+    pub ops: usize,
+    /// Records and operations this database already had (through another remote, or its own).
+    pub already_here: usize,
+    /// The trees (by global id) something arrived in.
+    pub trees_changed: BTreeSet<String>,
+    /// Records left for a later sync, with why: what they hang from is not in the folder yet.
+    pub waiting: Vec<(String, String)>,
+    /// Records and operations refused, with why. They are not tried again.
+    pub skipped: Vec<(String, String)>,
+    /// Messages that arrived under a branch deleted here: they are in the trash with it, and
+    /// restoring the branch brings them back.
+    pub under_deleted: Vec<String>,
+    /// Messages that arrived in a thread closed here (by global id of the thread's pin).
+    pub into_closed: Vec<String>,
+    /// Fields changed here and on another machine since this one last heard: (thing, field, the
+    /// value kept). The other value stays in the field's history.
+    pub changed_on_both: Vec<(String, String, Value)>,
+}
+
+/// Which table holds each kind of thing.
+fn table_of(kind: &str) -> Option<&'static str> {
+    Some(match kind {
+        "tree" => "trees",
+        "message" => "nodes",
+        "pin" => "pins",
+        "note" => "annotations",
+        "attachment" => "attachments",
+        _ => return None,
+    })
+}
+
+impl Store {
+    /// Folds what the folder of target `name` brought (records and operations read from files
+    /// not known to be there before) into the database, in one transaction, and marks them as
+    /// held by that folder. Changes made here since the last stamp are stamped first, so they
+    /// compete with what arrived by their own clocks.
+    pub fn sync_fold(
+        &self,
+        name: &str,
+        records: Vec<SyncRecord>,
+        ops: Vec<SyncOp>,
+    ) -> Result<SyncFolded, StoreError> {
+        self.write(|tx| {
+            set_state(tx, "folding", "1")?;
+            stamp_changes(tx)?;
+            let heard_before: i64 =
+                state(tx, "heard")?.and_then(|heard| heard.parse().ok()).unwrap_or(0);
+            let mut folded = SyncFolded::default();
+            let mut known = Vec::new();
+            let inserted = fold_records(tx, records, &mut folded, &mut known)?;
+            let touched = fold_ops(tx, &ops, &inserted, &mut folded, &mut known)?;
+            let me = device(tx)?;
+            for (kind, gid, field) in &touched {
+                apply_winner(tx, kind, gid, field, &mut folded)?;
+                report_both_sides(tx, gid, field, &me, heard_before, &ops, &mut folded)?;
+            }
+            let heard = ops
+                .iter()
+                .filter(|op| op.device != me)
+                .map(|op| op.clock)
+                .max()
+                .unwrap_or(0)
+                .max(heard_before);
+            set_state(tx, "heard", &heard.to_string())?;
+            let received = ops.iter().map(|op| op.clock).max().unwrap_or(0);
+            set_state(tx, "clock", &clock(tx)?.max(received).to_string())?;
+            let mut insert =
+                tx.prepare_cached("INSERT OR IGNORE INTO sync_known (target, id) VALUES (?1, ?2)")?;
+            for id in &known {
+                insert.execute(params![name, id])?;
+            }
+            tx.execute("DELETE FROM sync_state WHERE key = 'folding'", [])?;
+            Ok(folded)
+        })
+    }
+
+    /// Every field change this database knows for thing `gid`, newest first: (field, value,
+    /// clock, device). A rename that lost to a later one is here.
+    pub fn sync_history(&self, gid: &str) -> Result<Vec<(String, Value, i64, String)>, StoreError> {
+        let conn = self.conn();
+        let mut statement = conn.prepare_cached(
+            "SELECT field, value_json, clock, device FROM sync_ops WHERE gid = ?1
+             ORDER BY clock DESC, device DESC",
+        )?;
+        let history = statement
+            .query_map([gid], |row| {
+                let value: String = row.get(1)?;
+                Ok((
+                    row.get(0)?,
+                    serde_json::from_str(&value).unwrap_or(Value::Null),
+                    row.get(2)?,
+                    row.get(3)?,
+                ))
+            })?
+            .collect::<Result<_, _>>()?;
+        Ok(history)
+    }
+
+    /// Everything the database holds that a sync carries, as records sorted by kind and global
+    /// id, one JSON line each: two replicas that have synced the same files give equal dumps.
+    pub fn sync_dump(&self) -> Result<String, StoreError> {
+        let conn = self.conn();
+        let mut records = Vec::new();
+        crate::sync_records::read_records(&conn, &mut |record| {
+            records.push(record);
+            Ok(())
+        })?;
+        records.sort_by(|a, b| (a.folder(), a.id()).cmp(&(b.folder(), b.id())));
+        let mut dump = String::new();
+        for record in records {
+            let line = serde_json::to_string(&record).map_err(|error| {
+                StoreError::InvalidInput(format!("a record cannot be written: {error}"))
+            })?;
+            dump.push_str(&line);
+            dump.push('\n');
+        }
+        Ok(dump)
+    }
+}
+
+/// The global ids a record hangs from, with their tables.
+fn dependencies(record: &SyncRecord) -> Vec<(&'static str, String)> {
+    let on = |table: &'static str, gid: &Option<String>| gid.clone().map(|gid| (table, gid));
+    let tree = |gid: &String| Some(("trees", gid.clone()));
+    let list = match record {
+        SyncRecord::Tree { .. } => vec![],
+        SyncRecord::Pin { tree: of, parent, anchor_node, .. } => {
+            vec![tree(of), on("pins", parent), on("nodes", anchor_node)]
+        }
+        SyncRecord::Message { tree: of, parent, thread, edited_from, .. } => {
+            vec![tree(of), on("nodes", parent), on("pins", thread), on("nodes", edited_from)]
+        }
+        SyncRecord::Attachment { tree: of, thread, node, .. } => {
+            vec![tree(of), on("pins", thread), on("nodes", node)]
+        }
+        SyncRecord::Note { message, .. } => vec![Some(("nodes", message.clone()))],
+        SyncRecord::Summary { tree: of, thread, path_end, .. } => {
+            vec![tree(of), on("pins", thread), on("nodes", path_end)]
+        }
+    };
+    list.into_iter().flatten().collect()
+}
+
+fn rank(record: &SyncRecord) -> u8 {
+    match record {
+        SyncRecord::Tree { .. } => 0,
+        SyncRecord::Pin { .. } => 1,
+        SyncRecord::Message { .. } => 2,
+        SyncRecord::Attachment { .. } => 3,
+        SyncRecord::Note { .. } => 4,
+        SyncRecord::Summary { .. } => 5,
+    }
+}
+
+fn table_of_record(record: &SyncRecord) -> &'static str {
+    match record {
+        SyncRecord::Tree { .. } => "trees",
+        SyncRecord::Pin { .. } => "pins",
+        SyncRecord::Message { .. } => "nodes",
+        SyncRecord::Attachment { .. } => "attachments",
+        SyncRecord::Note { .. } => "annotations",
+        SyncRecord::Summary { .. } => "summary_updates",
+    }
+}
+
+/// Writes every record not here yet, each after what it hangs from; returns the (kind, global
+/// id) of those written.
+fn fold_records(
+    tx: &Connection,
+    mut records: Vec<SyncRecord>,
+    folded: &mut SyncFolded,
+    known: &mut Vec<String>,
+) -> Result<Vec<(&'static str, String)>, StoreError> {
+    records.sort_by(|a, b| (rank(a), a.id()).cmp(&(rank(b), b.id())));
+    let incoming: HashSet<String> = records.iter().map(|record| record.id().to_owned()).collect();
+    let mut done: HashSet<String> = HashSet::new();
+    let mut parked: HashMap<String, Vec<usize>> = HashMap::new();
+    let mut queue: VecDeque<usize> = (0..records.len()).collect();
+    let mut inserted = Vec::new();
+    while let Some(index) = queue.pop_front() {
+        let record = &records[index];
+        let id = record.id().to_owned();
+        if row_of(tx, table_of_record(record), &id)?.is_some() {
+            folded.already_here += 1;
+            known.push(id.clone());
+            done.insert(id.clone());
+            queue.extend(parked.remove(&id).unwrap_or_default());
+            continue;
+        }
+        let mut missing = None;
+        for (table, gid) in dependencies(record) {
+            if row_of(tx, table, &gid)?.is_none() {
+                missing = Some(gid);
+                break;
+            }
+        }
+        if let Some(missing) = missing {
+            if incoming.contains(&missing) && !done.contains(&missing) {
+                parked.entry(missing).or_default().push(index);
+            } else {
+                folded
+                    .waiting
+                    .push((id, format!("it hangs from {missing}, not in the folder yet")));
+            }
+            continue;
+        }
+        tx.execute_batch("SAVEPOINT sync_record")?;
+        match insert_record(tx, record, folded) {
+            Ok(()) => {
+                tx.execute_batch("RELEASE sync_record")?;
+                folded.records += 1;
+                if let Some(tree) = record_tree(tx, record)? {
+                    folded.trees_changed.insert(tree);
+                }
+                inserted.push((kind_of(record), id.clone()));
+                done.insert(id.clone());
+                queue.extend(parked.remove(&id).unwrap_or_default());
+            }
+            Err(error) => {
+                tx.execute_batch("ROLLBACK TO sync_record; RELEASE sync_record")?;
+                folded.skipped.push((id.clone(), error.to_string()));
+            }
+        }
+        known.push(id);
+    }
+    for (missing, indexes) in parked {
+        for index in indexes {
+            let id = records[index].id().to_owned();
+            folded
+                .waiting
+                .push((id, format!("it hangs from {missing}, which could not be written")));
+        }
+    }
+    Ok(inserted)
+}
+
+fn kind_of(record: &SyncRecord) -> &'static str {
+    match record {
+        SyncRecord::Tree { .. } => "tree",
+        SyncRecord::Pin { .. } => "pin",
+        SyncRecord::Message { .. } => "message",
+        SyncRecord::Attachment { .. } => "attachment",
+        SyncRecord::Note { .. } => "note",
+        SyncRecord::Summary { .. } => "summary",
+    }
+}
+
+fn record_tree(tx: &Connection, record: &SyncRecord) -> Result<Option<String>, StoreError> {
+    match record {
+        SyncRecord::Note { message, .. } => crate::sync_records::tree_of(tx, message),
+        other => Ok(other.tree().map(str::to_owned)),
+    }
+}
+
+fn required(tx: &Connection, table: &str, gid: &str) -> Result<i64, StoreError> {
+    row_of(tx, table, gid)?.ok_or_else(|| StoreError::InvalidInput(format!("{gid} is not here")))
+}
+
+fn optional(tx: &Connection, table: &str, gid: &Option<String>) -> Result<Option<i64>, StoreError> {
+    gid.as_deref().map(|gid| required(tx, table, gid)).transpose()
+}
+
+fn insert_record(
+    tx: &Connection,
+    record: &SyncRecord,
+    folded: &mut SyncFolded,
+) -> Result<(), StoreError> {
+    match record {
+        SyncRecord::Tree { .. } => insert_tree_record(tx, record),
+        SyncRecord::Pin { .. } => insert_pin_record(tx, record),
+        SyncRecord::Message { .. } => insert_message_record(tx, record, folded),
+        SyncRecord::Attachment {
+            id,
+            tree,
+            scope,
+            thread,
+            node,
+            role,
+            name,
+            content,
+            created_at_ms,
+        } => {
+            let tree = TreeId(required(tx, "trees", tree)?);
+            let scope = match scope.as_str() {
+                "tree" => AttachmentScope::Tree,
+                "thread" => AttachmentScope::Thread(optional(tx, "pins", thread)?.map(PinId)),
+                "node" => AttachmentScope::Node(NodeId(optional(tx, "nodes", node)?.ok_or_else(
+                    || StoreError::InvalidInput("a message's attachment names no message".into()),
+                )?)),
+                other => {
+                    return Err(StoreError::InvalidInput(format!(
+                        "unknown attachment scope {other:?}"
+                    )));
+                }
+            };
+            let row = insert_attachment(
+                tx,
+                tree,
+                scope,
+                role_from_sql(role)?,
+                name,
+                content,
+                *created_at_ms,
+            )?;
+            tx.execute("UPDATE attachments SET gid = ?2 WHERE id = ?1", params![row, id])?;
+            Ok(())
+        }
+        SyncRecord::Note { id, message, text, included, created_at_ms } => {
+            let node = NodeId(required(tx, "nodes", message)?);
+            let row = insert_annotation(tx, node, text, *included, *created_at_ms)?;
+            tx.execute("UPDATE annotations SET gid = ?2 WHERE id = ?1", params![row, id])?;
+            Ok(())
+        }
+        SyncRecord::Summary { .. } => insert_summary_record(tx, record),
+    }
+}
+
+fn insert_tree_record(tx: &Connection, record: &SyncRecord) -> Result<(), StoreError> {
+    let SyncRecord::Tree {
+        id,
+        title,
+        mode,
+        system_context,
+        buffer_includes_system,
+        settings,
+        created_at_ms,
+        deleted_at_ms,
+    } = record
+    else {
+        return Ok(());
+    };
+    let new = NewTree {
+        title: title.clone(),
+        mode: mode_from_sql(mode)?,
+        system_context: system_context.clone(),
+        sharing: Sharing::Solo,
+        created_at_ms: *created_at_ms,
+    };
+    let tree = insert_tree(tx, &new, None)?;
+    let settings = settings_in(tx, settings)?;
+    tx.execute(
+        "UPDATE trees SET gid = ?2, buffer_includes_system = ?3, settings_json = ?4,
+             deleted_at_ms = ?5
+         WHERE id = ?1",
+        params![tree.id.0, id, buffer_includes_system, settings, deleted_at_ms],
+    )?;
+    Ok(())
+}
+
+fn insert_pin_record(tx: &Connection, record: &SyncRecord) -> Result<(), StoreError> {
+    let SyncRecord::Pin {
+        id,
+        tree,
+        parent,
+        anchor_node,
+        anchor,
+        title,
+        closed,
+        deleted_at_ms,
+        created_at_ms,
+    } = record
+    else {
+        return Ok(());
+    };
+    let tree = TreeId(required(tx, "trees", tree)?);
+    let anchor = anchor.clone().map(Into::into);
+    let place = PinPlace {
+        tree_id: tree,
+        parent: optional(tx, "pins", parent)?.map(PinId),
+        anchor_node: optional(tx, "nodes", anchor_node)?.map(NodeId),
+        anchor: anchor.as_ref(),
+    };
+    let placeholder = format!("\u{1}{id}");
+    let pin = insert_pin(tx, place, title, Some(&placeholder), *created_at_ms)?;
+    // A deleted thread keeps its own slug; a live one takes the next free one.
+    let slug = match deleted_at_ms {
+        Some(_) => slugify(title),
+        None => free_pin_slug(tx, tree, &slugify(title))?,
+    };
+    tx.execute(
+        "UPDATE pins SET gid = ?2, slug = ?3, deleted_at_ms = ?4, closed_at_ms = ?5, result = ?6
+         WHERE id = ?1",
+        params![
+            pin.id.0,
+            id,
+            slug,
+            deleted_at_ms,
+            closed.as_ref().map(|closed| closed.at_ms),
+            closed.as_ref().map(|closed| closed.result.as_str())
+        ],
+    )?;
+    Ok(())
+}
+
+fn insert_message_record(
+    tx: &Connection,
+    record: &SyncRecord,
+    folded: &mut SyncFolded,
+) -> Result<(), StoreError> {
+    let SyncRecord::Message {
+        id,
+        tree,
+        parent,
+        thread,
+        edited_from,
+        author,
+        parts,
+        model,
+        generation,
+        usage,
+        incomplete,
+        excluded,
+        bookmarked,
+        kept,
+        deleted_at_ms,
+        created_at_ms,
+        token_counts,
+    } = record
+    else {
+        return Ok(());
+    };
+    let tree_id = TreeId(required(tx, "trees", tree)?);
+    let parent_id = optional(tx, "nodes", parent)?.map(NodeId);
+    let thread_id = optional(tx, "pins", thread)?.map(PinId);
+    let parent_thread = match parent_id {
+        Some(parent) => node_by_id(tx, parent)?.pin_id,
+        None => None,
+    };
+    // A message names its thread; the store asks for the pin only where a thread begins.
+    let begins = thread_id.is_some() && (parent_id.is_none() || parent_thread != thread_id);
+    let author = match author.as_str() {
+        "human" => Author::Human,
+        "model" => Author::Model,
+        "tool" => Author::Tool,
+        other => return Err(StoreError::InvalidInput(format!("unknown author {other:?}"))),
+    };
+    let new = NewNode {
+        tree_id,
+        parent_id,
+        pin_id: if begins { thread_id } else { None },
+        author,
+        parts: parts.clone(),
+        edited_from: optional(tx, "nodes", edited_from)?.map(NodeId),
+        model: model.clone(),
+        generation_json: generation.clone(),
+        usage_json: usage.clone(),
+        incomplete: *incomplete,
+        token_counts: token_counts.iter().map(|(family, n)| (family.clone(), *n)).collect(),
+        created_at_ms: *created_at_ms,
+        receipt: None,
+        replaces_draft: None,
+    };
+    if let Some(parent) = parent_id
+        && in_deleted_branch(tx, parent)?
+    {
+        folded.under_deleted.push(id.clone());
+    }
+    let node = insert_node_with(tx, &new, true, true)?;
+    if node.pin_id != thread_id {
+        return Err(StoreError::InvalidInput(
+            "the message is said to be in another thread than the one it continues".into(),
+        ));
+    }
+    if let Some(pin) = thread_id {
+        let closed: bool = tx.query_row(
+            "SELECT closed_at_ms IS NOT NULL FROM pins WHERE id = ?1",
+            [pin.0],
+            |row| row.get(0),
+        )?;
+        if closed && let Some(thread) = thread {
+            folded.into_closed.push(thread.clone());
+        }
+    }
+    tx.execute(
+        "UPDATE nodes SET gid = ?2, excluded = ?3, bookmarked = ?4, kept = ?5 WHERE id = ?1",
+        params![node.id.0, id, excluded, bookmarked, kept],
+    )?;
+    if let Some(at) = deleted_at_ms {
+        prune(tx, node.id, *at)?;
+    }
+    Ok(())
+}
+
+fn insert_summary_record(tx: &Connection, record: &SyncRecord) -> Result<(), StoreError> {
+    let SyncRecord::Summary {
+        id,
+        tree,
+        thread,
+        path_end,
+        budget,
+        summarizer,
+        written_by,
+        chosen,
+        text,
+        input_chars,
+        input_tokens,
+        written_at_ms,
+    } = record
+    else {
+        return Ok(());
+    };
+    let written_by = match written_by.as_str() {
+        "model" => SummaryAuthor::Model,
+        "person" => SummaryAuthor::Person,
+        "agent" => SummaryAuthor::Agent,
+        "file" => SummaryAuthor::File,
+        other => return Err(StoreError::InvalidInput(format!("unknown summary author {other:?}"))),
+    };
+    let key = SummaryKey {
+        tree_id: TreeId(required(tx, "trees", tree)?),
+        pin_id: optional(tx, "pins", thread)?.map(PinId),
+        path_end: optional(tx, "nodes", path_end)?.map(NodeId),
+        budget: *budget,
+        summarizer: summarizer.clone(),
+        fitted_from: None,
+    };
+    let (chars, tokens) = (as_sql_count(*input_chars)?, as_sql_count(*input_tokens)?);
+    let write = SummaryWrite {
+        text,
+        written_by,
+        chosen: *chosen,
+        input_chars: *input_chars,
+        input_tokens: *input_tokens,
+        written_at_ms: *written_at_ms,
+    };
+    let existing = crate::summaries::summary_by_key(tx, &key)?;
+    let summary = match &existing {
+        Some(summary) => summary.id,
+        None => insert_summary(tx, &key, &write, chars, tokens)?,
+    };
+    log_summary_write(tx, summary, text, chars, tokens, *written_at_ms)?;
+    tx.execute(
+        "UPDATE summary_updates SET gid = ?2 WHERE id = ?1",
+        params![tx.last_insert_rowid(), id],
+    )?;
+    // The summary reads as its latest write by (time, global id), whichever arrived last.
+    let newest: String = tx.query_row(
+        "SELECT gid FROM summary_updates WHERE summary_id = ?1
+         ORDER BY written_at_ms DESC, gid DESC LIMIT 1",
+        [summary],
+        |row| row.get(0),
+    )?;
+    if existing.is_some() && newest == *id {
+        let changed = tx.execute(
+            "UPDATE summaries SET text = ?2, input_chars = ?3, input_tokens = ?4,
+                 updated_at_ms = ?5, written_by = ?6, chosen = ?7
+             WHERE id = ?1 AND text IS NOT ?2",
+            params![summary, text, chars, tokens, written_at_ms, written_by.as_str(), chosen],
+        )?;
+        if changed > 0 {
+            tx.execute("DELETE FROM summaries WHERE fitted_from = ?1", [summary])?;
+        }
+    }
+    Ok(())
+}
+
+/// Takes in every operation not known yet; returns the fields to settle: those the operations
+/// touch, and those of newly written things that operations already named.
+fn fold_ops(
+    tx: &Connection,
+    ops: &[SyncOp],
+    inserted: &[(&'static str, String)],
+    folded: &mut SyncFolded,
+    known: &mut Vec<String>,
+) -> Result<BTreeSet<(String, String, String)>, StoreError> {
+    let mut touched = BTreeSet::new();
+    let mut insert = tx.prepare_cached(
+        "INSERT OR IGNORE INTO sync_ops (id, gid, kind, field, value_json, clock, device)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?;
+    for op in ops {
+        known.push(op.id.clone());
+        if !is_synced_field(&op.kind, &op.field) {
+            folded.skipped.push((
+                op.id.clone(),
+                format!("{} has no field {:?} a sync may set", op.kind, op.field),
+            ));
+            continue;
+        }
+        if op.id != op_id(op.clock, &op.device) || op.clock < 0 {
+            folded
+                .skipped
+                .push((op.id.clone(), "its name does not match its clock and device".into()));
+            continue;
+        }
+        let value = op.value.to_string();
+        if insert
+            .execute(params![op.id, op.target, op.kind, op.field, value, op.clock, op.device])?
+            == 0
+        {
+            folded.already_here += 1;
+            continue;
+        }
+        folded.ops += 1;
+        if let Some(tree) = crate::sync_records::tree_of_target(tx, &op.kind, &op.target)? {
+            folded.trees_changed.insert(tree);
+        }
+        touched.insert((op.kind.clone(), op.target.clone(), op.field.clone()));
+    }
+    let mut fields = tx.prepare_cached("SELECT DISTINCT field FROM sync_ops WHERE gid = ?1")?;
+    for (kind, gid) in inserted {
+        let named: Vec<String> =
+            fields.query_map([gid], |row| row.get(0))?.collect::<Result<_, _>>()?;
+        for field in named {
+            touched.insert(((*kind).to_owned(), gid.clone(), field));
+        }
+    }
+    Ok(touched)
+}
+
+/// Sets a field to the value of its greatest (clock, device) operation, when the thing is here.
+fn apply_winner(
+    tx: &Connection,
+    kind: &str,
+    gid: &str,
+    field: &str,
+    folded: &mut SyncFolded,
+) -> Result<(), StoreError> {
+    let Some(table) = table_of(kind) else { return Ok(()) };
+    let Some(row) = row_of(tx, table, gid)? else { return Ok(()) };
+    let winner: Option<(String, String)> = tx
+        .prepare_cached(
+            "SELECT id, value_json FROM sync_ops WHERE gid = ?1 AND field = ?2
+             ORDER BY clock DESC, device DESC LIMIT 1",
+        )?
+        .query_row([gid, field], |row| Ok((row.get(0)?, row.get(1)?)))
+        .optional()?;
+    let Some((op, value)) = winner else { return Ok(()) };
+    let value: Value = serde_json::from_str(&value).unwrap_or(Value::Null);
+    tx.execute_batch("SAVEPOINT sync_field")?;
+    match set_field(tx, kind, row, field, &value) {
+        Ok(()) => tx.execute_batch("RELEASE sync_field")?,
+        Err(error) => {
+            tx.execute_batch("ROLLBACK TO sync_field; RELEASE sync_field")?;
+            folded.skipped.push((op, error.to_string()));
+        }
+    }
+    Ok(())
+}
+
+fn wrong(field: &str, value: &Value) -> StoreError {
+    StoreError::InvalidInput(format!("{value} is not a value the field {field} can take"))
+}
+
+fn flag(field: &str, value: &Value) -> Result<bool, StoreError> {
+    value.as_bool().ok_or_else(|| wrong(field, value))
+}
+
+fn time(field: &str, value: &Value) -> Result<Option<i64>, StoreError> {
+    match value {
+        Value::Null => Ok(None),
+        other => other.as_i64().map(Some).ok_or_else(|| wrong(field, value)),
+    }
+}
+
+fn text<'a>(field: &str, value: &'a Value) -> Result<&'a str, StoreError> {
+    value.as_str().ok_or_else(|| wrong(field, value))
+}
+
+fn set_field(
+    tx: &Connection,
+    kind: &str,
+    row: i64,
+    field: &str,
+    value: &Value,
+) -> Result<(), StoreError> {
+    match (kind, field) {
+        ("tree", "title") => {
+            let title = text(field, value)?.trim();
+            if title.is_empty() {
+                return Err(wrong(field, value));
+            }
+            tx.execute("UPDATE trees SET title = ?2 WHERE id = ?1", params![row, title])?;
+        }
+        ("tree", "systemContext") => {
+            tx.execute(
+                "UPDATE trees SET system_context = ?2 WHERE id = ?1",
+                params![row, text(field, value)?],
+            )?;
+        }
+        ("tree", "settings") => {
+            let settings = settings_in(tx, value)?;
+            tx.execute(
+                "UPDATE trees SET settings_json = ?2 WHERE id = ?1",
+                params![row, settings],
+            )?;
+        }
+        ("tree", "bufferIncludesSystem") => {
+            tx.execute(
+                "UPDATE trees SET buffer_includes_system = ?2 WHERE id = ?1",
+                params![row, flag(field, value)?],
+            )?;
+        }
+        ("tree", "deleted") => {
+            tx.execute(
+                "UPDATE trees SET deleted_at_ms = ?2 WHERE id = ?1",
+                params![row, time(field, value)?],
+            )?;
+        }
+        ("message", "excluded" | "bookmarked" | "kept") => {
+            tx.execute(
+                &format!("UPDATE nodes SET {field} = ?2 WHERE id = ?1"),
+                params![row, flag(field, value)?],
+            )?;
+        }
+        ("message", "deleted") => set_message_deleted(tx, NodeId(row), time(field, value)?)?,
+        ("pin", "title") => {
+            tx.execute(
+                "UPDATE pins SET title = ?2 WHERE id = ?1",
+                params![row, text(field, value)?],
+            )?;
+        }
+        ("pin", "closed") => {
+            let (at, result) = match value {
+                Value::Null => (None, None),
+                Value::Object(closed) => (
+                    Some(
+                        closed
+                            .get("atMs")
+                            .and_then(Value::as_i64)
+                            .ok_or_else(|| wrong(field, value))?,
+                    ),
+                    Some(
+                        closed.get("result").and_then(Value::as_str).unwrap_or_default().to_owned(),
+                    ),
+                ),
+                _ => return Err(wrong(field, value)),
+            };
+            tx.execute(
+                "UPDATE pins SET closed_at_ms = ?2, result = ?3 WHERE id = ?1",
+                params![row, at, result],
+            )?;
+        }
+        ("pin", "deleted") => set_pin_deleted(tx, PinId(row), time(field, value)?)?,
+        ("note", "included") => {
+            tx.execute(
+                "UPDATE annotations SET included = ?2 WHERE id = ?1",
+                params![row, flag(field, value)?],
+            )?;
+        }
+        ("attachment", "removed") => {
+            tx.execute("DELETE FROM attachments WHERE id = ?1", [row])?;
+        }
+        _ => return Err(StoreError::InvalidInput(format!("{kind} has no field {field}"))),
+    }
+    Ok(())
+}
+
+fn set_message_deleted(tx: &Connection, node: NodeId, at: Option<i64>) -> Result<(), StoreError> {
+    let now = node_by_id(tx, node)?.pruned_at_ms;
+    match (now, at) {
+        (None, Some(at)) => prune(tx, node, at),
+        (Some(_), None) => unprune(tx, node),
+        (Some(_), Some(at)) => {
+            tx.execute("UPDATE nodes SET pruned_at_ms = ?2 WHERE id = ?1", params![node.0, at])?;
+            Ok(())
+        }
+        (None, None) => Ok(()),
+    }
+}
+
+fn set_pin_deleted(tx: &Connection, pin: PinId, at: Option<i64>) -> Result<(), StoreError> {
+    let (tree, title, now): (i64, String, Option<i64>) = tx.query_row(
+        "SELECT tree_id, title, deleted_at_ms FROM pins WHERE id = ?1",
+        [pin.0],
+        |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+    )?;
+    match (now, at) {
+        (Some(_), None) => {
+            // Back among the live threads: it takes a slug no live thread has.
+            tx.execute(
+                "UPDATE pins SET slug = char(1) || id, deleted_at_ms = NULL WHERE id = ?1",
+                [pin.0],
+            )?;
+            let slug = free_pin_slug(tx, TreeId(tree), &slugify(&title))?;
+            tx.execute("UPDATE pins SET slug = ?2 WHERE id = ?1", params![pin.0, slug])?;
+        }
+        (_, at) => {
+            tx.execute("UPDATE pins SET deleted_at_ms = ?2 WHERE id = ?1", params![pin.0, at])?;
+        }
+    }
+    Ok(())
+}
+
+/// Reports a field this device changed since it last heard from others, that an arriving
+/// operation from another device changed too.
+fn report_both_sides(
+    tx: &Connection,
+    gid: &str,
+    field: &str,
+    me: &str,
+    heard_before: i64,
+    ops: &[SyncOp],
+    folded: &mut SyncFolded,
+) -> Result<(), StoreError> {
+    let theirs = ops.iter().any(|op| op.target == gid && op.field == field && op.device != me);
+    if !theirs {
+        return Ok(());
+    }
+    let mine: bool = tx
+        .prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM sync_ops
+             WHERE gid = ?1 AND field = ?2 AND device = ?3 AND clock > ?4)",
+        )?
+        .query_row(params![gid, field, me, heard_before], |row| row.get(0))?;
+    if mine {
+        let kept: String = tx.query_row(
+            "SELECT value_json FROM sync_ops WHERE gid = ?1 AND field = ?2
+             ORDER BY clock DESC, device DESC LIMIT 1",
+            [gid, field],
+            |row| row.get(0),
+        )?;
+        folded.changed_on_both.push((
+            gid.to_owned(),
+            field.to_owned(),
+            serde_json::from_str(&kept).unwrap_or(Value::Null),
+        ));
+    }
+    Ok(())
+}

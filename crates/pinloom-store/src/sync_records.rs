@@ -1,0 +1,337 @@
+//! The database's rows as sync records and field values, named by global id instead of row
+//! number.
+
+use std::collections::BTreeMap;
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+use serde_json::{Value, json};
+
+use crate::error::StoreError;
+use crate::model::Part;
+use crate::sync::{SyncAnchor, SyncClosed, SyncRecord, time_value};
+
+/// Calls `each` with every record the database holds: trees, pins, messages, attachments, notes
+/// and summary writes, each kind in row order. Fitted summaries stay out (each device condenses
+/// its own from the chosen text).
+pub(crate) fn read_records(
+    conn: &Connection,
+    each: &mut dyn FnMut(SyncRecord) -> Result<(), StoreError>,
+) -> Result<(), StoreError> {
+    each_row(conn, TREES, each, |row| {
+        let settings: String = row.get(5)?;
+        Ok(SyncRecord::Tree {
+            id: row.get(0)?,
+            title: row.get(1)?,
+            mode: row.get(2)?,
+            system_context: row.get(3)?,
+            buffer_includes_system: row.get(4)?,
+            settings: settings_out(conn, &settings)?,
+            created_at_ms: row.get(6)?,
+            deleted_at_ms: row.get(7)?,
+        })
+    })?;
+    each_row(conn, PINS, each, pin_record)?;
+    let mut counts =
+        conn.prepare_cached("SELECT family, tokens FROM node_tokens WHERE node_id = ?1")?;
+    each_row(conn, MESSAGES, each, |row| {
+        let token_counts: BTreeMap<String, u64> = counts
+            .query_map([row.get::<_, i64>(0)?], |row| {
+                Ok((row.get(0)?, row.get::<_, i64>(1)?.max(0).unsigned_abs()))
+            })?
+            .collect::<Result<_, _>>()?;
+        message_record(row, token_counts)
+    })?;
+    each_row(conn, ATTACHMENTS, each, |row| {
+        Ok(SyncRecord::Attachment {
+            id: row.get(0)?,
+            tree: row.get(1)?,
+            scope: row.get(2)?,
+            thread: row.get(3)?,
+            node: row.get(4)?,
+            role: row.get(5)?,
+            name: row.get(6)?,
+            content: row.get(7)?,
+            created_at_ms: row.get(8)?,
+        })
+    })?;
+    each_row(conn, NOTES, each, |row| {
+        Ok(SyncRecord::Note {
+            id: row.get(0)?,
+            message: row.get(1)?,
+            text: row.get(2)?,
+            included: row.get(3)?,
+            created_at_ms: row.get(4)?,
+        })
+    })?;
+    each_row(conn, SUMMARY_WRITES, each, |row| {
+        Ok(SyncRecord::Summary {
+            id: row.get(0)?,
+            tree: row.get(1)?,
+            thread: row.get(2)?,
+            path_end: row.get(3)?,
+            budget: row.get(4)?,
+            summarizer: row.get(5)?,
+            written_by: row.get(6)?,
+            chosen: row.get(7)?,
+            text: row.get(8)?,
+            input_chars: row.get::<_, i64>(9)?.max(0).unsigned_abs(),
+            input_tokens: row.get::<_, i64>(10)?.max(0).unsigned_abs(),
+            written_at_ms: row.get(11)?,
+        })
+    })
+}
+
+const TREES: &str =
+    "SELECT gid, title, mode, system_context, buffer_includes_system, settings_json,
+        created_at_ms, deleted_at_ms
+    FROM trees ORDER BY id";
+
+const PINS: &str = "SELECT p.gid, t.gid, pp.gid, a.gid, p.range_start, p.range_end,
+        p.anchor_text, p.title, p.closed_at_ms, p.result, p.deleted_at_ms, p.created_at_ms
+    FROM pins p JOIN trees t ON t.id = p.tree_id
+    LEFT JOIN pins pp ON pp.id = p.parent_pin_id
+    LEFT JOIN nodes a ON a.id = p.anchor_node_id
+    ORDER BY p.id";
+
+const MESSAGES: &str = "SELECT n.id, n.gid, t.gid, p.gid, pin.gid, e.gid, n.author, n.text,
+        n.parts_json, n.model, n.generation_json, n.usage_json, n.incomplete, n.excluded,
+        n.bookmarked, n.kept, n.pruned_at_ms, n.created_at_ms
+    FROM nodes n JOIN trees t ON t.id = n.tree_id
+    LEFT JOIN nodes p ON p.id = n.parent_id
+    LEFT JOIN pins pin ON pin.id = n.pin_id
+    LEFT JOIN nodes e ON e.id = n.edited_from
+    ORDER BY n.id";
+
+const ATTACHMENTS: &str = "SELECT a.gid, t.gid, a.scope, p.gid, n.gid, a.role, a.name, a.content,
+        a.created_at_ms
+    FROM attachments a JOIN trees t ON t.id = a.tree_id
+    LEFT JOIN pins p ON p.id = a.pin_id
+    LEFT JOIN nodes n ON n.id = a.node_id
+    ORDER BY a.id";
+
+const NOTES: &str = "SELECT a.gid, n.gid, a.text, a.included, a.created_at_ms
+    FROM annotations a JOIN nodes n ON n.id = a.node_id ORDER BY a.id";
+
+const SUMMARY_WRITES: &str = "SELECT u.gid, t.gid, p.gid, n.gid, s.budget, s.summarizer,
+        s.written_by, s.chosen, u.text, u.input_chars, u.input_tokens, u.written_at_ms
+    FROM summary_updates u JOIN summaries s ON s.id = u.summary_id
+    JOIN trees t ON t.id = s.tree_id
+    LEFT JOIN pins p ON p.id = s.pin_id
+    LEFT JOIN nodes n ON n.id = s.path_end_node_id
+    WHERE s.fitted_from IS NULL
+    ORDER BY u.id";
+
+/// Calls `each` with the record `record` makes of every row `sql` selects.
+fn each_row(
+    conn: &Connection,
+    sql: &str,
+    each: &mut dyn FnMut(SyncRecord) -> Result<(), StoreError>,
+    mut record: impl FnMut(&Row<'_>) -> Result<SyncRecord, StoreError>,
+) -> Result<(), StoreError> {
+    let mut statement = conn.prepare_cached(sql)?;
+    let mut rows = statement.query([])?;
+    while let Some(row) = rows.next()? {
+        each(record(row)?)?;
+    }
+    Ok(())
+}
+
+fn pin_record(row: &Row<'_>) -> Result<SyncRecord, StoreError> {
+    let anchor = match (row.get::<_, Option<u32>>(4)?, row.get::<_, Option<u32>>(5)?) {
+        (Some(start), Some(end)) => Some(SyncAnchor {
+            start,
+            end,
+            text: row.get::<_, Option<String>>(6)?.unwrap_or_default(),
+        }),
+        _ => None,
+    };
+    let closed = match (row.get::<_, Option<i64>>(8)?, row.get::<_, Option<String>>(9)?) {
+        (Some(at_ms), result) => Some(SyncClosed { at_ms, result: result.unwrap_or_default() }),
+        (None, _) => None,
+    };
+    Ok(SyncRecord::Pin {
+        id: row.get(0)?,
+        tree: row.get(1)?,
+        parent: row.get(2)?,
+        anchor_node: row.get(3)?,
+        anchor,
+        title: row.get(7)?,
+        closed,
+        deleted_at_ms: row.get(10)?,
+        created_at_ms: row.get(11)?,
+    })
+}
+
+fn message_record(
+    row: &Row<'_>,
+    token_counts: BTreeMap<String, u64>,
+) -> Result<SyncRecord, StoreError> {
+    let text: String = row.get(7)?;
+    let parts = match row.get::<_, Option<String>>(8)? {
+        None => vec![Part::Text { text }],
+        Some(json) => serde_json::from_str(&json).map_err(|error| {
+            StoreError::InvalidInput(format!("a message's stored parts are damaged: {error}"))
+        })?,
+    };
+    Ok(SyncRecord::Message {
+        id: row.get(1)?,
+        tree: row.get(2)?,
+        parent: row.get(3)?,
+        thread: row.get(4)?,
+        edited_from: row.get(5)?,
+        author: row.get(6)?,
+        parts,
+        model: row.get(9)?,
+        generation: row.get(10)?,
+        usage: row.get(11)?,
+        incomplete: row.get(12)?,
+        excluded: row.get(13)?,
+        bookmarked: row.get(14)?,
+        kept: row.get(15)?,
+        deleted_at_ms: row.get(16)?,
+        created_at_ms: row.get(17)?,
+        token_counts,
+    })
+}
+
+/// The tree (by global id) of the message `message`.
+pub(crate) fn tree_of(conn: &Connection, message: &str) -> Result<Option<String>, StoreError> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT t.gid FROM nodes n JOIN trees t ON t.id = n.tree_id WHERE n.gid = ?1",
+        )?
+        .query_row([message], |row| row.get(0))
+        .optional()?)
+}
+
+/// The tree (by global id) of the thing an operation changes.
+pub(crate) fn tree_of_target(
+    conn: &Connection,
+    kind: &str,
+    gid: &str,
+) -> Result<Option<String>, StoreError> {
+    let sql = match kind {
+        "tree" => return Ok(Some(gid.to_owned())),
+        "message" => return tree_of(conn, gid),
+        "pin" => "SELECT t.gid FROM pins x JOIN trees t ON t.id = x.tree_id WHERE x.gid = ?1",
+        "note" => {
+            "SELECT t.gid FROM annotations x JOIN nodes n ON n.id = x.node_id
+             JOIN trees t ON t.id = n.tree_id WHERE x.gid = ?1"
+        }
+        _ => return Ok(None),
+    };
+    Ok(conn.prepare_cached(sql)?.query_row([gid], |row| row.get(0)).optional()?)
+}
+
+/// The value of a synced field now; `None` when the thing is gone (and for a field it lacks).
+pub(crate) fn field_value(
+    conn: &Connection,
+    kind: &str,
+    gid: &str,
+    field: &str,
+) -> Result<Option<Value>, StoreError> {
+    let (column, shape) = match (kind, field) {
+        ("attachment", "removed") => return Ok(Some(Value::Bool(true))),
+        ("tree", "settings") => {
+            let settings: Option<String> = conn
+                .prepare_cached("SELECT settings_json FROM trees WHERE gid = ?1")?
+                .query_row([gid], |row| row.get(0))
+                .optional()?;
+            return settings.map(|settings| settings_out(conn, &settings)).transpose();
+        }
+        ("pin", "closed") => {
+            let closed: Option<(Option<i64>, Option<String>)> = conn
+                .prepare_cached("SELECT closed_at_ms, result FROM pins WHERE gid = ?1")?
+                .query_row([gid], |row| Ok((row.get(0)?, row.get(1)?)))
+                .optional()?;
+            return Ok(closed.map(|(at, result)| match at {
+                Some(at_ms) => json!({ "atMs": at_ms, "result": result.unwrap_or_default() }),
+                None => Value::Null,
+            }));
+        }
+        ("tree", "title") => ("SELECT title FROM trees WHERE gid = ?1", Shape::Text),
+        ("tree", "systemContext") => {
+            ("SELECT system_context FROM trees WHERE gid = ?1", Shape::Text)
+        }
+        ("tree", "bufferIncludesSystem") => {
+            ("SELECT buffer_includes_system FROM trees WHERE gid = ?1", Shape::Flag)
+        }
+        ("tree", "deleted") => ("SELECT deleted_at_ms FROM trees WHERE gid = ?1", Shape::Time),
+        ("message", "excluded") => ("SELECT excluded FROM nodes WHERE gid = ?1", Shape::Flag),
+        ("message", "bookmarked") => ("SELECT bookmarked FROM nodes WHERE gid = ?1", Shape::Flag),
+        ("message", "kept") => ("SELECT kept FROM nodes WHERE gid = ?1", Shape::Flag),
+        ("message", "deleted") => ("SELECT pruned_at_ms FROM nodes WHERE gid = ?1", Shape::Time),
+        ("pin", "title") => ("SELECT title FROM pins WHERE gid = ?1", Shape::Text),
+        ("pin", "deleted") => ("SELECT deleted_at_ms FROM pins WHERE gid = ?1", Shape::Time),
+        ("note", "included") => ("SELECT included FROM annotations WHERE gid = ?1", Shape::Flag),
+        _ => return Ok(None),
+    };
+    let mut statement = conn.prepare_cached(column)?;
+    Ok(match shape {
+        Shape::Text => {
+            statement.query_row([gid], |row| row.get::<_, String>(0)).optional()?.map(Value::String)
+        }
+        Shape::Flag => {
+            statement.query_row([gid], |row| row.get::<_, bool>(0)).optional()?.map(Value::Bool)
+        }
+        Shape::Time => statement
+            .query_row([gid], |row| row.get::<_, Option<i64>>(0))
+            .optional()?
+            .map(time_value),
+    })
+}
+
+/// How a synced column reads as JSON.
+enum Shape {
+    Text,
+    Flag,
+    Time,
+}
+
+/// A tree's settings for a folder: the search hits it keeps name messages by row number here,
+/// so they go out by global id.
+pub(crate) fn settings_out(conn: &Connection, settings: &str) -> Result<Value, StoreError> {
+    let mut value: Value = serde_json::from_str(settings).unwrap_or_else(|_| json!({}));
+    if let Some(Value::Array(hits)) = value.get_mut("searchHits") {
+        let mut gid = conn.prepare_cached("SELECT gid FROM nodes WHERE id = ?1")?;
+        let mut named = Vec::with_capacity(hits.len());
+        for hit in hits.iter() {
+            if let Some(id) = hit.as_i64()
+                && let Some(found) =
+                    gid.query_row([id], |row| row.get::<_, String>(0)).optional()?
+            {
+                named.push(Value::String(found));
+            }
+        }
+        *hits = named;
+    }
+    Ok(value)
+}
+
+/// A tree's settings from a folder: search hits back to row numbers (those not here are left
+/// out), as the JSON text the database keeps.
+pub(crate) fn settings_in(conn: &Connection, settings: &Value) -> Result<String, StoreError> {
+    let mut value = match settings {
+        Value::Object(_) => settings.clone(),
+        _ => json!({}),
+    };
+    if let Some(Value::Array(hits)) = value.get_mut("searchHits") {
+        let mut id = conn.prepare_cached("SELECT id FROM nodes WHERE gid = ?1")?;
+        let mut numbered = Vec::with_capacity(hits.len());
+        for hit in hits.iter() {
+            if let Some(gid) = hit.as_str()
+                && let Some(found) = id.query_row([gid], |row| row.get::<_, i64>(0)).optional()?
+            {
+                numbered.push(json!(found));
+            }
+        }
+        *hits = numbered;
+    }
+    Ok(value.to_string())
+}
+
+/// The row number of the thing with global id `gid` in `table`.
+pub(crate) fn row_of(conn: &Connection, table: &str, gid: &str) -> Result<Option<i64>, StoreError> {
+    let sql = format!("SELECT rowid FROM {table} WHERE gid = ?1");
+    Ok(conn.prepare_cached(&sql)?.query_row(params![gid], |row| row.get(0)).optional()?)
+}
