@@ -10,6 +10,7 @@ mod commands;
 mod conversation;
 mod preferences;
 mod provider_settings;
+mod sync_commands;
 mod tree_tools;
 
 use std::path::PathBuf;
@@ -51,6 +52,9 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             commands::tree_restore,
             commands::trash_list,
             commands::trash_empty,
+            sync_commands::sync_status,
+            sync_commands::sync_now,
+            sync_commands::sync_automatic_set,
             commands::tree_open,
             commands::tree_import,
             commands::tree_export,

@@ -19,6 +19,7 @@ describe("a long thread", () => {
       createdAtMs: 0,
       updatedAtMs: 0,
       messageCount: 450,
+      globalId: "g450",
     };
     const messages: Message[] = Array.from({ length: 450 }, (_, i) => ({
       id: 10 + i,

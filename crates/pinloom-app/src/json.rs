@@ -1660,3 +1660,20 @@ pub struct SyncReport {
     /// The whole report in words.
     pub text: String,
 }
+
+/// The window's Settings → Sync: where this database syncs, whether on its own, what the last
+/// sync did and what waits to go.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncStatus {
+    /// The git remote; none until the first sync.
+    pub remote: Option<String>,
+    /// Whether it syncs after each reply and every few minutes.
+    pub automatic: bool,
+    /// What the last sync did.
+    pub last: Option<SyncReport>,
+    /// Records (messages, pins, …) written here and not in the remote yet.
+    pub waiting_records: u64,
+    /// Field changes (titles, flags, deletions, …) made here and not in the remote yet.
+    pub waiting_changes: u64,
+}

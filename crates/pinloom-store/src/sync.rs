@@ -430,6 +430,39 @@ impl Store {
         })
     }
 
+    /// How much target `name`'s folder does not hold yet: (records, changes), the changes made
+    /// since the last stamp included.
+    pub fn sync_waiting(&self, name: &str) -> Result<(u64, u64), StoreError> {
+        let conn = self.conn();
+        let unknown = |table: &str| {
+            format!(
+                "(SELECT count(*) FROM {table} x
+                  WHERE NOT EXISTS (SELECT 1 FROM sync_known k WHERE k.target = ?1 AND k.id = x.gid))"
+            )
+        };
+        let records = ["trees", "nodes", "pins", "attachments", "annotations", "summary_updates"]
+            .map(unknown)
+            .join(" + ");
+        let changes = format!(
+            "{} + (SELECT count(*) FROM sync_changes)",
+            unknown("sync_ops").replace("x.gid", "x.id")
+        );
+        let (records, changes): (i64, i64) = conn
+            .prepare_cached(&format!("SELECT {records}, {changes}"))?
+            .query_row([name], |row| Ok((row.get(0)?, row.get(1)?)))?;
+        Ok((records.max(0).unsigned_abs(), changes.max(0).unsigned_abs()))
+    }
+
+    /// Whether this database syncs on its own (after each reply and every few minutes).
+    pub fn sync_automatic(&self) -> Result<bool, StoreError> {
+        Ok(state(&self.conn(), "automatic")?.as_deref() == Some("1"))
+    }
+
+    /// Turns syncing on its own on or off, for this database on this machine.
+    pub fn set_sync_automatic(&self, on: bool) -> Result<(), StoreError> {
+        self.write(|tx| set_state(tx, "automatic", if on { "1" } else { "0" }))
+    }
+
     /// The global ids of what the folder of target `name` is known to hold.
     pub fn sync_known(&self, name: &str) -> Result<HashSet<String>, StoreError> {
         let conn = self.conn();

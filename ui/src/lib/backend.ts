@@ -62,6 +62,9 @@ export const backend = {
   treeRestore: (treeId: number) => unwrap(commands.treeRestore(treeId)),
   trashList: () => unwrap(commands.trashList()),
   trashEmpty: () => unwrap(commands.trashEmpty()),
+  syncStatus: () => unwrap(commands.syncStatus()),
+  syncNow: (remote: string | null) => unwrap(commands.syncNow(remote)),
+  syncAutomaticSet: (on: boolean) => unwrap(commands.syncAutomaticSet(on)),
   about: () => unwrap(commands.about()),
   treeOpen: (treeId: number) => unwrap(commands.treeOpen(treeId)),
   /// The system's file dialogs, run by the shell: it remembers what the person chose, and the

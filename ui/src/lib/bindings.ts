@@ -16,6 +16,12 @@ export const commands = {
 	trashList: () => typedError<TrashView, ApiError>(__TAURI_INVOKE("trash_list")),
 	/**  Erases what is in the trash for good. */
 	trashEmpty: () => typedError<EmptiedTrashView, ApiError>(__TAURI_INVOKE("trash_empty")),
+	/**  Where this database syncs, whether on its own, the last result and what waits. */
+	syncStatus: () => typedError<SyncStatus, ApiError>(__TAURI_INVOKE("sync_status")),
+	/**  Syncs now: with `remote` when given (remembered for this database), else the one it has. */
+	syncNow: (remote: string | null) => typedError<SyncReport, ApiError>(__TAURI_INVOKE("sync_now", { remote })),
+	/**  Syncs after each reply and every few minutes, or stops doing so. */
+	syncAutomaticSet: (on: boolean) => typedError<SyncStatus, ApiError>(__TAURI_INVOKE("sync_automatic_set", { on })),
 	treeOpen: (treeId: number) => typedError<TreeSummary, ApiError>(__TAURI_INVOKE("tree_open", { treeId })),
 	treeImport: (path: string, onProgress: Channel<TransferProgress>) => typedError<ImportReportView, ApiError>(__TAURI_INVOKE("tree_import", { path, onProgress })),
 	treeExport: (request: ExportRequest, onProgress: Channel<TransferProgress>) => typedError<ExportDone, ApiError>(__TAURI_INVOKE("tree_export", { request, onProgress })),
@@ -1252,6 +1258,49 @@ export type SummaryView = {
 	text: string,
 	/**  How many times it was written (by models and by hand). */
 	updateCount: number,
+};
+
+/**  What a sync did, for the window's Settings → Sync and `pinloom sync`. */
+export type SyncReport = {
+	/**  The git remote synced with. */
+	remote: string,
+	/**  Records (messages, pins, trees, …) this machine wrote to the folder. */
+	sentRecords: number,
+	/**  Field changes (titles, flags, deletions, …) this machine wrote. */
+	sentChanges: number,
+	/**  Records that arrived from other machines. */
+	receivedRecords: number,
+	/**  Field changes that arrived. */
+	receivedChanges: number,
+	/**  The trees something arrived in, to refresh. */
+	treesChanged: number[],
+	/**  Whether a commit was made (none when nothing was new here). */
+	committed: boolean,
+	/**  Whether the remote took new commits. */
+	pushed: boolean,
+	/**  What a person should know: refusals, waits, conflicts and how they were settled. */
+	notes: string[],
+	/**  When it finished. */
+	atMs: number,
+	/**  The whole report in words. */
+	text: string,
+};
+
+/**
+ *  The window's Settings → Sync: where this database syncs, whether on its own, what the last
+ *  sync did and what waits to go.
+ */
+export type SyncStatus = {
+	/**  The git remote; none until the first sync. */
+	remote: string | null,
+	/**  Whether it syncs after each reply and every few minutes. */
+	automatic: boolean,
+	/**  What the last sync did. */
+	last: SyncReport | null,
+	/**  Records (messages, pins, …) written here and not in the remote yet. */
+	waitingRecords: number,
+	/**  Field changes (titles, flags, deletions, …) made here and not in the remote yet. */
+	waitingChanges: number,
 };
 
 /**  A message as a thread shows it. */

@@ -119,6 +119,8 @@ export class Conversation {
   summariesVersion = $state(0);
   /// Called after anything this view wrote, so the tree list's counts catch up.
   onchanged: () => void = () => undefined;
+  /// Called once a reply is written (a window that syncs on its own sends it out).
+  onreplied: () => void = () => undefined;
   /// Called after a message was deleted, with what it was in words and how to take it back.
   ondeleted: (what: string, undo: () => Promise<void>) => void = () => undefined;
 
@@ -479,6 +481,7 @@ export class Conversation {
       await this.reload(index, exchange.reply.message.id);
       this.plan = exchange.plan;
       this.focus = exchange.reply.message.id;
+      this.onreplied();
       return true;
     } catch (thrown) {
       this.fail(index, thrown);

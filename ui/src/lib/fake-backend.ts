@@ -11,6 +11,7 @@ import type {
   NodeView,
   NoteView,
   SendTarget,
+  SyncReport,
   TreeSettings,
   TreeSummary,
   UiPreferences,
@@ -50,6 +51,10 @@ export type FakeState = {
   /// person chose so far: `tree_import` refuses any other, as the shell does.
   dialogAnswer: string[];
   chosen: Set<string>;
+  /// Settings → Sync: the remote and whether it syncs on its own; `syncReports` are what the
+  /// next `sync_now` calls answer, in order (an empty list: nothing new either way).
+  sync: { remote: string | null; automatic: boolean; last: SyncReport | null };
+  syncReports: SyncReport[];
 };
 
 
@@ -115,6 +120,8 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
     summaryWrites: [],
     dialogAnswer: [],
     chosen: new Set(),
+    sync: { remote: null, automatic: false, last: null },
+    syncReports: [],
     ...initial,
   };
   let nextId = 100;
@@ -127,6 +134,31 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
     switch (command) {
       case "tree_list":
         return state.trees;
+      case "sync_status":
+        return { ...state.sync, waitingRecords: 0, waitingChanges: 0 };
+      case "sync_automatic_set":
+        state.sync.automatic = Boolean(args.on);
+        return { ...state.sync, waitingRecords: 0, waitingChanges: 0 };
+      case "sync_now": {
+        const remote = (args.remote as string | null) ?? state.sync.remote;
+        if (!remote) throw { code: "invalidInput", message: "this database has no sync remote yet" } satisfies ApiError;
+        state.sync.remote = remote;
+        const report: SyncReport = state.syncReports.shift() ?? {
+          remote,
+          sentRecords: 0,
+          sentChanges: 0,
+          receivedRecords: 0,
+          receivedChanges: 0,
+          treesChanged: [],
+          committed: false,
+          pushed: false,
+          notes: [],
+          atMs: 0,
+          text: `Synced with ${remote}: nothing new on either side.`,
+        };
+        state.sync.last = report;
+        return report;
+      }
       case "tree_create": {
         const title = String(args.title).trim();
         if (!title) throw { code: "invalidInput", message: "a tree needs a title" } satisfies ApiError;
@@ -138,6 +170,7 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
           createdAtMs: 0,
           updatedAtMs: 0,
           messageCount: 0,
+          globalId: "g0",
         };
         state.trees = [tree, ...state.trees];
         return tree;
@@ -195,6 +228,7 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
           createdAtMs: 0,
           updatedAtMs: 0,
           messageCount: 2,
+          globalId: "g2",
         };
         state.trees = [tree, ...state.trees];
         const text = `Imported "${title}" as tree ${tree.id} (${title}): 2 messages, 0 threads.\nEverything in the document was mapped.`;

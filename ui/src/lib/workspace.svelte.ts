@@ -2,6 +2,7 @@
 // these fields and call the methods; every backend call goes through `backend`.
 import { backend, PinloomError } from "./backend";
 import type { TreeMode, TreeSummary } from "./bindings";
+import { SyncState } from "./sync.svelte";
 import { Transfers } from "./transfers.svelte";
 
 export class Workspace {
@@ -28,12 +29,19 @@ export class Workspace {
   private choices = 0;
   /// Imports and exports of whole trees.
   readonly transfers = new Transfers();
+  /// Sync with the person's other machines through git.
+  readonly sync = new SyncState();
 
   constructor() {
     // What an import wrote shows in the list at once, and its first tree opens.
     this.transfers.onimported = async (treeIds) => {
       await this.refreshList();
       if (treeIds[0] !== undefined) await this.select(treeIds[0]);
+    };
+    // What another machine wrote shows in the list, and in the open tree's columns.
+    this.sync.onarrived = async () => {
+      await this.refreshList();
+      this.restored++;
     };
   }
 
@@ -47,6 +55,7 @@ export class Workspace {
       this.applyTheme(theme === "light" || theme === "dark" ? theme : "system");
       const last = this.trees.find((tree) => tree.id === lastTreeId) ?? this.trees[0];
       if (last) await this.select(last.id);
+      void this.sync.load();
     } catch (thrown) {
       this.fail(thrown);
     } finally {

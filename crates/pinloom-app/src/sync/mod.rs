@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use pinloom_store::{Store, SyncFolded};
 
-use crate::json::SyncReport;
+use crate::json::{SyncReport, SyncStatus};
 use crate::pinloom::Pinloom;
 use crate::runtime::{blocking, now_ms};
 use folder::Arrived;
@@ -49,12 +49,31 @@ impl Pinloom {
         report.context("could not sync")
     }
 
-    /// The remote this database syncs with, if it has one.
-    pub async fn sync_remote(&self) -> anyhow::Result<Option<String>> {
+    /// Where this database syncs, whether on its own, what the last sync did and what waits.
+    pub async fn sync_status(&self) -> anyhow::Result<SyncStatus> {
         self.read("could not read the sync settings", |store| {
-            Ok(store.sync_target(OWN_REMOTE)?.map(|target| target.remote))
+            let target = store.sync_target(OWN_REMOTE)?;
+            let (waiting_records, waiting_changes) = store.sync_waiting(OWN_REMOTE)?;
+            Ok(SyncStatus {
+                remote: target.as_ref().map(|target| target.remote.clone()),
+                automatic: store.sync_automatic()?,
+                last: target
+                    .and_then(|target| target.last_result_json)
+                    .and_then(|json| serde_json::from_str(&json).ok()),
+                waiting_records,
+                waiting_changes,
+            })
         })
         .await
+    }
+
+    /// Turns syncing after each reply and every few minutes on or off.
+    pub async fn set_sync_automatic(&self, on: bool) -> anyhow::Result<SyncStatus> {
+        self.read("could not change the sync settings", move |store| {
+            Ok(store.set_sync_automatic(on)?)
+        })
+        .await?;
+        self.sync_status().await
     }
 }
 
@@ -76,6 +95,7 @@ pub(crate) fn sync_target(
         }
     };
     let folder = sync_folder(store.path(), name);
+    let _running = SyncLock::take(&folder)?;
     let git = Git::new(&folder);
     git.prepare(&target.remote)?;
     // Files a crash left written but not committed go out with this sync.
@@ -112,6 +132,59 @@ pub(crate) fn sync_target(
     anyhow::bail!(
         "the remote refused the push {PUSH_ATTEMPTS} times because other machines kept pushing first; everything is saved here and committed in the sync folder: sync again in a moment"
     )
+}
+
+/// How long a lock left by a sync is believed: longer than any sync takes, so an older one was
+/// left by a process that died, and is taken over.
+const STALE_LOCK: std::time::Duration = std::time::Duration::from_secs(15 * 60);
+
+/// One sync of a folder at a time (the window's own and a `pinloom sync` in a terminal would
+/// otherwise meet in git's index): a file beside the folder, made exclusively, removed when the
+/// sync ends however it ends.
+struct SyncLock {
+    path: PathBuf,
+}
+
+impl SyncLock {
+    fn take(folder: &Path) -> anyhow::Result<SyncLock> {
+        let path = folder.with_extension("lock");
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("could not create {}", parent.display()))?;
+        }
+        for _ in 0..2 {
+            match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
+                Ok(_) => return Ok(SyncLock { path }),
+                Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let age = std::fs::metadata(&path)
+                        .and_then(|meta| meta.modified())
+                        .ok()
+                        .and_then(|modified| modified.elapsed().ok());
+                    if age.is_some_and(|age| age > STALE_LOCK) {
+                        // Left by a sync that died: take it over.
+                        let _ = std::fs::remove_file(&path);
+                        continue;
+                    }
+                    return Err(crate::ApiError::invalid_input(format!(
+                        "another sync of this database is running (the window's, or a `pinloom sync`); try again when it ends (a sync that died leaves {} behind, taken over after 15 minutes)",
+                        path.display()
+                    ))
+                    .into());
+                }
+                Err(error) => {
+                    return Err(error)
+                        .with_context(|| format!("could not create {}", path.display()));
+                }
+            }
+        }
+        anyhow::bail!("could not take the sync lock {}", path.display())
+    }
+}
+
+impl Drop for SyncLock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
 }
 
 /// What one sync did, over its attempts.

@@ -384,3 +384,23 @@ fn make_executable(path: &Path) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
+
+#[tokio::test]
+async fn one_sync_at_a_time_and_a_lock_left_by_a_dead_sync_is_taken_over() {
+    let machines = Machines::new();
+    let (laptop, tree, first) = rivers(&machines).await;
+    laptop
+        .append_message(tree.id, Some(first.id), "Waiting for the other sync".into())
+        .await
+        .unwrap();
+    let lock = machines.data("laptop").join("pinloom-sync/origin.lock");
+    std::fs::write(&lock, "").unwrap();
+    let (_, err, code) = machines.pinloom("laptop", &["sync"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("another sync of this database is running"), "{err}");
+    // An hour old: left by a sync that died.
+    let status = Command::new("touch").args(["-d", "1 hour ago"]).arg(&lock).status().unwrap();
+    assert!(status.success());
+    assert!(machines.sync("laptop").contains("sent 1 record"));
+    assert!(!lock.exists(), "the lock goes with the sync");
+}

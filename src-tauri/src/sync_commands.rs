@@ -1,0 +1,36 @@
+//! Commands for Settings → Sync: the remote, Sync now, syncing on its own. Each adapts one use
+//! case.
+
+use pinloom_app::ApiError;
+use pinloom_app::json::{SyncReport, SyncStatus};
+use tauri::State;
+
+use crate::AppState;
+
+/// Where this database syncs, whether on its own, the last result and what waits.
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn sync_status(state: State<'_, AppState>) -> Result<SyncStatus, ApiError> {
+    Ok(state.pinloom()?.sync_status().await?)
+}
+
+/// Syncs now: with `remote` when given (remembered for this database), else the one it has.
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn sync_now(
+    state: State<'_, AppState>,
+    remote: Option<String>,
+) -> Result<SyncReport, ApiError> {
+    let remote = remote.filter(|remote| !remote.trim().is_empty());
+    Ok(state.pinloom()?.sync(remote).await?)
+}
+
+/// Syncs after each reply and every few minutes, or stops doing so.
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn sync_automatic_set(
+    state: State<'_, AppState>,
+    on: bool,
+) -> Result<SyncStatus, ApiError> {
+    Ok(state.pinloom()?.set_sync_automatic(on).await?)
+}

@@ -1,0 +1,89 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+
+import { installFakeBackend, type FakeState } from "./fake-backend";
+import { SYNC_EVERY_MS, SyncState } from "./sync.svelte";
+import { Workspace } from "./workspace.svelte";
+
+let fake: FakeState;
+
+beforeEach(() => {
+  fake = installFakeBackend();
+});
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+const arrived = {
+  remote: "/srv/trees.git",
+  sentRecords: 0,
+  sentChanges: 0,
+  receivedRecords: 2,
+  receivedChanges: 1,
+  treesChanged: [7],
+  committed: false,
+  pushed: false,
+  notes: [],
+  atMs: 0,
+  text: "Synced with /srv/trees.git: sent 0 records and 0 changes; received 2 records and 1 change.",
+};
+
+describe("SyncState", () => {
+  it("remembers the remote of the first sync and says what the last one did", async () => {
+    const sync = new SyncState();
+    await sync.load();
+    expect(sync.status?.remote).toBeNull();
+    const report = await sync.syncNow("  /srv/trees.git  ");
+    expect(report?.text).toContain("nothing new");
+    expect(sync.status?.remote).toBe("/srv/trees.git");
+    expect(sync.status?.last?.text).toContain("nothing new");
+    expect(sync.running).toBe(false);
+  });
+
+  it("shows a failure where the person synced, and keeps the remote unset", async () => {
+    const sync = new SyncState();
+    expect(await sync.syncNow(null)).toBeNull();
+    expect(sync.error?.code).toBe("invalidInput");
+    expect(sync.status?.remote).toBeNull();
+  });
+
+  it("tells the workspace when something arrived, which shows it", async () => {
+    const workspace = new Workspace();
+    await workspace.start();
+    fake.sync.remote = "/srv/trees.git";
+    fake.syncReports.push(arrived);
+    fake.trees.push({
+      id: 7,
+      slug: "rivers",
+      title: "Rivers",
+      mode: "dialogue",
+      createdAtMs: 0,
+      updatedAtMs: 0,
+      messageCount: 2,
+      globalId: "0190aaaa-0000-7000-8000-000000000007",
+    });
+    const before = workspace.restored;
+    await workspace.sync.syncNow();
+    expect(workspace.trees.map((tree) => tree.title)).toEqual(["Rivers"]);
+    expect(workspace.restored).toBe(before + 1);
+  });
+
+  it("syncs after a reply and every few minutes only when it syncs on its own", async () => {
+    vi.useFakeTimers();
+    fake.sync.remote = "/srv/trees.git";
+    const sync = new SyncState();
+    await sync.load();
+    await sync.afterReply();
+    await vi.advanceTimersByTimeAsync(SYNC_EVERY_MS);
+    expect(fake.calls.filter((call) => call === "sync_now")).toHaveLength(0);
+
+    await sync.setAutomatic(true);
+    await sync.afterReply();
+    expect(fake.calls.filter((call) => call === "sync_now")).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(SYNC_EVERY_MS);
+    expect(fake.calls.filter((call) => call === "sync_now")).toHaveLength(2);
+    sync.stop();
+    await vi.advanceTimersByTimeAsync(SYNC_EVERY_MS);
+    expect(fake.calls.filter((call) => call === "sync_now")).toHaveLength(2);
+  });
+});
