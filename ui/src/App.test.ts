@@ -62,7 +62,7 @@ describe("App", () => {
       agentSystemPrompt: "",
     });
     const fake = installFakeBackend({
-      trees: [{ id: 1, slug: "rivers", title: "Rivers", mode: "dialogue", createdAtMs: 0, updatedAtMs: 0, messageCount: 3, globalId: "g3" }],
+      trees: [{ id: 1, slug: "rivers", title: "Rivers", mode: "dialogue", createdAtMs: 0, updatedAtMs: 0, messageCount: 3, globalId: "g3", sharedBy: null }],
       messages: new Map([
         [
           1,

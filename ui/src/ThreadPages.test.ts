@@ -20,6 +20,7 @@ describe("a long thread", () => {
       updatedAtMs: 0,
       messageCount: 450,
       globalId: "g450",
+      sharedBy: null,
     };
     const messages: Message[] = Array.from({ length: 450 }, (_, i) => ({
       id: 10 + i,

@@ -53,6 +53,8 @@ pub struct TreeSummary {
     pub message_count: u32,
     /// Its global id: the same on every machine that syncs it, where `id` is this database's.
     pub global_id: String,
+    /// Who shared it with a team this database syncs with, when it is shared.
+    pub shared_by: Option<String>,
 }
 
 /// One message.
@@ -113,6 +115,7 @@ impl From<store::Tree> for TreeSummary {
             updated_at_ms: tree.updated_at_ms,
             message_count: u32::try_from(tree.node_count).unwrap_or(u32::MAX),
             global_id: tree.global_id,
+            shared_by: tree.shared_by,
         }
     }
 }
@@ -1634,7 +1637,7 @@ pub struct ImportReport {
 }
 
 /// What a sync did, for the window's Settings → Sync and `pinloom sync`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 #[serde(rename_all = "camelCase")]
 pub struct SyncReport {
     /// The git remote synced with.

@@ -140,14 +140,35 @@ enum Command {
     Mcp,
     /// Sync every tree with a git remote your other machines sync with too: what is new here goes
     /// there, what is new there comes here. Git does the transport, with your credentials.
+    /// Every team this database has joined is synced too (only the trees shared with it).
     Sync {
         /// The git remote (a URL such as git@host:you/pinloom-trees.git, or a path to a bare
         /// repository) the first time; remembered for this database after.
         #[arg(long, value_name = "URL_OR_PATH")]
         remote: Option<String>,
+        /// Join this team at --remote: the trees its members share arrive, and what you add to
+        /// them goes back.
+        #[arg(long, requires = "remote")]
+        team: Option<String>,
         /// The report as JSON.
         #[arg(long)]
         json: bool,
+    },
+    /// Share a tree with a team through the team's git remote: only shared trees are written
+    /// there, each marked with who shared it; members answer and pin in it, and their additions
+    /// come back on the next sync.
+    Share {
+        /// The tree (its number, ThreadMind project id or global id).
+        tree: String,
+        /// The team's name here (letters, digits, '-', '_').
+        #[arg(long)]
+        team: String,
+        /// The team's git remote, the first time.
+        #[arg(long, value_name = "URL_OR_PATH")]
+        remote: Option<String>,
+        /// Who shared it, as members see it; git's user.name by default.
+        #[arg(long = "as", value_name = "NAME")]
+        shared_by: Option<String>,
     },
 }
 
@@ -278,11 +299,19 @@ async fn run(cli: Cli) -> anyhow::Result<String> {
         let pinloom = open(path, true).await?;
         return Ok(pinloom.import_file(file.clone(), |_| {}).await?.text());
     }
-    if let Command::Sync { remote, json } = cli.command {
+    if let Command::Sync { remote, team, json } = cli.command {
         // A new machine's first sync makes the database the trees arrive in.
         let pinloom = open(path, true).await?;
-        let report = pinloom.sync(remote).await?;
+        let report = match (team, remote) {
+            (Some(team), Some(remote)) => pinloom.join_team(team, remote).await?,
+            (_, remote) => pinloom.sync(remote).await?,
+        };
         return Ok(if json { serde_json::to_string(&report)? } else { report.text });
+    }
+    if let Command::Share { tree, team, remote, shared_by } = cli.command {
+        let pinloom = open(path, false).await?;
+        let tree = pinloom.tree_by_reference(tree).await?;
+        return Ok(pinloom.share_tree(tree, team, remote, shared_by).await?.text);
     }
     if let Command::Mcp = cli.command {
         let pinloom = open(path, true).await?;
@@ -313,8 +342,13 @@ async fn run(cli: Cli) -> anyhow::Result<String> {
             Ok(trees
                 .iter()
                 .map(|tree| {
+                    let shared = tree
+                        .shared_by
+                        .as_ref()
+                        .map(|by| format!("\tshared by {by}"))
+                        .unwrap_or_default();
                     format!(
-                        "{}\t{}\t{}\t{} messages\t{}",
+                        "{}\t{}\t{}\t{} messages\t{}{shared}",
                         tree.id, tree.slug, tree.title, tree.message_count, tree.global_id
                     )
                 })
@@ -370,7 +404,9 @@ async fn run(cli: Cli) -> anyhow::Result<String> {
                 }
             }
         }
-        Command::Import { .. } | Command::Mcp | Command::Sync { .. } => Ok(String::new()),
+        Command::Import { .. } | Command::Mcp | Command::Sync { .. } | Command::Share { .. } => {
+            Ok(String::new())
+        }
         Command::Ask { .. }
         | Command::Pin { .. }
         | Command::Regenerate { .. }

@@ -118,6 +118,8 @@ pub struct Tree {
     pub deleted_at_ms: Option<i64>,
     /// Its global id (a UUIDv7), the same in every database that holds it through a sync.
     pub global_id: String,
+    /// Who shared it to a team this database syncs with, if it is shared.
+    pub shared_by: Option<String>,
 }
 
 /// What every context of a tree is set up with: a tree without the fields a context does not

@@ -9,7 +9,7 @@
 //! reaches from the same files in any order. The folding in of what arrived is `sync_fold.rs`;
 //! files and git are the application layer's.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
@@ -42,6 +42,9 @@ pub enum SyncRecord {
         created_at_ms: i64,
         /// When it was put in the trash.
         deleted_at_ms: Option<i64>,
+        /// In a team's folder: who shared it there.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        shared_by: Option<String>,
     },
     /// A message.
     Message {
@@ -342,6 +345,26 @@ impl Store {
         Ok(crate::sync_records::row_of(&conn, "trees", gid)?.map(crate::model::TreeId))
     }
 
+    /// Every remote this database syncs with, its own first, then teams by name.
+    pub fn sync_targets(&self) -> Result<Vec<SyncTarget>, StoreError> {
+        let conn = self.conn();
+        let mut statement = conn.prepare_cached(
+            "SELECT name, remote, scope, last_result_json FROM sync_targets
+             ORDER BY scope = 'shared', name",
+        )?;
+        let targets = statement
+            .query_map([], |row| {
+                Ok(SyncTarget {
+                    name: row.get(0)?,
+                    remote: row.get(1)?,
+                    shared_only: row.get::<_, String>(2)? == "shared",
+                    last_result_json: row.get(3)?,
+                })
+            })?
+            .collect::<Result<_, _>>()?;
+        Ok(targets)
+    }
+
     /// The remote called `name`, if this database has synced with it.
     pub fn sync_target(&self, name: &str) -> Result<Option<SyncTarget>, StoreError> {
         let conn = self.conn();
@@ -495,13 +518,12 @@ impl Store {
             .query_row([name], |row| row.get(0))
             .optional()?
             .unwrap_or(false);
-        let shared: Option<HashSet<String>> = if shared_only {
-            let mut statement =
-                conn.prepare_cached("SELECT tree_gid FROM sync_shares WHERE target = ?1")?;
-            Some(statement.query_map([name], |row| row.get(0))?.collect::<Result<_, _>>()?)
-        } else {
-            None
-        };
+        let sharers: HashMap<String, String> = conn
+            .prepare_cached("SELECT tree_gid, shared_by FROM sync_shares WHERE target = ?1")?
+            .query_map([name], |row| Ok((row.get(0)?, row.get(1)?)))?
+            .collect::<Result<_, _>>()?;
+        let shared: Option<HashSet<String>> =
+            shared_only.then(|| sharers.keys().cloned().collect());
         let in_scope = |tree: Option<&str>| match (&shared, tree) {
             (None, _) => true,
             (Some(shared), Some(tree)) => shared.contains(tree),
@@ -514,6 +536,13 @@ impl Store {
                 other => other.tree().map(str::to_owned),
             };
             if !known.contains(record.id()) && in_scope(tree.as_deref()) {
+                let mut record = record;
+                // A team's folder says who shared each tree there.
+                if let SyncRecord::Tree { id, shared_by, .. } = &mut record
+                    && shared_only
+                {
+                    shared_by.clone_from(&sharers.get(id.as_str()).cloned());
+                }
                 records.push(record);
             }
             Ok(())

@@ -84,6 +84,7 @@ impl Store {
                 state(tx, "heard")?.and_then(|heard| heard.parse().ok()).unwrap_or(0);
             let mut folded = SyncFolded::default();
             let mut known = Vec::new();
+            remember_shares(tx, name, &records)?;
             let inserted = fold_records(tx, records, &mut folded, &mut known)?;
             let touched = fold_ops(tx, &ops, &inserted, &mut folded, &mut known)?;
             let me = device(tx)?;
@@ -153,6 +154,29 @@ impl Store {
         }
         Ok(dump)
     }
+}
+
+/// A team's folder names who shared each tree: a member's additions to it go back there, and
+/// the tree list says who shared it.
+fn remember_shares(tx: &Connection, name: &str, records: &[SyncRecord]) -> Result<(), StoreError> {
+    let team: bool = tx
+        .prepare_cached("SELECT scope = 'shared' FROM sync_targets WHERE name = ?1")?
+        .query_row([name], |row| row.get(0))
+        .optional()?
+        .unwrap_or(false);
+    if !team {
+        return Ok(());
+    }
+    let mut insert = tx.prepare_cached(
+        "INSERT OR IGNORE INTO sync_shares (target, tree_gid, shared_by, at_ms) VALUES (?1, ?2, ?3, ?4)",
+    )?;
+    for record in records {
+        if let SyncRecord::Tree { id, shared_by, created_at_ms, .. } = record {
+            let by = shared_by.as_deref().unwrap_or("a member of the team");
+            insert.execute(params![name, id, by, created_at_ms])?;
+        }
+    }
+    Ok(())
 }
 
 /// The global ids a record hangs from, with their tables.
@@ -362,6 +386,7 @@ fn insert_tree_record(tx: &Connection, record: &SyncRecord) -> Result<(), StoreE
         settings,
         created_at_ms,
         deleted_at_ms,
+        ..
     } = record
     else {
         return Ok(());

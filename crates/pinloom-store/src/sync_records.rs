@@ -28,6 +28,7 @@ pub(crate) fn read_records(
             settings: settings_out(conn, &settings)?,
             created_at_ms: row.get(6)?,
             deleted_at_ms: row.get(7)?,
+            shared_by: None,
         })
     })?;
     each_row(conn, PINS, each, pin_record)?;

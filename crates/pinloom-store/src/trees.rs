@@ -12,7 +12,7 @@ const TREE_SELECT: &str =
     "SELECT t.id, t.title, t.mode, t.system_context, t.buffer_includes_system,
         t.settings_json, t.created_at_ms, t.updated_at_ms,
         (SELECT count(*) FROM nodes n WHERE n.tree_id = t.id), t.slug, t.sharing, t.deleted_at_ms,
-        t.gid
+        t.gid, (SELECT min(s.shared_by) FROM sync_shares s WHERE s.tree_gid = t.gid)
     FROM trees t";
 
 /// What emptying the trash erased.
@@ -312,5 +312,6 @@ fn tree_from_row(row: &Row<'_>) -> rusqlite::Result<Tree> {
         sharing: sharing_from_sql(&row.get::<_, String>(10)?)?,
         deleted_at_ms: row.get(11)?,
         global_id: row.get::<_, Option<String>>(12)?.unwrap_or_default(),
+        shared_by: row.get(13)?,
     })
 }

@@ -1484,6 +1484,8 @@ export type TreeSummary = {
 	messageCount: number,
 	/**  Its global id: the same on every machine that syncs it, where `id` is this database's. */
 	globalId: string,
+	/**  Who shared it with a team this database syncs with, when it is shared. */
+	sharedBy: string | null,
 };
 
 /**  Sent after any change to the list of trees or their contents, so every window refreshes. */

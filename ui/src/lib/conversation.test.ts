@@ -188,7 +188,7 @@ describe("Conversation", () => {
       tokenEstimate: 3,
     }));
     fake = installFakeBackend({
-      trees: [{ id: 1, slug: "long", title: "Long", mode: "dialogue", createdAtMs: 0, updatedAtMs: 0, messageCount: 450, globalId: "g450" }],
+      trees: [{ id: 1, slug: "long", title: "Long", mode: "dialogue", createdAtMs: 0, updatedAtMs: 0, messageCount: 450, globalId: "g450", sharedBy: null }],
       messages: new Map([[1, messages]]),
     });
     const conversation = new Conversation();

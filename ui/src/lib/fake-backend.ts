@@ -171,6 +171,7 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
           updatedAtMs: 0,
           messageCount: 0,
           globalId: "g0",
+          sharedBy: null,
         };
         state.trees = [tree, ...state.trees];
         return tree;
@@ -229,6 +230,7 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
           updatedAtMs: 0,
           messageCount: 2,
           globalId: "g2",
+          sharedBy: null,
         };
         state.trees = [tree, ...state.trees];
         const text = `Imported "${title}" as tree ${tree.id} (${title}): 2 messages, 0 threads.\nEverything in the document was mapped.`;

@@ -7,7 +7,7 @@ let fake: FakeState;
 
 beforeEach(() => {
   fake = installFakeBackend({
-    trees: [{ id: 1, slug: "rivers", title: "Rivers", mode: "dialogue", createdAtMs: 0, updatedAtMs: 0, messageCount: 2, globalId: "g2" }],
+    trees: [{ id: 1, slug: "rivers", title: "Rivers", mode: "dialogue", createdAtMs: 0, updatedAtMs: 0, messageCount: 2, globalId: "g2", sharedBy: null }],
     messages: new Map([
       [
         1,

@@ -61,6 +61,7 @@ describe("SyncState", () => {
       updatedAtMs: 0,
       messageCount: 2,
       globalId: "0190aaaa-0000-7000-8000-000000000007",
+      sharedBy: null,
     });
     const before = workspace.restored;
     await workspace.sync.syncNow();

@@ -8,8 +8,8 @@ let fake: FakeState;
 beforeEach(() => {
   fake = installFakeBackend({
     trees: [
-      { id: 1, slug: "rivers", title: "Rivers", mode: "dialogue", createdAtMs: 0, updatedAtMs: 0, messageCount: 2, globalId: "g2" },
-      { id: 2, slug: "tides", title: "Tides", mode: "dialogue", createdAtMs: 0, updatedAtMs: 0, messageCount: 1, globalId: "g1" },
+      { id: 1, slug: "rivers", title: "Rivers", mode: "dialogue", createdAtMs: 0, updatedAtMs: 0, messageCount: 2, globalId: "g2", sharedBy: null },
+      { id: 2, slug: "tides", title: "Tides", mode: "dialogue", createdAtMs: 0, updatedAtMs: 0, messageCount: 1, globalId: "g1", sharedBy: null },
     ],
     messages: new Map([
       [

@@ -63,8 +63,8 @@ describe("Workspace", () => {
 
   it("reopens the tree that was open last time", async () => {
     fake.trees = [
-      { id: 1, slug: "a", title: "A", mode: "dialogue", createdAtMs: 0, updatedAtMs: 0, messageCount: 0, globalId: "g0" },
-      { id: 2, slug: "b", title: "B", mode: "buffer", createdAtMs: 0, updatedAtMs: 0, messageCount: 0, globalId: "g0" },
+      { id: 1, slug: "a", title: "A", mode: "dialogue", createdAtMs: 0, updatedAtMs: 0, messageCount: 0, globalId: "g0", sharedBy: null },
+      { id: 2, slug: "b", title: "B", mode: "buffer", createdAtMs: 0, updatedAtMs: 0, messageCount: 0, globalId: "g0", sharedBy: null },
     ];
     fake.preferences = { lastTreeId: 2, defaultModel: null };
     const workspace = new Workspace();

@@ -186,6 +186,17 @@ impl Git {
     }
 }
 
+/// The person's name as git knows it (`user.name`), to mark what they share.
+pub(crate) fn configured_name() -> Option<String> {
+    let output = Command::new("git")
+        .args(["config", "--get", "user.name"])
+        .stdin(Stdio::null())
+        .output()
+        .ok()?;
+    let name = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+    (output.status.success() && !name.is_empty()).then_some(name)
+}
+
 fn failed(doing: &'static str, output: &Output) -> GitError {
     let said = String::from_utf8_lossy(&output.stderr);
     let detail = said.trim();

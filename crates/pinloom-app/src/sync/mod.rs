@@ -39,14 +39,72 @@ pub(crate) fn sync_folder(database: &Path, target: &str) -> PathBuf {
 }
 
 impl Pinloom {
-    /// Syncs the database's trees with its own remote: `remote` the first time (a git URL or
-    /// a path; remembered for this database), nothing after.
+    /// Syncs with the database's own remote (`remote` the first time: a git URL or a path,
+    /// remembered for this database) and with every team it has joined.
     pub async fn sync(&self, remote: Option<String>) -> anyhow::Result<SyncReport> {
         let store = self.store.clone();
-        let report = blocking(move || sync_target(&store, OWN_REMOTE, remote, false)).await;
+        let report = blocking(move || {
+            let mut reports = Vec::new();
+            if remote.is_some() || store.sync_target(OWN_REMOTE)?.is_some() {
+                reports.push(sync_target(&store, OWN_REMOTE, remote, false)?);
+            }
+            for team in store.sync_targets()?.into_iter().filter(|target| target.shared_only) {
+                let report = sync_target(&store, &team.name, None, true)
+                    .with_context(|| format!("could not sync with the team {}", team.name))?;
+                reports.push(report);
+            }
+            if reports.is_empty() {
+                return Err(no_remote());
+            }
+            Ok(combined(reports))
+        })
+        .await;
         // Whatever arrived changes paths and plans this process may have cached.
         self.snapshot_cache.forget();
         report.context("could not sync")
+    }
+
+    /// Joins the team `team` whose trees are shared through `remote`: the trees shared there
+    /// arrive, and what is added to them here goes back on each sync.
+    pub async fn join_team(&self, team: String, remote: String) -> anyhow::Result<SyncReport> {
+        let name = team_target(&team)?;
+        let store = self.store.clone();
+        let report = blocking(move || sync_target(&store, &name, Some(remote), true)).await;
+        self.snapshot_cache.forget();
+        report.with_context(|| format!("could not join the team {team}"))
+    }
+
+    /// Shares tree `tree_id` with the team `team` (joined before, or at `remote` now), marked as
+    /// shared by `shared_by` (git's user.name when absent), and syncs the team: only shared
+    /// trees are written to a team's remote.
+    pub async fn share_tree(
+        &self,
+        tree_id: i64,
+        team: String,
+        remote: Option<String>,
+        shared_by: Option<String>,
+    ) -> anyhow::Result<SyncReport> {
+        let name = team_target(&team)?;
+        let store = self.store.clone();
+        let report = blocking(move || {
+            let tree = store.tree(pinloom_store::TreeId(tree_id))?;
+            if remote.is_none() && store.sync_target(&name)?.is_none() {
+                return Err(crate::ApiError::invalid_input(format!(
+                    "this database has not joined the team {team} yet: give its remote once with --remote"
+                ))
+                .into());
+            }
+            let by = shared_by
+                .filter(|by| !by.trim().is_empty())
+                .or_else(git::configured_name)
+                .or_else(|| std::env::var("USER").ok().or_else(|| std::env::var("USERNAME").ok()))
+                .unwrap_or_else(|| "someone".into());
+            store.share_tree(&name, &tree.global_id, by.trim(), now_ms())?;
+            sync_target(&store, &name, remote, true)
+        })
+        .await;
+        self.snapshot_cache.forget();
+        report.context("could not share the tree")
     }
 
     /// Where this database syncs, whether on its own, what the last sync did and what waits.
@@ -87,12 +145,7 @@ pub(crate) fn sync_target(
     let target = match (remote, store.sync_target(name)?) {
         (Some(remote), _) => store.set_sync_target(name, remote.trim(), shared_only, now_ms())?,
         (None, Some(target)) => target,
-        (None, None) => {
-            return Err(crate::ApiError::invalid_input(
-                "this database has no sync remote yet: give one once with `pinloom sync --remote <git URL or path>` (or in Settings → Sync); it is remembered",
-            )
-            .into());
-        }
+        (None, None) => return Err(no_remote()),
     };
     let folder = sync_folder(store.path(), name);
     let _running = SyncLock::take(&folder)?;
@@ -132,6 +185,52 @@ pub(crate) fn sync_target(
     anyhow::bail!(
         "the remote refused the push {PUSH_ATTEMPTS} times because other machines kept pushing first; everything is saved here and committed in the sync folder: sync again in a moment"
     )
+}
+
+fn no_remote() -> anyhow::Error {
+    crate::ApiError::invalid_input(
+        "this database has no sync remote yet: give one once with `pinloom sync --remote <git URL or path>` (or in Settings → Sync); it is remembered",
+    )
+    .into()
+}
+
+/// The target a team's remote is kept under: `team-` and its name, which names a folder.
+fn team_target(team: &str) -> anyhow::Result<String> {
+    let team = team.trim();
+    let fits = !team.is_empty()
+        && team.len() <= 40
+        && team.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if !fits {
+        return Err(crate::ApiError::invalid_input(format!(
+            "{team:?} cannot name a team: use up to 40 letters, digits, '-' or '_'"
+        ))
+        .into());
+    }
+    Ok(format!("team-{team}"))
+}
+
+/// Several targets' reports as one: counts added up, each team's notes and words after the own
+/// remote's.
+fn combined(reports: Vec<SyncReport>) -> SyncReport {
+    let mut all = reports.into_iter();
+    let Some(mut first) = all.next() else {
+        return SyncReport::default();
+    };
+    for report in all {
+        first.sent_records += report.sent_records;
+        first.sent_changes += report.sent_changes;
+        first.received_records += report.received_records;
+        first.received_changes += report.received_changes;
+        first.trees_changed.extend(report.trees_changed);
+        first.committed |= report.committed;
+        first.pushed |= report.pushed;
+        first.notes.extend(report.notes);
+        first.text.push('\n');
+        first.text.push_str(&report.text);
+    }
+    first.trees_changed.sort_unstable();
+    first.trees_changed.dedup();
+    first
 }
 
 /// How long a lock left by a sync is believed: longer than any sync takes, so an older one was

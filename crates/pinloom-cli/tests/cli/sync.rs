@@ -404,3 +404,49 @@ async fn one_sync_at_a_time_and_a_lock_left_by_a_dead_sync_is_taken_over() {
     assert!(machines.sync("laptop").contains("sent 1 record"));
     assert!(!lock.exists(), "the lock goes with the sync");
 }
+
+#[tokio::test]
+async fn a_tree_shared_with_a_team_reaches_its_members_and_their_additions_come_back() {
+    let machines = Machines::new();
+    let team_remote = machines.root.path().join("team.git");
+    let init =
+        machines.git(&["init", "-q", "--bare", "-b", "main"]).arg(&team_remote).output().unwrap();
+    assert!(init.status.success());
+    let team_remote = team_remote.to_str().unwrap().to_owned();
+
+    let ana = machines.open("ana").await;
+    let rivers = ana.create_tree("Rivers".into(), TreeMode::Dialogue).await.unwrap();
+    ana.append_message(rivers.id, None, "Why do rivers meander?".into()).await.unwrap();
+    let private = ana.create_tree("Private notes".into(), TreeMode::Dialogue).await.unwrap();
+    ana.append_message(private.id, None, "Not for the team".into()).await.unwrap();
+    let (out, err, code) = machines.pinloom(
+        "ana",
+        &["share", "rivers", "--team", "geo", "--remote", &team_remote, "--as", "Ana"],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("sent 2 records"), "{out}");
+
+    // Ben joins the team: the shared tree arrives, marked with who shared it; nothing else does.
+    let (out, err, code) =
+        machines.pinloom("ben", &["sync", "--team", "geo", "--remote", &team_remote]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("received 2 records"), "{out}");
+    let (list, _, _) = machines.pinloom("ben", &["tree"]);
+    assert_eq!(list.lines().count(), 1, "{list}");
+    assert!(list.contains("Rivers") && list.ends_with("shared by Ana\n"), "{list}");
+    let in_the_team = machines
+        .git(&["--git-dir", &team_remote, "grep", "-c", "Not for the team", "main"])
+        .output()
+        .unwrap();
+    assert!(!in_the_team.status.success(), "the private tree never reached the team's remote");
+
+    // Ben answers in the shared tree; Ana's next plain `pinloom sync` brings it back.
+    let ben = machines.open("ben").await;
+    let there = ben.list_trees().await.unwrap()[0].id;
+    let on_ben = newest(&ben, there).await;
+    ben.append_message(there, Some(on_ben), "Because the outer bank erodes.".into()).await.unwrap();
+    assert!(machines.sync("ben").contains("sent 1 record"));
+    assert!(machines.sync("ana").contains("received 1 record"));
+    let text = ana.tree_text(rivers.id).await.unwrap();
+    assert!(text.contains("Because the outer bank erodes."), "{text}");
+}
