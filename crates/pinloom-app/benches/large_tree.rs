@@ -230,6 +230,7 @@ fn main() {
     });
 
     let bare_bytes = std::fs::metadata(work.path().join("bare.json")).unwrap().len();
+    let synced = sync_figures(&runtime, &pinloom, work.path(), &data, tree, deepest);
     println!("| step | time | baseline in the same run | ratio |");
     println!("|---|---|---|---|");
     println!(
@@ -257,4 +258,138 @@ fn main() {
         ms(bare),
         export.as_secs_f64() / bare.as_secs_f64()
     );
+    println!(
+        "| first sync to a bare repository on disk ({} files) | {} | the export above: {} | {:.2}× |",
+        synced.files,
+        ms(synced.first),
+        ms(export),
+        synced.first.as_secs_f64() / export.as_secs_f64()
+    );
+    println!(
+        "| the same files committed and pushed by git alone (its own time) | {} | | |",
+        ms(synced.git_first)
+    );
+    println!(
+        "| of Pinloom's own part: reading the records the folder lacks | {} | | |",
+        ms(synced.read)
+    );
+    println!(
+        "| a new machine's first sync (clone, fold everything into an empty database) | {} | | |",
+        ms(synced.receive)
+    );
+    println!(
+        "| sync of one new message (median of 3) | {} | git alone adding, committing and pushing one file to the same repository: {} | Pinloom's own part {} |",
+        ms(synced.one),
+        ms(synced.git_one),
+        ms(synced.one.saturating_sub(synced.git_one))
+    );
+}
+
+/// What the sync of the large tree took.
+struct SyncFigures {
+    files: usize,
+    first: Duration,
+    git_first: Duration,
+    read: Duration,
+    receive: Duration,
+    one: Duration,
+    git_one: Duration,
+}
+
+fn git(args: &[&str]) {
+    let status = std::process::Command::new("git")
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?}");
+}
+
+/// The first sync of the tree to a bare repository on disk (no network) and the sync of one new
+/// message after it, each beside git doing the same commits and pushes alone: the same working
+/// files through a second repository (`--git-dir` elsewhere, `--work-tree` the sync folder).
+fn sync_figures(
+    runtime: &tokio::runtime::Runtime,
+    pinloom: &Pinloom,
+    work: &std::path::Path,
+    data: &std::path::Path,
+    tree: i64,
+    deepest: i64,
+) -> SyncFigures {
+    let path = |name: &str| work.join(name).display().to_string();
+    git(&["init", "-q", "--bare", "-b", "main", &path("trees.git")]);
+    let started = Instant::now();
+    runtime.block_on(pinloom.sync(Some(path("trees.git")))).unwrap();
+    let first = started.elapsed();
+    let folder = data.join("pinloom-sync/origin").display().to_string();
+    let files = walk_files(std::path::Path::new(&folder));
+
+    // Git alone: the same files into a fresh repository and pushed to a fresh bare one.
+    git(&["init", "-q", "--bare", "-b", "main", &path("alone.git")]);
+    let alone = path("alone-repo");
+    let with_alone = |args: &[&str]| {
+        let mut all = vec!["--git-dir", alone.as_str(), "--work-tree", folder.as_str()];
+        all.extend_from_slice(args);
+        git(&all);
+    };
+    let identity = ["-c", "user.name=Bench", "-c", "user.email=bench@localhost"];
+    let started = Instant::now();
+    with_alone(&["init", "-q", "-b", "main"]);
+    with_alone(&["add", "-A"]);
+    with_alone(&[&identity[..], &["commit", "-q", "-m", "all"]].concat());
+    with_alone(&["push", "-q", &path("alone.git"), "HEAD:main"]);
+    let git_first = started.elapsed();
+
+    // Of Pinloom's own part of the first sync: the records the folder lacks read out of the
+    // database (as for a target that has none).
+    let store = Store::open(&data.join(pinloom_app::DATABASE_FILE_NAME)).unwrap();
+    let started = Instant::now();
+    let outgoing = store.sync_outgoing("probe").unwrap();
+    let read = started.elapsed();
+    assert_eq!(outgoing.records.len(), files - 1);
+    drop(outgoing);
+
+    // A new machine's first sync: everything arrives and is folded into an empty database.
+    let other = runtime.block_on(Pinloom::open(work.join("other-machine"))).unwrap();
+    let started = Instant::now();
+    let arrived = runtime.block_on(other.sync(Some(path("trees.git")))).unwrap();
+    let receive = started.elapsed();
+    assert_eq!(arrived.received_records, files - 1);
+
+    let mut one_runs = Vec::new();
+    let mut git_runs = Vec::new();
+    for run in 0..3 {
+        let text = format!("One more thought, number {run}.");
+        runtime.block_on(pinloom.append_message(tree, Some(deepest), text)).unwrap();
+        let started = Instant::now();
+        runtime.block_on(pinloom.sync(None)).unwrap();
+        one_runs.push(started.elapsed());
+        // Git alone: the one new file (and the sync's change files) committed and pushed.
+        let started = Instant::now();
+        with_alone(&["fetch", "-q", &path("alone.git")]);
+        with_alone(&["add", "-A"]);
+        with_alone(&[&identity[..], &["commit", "-q", "-m", "one"]].concat());
+        with_alone(&["push", "-q", &path("alone.git"), "HEAD:main"]);
+        git_runs.push(started.elapsed());
+    }
+    one_runs.sort();
+    git_runs.sort();
+    SyncFigures { files, first, git_first, read, receive, one: one_runs[1], git_one: git_runs[1] }
+}
+
+fn walk_files(dir: &std::path::Path) -> usize {
+    let mut count = 0;
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if entry.file_name() == ".git" {
+            continue;
+        }
+        if path.is_dir() {
+            count += walk_files(&path);
+        } else {
+            count += 1;
+        }
+    }
+    count
 }

@@ -511,7 +511,6 @@ impl Store {
     /// are written ([`Store::mark_sync_known`]), so a crash in between only writes them again.
     pub fn sync_outgoing(&self, name: &str) -> Result<SyncOutgoing, StoreError> {
         self.write(|tx| stamp_changes(tx))?;
-        let known = self.sync_known(name)?;
         let conn = self.conn();
         let shared_only: bool = conn
             .prepare_cached("SELECT scope = 'shared' FROM sync_targets WHERE name = ?1")?
@@ -530,12 +529,12 @@ impl Store {
             (Some(_), None) => false,
         };
         let mut records = Vec::new();
-        crate::sync_records::read_records(&conn, &mut |record| {
+        crate::sync_records::read_records(&conn, Some(name), &mut |record| {
             let tree = match &record {
                 SyncRecord::Note { message, .. } => crate::sync_records::tree_of(&conn, message)?,
                 other => other.tree().map(str::to_owned),
             };
-            if !known.contains(record.id()) && in_scope(tree.as_deref()) {
+            if in_scope(tree.as_deref()) {
                 let mut record = record;
                 // A team's folder says who shared each tree there.
                 if let SyncRecord::Tree { id, shared_by, .. } = &mut record
@@ -549,14 +548,12 @@ impl Store {
         })?;
         let mut ops = Vec::new();
         let mut statement = conn.prepare_cached(
-            "SELECT id, gid, kind, field, value_json, clock, device FROM sync_ops ORDER BY id",
+            "SELECT id, gid, kind, field, value_json, clock, device FROM sync_ops o
+             WHERE NOT EXISTS (SELECT 1 FROM sync_known k WHERE k.target = ?1 AND k.id = o.id)
+             ORDER BY id",
         )?;
-        let mut rows = statement.query([])?;
+        let mut rows = statement.query([name])?;
         while let Some(row) = rows.next()? {
-            let id: String = row.get(0)?;
-            if known.contains(&id) {
-                continue;
-            }
             let op = op_from_row(row)?;
             if shared.is_some() {
                 let tree = crate::sync_records::tree_of_target(&conn, &op.kind, &op.target)?;

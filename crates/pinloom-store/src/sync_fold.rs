@@ -139,7 +139,7 @@ impl Store {
     pub fn sync_dump(&self) -> Result<String, StoreError> {
         let conn = self.conn();
         let mut records = Vec::new();
-        crate::sync_records::read_records(&conn, &mut |record| {
+        crate::sync_records::read_records(&conn, None, &mut |record| {
             records.push(record);
             Ok(())
         })?;

@@ -13,11 +13,16 @@ use crate::sync::{SyncAnchor, SyncClosed, SyncRecord, time_value};
 /// Calls `each` with every record the database holds: trees, pins, messages, attachments, notes
 /// and summary writes, each kind in row order. Fitted summaries stay out (each device condenses
 /// its own from the chosen text).
+///
+/// With `unknown_to`, only the records that target's folder is not known to hold: the filter runs
+/// in SQL, so a sync of one new message into a large tree reads one row, not all of them.
 pub(crate) fn read_records(
     conn: &Connection,
+    unknown_to: Option<&str>,
     each: &mut dyn FnMut(SyncRecord) -> Result<(), StoreError>,
 ) -> Result<(), StoreError> {
-    each_row(conn, TREES, each, |row| {
+    let only = unknown_to.is_some();
+    each_row(conn, &filtered(TREES, only), unknown_to, each, &mut |row| {
         let settings: String = row.get(5)?;
         Ok(SyncRecord::Tree {
             id: row.get(0)?,
@@ -31,10 +36,10 @@ pub(crate) fn read_records(
             shared_by: None,
         })
     })?;
-    each_row(conn, PINS, each, pin_record)?;
+    each_row(conn, &filtered(PINS, only), unknown_to, each, &mut pin_record)?;
     let mut counts =
         conn.prepare_cached("SELECT family, tokens FROM node_tokens WHERE node_id = ?1")?;
-    each_row(conn, MESSAGES, each, |row| {
+    each_row(conn, &filtered(MESSAGES, only), unknown_to, each, &mut |row| {
         let token_counts: BTreeMap<String, u64> = counts
             .query_map([row.get::<_, i64>(0)?], |row| {
                 Ok((row.get(0)?, row.get::<_, i64>(1)?.max(0).unsigned_abs()))
@@ -42,7 +47,7 @@ pub(crate) fn read_records(
             .collect::<Result<_, _>>()?;
         message_record(row, token_counts)
     })?;
-    each_row(conn, ATTACHMENTS, each, |row| {
+    each_row(conn, &filtered(ATTACHMENTS, only), unknown_to, each, &mut |row| {
         Ok(SyncRecord::Attachment {
             id: row.get(0)?,
             tree: row.get(1)?,
@@ -55,7 +60,7 @@ pub(crate) fn read_records(
             created_at_ms: row.get(8)?,
         })
     })?;
-    each_row(conn, NOTES, each, |row| {
+    each_row(conn, &filtered(NOTES, only), unknown_to, each, &mut |row| {
         Ok(SyncRecord::Note {
             id: row.get(0)?,
             message: row.get(1)?,
@@ -64,7 +69,7 @@ pub(crate) fn read_records(
             created_at_ms: row.get(4)?,
         })
     })?;
-    each_row(conn, SUMMARY_WRITES, each, |row| {
+    each_row(conn, &filtered(SUMMARY_WRITES, only), unknown_to, each, &mut |row| {
         Ok(SyncRecord::Summary {
             id: row.get(0)?,
             tree: row.get(1)?,
@@ -85,13 +90,13 @@ pub(crate) fn read_records(
 const TREES: &str =
     "SELECT gid, title, mode, system_context, buffer_includes_system, settings_json,
         created_at_ms, deleted_at_ms
-    FROM trees ORDER BY id";
+    FROM trees x /*unknown x*/ ORDER BY x.id";
 
 const PINS: &str = "SELECT p.gid, t.gid, pp.gid, a.gid, p.range_start, p.range_end,
         p.anchor_text, p.title, p.closed_at_ms, p.result, p.deleted_at_ms, p.created_at_ms
     FROM pins p JOIN trees t ON t.id = p.tree_id
     LEFT JOIN pins pp ON pp.id = p.parent_pin_id
-    LEFT JOIN nodes a ON a.id = p.anchor_node_id
+    LEFT JOIN nodes a ON a.id = p.anchor_node_id /*unknown p*/
     ORDER BY p.id";
 
 const MESSAGES: &str = "SELECT n.id, n.gid, t.gid, p.gid, pin.gid, e.gid, n.author, n.text,
@@ -100,18 +105,18 @@ const MESSAGES: &str = "SELECT n.id, n.gid, t.gid, p.gid, pin.gid, e.gid, n.auth
     FROM nodes n JOIN trees t ON t.id = n.tree_id
     LEFT JOIN nodes p ON p.id = n.parent_id
     LEFT JOIN pins pin ON pin.id = n.pin_id
-    LEFT JOIN nodes e ON e.id = n.edited_from
+    LEFT JOIN nodes e ON e.id = n.edited_from /*unknown n*/
     ORDER BY n.id";
 
 const ATTACHMENTS: &str = "SELECT a.gid, t.gid, a.scope, p.gid, n.gid, a.role, a.name, a.content,
         a.created_at_ms
     FROM attachments a JOIN trees t ON t.id = a.tree_id
     LEFT JOIN pins p ON p.id = a.pin_id
-    LEFT JOIN nodes n ON n.id = a.node_id
+    LEFT JOIN nodes n ON n.id = a.node_id /*unknown a*/
     ORDER BY a.id";
 
 const NOTES: &str = "SELECT a.gid, n.gid, a.text, a.included, a.created_at_ms
-    FROM annotations a JOIN nodes n ON n.id = a.node_id ORDER BY a.id";
+    FROM annotations a JOIN nodes n ON n.id = a.node_id /*unknown a*/ ORDER BY a.id";
 
 const SUMMARY_WRITES: &str = "SELECT u.gid, t.gid, p.gid, n.gid, s.budget, s.summarizer,
         s.written_by, s.chosen, u.text, u.input_chars, u.input_tokens, u.written_at_ms
@@ -119,18 +124,40 @@ const SUMMARY_WRITES: &str = "SELECT u.gid, t.gid, p.gid, n.gid, s.budget, s.sum
     JOIN trees t ON t.id = s.tree_id
     LEFT JOIN pins p ON p.id = s.pin_id
     LEFT JOIN nodes n ON n.id = s.path_end_node_id
-    WHERE s.fitted_from IS NULL
+    WHERE s.fitted_from IS NULL /*unknown u*/
     ORDER BY u.id";
 
-/// Calls `each` with the record `record` makes of every row `sql` selects.
+/// `sql` with its `/*unknown x*/` marker made a condition (rows whose global id the folder of
+/// target `?1` is not known to hold) or taken out.
+fn filtered(sql: &str, unknown: bool) -> String {
+    let Some(start) = sql.find("/*unknown ") else { return sql.to_owned() };
+    let end = start + sql[start..].find("*/").unwrap_or(0) + 2;
+    let alias = sql[start + "/*unknown ".len()..end - 2].trim();
+    let joiner = if sql[..start].contains("WHERE") { "AND" } else { "WHERE" };
+    let condition = if unknown {
+        format!(
+            "{joiner} NOT EXISTS (SELECT 1 FROM sync_known k WHERE k.target = ?1 AND k.id = {alias}.gid)"
+        )
+    } else {
+        String::new()
+    };
+    format!("{}{condition}{}", &sql[..start], &sql[end..])
+}
+
+/// Calls `each` with the record `record` makes of every row `sql` selects (`?1` bound to
+/// `target` when given).
 fn each_row(
     conn: &Connection,
     sql: &str,
+    target: Option<&str>,
     each: &mut dyn FnMut(SyncRecord) -> Result<(), StoreError>,
-    mut record: impl FnMut(&Row<'_>) -> Result<SyncRecord, StoreError>,
+    record: &mut dyn FnMut(&Row<'_>) -> Result<SyncRecord, StoreError>,
 ) -> Result<(), StoreError> {
     let mut statement = conn.prepare_cached(sql)?;
-    let mut rows = statement.query([])?;
+    let mut rows = match target {
+        Some(target) => statement.query([target])?,
+        None => statement.query([])?,
+    };
     while let Some(row) = rows.next()? {
         each(record(row)?)?;
     }

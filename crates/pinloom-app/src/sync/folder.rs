@@ -10,10 +10,12 @@
 //! `<kind>` is `trees`, `messages`, `pins`, `attachments`, `notes` or `summaries`. Records fan out
 //! by the last two digits of their id (UUIDv7's random end), so no folder holds more than a few
 //! hundred files of a 100,000-message tree.
+//!
+//! `format.json`'s bytes never change within a version: two machines that start a folder apart
+//! both add it, and git merges two identical additions without a conflict.
 
 use std::collections::HashSet;
 use std::fs;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use pinloom_store::{SyncOp, SyncOutgoing, SyncRecord};
@@ -107,41 +109,57 @@ pub(crate) fn op_path(folder: &Path, op: &SyncOp) -> PathBuf {
     folder.join("ops").join(&op.device).join(format!("{}.json", op.id))
 }
 
-/// Writes a file that must not exist half-written: to a temporary name beside it, then renamed
-/// into place, so a crash leaves either nothing or the whole file for the next commit. A file
-/// already there is left as it is (its content is the same: names are unique).
+/// Writes a file whose name no other content can have. One already there whole is left as it
+/// is; one of another length (cut short by a crash or a power cut before the sync that wrote it
+/// committed) is written again. Files are not synced to disk one by one (100,000 of them would
+/// take most of a first sync): the database stays the truth, and a file is marked as in the
+/// folder only once git has committed it, so what a crash loses is written again.
 fn write_once(path: &Path, bytes: &[u8]) -> Result<(), FolderError> {
-    if path.exists() {
+    if fs::metadata(path).is_ok_and(|meta| meta.len() == bytes.len() as u64) {
         return Ok(());
     }
     let parent = path.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(parent).map_err(io("create", parent))?;
-    let temporary = parent.join(format!(
-        ".{}.partial",
-        path.file_name().map(|name| name.to_string_lossy()).unwrap_or_default()
-    ));
-    let mut file = fs::File::create(&temporary).map_err(io("write", &temporary))?;
-    file.write_all(bytes).map_err(io("write", &temporary))?;
-    file.sync_data().map_err(io("write", &temporary))?;
-    fs::rename(&temporary, path).map_err(io("write", path))
+    fs::write(path, bytes).map_err(io("write", path))
 }
 
-/// Writes every outgoing record and operation; returns the ids written.
+/// Writes every outgoing record and operation; returns the ids written. A first sync writes a
+/// file per message, so the files are written on every core: creating them is most of its time.
 pub(crate) fn write_outgoing(
     folder: &Path,
     outgoing: &SyncOutgoing,
 ) -> Result<Vec<String>, FolderError> {
+    let mut files: Vec<(PathBuf, Vec<u8>)> = Vec::new();
     let mut written = Vec::with_capacity(outgoing.records.len() + outgoing.ops.len());
     for record in &outgoing.records {
-        let text = serde_json::to_vec(record).unwrap_or_default();
-        write_once(&record_path(folder, record), &text)?;
+        files.push((record_path(folder, record), serde_json::to_vec(record).unwrap_or_default()));
         written.push(record.id().to_owned());
     }
     for op in &outgoing.ops {
-        let text = serde_json::to_vec(op).unwrap_or_default();
-        write_once(&op_path(folder, op), &text)?;
+        files.push((op_path(folder, op), serde_json::to_vec(op).unwrap_or_default()));
         written.push(op.id.clone());
     }
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+    let share = files.len().div_ceil(workers).max(1);
+    std::thread::scope(|scope| {
+        let running: Vec<_> = files
+            .chunks(share)
+            .map(|chunk| {
+                scope.spawn(move || {
+                    chunk.iter().try_for_each(|(path, bytes)| write_once(path, bytes))
+                })
+            })
+            .collect();
+        running.into_iter().try_for_each(|worker| {
+            worker.join().unwrap_or_else(|_| {
+                Err(FolderError::Io {
+                    doing: "write",
+                    path: folder.to_owned(),
+                    source: std::io::Error::other("a writer stopped"),
+                })
+            })
+        })
+    })?;
     Ok(written)
 }
 

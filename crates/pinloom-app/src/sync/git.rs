@@ -97,11 +97,11 @@ impl Git {
 
     /// Commits every file written and not committed yet; `false` when there were none.
     pub(crate) fn commit(&self, message: &str) -> Result<bool, GitError> {
-        let status = self.run("read the folder's state", &["status", "--porcelain"])?;
-        if status.is_empty() {
+        self.run("add the new files", &["add", "-A"])?;
+        let unchanged = self.output(&["diff", "--cached", "--quiet"])?.status.success();
+        if unchanged {
             return Ok(false);
         }
-        self.run("add the new files", &["add", "-A"])?;
         let mut args = self.identity()?;
         args.extend(["commit", "-q", "--no-verify", "-m", message]);
         self.run("commit", &args)?;

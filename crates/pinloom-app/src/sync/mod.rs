@@ -151,21 +151,22 @@ pub(crate) fn sync_target(
     let _running = SyncLock::take(&folder)?;
     let git = Git::new(&folder);
     git.prepare(&target.remote)?;
-    // Files a crash left written but not committed go out with this sync.
     let device = store.sync_device()?;
-    git.commit(&format!("Pinloom sync from {device} (finishing an interrupted sync)"))?;
     let mut tally = Tally::default();
     for _ in 0..PUSH_ATTEMPTS {
+        // Files an interrupted sync wrote and did not commit are this machine's own (no other
+        // file has their names), so the merge passes them by and this sync's commit takes them.
         if git.fetch()? {
             git.merge()?;
         }
         folder::check_format(&folder)?;
         let outgoing = store.sync_outgoing(name)?;
         let written = folder::write_outgoing(&folder, &outgoing)?;
-        store.mark_sync_known(name, &written)?;
         tally.sent_records += outgoing.records.len();
         tally.sent_changes += outgoing.ops.len();
-        let arrived = folder::read_new(&folder, &store.sync_known(name)?)?;
+        let mut known = store.sync_known(name)?;
+        known.extend(written.iter().cloned());
+        let arrived = folder::read_new(&folder, &known)?;
         tally.take(store, name, arrived)?;
         let message = format!(
             "Pinloom sync from {device}: {} records, {} changes",
@@ -173,6 +174,8 @@ pub(crate) fn sync_target(
             outgoing.ops.len()
         );
         tally.committed |= git.commit(&message)?;
+        // In a commit now: a crash before the push leaves the push to the next sync.
+        store.mark_sync_known(name, &written)?;
         match git.push()? {
             Pushed::Yes => {
                 tally.pushed = true;
