@@ -138,6 +138,19 @@ pub enum SyncRecord {
         /// When it was written.
         created_at_ms: i64,
     },
+    /// A reply's receipt: what its request was planned to hold and sent, and what the provider
+    /// counted. Its id is `receipt-` and its reply's global id; the messages and threads it names
+    /// are named by global id (the application layer turns them, [`TurnReceipt`]).
+    Receipt {
+        /// `receipt-` and the reply's global id.
+        id: String,
+        /// The reply.
+        message: String,
+        /// The receipt, as the application layer writes it.
+        receipt: Value,
+        /// Whether its provider cut the context.
+        provider_cut: bool,
+    },
     /// One write of a summary (fitted versions are not synced: each device condenses its own).
     Summary {
         /// The write's global id.
@@ -176,12 +189,13 @@ impl SyncRecord {
             | SyncRecord::Pin { id, .. }
             | SyncRecord::Attachment { id, .. }
             | SyncRecord::Note { id, .. }
+            | SyncRecord::Receipt { id, .. }
             | SyncRecord::Summary { id, .. } => id,
         }
     }
 
     /// Its kind as the folder names it: `trees`, `messages`, `pins`, `attachments`, `notes`,
-    /// `summaries`.
+    /// `receipts`, `summaries`.
     pub fn folder(&self) -> &'static str {
         match self {
             SyncRecord::Tree { .. } => "trees",
@@ -189,12 +203,13 @@ impl SyncRecord {
             SyncRecord::Pin { .. } => "pins",
             SyncRecord::Attachment { .. } => "attachments",
             SyncRecord::Note { .. } => "notes",
+            SyncRecord::Receipt { .. } => "receipts",
             SyncRecord::Summary { .. } => "summaries",
         }
     }
 
-    /// The tree it belongs to, for a target that holds only some trees (`None` for a note,
-    /// whose message says).
+    /// The tree it belongs to, for a target that holds only some trees (`None` for a note or a
+    /// receipt, whose message says).
     pub(crate) fn tree(&self) -> Option<&str> {
         match self {
             SyncRecord::Tree { id, .. } => Some(id),
@@ -202,10 +217,35 @@ impl SyncRecord {
             | SyncRecord::Pin { tree, .. }
             | SyncRecord::Attachment { tree, .. }
             | SyncRecord::Summary { tree, .. } => Some(tree),
-            SyncRecord::Note { .. } => None,
+            SyncRecord::Note { .. } | SyncRecord::Receipt { .. } => None,
         }
     }
 }
+
+impl SyncRecord {
+    /// The message a note or a receipt belongs to.
+    pub(crate) fn message(&self) -> Option<&str> {
+        match self {
+            SyncRecord::Note { message, .. } | SyncRecord::Receipt { message, .. } => Some(message),
+            _ => None,
+        }
+    }
+}
+
+/// What a receipt names by id: a message or a thread's pin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReceiptRef {
+    /// A message.
+    Message,
+    /// A thread's pin.
+    Pin,
+}
+
+/// Turns the ids a receipt names (the store never reads a receipt; the application layer knows
+/// where it keeps them): given the receipt and how to turn one id of a kind, the receipt with
+/// every id turned. Used with row numbers → global ids on the way out, the other way on the way
+/// in, where it may also apply what a team's receipts may say.
+pub type TurnReceipt<'a> = &'a dyn Fn(&Value, &dyn Fn(ReceiptRef, &Value) -> Value) -> Value;
 
 /// A highlighted passage, as [`Anchor`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -509,7 +549,11 @@ impl Store {
     /// Stamps every change made here since the last stamp, then gives what the folder of target
     /// `name` does not hold yet. Nothing is marked as held: the caller does that once the files
     /// are written ([`Store::mark_sync_known`]), so a crash in between only writes them again.
-    pub fn sync_outgoing(&self, name: &str) -> Result<SyncOutgoing, StoreError> {
+    pub fn sync_outgoing(
+        &self,
+        name: &str,
+        turn: TurnReceipt<'_>,
+    ) -> Result<SyncOutgoing, StoreError> {
         self.write(|tx| stamp_changes(tx))?;
         let conn = self.conn();
         let shared_only: bool = conn
@@ -529,10 +573,10 @@ impl Store {
             (Some(_), None) => false,
         };
         let mut records = Vec::new();
-        crate::sync_records::read_records(&conn, Some(name), &mut |record| {
-            let tree = match &record {
-                SyncRecord::Note { message, .. } => crate::sync_records::tree_of(&conn, message)?,
-                other => other.tree().map(str::to_owned),
+        crate::sync_records::read_records(&conn, Some(name), turn, &mut |record| {
+            let tree = match record.message() {
+                Some(message) => crate::sync_records::tree_of(&conn, message)?,
+                None => record.tree().map(str::to_owned),
             };
             if in_scope(tree.as_deref()) {
                 let mut record = record;

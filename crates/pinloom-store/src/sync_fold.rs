@@ -15,18 +15,20 @@ use crate::attachments::{insert_annotation, insert_attachment};
 use crate::codec::{mode_from_sql, role_from_sql};
 use crate::error::StoreError;
 use crate::model::{
-    AttachmentScope, Author, NewNode, NodeId, PinId, Sharing, SummaryAuthor, SummaryKey,
+    AttachmentScope, Author, NewNode, NodeId, PinId, Receipt, Sharing, SummaryAuthor, SummaryKey,
     SummaryWrite, TreeId,
 };
 use crate::nodes::{in_deleted_branch, insert_node_with, node_by_id, prune, unprune};
 use crate::pins::{PinPlace, free_pin_slug, insert_pin};
+use crate::receipts::write_receipt;
 use crate::slugs::slugify;
 use crate::store::Store;
 use crate::summaries::{as_sql_count, insert_summary, log_summary_write};
 use crate::sync::{
-    SyncOp, SyncRecord, clock, device, is_synced_field, op_id, set_state, stamp_changes, state,
+    ReceiptRef, SyncOp, SyncRecord, TurnReceipt, clock, device, is_synced_field, op_id, set_state,
+    stamp_changes, state,
 };
-use crate::sync_records::{row_of, settings_in};
+use crate::sync_records::{row_number, row_of, settings_in};
 use crate::trees::{NewTree, insert_tree};
 
 /// What folding in a folder's new files did.
@@ -76,6 +78,7 @@ impl Store {
         name: &str,
         records: Vec<SyncRecord>,
         ops: Vec<SyncOp>,
+        turn: TurnReceipt<'_>,
     ) -> Result<SyncFolded, StoreError> {
         self.write(|tx| {
             set_state(tx, "folding", "1")?;
@@ -85,7 +88,7 @@ impl Store {
             let mut folded = SyncFolded::default();
             let mut known = Vec::new();
             remember_shares(tx, name, &records)?;
-            let inserted = fold_records(tx, records, &mut folded, &mut known)?;
+            let inserted = fold_records(tx, records, turn, &mut folded, &mut known)?;
             let touched = fold_ops(tx, &ops, &inserted, &mut folded, &mut known)?;
             let me = device(tx)?;
             for (kind, gid, field) in &touched {
@@ -136,10 +139,10 @@ impl Store {
 
     /// Everything the database holds that a sync carries, as records sorted by kind and global
     /// id, one JSON line each: two replicas that have synced the same files give equal dumps.
-    pub fn sync_dump(&self) -> Result<String, StoreError> {
+    pub fn sync_dump(&self, turn: TurnReceipt<'_>) -> Result<String, StoreError> {
         let conn = self.conn();
         let mut records = Vec::new();
-        crate::sync_records::read_records(&conn, None, &mut |record| {
+        crate::sync_records::read_records(&conn, None, turn, &mut |record| {
             records.push(record);
             Ok(())
         })?;
@@ -194,7 +197,9 @@ fn dependencies(record: &SyncRecord) -> Vec<(&'static str, String)> {
         SyncRecord::Attachment { tree: of, thread, node, .. } => {
             vec![tree(of), on("pins", thread), on("nodes", node)]
         }
-        SyncRecord::Note { message, .. } => vec![Some(("nodes", message.clone()))],
+        SyncRecord::Note { message, .. } | SyncRecord::Receipt { message, .. } => {
+            vec![Some(("nodes", message.clone()))]
+        }
         SyncRecord::Summary { tree: of, thread, path_end, .. } => {
             vec![tree(of), on("pins", thread), on("nodes", path_end)]
         }
@@ -210,6 +215,7 @@ fn rank(record: &SyncRecord) -> u8 {
         SyncRecord::Attachment { .. } => 3,
         SyncRecord::Note { .. } => 4,
         SyncRecord::Summary { .. } => 5,
+        SyncRecord::Receipt { .. } => 6,
     }
 }
 
@@ -221,6 +227,7 @@ fn table_of_record(record: &SyncRecord) -> &'static str {
         SyncRecord::Attachment { .. } => "attachments",
         SyncRecord::Note { .. } => "annotations",
         SyncRecord::Summary { .. } => "summary_updates",
+        SyncRecord::Receipt { .. } => "receipts",
     }
 }
 
@@ -229,6 +236,7 @@ fn table_of_record(record: &SyncRecord) -> &'static str {
 fn fold_records(
     tx: &Connection,
     mut records: Vec<SyncRecord>,
+    turn: TurnReceipt<'_>,
     folded: &mut SyncFolded,
     known: &mut Vec<String>,
 ) -> Result<Vec<(&'static str, String)>, StoreError> {
@@ -241,7 +249,7 @@ fn fold_records(
     while let Some(index) = queue.pop_front() {
         let record = &records[index];
         let id = record.id().to_owned();
-        if row_of(tx, table_of_record(record), &id)?.is_some() {
+        if is_here(tx, record)? {
             folded.already_here += 1;
             known.push(id.clone());
             done.insert(id.clone());
@@ -266,7 +274,7 @@ fn fold_records(
             continue;
         }
         tx.execute_batch("SAVEPOINT sync_record")?;
-        match insert_record(tx, record, folded) {
+        match insert_record(tx, record, turn, folded) {
             Ok(()) => {
                 tx.execute_batch("RELEASE sync_record")?;
                 folded.records += 1;
@@ -303,13 +311,27 @@ fn kind_of(record: &SyncRecord) -> &'static str {
         SyncRecord::Attachment { .. } => "attachment",
         SyncRecord::Note { .. } => "note",
         SyncRecord::Summary { .. } => "summary",
+        SyncRecord::Receipt { .. } => "receipt",
     }
 }
 
 fn record_tree(tx: &Connection, record: &SyncRecord) -> Result<Option<String>, StoreError> {
+    match record.message() {
+        Some(message) => crate::sync_records::tree_of(tx, message),
+        None => Ok(record.tree().map(str::to_owned)),
+    }
+}
+
+/// Whether the database holds `record` already (through another remote, or as its own).
+fn is_here(tx: &Connection, record: &SyncRecord) -> Result<bool, StoreError> {
     match record {
-        SyncRecord::Note { message, .. } => crate::sync_records::tree_of(tx, message),
-        other => Ok(other.tree().map(str::to_owned)),
+        SyncRecord::Receipt { message, .. } => Ok(tx
+            .prepare_cached(
+                "SELECT EXISTS (SELECT 1 FROM receipts r JOIN nodes n ON n.id = r.node_id
+                 WHERE n.gid = ?1)",
+            )?
+            .query_row([message], |row| row.get(0))?),
+        other => Ok(row_of(tx, table_of_record(other), other.id())?.is_some()),
     }
 }
 
@@ -324,9 +346,23 @@ fn optional(tx: &Connection, table: &str, gid: &Option<String>) -> Result<Option
 fn insert_record(
     tx: &Connection,
     record: &SyncRecord,
+    turn: TurnReceipt<'_>,
     folded: &mut SyncFolded,
 ) -> Result<(), StoreError> {
     match record {
+        SyncRecord::Receipt { message, receipt, provider_cut, .. } => {
+            let node = NodeId(required(tx, "nodes", message)?);
+            let here = |kind: ReceiptRef, gid: &Value| row_number(tx, kind, gid);
+            let turned = turn(receipt, &here);
+            if !turned.is_object() {
+                return Err(StoreError::InvalidInput("the receipt cannot be read".into()));
+            }
+            write_receipt(
+                tx,
+                node,
+                &Receipt { json: turned.to_string(), provider_cut: *provider_cut },
+            )
+        }
         SyncRecord::Tree { .. } => insert_tree_record(tx, record),
         SyncRecord::Pin { .. } => insert_pin_record(tx, record),
         SyncRecord::Message { .. } => insert_message_record(tx, record, folded),

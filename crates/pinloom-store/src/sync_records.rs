@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::error::StoreError;
 use crate::model::Part;
-use crate::sync::{SyncAnchor, SyncClosed, SyncRecord, time_value};
+use crate::sync::{ReceiptRef, SyncAnchor, SyncClosed, SyncRecord, TurnReceipt, time_value};
 
 /// Calls `each` with every record the database holds: trees, pins, messages, attachments, notes
 /// and summary writes, each kind in row order. Fitted summaries stay out (each device condenses
@@ -19,6 +19,7 @@ use crate::sync::{SyncAnchor, SyncClosed, SyncRecord, time_value};
 pub(crate) fn read_records(
     conn: &Connection,
     unknown_to: Option<&str>,
+    turn: TurnReceipt<'_>,
     each: &mut dyn FnMut(SyncRecord) -> Result<(), StoreError>,
 ) -> Result<(), StoreError> {
     let only = unknown_to.is_some();
@@ -69,6 +70,19 @@ pub(crate) fn read_records(
             created_at_ms: row.get(4)?,
         })
     })?;
+    each_row(conn, &filtered(RECEIPTS, only), unknown_to, each, &mut |row| {
+        let stored: String = row.get(2)?;
+        let receipt: Value = serde_json::from_str(&stored).unwrap_or(Value::Null);
+        let named = |kind: ReceiptRef, id: &Value| -> Value {
+            id.as_i64().map_or(Value::Null, |id| global_id(conn, kind, id))
+        };
+        Ok(SyncRecord::Receipt {
+            id: row.get(0)?,
+            message: row.get(1)?,
+            receipt: turn(&receipt, &named),
+            provider_cut: row.get(3)?,
+        })
+    })?;
     each_row(conn, &filtered(SUMMARY_WRITES, only), unknown_to, each, &mut |row| {
         Ok(SyncRecord::Summary {
             id: row.get(0)?,
@@ -90,13 +104,13 @@ pub(crate) fn read_records(
 const TREES: &str =
     "SELECT gid, title, mode, system_context, buffer_includes_system, settings_json,
         created_at_ms, deleted_at_ms
-    FROM trees x /*unknown x*/ ORDER BY x.id";
+    FROM trees x /*unknown x.gid*/ ORDER BY x.id";
 
 const PINS: &str = "SELECT p.gid, t.gid, pp.gid, a.gid, p.range_start, p.range_end,
         p.anchor_text, p.title, p.closed_at_ms, p.result, p.deleted_at_ms, p.created_at_ms
     FROM pins p JOIN trees t ON t.id = p.tree_id
     LEFT JOIN pins pp ON pp.id = p.parent_pin_id
-    LEFT JOIN nodes a ON a.id = p.anchor_node_id /*unknown p*/
+    LEFT JOIN nodes a ON a.id = p.anchor_node_id /*unknown p.gid*/
     ORDER BY p.id";
 
 const MESSAGES: &str = "SELECT n.id, n.gid, t.gid, p.gid, pin.gid, e.gid, n.author, n.text,
@@ -105,18 +119,22 @@ const MESSAGES: &str = "SELECT n.id, n.gid, t.gid, p.gid, pin.gid, e.gid, n.auth
     FROM nodes n JOIN trees t ON t.id = n.tree_id
     LEFT JOIN nodes p ON p.id = n.parent_id
     LEFT JOIN pins pin ON pin.id = n.pin_id
-    LEFT JOIN nodes e ON e.id = n.edited_from /*unknown n*/
+    LEFT JOIN nodes e ON e.id = n.edited_from /*unknown n.gid*/
     ORDER BY n.id";
 
 const ATTACHMENTS: &str = "SELECT a.gid, t.gid, a.scope, p.gid, n.gid, a.role, a.name, a.content,
         a.created_at_ms
     FROM attachments a JOIN trees t ON t.id = a.tree_id
     LEFT JOIN pins p ON p.id = a.pin_id
-    LEFT JOIN nodes n ON n.id = a.node_id /*unknown a*/
+    LEFT JOIN nodes n ON n.id = a.node_id /*unknown a.gid*/
     ORDER BY a.id";
 
 const NOTES: &str = "SELECT a.gid, n.gid, a.text, a.included, a.created_at_ms
-    FROM annotations a JOIN nodes n ON n.id = a.node_id /*unknown a*/ ORDER BY a.id";
+    FROM annotations a JOIN nodes n ON n.id = a.node_id /*unknown a.gid*/ ORDER BY a.id";
+
+const RECEIPTS: &str = "SELECT 'receipt-' || n.gid, n.gid, r.receipt_json, r.provider_cut
+    FROM receipts r JOIN nodes n ON n.id = r.node_id /*unknown 'receipt-' || n.gid*/
+    ORDER BY r.node_id";
 
 const SUMMARY_WRITES: &str = "SELECT u.gid, t.gid, p.gid, n.gid, s.budget, s.summarizer,
         s.written_by, s.chosen, u.text, u.input_chars, u.input_tokens, u.written_at_ms
@@ -124,19 +142,19 @@ const SUMMARY_WRITES: &str = "SELECT u.gid, t.gid, p.gid, n.gid, s.budget, s.sum
     JOIN trees t ON t.id = s.tree_id
     LEFT JOIN pins p ON p.id = s.pin_id
     LEFT JOIN nodes n ON n.id = s.path_end_node_id
-    WHERE s.fitted_from IS NULL /*unknown u*/
+    WHERE s.fitted_from IS NULL /*unknown u.gid*/
     ORDER BY u.id";
 
-/// `sql` with its `/*unknown x*/` marker made a condition (rows whose global id the folder of
+/// `sql` with its `/*unknown x.gid*/` marker made a condition (rows whose global id the folder of
 /// target `?1` is not known to hold) or taken out.
 fn filtered(sql: &str, unknown: bool) -> String {
     let Some(start) = sql.find("/*unknown ") else { return sql.to_owned() };
     let end = start + sql[start..].find("*/").unwrap_or(0) + 2;
-    let alias = sql[start + "/*unknown ".len()..end - 2].trim();
+    let named = sql[start + "/*unknown ".len()..end - 2].trim();
     let joiner = if sql[..start].contains("WHERE") { "AND" } else { "WHERE" };
     let condition = if unknown {
         format!(
-            "{joiner} NOT EXISTS (SELECT 1 FROM sync_known k WHERE k.target = ?1 AND k.id = {alias}.gid)"
+            "{joiner} NOT EXISTS (SELECT 1 FROM sync_known k WHERE k.target = ?1 AND k.id = {named})"
         )
     } else {
         String::new()
@@ -362,4 +380,31 @@ pub(crate) fn settings_in(conn: &Connection, settings: &Value) -> Result<String,
 pub(crate) fn row_of(conn: &Connection, table: &str, gid: &str) -> Result<Option<i64>, StoreError> {
     let sql = format!("SELECT rowid FROM {table} WHERE gid = ?1");
     Ok(conn.prepare_cached(&sql)?.query_row(params![gid], |row| row.get(0)).optional()?)
+}
+
+/// The global id of the message or pin with row number `id`, as a receipt names it (`null` when
+/// it is gone).
+fn global_id(conn: &Connection, kind: ReceiptRef, id: i64) -> Value {
+    let sql = match kind {
+        ReceiptRef::Message => "SELECT gid FROM nodes WHERE id = ?1",
+        ReceiptRef::Pin => "SELECT gid FROM pins WHERE id = ?1",
+    };
+    conn.prepare_cached(sql)
+        .and_then(|mut statement| {
+            statement.query_row([id], |row| row.get::<_, String>(0)).optional()
+        })
+        .ok()
+        .flatten()
+        .map_or(Value::Null, Value::String)
+}
+
+/// The row number of the message or pin with global id `gid`, as a receipt here names it
+/// (`null` when it is not here).
+pub(crate) fn row_number(conn: &Connection, kind: ReceiptRef, gid: &Value) -> Value {
+    let Some(gid) = gid.as_str() else { return Value::Null };
+    let table = match kind {
+        ReceiptRef::Message => "nodes",
+        ReceiptRef::Pin => "pins",
+    };
+    row_of(conn, table, gid).ok().flatten().map_or(Value::Null, |row| json!(row))
 }

@@ -12,6 +12,8 @@
 
 use std::collections::HashMap;
 
+use serde_json::{Value, json};
+
 use crate::json::{Cost, DiffEntry, KindTokens, Prices, Receipt, SentSlice, Verdict};
 use anyhow::Context;
 use pinloom_engine::ContextPlan;
@@ -407,4 +409,81 @@ pub(crate) fn diff(
         .map(|(key, value)| entry(key, value, before_path, &before_positions))
         .collect();
     diff
+}
+
+/// What kind of thing a receipt's slice names by id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ReceiptSource {
+    Node,
+    Pin,
+}
+
+/// A receipt with the ids its slices name turned by `turn` (document ids into import indices,
+/// import indices into the store's ids); an id that turns into nothing becomes `null`.
+pub(crate) fn receipt_references<T: serde::Serialize>(
+    receipt: &Value,
+    turn: impl Fn(ReceiptSource, &Value) -> Option<T>,
+) -> Value {
+    let mut receipt = receipt.clone();
+    if let Some(Value::Array(sent)) = receipt.get_mut("sent") {
+        for entry in sent {
+            let source = match entry.get("source").and_then(Value::as_str) {
+                Some("node" | "retrieval" | "addedSearchHit") => Some(ReceiptSource::Node),
+                Some("summary" | "anchor" | "pinResult") => Some(ReceiptSource::Pin),
+                _ => None,
+            };
+            for key in ["sourceId", "lastId"] {
+                let Some(id) = entry.get(key).filter(|id| !id.is_null()) else { continue };
+                let turned = source.and_then(|source| turn(source, id));
+                entry[key] = turned.map_or(Value::Null, |turned| json!(turned));
+            }
+        }
+    }
+    receipt
+}
+
+/// A receipt from a file (or a team's sync folder) as Pinloom may keep it: read as a receipt (anything else is left out),
+/// marked as imported, its words dropped (the file's text is never shown as Pinloom's own: what
+/// is said of an imported receipt is composed from its numbers), its verdict made again from its
+/// numbers, and a cost that is not a non-negative finite number dropped.
+pub(crate) fn admit_receipt(receipt: &Value) -> Option<Value> {
+    // The slices name messages by the document's ids until the importer turns them into the
+    // store's: they are read apart.
+    let mut numbers = receipt.clone();
+    numbers["sent"] = Value::Array(Vec::new());
+    let mut read: Receipt = serde_json::from_value(numbers).ok()?;
+    read.imported = true;
+    read.message = None;
+    read.expected_at_least = read.expected_at_least.min(u64::from(read.planned));
+    read.verdict = match read.counted {
+        None => Verdict::NotReported,
+        Some(counted) if cut(read.expected_at_least, counted, read.exact_counts) => {
+            Verdict::ProviderCut
+        }
+        Some(_) => Verdict::Matched,
+    };
+    let sound = |amount: f64| amount.is_finite() && amount >= 0.0;
+    if read.cost.is_some_and(|cost| !(sound(cost.input) && sound(cost.output) && sound(cost.total)))
+    {
+        read.cost = None;
+    }
+    let mut admitted = serde_json::to_value(&read).ok()?;
+    // The slices keep the document's ids for the importer to turn into the store's, without
+    // words of the file's (an ancestor's note is Pinloom's to write).
+    let sent: Vec<Value> = receipt
+        .get("sent")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|slice| slice.is_object())
+        .map(|slice| {
+            let mut slice = slice.clone();
+            if let Some(object) = slice.as_object_mut() {
+                object.insert("note".into(), Value::Null);
+            }
+            slice
+        })
+        .collect();
+    admitted["sent"] = Value::Array(sent);
+    Some(admitted)
 }

@@ -27,6 +27,7 @@ use super::skim::{Shape, Skim, record};
 use super::{PINLOOM, parse_time};
 use crate::ApiError;
 use crate::base::engine_inputs::token_counts;
+use crate::base::receipts::{ReceiptSource, receipt_references};
 
 /// Everything an import writes, and what it says about it.
 pub(super) struct ImportBatch {
@@ -1344,7 +1345,7 @@ fn read_receipt(
     references: &References<'_>,
 ) -> Option<Value> {
     let receipt = receipt.filter(|receipt| receipt.is_object())?;
-    let Some(admitted) = super::untrusted::admit_receipt(receipt) else {
+    let Some(admitted) = crate::base::receipts::admit_receipt(receipt) else {
         notes.add(format!("{path}'s receipt was unreadable and was left out"));
         return None;
     };
@@ -1352,37 +1353,6 @@ fn read_receipt(
         ReceiptSource::Node => references.node(Some(id)),
         ReceiptSource::Pin => references.thread(Some(id)),
     }))
-}
-
-/// What kind of thing a receipt's slice names by id.
-#[derive(Clone, Copy)]
-enum ReceiptSource {
-    Node,
-    Pin,
-}
-
-/// A receipt with the ids its slices name turned by `turn` (document ids into import indices,
-/// import indices into the store's ids); an id that turns into nothing becomes `null`.
-fn receipt_references<T: serde::Serialize>(
-    receipt: &Value,
-    turn: impl Fn(ReceiptSource, &Value) -> Option<T>,
-) -> Value {
-    let mut receipt = receipt.clone();
-    if let Some(Value::Array(sent)) = receipt.get_mut("sent") {
-        for entry in sent {
-            let source = match entry.get("source").and_then(Value::as_str) {
-                Some("node" | "retrieval" | "addedSearchHit") => Some(ReceiptSource::Node),
-                Some("summary" | "anchor" | "pinResult") => Some(ReceiptSource::Pin),
-                _ => None,
-            };
-            for key in ["sourceId", "lastId"] {
-                let Some(id) = entry.get(key).filter(|id| !id.is_null()) else { continue };
-                let turned = source.and_then(|source| turn(source, id));
-                entry[key] = turned.map_or(Value::Null, |turned| json!(turned));
-            }
-        }
-    }
-    receipt
 }
 
 fn model_profiles(pinloom: &Value, notes: &mut Notes) -> Vec<store::ModelProfile> {

@@ -14,8 +14,7 @@ use serde_json::Value;
 use unicode_security::confusable_detection::skeleton;
 
 use super::open_loom_import::Notes;
-use crate::base::receipts::cut;
-use crate::json::{Receipt, TreeSettings, Verdict};
+use crate::json::TreeSettings;
 
 /// The imported profiles that may be written, with what a document may not set taken out.
 /// `here` are the profiles already in the database.
@@ -143,52 +142,6 @@ pub(super) fn admit_settings(
             object.remove("summarizer");
         }
     }
-}
-
-/// A receipt from a file as Pinloom may keep it: read as a receipt (anything else is left out),
-/// marked as imported, its words dropped (the file's text is never shown as Pinloom's own: what
-/// is said of an imported receipt is composed from its numbers), its verdict made again from its
-/// numbers, and a cost that is not a non-negative finite number dropped.
-pub(super) fn admit_receipt(receipt: &Value) -> Option<Value> {
-    // The slices name messages by the document's ids until the importer turns them into the
-    // store's: they are read apart.
-    let mut numbers = receipt.clone();
-    numbers["sent"] = Value::Array(Vec::new());
-    let mut read: Receipt = serde_json::from_value(numbers).ok()?;
-    read.imported = true;
-    read.message = None;
-    read.expected_at_least = read.expected_at_least.min(u64::from(read.planned));
-    read.verdict = match read.counted {
-        None => Verdict::NotReported,
-        Some(counted) if cut(read.expected_at_least, counted, read.exact_counts) => {
-            Verdict::ProviderCut
-        }
-        Some(_) => Verdict::Matched,
-    };
-    let sound = |amount: f64| amount.is_finite() && amount >= 0.0;
-    if read.cost.is_some_and(|cost| !(sound(cost.input) && sound(cost.output) && sound(cost.total)))
-    {
-        read.cost = None;
-    }
-    let mut admitted = serde_json::to_value(&read).ok()?;
-    // The slices keep the document's ids for the importer to turn into the store's, without
-    // words of the file's (an ancestor's note is Pinloom's to write).
-    let sent: Vec<Value> = receipt
-        .get("sent")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter(|slice| slice.is_object())
-        .map(|slice| {
-            let mut slice = slice.clone();
-            if let Some(object) = slice.as_object_mut() {
-                object.insert("note".into(), Value::Null);
-            }
-            slice
-        })
-        .collect();
-    admitted["sent"] = Value::Array(sent);
-    Some(admitted)
 }
 
 /// What a name looks like: its confusable skeleton (UTS #39), case folded, with every run of

@@ -7,7 +7,7 @@
 //! ops/<device>/<clock>-<device>.json                      one field change each
 //! ```
 //!
-//! `<kind>` is `trees`, `messages`, `pins`, `attachments`, `notes` or `summaries`. Records fan out
+//! `<kind>` is `trees`, `messages`, `pins`, `attachments`, `notes`, `receipts` or `summaries`. Records fan out
 //! by the last two digits of their id (UUIDv7's random end), so no folder holds more than a few
 //! hundred files of a 100,000-message tree.
 //!
@@ -183,7 +183,9 @@ pub(crate) fn read_new(folder: &Path, known: &HashSet<String>) -> Result<Arrived
         let kind_name = kind.file_name().map(|name| name.to_string_lossy().into_owned());
         let known_kind = matches!(
             kind_name.as_deref(),
-            Some("trees" | "messages" | "pins" | "attachments" | "notes" | "summaries")
+            Some(
+                "trees" | "messages" | "pins" | "attachments" | "notes" | "receipts" | "summaries"
+            )
         );
         for fan in entries(&kind)? {
             for file in entries(&fan)? {

@@ -12,7 +12,10 @@ pub(crate) mod git;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use pinloom_store::{Store, SyncFolded};
+use pinloom_store::{ReceiptRef, Store, SyncFolded, TurnReceipt};
+use serde_json::Value;
+
+use crate::base::receipts::{ReceiptSource, admit_receipt, receipt_references};
 
 use crate::json::{SyncReport, SyncStatus};
 use crate::pinloom::Pinloom;
@@ -160,14 +163,14 @@ pub(crate) fn sync_target(
             git.merge()?;
         }
         folder::check_format(&folder)?;
-        let outgoing = store.sync_outgoing(name)?;
+        let outgoing = store.sync_outgoing(name, &turn_receipt)?;
         let written = folder::write_outgoing(&folder, &outgoing)?;
         tally.sent_records += outgoing.records.len();
         tally.sent_changes += outgoing.ops.len();
         let mut known = store.sync_known(name)?;
         known.extend(written.iter().cloned());
         let arrived = folder::read_new(&folder, &known)?;
-        tally.take(store, name, arrived)?;
+        tally.take(store, name, arrived, shared_only)?;
         let message = format!(
             "Pinloom sync from {device}: {} records, {} changes",
             outgoing.records.len(),
@@ -188,6 +191,25 @@ pub(crate) fn sync_target(
     anyhow::bail!(
         "the remote refused the push {PUSH_ATTEMPTS} times because other machines kept pushing first; everything is saved here and committed in the sync folder: sync again in a moment"
     )
+}
+
+/// A receipt with the messages and threads it names turned by `turn` (row numbers and global ids,
+/// one way or the other); one that names something not there names nothing.
+fn turn_receipt(receipt: &Value, turn: &dyn Fn(ReceiptRef, &Value) -> Value) -> Value {
+    receipt_references(receipt, |source, id| {
+        let kind = match source {
+            ReceiptSource::Node => ReceiptRef::Message,
+            ReceiptSource::Pin => ReceiptRef::Pin,
+        };
+        Some(turn(kind, id)).filter(|turned| !turned.is_null())
+    })
+}
+
+/// A receipt from a team's folder: admitted as a receipt from a file is (marked as imported, its
+/// words dropped, its verdict made again from its numbers), then turned. `null` when it is not a
+/// receipt at all, which the fold refuses.
+fn admit_team_receipt(receipt: &Value, turn: &dyn Fn(ReceiptRef, &Value) -> Value) -> Value {
+    admit_receipt(receipt).map_or(Value::Null, |admitted| turn_receipt(&admitted, turn))
 }
 
 fn no_remote() -> anyhow::Error {
@@ -303,9 +325,17 @@ struct Tally {
 }
 
 impl Tally {
-    fn take(&mut self, store: &Store, name: &str, arrived: Arrived) -> anyhow::Result<()> {
+    fn take(
+        &mut self,
+        store: &Store,
+        name: &str,
+        arrived: Arrived,
+        from_team: bool,
+    ) -> anyhow::Result<()> {
         let Arrived { records, ops, damaged, unknown } = arrived;
-        let folded = store.sync_fold(name, records, ops)?;
+        // A team's receipts are other people's files: kept as an imported file's are.
+        let turn: TurnReceipt<'_> = if from_team { &admit_team_receipt } else { &turn_receipt };
+        let folded = store.sync_fold(name, records, ops, turn)?;
         // A damaged file will not read better later: it is reported once and left.
         let ids: Vec<String> = damaged.iter().map(|(id, _)| id.clone()).collect();
         store.mark_sync_known(name, &ids)?;

@@ -450,3 +450,55 @@ async fn a_tree_shared_with_a_team_reaches_its_members_and_their_additions_come_
     let text = ana.tree_text(rivers.id).await.unwrap();
     assert!(text.contains("Because the outer bank erodes."), "{text}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reply_arrives_with_its_receipt_naming_the_other_machines_messages() {
+    use pinloom_test_server::{Answer, Server, chat_stream};
+    let server = Server::start(vec![Answer::sse(&chat_stream(&["Oxbow ", "lakes."], 31), 0)]).await;
+    let machines = Machines::new();
+    // The desktop holds a tree of its own first, so the machines number their messages apart.
+    let desktop = machines.open("desktop").await;
+    let own = desktop.create_tree("Own".into(), TreeMode::Dialogue).await.unwrap();
+    desktop.append_message(own.id, None, "A tree of the desktop's".into()).await.unwrap();
+    let laptop = machines.open("laptop").await;
+    let mut profile =
+        pinloom_app::json::ModelProfile::new("Local", "vllm", "local-model", 8_192, 1_024, "o200k");
+    profile.base_url = Some(format!("{}/v1", server.base));
+    laptop.save_model_profile(profile).await.unwrap();
+    let asked = {
+        let machines = &machines;
+        tokio::task::block_in_place(|| {
+            machines.pinloom("laptop", &["ask", "--profile", "Local", "And oxbows?"])
+        })
+    };
+    assert_eq!(asked.2, 0, "{}{}", asked.0, asked.1);
+    let receipts: i64 = rusqlite::Connection::open(machines.db("laptop"))
+        .unwrap()
+        .query_row("SELECT count(*) FROM receipts", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(receipts, 1, "the laptop's reply has its receipt");
+    let (sent, received) = tokio::task::block_in_place(|| {
+        (machines.first_sync("laptop"), machines.first_sync("desktop"))
+    });
+    assert!(
+        sent.contains("sent 4 records"),
+        "a tree, the question, the reply and its receipt: {sent}"
+    );
+    assert!(received.contains("received 4 records"), "{received}");
+
+    let trees = desktop.list_trees().await.unwrap();
+    let arrived = trees.iter().find(|tree| tree.title != "Own").unwrap().id;
+    let reply = newest(&desktop, arrived).await;
+    let receipt = desktop.receipt(reply).await.unwrap().expect("the receipt came with the reply");
+    assert_eq!(receipt.counted, Some(31));
+    assert_eq!(receipt.profile, "Local");
+    let question = desktop.tree_text(arrived).await.unwrap();
+    let question_id: i64 = question
+        .lines()
+        .find(|line| line.trim_start().starts_with('#') && line.contains("And oxbows?"))
+        .and_then(|line| line.trim_start().trim_start_matches('#').split_once(' '))
+        .map(|(id, _)| id.parse().unwrap())
+        .unwrap();
+    let named: Vec<i64> = receipt.sent.iter().filter_map(|slice| slice.source_id).collect();
+    assert_eq!(named, [question_id], "the receipt names the desktop's own message");
+}

@@ -5,13 +5,26 @@
 use std::collections::BTreeMap;
 
 use pinloom_store::{
-    Author, NewNode, NodeId, Part, PinId, Store, StoreError, SyncOp, SyncRecord, TreeId, TreeMode,
+    Author, NewNode, NodeId, Part, PinId, ReceiptRef, Store, StoreError, SyncOp, SyncRecord,
+    TreeId, TreeMode,
 };
 use proptest::prelude::*;
-use serde_json::json;
+use serde_json::{Value, json};
 use tempfile::TempDir;
 
 use crate::database_path;
+
+/// The application layer's rule for where a receipt names messages, in small: `sent[].sourceId`.
+fn turn(receipt: &Value, turn: &dyn Fn(ReceiptRef, &Value) -> Value) -> Value {
+    let mut receipt = receipt.clone();
+    if let Some(Value::Array(sent)) = receipt.get_mut("sent") {
+        for slice in sent {
+            let id = slice["sourceId"].clone();
+            slice["sourceId"] = turn(ReceiptRef::Message, &id);
+        }
+    }
+    receipt
+}
 
 /// A database and its copy of the sync folder: file name → file text.
 struct Replica {
@@ -29,7 +42,7 @@ impl Replica {
 
     /// Writes what the folder lacks, as the application layer does before a commit.
     fn write_out(&mut self) -> usize {
-        let outgoing = self.store.sync_outgoing("origin").unwrap();
+        let outgoing = self.store.sync_outgoing("origin", &turn).unwrap();
         let mut written = Vec::new();
         for record in &outgoing.records {
             let file = format!("records/{}/{}.json", record.folder(), record.id());
@@ -67,11 +80,11 @@ impl Replica {
                 ops.push(serde_json::from_str::<SyncOp>(text).unwrap());
             }
         }
-        self.store.sync_fold("origin", records, ops).unwrap()
+        self.store.sync_fold("origin", records, ops, &turn).unwrap()
     }
 
     fn gid_of_node(&self, node: NodeId) -> String {
-        let dump = self.store.sync_dump().unwrap();
+        let dump = self.store.sync_dump(&turn).unwrap();
         let text = self.store.node(node).unwrap().text;
         dump.lines()
             .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
@@ -99,8 +112,10 @@ fn only_tree(store: &Store) -> TreeId {
 }
 
 fn find_node(store: &Store, text: &str) -> Option<NodeId> {
-    let tree = store.list_trees().unwrap().first()?.id;
-    store.tree_nodes(tree).unwrap().into_iter().find(|node| node.text == text).map(|node| node.id)
+    store.list_trees().unwrap().into_iter().find_map(|tree| {
+        let nodes = store.tree_nodes(tree.id).unwrap();
+        nodes.into_iter().find(|node| node.text == text).map(|node| node.id)
+    })
 }
 
 #[test]
@@ -118,11 +133,11 @@ fn every_row_has_a_global_id_and_a_tree_crosses_to_another_database() {
     let folded = sync(&mut laptop, &mut desktop);
     assert_eq!(folded.records, 4, "{folded:?}");
     assert!(folded.skipped.is_empty() && folded.waiting.is_empty(), "{folded:?}");
-    assert_eq!(laptop.store.sync_dump().unwrap(), desktop.store.sync_dump().unwrap());
+    assert_eq!(laptop.store.sync_dump(&turn).unwrap(), desktop.store.sync_dump(&turn).unwrap());
     let on_desktop = find_node(&desktop.store, "Why do rivers meander?").unwrap();
     assert!(desktop.store.node(on_desktop).unwrap().bookmarked);
     // Every global id is a UUIDv7.
-    for line in desktop.store.sync_dump().unwrap().lines() {
+    for line in desktop.store.sync_dump(&turn).unwrap().lines() {
         let record: serde_json::Value = serde_json::from_str(line).unwrap();
         let id = record["id"].as_str().unwrap();
         assert_eq!(id.len(), 36, "{id}");
@@ -149,7 +164,7 @@ fn both_machines_append_under_one_message_and_both_replies_are_kept_as_siblings(
 
     sync(&mut laptop, &mut desktop);
     sync(&mut desktop, &mut laptop);
-    assert_eq!(laptop.store.sync_dump().unwrap(), desktop.store.sync_dump().unwrap());
+    assert_eq!(laptop.store.sync_dump(&turn).unwrap(), desktop.store.sync_dump(&turn).unwrap());
     let children = laptop.store.children(here, pinloom_store::Deleted::Left).unwrap();
     let mut texts: Vec<_> = children.iter().map(|node| node.text.as_str()).collect();
     texts.sort_unstable();
@@ -172,8 +187,8 @@ fn both_rename_a_tree_the_later_clock_wins_and_the_other_title_stays_in_its_hist
     assert_eq!(folded.changed_on_both[0].2, json!("Rivers, desktop"));
     sync(&mut desktop, &mut laptop);
     assert_eq!(laptop.store.tree(tree).unwrap().title, "Rivers, desktop");
-    assert_eq!(laptop.store.sync_dump().unwrap(), desktop.store.sync_dump().unwrap());
-    let gid = laptop.store.sync_dump().unwrap();
+    assert_eq!(laptop.store.sync_dump(&turn).unwrap(), desktop.store.sync_dump(&turn).unwrap());
+    let gid = laptop.store.sync_dump(&turn).unwrap();
     let gid: serde_json::Value = serde_json::from_str(gid.lines().next().unwrap()).unwrap();
     let history = laptop.store.sync_history(gid["id"].as_str().unwrap()).unwrap();
     let titles: Vec<_> = history.iter().map(|(_, value, _, _)| value.clone()).collect();
@@ -206,7 +221,7 @@ fn an_append_under_a_branch_deleted_elsewhere_survives_in_the_trash_and_is_repor
         }
     );
     sync(&mut laptop, &mut desktop);
-    assert_eq!(laptop.store.sync_dump().unwrap(), desktop.store.sync_dump().unwrap());
+    assert_eq!(laptop.store.sync_dump(&turn).unwrap(), desktop.store.sync_dump(&turn).unwrap());
     // Restoring the branch brings the append back, and the restore travels too.
     laptop.store.restore(branch).unwrap();
     sync(&mut laptop, &mut desktop);
@@ -234,7 +249,7 @@ fn a_pin_closed_on_one_machine_and_continued_on_the_other_keeps_both() {
     let arrived = sync(&mut desktop, &mut laptop);
     assert_eq!(arrived.into_closed.len(), 1, "{arrived:?}");
     sync(&mut laptop, &mut desktop);
-    assert_eq!(laptop.store.sync_dump().unwrap(), desktop.store.sync_dump().unwrap());
+    assert_eq!(laptop.store.sync_dump(&turn).unwrap(), desktop.store.sync_dump(&turn).unwrap());
     let closed = desktop.store.all_pins(only_tree(&desktop.store)).unwrap();
     assert_eq!(closed[0].result.as_deref(), Some("settled"));
 }
@@ -245,7 +260,8 @@ fn a_machine_hours_ahead_wins_until_a_machine_that_heard_it_changes_the_field_ag
     let tree = laptop.store.create_tree("Rivers", TreeMode::Dialogue, 1).unwrap().id;
     sync(&mut laptop, &mut desktop);
     let gid: serde_json::Value =
-        serde_json::from_str(laptop.store.sync_dump().unwrap().lines().next().unwrap()).unwrap();
+        serde_json::from_str(laptop.store.sync_dump(&turn).unwrap().lines().next().unwrap())
+            .unwrap();
     let gid = gid["id"].as_str().unwrap().to_owned();
     // A machine whose clock runs five hours fast renames the tree.
     let now_ms =
@@ -261,12 +277,12 @@ fn a_machine_hours_ahead_wins_until_a_machine_that_heard_it_changes_the_field_ag
         clock: fast_clock,
         device: "fastfastfastfast".into(),
     };
-    laptop.store.sync_fold("origin", vec![], vec![fast]).unwrap();
+    laptop.store.sync_fold("origin", vec![], vec![fast], &turn).unwrap();
     assert_eq!(laptop.store.tree(tree).unwrap().title, "From the fast machine");
     // The laptop has heard the fast clock, so its own rename now is stamped after it and wins,
     // although its wall clock is hours behind.
     laptop.store.rename_tree(tree, "Renamed after hearing", 2).unwrap();
-    let outgoing = laptop.store.sync_outgoing("origin").unwrap();
+    let outgoing = laptop.store.sync_outgoing("origin", &turn).unwrap();
     assert!(outgoing.ops.iter().any(|op| op.clock > fast_clock), "{outgoing:?}");
     sync(&mut laptop, &mut desktop);
     assert_eq!(
@@ -326,7 +342,7 @@ fn what_cannot_be_folded_is_reported_and_the_rest_goes_on() {
     }
     records.push(orphan);
     records.push(bad_author);
-    let folded = desktop.store.sync_fold("origin", records, vec![unknown_field]).unwrap();
+    let folded = desktop.store.sync_fold("origin", records, vec![unknown_field], &turn).unwrap();
     assert_eq!(folded.records, 2, "{folded:?}");
     assert_eq!(folded.waiting.len(), 1, "{folded:?}");
     assert_eq!(folded.skipped.len(), 2, "{folded:?}");
@@ -341,7 +357,7 @@ fn a_change_to_a_flag_is_stamped_as_one_operation_naming_the_message_by_global_i
     let gid = laptop.gid_of_node(root.id);
     assert!(!gid.is_empty());
     laptop.store.set_excluded(root.id, true).unwrap();
-    let outgoing = laptop.store.sync_outgoing("origin").unwrap();
+    let outgoing = laptop.store.sync_outgoing("origin", &turn).unwrap();
     assert_eq!(outgoing.ops.len(), 1, "{outgoing:?}");
     assert_eq!(outgoing.ops[0].target, gid);
     assert_eq!(outgoing.ops[0].value, json!(true));
@@ -502,7 +518,7 @@ proptest! {
             prop_assert!(folded.waiting.is_empty(), "{folded:?}");
         }
         let dumps: Vec<String> =
-            replicas.iter().map(|replica| replica.store.sync_dump().unwrap()).collect();
+            replicas.iter().map(|replica| replica.store.sync_dump(&turn).unwrap()).collect();
         prop_assert_eq!(&dumps[0], &dumps[1]);
         prop_assert_eq!(&dumps[1], &dumps[2]);
         // A repeated sync writes nothing and changes nothing.
@@ -512,7 +528,38 @@ proptest! {
             prop_assert_eq!((folded.records, folded.ops), (0, 0));
         }
         for (replica, before) in replicas.iter().zip(&dumps) {
-            prop_assert_eq!(&replica.store.sync_dump().unwrap(), before);
+            prop_assert_eq!(&replica.store.sync_dump(&turn).unwrap(), before);
         }
     }
+}
+
+#[test]
+fn a_receipt_travels_with_its_reply_naming_the_messages_of_the_machine_it_arrives_on() {
+    let (mut laptop, mut desktop) = (Replica::new(), Replica::new());
+    // The desktop has a tree of its own first, so row numbers differ between the machines.
+    let own = desktop.store.create_tree("Own", TreeMode::Dialogue, 1).unwrap().id;
+    desktop.store.append_node(&text_node(own, None, "own question")).unwrap();
+    let tree = laptop.store.create_tree("Rivers", TreeMode::Dialogue, 1).unwrap().id;
+    let question = laptop.store.append_node(&text_node(tree, None, "question")).unwrap();
+    let mut reply = NewNode::text(tree, Some(question.id), Author::Model, "answer", 2);
+    reply.receipt = Some(pinloom_store::Receipt {
+        json: json!({ "sent": [{ "source": "node", "sourceId": question.id.0 }], "planned": 9 })
+            .to_string(),
+        provider_cut: true,
+    });
+    laptop.store.append_node(&reply).unwrap();
+
+    let folded = sync(&mut laptop, &mut desktop);
+    assert!(folded.skipped.is_empty(), "{folded:?}");
+    let there_question = find_node(&desktop.store, "question").unwrap();
+    let there_reply = find_node(&desktop.store, "answer").unwrap();
+    assert_ne!(there_question, question.id, "the machines number their rows apart");
+    let receipt = desktop.store.receipt(there_reply).unwrap().unwrap();
+    let read: Value = serde_json::from_str(&receipt.json).unwrap();
+    assert_eq!(read["sent"][0]["sourceId"], json!(there_question.0));
+    assert_eq!(read["planned"], json!(9));
+    assert!(receipt.provider_cut);
+    assert_eq!(desktop.store.cut_replies(&[there_reply]).unwrap(), [there_reply]);
+    sync(&mut desktop, &mut laptop);
+    assert_eq!(laptop.store.sync_dump(&turn).unwrap(), desktop.store.sync_dump(&turn).unwrap());
 }
