@@ -182,6 +182,21 @@ fn set_summary_in(
         .prepare_cached(&format!("SELECT s.id, s.text FROM summaries s WHERE {KEY_MATCH}"))?
         .query_row(key_params(key), |row| Ok((row.get(0)?, row.get(1)?)))
         .optional()?;
+    // A write is the summary's newest by its time: one made on a machine whose clock is behind
+    // a write already logged (another machine's, through a sync) takes the time just after it,
+    // so every machine agrees that the latest write is the one shown.
+    let written_at_ms = match &existing {
+        Some((id, _)) => {
+            let newest: Option<i64> = tx
+                .prepare_cached(
+                    "SELECT max(written_at_ms) FROM summary_updates WHERE summary_id = ?1",
+                )?
+                .query_row([id], |row| row.get(0))?;
+            newest.map_or(write.written_at_ms, |newest| write.written_at_ms.max(newest + 1))
+        }
+        None => write.written_at_ms,
+    };
+    let write = &SummaryWrite { written_at_ms, ..*write };
     let id = match existing {
         Some((id, earlier)) => {
             tx.prepare_cached(

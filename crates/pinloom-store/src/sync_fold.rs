@@ -155,6 +155,22 @@ impl Store {
             dump.push_str(&line);
             dump.push('\n');
         }
+        // What each summary reads as now (its newest write), which the records alone do not say.
+        let mut current = conn.prepare_cached(
+            "SELECT json_array(t.gid, p.gid, n.gid, s.budget, s.summarizer, s.written_by,
+                 s.chosen, s.text)
+             FROM summaries s JOIN trees t ON t.id = s.tree_id
+             LEFT JOIN pins p ON p.id = s.pin_id
+             LEFT JOIN nodes n ON n.id = s.path_end_node_id
+             WHERE s.fitted_from IS NULL
+             ORDER BY 1",
+        )?;
+        let mut rows = current.query([])?;
+        while let Some(row) = rows.next()? {
+            dump.push_str("current summary ");
+            dump.push_str(&row.get::<_, String>(0)?);
+            dump.push('\n');
+        }
         Ok(dump)
     }
 }

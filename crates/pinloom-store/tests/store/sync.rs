@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 
 use pinloom_store::{
-    Author, NewNode, NodeId, Part, PinId, ReceiptRef, Store, StoreError, SyncOp, SyncRecord,
-    TreeId, TreeMode,
+    AttachmentRole, AttachmentScope, Author, NewNode, NodeId, Part, PinId, ReceiptRef, Store,
+    StoreError, SummaryAuthor, SummaryKey, SummaryWrite, SyncOp, SyncRecord, TreeId, TreeMode,
 };
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -374,6 +374,14 @@ enum Step {
     Restore(usize, usize),
     Bookmark(usize, usize),
     Close(usize, usize),
+    Note(usize, usize),
+    IncludeNotes(usize, usize),
+    Attach(usize, usize),
+    Unattach(usize, usize),
+    DeleteThread(usize, usize),
+    RestoreThread(usize, usize),
+    SystemContext(usize, usize),
+    Summary(usize, usize, u8),
     Sync(usize, usize),
 }
 
@@ -389,7 +397,15 @@ fn step() -> impl Strategy<Value = Step> {
         1 => (replica.clone(), pick.clone()).prop_map(|(r, p)| Step::Restore(r, p)),
         1 => (replica.clone(), pick.clone()).prop_map(|(r, p)| Step::Bookmark(r, p)),
         1 => (replica.clone(), pick.clone()).prop_map(|(r, p)| Step::Close(r, p)),
-        4 => (replica.clone(), replica).prop_map(|(a, b)| Step::Sync(a, b)),
+        1 => (replica.clone(), pick.clone()).prop_map(|(r, p)| Step::Note(r, p)),
+        1 => (replica.clone(), pick.clone()).prop_map(|(r, p)| Step::IncludeNotes(r, p)),
+        1 => (replica.clone(), pick.clone()).prop_map(|(r, p)| Step::Attach(r, p)),
+        1 => (replica.clone(), pick.clone()).prop_map(|(r, p)| Step::Unattach(r, p)),
+        1 => (replica.clone(), pick.clone()).prop_map(|(r, p)| Step::DeleteThread(r, p)),
+        1 => (replica.clone(), pick.clone()).prop_map(|(r, p)| Step::RestoreThread(r, p)),
+        1 => (replica.clone(), pick.clone()).prop_map(|(r, p)| Step::SystemContext(r, p)),
+        2 => (replica.clone(), pick.clone(), 0..40_u8).prop_map(|(r, p, skew)| Step::Summary(r, p, skew)),
+        5 => (replica.clone(), replica).prop_map(|(a, b)| Step::Sync(a, b)),
     ]
 }
 
@@ -445,7 +461,15 @@ fn perform_on_node(replicas: &mut [Replica], step: &Step, at: i64) -> Result<(),
         | Step::Delete(r, p)
         | Step::Restore(r, p)
         | Step::Bookmark(r, p)
-        | Step::Close(r, p) => (r, p),
+        | Step::Close(r, p)
+        | Step::Note(r, p)
+        | Step::IncludeNotes(r, p)
+        | Step::Attach(r, p)
+        | Step::Unattach(r, p)
+        | Step::DeleteThread(r, p)
+        | Step::RestoreThread(r, p)
+        | Step::SystemContext(r, p)
+        | Step::Summary(r, p, _) => (r, p),
         _ => return Ok(()),
     };
     let store = &replicas[r].store;
@@ -478,6 +502,79 @@ fn perform_on_node(replicas: &mut [Replica], step: &Step, at: i64) -> Result<(),
             if let Some(pin) = thread {
                 store.close_pin(pin, &format!("result {at}"), at)?;
             }
+        }
+        _ => return perform_around(store, step, tree, node, thread, at),
+    }
+    Ok(())
+}
+
+/// The steps on what surrounds a message: notes, attachments, threads deleted whole, the
+/// tree's system context.
+fn perform_around(
+    store: &Store,
+    step: &Step,
+    tree: TreeId,
+    node: NodeId,
+    thread: Option<PinId>,
+    at: i64,
+) -> Result<(), StoreError> {
+    match *step {
+        Step::Note(r, _) => {
+            store.annotate(node, &format!("note {r}-{at}"), at % 2 == 0, at)?;
+        }
+        Step::IncludeNotes(..) => {
+            for note in store.annotations(node)? {
+                store.set_annotation_included(note.id, !note.included)?;
+            }
+        }
+        Step::Attach(r, _) => {
+            let scope = AttachmentScope::Node(node);
+            store.add_attachment(
+                tree,
+                scope,
+                AttachmentRole::File,
+                "notes.md",
+                &format!("file {r}-{at}"),
+                at,
+            )?;
+        }
+        Step::Unattach(..) => {
+            if let Some(first) = store.attachments(tree)?.first() {
+                store.remove_attachment(first.id)?;
+            }
+        }
+        Step::DeleteThread(..) => {
+            if let Some(pin) = thread {
+                store.delete_thread(pin, at)?;
+            }
+        }
+        Step::RestoreThread(..) => {
+            if let Some(pin) = store.deleted_threads(tree)?.first() {
+                store.restore_thread(pin.id, at)?;
+            }
+        }
+        Step::SystemContext(r, _) => {
+            store.set_system_context(tree, &format!("context {r}-{at}"), at)?;
+        }
+        Step::Summary(r, _, skew) => {
+            // Written at a time up to 40 steps behind: a machine whose clock is slow.
+            let key = SummaryKey {
+                tree_id: tree,
+                pin_id: thread,
+                path_end: Some(node),
+                budget: Some(200),
+                summarizer: String::new(),
+                fitted_from: None,
+            };
+            let write = SummaryWrite {
+                text: &format!("summary {r}-{at}"),
+                written_by: SummaryAuthor::Person,
+                chosen: true,
+                input_chars: 40,
+                input_tokens: 10,
+                written_at_ms: at - i64::from(skew),
+            };
+            store.set_summary(&key, &write)?;
         }
         _ => {}
     }
