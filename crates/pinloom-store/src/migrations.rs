@@ -402,6 +402,31 @@ const MIGRATIONS: &[(&str, Option<Fill>)] = &[
     "#,
         Some(fill_global_ids),
     ),
+    (
+        // 10: a branch moved, or a thread (ThreadMind's thread_rebase), is a change a sync
+        // carries: the moved message's new parent, replayed elsewhere with its threads, and the
+        // thread's new place (its parent thread and anchor).
+        r#"
+    CREATE TRIGGER sync_nodes_parent AFTER UPDATE OF parent_id ON nodes
+    WHEN old.parent_id IS NOT new.parent_id AND new.gid IS NOT NULL
+        AND NOT EXISTS (SELECT 1 FROM sync_state WHERE key = 'folding')
+    BEGIN
+        INSERT OR REPLACE INTO sync_changes (gid, kind, field, at_ms)
+        VALUES (new.gid, 'message', 'parent',
+            CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER));
+    END;
+    CREATE TRIGGER sync_pins_place AFTER UPDATE OF parent_pin_id, anchor_node_id ON pins
+    WHEN (old.parent_pin_id IS NOT new.parent_pin_id OR old.anchor_node_id IS NOT new.anchor_node_id)
+        AND new.gid IS NOT NULL
+        AND NOT EXISTS (SELECT 1 FROM sync_state WHERE key = 'folding')
+    BEGIN
+        INSERT OR REPLACE INTO sync_changes (gid, kind, field, at_ms)
+        VALUES (new.gid, 'pin', 'place',
+            CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER));
+    END;
+    "#,
+        None,
+    ),
 ];
 
 /// A UUIDv7 (RFC 9562) in SQL from a time in milliseconds: 48 bits of the time, the version,

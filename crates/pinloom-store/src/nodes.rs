@@ -480,72 +480,10 @@ impl Store {
         at_ms: i64,
     ) -> Result<Node, StoreError> {
         self.write(|tx| {
-            let moving = node_by_id(tx, node)?;
-            let target = node_by_id(tx, new_parent)?;
-            if moving.tree_id != target.tree_id {
-                return Err(StoreError::InvalidInput(format!(
-                    "node {} is in another tree; a branch moves only within its tree",
-                    new_parent.0
-                )));
-            }
             if in_deleted_branch(tx, new_parent)? {
                 return Err(StoreError::Deleted { node: new_parent.0 });
             }
-            let into_own_subtree: bool = tx
-                .prepare_cached(
-                    // UNION ends the walk on a loop of parent links instead of running on.
-                    "WITH RECURSIVE up(id) AS (
-                         SELECT ?1
-                         UNION
-                         SELECT n.parent_id FROM up JOIN nodes n ON n.id = up.id
-                         WHERE n.parent_id IS NOT NULL
-                     )
-                     SELECT EXISTS (SELECT 1 FROM up WHERE id = ?2)",
-                )?
-                .query_row(params![new_parent.0, node.0], |row| row.get(0))?;
-            if into_own_subtree {
-                return Err(StoreError::InvalidInput(format!(
-                    "node {} is inside the branch being moved; moving it there would make a cycle",
-                    new_parent.0
-                )));
-            }
-            let begins_pin =
-                moving.pin_id.is_some() && parent_thread(tx, &moving)? != moving.pin_id;
-            if begins_pin {
-                let pin = moving.pin_id.map(|id| id.0);
-                let depth = thread_depth(tx, target.pin_id)? + 1;
-                if depth > MAX_PIN_DEPTH {
-                    return Err(StoreError::TooDeep { limit: MAX_PIN_DEPTH });
-                }
-                tx.execute(
-                    "UPDATE pins SET anchor_node_id = ?2, parent_pin_id = ?3, depth = ?4,
-                         range_start = NULL, range_end = NULL, anchor_text = NULL
-                     WHERE id = ?1",
-                    params![pin, new_parent.0, target.pin_id.map(|id| id.0), depth],
-                )?;
-                renumber_pin_depths(tx, moving.pin_id)?;
-            } else if moving.pin_id != target.pin_id {
-                // The moved nodes of the old thread join the new parent's thread, and pins opened
-                // from them now open from that thread.
-                tx.execute(
-                    "WITH RECURSIVE branch(id) AS (
-                         SELECT ?1
-                         UNION
-                         SELECT n.id FROM nodes n JOIN branch b ON n.parent_id = b.id
-                         WHERE n.pin_id IS ?2
-                     )
-                     UPDATE nodes SET pin_id = ?3 WHERE id IN (SELECT id FROM branch)",
-                    params![node.0, moving.pin_id.map(|id| id.0), target.pin_id.map(|id| id.0)],
-                )?;
-                tx.execute(
-                    "UPDATE pins SET parent_pin_id = ?2
-                     WHERE anchor_node_id IN (SELECT id FROM nodes WHERE pin_id IS ?2)
-                       AND parent_pin_id IS ?1",
-                    params![moving.pin_id.map(|id| id.0), target.pin_id.map(|id| id.0)],
-                )?;
-                renumber_pin_depths(tx, target.pin_id)?;
-            }
-            reparent(tx, &moving, Some(new_parent))?;
+            let moving = move_branch(tx, node, new_parent)?;
             touch_tree(tx, moving.tree_id, at_ms)?;
             node_by_id(tx, node)
         })
@@ -652,6 +590,80 @@ impl Store {
 /// an import (`extra_roots`) may bring several: Open Loom trees can have many roots.
 /// Ids as one JSON array that SQLite's `json_each` unrolls: one statement for any number of
 /// them (a path can hold tens of thousands of nodes), with no limit on bound parameters.
+/// Moves `node` and its subtree under `new_parent` of the same tree: the threads follow (a pin's
+/// first message takes its pin along, re-anchored; a branch of a thread joins the new parent's
+/// thread) and depths are renumbered. Refuses a cycle. A sync replays another machine's moves
+/// through this, under a deleted branch too (the branch's deletion travels on its own).
+pub(crate) fn move_branch(
+    tx: &Connection,
+    node: NodeId,
+    new_parent: NodeId,
+) -> Result<Node, StoreError> {
+    let moving = node_by_id(tx, node)?;
+    let target = node_by_id(tx, new_parent)?;
+    if moving.tree_id != target.tree_id {
+        return Err(StoreError::InvalidInput(format!(
+            "node {} is in another tree; a branch moves only within its tree",
+            new_parent.0
+        )));
+    }
+    let into_own_subtree: bool = tx
+        .prepare_cached(
+            // UNION ends the walk on a loop of parent links instead of running on.
+            "WITH RECURSIVE up(id) AS (
+                     SELECT ?1
+                     UNION
+                     SELECT n.parent_id FROM up JOIN nodes n ON n.id = up.id
+                     WHERE n.parent_id IS NOT NULL
+                 )
+                 SELECT EXISTS (SELECT 1 FROM up WHERE id = ?2)",
+        )?
+        .query_row(params![new_parent.0, node.0], |row| row.get(0))?;
+    if into_own_subtree {
+        return Err(StoreError::InvalidInput(format!(
+            "node {} is inside the branch being moved; moving it there would make a cycle",
+            new_parent.0
+        )));
+    }
+    let begins_pin = moving.pin_id.is_some() && parent_thread(tx, &moving)? != moving.pin_id;
+    if begins_pin {
+        let pin = moving.pin_id.map(|id| id.0);
+        let depth = thread_depth(tx, target.pin_id)? + 1;
+        if depth > MAX_PIN_DEPTH {
+            return Err(StoreError::TooDeep { limit: MAX_PIN_DEPTH });
+        }
+        tx.execute(
+            "UPDATE pins SET anchor_node_id = ?2, parent_pin_id = ?3, depth = ?4,
+                     range_start = NULL, range_end = NULL, anchor_text = NULL
+                 WHERE id = ?1",
+            params![pin, new_parent.0, target.pin_id.map(|id| id.0), depth],
+        )?;
+        renumber_pin_depths(tx, moving.pin_id)?;
+    } else if moving.pin_id != target.pin_id {
+        // The moved nodes of the old thread join the new parent's thread, and pins opened
+        // from them now open from that thread.
+        tx.execute(
+            "WITH RECURSIVE branch(id) AS (
+                     SELECT ?1
+                     UNION
+                     SELECT n.id FROM nodes n JOIN branch b ON n.parent_id = b.id
+                     WHERE n.pin_id IS ?2
+                 )
+                 UPDATE nodes SET pin_id = ?3 WHERE id IN (SELECT id FROM branch)",
+            params![node.0, moving.pin_id.map(|id| id.0), target.pin_id.map(|id| id.0)],
+        )?;
+        tx.execute(
+            "UPDATE pins SET parent_pin_id = ?2
+                 WHERE anchor_node_id IN (SELECT id FROM nodes WHERE pin_id IS ?2)
+                   AND parent_pin_id IS ?1",
+            params![moving.pin_id.map(|id| id.0), target.pin_id.map(|id| id.0)],
+        )?;
+        renumber_pin_depths(tx, target.pin_id)?;
+    }
+    reparent(tx, &moving, Some(new_parent))?;
+    Ok(moving)
+}
+
 pub(crate) fn id_list(ids: impl IntoIterator<Item = NodeId>) -> String {
     let ids: Vec<String> = ids.into_iter().map(|id| id.0.to_string()).collect();
     format!("[{}]", ids.join(","))
@@ -1089,9 +1101,8 @@ fn deleted_depth(conn: &Connection, node: NodeId) -> Result<i64, StoreError> {
         .ok_or(StoreError::NotFound { kind: "node", id: node.0 })
 }
 
-/// Links `node` (and so its subtree) under `new_parent`, a live node, or makes it parentless (the
-/// first node of a pin whose parent thread has no message), keeping segments and deleted depths
-/// right. The caller has checked that this makes no cycle and has moved the threads.
+/// Links `node` (and so its subtree) under `new_parent`, or makes it parentless (the first node
+/// of a pin whose parent thread has no message), keeping segments and deleted depths right. The caller has checked that this makes no cycle and has moved the threads.
 pub(crate) fn reparent(
     conn: &Connection,
     node: &Node,
@@ -1111,8 +1122,12 @@ pub(crate) fn reparent(
            AND moved.segment_id <> ?1",
         [node.id.0],
     )?;
-    // The new parent is live, so only the moved node's own deletion stays on its path.
-    let after = i64::from(node.pruned_at_ms.is_some());
+    // The deletions on the new parent's path, and the moved node's own.
+    let above = match new_parent {
+        Some(parent) => deleted_depth(conn, parent)?,
+        None => 0,
+    };
+    let after = above + i64::from(node.pruned_at_ms.is_some());
     let before = deleted_depth(conn, node.id)?;
     if after != before {
         shift_deleted_depth(conn, node.id, after - before)?;

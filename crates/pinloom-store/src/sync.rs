@@ -54,7 +54,8 @@ pub enum SyncRecord {
         tree: String,
         /// The message it follows.
         parent: Option<String>,
-        /// Its thread's pin; `None` in the tree's main thread.
+        /// The pin whose thread it begins (hanging off the pin's anchor); `None` when it
+        /// continues its parent's thread, or begins the tree's main thread.
         thread: Option<String>,
         /// The message it is an edit of.
         edited_from: Option<String>,
@@ -298,8 +299,8 @@ pub struct SyncOp {
 /// Every field an operation may set, by kind: anything else in a folder is reported and skipped.
 pub const SYNCED_FIELDS: &[(&str, &[&str])] = &[
     ("tree", &["title", "systemContext", "settings", "bufferIncludesSystem", "deleted"]),
-    ("message", &["excluded", "bookmarked", "kept", "deleted"]),
-    ("pin", &["title", "closed", "deleted"]),
+    ("message", &["excluded", "bookmarked", "kept", "deleted", "parent"]),
+    ("pin", &["title", "closed", "deleted", "place"]),
     ("note", &["included"]),
     ("attachment", &["removed"]),
 ];

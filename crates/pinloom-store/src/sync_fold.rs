@@ -18,7 +18,9 @@ use crate::model::{
     AttachmentScope, Author, NewNode, NodeId, PinId, Receipt, Sharing, SummaryAuthor, SummaryKey,
     SummaryWrite, TreeId,
 };
-use crate::nodes::{in_deleted_branch, insert_node_with, node_by_id, prune, unprune};
+use crate::nodes::{
+    in_deleted_branch, insert_node_with, move_branch, node_by_id, prune, reparent, unprune,
+};
 use crate::pins::{PinPlace, free_pin_slug, insert_pin};
 use crate::receipts::write_receipt;
 use crate::slugs::slugify;
@@ -534,14 +536,14 @@ fn insert_message_record(
         return Ok(());
     };
     let tree_id = TreeId(required(tx, "trees", tree)?);
-    let parent_id = optional(tx, "nodes", parent)?.map(NodeId);
     let thread_id = optional(tx, "pins", thread)?.map(PinId);
-    let parent_thread = match parent_id {
-        Some(parent) => node_by_id(tx, parent)?.pin_id,
-        None => None,
+    // A message that begins a thread hangs off its pin's anchor as it is here: if the thread
+    // moved on the machine that wrote the message (after the pin's own record was written), the
+    // move is an operation of its own, replayed with the others.
+    let parent_id = match thread_id {
+        Some(pin) => crate::pins::pin_by_id(tx, pin)?.anchor_node_id,
+        None => optional(tx, "nodes", parent)?.map(NodeId),
     };
-    // A message names its thread; the store asks for the pin only where a thread begins.
-    let begins = thread_id.is_some() && (parent_id.is_none() || parent_thread != thread_id);
     let author = match author.as_str() {
         "human" => Author::Human,
         "model" => Author::Model,
@@ -551,7 +553,7 @@ fn insert_message_record(
     let new = NewNode {
         tree_id,
         parent_id,
-        pin_id: if begins { thread_id } else { None },
+        pin_id: thread_id,
         author,
         parts: parts.clone(),
         edited_from: optional(tx, "nodes", edited_from)?.map(NodeId),
@@ -570,19 +572,14 @@ fn insert_message_record(
         folded.under_deleted.push(id.clone());
     }
     let node = insert_node_with(tx, &new, true, true)?;
-    if node.pin_id != thread_id {
-        return Err(StoreError::InvalidInput(
-            "the message is said to be in another thread than the one it continues".into(),
-        ));
-    }
-    if let Some(pin) = thread_id {
-        let closed: bool = tx.query_row(
-            "SELECT closed_at_ms IS NOT NULL FROM pins WHERE id = ?1",
+    if let Some(pin) = node.pin_id {
+        let (closed, gid): (bool, String) = tx.query_row(
+            "SELECT closed_at_ms IS NOT NULL, gid FROM pins WHERE id = ?1",
             [pin.0],
-            |row| row.get(0),
+            |row| Ok((row.get(0)?, row.get(1)?)),
         )?;
-        if closed && let Some(thread) = thread {
-            folded.into_closed.push(thread.clone());
+        if closed {
+            folded.into_closed.push(gid);
         }
     }
     tx.execute(
@@ -818,6 +815,8 @@ fn set_field(
             )?;
         }
         ("message", "deleted") => set_message_deleted(tx, NodeId(row), time(field, value)?)?,
+        ("message", "parent") => set_message_parent(tx, NodeId(row), value)?,
+        ("pin", "place") => set_pin_place(tx, PinId(row), value)?,
         ("pin", "title") => {
             tx.execute(
                 "UPDATE pins SET title = ?2 WHERE id = ?1",
@@ -858,6 +857,56 @@ fn set_field(
         _ => return Err(StoreError::InvalidInput(format!("{kind} has no field {field}"))),
     }
     Ok(())
+}
+
+/// Replays a move: the message (with its branch and threads) under the message `value` names,
+/// or, for `null`, a thread's first message left without a parent (its thread moved to open from
+/// a thread with no message yet).
+fn set_message_parent(tx: &Connection, node: NodeId, value: &Value) -> Result<(), StoreError> {
+    let moving = node_by_id(tx, node)?;
+    let Some(parent) = value.as_str() else {
+        if !value.is_null() {
+            return Err(wrong("parent", value));
+        }
+        if moving.parent_id.is_some() && moving.pin_id.is_some() {
+            reparent(tx, &moving, None)?;
+        }
+        return Ok(());
+    };
+    let parent = row_of(tx, "nodes", parent)?.ok_or_else(|| {
+        StoreError::InvalidInput(format!("the message it moved under, {parent}, is not here"))
+    })?;
+    if moving.parent_id != Some(NodeId(parent)) {
+        move_branch(tx, node, NodeId(parent))?;
+    }
+    Ok(())
+}
+
+/// Replays a thread's move: the thread it opens from and the message it hangs off, its depth
+/// and those of the threads below it; its highlighted passage, which quoted the old anchor, goes.
+fn set_pin_place(tx: &Connection, pin: PinId, value: &Value) -> Result<(), StoreError> {
+    let named = |key: &str, table: &str| -> Result<Option<i64>, StoreError> {
+        match value.get(key) {
+            Some(Value::String(gid)) => row_of(tx, table, gid)?
+                .map(Some)
+                .ok_or_else(|| StoreError::InvalidInput(format!("{gid} is not here"))),
+            Some(Value::Null) => Ok(None),
+            _ => Err(wrong("place", value)),
+        }
+    };
+    let (parent, anchor) = (named("parent", "pins")?, named("anchor", "nodes")?);
+    let now = crate::pins::pin_by_id(tx, pin)?;
+    if now.parent_pin_id.map(|id| id.0) == parent && now.anchor_node_id.map(|id| id.0) == anchor {
+        return Ok(());
+    }
+    let depth = crate::nodes::thread_depth(tx, parent.map(PinId))? + 1;
+    tx.execute(
+        "UPDATE pins SET parent_pin_id = ?2, anchor_node_id = ?3, depth = ?4,
+             range_start = NULL, range_end = NULL, anchor_text = NULL
+         WHERE id = ?1",
+        params![pin.0, parent, anchor, depth],
+    )?;
+    crate::nodes::renumber_pin_depths(tx, Some(pin))
 }
 
 fn set_message_deleted(tx: &Connection, node: NodeId, at: Option<i64>) -> Result<(), StoreError> {

@@ -113,7 +113,12 @@ const PINS: &str = "SELECT p.gid, t.gid, pp.gid, a.gid, p.range_start, p.range_e
     LEFT JOIN nodes a ON a.id = p.anchor_node_id /*unknown p.gid*/
     ORDER BY p.id";
 
-const MESSAGES: &str = "SELECT n.id, n.gid, t.gid, p.gid, pin.gid, e.gid, n.author, n.text,
+// A message names its pin only when it begins that pin's thread (its parent is in another
+// thread, or it has none): a message continuing a thread is in its parent's, wherever moves put
+// that parent.
+const MESSAGES: &str = "SELECT n.id, n.gid, t.gid, p.gid,
+        CASE WHEN n.parent_id IS NULL OR p.pin_id IS NOT n.pin_id THEN pin.gid END, e.gid,
+        n.author, n.text,
         n.parts_json, n.model, n.generation_json, n.usage_json, n.incomplete, n.excluded,
         n.bookmarked, n.kept, n.pruned_at_ms, n.created_at_ms
     FROM nodes n JOIN trees t ON t.id = n.tree_id
@@ -294,6 +299,27 @@ pub(crate) fn field_value(
                 Some(at_ms) => json!({ "atMs": at_ms, "result": result.unwrap_or_default() }),
                 None => Value::Null,
             }));
+        }
+        ("message", "parent") => {
+            // The parent's global id; `null` for a first message (a row that is gone: no value).
+            let parent: Option<Option<String>> = conn
+                .prepare_cached(
+                    "SELECT p.gid FROM nodes n LEFT JOIN nodes p ON p.id = n.parent_id
+                     WHERE n.gid = ?1",
+                )?
+                .query_row([gid], |row| row.get(0))
+                .optional()?;
+            return Ok(parent.map(|parent| parent.map_or(Value::Null, Value::String)));
+        }
+        ("pin", "place") => {
+            let place: Option<(Option<String>, Option<String>)> = conn
+                .prepare_cached(
+                    "SELECT pp.gid, a.gid FROM pins x LEFT JOIN pins pp ON pp.id = x.parent_pin_id
+                     LEFT JOIN nodes a ON a.id = x.anchor_node_id WHERE x.gid = ?1",
+                )?
+                .query_row([gid], |row| Ok((row.get(0)?, row.get(1)?)))
+                .optional()?;
+            return Ok(place.map(|(parent, anchor)| json!({ "parent": parent, "anchor": anchor })));
         }
         ("tree", "title") => ("SELECT title FROM trees WHERE gid = ?1", Shape::Text),
         ("tree", "systemContext") => {

@@ -382,6 +382,8 @@ enum Step {
     RestoreThread(usize, usize),
     SystemContext(usize, usize),
     Summary(usize, usize, u8),
+    Move(usize, usize, usize),
+    Rebase(usize, usize, usize),
     Sync(usize, usize),
 }
 
@@ -405,16 +407,22 @@ fn step() -> impl Strategy<Value = Step> {
         1 => (replica.clone(), pick.clone()).prop_map(|(r, p)| Step::RestoreThread(r, p)),
         1 => (replica.clone(), pick.clone()).prop_map(|(r, p)| Step::SystemContext(r, p)),
         2 => (replica.clone(), pick.clone(), 0..40_u8).prop_map(|(r, p, skew)| Step::Summary(r, p, skew)),
+        1 => (replica.clone(), pick.clone(), pick.clone()).prop_map(|(r, p, q)| Step::Move(r, p, q)),
+        1 => (replica.clone(), pick.clone(), pick.clone()).prop_map(|(r, p, q)| Step::Rebase(r, p, q)),
         5 => (replica.clone(), replica).prop_map(|(a, b)| Step::Sync(a, b)),
     ]
 }
 
-/// Refusals a person could meet too (appending under a deleted message, pinning in one): the
-/// step does nothing, as in the window.
+/// Refusals a person could meet too (appending under a deleted message, pinning in one, deleting
+/// a thread already deleted, moving a branch into itself): the step does nothing, as in the
+/// window.
 fn refused(error: &StoreError) -> bool {
     matches!(
         error,
-        StoreError::Deleted { .. } | StoreError::InvalidInput(_) | StoreError::TooDeep { .. }
+        StoreError::Deleted { .. }
+            | StoreError::InvalidInput(_)
+            | StoreError::TooDeep { .. }
+            | StoreError::NotFound { .. }
     )
 }
 
@@ -469,7 +477,9 @@ fn perform_on_node(replicas: &mut [Replica], step: &Step, at: i64) -> Result<(),
         | Step::DeleteThread(r, p)
         | Step::RestoreThread(r, p)
         | Step::SystemContext(r, p)
-        | Step::Summary(r, p, _) => (r, p),
+        | Step::Summary(r, p, _)
+        | Step::Move(r, p, _)
+        | Step::Rebase(r, p, _) => (r, p),
         _ => return Ok(()),
     };
     let store = &replicas[r].store;
@@ -555,6 +565,19 @@ fn perform_around(
         }
         Step::SystemContext(r, _) => {
             store.set_system_context(tree, &format!("context {r}-{at}"), at)?;
+        }
+        Step::Move(r, _, other) | Step::Rebase(r, _, other) => {
+            let nodes = all_nodes(store);
+            let Some(&(_, target, target_thread)) = nodes.get(other % nodes.len().max(1)) else {
+                return Ok(());
+            };
+            if matches!(step, Step::Move(..)) {
+                store.move_subtree(node, target, at)?;
+            } else if let Some(pin) = thread {
+                // ThreadMind's rebase: the thread opens from another thread.
+                let _ = r;
+                store.move_thread(pin, target_thread, at)?;
+            }
         }
         Step::Summary(r, _, skew) => {
             // Written at a time up to 40 steps behind: a machine whose clock is slow.
