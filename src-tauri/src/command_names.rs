@@ -12,6 +12,7 @@ pub const ALL: &[&str] = &[
     "sync_status",
     "sync_now",
     "sync_automatic_set",
+    "sync_profiles_set",
     "tree_open",
     "tree_import",
     "tree_export",

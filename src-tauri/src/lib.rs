@@ -55,6 +55,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             sync_commands::sync_status,
             sync_commands::sync_now,
             sync_commands::sync_automatic_set,
+            sync_commands::sync_profiles_set,
             commands::tree_open,
             commands::tree_import,
             commands::tree_export,

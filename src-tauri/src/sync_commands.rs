@@ -34,3 +34,13 @@ pub(crate) async fn sync_automatic_set(
 ) -> Result<SyncStatus, ApiError> {
     Ok(state.pinloom()?.set_sync_automatic(on).await?)
 }
+
+/// Syncs model profiles and prices to the person's own remote too, or stops doing so.
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn sync_profiles_set(
+    state: State<'_, AppState>,
+    on: bool,
+) -> Result<SyncStatus, ApiError> {
+    Ok(state.pinloom()?.set_sync_profiles(on).await?)
+}

@@ -1673,6 +1673,8 @@ pub struct SyncStatus {
     pub remote: Option<String>,
     /// Whether it syncs after each reply and every few minutes.
     pub automatic: bool,
+    /// Whether model profiles and prices go too (never keys).
+    pub profiles: bool,
     /// What the last sync did.
     pub last: Option<SyncReport>,
     /// Records (messages, pins, …) written here and not in the remote yet.

@@ -150,6 +150,13 @@ enum Command {
         /// them goes back.
         #[arg(long, requires = "remote")]
         team: Option<String>,
+        /// Also sync your model profiles and prices to your own remote from now on (never keys;
+        /// never to a team's).
+        #[arg(long, conflicts_with_all = ["without_profiles", "team"])]
+        with_profiles: bool,
+        /// Stop syncing model profiles and prices.
+        #[arg(long)]
+        without_profiles: bool,
         /// The report as JSON.
         #[arg(long)]
         json: bool,
@@ -299,9 +306,12 @@ async fn run(cli: Cli) -> anyhow::Result<String> {
         let pinloom = open(path, true).await?;
         return Ok(pinloom.import_file(file.clone(), |_| {}).await?.text());
     }
-    if let Command::Sync { remote, team, json } = cli.command {
+    if let Command::Sync { remote, team, with_profiles, without_profiles, json } = cli.command {
         // A new machine's first sync makes the database the trees arrive in.
         let pinloom = open(path, true).await?;
+        if with_profiles || without_profiles {
+            pinloom.set_sync_profiles(with_profiles).await?;
+        }
         let report = match (team, remote) {
             (Some(team), Some(remote)) => pinloom.join_team(team, remote).await?,
             (_, remote) => pinloom.sync(remote).await?,

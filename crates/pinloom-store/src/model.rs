@@ -559,8 +559,10 @@ pub struct Annotation {
     pub created_at_ms: i64,
 }
 
-/// A model and its budget, as every front end sees it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A model and its budget, as every front end sees it. Serialized as a sync folder's profile
+/// record holds it: everything but the mark of one that came with a file (profiles hold no key).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ModelProfile {
     /// A unique name people choose it by.
     pub name: String,
@@ -591,6 +593,7 @@ pub struct ModelProfile {
     pub prices_json: Option<String>,
     /// The file it came with, while the person has not enabled it: until then it is never
     /// planned for, sent to, or offered as a default.
+    #[serde(skip)]
     pub imported_from: Option<String>,
 }
 

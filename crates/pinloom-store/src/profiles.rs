@@ -6,7 +6,7 @@ use crate::error::StoreError;
 use crate::model::ModelProfile;
 use crate::store::Store;
 
-const PROFILE_COLUMNS: &str = "name, provider, model_id, base_url, context_window, reserve,
+pub(crate) const PROFILE_COLUMNS: &str = "name, provider, model_id, base_url, context_window, reserve,
     native_system, completion_endpoint, tokenizer, agent_system_prompt, sampling_json, settings_json,
     prices_json, imported_from";
 
@@ -190,7 +190,7 @@ pub fn invisible_character(text: &str) -> Option<char> {
     })
 }
 
-fn profile_from_row(row: &Row<'_>) -> rusqlite::Result<ModelProfile> {
+pub(crate) fn profile_from_row(row: &Row<'_>) -> rusqlite::Result<ModelProfile> {
     Ok(ModelProfile {
         name: row.get(0)?,
         provider: row.get(1)?,

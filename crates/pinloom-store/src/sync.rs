@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::error::StoreError;
-use crate::model::{Anchor, Part};
+use crate::model::{Anchor, ModelProfile, Part};
 use crate::store::Store;
 
 /// A thing written once into a sync folder. Its mutable fields carry their values when it was
@@ -152,6 +152,17 @@ pub enum SyncRecord {
         /// Whether its provider cut the context.
         provider_cut: bool,
     },
+    /// One version of a model profile of the person's (never a key), written when they chose to
+    /// sync profiles and prices. Its id is `profile-` and a digest of the version, so each change
+    /// is a new record; a machine keeps the latest version of each name.
+    Profile {
+        /// `profile-` and a digest of what it holds.
+        id: String,
+        /// The profile as the store holds it (never one that came with a file and waits).
+        profile: ModelProfile,
+        /// When it was last changed.
+        updated_at_ms: i64,
+    },
     /// One write of a summary (fitted versions are not synced: each device condenses its own).
     Summary {
         /// The write's global id.
@@ -191,6 +202,7 @@ impl SyncRecord {
             | SyncRecord::Attachment { id, .. }
             | SyncRecord::Note { id, .. }
             | SyncRecord::Receipt { id, .. }
+            | SyncRecord::Profile { id, .. }
             | SyncRecord::Summary { id, .. } => id,
         }
     }
@@ -205,6 +217,7 @@ impl SyncRecord {
             SyncRecord::Attachment { .. } => "attachments",
             SyncRecord::Note { .. } => "notes",
             SyncRecord::Receipt { .. } => "receipts",
+            SyncRecord::Profile { .. } => "profiles",
             SyncRecord::Summary { .. } => "summaries",
         }
     }
@@ -218,7 +231,9 @@ impl SyncRecord {
             | SyncRecord::Pin { tree, .. }
             | SyncRecord::Attachment { tree, .. }
             | SyncRecord::Summary { tree, .. } => Some(tree),
-            SyncRecord::Note { .. } | SyncRecord::Receipt { .. } => None,
+            SyncRecord::Note { .. } | SyncRecord::Receipt { .. } | SyncRecord::Profile { .. } => {
+                None
+            }
         }
     }
 }
@@ -231,6 +246,18 @@ impl SyncRecord {
             _ => None,
         }
     }
+}
+
+/// A digest of a profile's version, naming its record: FNV-1a, 64 bits (names, not security:
+/// a version is the person's own, and a clash would only keep one of two versions).
+pub(crate) fn profile_digest(profile: &ModelProfile, updated_at_ms: i64) -> String {
+    let text = serde_json::to_string(&(profile, updated_at_ms)).unwrap_or_default();
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in text.bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("profile-{hash:016x}")
 }
 
 /// What a receipt names by id: a message or a thread's pin.
@@ -517,6 +544,17 @@ impl Store {
         Ok((records.max(0).unsigned_abs(), changes.max(0).unsigned_abs()))
     }
 
+    /// Whether the person's model profiles and prices go to their own remote too (never to a
+    /// team's; never a key).
+    pub fn sync_profiles(&self) -> Result<bool, StoreError> {
+        Ok(state(&self.conn(), "profiles")?.as_deref() == Some("1"))
+    }
+
+    /// Chooses whether model profiles and prices are synced.
+    pub fn set_sync_profiles(&self, on: bool) -> Result<(), StoreError> {
+        self.write(|tx| set_state(tx, "profiles", if on { "1" } else { "0" }))
+    }
+
     /// Whether this database syncs on its own (after each reply and every few minutes).
     pub fn sync_automatic(&self) -> Result<bool, StoreError> {
         Ok(state(&self.conn(), "automatic")?.as_deref() == Some("1"))
@@ -591,6 +629,9 @@ impl Store {
             }
             Ok(())
         })?;
+        if !shared_only && state(&conn, "profiles")?.as_deref() == Some("1") {
+            records.extend(crate::sync_records::profile_records(&conn, name)?);
+        }
         let mut ops = Vec::new();
         let mut statement = conn.prepare_cached(
             "SELECT id, gid, kind, field, value_json, clock, device FROM sync_ops o

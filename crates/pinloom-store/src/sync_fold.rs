@@ -89,7 +89,18 @@ impl Store {
                 state(tx, "heard")?.and_then(|heard| heard.parse().ok()).unwrap_or(0);
             let mut folded = SyncFolded::default();
             let mut known = Vec::new();
-            remember_shares(tx, name, &records)?;
+            let team = remember_shares(tx, name, &records)?;
+            // Profiles are a person's own: a team's folder may not bring one.
+            let (refused, records): (Vec<_>, Vec<_>) = records
+                .into_iter()
+                .partition(|record| team && matches!(record, SyncRecord::Profile { .. }));
+            for record in refused {
+                known.push(record.id().to_owned());
+                folded.skipped.push((
+                    record.id().to_owned(),
+                    "a team's folder brings no model profiles; left out".to_owned(),
+                ));
+            }
             let inserted = fold_records(tx, records, turn, &mut folded, &mut known)?;
             let touched = fold_ops(tx, &ops, &inserted, &mut folded, &mut known)?;
             let me = device(tx)?;
@@ -179,14 +190,19 @@ impl Store {
 
 /// A team's folder names who shared each tree: a member's additions to it go back there, and
 /// the tree list says who shared it.
-fn remember_shares(tx: &Connection, name: &str, records: &[SyncRecord]) -> Result<(), StoreError> {
+/// Returns whether `name` is a team's.
+fn remember_shares(
+    tx: &Connection,
+    name: &str,
+    records: &[SyncRecord],
+) -> Result<bool, StoreError> {
     let team: bool = tx
         .prepare_cached("SELECT scope = 'shared' FROM sync_targets WHERE name = ?1")?
         .query_row([name], |row| row.get(0))
         .optional()?
         .unwrap_or(false);
     if !team {
-        return Ok(());
+        return Ok(false);
     }
     let mut insert = tx.prepare_cached(
         "INSERT OR IGNORE INTO sync_shares (target, tree_gid, shared_by, at_ms) VALUES (?1, ?2, ?3, ?4)",
@@ -197,7 +213,7 @@ fn remember_shares(tx: &Connection, name: &str, records: &[SyncRecord]) -> Resul
             insert.execute(params![name, id, by, created_at_ms])?;
         }
     }
-    Ok(())
+    Ok(true)
 }
 
 /// The global ids a record hangs from, with their tables.
@@ -205,7 +221,7 @@ fn dependencies(record: &SyncRecord) -> Vec<(&'static str, String)> {
     let on = |table: &'static str, gid: &Option<String>| gid.clone().map(|gid| (table, gid));
     let tree = |gid: &String| Some(("trees", gid.clone()));
     let list = match record {
-        SyncRecord::Tree { .. } => vec![],
+        SyncRecord::Tree { .. } | SyncRecord::Profile { .. } => vec![],
         SyncRecord::Pin { tree: of, parent, anchor_node, .. } => {
             vec![tree(of), on("pins", parent), on("nodes", anchor_node)]
         }
@@ -234,6 +250,7 @@ fn rank(record: &SyncRecord) -> u8 {
         SyncRecord::Note { .. } => 4,
         SyncRecord::Summary { .. } => 5,
         SyncRecord::Receipt { .. } => 6,
+        SyncRecord::Profile { .. } => 7,
     }
 }
 
@@ -246,6 +263,7 @@ fn table_of_record(record: &SyncRecord) -> &'static str {
         SyncRecord::Note { .. } => "annotations",
         SyncRecord::Summary { .. } => "summary_updates",
         SyncRecord::Receipt { .. } => "receipts",
+        SyncRecord::Profile { .. } => "model_profiles",
     }
 }
 
@@ -330,6 +348,7 @@ fn kind_of(record: &SyncRecord) -> &'static str {
         SyncRecord::Note { .. } => "note",
         SyncRecord::Summary { .. } => "summary",
         SyncRecord::Receipt { .. } => "receipt",
+        SyncRecord::Profile { .. } => "profile",
     }
 }
 
@@ -343,6 +362,12 @@ fn record_tree(tx: &Connection, record: &SyncRecord) -> Result<Option<String>, S
 /// Whether the database holds `record` already (through another remote, or as its own).
 fn is_here(tx: &Connection, record: &SyncRecord) -> Result<bool, StoreError> {
     match record {
+        // A version of a profile is "here" once a version as new (or newer) is.
+        SyncRecord::Profile { profile, updated_at_ms, .. } => Ok(tx
+            .prepare_cached(
+                "SELECT EXISTS (SELECT 1 FROM model_profiles WHERE name = ?1 AND updated_at_ms >= ?2)",
+            )?
+            .query_row(params![profile.name, updated_at_ms], |row| row.get(0))?),
         SyncRecord::Receipt { message, .. } => Ok(tx
             .prepare_cached(
                 "SELECT EXISTS (SELECT 1 FROM receipts r JOIN nodes n ON n.id = r.node_id
@@ -368,6 +393,14 @@ fn insert_record(
     folded: &mut SyncFolded,
 ) -> Result<(), StoreError> {
     match record {
+        SyncRecord::Profile { profile, updated_at_ms, .. } => {
+            // Newer than this machine's version of the name (`is_here` checked): it replaces it.
+            // A profile never becomes a default by arriving: the default is each window's own.
+            let profile = crate::model::ModelProfile { imported_from: None, ..profile.clone() };
+            crate::profiles::validate(&profile)?;
+            crate::profiles::insert_profile(tx, &profile, true, *updated_at_ms)?;
+            Ok(())
+        }
         SyncRecord::Receipt { message, receipt, provider_cut, .. } => {
             let node = NodeId(required(tx, "nodes", message)?);
             let here = |kind: ReceiptRef, gid: &Value| row_number(tx, kind, gid);

@@ -8,7 +8,9 @@ use serde_json::{Value, json};
 
 use crate::error::StoreError;
 use crate::model::Part;
-use crate::sync::{ReceiptRef, SyncAnchor, SyncClosed, SyncRecord, TurnReceipt, time_value};
+use crate::sync::{
+    ReceiptRef, SyncAnchor, SyncClosed, SyncRecord, TurnReceipt, profile_digest, time_value,
+};
 
 /// Calls `each` with every record the database holds: trees, pins, messages, attachments, notes
 /// and summary writes, each kind in row order. Fitted summaries stay out (each device condenses
@@ -433,4 +435,29 @@ pub(crate) fn row_number(conn: &Connection, kind: ReceiptRef, gid: &Value) -> Va
         ReceiptRef::Pin => "pins",
     };
     row_of(conn, table, gid).ok().flatten().map_or(Value::Null, |row| json!(row))
+}
+
+/// The person's model profiles (not those waiting since they came with a file) as records, the
+/// versions target `name`'s folder lacks.
+pub(crate) fn profile_records(
+    conn: &Connection,
+    name: &str,
+) -> Result<Vec<SyncRecord>, StoreError> {
+    let mut statement = conn.prepare_cached(&format!(
+        "SELECT {}, updated_at_ms FROM model_profiles WHERE imported_from IS NULL ORDER BY name",
+        crate::profiles::PROFILE_COLUMNS
+    ))?;
+    let mut known = conn
+        .prepare_cached("SELECT EXISTS (SELECT 1 FROM sync_known WHERE target = ?1 AND id = ?2)")?;
+    let mut records = Vec::new();
+    let mut rows = statement.query([])?;
+    while let Some(row) = rows.next()? {
+        let profile = crate::profiles::profile_from_row(row)?;
+        let updated_at_ms: i64 = row.get(14)?;
+        let id = profile_digest(&profile, updated_at_ms);
+        if !known.query_row(params![name, id], |row| row.get::<_, bool>(0))? {
+            records.push(SyncRecord::Profile { id, profile, updated_at_ms });
+        }
+    }
+    Ok(records)
 }

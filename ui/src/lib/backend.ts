@@ -65,6 +65,7 @@ export const backend = {
   syncStatus: () => unwrap(commands.syncStatus()),
   syncNow: (remote: string | null) => unwrap(commands.syncNow(remote)),
   syncAutomaticSet: (on: boolean) => unwrap(commands.syncAutomaticSet(on)),
+  syncProfilesSet: (on: boolean) => unwrap(commands.syncProfilesSet(on)),
   about: () => unwrap(commands.about()),
   treeOpen: (treeId: number) => unwrap(commands.treeOpen(treeId)),
   /// The system's file dialogs, run by the shell: it remembers what the person chose, and the

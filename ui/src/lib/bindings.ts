@@ -22,6 +22,8 @@ export const commands = {
 	syncNow: (remote: string | null) => typedError<SyncReport, ApiError>(__TAURI_INVOKE("sync_now", { remote })),
 	/**  Syncs after each reply and every few minutes, or stops doing so. */
 	syncAutomaticSet: (on: boolean) => typedError<SyncStatus, ApiError>(__TAURI_INVOKE("sync_automatic_set", { on })),
+	/**  Syncs model profiles and prices to the person's own remote too, or stops doing so. */
+	syncProfilesSet: (on: boolean) => typedError<SyncStatus, ApiError>(__TAURI_INVOKE("sync_profiles_set", { on })),
 	treeOpen: (treeId: number) => typedError<TreeSummary, ApiError>(__TAURI_INVOKE("tree_open", { treeId })),
 	treeImport: (path: string, onProgress: Channel<TransferProgress>) => typedError<ImportReportView, ApiError>(__TAURI_INVOKE("tree_import", { path, onProgress })),
 	treeExport: (request: ExportRequest, onProgress: Channel<TransferProgress>) => typedError<ExportDone, ApiError>(__TAURI_INVOKE("tree_export", { request, onProgress })),
@@ -1295,6 +1297,8 @@ export type SyncStatus = {
 	remote: string | null,
 	/**  Whether it syncs after each reply and every few minutes. */
 	automatic: boolean,
+	/**  Whether model profiles and prices go too (never keys). */
+	profiles: boolean,
 	/**  What the last sync did. */
 	last: SyncReport | null,
 	/**  Records (messages, pins, …) written here and not in the remote yet. */

@@ -53,7 +53,7 @@ export type FakeState = {
   chosen: Set<string>;
   /// Settings → Sync: the remote and whether it syncs on its own; `syncReports` are what the
   /// next `sync_now` calls answer, in order (an empty list: nothing new either way).
-  sync: { remote: string | null; automatic: boolean; last: SyncReport | null };
+  sync: { remote: string | null; automatic: boolean; profiles: boolean; last: SyncReport | null };
   syncReports: SyncReport[];
 };
 
@@ -120,7 +120,7 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
     summaryWrites: [],
     dialogAnswer: [],
     chosen: new Set(),
-    sync: { remote: null, automatic: false, last: null },
+    sync: { remote: null, automatic: false, profiles: false, last: null },
     syncReports: [],
     ...initial,
   };
@@ -138,6 +138,9 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
         return { ...state.sync, waitingRecords: 0, waitingChanges: 0 };
       case "sync_automatic_set":
         state.sync.automatic = Boolean(args.on);
+        return { ...state.sync, waitingRecords: 0, waitingChanges: 0 };
+      case "sync_profiles_set":
+        state.sync.profiles = Boolean(args.on);
         return { ...state.sync, waitingRecords: 0, waitingChanges: 0 };
       case "sync_now": {
         const remote = (args.remote as string | null) ?? state.sync.remote;

@@ -54,6 +54,14 @@ export class SyncState {
     }
   }
 
+  async setProfiles(on: boolean): Promise<void> {
+    try {
+      this.status = await backend.syncProfilesSet(on);
+    } catch (thrown) {
+      this.error = PinloomError.from(thrown);
+    }
+  }
+
   /// A reply was written: what it added goes out now, when this window syncs on its own.
   async afterReply(): Promise<void> {
     if (this.status?.automatic && this.status.remote) await this.syncNow();

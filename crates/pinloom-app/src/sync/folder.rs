@@ -7,7 +7,8 @@
 //! ops/<device>/<clock>-<device>.json                      one field change each
 //! ```
 //!
-//! `<kind>` is `trees`, `messages`, `pins`, `attachments`, `notes`, `receipts` or `summaries`. Records fan out
+//! `<kind>` is `trees`, `messages`, `pins`, `attachments`, `notes`, `receipts`, `summaries` or
+//! `profiles` (only when the person chose to sync their model profiles and prices). Records fan out
 //! by the last two digits of their id (UUIDv7's random end), so no folder holds more than a few
 //! hundred files of a 100,000-message tree.
 //!
@@ -23,6 +24,10 @@ use serde_json::{Value, json};
 
 /// The layout this build writes and reads.
 pub(crate) const FORMAT_VERSION: u64 = 1;
+
+/// The record folders this build reads ([`SyncRecord::folder`]'s names).
+const RECORD_KINDS: [&str; 8] =
+    ["trees", "messages", "pins", "attachments", "notes", "receipts", "summaries", "profiles"];
 
 /// The largest record or operation file read: a message or attachment bigger than any Pinloom
 /// writes (imports stop at 64 MiB of a whole document) is refused rather than read into memory.
@@ -181,12 +186,7 @@ pub(crate) fn read_new(folder: &Path, known: &HashSet<String>) -> Result<Arrived
     let records = folder.join("records");
     for kind in entries(&records)? {
         let kind_name = kind.file_name().map(|name| name.to_string_lossy().into_owned());
-        let known_kind = matches!(
-            kind_name.as_deref(),
-            Some(
-                "trees" | "messages" | "pins" | "attachments" | "notes" | "receipts" | "summaries"
-            )
-        );
+        let known_kind = kind_name.as_deref().is_some_and(|name| RECORD_KINDS.contains(&name));
         for fan in entries(&kind)? {
             for file in entries(&fan)? {
                 let Some(id) = new_id(&file, known) else { continue };

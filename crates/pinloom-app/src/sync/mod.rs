@@ -118,6 +118,7 @@ impl Pinloom {
             Ok(SyncStatus {
                 remote: target.as_ref().map(|target| target.remote.clone()),
                 automatic: store.sync_automatic()?,
+                profiles: store.sync_profiles()?,
                 last: target
                     .and_then(|target| target.last_result_json)
                     .and_then(|json| serde_json::from_str(&json).ok()),
@@ -128,9 +129,19 @@ impl Pinloom {
         .await
     }
 
+    /// Chooses whether model profiles and prices go to the person's own remote too (never to a
+    /// team's, never a key).
+    pub async fn set_sync_profiles(&self, on: bool) -> anyhow::Result<SyncStatus> {
+        self.write("could not change the sync settings", move |store| {
+            Ok(store.set_sync_profiles(on)?)
+        })
+        .await?;
+        self.sync_status().await
+    }
+
     /// Turns syncing after each reply and every few minutes on or off.
     pub async fn set_sync_automatic(&self, on: bool) -> anyhow::Result<SyncStatus> {
-        self.read("could not change the sync settings", move |store| {
+        self.write("could not change the sync settings", move |store| {
             Ok(store.set_sync_automatic(on)?)
         })
         .await?;

@@ -502,3 +502,65 @@ async fn a_reply_arrives_with_its_receipt_naming_the_other_machines_messages() {
     let named: Vec<i64> = receipt.sent.iter().filter_map(|slice| slice.source_id).collect();
     assert_eq!(named, [question_id], "the receipt names the desktop's own message");
 }
+
+#[tokio::test]
+async fn model_profiles_and_prices_travel_only_when_chosen_and_never_to_a_team() {
+    let machines = Machines::new();
+    let (laptop, tree, _) = rivers(&machines).await;
+    let mut profile =
+        pinloom_app::json::ModelProfile::new("Lab server", "vllm", "qwen", 32_768, 2_048, "o200k");
+    profile.base_url = Some("http://127.0.0.1:8000/v1".into());
+    laptop.save_model_profile(profile.clone()).await.unwrap();
+    let names = |profiles: Vec<pinloom_app::json::ModelProfile>| -> Vec<String> {
+        profiles.into_iter().map(|profile| profile.name).collect()
+    };
+
+    // Not chosen: the trees go, the profile does not.
+    machines.first_sync("desktop");
+    let desktop = machines.open("desktop").await;
+    assert!(!names(desktop.model_profiles().await.unwrap()).contains(&"Lab server".to_owned()));
+
+    // Chosen on the laptop: it goes, and a later change follows it.
+    let (out, err, code) = machines.pinloom("laptop", &["sync", "--with-profiles"]);
+    assert_eq!(code, 0, "{out}{err}");
+    // The profiles the app starts with go too; the desktop has its own, as new.
+    assert!(out.contains("sent "), "{out}");
+    let got = machines.sync("desktop");
+    assert!(!got.contains("Skipped"), "{got}");
+    let rows: i64 = rusqlite::Connection::open(machines.db("desktop"))
+        .unwrap()
+        .query_row("SELECT count(*) FROM model_profiles WHERE name = 'Lab server'", [], |row| {
+            row.get(0)
+        })
+        .unwrap();
+    assert_eq!(rows, 1, "{got}");
+    let there = desktop.model_profiles().await.unwrap();
+    let arrived = there.iter().find(|profile| profile.name == "Lab server").expect("it arrived");
+    assert_eq!((arrived.context_window, arrived.imported_from.clone()), (32_768, None));
+    profile.context_window = 65_536;
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    laptop.save_model_profile(profile.clone()).await.unwrap();
+    machines.sync("laptop");
+    machines.sync("desktop");
+    let there = desktop.model_profiles().await.unwrap();
+    let changed = there.iter().find(|profile| profile.name == "Lab server").unwrap();
+    assert_eq!(changed.context_window, 65_536);
+
+    // A team's remote gets no profile, even with profiles chosen.
+    let team_remote = machines.root.path().join("team.git");
+    let init =
+        machines.git(&["init", "-q", "--bare", "-b", "main"]).arg(&team_remote).output().unwrap();
+    assert!(init.status.success());
+    let (out, err, code) = machines.pinloom(
+        "laptop",
+        &["share", &tree.global_id, "--team", "geo", "--remote", team_remote.to_str().unwrap()],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let listed = machines
+        .git(&["--git-dir", team_remote.to_str().unwrap(), "ls-tree", "-r", "--name-only", "main"])
+        .output()
+        .unwrap();
+    let files = String::from_utf8_lossy(&listed.stdout);
+    assert!(files.contains("records/trees/"), "{files}");
+    assert!(!files.contains("records/profiles/"), "{files}");
+}
