@@ -277,8 +277,8 @@ export class Harness {
 
   /// Clicks the `testId` element `pick` chooses (the first by default; it may look inside the
   /// elements, and may be async) once there is one,
-  /// finding it again when the view re-renders between finding and clicking: an element is
-  /// never kept across a render.
+  /// finding it again when the view re-renders between finding and clicking (an element is
+  /// never kept across a render), or when something covers it for a moment.
   async click(testId, pick = (elements) => elements[0], timeoutMs = 10_000) {
     await waitFor(
       async () => {
@@ -294,7 +294,10 @@ export class Harness {
           await chosen.click();
           return true;
         } catch (error) {
-          if (error?.name === "StaleElementReferenceError") return false;
+          // Re-rendered meanwhile, or covered for a moment (an overlay closing): look again.
+          if (error?.name === "StaleElementReferenceError" || error?.name === "ElementClickInterceptedError") {
+            return false;
+          }
           throw error;
         }
       },
