@@ -27,6 +27,9 @@ pub struct TreeImport {
     pub tree: NewTree,
     /// The slug it had, kept when no other tree has it.
     pub slug: Option<String>,
+    /// The global id it had (a Pinloom export's), kept when no tree here has it, so that the
+    /// tree syncs as the same tree.
+    pub global_id: Option<String>,
     /// Whether buffer mode includes the system context.
     pub buffer_includes_system: bool,
     /// Its settings overrides, as JSON.
@@ -54,6 +57,8 @@ impl AsRef<TreeImport> for TreeImport {
 /// A message to import.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NodeImport {
+    /// The global id it had (a Pinloom export's), kept when no message here has it.
+    pub global_id: Option<String>,
     /// Its parent's index; `None` for a root.
     pub parent: Option<usize>,
     /// Its thread's index in the pins; `None` for the root thread.
@@ -213,6 +218,9 @@ pub struct ImportedTree {
     pub nodes: Vec<NodeId>,
     /// The ids of its pins, by import index.
     pub pins: Vec<PinId>,
+    /// The tree already here under the global id the document gave (an export imported again):
+    /// this one is a copy with ids of its own.
+    pub copy_of: Option<TreeId>,
 }
 
 impl Store {
@@ -357,6 +365,12 @@ fn import_tree(
     progress: &mut dyn FnMut(usize),
 ) -> Result<ImportedTree, StoreError> {
     let tree = insert_tree(conn, &import.tree, Some(slug))?;
+    let copy_of = match &import.global_id {
+        Some(gid) if !adopt_global_id(conn, "trees", tree.id.0, gid)? => {
+            crate::sync_records::row_of(conn, "trees", gid)?.map(TreeId)
+        }
+        _ => None,
+    };
     conn.execute(
         "UPDATE trees SET buffer_includes_system = ?2, settings_json = ?3 WHERE id = ?1",
         params![tree.id.0, import.buffer_includes_system, import.settings_json],
@@ -417,6 +431,9 @@ fn import_tree(
                 node.bookmarked,
                 node.kept
             ])?;
+        }
+        if let Some(gid) = &node.global_id {
+            adopt_global_id(conn, "nodes", written.id.0, gid)?;
         }
         nodes.push(written.id);
         if nodes.len().is_multiple_of(PROGRESS_EVERY) {
@@ -568,7 +585,27 @@ fn import_tree(
         "UPDATE trees SET created_at_ms = ?2, updated_at_ms = ?3 WHERE id = ?1",
         params![tree.id.0, import.tree.created_at_ms, import.updated_at_ms],
     )?;
-    Ok(ImportedTree { tree: tree_by_id(conn, tree.id)?, nodes, pins })
+    Ok(ImportedTree { tree: tree_by_id(conn, tree.id)?, nodes, pins, copy_of })
+}
+
+/// Gives row `row` of `table` the global id a document named, when it is one (a UUID's shape)
+/// and no row here has it; returns whether it did.
+fn adopt_global_id(
+    conn: &Connection,
+    table: &str,
+    row: i64,
+    gid: &str,
+) -> Result<bool, StoreError> {
+    let shaped = gid.len() == 36
+        && gid.char_indices().all(|(at, c)| match at {
+            8 | 13 | 18 | 23 => c == '-',
+            _ => c.is_ascii_hexdigit() && !c.is_ascii_uppercase(),
+        });
+    if !shaped || crate::sync_records::row_of(conn, table, gid)?.is_some() {
+        return Ok(false);
+    }
+    conn.execute(&format!("UPDATE {table} SET gid = ?2 WHERE rowid = ?1"), params![row, gid])?;
+    Ok(true)
 }
 
 /// The pin of import index `index`, written first if it is not yet (its parent pin before it).

@@ -407,6 +407,22 @@ impl Store {
         self.write(|tx| device(tx))
     }
 
+    /// The global id of every message of tree `tree_id`, by row.
+    pub fn node_global_ids(
+        &self,
+        tree_id: crate::model::TreeId,
+    ) -> Result<HashMap<crate::model::NodeId, String>, StoreError> {
+        let conn = self.conn();
+        let mut statement = conn.prepare_cached("SELECT id, gid FROM nodes WHERE tree_id = ?1")?;
+        let ids = statement
+            .query_map([tree_id.0], |row| {
+                Ok((crate::model::NodeId(row.get(0)?), row.get::<_, Option<String>>(1)?))
+            })?
+            .filter_map(|row| row.map(|(id, gid)| gid.map(|gid| (id, gid))).transpose())
+            .collect::<Result<_, _>>()?;
+        Ok(ids)
+    }
+
     /// The tree with global id `gid`, if this database has it.
     pub fn tree_by_global_id(&self, gid: &str) -> Result<Option<crate::model::TreeId>, StoreError> {
         let conn = self.conn();

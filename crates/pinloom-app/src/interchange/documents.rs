@@ -192,6 +192,15 @@ fn write_document(
         at_ms,
         &mut |written| progress(TransferProgress::Writing { messages: written as u64, total }),
     )?;
+    let mut notes = notes.into_lines();
+    for tree in &written {
+        if let Some(here) = tree.copy_of {
+            notes.push(format!(
+                "\"{}\" is already here (tree {}, the same global id): it was imported as a copy, with ids of its own, which syncs as a tree of its own",
+                tree.tree.title, here.0
+            ));
+        }
+    }
     let trees = written
         .into_iter()
         .map(|tree| ImportedTreeSummary {
@@ -202,7 +211,7 @@ fn write_document(
             threads: tree.pins.len(),
         })
         .collect();
-    Ok(ImportReport { trees, notes: notes.into_lines() })
+    Ok(ImportReport { trees, notes })
 }
 
 /// Which importer a fuzz case drives.

@@ -192,6 +192,8 @@ struct PreparedTree {
     order: Vec<usize>,
     node_ids: HashMap<NodeId, String>,
     pin_ids: HashMap<PinId, String>,
+    /// Each message's global id, the same on every machine that syncs it.
+    global_ids: HashMap<NodeId, String>,
     /// What an import kept of each message's own fields.
     node_preserved: HashMap<NodeId, Map<String, Value>>,
     receipts: HashMap<NodeId, store::Receipt>,
@@ -253,30 +255,12 @@ impl PreparedTree {
         let summaries = summary_records(store, tree_id, &pin_ids, &node_ids, profiles)?;
         let attachments = attachment_records(store, tree_id, &pin_ids, &node_ids)?;
 
-        let mut pinloom = json!({ "slug": tree.slug });
-        if tree.sharing == store::Sharing::Team {
-            pinloom["sharing"] = json!("team");
-        }
-        if tree.buffer_includes_system {
-            pinloom["bufferIncludesSystem"] = json!(true);
-        }
-        let mut settings = parsed(&tree.settings_json);
-        profiles.extend(settings.get("summarizer").and_then(Value::as_str).map(str::to_owned));
-        // Messages added to the search slice are named by their ids in this document.
-        if let Some(Value::Array(hits)) = settings.get_mut("searchHits") {
-            *hits =
-                hits.iter().filter_map(|hit| preserved_ref(Some(hit)).map(Value::String)).collect();
-        }
-        if settings.as_object().is_some_and(|settings| !settings.is_empty()) {
-            pinloom["settings"] = settings;
-        }
-        for (key, list) in
-            [("threads", threads), ("summaries", summaries), ("attachments", attachments)]
-        {
-            if !list.is_empty() {
-                pinloom[key] = Value::Array(list);
-            }
-        }
+        let pinloom = tree_extension(
+            &tree,
+            [("threads", threads), ("summaries", summaries), ("attachments", attachments)],
+            |hit| preserved_ref(Some(hit)),
+            profiles,
+        );
         let mut extensions = tree_preserved
             .get("extensions")
             .and_then(Value::as_object)
@@ -297,6 +281,7 @@ impl PreparedTree {
             order,
             node_ids,
             pin_ids,
+            global_ids: store.node_global_ids(tree_id)?,
             node_preserved,
             receipts,
             annotations,
@@ -312,6 +297,39 @@ impl PreparedTree {
     fn preserved_ref(&self, value: Option<&Value>) -> Option<&str> {
         preserved_node_ref(&self.node_ids, value)
     }
+}
+
+/// A tree's own `pinloom` extension: its slug and global id, team and buffer flags, settings
+/// (search hits named by this document's ids; a summariser named joins `profiles`) and the
+/// lists of its threads, summaries and attachments that have any.
+fn tree_extension(
+    tree: &store::Tree,
+    lists: [(&str, Vec<Value>); 3],
+    hit_ref: impl Fn(&Value) -> Option<String>,
+    profiles: &mut BTreeSet<String>,
+) -> Value {
+    let mut pinloom = json!({ "slug": tree.slug, "globalId": tree.global_id });
+    if tree.sharing == store::Sharing::Team {
+        pinloom["sharing"] = json!("team");
+    }
+    if tree.buffer_includes_system {
+        pinloom["bufferIncludesSystem"] = json!(true);
+    }
+    let mut settings = parsed(&tree.settings_json);
+    profiles.extend(settings.get("summarizer").and_then(Value::as_str).map(str::to_owned));
+    // Messages added to the search slice are named by their ids in this document.
+    if let Some(Value::Array(hits)) = settings.get_mut("searchHits") {
+        *hits = hits.iter().filter_map(|hit| hit_ref(hit).map(Value::String)).collect();
+    }
+    if settings.as_object().is_some_and(|settings| !settings.is_empty()) {
+        pinloom["settings"] = settings;
+    }
+    for (key, list) in lists {
+        if !list.is_empty() {
+            pinloom[key] = Value::Array(list);
+        }
+    }
+    pinloom
 }
 
 /// A tree's threads as the document lists them: in the ids' (walk) order, each with its
@@ -793,6 +811,7 @@ fn node_out<'a>(
             .get(&node.id)
             .map(|receipt| receipt_json(&receipt.json, &prepared.node_ids, &prepared.pin_ids)),
         thread: node.pin_id.and_then(|pin| prepared.pin_ids.get(&pin)).cloned().into(),
+        global_id: prepared.global_ids.get(&node.id).cloned().into(),
         usage,
     };
     let preserved_extensions = preserved_value("extensions")

@@ -365,6 +365,7 @@ fn read_tree(
     let import = TreeImport {
         tree: new_tree,
         slug: pinloom.get("slug").and_then(Value::as_str).map(str::to_owned),
+        global_id: pinloom.get("globalId").and_then(Value::as_str).map(str::to_owned),
         buffer_includes_system: pinloom
             .get("bufferIncludesSystem")
             .and_then(Value::as_bool)
@@ -1173,6 +1174,7 @@ fn read_node(
         .as_ref()
         .map(|receipt| receipt.get("verdict").and_then(Value::as_str) == Some("providerCut"));
     let import = NodeImport {
+        global_id: ours.global_id.0.clone(),
         parent: None,
         pin: ours.thread.0.as_deref().and_then(|thread| references.thread_key(thread)),
         edited_from,

@@ -270,6 +270,9 @@ pub(super) struct NodeExtension {
     pub(super) receipt: Option<Value>,
     #[serde(skip_serializing_if = "Lenient::is_absent")]
     pub(super) thread: Lenient<String>,
+    /// Its global id: the same on every machine that syncs it, kept by an import where free.
+    #[serde(skip_serializing_if = "Lenient::is_absent")]
+    pub(super) global_id: Lenient<String>,
     /// Any JSON: stored as its text.
     #[serde(deserialize_with = "present_value", skip_serializing_if = "Option::is_none")]
     pub(super) usage: Option<Value>,
@@ -287,6 +290,7 @@ impl NodeExtension {
             && self.pruned_at.is_absent()
             && self.receipt.is_none()
             && self.thread.is_absent()
+            && self.global_id.is_absent()
             && self.usage.is_none()
     }
 }

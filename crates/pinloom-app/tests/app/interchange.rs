@@ -135,14 +135,44 @@ async fn export_import_export_gives_the_same_document() {
     original.thread_switch("deltas".into()).await.unwrap();
     assert_eq!(session.context_get().await.unwrap(), original.context_get().await.unwrap());
 
-    // Into the same database: a second tree, its slug made unique, the rest the same.
+    // Into the same database: a second tree, its slug made unique and its global ids its own
+    // (the tree's are taken here: it is a copy, and the report says so), the rest the same.
     let again = pinloom.import_document(first.clone(), String::new()).await.unwrap();
     assert_eq!(again.trees[0].slug, "rivers-2");
+    assert!(
+        again.notes.iter().any(|note| note.contains("imported as a copy")),
+        "{:?}",
+        again.notes
+    );
     let third =
         pinloom.export_open_loom(vec![again.trees[0].id], ExportOptions::default()).await.unwrap();
     let mut third = as_if_sent_here(timeless(&third));
     third["trees"][0]["extensions"]["pinloom"]["slug"] = json!("rivers");
-    assert_eq!(third, timeless(&first));
+    let first = timeless(&first);
+    with_global_ids_of(&mut third, &first);
+    assert_eq!(third, first);
+}
+
+/// Gives `copy`'s tree and messages the global ids of `original`'s, after checking each differs.
+fn with_global_ids_of(copy: &mut Value, original: &Value) {
+    let tree = &original["trees"][0]["extensions"]["pinloom"]["globalId"];
+    assert_ne!(&copy["trees"][0]["extensions"]["pinloom"]["globalId"], tree);
+    copy["trees"][0]["extensions"]["pinloom"]["globalId"] = tree.clone();
+    // Messages carry one; the document's nodes for notes do not (a note is not a message).
+    let nodes = original["trees"][0]["nodes"].as_object().unwrap();
+    let mut messages = 0;
+    for (key, node) in nodes {
+        let id = &node["extensions"]["pinloom"]["globalId"];
+        if id.is_null() {
+            assert!(copy["trees"][0]["nodes"][key]["extensions"]["pinloom"]["globalId"].is_null());
+            continue;
+        }
+        let copied = &mut copy["trees"][0]["nodes"][key]["extensions"]["pinloom"]["globalId"];
+        assert!(id.is_string() && copied != id, "{id} {copied}");
+        *copied = id.clone();
+        messages += 1;
+    }
+    assert!(messages > 5, "the rich tree's messages carry global ids: {messages}");
 }
 
 /// The one difference an import makes to a tree's document: its receipts say they came from a

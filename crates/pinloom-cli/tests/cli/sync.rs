@@ -564,3 +564,36 @@ async fn model_profiles_and_prices_travel_only_when_chosen_and_never_to_a_team()
     assert!(files.contains("records/trees/"), "{files}");
     assert!(!files.contains("records/profiles/"), "{files}");
 }
+
+#[tokio::test]
+async fn a_tree_exported_and_imported_elsewhere_keeps_its_global_ids_and_syncs_as_the_same_tree() {
+    let machines = Machines::new();
+    let (laptop, tree, first) = rivers(&machines).await;
+    laptop.append_message(tree.id, Some(first.id), "An answer".into()).await.unwrap();
+    machines.sync("laptop");
+    let file = machines.root.path().join("rivers.openloom");
+    let (out, err, code) = machines.pinloom(
+        "laptop",
+        &["export", "--tree", "rivers", "--format", "openloom", "--output", file.to_str().unwrap()],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let exported = std::fs::read_to_string(&file).unwrap();
+    assert!(exported.contains(&tree.global_id), "the export shows the tree's global id");
+
+    let (out, err, code) = machines.pinloom("desktop", &["import", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}{err}");
+    let desktop = machines.open("desktop").await;
+    assert_eq!(desktop.list_trees().await.unwrap()[0].global_id, tree.global_id);
+    // The same tree: the sync finds its records here already and makes no second copy.
+    let report = machines.first_sync("desktop");
+    assert!(report.contains("received 0 records"), "{report}");
+    assert_eq!(desktop.list_trees().await.unwrap().len(), 1);
+
+    // Imported again, it is a copy, said so, with ids of its own.
+    let (out, err, code) = machines.pinloom("desktop", &["import", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("is already here") && out.contains("imported as a copy"), "{out}");
+    let trees = desktop.list_trees().await.unwrap();
+    assert_eq!(trees.len(), 2);
+    assert_ne!(trees[0].global_id, trees[1].global_id);
+}

@@ -124,6 +124,7 @@ fn sibling_pins_never_appear_on_each_others_paths() {
 /// A tree to import: a root message, a message in thread 0 under it, and `pins`.
 fn import_with(pins: Vec<pinloom_store::PinImport>) -> pinloom_store::TreeImport {
     let node = |parent: Option<usize>, pin: Option<usize>| pinloom_store::NodeImport {
+        global_id: None,
         parent,
         pin,
         edited_from: None,
@@ -150,6 +151,7 @@ fn import_with(pins: Vec<pinloom_store::PinImport>) -> pinloom_store::TreeImport
             created_at_ms: 1,
         },
         slug: None,
+        global_id: None,
         buffer_includes_system: false,
         settings_json: "{}".into(),
         updated_at_ms: 1,
