@@ -21,7 +21,6 @@ pub(crate) async fn sync_now(
     state: State<'_, AppState>,
     remote: Option<String>,
 ) -> Result<SyncReport, ApiError> {
-    let remote = remote.filter(|remote| !remote.trim().is_empty());
     Ok(state.pinloom()?.sync(remote).await?)
 }
 

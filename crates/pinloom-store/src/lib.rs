@@ -54,8 +54,8 @@ pub use slugs::{ROOT_THREAD_SLUG, slugify, unique_slug};
 pub use store::{APPLICATION_ID, Store};
 pub use summaries::SummaryUpdate;
 pub use sync::{
-    ReceiptRef, SYNCED_FIELDS, SyncAnchor, SyncClosed, SyncOp, SyncOutgoing, SyncRecord,
-    SyncTarget, TurnReceipt, clock_ms,
+    ReceiptRef, SYNC_RECORD_KINDS, SYNCED_FIELDS, SyncAnchor, SyncClosed, SyncOp, SyncOutgoing,
+    SyncRecord, SyncTarget, TurnReceipt, clock_ms,
 };
 pub use sync_fold::SyncFolded;
 pub use trees::{EmptiedTrash, NewTree};

@@ -207,19 +207,38 @@ impl SyncRecord {
         }
     }
 
-    /// Its kind as the folder names it: `trees`, `messages`, `pins`, `attachments`, `notes`,
-    /// `receipts`, `summaries`.
+    /// Its row of [`SYNC_RECORD_KINDS`].
+    fn kind_row(&self) -> (&'static str, &'static str, &'static str) {
+        SYNC_RECORD_KINDS[match self {
+            SyncRecord::Tree { .. } => 0,
+            SyncRecord::Pin { .. } => 1,
+            SyncRecord::Message { .. } => 2,
+            SyncRecord::Attachment { .. } => 3,
+            SyncRecord::Note { .. } => 4,
+            SyncRecord::Summary { .. } => 5,
+            SyncRecord::Receipt { .. } => 6,
+            SyncRecord::Profile { .. } => 7,
+        }]
+    }
+
+    /// Its kind as the folder names it: `trees`, `messages`, `pins`, … ([`SYNC_RECORD_KINDS`]).
     pub fn folder(&self) -> &'static str {
-        match self {
-            SyncRecord::Tree { .. } => "trees",
-            SyncRecord::Message { .. } => "messages",
-            SyncRecord::Pin { .. } => "pins",
-            SyncRecord::Attachment { .. } => "attachments",
-            SyncRecord::Note { .. } => "notes",
-            SyncRecord::Receipt { .. } => "receipts",
-            SyncRecord::Profile { .. } => "profiles",
-            SyncRecord::Summary { .. } => "summaries",
-        }
+        self.kind_row().1
+    }
+
+    /// Its kind as an operation names it: `tree`, `message`, `pin`, ….
+    pub(crate) fn kind(&self) -> &'static str {
+        self.kind_row().0
+    }
+
+    /// The table that holds it.
+    pub(crate) fn table(&self) -> &'static str {
+        self.kind_row().2
+    }
+
+    /// Where a fold writes it: what a record hangs from is written before it.
+    pub(crate) fn fold_order(&self) -> usize {
+        SYNC_RECORD_KINDS.iter().position(|row| row.0 == self.kind()).unwrap_or(usize::MAX)
     }
 
     /// The tree it belongs to, for a target that holds only some trees (`None` for a note or a
@@ -274,6 +293,24 @@ pub enum ReceiptRef {
 /// every id turned. Used with row numbers → global ids on the way out, the other way on the way
 /// in, where it may also apply what a team's receipts may say.
 pub type TurnReceipt<'a> = &'a dyn Fn(&Value, &dyn Fn(ReceiptRef, &Value) -> Value) -> Value;
+
+/// Each kind of record: (its name in an operation, its folder, the table holding it), in the
+/// order a fold writes them, what a record hangs from first.
+pub const SYNC_RECORD_KINDS: [(&str, &str, &str); 8] = [
+    ("tree", "trees", "trees"),
+    ("pin", "pins", "pins"),
+    ("message", "messages", "nodes"),
+    ("attachment", "attachments", "attachments"),
+    ("note", "notes", "annotations"),
+    ("summary", "summaries", "summary_updates"),
+    ("receipt", "receipts", "receipts"),
+    ("profile", "profiles", "model_profiles"),
+];
+
+/// The table holding things of kind `kind` (as an operation names it).
+pub(crate) fn table_of(kind: &str) -> Option<&'static str> {
+    SYNC_RECORD_KINDS.iter().find(|row| row.0 == kind).map(|row| row.2)
+}
 
 /// A highlighted passage, as [`Anchor`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -436,16 +473,7 @@ impl Store {
             "SELECT name, remote, scope, last_result_json FROM sync_targets
              ORDER BY scope = 'shared', name",
         )?;
-        let targets = statement
-            .query_map([], |row| {
-                Ok(SyncTarget {
-                    name: row.get(0)?,
-                    remote: row.get(1)?,
-                    shared_only: row.get::<_, String>(2)? == "shared",
-                    last_result_json: row.get(3)?,
-                })
-            })?
-            .collect::<Result<_, _>>()?;
+        let targets = statement.query_map([], target_from_row)?.collect::<Result<_, _>>()?;
         Ok(targets)
     }
 
@@ -456,14 +484,7 @@ impl Store {
             .prepare_cached(
                 "SELECT name, remote, scope, last_result_json FROM sync_targets WHERE name = ?1",
             )?
-            .query_row([name], |row| {
-                Ok(SyncTarget {
-                    name: row.get(0)?,
-                    remote: row.get(1)?,
-                    shared_only: row.get::<_, String>(2)? == "shared",
-                    last_result_json: row.get(3)?,
-                })
-            })
+            .query_row([name], target_from_row)
             .optional()?)
     }
 
@@ -667,6 +688,15 @@ impl Store {
         }
         Ok(SyncOutgoing { records, ops })
     }
+}
+
+fn target_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<SyncTarget> {
+    Ok(SyncTarget {
+        name: row.get(0)?,
+        remote: row.get(1)?,
+        shared_only: row.get::<_, String>(2)? == "shared",
+        last_result_json: row.get(3)?,
+    })
 }
 
 fn op_from_row(row: &rusqlite::Row<'_>) -> Result<SyncOp, StoreError> {

@@ -12,10 +12,10 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
 use crate::attachments::{insert_annotation, insert_attachment};
-use crate::codec::{mode_from_sql, role_from_sql};
+use crate::codec::{author_from_sql, mode_from_sql, role_from_sql};
 use crate::error::StoreError;
 use crate::model::{
-    AttachmentScope, Author, NewNode, NodeId, PinId, Receipt, Sharing, SummaryAuthor, SummaryKey,
+    AttachmentScope, NewNode, NodeId, PinId, Receipt, Sharing, SummaryAuthor, SummaryKey,
     SummaryWrite, TreeId,
 };
 use crate::nodes::{
@@ -28,7 +28,7 @@ use crate::store::Store;
 use crate::summaries::{as_sql_count, insert_summary, log_summary_write};
 use crate::sync::{
     ReceiptRef, SyncOp, SyncRecord, TurnReceipt, clock, device, is_synced_field, op_id, set_state,
-    stamp_changes, state,
+    stamp_changes, state, table_of,
 };
 use crate::sync_records::{row_number, row_of, settings_in};
 use crate::trees::{NewTree, insert_tree};
@@ -56,18 +56,6 @@ pub struct SyncFolded {
     /// Fields changed here and on another machine since this one last heard: (thing, field, the
     /// value kept). The other value stays in the field's history.
     pub changed_on_both: Vec<(String, String, Value)>,
-}
-
-/// Which table holds each kind of thing.
-fn table_of(kind: &str) -> Option<&'static str> {
-    Some(match kind {
-        "tree" => "trees",
-        "message" => "nodes",
-        "pin" => "pins",
-        "note" => "annotations",
-        "attachment" => "attachments",
-        _ => return None,
-    })
 }
 
 impl Store {
@@ -241,32 +229,6 @@ fn dependencies(record: &SyncRecord) -> Vec<(&'static str, String)> {
     list.into_iter().flatten().collect()
 }
 
-fn rank(record: &SyncRecord) -> u8 {
-    match record {
-        SyncRecord::Tree { .. } => 0,
-        SyncRecord::Pin { .. } => 1,
-        SyncRecord::Message { .. } => 2,
-        SyncRecord::Attachment { .. } => 3,
-        SyncRecord::Note { .. } => 4,
-        SyncRecord::Summary { .. } => 5,
-        SyncRecord::Receipt { .. } => 6,
-        SyncRecord::Profile { .. } => 7,
-    }
-}
-
-fn table_of_record(record: &SyncRecord) -> &'static str {
-    match record {
-        SyncRecord::Tree { .. } => "trees",
-        SyncRecord::Pin { .. } => "pins",
-        SyncRecord::Message { .. } => "nodes",
-        SyncRecord::Attachment { .. } => "attachments",
-        SyncRecord::Note { .. } => "annotations",
-        SyncRecord::Summary { .. } => "summary_updates",
-        SyncRecord::Receipt { .. } => "receipts",
-        SyncRecord::Profile { .. } => "model_profiles",
-    }
-}
-
 /// Writes every record not here yet, each after what it hangs from; returns the (kind, global
 /// id) of those written.
 fn fold_records(
@@ -276,7 +238,7 @@ fn fold_records(
     folded: &mut SyncFolded,
     known: &mut Vec<String>,
 ) -> Result<Vec<(&'static str, String)>, StoreError> {
-    records.sort_by(|a, b| (rank(a), a.id()).cmp(&(rank(b), b.id())));
+    records.sort_by(|a, b| (a.fold_order(), a.id()).cmp(&(b.fold_order(), b.id())));
     let incoming: HashSet<String> = records.iter().map(|record| record.id().to_owned()).collect();
     let mut done: HashSet<String> = HashSet::new();
     let mut parked: HashMap<String, Vec<usize>> = HashMap::new();
@@ -317,7 +279,7 @@ fn fold_records(
                 if let Some(tree) = record_tree(tx, record)? {
                     folded.trees_changed.insert(tree);
                 }
-                inserted.push((kind_of(record), id.clone()));
+                inserted.push((record.kind(), id.clone()));
                 done.insert(id.clone());
                 queue.extend(parked.remove(&id).unwrap_or_default());
             }
@@ -337,19 +299,6 @@ fn fold_records(
         }
     }
     Ok(inserted)
-}
-
-fn kind_of(record: &SyncRecord) -> &'static str {
-    match record {
-        SyncRecord::Tree { .. } => "tree",
-        SyncRecord::Pin { .. } => "pin",
-        SyncRecord::Message { .. } => "message",
-        SyncRecord::Attachment { .. } => "attachment",
-        SyncRecord::Note { .. } => "note",
-        SyncRecord::Summary { .. } => "summary",
-        SyncRecord::Receipt { .. } => "receipt",
-        SyncRecord::Profile { .. } => "profile",
-    }
 }
 
 fn record_tree(tx: &Connection, record: &SyncRecord) -> Result<Option<String>, StoreError> {
@@ -374,7 +323,7 @@ fn is_here(tx: &Connection, record: &SyncRecord) -> Result<bool, StoreError> {
                  WHERE n.gid = ?1)",
             )?
             .query_row([message], |row| row.get(0))?),
-        other => Ok(row_of(tx, table_of_record(other), other.id())?.is_some()),
+        other => Ok(row_of(tx, other.table(), other.id())?.is_some()),
     }
 }
 
@@ -577,12 +526,7 @@ fn insert_message_record(
         Some(pin) => crate::pins::pin_by_id(tx, pin)?.anchor_node_id,
         None => optional(tx, "nodes", parent)?.map(NodeId),
     };
-    let author = match author.as_str() {
-        "human" => Author::Human,
-        "model" => Author::Model,
-        "tool" => Author::Tool,
-        other => return Err(StoreError::InvalidInput(format!("unknown author {other:?}"))),
-    };
+    let author = author_from_sql(author)?;
     let new = NewNode {
         tree_id,
         parent_id,
@@ -643,13 +587,9 @@ fn insert_summary_record(tx: &Connection, record: &SyncRecord) -> Result<(), Sto
     else {
         return Ok(());
     };
-    let written_by = match written_by.as_str() {
-        "model" => SummaryAuthor::Model,
-        "person" => SummaryAuthor::Person,
-        "agent" => SummaryAuthor::Agent,
-        "file" => SummaryAuthor::File,
-        other => return Err(StoreError::InvalidInput(format!("unknown summary author {other:?}"))),
-    };
+    let written_by = SummaryAuthor::parse(written_by).ok_or_else(|| {
+        StoreError::InvalidInput(format!("unknown summary author {written_by:?}"))
+    })?;
     let key = SummaryKey {
         tree_id: TreeId(required(tx, "trees", tree)?),
         pin_id: optional(tx, "pins", thread)?.map(PinId),
@@ -956,26 +896,14 @@ fn set_message_deleted(tx: &Connection, node: NodeId, at: Option<i64>) -> Result
 }
 
 fn set_pin_deleted(tx: &Connection, pin: PinId, at: Option<i64>) -> Result<(), StoreError> {
-    let (tree, title, now): (i64, String, Option<i64>) = tx.query_row(
-        "SELECT tree_id, title, deleted_at_ms FROM pins WHERE id = ?1",
-        [pin.0],
-        |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
-    )?;
+    let now = crate::pins::pin_by_id(tx, pin)?.deleted_at_ms;
     match (now, at) {
-        (Some(_), None) => {
-            // Back among the live threads: it takes a slug no live thread has.
-            tx.execute(
-                "UPDATE pins SET slug = char(1) || id, deleted_at_ms = NULL WHERE id = ?1",
-                [pin.0],
-            )?;
-            let slug = free_pin_slug(tx, TreeId(tree), &slugify(&title))?;
-            tx.execute("UPDATE pins SET slug = ?2 WHERE id = ?1", params![pin.0, slug])?;
-        }
+        (Some(_), None) => crate::threads::bring_back_pin(tx, pin),
         (_, at) => {
             tx.execute("UPDATE pins SET deleted_at_ms = ?2 WHERE id = ?1", params![pin.0, at])?;
+            Ok(())
         }
     }
-    Ok(())
 }
 
 /// Reports a field this device changed since it last heard from others, that an arriving

@@ -123,15 +123,7 @@ impl Store {
             }
             let restored = pins_below(tx, pin, Some(deleted_at))?;
             for restoring in &restored {
-                let slug = pin_by_id(tx, *restoring)?.slug;
-                // Live slugs are unique: it comes back under a placeholder until a free one is
-                // found (its own, unless a live thread took it since).
-                tx.execute(
-                    "UPDATE pins SET slug = char(1) || id, deleted_at_ms = NULL WHERE id = ?1",
-                    [restoring.0],
-                )?;
-                let free = free_pin_slug(tx, this.tree_id, &slug)?;
-                tx.execute("UPDATE pins SET slug = ?2 WHERE id = ?1", params![restoring.0, free])?;
+                bring_back_pin(tx, *restoring)?;
                 // The messages the deletion hid; ones deleted before it stay deleted.
                 for first in first_nodes(tx, *restoring)? {
                     if first.pruned_at_ms == Some(deleted_at) {
@@ -298,6 +290,19 @@ fn newest_in_thread(
         .query_row(params![tree_id.0, thread.map(|id| id.0)], |row| row.get::<_, i64>(0))
         .optional()?
         .map(NodeId))
+}
+
+/// Takes a deleted pin back among the live threads. Live slugs are unique: it comes back under a
+/// placeholder until a free one is found (its own, unless a live thread took it since).
+pub(crate) fn bring_back_pin(tx: &Connection, pin: PinId) -> Result<(), StoreError> {
+    let Pin { slug, tree_id, .. } = pin_by_id(tx, pin)?;
+    tx.execute(
+        "UPDATE pins SET slug = char(1) || id, deleted_at_ms = NULL WHERE id = ?1",
+        [pin.0],
+    )?;
+    let free = free_pin_slug(tx, tree_id, &slug)?;
+    tx.execute("UPDATE pins SET slug = ?2 WHERE id = ?1", params![pin.0, free])?;
+    Ok(())
 }
 
 /// Whether `pin` is `ancestor` or sits below it.

@@ -19,15 +19,11 @@ use std::collections::HashSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use pinloom_store::{SyncOp, SyncOutgoing, SyncRecord};
+use pinloom_store::{SYNC_RECORD_KINDS, SyncOp, SyncOutgoing, SyncRecord};
 use serde_json::{Value, json};
 
 /// The layout this build writes and reads.
 pub(crate) const FORMAT_VERSION: u64 = 1;
-
-/// The record folders this build reads ([`SyncRecord::folder`]'s names).
-const RECORD_KINDS: [&str; 8] =
-    ["trees", "messages", "pins", "attachments", "notes", "receipts", "summaries", "profiles"];
 
 /// The largest record or operation file read: a message or attachment bigger than any Pinloom
 /// writes (imports stop at 64 MiB of a whole document) is refused rather than read into memory.
@@ -186,7 +182,9 @@ pub(crate) fn read_new(folder: &Path, known: &HashSet<String>) -> Result<Arrived
     let records = folder.join("records");
     for kind in entries(&records)? {
         let kind_name = kind.file_name().map(|name| name.to_string_lossy().into_owned());
-        let known_kind = kind_name.as_deref().is_some_and(|name| RECORD_KINDS.contains(&name));
+        let known_kind = kind_name
+            .as_deref()
+            .is_some_and(|name| SYNC_RECORD_KINDS.iter().any(|(_, folder, _)| *folder == name));
         for fan in entries(&kind)? {
             for file in entries(&fan)? {
                 let Some(id) = new_id(&file, known) else { continue };

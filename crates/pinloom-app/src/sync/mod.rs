@@ -16,7 +16,6 @@ use pinloom_store::{ReceiptRef, Store, SyncFolded, TurnReceipt};
 use serde_json::Value;
 
 use crate::base::receipts::{ReceiptSource, admit_receipt, receipt_references};
-
 use crate::json::{SyncReport, SyncStatus};
 use crate::pinloom::Pinloom;
 use crate::runtime::{blocking, now_ms};
@@ -45,6 +44,8 @@ impl Pinloom {
     /// Syncs with the database's own remote (`remote` the first time: a git URL or a path,
     /// remembered for this database) and with every team it has joined.
     pub async fn sync(&self, remote: Option<String>) -> anyhow::Result<SyncReport> {
+        // A blank remote (an empty field) is no remote: the one remembered is used.
+        let remote = remote.filter(|remote| !remote.trim().is_empty());
         let store = self.store.clone();
         let report = blocking(move || {
             let mut reports = Vec::new();
@@ -196,7 +197,7 @@ pub(crate) fn sync_target(
                 return finish(store, name, &target.remote, tally);
             }
             Pushed::NothingNew => return finish(store, name, &target.remote, tally),
-            Pushed::Refused => tally.retries += 1,
+            Pushed::Refused => {}
         }
     }
     anyhow::bail!(
@@ -332,7 +333,6 @@ struct Tally {
     unknown: Vec<String>,
     committed: bool,
     pushed: bool,
-    retries: usize,
 }
 
 impl Tally {
@@ -367,12 +367,12 @@ fn finish(store: &Store, name: &str, remote: &str, tally: Tally) -> anyhow::Resu
         trees.extend(folded.trees_changed.iter().cloned());
         describe(folded, &mut notes);
     }
-    for (_, why) in tally.damaged.iter().take(LISTED) {
-        notes.push(format!("Skipped a damaged file: {why}."));
-    }
-    if tally.damaged.len() > LISTED {
-        notes.push(format!("…and {} more damaged files.", tally.damaged.len() - LISTED));
-    }
+    list(
+        &tally.damaged,
+        |(_, why)| format!("Skipped a damaged file: {why}."),
+        "damaged files",
+        &mut notes,
+    );
     if !tally.unknown.is_empty() {
         notes.push(format!(
             "{} files are of a kind this Pinloom does not know (a newer Pinloom wrote them); they are left in the folder for an updated Pinloom to read.",
@@ -411,12 +411,7 @@ fn describe(folded: &SyncFolded, notes: &mut Vec<String>) {
             folded.waiting.len()
         ));
     }
-    for (id, why) in folded.skipped.iter().take(LISTED) {
-        notes.push(format!("Skipped {id}: {why}."));
-    }
-    if folded.skipped.len() > LISTED {
-        notes.push(format!("…and {} more skipped.", folded.skipped.len() - LISTED));
-    }
+    list(&folded.skipped, |(id, why)| format!("Skipped {id}: {why}."), "skipped", notes);
     if !folded.under_deleted.is_empty() {
         notes.push(format!(
             "{} messages from another machine continue a branch deleted here: they are in the trash with it, and restoring the branch brings them back.",
@@ -429,10 +424,23 @@ fn describe(folded: &SyncFolded, notes: &mut Vec<String>) {
             folded.into_closed.len()
         ));
     }
-    for (_, field, kept) in folded.changed_on_both.iter().take(LISTED) {
-        notes.push(format!(
-            "The {field} was changed here and on another machine: the later change, {kept}, is kept; the other stays in the history."
-        ));
+    list(
+        &folded.changed_on_both,
+        |(_, field, kept)| {
+            format!(
+                "The {field} was changed here and on another machine: the later change, {kept}, is kept; the other stays in the history."
+            )
+        },
+        "changed on both sides",
+        notes,
+    );
+}
+
+/// One note per item, the first [`LISTED`] of them, then how many more there were.
+fn list<T>(items: &[T], say: impl Fn(&T) -> String, more: &str, notes: &mut Vec<String>) {
+    notes.extend(items.iter().take(LISTED).map(say));
+    if items.len() > LISTED {
+        notes.push(format!("…and {} more {more}.", items.len() - LISTED));
     }
 }
 

@@ -18,13 +18,16 @@ impl Machines {
         let root = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(root.path().join("home")).unwrap();
         let machines = Machines { root };
-        let init = machines
-            .git(&["init", "-q", "--bare", "-b", "main"])
-            .arg(machines.remote())
-            .output()
-            .unwrap();
-        assert!(init.status.success(), "{init:?}");
+        machines.bare("trees.git");
         machines
+    }
+
+    /// A new bare repository `name` in the test's folder: its path.
+    fn bare(&self, name: &str) -> String {
+        let path = self.root.path().join(name);
+        let init = self.git(&["init", "-q", "--bare", "-b", "main"]).arg(&path).output().unwrap();
+        assert!(init.status.success(), "{init:?}");
+        path.to_str().unwrap().to_owned()
     }
 
     fn remote(&self) -> PathBuf {
@@ -408,11 +411,7 @@ async fn one_sync_at_a_time_and_a_lock_left_by_a_dead_sync_is_taken_over() {
 #[tokio::test]
 async fn a_tree_shared_with_a_team_reaches_its_members_and_their_additions_come_back() {
     let machines = Machines::new();
-    let team_remote = machines.root.path().join("team.git");
-    let init =
-        machines.git(&["init", "-q", "--bare", "-b", "main"]).arg(&team_remote).output().unwrap();
-    assert!(init.status.success());
-    let team_remote = team_remote.to_str().unwrap().to_owned();
+    let team_remote = machines.bare("team.git");
 
     let ana = machines.open("ana").await;
     let rivers = ana.create_tree("Rivers".into(), TreeMode::Dialogue).await.unwrap();
@@ -547,17 +546,12 @@ async fn model_profiles_and_prices_travel_only_when_chosen_and_never_to_a_team()
     assert_eq!(changed.context_window, 65_536);
 
     // A team's remote gets no profile, even with profiles chosen.
-    let team_remote = machines.root.path().join("team.git");
-    let init =
-        machines.git(&["init", "-q", "--bare", "-b", "main"]).arg(&team_remote).output().unwrap();
-    assert!(init.status.success());
-    let (out, err, code) = machines.pinloom(
-        "laptop",
-        &["share", &tree.global_id, "--team", "geo", "--remote", team_remote.to_str().unwrap()],
-    );
+    let team_remote = machines.bare("team.git");
+    let (out, err, code) = machines
+        .pinloom("laptop", &["share", &tree.global_id, "--team", "geo", "--remote", &team_remote]);
     assert_eq!(code, 0, "{out}{err}");
     let listed = machines
-        .git(&["--git-dir", team_remote.to_str().unwrap(), "ls-tree", "-r", "--name-only", "main"])
+        .git(&["--git-dir", &team_remote, "ls-tree", "-r", "--name-only", "main"])
         .output()
         .unwrap();
     let files = String::from_utf8_lossy(&listed.stdout);
