@@ -207,9 +207,10 @@ impl SyncRecord {
         }
     }
 
-    /// Its row of [`SYNC_RECORD_KINDS`].
-    fn kind_row(&self) -> (&'static str, &'static str, &'static str) {
-        SYNC_RECORD_KINDS[match self {
+    /// Where it stands in [`SYNC_RECORD_KINDS`]: also where a fold writes it, what a record
+    /// hangs from being written before it.
+    pub(crate) fn fold_order(&self) -> usize {
+        match self {
             SyncRecord::Tree { .. } => 0,
             SyncRecord::Pin { .. } => 1,
             SyncRecord::Message { .. } => 2,
@@ -218,7 +219,11 @@ impl SyncRecord {
             SyncRecord::Summary { .. } => 5,
             SyncRecord::Receipt { .. } => 6,
             SyncRecord::Profile { .. } => 7,
-        }]
+        }
+    }
+
+    fn kind_row(&self) -> (&'static str, &'static str, &'static str) {
+        SYNC_RECORD_KINDS[self.fold_order()]
     }
 
     /// Its kind as the folder names it: `trees`, `messages`, `pins`, … ([`SYNC_RECORD_KINDS`]).
@@ -234,11 +239,6 @@ impl SyncRecord {
     /// The table that holds it.
     pub(crate) fn table(&self) -> &'static str {
         self.kind_row().2
-    }
-
-    /// Where a fold writes it: what a record hangs from is written before it.
-    pub(crate) fn fold_order(&self) -> usize {
-        SYNC_RECORD_KINDS.iter().position(|row| row.0 == self.kind()).unwrap_or(usize::MAX)
     }
 
     /// The tree it belongs to, for a target that holds only some trees (`None` for a note or a
