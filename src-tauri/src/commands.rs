@@ -2,8 +2,8 @@
 
 use pinloom_app::ApiError;
 use pinloom_app::json::{
-    EmptiedTrashView, ExportDone, ExportRequest, ImportReportView, Message, TransferProgress,
-    TrashView, TreeMode, TreeSummary,
+    EmptiedTrashView, ExportDone, ExportRequest, ImportReportView, Message, NodeView,
+    TransferProgress, TrashView, TreeMode, TreeSummary,
 };
 use serde::{Deserialize, Serialize};
 use tauri::ipc::Channel;
@@ -174,6 +174,17 @@ pub(crate) async fn message_append(
     let message = state.pinloom()?.append_message(tree_id, parent_id, text).await?;
     announce(&app, tree_id);
     Ok(message)
+}
+
+/// Saves the person's rewrite of a model's reply as a new reply beside it; nothing is sent.
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn reply_edit(
+    state: State<'_, AppState>,
+    node_id: i64,
+    text: String,
+) -> Result<NodeView, ApiError> {
+    Ok(state.pinloom()?.edit_reply(node_id, text).await?)
 }
 
 #[tauri::command]

@@ -187,8 +187,9 @@ pub(crate) async fn reply_start(
     Ok(result?)
 }
 
-/// Sends one prompt to 2–4 models at once, each reply streaming on `on_piece` tagged with its
-/// lane; `request_ids[lane]` stops that model's reply alone through `reply_stop`.
+/// Asks for 2–8 answers to one prompt at once (several models, or samples of one), each reply
+/// streaming on `on_piece` tagged with its lane; `request_ids[lane]` stops that lane alone
+/// through `reply_stop`.
 #[tauri::command]
 #[specta::specta]
 pub(crate) async fn reply_fan_out(
@@ -305,6 +306,18 @@ pub(crate) async fn pin_close(
     result: String,
 ) -> Result<PinView, ApiError> {
     Ok(state.pinloom()?.close_pin(pin_id, result).await?)
+}
+
+/// A result for the pin written by `profile` from its thread, for the person to edit before
+/// closing the pin with it; nothing is saved.
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn pin_result_suggest(
+    state: State<'_, AppState>,
+    pin_id: i64,
+    profile: String,
+) -> Result<String, ApiError> {
+    Ok(state.pinloom()?.suggest_pin_result(pin_id, None, profile).await?)
 }
 
 #[tauri::command]

@@ -63,6 +63,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             chosen_files::choose_export_path,
             chosen_files::choose_attachments,
             commands::message_append,
+            commands::reply_edit,
             commands::preferences_get,
             commands::preferences_set,
             conversation::thread_view,
@@ -76,6 +77,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             conversation::summary_write,
             conversation::summary_regenerate,
             conversation::pin_close,
+            conversation::pin_result_suggest,
             conversation::threads_deleted,
             conversation::thread_restore,
             conversation::node_mark,
@@ -122,7 +124,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
         ])
         // Limits the window shares with the application layer, written in one place.
         .constant("THREAD_PAGE", pinloom_app::THREAD_PAGE)
-        .constant("MOST_MODELS_AT_ONCE", *pinloom_app::FAN_OUT_MODELS.end())
+        .constant("MOST_ANSWERS_AT_ONCE", *pinloom_app::FAN_OUT_LANES.end())
         // Ids are SQLite row ids and timestamps are milliseconds: both stay far below 2^53, the
         // largest integer a JavaScript number holds exactly.
         .dangerously_cast_bigints_to_number()

@@ -161,6 +161,23 @@ describe("deep dives in the real window", () => {
     assert.doesNotMatch(sent, /The person asked why rivers meander; the outer bank erodes\./, "the summary it replaced is not");
   });
 
+  harness.windowTest("a pin closes with a result the model suggests and the person edits, and the parent shows it", async () => {
+    provider.answers.push("It erodes fastest in spring floods.");
+    const before = provider.requests.length;
+    await harness.click("pin-suggest", (all) => all.at(-1));
+    await harness.textsUntil("pin-suggested", (texts) => texts.some((text) => text.startsWith("Suggested by Local test model")), "the suggestion is offered");
+    const field = (await harness.findAll("pin-result-input")).at(-1);
+    assert.equal(await field.getProperty("value"), "It erodes fastest in spring floods.", "the suggestion waits in the field");
+    const asked = provider.messages(before).join("\n");
+    assert.match(asked, /Person: When does it erode fastest\?/, "the suggestion was written from the pin's thread");
+    assert.equal((await harness.findAll("pin-result")).length, 0, "nothing is saved before the person closes");
+    await field.clear();
+    await field.sendKeys("Spring floods erode the outer bank fastest.");
+    await harness.click("pin-close", (all) => all.at(-1));
+    await harness.textsUntil("pin-result", (texts) => texts.some((text) => text.includes("Spring floods erode the outer bank fastest.")), "closed with the edit");
+    await harness.textsUntil("pin-chip", (texts) => texts.some((text) => text.includes("Spring floods erode the outer bank fastest.")), "the parent shows the result");
+  });
+
   harness.windowTest("a hostile reply renders inert", async () => {
     await newTree("Hostile");
     provider.answers.push(XSS_REPLY);

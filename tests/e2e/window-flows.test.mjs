@@ -251,6 +251,9 @@ describe("the window does what the backend can", () => {
     await ready();
     // The "Formatting" tree of the test before: its second pin is open beside the root thread.
     await harness.textsUntil("thread-title", (texts) => texts[0] === "Formatting", "the tree with the pins");
+    // A pin with nothing in it has nothing to suggest a result from: the window says so.
+    await harness.click("pin-suggest");
+    await harness.textsUntil("column-error", (texts) => texts.some((text) => text.includes("write its result by hand")), "no suggestion from an empty pin");
     await harness.type("pin-result-input", "Oxbow lakes are loops the river cut off.");
     await harness.click("pin-close");
     await harness.textsUntil("pin-result", (texts) => texts[0]?.includes("loops the river cut off"), "the pin is closed");

@@ -2,8 +2,8 @@ import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/sv
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import App from "./App.svelte";
-import type { ModelProfile } from "./lib/bindings";
 import { installFakeBackend } from "./lib/fake-backend";
+import { profile } from "./lib/test-fixtures";
 
 beforeEach(() => {
   installFakeBackend();
@@ -49,18 +49,6 @@ describe("App", () => {
   });
 
   it("keeps the branch on show when another model is chosen", async () => {
-    const profile = (name: string): ModelProfile => ({
-      name,
-      provider: "vllm",
-      modelId: "m",
-      baseUrl: null,
-      contextWindow: 8192,
-      reserve: 1024,
-      nativeSystem: true,
-      completionEndpoint: false,
-      tokenizer: "o200k",
-      agentSystemPrompt: "",
-    });
     const fake = installFakeBackend({
       trees: [{ id: 1, slug: "rivers", title: "Rivers", mode: "dialogue", createdAtMs: 0, updatedAtMs: 0, messageCount: 3, globalId: "g3", sharedBy: null }],
       messages: new Map([

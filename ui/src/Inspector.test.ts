@@ -2,56 +2,17 @@ import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/sv
 import { afterEach, describe, expect, it } from "vitest";
 
 import Inspector from "./components/Inspector.svelte";
-import type { PlanView, SliceView } from "./lib/bindings";
+import type { PlanView } from "./lib/bindings";
 import { Conversation } from "./lib/conversation.svelte";
-import { installFakeBackend } from "./lib/fake-backend";
+import { installFakeBackend, oldHistorySlice, planView } from "./lib/fake-backend";
 
 afterEach(() => {
   cleanup();
 });
 
-function line(first: number, count: number, extra: Partial<SliceView> = {}): SliceView {
-  return {
-    kind: "oldHistory",
-    source: "node",
-    provenance: "path",
-    sourceId: first,
-    priority: 9,
-    tokens: 10 * count,
-    included: false,
-    reason: "truncated",
-    cutFrom: null,
-    kept: false,
-    preview: `Old message ${first}`,
-    excludeToFit: false,
-    count,
-    first,
-    lastSourceId: null,
-    ...extra,
-  };
-}
-
+/// A plan of a send from message 7 that used 30 of its 1,000 tokens, with what `extra` adds.
 function planOf(extra: Partial<PlanView>): PlanView {
-  return {
-    nodeId: 7,
-    profile: "Local",
-    available: 1000,
-    used: 30,
-    tokenizer: "o200k",
-    truncated: false,
-    omittedMessages: 0,
-    slices: [],
-    missingSummaries: 0,
-    providerCut: null,
-    refusal: null,
-    url: "http://127.0.0.1:9/v1/chat/completions",
-    body: "{}",
-    replyLimit: 1024,
-    ancestry: [],
-    keptStart: 0,
-    stepCut: null,
-    ...extra,
-  };
+  return planView(7, "Local", 1000, { used: 30, ...extra });
 }
 
 describe("the inspector", () => {
@@ -62,9 +23,9 @@ describe("the inspector", () => {
       truncated: true,
       omittedMessages: 250,
       slices: [
-        line(0, 1, { kind: "system", source: "treeSystemContext", sourceId: null, included: true, reason: null }),
-        line(1, 250, { lastSourceId: 250 }),
-        line(251, 1, { kind: "prompt", included: true, reason: null }),
+        oldHistorySlice(0, 1, { kind: "system", source: "treeSystemContext", sourceId: null, included: true, reason: null }),
+        oldHistorySlice(1, 250),
+        oldHistorySlice(251, 1, { kind: "prompt", included: true, reason: null }),
       ],
       keptStart: 2,
       stepCut: { messages: 3, tokens: 639, stepTokens: 4000 },

@@ -79,6 +79,11 @@ impl ApiError {
     pub fn invalid_input(message: impl Into<String>) -> ApiError {
         ApiError { code: ErrorCode::InvalidInput, message: message.into() }
     }
+
+    /// Something asked for that is not there (any more).
+    pub fn not_found(message: impl Into<String>) -> ApiError {
+        ApiError { code: ErrorCode::NotFound, message: message.into() }
+    }
 }
 
 fn code_of_provider_error(error: &ProviderError) -> ErrorCode {

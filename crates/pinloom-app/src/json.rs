@@ -300,6 +300,8 @@ pub struct NodeView {
     pub pin_id: Option<i64>,
     /// The message it is an edit of.
     pub edited_from: Option<i64>,
+    /// The answers a fused answer was written from; empty for every other message.
+    pub fused_from: Vec<i64>,
     /// The model profile that wrote it.
     pub model: Option<String>,
     /// The usage the provider reported, as JSON (`inputTokens`, `outputTokens`,
@@ -322,6 +324,7 @@ impl From<store::Node> for NodeView {
         NodeView {
             pin_id: node.pin_id.map(|id| id.0),
             edited_from: node.edited_from.map(|id| id.0),
+            fused_from: fused_from(node.generation_json.as_deref()),
             model: node.model.clone(),
             usage_json: node.usage_json.clone(),
             excluded: node.excluded,
@@ -331,6 +334,18 @@ impl From<store::Node> for NodeView {
             deleted: node.pruned_at_ms.is_some(),
             message: Message::from(node),
         }
+    }
+}
+
+/// The answers a reply was fused from, as its generation settings keep them: none for a reply
+/// that was not fused or whose settings cannot be read.
+fn fused_from(generation_json: Option<&str>) -> Vec<i64> {
+    // Most replies were not fused: their settings are not parsed for it.
+    match generation_json {
+        Some(json) if json.contains("\"fusedFrom\"") => serde_json::from_str::<ReplySettings>(json)
+            .map(|settings| settings.fused_from)
+            .unwrap_or_default(),
+        _ => Vec::new(),
     }
 }
 
@@ -416,6 +431,8 @@ pub enum Provenance {
     SiblingResult,
     /// Added by the person: a search hit they chose, a note they included.
     AddedByPerson,
+    /// An answer the person chose to fuse, and the instruction to fuse them.
+    ChosenToFuse,
 }
 
 impl From<pinloom_engine::plan::Provenance> for Provenance {
@@ -429,6 +446,7 @@ impl From<pinloom_engine::plan::Provenance> for Provenance {
             Engine::Anchor => Provenance::Anchor,
             Engine::SiblingResult => Provenance::SiblingResult,
             Engine::AddedByPerson => Provenance::AddedByPerson,
+            Engine::ChosenToFuse => Provenance::ChosenToFuse,
         }
     }
 }
@@ -683,6 +701,9 @@ pub struct ReplySettings {
     pub truncation: String,
     /// The profile that writes the ancestor summaries.
     pub summarizer: String,
+    /// The answers a fused answer was written from, in their order; empty for any other reply.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fused_from: Vec<i64>,
 }
 
 impl ReplySettings {
@@ -774,6 +795,12 @@ pub enum SendTarget {
     Continue {
         /// The end of the document on show.
         node_id: i64,
+    },
+    /// Write one answer from two or more answers to the same message, as a new answer beside
+    /// them: its request carries the message's own context and the chosen answers.
+    Fuse {
+        /// The answers chosen, in the order they are numbered in the request.
+        node_ids: Vec<i64>,
     },
 }
 

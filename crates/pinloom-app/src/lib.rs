@@ -25,7 +25,8 @@ mod threadmind;
 mod window;
 
 pub use conversation::attachments::MAX_FOLDER_ENTRIES;
-pub use conversation::fan_out::FAN_OUT_MODELS;
+pub use conversation::fan_out::FAN_OUT_LANES;
+pub use conversation::fusing::FUSE_ANSWERS;
 pub use conversation::summaries::CUT_SUMMARY_NOTE;
 pub use data_dir::{
     APP_IDENTIFIER, DATA_DIR_ENV, DATA_DIR_FLAG, DATABASE_FILE_NAME, resolve_data_dir,

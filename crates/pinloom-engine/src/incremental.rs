@@ -49,7 +49,10 @@ fn try_fast(
     settings: &Settings,
 ) -> Option<AppendPath> {
     let rules = profile.role_rules;
-    if rules.assistant_between_tool_and_user || rules.strict_alternation {
+    if rules.assistant_between_tool_and_user
+        || rules.strict_alternation
+        || !snapshot.fuse_sources.is_empty()
+    {
         return None;
     }
     // A cut at the boundary depends on the whole budget's leftover: plan again.

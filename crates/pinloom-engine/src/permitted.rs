@@ -19,14 +19,18 @@
 //!    one the history already carries.
 //! 6. What the person added by hand: a search hit they chose from anywhere in the tree, a note
 //!    they included. Both are labelled as theirs ([`Provenance::AddedByPerson`]).
+//! 7. For a fused answer only: the answers to M the person chose to fuse, each whole, and the
+//!    instruction to fuse them ([`Provenance::ChosenToFuse`]). Each must be a model's answer to
+//!    M itself; an answer to anything else is left out as off the path.
 //!
-//! Nothing else: no other branch, regenerated alternative, replaced edit, sibling pin, or parent
-//! thread message after the anchor. The store's search offers only hits on the path, and the
+//! Nothing else: no other branch, regenerated alternative (but those chosen to fuse), replaced
+//! edit, sibling pin, or parent thread message after the anchor. The store's search offers only hits on the path, and the
 //! planner checks every candidate against the path again (a hit elsewhere is pruned as
 //! [`PruneReason::OffPath`]), so a mistake upstream shows in the inspector, never in a request.
 //!
 //! [`Provenance::AddedByPerson`]: crate::plan::Provenance::AddedByPerson
 //! [`PruneReason::OffPath`]: crate::plan::PruneReason::OffPath
+//! [`Provenance::ChosenToFuse`]: crate::plan::Provenance::ChosenToFuse
 
 use crate::planner::AncestorPath;
 use crate::snapshot::{AttachmentScope, NodeId, Snapshot};

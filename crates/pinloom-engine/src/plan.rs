@@ -37,6 +37,8 @@ pub enum SliceKind {
     SearchResult,
     /// Buffer mode's uncommitted text.
     WorkingBuffer,
+    /// An answer chosen to be fused, or the instruction that follows them.
+    FuseSource,
 }
 
 impl SliceKind {
@@ -58,6 +60,7 @@ impl SliceKind {
             SliceKind::FolderListing => "folderListing",
             SliceKind::SearchResult => "searchResult",
             SliceKind::WorkingBuffer => "workingBuffer",
+            SliceKind::FuseSource => "fuseSource",
         }
     }
 
@@ -92,6 +95,10 @@ pub enum SourceId {
     PinResult(PinId),
     /// The working buffer.
     WorkingBuffer,
+    /// An answer to the active message chosen to be fused.
+    FuseSource(NodeId),
+    /// What the model is asked to do with the answers chosen to be fused.
+    FuseInstruction,
 }
 
 /// Why a slice was left out.
@@ -155,6 +162,8 @@ pub enum Provenance {
     SiblingResult,
     /// Added by the person: a search hit they chose, a note they included.
     AddedByPerson,
+    /// An answer the person chose to fuse, and the instruction to fuse them.
+    ChosenToFuse,
 }
 
 impl Provenance {
@@ -163,6 +172,7 @@ impl Provenance {
     pub fn of(kind: SliceKind, source: SourceId) -> Provenance {
         match (kind, source) {
             (_, SourceId::AddedSearchHit(_)) => Provenance::AddedByPerson,
+            (SliceKind::FuseSource, _) => Provenance::ChosenToFuse,
             (_, SourceId::Attachment(_)) => Provenance::Attachment,
             (SliceKind::System | SliceKind::ToolDefinition, _) => Provenance::Setting,
             (SliceKind::AncestorSummary, _) => Provenance::AncestorSummary,

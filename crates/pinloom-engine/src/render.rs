@@ -77,6 +77,9 @@ pub fn chat_request(
         .filter(|s| s.is_included() && s.kind == SliceKind::SearchResult)
         .map(|s| slice_text(s, snapshot))
         .collect();
+    // Answers to fuse follow the message they answer, with the instruction last: the request
+    // reads as the question, the answers, and what to make of them.
+    let mut fused: Vec<Cow<'_, str>> = Vec::new();
     for (i, slice) in plan.slices.iter().enumerate() {
         if !slice.is_included() {
             continue;
@@ -112,8 +115,12 @@ pub fn chat_request(
                 }
             }
             SliceKind::WorkingBuffer => {}
+            SliceKind::FuseSource => fused.push(slice_text(slice, snapshot)),
             _ => system_blocks.push(slice_text(slice, snapshot).into_owned()),
         }
+    }
+    if !fused.is_empty() {
+        messages.push(ChatMessage::text(Role::User, &fused.join("\n\n")));
     }
     if rules.strict_alternation {
         for m in &mut messages {

@@ -76,7 +76,8 @@ impl PriorityTable {
             SliceKind::FolderListing => self.folders,
             SliceKind::SearchResult => self.search,
             SliceKind::OldHistory => self.old_history,
-            SliceKind::WorkingBuffer => self.prompt,
+            // Sent whole with the prompt: a fused answer without one of its sources misattributes.
+            SliceKind::WorkingBuffer | SliceKind::FuseSource => self.prompt,
         }
     }
 }

@@ -420,6 +420,28 @@ pub struct Snapshot {
     pub retrieval: Vec<RetrievalCandidate>,
     /// Buffer mode's uncommitted working text.
     pub working_buffer: String,
+    /// The answers the person chose to fuse into one, in their order; empty for every request
+    /// but a fused answer's (see [`crate::permitted`], rule 7).
+    pub fuse_sources: Vec<FuseSource>,
+}
+
+/// An answer chosen to be fused: the store's facts about it, which the planner checks against
+/// the message being answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FuseSource {
+    /// The answer.
+    pub node: NodeId,
+    /// The message it continues in its own thread; `None` for a thread's first message or a
+    /// note, which answer nothing.
+    pub answers: Option<NodeId>,
+    /// Its author: only a model's answer is fused.
+    pub author: Author,
+    /// Soft-deleted since it was chosen.
+    pub deleted: bool,
+    /// Its text.
+    pub text: String,
+    /// How the request names it: the model that wrote it.
+    pub label: String,
 }
 
 impl Default for TreeInfo {

@@ -80,7 +80,8 @@ impl Store {
                 author: original.author,
                 parts,
                 edited_from: Some(original.id),
-                model: None,
+                // A reply rewritten by the person still stands for that model's turn.
+                model: if original.author == Author::Model { original.model.clone() } else { None },
                 generation_json: None,
                 usage_json: None,
                 incomplete: false,

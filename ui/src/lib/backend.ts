@@ -38,6 +38,19 @@ export class PinloomError extends Error {
   }
 }
 
+/// Runs `work` for a state owner: its error is cleared first and set to what went wrong, so the
+/// view shows it. True when the work succeeded.
+export async function attempt(owner: { error: PinloomError | null }, work: () => Promise<unknown>): Promise<boolean> {
+  owner.error = null;
+  try {
+    await work();
+    return true;
+  } catch (thrown) {
+    owner.error = PinloomError.from(thrown);
+    return false;
+  }
+}
+
 type Result<T> = { status: "ok"; data: T } | { status: "error"; error: ApiError };
 
 async function unwrap<T>(call: Promise<Result<T>>): Promise<T> {
@@ -82,6 +95,7 @@ export const backend = {
     unwrap(commands.treeExport(request, channelTo(onProgress))),
   messageAppend: (treeId: number, parentId: number | null, text: string) =>
     unwrap(commands.messageAppend(treeId, parentId, text)),
+  replyEdit: (nodeId: number, text: string) => unwrap(commands.replyEdit(nodeId, text)),
   preferencesGet: () => unwrap(commands.preferencesGet()),
   preferencesSet: (preferences: Parameters<typeof commands.preferencesSet>[0]) =>
     unwrap(commands.preferencesSet(preferences)),
@@ -114,6 +128,7 @@ export const backend = {
   summaryRegenerate: (treeId: number, pinId: number | null, upTo: number, budget: number, profile: string) =>
     unwrap(commands.summaryRegenerate(treeId, pinId, upTo, budget, profile)),
   pinClose: (pinId: number, result: string) => unwrap(commands.pinClose(pinId, result)),
+  pinResultSuggest: (pinId: number, profile: string) => unwrap(commands.pinResultSuggest(pinId, profile)),
   threadsDeleted: (treeId: number) => unwrap(commands.threadsDeleted(treeId)),
   threadRestore: (pinId: number) => unwrap(commands.threadRestore(pinId)),
   nodeMark: (nodeId: number, action: NodeAction) => unwrap(commands.nodeMark(nodeId, action)),

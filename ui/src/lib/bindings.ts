@@ -34,6 +34,8 @@ export const commands = {
 	/**  Asks for files, or one folder, to attach; none when the person cancels. */
 	chooseAttachments: (folder: boolean) => typedError<string[], ApiError>(__TAURI_INVOKE("choose_attachments", { folder })),
 	messageAppend: (treeId: number, parentId: number | null, text: string) => typedError<Message, ApiError>(__TAURI_INVOKE("message_append", { treeId, parentId, text })),
+	/**  Saves the person's rewrite of a model's reply as a new reply beside it; nothing is sent. */
+	replyEdit: (nodeId: number, text: string) => typedError<NodeView, ApiError>(__TAURI_INVOKE("reply_edit", { nodeId, text })),
 	preferencesGet: () => typedError<UiPreferences, ApiError>(__TAURI_INVOKE("preferences_get")),
 	preferencesSet: (preferences: UiPreferences) => typedError<null, ApiError>(__TAURI_INVOKE("preferences_set", { preferences })),
 	threadView: (treeId: number, nodeId: number | null) => typedError<ThreadView, ApiError>(__TAURI_INVOKE("thread_view", { treeId, nodeId })),
@@ -45,8 +47,9 @@ export const commands = {
 	threadPage: (endId: number, first: number, count: number) => typedError<ThreadMessage[], ApiError>(__TAURI_INVOKE("thread_page", { endId, first, count })),
 	replyStart: (target: SendTarget, profile: string, requestId: number, onPiece: Channel<ReplyPiece>) => typedError<Exchange, ApiError>(__TAURI_INVOKE("reply_start", { target, profile, requestId, onPiece })),
 	/**
-	 *  Sends one prompt to 2–4 models at once, each reply streaming on `on_piece` tagged with its
-	 *  lane; `request_ids[lane]` stops that model's reply alone through `reply_stop`.
+	 *  Asks for 2–8 answers to one prompt at once (several models, or samples of one), each reply
+	 *  streaming on `on_piece` tagged with its lane; `request_ids[lane]` stops that lane alone
+	 *  through `reply_stop`.
 	 */
 	replyFanOut: (prompt: SendTarget, profiles: string[], requestIds: number[], onPiece: Channel<LanePiece>) => typedError<FanOut, ApiError>(__TAURI_INVOKE("reply_fan_out", { prompt, profiles, requestIds, onPiece })),
 	replyStop: (requestId: number) => typedError<null, ApiError>(__TAURI_INVOKE("reply_stop", { requestId })),
@@ -65,6 +68,11 @@ export const commands = {
 	/**  The summariser writes a thread's summary again, now; sends use it from then on. */
 	summaryRegenerate: (treeId: number, pinId: number | null, upTo: number, budget: number, profile: string) => typedError<SummaryView, ApiError>(__TAURI_INVOKE("summary_regenerate", { treeId, pinId, upTo, budget, profile })),
 	pinClose: (pinId: number, result: string) => typedError<PinView, ApiError>(__TAURI_INVOKE("pin_close", { pinId, result })),
+	/**
+	 *  A result for the pin written by `profile` from its thread, for the person to edit before
+	 *  closing the pin with it; nothing is saved.
+	 */
+	pinResultSuggest: (pinId: number, profile: string) => typedError<string, ApiError>(__TAURI_INVOKE("pin_result_suggest", { pinId, profile })),
 	threadsDeleted: (treeId: number) => typedError<DeletedThreadView[], ApiError>(__TAURI_INVOKE("threads_deleted", { treeId })),
 	threadRestore: (pinId: number) => typedError<PinView[], ApiError>(__TAURI_INVOKE("thread_restore", { pinId })),
 	nodeMark: (nodeId: number, action: NodeAction) => typedError<NodeView, ApiError>(__TAURI_INVOKE("node_mark", { nodeId, action })),
@@ -128,7 +136,7 @@ export const events = {
 };
 
 /* Constants */
-export const MOST_MODELS_AT_ONCE = 4 as const;
+export const MOST_ANSWERS_AT_ONCE = 8 as const;
 
 export const THREAD_PAGE = 200 as const;
 
@@ -755,6 +763,8 @@ export type NodeView = {
 	pinId: number | null,
 	/**  The message it is an edit of. */
 	editedFrom: number | null,
+	/**  The answers a fused answer was written from; empty for every other message. */
+	fusedFrom: number[],
 	/**  The model profile that wrote it. */
 	model: string | null,
 	/**
@@ -933,7 +943,9 @@ export type Provenance =
 /**  A closed sibling pin's result, opted in to. */
 "siblingResult" | 
 /**  Added by the person: a search hit they chose, a note they included. */
-"addedByPerson";
+"addedByPerson" | 
+/**  An answer the person chose to fuse, and the instruction to fuse them. */
+"chosenToFuse";
 
 /**  A reply's receipt. */
 export type Receipt = {
@@ -1030,6 +1042,8 @@ export type ReplySettings = {
 	truncation: string,
 	/**  The profile that writes the ancestor summaries. */
 	summarizer: string,
+	/**  The answers a fused answer was written from, in their order; empty for any other reply. */
+	fusedFrom?: number[],
 };
 
 /**  How a reply's request differs from the request before it on its path. */
@@ -1124,7 +1138,14 @@ text: string } |
 /**  Continue a buffer-mode document from a message. */
 { kind: "continue"; 
 /**  The end of the document on show. */
-nodeId: number };
+nodeId: number } | 
+/**
+ *  Write one answer from two or more answers to the same message, as a new answer beside
+ *  them: its request carries the message's own context and the chosen answers.
+ */
+{ kind: "fuse"; 
+/**  The answers chosen, in the order they are numbered in the request. */
+nodeIds: number[] };
 
 /**  One thing a request sent: a slice, or a run of consecutive messages of the path. */
 export type SentSlice = {

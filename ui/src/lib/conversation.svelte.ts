@@ -87,10 +87,15 @@ let nextRequestId = Math.floor(Math.random() * 2 ** 30) + 1;
 
 /// How many messages a page of a thread holds, and how many models one prompt goes to at once at
 /// most: the backend's own limits, exported with the bindings.
-import { MOST_MODELS_AT_ONCE, THREAD_PAGE } from "./bindings";
-export { MOST_MODELS_AT_ONCE, THREAD_PAGE };
+import { MOST_ANSWERS_AT_ONCE, THREAD_PAGE } from "./bindings";
+export { MOST_ANSWERS_AT_ONCE, THREAD_PAGE };
 
 const NO_PARENT_END = "The parent thread has no message to bring it back after.";
+
+/// One model name per answer: each of `models` `samples` times, the samples of a model together.
+export function lanesFor(models: string[], samples: number): string[] {
+  return models.flatMap((model) => Array.from({ length: samples }, () => model));
+}
 
 export class Conversation {
   /// The open tree's conversation settings (the settings form and the search box share them).
@@ -110,9 +115,12 @@ export class Conversation {
   /// The first message picked for a comparison, then the comparison.
   comparePick = $state<number | null>(null);
   comparison = $state.raw<Comparison | null>(null);
-  /// The models a send goes to at once when the person chose several (2 to 4); empty for an
-  /// ordinary send to the chosen model.
+  /// The models a send goes to at once when the person chose several; empty for a send to the
+  /// chosen model.
   fanOutProfiles = $state<string[]>([]);
+  /// How many answers each of those models (or the chosen model) writes at once: samples, each
+  /// a branch with its own receipt. One model once is an ordinary send.
+  samplesEach = $state(1);
   error = $state<PinloomError | null>(null);
   /// Counts the summaries that landed (written in the background, or by another process): what
   /// shows them reads again when it changes.
@@ -316,9 +324,24 @@ export class Conversation {
     return this.fanOut(index, { kind: "regenerate", nodeId }, profiles, "");
   }
 
-  /// Asks every model in `fanOutProfiles` at once in column `index`, as `ask` asks one.
+  /// The answers a send asks for at once, one model name per answer: each chosen model (the
+  /// model chosen in the header, when none is) `samplesEach` times.
+  get fanOutLanes(): string[] {
+    const models = this.fanOutProfiles.length > 0 ? this.fanOutProfiles : this.profile ? [this.profile] : [];
+    return lanesFor(models, this.samplesEach);
+  }
+
+  /// Sets how many answers each model writes at once, within what the models chosen allow (the
+  /// answers of one send being at most eight).
+  setSamplesEach(samples: number): void {
+    const most = Math.floor(MOST_ANSWERS_AT_ONCE / Math.max(1, this.fanOutProfiles.length));
+    this.samplesEach = Math.min(Math.max(1, Math.floor(samples) || 1), Math.max(1, most));
+  }
+
+  /// Asks for every answer of `fanOutLanes` at once in column `index`, as `ask` asks one.
   askMany(index: number, text: string): Promise<SendOutcome> {
-    return this.askWith(index, text, (prompt) => this.fanOut(index, prompt, this.fanOutProfiles, text));
+    const lanes = this.fanOutLanes;
+    return this.askWith(index, text, (prompt) => this.fanOut(index, prompt, lanes, text));
   }
 
   /// Sends `prompt` to `profiles` at once in column `index`: each model's reply streams in its
@@ -403,13 +426,37 @@ export class Conversation {
     }
   }
 
-  /// Chooses the models a send goes to at once; more than four are refused by the backend, so
-  /// the fifth is not taken.
+  /// Chooses the models a send goes to at once. The backend refuses more than eight answers at
+  /// once, so a model that would make more is not taken.
   toggleFanOutProfile(profile: string): void {
     if (this.fanOutProfiles.includes(profile)) {
       this.fanOutProfiles = this.fanOutProfiles.filter((chosen) => chosen !== profile);
-    } else if (this.fanOutProfiles.length < MOST_MODELS_AT_ONCE) {
+    } else if ((this.fanOutProfiles.length + 1) * this.samplesEach <= MOST_ANSWERS_AT_ONCE) {
       this.fanOutProfiles = [...this.fanOutProfiles, profile];
+    }
+  }
+
+  /// Writes one answer from the answers `nodeIds` (siblings) with the chosen model, as a new
+  /// answer beside them; the column then shows it.
+  fuse(index: number, nodeIds: number[]): Promise<boolean> {
+    return this.reply(index, { kind: "fuse", nodeIds });
+  }
+
+  /// Saves the person's rewrite of the model's reply `nodeId` as a new reply beside it, marked as
+  /// edited; nothing is sent. The column then shows the rewrite.
+  async editReply(index: number, nodeId: number, text: string): Promise<boolean> {
+    const column = this.columns[index];
+    if (!column) return false;
+    column.error = null;
+    try {
+      const edited = await backend.replyEdit(nodeId, text);
+      this.onchanged();
+      await this.reload(index, edited.message.id);
+      this.focus = edited.message.id;
+      return true;
+    } catch (thrown) {
+      this.fail(index, thrown);
+      return false;
     }
   }
 
@@ -585,6 +632,23 @@ export class Conversation {
     } catch (thrown) {
       this.fail(index, thrown);
       return false;
+    }
+  }
+
+  /// A result for the pin of column `index` written by the chosen model from its thread, for the
+  /// person to edit before closing; null (the column says why) when none could be written.
+  async suggestPinResult(index: number): Promise<string | null> {
+    const pin = this.columns[index]?.view.pin;
+    if (!pin) return null;
+    if (!this.profile) {
+      this.fail(index, { code: "invalidInput", message: "choose a model first to suggest a result, or write it by hand" });
+      return null;
+    }
+    try {
+      return await backend.pinResultSuggest(pin.id, this.profile);
+    } catch (thrown) {
+      this.fail(index, thrown);
+      return null;
     }
   }
 

@@ -169,12 +169,55 @@ describe("Conversation", () => {
     expect(conversation.columns[0]?.view.messages[1]?.alternatives.length).toBe(3);
   });
 
-  it("chooses at most four models at once, and a second click takes one back", () => {
+  it("asks for at most eight answers at once, models times samples, and a second click takes a model back", () => {
     const conversation = new Conversation();
-    for (const name of ["A", "B", "C", "D", "E"]) conversation.toggleFanOutProfile(name);
-    expect(conversation.fanOutProfiles).toEqual(["A", "B", "C", "D"]);
+    conversation.profile = "A";
+    expect(conversation.fanOutLanes).toEqual(["A"]);
+    conversation.setSamplesEach(3);
+    expect(conversation.fanOutLanes).toEqual(["A", "A", "A"]);
     conversation.toggleFanOutProfile("B");
-    expect(conversation.fanOutProfiles).toEqual(["A", "C", "D"]);
+    conversation.toggleFanOutProfile("C");
+    expect(conversation.fanOutLanes).toEqual(["B", "B", "B", "C", "C", "C"]);
+    conversation.toggleFanOutProfile("D");
+    // A third model would make nine answers.
+    expect(conversation.fanOutProfiles).toEqual(["B", "C"]);
+    conversation.setSamplesEach(8);
+    expect(conversation.samplesEach).toBe(4);
+    conversation.setSamplesEach(1);
+    for (const name of ["D", "E", "F", "G", "H", "I", "J"]) conversation.toggleFanOutProfile(name);
+    expect(conversation.fanOutProfiles).toEqual(["B", "C", "D", "E", "F", "G", "H", "I"]);
+    conversation.toggleFanOutProfile("C");
+    expect(conversation.fanOutProfiles).toEqual(["B", "D", "E", "F", "G", "H", "I"]);
+  });
+
+  it("asks one model for several answers as siblings, then fuses two of them into a new sibling", async () => {
+    const conversation = await opened();
+    fake.replies = ["Erosion.", "Uplift.", "Sediment.", "Erosion [1] and sediment [2]."];
+    conversation.setSamplesEach(3);
+    expect(await conversation.askMany(0, "Why?")).toBe("answered");
+    const answer = conversation.columns[0]?.view.messages[1];
+    expect(answer?.alternatives.length).toBe(3);
+    const [first, , third] = answer?.alternatives ?? [];
+    expect(await conversation.fuse(0, [first!, third!])).toBe(true);
+    const fused = conversation.columns[0]?.view.messages[1];
+    expect(fused?.node.message.text).toBe("Erosion [1] and sediment [2].");
+    expect(fused?.node.fusedFrom).toEqual([first, third]);
+    expect(fused?.alternatives.length).toBe(4);
+  });
+
+  it("saves a rewritten reply beside the model's, marked as edited, without sending", async () => {
+    const conversation = await opened();
+    fake.replies = ["Rivers meander by gravity."];
+    await conversation.ask(0, "Why?");
+    const reply = conversation.columns[0]?.view.messages[1]?.node.message.id ?? -1;
+    expect(await conversation.editReply(0, reply, "Rivers meander as the outer bank erodes.")).toBe(true);
+    const edited = conversation.columns[0]?.view.messages[1];
+    expect(shown(conversation)).toEqual(["Why?", "Rivers meander as the outer bank erodes."]);
+    expect(edited?.node.editedFrom).toBe(reply);
+    expect(edited?.alternatives).toContain(reply);
+    expect(fake.replies).toEqual([]);
+    expect(await conversation.editReply(0, reply, "  ")).toBe(false);
+    expect(conversation.columns[0]?.error?.code).toBe("invalidInput");
   });
 
   it("opens a message far back in a long thread as its page, and a send still continues the end", async () => {

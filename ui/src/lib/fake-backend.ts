@@ -6,12 +6,24 @@ import { THREAD_PAGE } from "./bindings";
 import type {
   AncestorView,
   ApiError,
+  AttachTo,
+  AttachmentView,
+  DeletedThreadView,
+  KeyStatus,
   Message,
   ModelProfile,
   NodeView,
   NoteView,
+  PlanView,
+  Receipt,
+  RequestDiff,
+  SearchResult,
   SendTarget,
+  SliceView,
   SyncReport,
+  TrashView,
+  TreeContext,
+  TreeMapView,
   TreeSettings,
   TreeSummary,
   UiPreferences,
@@ -55,8 +67,31 @@ export type FakeState = {
   /// next `sync_now` calls answer, in order (an empty list: nothing new either way).
   sync: { remote: string | null; automatic: boolean; profiles: boolean; last: SyncReport | null };
   syncReports: SyncReport[];
+  /// Settings → Provider keys: where each provider's key is; `key_save` puts one in the keyring.
+  keys: KeyStatus[];
+  /// The models `ollama_models` finds; null when no Ollama server answers.
+  ollama: ModelProfile[] | null;
+  /// Each tree's system context, by tree id; a tree without an entry has none.
+  treeContexts: Map<number, TreeContext>;
+  /// Threads deleted whole, by tree id; `thread_restore` brings one back.
+  deletedThreads: Map<number, DeletedThreadView[]>;
+  /// What is in the trash; restoring or emptying takes from it.
+  trash: TrashView;
+  /// Files attached, by tree id, with what each was attached to.
+  attachments: Map<number, (AttachmentView & { to: AttachTo })[]>;
+  /// Replies' receipts and the differences of their requests from the one before, by reply id.
+  receipts: Map<number, Receipt>;
+  diffs: Map<number, RequestDiff>;
+  /// Each tree's map picture, by tree id.
+  maps: Map<number, TreeMapView>;
 };
 
+
+/// A value as the backend receives it: serialized, as IPC sends it, so what the window passed
+/// (a reactive proxy, say) is plain data that can be kept and cloned.
+function received<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value)) as T;
+}
 
 /// A message as a thread shows it, its alternatives read from `all`.
 function threadMessage(all: Message[], message: Message) {
@@ -70,11 +105,16 @@ function threadMessage(all: Message[], message: Message) {
   };
 }
 
+/// What a reply was made from, beyond its parent: a rewrite of another reply, or a fusion of
+/// answers. Ids are unique across fakes, so one map serves them all.
+const madeFrom = new Map<number, { editedFrom: number | null; fusedFrom: number[] }>();
+
 function nodeOf(message: Message): NodeView {
   return {
     message,
     pinId: null,
-    editedFrom: null,
+    editedFrom: madeFrom.get(message.id)?.editedFrom ?? null,
+    fusedFrom: madeFrom.get(message.id)?.fusedFrom ?? [],
     model: message.author === "model" ? "Fake" : null,
     usageJson: null,
     excluded: false,
@@ -101,6 +141,72 @@ function pathThrough(all: Message[], nodeId: number | null): Message[] {
   return path;
 }
 
+/// A tree as the tree list shows it: a dialogue of two messages, made at time 0 and shared by
+/// nobody, unless `extra` says otherwise.
+export function treeSummary(id: number, slug: string, title: string, extra: Partial<TreeSummary> = {}): TreeSummary {
+  return {
+    id,
+    slug,
+    title,
+    mode: "dialogue",
+    createdAtMs: 0,
+    updatedAtMs: 0,
+    messageCount: 2,
+    globalId: "g2",
+    sharedBy: null,
+    ...extra,
+  };
+}
+
+/// The plan of a send from `nodeId` under `profile`, with `available` tokens of room: nothing in
+/// it, nothing cut, nothing refused, unless `extra` says otherwise.
+export function planView(nodeId: number, profile: string, available: number, extra: Partial<PlanView> = {}): PlanView {
+  return {
+    nodeId,
+    profile,
+    available,
+    used: 0,
+    tokenizer: "o200k",
+    truncated: false,
+    omittedMessages: 0,
+    slices: [],
+    missingSummaries: 0,
+    providerCut: null,
+    refusal: null,
+    url: "http://127.0.0.1:9/v1/chat/completions",
+    body: "{}",
+    replyLimit: 1024,
+    ancestry: [],
+    keptStart: 0,
+    stepCut: null,
+    ...extra,
+  };
+}
+
+/// A plan's line for old messages `first` to `first + count - 1`, 10 tokens each, that
+/// truncation cut: the message alone, or a folded run of them whose members `context_slices`
+/// lists. `extra` makes it another kind of slice.
+export function oldHistorySlice(first: number, count: number, extra: Partial<SliceView> = {}): SliceView {
+  return {
+    kind: "oldHistory",
+    source: "node",
+    provenance: "path",
+    sourceId: first,
+    priority: 9,
+    tokens: 10 * count,
+    included: false,
+    reason: "truncated",
+    cutFrom: null,
+    kept: false,
+    preview: `Old message ${first}`,
+    excludeToFit: false,
+    count,
+    first,
+    lastSourceId: count > 1 ? first + count - 1 : null,
+    ...extra,
+  };
+}
+
 export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState {
   const state: FakeState = {
     trees: [],
@@ -122,6 +228,15 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
     chosen: new Set(),
     sync: { remote: null, automatic: false, profiles: false, last: null },
     syncReports: [],
+    keys: [],
+    ollama: null,
+    treeContexts: new Map(),
+    deletedThreads: new Map(),
+    trash: { trees: [], branches: [] },
+    attachments: new Map(),
+    receipts: new Map(),
+    diffs: new Map(),
+    maps: new Map(),
     ...initial,
   };
   let nextId = 100;
@@ -165,17 +280,9 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
       case "tree_create": {
         const title = String(args.title).trim();
         if (!title) throw { code: "invalidInput", message: "a tree needs a title" } satisfies ApiError;
-        const tree: TreeSummary = {
-          id: nextId++,
-          slug: title.toLowerCase().replace(/[^a-z0-9]+/g, "-"),
-          title,
-          mode: args.mode as TreeSummary["mode"],
-          createdAtMs: 0,
-          updatedAtMs: 0,
-          messageCount: 0,
-          globalId: "g0",
-          sharedBy: null,
-        };
+        const slug = title.toLowerCase().replace(/[^a-z0-9]+/g, "-");
+        const mode = args.mode as TreeSummary["mode"];
+        const tree = treeSummary(nextId++, slug, title, { mode, messageCount: 0, globalId: "g0" });
         state.trees = [tree, ...state.trees];
         return tree;
       }
@@ -189,6 +296,15 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
         const text = String(args.text);
         if (!text.trim()) throw { code: "invalidInput", message: "the message is empty" };
         return write(args.treeId as number, (args.parentId as number | null) ?? null, "human", text);
+      }
+      case "reply_edit": {
+        const { treeId, message } = treeOf(args.nodeId as number);
+        if (message.author !== "model") throw { code: "invalidInput", message: "only a model's reply is edited this way" } satisfies ApiError;
+        const text = String(args.text);
+        if (!text.trim()) throw { code: "invalidInput", message: "the edited reply is empty" } satisfies ApiError;
+        const edited = write(treeId, message.parentId, "model", text);
+        madeFrom.set(edited.id, { editedFrom: message.id, fusedFrom: [] });
+        return nodeOf(edited);
       }
       case "thread_view": {
         const tree = state.trees.find((candidate) => candidate.id === args.treeId);
@@ -224,17 +340,7 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
         if (!path.endsWith(".json")) {
           throw { code: "invalidInput", message: `cannot read ${path}: it is not a file` } satisfies ApiError;
         }
-        const tree: TreeSummary = {
-          id: nextId++,
-          slug: title,
-          title,
-          mode: "dialogue",
-          createdAtMs: 0,
-          updatedAtMs: 0,
-          messageCount: 2,
-          globalId: "g2",
-          sharedBy: null,
-        };
+        const tree = treeSummary(nextId++, title, title);
         state.trees = [tree, ...state.trees];
         const text = `Imported "${title}" as tree ${tree.id} (${title}): 2 messages, 0 threads.\nEverything in the document was mapped.`;
         return { trees: [{ id: tree.id, title, messages: 2, threads: 0 }], notes: [], text };
@@ -253,7 +359,7 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
         // next scripted reply, in lane order.
         const channel = args.onPiece as { onmessage: (piece: unknown) => void };
         const profiles = args.profiles as string[];
-        if (profiles.length < 2) throw { code: "invalidInput", message: "choose 2 to 4 models" } satisfies ApiError;
+        if (profiles.length < 2) throw { code: "invalidInput", message: "ask for 2 to 8 at once" } satisfies ApiError;
         const target = args.prompt as SendTarget;
         let treeId: number;
         let prompt: Message;
@@ -331,23 +437,7 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
       case "context_slices": {
         // The members of a folded run: old messages truncation cut, one line each.
         const first = args.first as number;
-        return Array.from({ length: args.count as number }, (_, i) => ({
-          kind: "oldHistory",
-          source: "node",
-          provenance: "path",
-          sourceId: first + i,
-          priority: 9,
-          tokens: 10,
-          included: false,
-          reason: "truncated",
-          cutFrom: null,
-          kept: false,
-          preview: `Old message ${first + i}`,
-          excludeToFit: false,
-          count: 1,
-          first: first + i,
-          lastSourceId: null,
-        }));
+        return Array.from({ length: args.count as number }, (_, i) => oldHistorySlice(first + i, 1));
       }
       case "notes_list":
         return state.notes.get(args.nodeId as number) ?? [];
@@ -369,7 +459,7 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
       case "tree_settings_get":
         return settingsOf(args.treeId as number);
       case "tree_settings_set":
-        state.treeSettings.set(args.treeId as number, args.settings as TreeSettings);
+        state.treeSettings.set(args.treeId as number, received(args.settings as TreeSettings));
         return args.settings;
       case "search_hit_set": {
         const treeId = args.treeId as number;
@@ -382,6 +472,169 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
         settings.searchHits = args.picked ? [...hits, nodeId] : hits;
         state.treeSettings.set(treeId, settings);
         return settings;
+      }
+      case "about":
+        return { version: "0.1.0", dataFolder: "/data", database: "/data/pinloom.sqlite3", logFolder: "/data/logs" };
+      case "keys_status":
+        return structuredClone(state.keys);
+      case "key_save":
+      case "key_forget": {
+        const key = state.keys.find((one) => one.provider === args.provider);
+        if (!key) throw { code: "notFound", message: `no provider ${String(args.provider)}` } satisfies ApiError;
+        if (command === "key_save" && !String(args.key).trim()) {
+          throw { code: "invalidInput", message: "the key is empty" } satisfies ApiError;
+        }
+        key.inKeyring = command === "key_save";
+        return null;
+      }
+      case "connection_check": {
+        if (!state.profiles.some((profile) => profile.name === args.profile)) {
+          throw { code: "notFound", message: `no profile ${String(args.profile)}` } satisfies ApiError;
+        }
+        if (state.providerDown) throw state.providerDown;
+        return { reply: "pong", milliseconds: 12 };
+      }
+      case "ollama_models":
+        if (state.ollama === null) {
+          const at = (args.baseUrl as string | null) ?? "http://127.0.0.1:11434";
+          throw { code: "providerUnavailable", message: `nothing answers at ${at}` } satisfies ApiError;
+        }
+        return structuredClone(state.ollama);
+      case "profile_save": {
+        const profile = received(args.profile as ModelProfile);
+        if (!profile.name.trim()) throw { code: "invalidInput", message: "a profile needs a name" } satisfies ApiError;
+        state.profiles = [...state.profiles.filter((one) => one.name !== profile.name), profile];
+        return profile;
+      }
+      case "profile_delete": {
+        if (!state.profiles.some((one) => one.name === args.name)) {
+          throw { code: "notFound", message: `no profile ${String(args.name)}` } satisfies ApiError;
+        }
+        state.profiles = state.profiles.filter((one) => one.name !== args.name);
+        return null;
+      }
+      case "profile_choices":
+        return { providers: ["openai", "ollama", "vllm"], tokenizers: ["o200k", "llama3", "fourChars"], truncations: ["truncateMiddle"] };
+      case "profile_counting":
+        return /llama-?3/i.test(String(args.modelId)) ? "llama3" : null;
+      case "context_preview_unsaved": {
+        // The budget of a profile not saved yet: its window less its reserve.
+        const profile = args.profile as ModelProfile;
+        if (profile.reserve >= profile.contextWindow) {
+          throw { code: "invalidInput", message: "the reserve leaves nothing of the window" } satisfies ApiError;
+        }
+        return planView(args.nodeId as number, profile.name, profile.contextWindow - profile.reserve);
+      }
+      case "tree_context_get":
+        settingsOf(args.treeId as number);
+        return structuredClone(state.treeContexts.get(args.treeId as number) ?? { systemContext: "", bufferIncludesSystem: false });
+      case "system_context_set":
+      case "buffer_system_set": {
+        const treeId = args.treeId as number;
+        settingsOf(treeId);
+        const context = state.treeContexts.get(treeId) ?? { systemContext: "", bufferIncludesSystem: false };
+        if (command === "system_context_set") context.systemContext = String(args.text);
+        else context.bufferIncludesSystem = Boolean(args.included);
+        state.treeContexts.set(treeId, context);
+        return null;
+      }
+      case "threads_deleted":
+        return structuredClone(state.deletedThreads.get(args.treeId as number) ?? []);
+      case "thread_restore": {
+        for (const [treeId, threads] of state.deletedThreads) {
+          const thread = threads.find((one) => one.id === args.pinId);
+          if (!thread) continue;
+          state.deletedThreads.set(treeId, threads.filter((one) => one !== thread));
+          const pin = { id: thread.id, parentPinId: null, anchorNodeId: null, anchorText: null, title: thread.title, depth: 1, closed: false, result: null };
+          return [pin];
+        }
+        throw { code: "notFound", message: `no deleted thread ${String(args.pinId)}` } satisfies ApiError;
+      }
+      case "trash_list":
+        return structuredClone(state.trash);
+      case "tree_restore": {
+        const tree = state.trash.trees.find((one) => one.id === args.treeId);
+        if (!tree) throw { code: "notFound", message: `tree ${String(args.treeId)} is not in the trash` } satisfies ApiError;
+        state.trash.trees = state.trash.trees.filter((one) => one !== tree);
+        state.trees = [tree, ...state.trees];
+        return tree;
+      }
+      case "node_mark": {
+        const { message } = treeOf(args.nodeId as number);
+        if (args.action === "restore") state.trash.branches = state.trash.branches.filter((one) => one.id !== message.id);
+        return nodeOf(message);
+      }
+      case "trash_empty": {
+        const erased = { trees: state.trash.trees.length, branches: state.trash.branches.length, threads: 0 };
+        state.trash = { trees: [], branches: [] };
+        return erased;
+      }
+      case "choose_attachments":
+        for (const path of state.dialogAnswer) state.chosen.add(path);
+        return state.dialogAnswer;
+      case "attach_path": {
+        const treeId = args.treeId as number;
+        const path = String(args.path);
+        settingsOf(treeId);
+        if (!state.chosen.has(path)) {
+          throw { code: "invalidInput", message: `${path} was not chosen in this window` } satisfies ApiError;
+        }
+        const folder = !/\.[a-z]+$/.test(path);
+        const attachment = { id: nextId++, role: folder ? "folder" : "file", name: path, bytes: 2048, to: args.to as AttachTo };
+        state.attachments.set(treeId, [...(state.attachments.get(treeId) ?? []), attachment]);
+        return attachment;
+      }
+      case "attachments_list":
+        return (state.attachments.get(args.treeId as number) ?? []).map(({ id, role, name, bytes }) => ({ id, role, name, bytes }));
+      case "attachment_remove": {
+        for (const [treeId, attached] of state.attachments) {
+          if (!attached.some((one) => one.id === args.attachmentId)) continue;
+          state.attachments.set(treeId, attached.filter((one) => one.id !== args.attachmentId));
+          return null;
+        }
+        throw { code: "notFound", message: `attachment ${String(args.attachmentId)} does not exist` } satisfies ApiError;
+      }
+      case "tree_search": {
+        const words = String(args.query).toLowerCase();
+        return (state.messages.get(args.treeId as number) ?? [])
+          .filter((message) => message.text.toLowerCase().includes(words))
+          .map((message): SearchResult => ({ nodeId: message.id, pinId: null, author: message.author, preview: message.text }));
+      }
+      case "reply_receipt":
+        treeOf(args.nodeId as number);
+        return structuredClone(state.receipts.get(args.nodeId as number) ?? null);
+      case "request_diff": {
+        const diff = state.diffs.get(args.nodeId as number);
+        if (!diff) throw { code: "notFound", message: `message ${String(args.nodeId)} has no receipt` } satisfies ApiError;
+        return structuredClone(diff);
+      }
+      case "threadmind_export": {
+        const { treeId } = treeOf(args.nodeId as number);
+        const path = pathThrough(state.messages.get(treeId) ?? [], args.nodeId as number);
+        return path.map((message) => `## ${message.author}\n\n${message.text}`).join("\n\n");
+      }
+      case "tree_map": {
+        const map = state.maps.get(args.treeId as number);
+        if (!map) throw { code: "notFound", message: `tree ${String(args.treeId)} does not exist` } satisfies ApiError;
+        return structuredClone(map);
+      }
+      case "tree_outline": {
+        // Messages in write order, after the one named, as the app pages them.
+        settingsOf(args.treeId as number);
+        const all = state.messages.get(args.treeId as number) ?? [];
+        const after = args.after as number | null;
+        const from = after === null ? 0 : all.findIndex((message) => message.id > after);
+        return (from < 0 ? [] : all.slice(from, from + (args.limit as number))).map((message) => ({
+          id: message.id,
+          parentId: message.parentId,
+          pinId: null,
+          author: message.author,
+          preview: message.text,
+          childCount: all.filter((other) => other.parentId === message.id).length,
+          excluded: false,
+          bookmarked: false,
+          deleted: false,
+        }));
       }
       default:
         throw new Error(`the fake backend has no command ${command}`);
@@ -441,6 +694,13 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
       }
       case "pin":
         throw new Error("the fake backend has no pins");
+      case "fuse": {
+        if (target.nodeIds.length < 2) throw { code: "invalidInput", message: "choose 2 to 8 answers" } satisfies ApiError;
+        const found = treeOf(target.nodeIds[0]!);
+        treeId = found.treeId;
+        answered = treeOf(found.message.parentId ?? -1).message;
+        break;
+      }
     }
     if (state.providerDown) {
       const error = state.providerDown;
@@ -450,6 +710,7 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
     const text = state.replies.shift() ?? "(no scripted reply)";
     channel.onmessage({ kind: "text", text });
     const reply = write(treeId, answered.id, "model", text);
+    if (target.kind === "fuse") madeFrom.set(reply.id, { editedFrom: null, fusedFrom: target.nodeIds });
     return { prompt: prompt && nodeOf(prompt), reply: nodeOf(reply), interruption: null, plan: null, receipt: null };
   }
 

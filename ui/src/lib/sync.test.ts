@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 
 import { installFakeBackend, type FakeState } from "./fake-backend";
 import { SYNC_EVERY_MS, SyncState } from "./sync.svelte";
+import { RIVERS } from "./test-fixtures";
 import { Workspace } from "./workspace.svelte";
 
 let fake: FakeState;
@@ -52,17 +53,7 @@ describe("SyncState", () => {
     await workspace.start();
     fake.sync.remote = "/srv/trees.git";
     fake.syncReports.push(arrived);
-    fake.trees.push({
-      id: 7,
-      slug: "rivers",
-      title: "Rivers",
-      mode: "dialogue",
-      createdAtMs: 0,
-      updatedAtMs: 0,
-      messageCount: 2,
-      globalId: "0190aaaa-0000-7000-8000-000000000007",
-      sharedBy: null,
-    });
+    fake.trees.push({ ...RIVERS, id: 7, globalId: "0190aaaa-0000-7000-8000-000000000007" });
     const before = workspace.restored;
     await workspace.sync.syncNow();
     expect(workspace.trees.map((tree) => tree.title)).toEqual(["Rivers"]);

@@ -1,12 +1,14 @@
-// The open tree's conversation settings with one owner. The settings form edits a copy and saves
-// it; the search box changes one chosen hit through the backend, which reads and writes the list
-// in one step. A form saved later keeps the hits chosen since it was opened.
+// The open tree's conversation settings and system context with one owner. The settings form edits
+// copies and saves them; the search box changes one chosen hit through the backend, which reads
+// and writes the list in one step. A form saved later keeps the hits chosen since it was opened.
 import { backend, PinloomError } from "./backend";
-import type { TreeSettings } from "./bindings";
+import type { TreeContext, TreeSettings } from "./bindings";
 
 export class TreeSettingsState {
   treeId = $state<number | null>(null);
   settings = $state<TreeSettings | null>(null);
+  /// Its system context, and whether buffer-mode continuations are sent it.
+  context = $state<TreeContext | null>(null);
   error = $state<PinloomError | null>(null);
 
   /// The messages chosen from searches to stand in every plan's search slice.
@@ -26,6 +28,41 @@ export class TreeSettingsState {
       return loaded;
     } catch (thrown) {
       if (this.treeId === treeId) this.settings = null;
+      this.error = PinloomError.from(thrown);
+      return null;
+    }
+  }
+
+  /// Reads the system context of `treeId`; null when it could not be read (see `error`).
+  async loadContext(treeId: number): Promise<TreeContext | null> {
+    this.treeId = treeId;
+    try {
+      const loaded = await backend.treeContextGet(treeId);
+      if (this.treeId === treeId) this.context = loaded;
+      return loaded;
+    } catch (thrown) {
+      if (this.treeId === treeId) this.context = null;
+      this.error = PinloomError.from(thrown);
+      return null;
+    }
+  }
+
+  /// Saves the settings form: its settings (as `save` does), the system context as it stands
+  /// (emptied, it clears the tree's), and whether buffer-mode continuations are sent it (null
+  /// for a tree not in buffer mode: left as it is). Returns the settings saved, or null when
+  /// something was refused (see `error`; what was saved before it stays saved).
+  async saveForm(edited: TreeSettings, systemContext: string, bufferIncludesSystem: boolean | null): Promise<TreeSettings | null> {
+    const treeId = this.treeId;
+    try {
+      const saved = await this.save(edited);
+      await backend.systemContextSet(treeId!, systemContext);
+      if (bufferIncludesSystem !== null) await backend.bufferSystemSet(treeId!, bufferIncludesSystem);
+      if (this.treeId === treeId) {
+        this.context = { systemContext, bufferIncludesSystem: bufferIncludesSystem ?? this.context?.bufferIncludesSystem ?? false };
+      }
+      this.error = null;
+      return saved;
+    } catch (thrown) {
       this.error = PinloomError.from(thrown);
       return null;
     }

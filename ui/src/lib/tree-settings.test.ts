@@ -63,4 +63,29 @@ describe("TreeSettingsState", () => {
     expect(settings.error?.code).toBe("notFound");
     expect(settings.searchHits).toEqual([]);
   });
+
+  it("saves the form's settings with the system context, and whether buffer mode sends it", async () => {
+    const settings = new TreeSettingsState();
+    const form = structuredClone(await settings.load(1))!;
+    expect(await settings.loadContext(1)).toEqual({ systemContext: "", bufferIncludesSystem: false });
+    form.tokenBuffer = 512;
+    const saved = await settings.saveForm(form, "Answer as a geologist.", true);
+    expect(saved?.tokenBuffer).toBe(512);
+    expect(settings.context).toEqual({ systemContext: "Answer as a geologist.", bufferIncludesSystem: true });
+    expect(fake.treeContexts.get(1)).toEqual({ systemContext: "Answer as a geologist.", bufferIncludesSystem: true });
+    // A tree not in buffer mode leaves that choice as it was; an empty context clears it.
+    expect(await settings.saveForm(form, "", null)).not.toBeNull();
+    expect(fake.treeContexts.get(1)).toEqual({ systemContext: "", bufferIncludesSystem: true });
+    expect(fake.calls.filter((call) => call === "buffer_system_set")).toHaveLength(1);
+  });
+
+  it("says why the form was not saved", async () => {
+    const settings = new TreeSettingsState();
+    const form = structuredClone(await settings.load(1))!;
+    fake.failure = { code: "internal", message: "database is locked" };
+    expect(await settings.saveForm(form, "Answer briefly.", null)).toBeNull();
+    expect(settings.error?.message).toBe("database is locked");
+    expect(await settings.loadContext(1)).toBeNull();
+    expect(settings.context).toBeNull();
+  });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 
-import type { OutlineEntry, TreeMapView } from "./bindings";
+import type { OutlineEntry } from "./bindings";
+import { MAP_WITH_BRANCH_AND_PIN } from "./test-fixtures";
 import { MapPicture, TreeLayout } from "./treemap";
 
 function entry(id: number, parentId: number | null, pinId: number | null = null): OutlineEntry {
@@ -51,23 +52,7 @@ describe("TreeLayout", () => {
 });
 
 describe("MapPicture", () => {
-  // The backend's placing (window/map.rs) of: 1 ─ 2 ─ 4 ─ 6 in the root thread, 3 a second reply
-  // to 1, 5 the first message of pin 9 opened on 4 and 7 after it.
-  //   lane 0: 1 2 4 6     (depths 0..3)
-  //   lane 1:   3   5 7   (3 at depth 1; 5, 7 at depths 3, 4)
-  const view: TreeMapView = {
-    ids: [1, 2, 4, 6, 5, 7, 3],
-    authors: "hmhmhmh",
-    runs: [
-      { first: 0, len: 4, lane: 0, depth: 0, from: null, pinId: null },
-      { first: 4, len: 2, lane: 1, depth: 3, from: 2, pinId: 9 },
-      { first: 6, len: 1, lane: 1, depth: 1, from: 0, pinId: null },
-    ],
-    pins: [{ id: 9, title: "Oxbows", anchor: "oxbow lakes", closed: false }],
-    lanes: 2,
-    depths: 5,
-  };
-  const picture = new MapPicture(view);
+  const picture = new MapPicture(MAP_WITH_BRANCH_AND_PIN);
 
   it("places every message by its run", () => {
     expect(picture.place(6)).toEqual({ depth: 3, lane: 0 });

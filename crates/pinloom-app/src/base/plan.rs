@@ -7,7 +7,7 @@ use pinloom_engine::plan::{AncestorContent, Slice, SliceKind, SliceStatus, Sourc
 use pinloom_engine::render::{buffer_document, chat_request, slice_text};
 use pinloom_engine::settings::TruncationStrategy;
 use pinloom_engine::snapshot::{Author as EngineAuthor, Snapshot};
-use pinloom_engine::snapshot::{NodeRecord, ParentEdge, TreeMode};
+use pinloom_engine::snapshot::{FuseSource, NodeRecord, ParentEdge, TreeMode};
 use pinloom_engine::tokens::{CharHeuristic, TokenizerId};
 use pinloom_engine::{ContextPlan, EngineError};
 use pinloom_providers::wire::{Sampling, Task, build};
@@ -78,7 +78,17 @@ impl Pinloom {
         refusals: Refusals,
     ) -> anyhow::Result<Planned> {
         let place = if draft.is_some() { DraftPlace::Continuing } else { DraftPlace::None };
-        self.plan_with_draft(node, profile, draft, place, refusals).await
+        self.plan_with_draft(node, profile, draft, place, Vec::new(), refusals).await
+    }
+
+    /// The plan for a fused answer to `node`: its own context, then the answers chosen to fuse.
+    pub(crate) async fn plan_fusing(
+        &self,
+        node: NodeId,
+        profile: &ProfileRef,
+        fuse: Vec<FuseSource>,
+    ) -> anyhow::Result<Planned> {
+        self.plan_with_draft(node, profile, None, DraftPlace::None, fuse, Refusals::Fail).await
     }
 
     /// The plan of a first send in pin `pin`, before it has any message: what the pin will know
@@ -102,6 +112,7 @@ impl Pinloom {
             &ProfileRef::Stored(profile.to_owned()),
             Some(""),
             DraftPlace::FirstIn(pin),
+            Vec::new(),
             Refusals::Show,
         )
         .await
@@ -113,6 +124,7 @@ impl Pinloom {
         profile: &ProfileRef,
         draft: Option<&str>,
         place: DraftPlace,
+        fuse: Vec<FuseSource>,
         refusals: Refusals,
     ) -> anyhow::Result<Planned> {
         let this = self.clone();
@@ -123,8 +135,10 @@ impl Pinloom {
                 ProfileRef::Stored(name) => this.model_choice(name)?,
                 ProfileRef::Unsaved(edited) => this.unsaved_choice(edited)?,
             };
-            let (path, tree, settings) =
+            let (mut path, tree, settings) =
                 this.path_for_plan(node, &choice, draft.as_deref(), place)?;
+            // Taken off again when the path goes back to the cache.
+            path.snapshot.fuse_sources = fuse;
             let provider_cut = newest_reply_cut(&this.store, &path)?;
             plan_path(path, choice, tree, settings, provider_cut, refusals)
         })
@@ -559,6 +573,8 @@ pub(crate) fn source_view(source: SourceId) -> (String, Option<i64>) {
         SourceId::Tool(index) => ("tool", i64::try_from(index).ok()),
         SourceId::Retrieval(node) => ("retrieval", id(node.0)),
         SourceId::AddedSearchHit(node) => ("addedSearchHit", id(node.0)),
+        SourceId::FuseSource(node) => ("fuseSource", id(node.0)),
+        SourceId::FuseInstruction => ("fuseInstruction", None),
         SourceId::PinResult(pin) => ("pinResult", id(pin.0)),
         SourceId::WorkingBuffer => ("workingBuffer", None),
     };
@@ -639,6 +655,8 @@ fn describe_source(source: SourceId, snapshot: &Snapshot) -> String {
         SourceId::Tool(_) => "a tool definition".to_owned(),
         SourceId::AgentPrompt | SourceId::TreeSystemContext => "the system context".to_owned(),
         SourceId::WorkingBuffer => "the working buffer".to_owned(),
+        SourceId::FuseSource(_) => "an answer chosen to fuse".to_owned(),
+        SourceId::FuseInstruction => "the instruction to fuse the answers".to_owned(),
     }
 }
 

@@ -516,6 +516,7 @@ impl Drop for CheckedOutPath {
             }
         }
         path.snapshot.active = engine_node(path.end);
+        path.snapshot.fuse_sources.clear();
         // Unreadable, the version cannot vouch for the path: it is read again next time.
         if let Ok(data_version) = self.store.data_version() {
             self.cache.give_back(data_version, self.tree, path);

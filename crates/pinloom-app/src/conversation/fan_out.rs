@@ -1,9 +1,8 @@
-//! One prompt to several models at once. The person's message is written once; each model then
-//! plans its own context (budgets differ per model), streams its reply as a sibling branch and
-//! keeps its own receipt, concurrently. A model can be stopped without the others, and a model
-//! that fails (no key, a rate limit, a refusal) fails on its own side only.
-
-use std::collections::HashSet;
+//! One prompt to several models at once, or to one model several times (samples). The person's
+//! message is written once; each lane then plans its own context (budgets differ per model),
+//! streams its reply as a sibling branch and keeps its own receipt, concurrently. A lane can be
+//! stopped without the others, and a lane that fails (no key, a rate limit, a refusal) fails on
+//! its own side only.
 
 use futures_util::future::join_all;
 use pinloom_store::NodeId;
@@ -12,48 +11,39 @@ use crate::ApiError;
 use crate::json::{FanOut, FanOutLane, LaneAnswer, NodeView, SendTarget};
 use crate::pinloom::Pinloom;
 
-/// The fewest and the most models one prompt goes to at once: one is an ordinary send, and more
-/// than four replies side by side no longer fit a column to be read.
-pub const FAN_OUT_MODELS: std::ops::RangeInclusive<usize> = 2..=4;
+/// The fewest and the most answers one prompt asks for at once: one is an ordinary send, and
+/// looms stop at eight, past which the alternatives are no longer read one by one.
+pub const FAN_OUT_LANES: std::ops::RangeInclusive<usize> = 2..=8;
 
 impl Pinloom {
     /// Sends `prompt` to every lane's model at once: the person's message (or the edit) is
     /// written once, or, answering again, the existing one is used; then each model plans,
     /// streams and writes its reply beside the others. A buffer document continues through one
     /// model only. `answered` hears of each lane as soon as it ends, before the
-    /// slowest; the result lists them all. Fails as a whole only when nothing could be sent: too
-    /// few or too many models, one chosen twice, an unknown profile, or a message that could not
-    /// be written.
+    /// slowest; the result lists them all. A profile named in several lanes answers that many
+    /// times, each a sample of its own. Fails as a whole only when nothing could be sent: too
+    /// few or too many lanes, an unknown profile, or a message that could not be written.
     pub async fn fan_out(
         &self,
         prompt: SendTarget,
         lanes: Vec<FanOutLane>,
         answered: impl Fn(&LaneAnswer) + Sync,
     ) -> anyhow::Result<FanOut> {
-        if !FAN_OUT_MODELS.contains(&lanes.len()) {
+        if !FAN_OUT_LANES.contains(&lanes.len()) {
             return Err(ApiError::invalid_input(format!(
-                "{} models were chosen: choose {} to {} models to send to at once (one is an \
-                 ordinary send)",
+                "{} answers were asked for: ask for {} to {} at once, from several models or \
+                 several samples of one (one is an ordinary send)",
                 lanes.len(),
-                FAN_OUT_MODELS.start(),
-                FAN_OUT_MODELS.end()
+                FAN_OUT_LANES.start(),
+                FAN_OUT_LANES.end()
             ))
             .into());
         }
-        let mut seen = HashSet::new();
-        for lane in &lanes {
-            if !seen.insert(lane.profile.as_str()) {
-                return Err(ApiError::invalid_input(format!(
-                    "“{}” is chosen twice: choose each model once (Regenerate asks one model \
-                     again)",
-                    lane.profile
-                ))
-                .into());
-            }
-        }
         // Every profile is checked before the person's message is written, so a typo costs
         // nothing to undo.
-        let names: Vec<String> = lanes.iter().map(|lane| lane.profile.clone()).collect();
+        let mut names: Vec<String> = lanes.iter().map(|lane| lane.profile.clone()).collect();
+        names.sort_unstable();
+        names.dedup();
         let this = self.clone();
         self.read("could not send to the chosen models", move |_| {
             for name in &names {
@@ -76,6 +66,12 @@ impl Pinloom {
                 self.read("could not answer again", move |store| Ok(store.node(prompt)?))
                     .await?
                     .into()
+            }
+            SendTarget::Fuse { .. } => {
+                return Err(ApiError::invalid_input(
+                    "a fused answer is written by one model: choose one model to fuse with",
+                )
+                .into());
             }
             SendTarget::Continue { .. } => {
                 return Err(ApiError::invalid_input(

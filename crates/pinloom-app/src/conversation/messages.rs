@@ -77,6 +77,34 @@ impl Pinloom {
         Ok(edited.into())
     }
 
+    /// Writes the person's rewrite of a model's reply as a new reply beside it, marked as edited
+    /// (it names the reply it came from); the original stays one switch away. Nothing is sent:
+    /// the next message on this branch carries the rewrite as the model's turn.
+    pub async fn edit_reply(&self, node_id: i64, text: String) -> anyhow::Result<NodeView> {
+        if text.trim().is_empty() {
+            return Err(ApiError::invalid_input(
+                "the edited reply is empty: type the reply as it should read, or cancel",
+            )
+            .into());
+        }
+        let edited = self
+            .write("could not save the edited reply", move |store| {
+                let original = store.node(NodeId(node_id))?;
+                if original.author != Author::Model {
+                    return Err(ApiError::invalid_input(
+                        "only a model's reply is edited this way: your own message is edited \
+                         with Edit, which asks again",
+                    )
+                    .into());
+                }
+                let parts = vec![store::Part::Text { text }];
+                let counts = token_counts(&parts);
+                Ok(store.edit_node(original.id, parts, counts, now_ms())?)
+            })
+            .await?;
+        Ok(edited.into())
+    }
+
     /// Writes the person's message `text` in `tree` after `parent` (in `pin`'s sub-thread, when
     /// given), with its token counts, and extends the tree's cached path by it.
     pub(crate) async fn append_human(

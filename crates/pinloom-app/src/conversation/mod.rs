@@ -5,6 +5,7 @@
 mod asking;
 pub(crate) mod attachments;
 pub(crate) mod fan_out;
+pub(crate) mod fusing;
 mod keys;
 mod marks;
 mod messages;

@@ -119,6 +119,19 @@ impl Pinloom {
         up_to: Option<i64>,
         profile: String,
     ) -> anyhow::Result<PinView> {
+        let result = self.suggest_pin_result(pin_id, up_to, profile).await?;
+        self.close_pin(pin_id, result).await
+    }
+
+    /// A result for pin `pin_id` written by the model profile `profile` from the sub-thread's
+    /// newest branch (up to `up_to`, its newest message when absent), for the person to edit
+    /// before closing the pin with it. Nothing is saved.
+    pub async fn suggest_pin_result(
+        &self,
+        pin_id: i64,
+        up_to: Option<i64>,
+        profile: String,
+    ) -> anyhow::Result<String> {
         let this = self.clone();
         let (choice, transcript) = blocking(move || {
             let store = &this.store;
@@ -175,15 +188,21 @@ impl Pinloom {
             .with_context(|| {
                 format!("{} could not write the result; write it by hand", choice.name)
             })?;
+        if reply.text.trim().is_empty() {
+            return Err(ApiError::invalid_input(format!(
+                "{} wrote an empty result: write it by hand, or try another model",
+                choice.name
+            ))
+            .into());
+        }
         if let Some(interruption) = reply.interruption {
             return Err(anyhow::Error::new(interruption)
                 .context(format!("{} stopped before the result was written", choice.name)));
         }
-        let result = crate::conversation::summaries::fit_summary(
+        Ok(crate::conversation::summaries::fit_summary(
             choice.engine.tokenizer,
             reply.text.trim(),
             PIN_RESULT_BUDGET,
-        );
-        self.close_pin(pin_id, result).await
+        ))
     }
 }

@@ -7,8 +7,10 @@
 use std::time::Duration;
 
 use anyhow::Context;
+use pinloom_engine::plan::SourceId;
 use pinloom_engine::render::slice_text;
 use pinloom_engine::settings::TruncationStrategy;
+use pinloom_engine::snapshot::FuseSource;
 use pinloom_engine::tokens::Tokenizer;
 use pinloom_providers::{ProviderError, Reply, ReplyEvent};
 use pinloom_store::{self as store, Author, NewNode, NodeId, ReplyLearned, Store, StoreError};
@@ -42,7 +44,7 @@ struct Accounted {
 impl Pinloom {
     /// Answers `target` with the model profile `profile`, streaming each piece of the reply to
     /// `events` as it arrives: a new message of the person's (in a thread or a pin), an edit of
-    /// one, a message answered again, or a buffer document continued. What every front end's
+    /// one, a message answered again, a buffer document continued, or answers fused into one. What every front end's
     /// "send" comes down to. `cancel` stops the reply; what arrived is kept, marked incomplete.
     pub async fn reply_to(
         &self,
@@ -67,6 +69,10 @@ impl Pinloom {
             }
             SendTarget::Regenerate { node_id } => (self.prompt_of(node_id).await?, None),
             SendTarget::Continue { node_id } => (self.document_end(node_id).await?, None),
+            SendTarget::Fuse { node_ids } => {
+                let (prompt, sources) = self.fuse_sources(node_ids).await?;
+                return self.reply_fusing(prompt, &profile, &sources, &events, &cancel).await;
+            }
         };
         let mut exchange = self.reply(prompt, &profile, &events, &cancel).await?;
         exchange.prompt = written;
@@ -98,9 +104,21 @@ impl Pinloom {
         events: &UnboundedSender<ReplyEvent>,
         cancel: &CancellationToken,
     ) -> anyhow::Result<Exchange> {
+        self.reply_fusing(prompt, profile, &[], events, cancel).await
+    }
+
+    /// A reply to `prompt` written from the answers `fuse` (none: an ordinary reply).
+    async fn reply_fusing(
+        &self,
+        prompt: NodeId,
+        profile: &str,
+        fuse: &[FuseSource],
+        events: &UnboundedSender<ReplyEvent>,
+        cancel: &CancellationToken,
+    ) -> anyhow::Result<Exchange> {
         let profile = ProfileRef::Stored(profile.to_owned());
         let planned = self
-            .plan_writing_summaries(prompt, &profile, cancel)
+            .plan_writing_summaries(prompt, &profile, fuse, cancel)
             .await
             .context("could not plan the context")?;
         let view = plan_view(&planned)?;
@@ -273,6 +291,14 @@ fn reply_settings(planned: &Planned) -> ReplySettings {
         }
         .to_owned(),
         summarizer: planned.settings.summarizer.clone().unwrap_or_else(|| choice.name.clone()),
+        fused_from: planned
+            .plan
+            .included()
+            .filter_map(|slice| match slice.source {
+                SourceId::FuseSource(node) => i64::try_from(node.0).ok(),
+                _ => None,
+            })
+            .collect(),
     }
 }
 

@@ -24,7 +24,7 @@ use anyhow::Context;
 use futures_util::FutureExt;
 use futures_util::future::{BoxFuture, Shared, join_all};
 use pinloom_engine::plan::MissingSummary;
-use pinloom_engine::snapshot::{SummaryNote, SummaryState};
+use pinloom_engine::snapshot::{FuseSource, SummaryNote, SummaryState};
 use pinloom_providers::summary::{CONDENSE_INSTRUCTION, summary_request};
 use pinloom_store::{
     Author, NodeId, PinId, Store, SummaryAuthor, SummaryKey, SummaryWrite, TreeId,
@@ -34,7 +34,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::ApiError;
 use crate::base::engine_inputs::{ModelChoice, engine_node, engine_thread};
-use crate::base::plan::{Planned, ProfileRef, Refusals};
+use crate::base::plan::{Planned, ProfileRef};
 use crate::base::snapshot_cache::store_pin;
 use crate::json::{SummaryView, TreeSettings};
 use crate::pinloom::Pinloom;
@@ -149,14 +149,16 @@ impl Pinloom {
     }
 
     /// The plan for answering `node` under `profile`, with the ancestor summaries it lacks written
-    /// first ([`Pinloom::write_missing_summaries`]) and the plan made again when any was awaited.
+    /// first ([`Pinloom::write_missing_summaries`]) and the plan made again when any was awaited;
+    /// for a fused answer, the answers chosen to fuse after its own context.
     pub(crate) async fn plan_writing_summaries(
         &self,
         node: NodeId,
         profile: &ProfileRef,
+        fuse: &[FuseSource],
         cancel: &CancellationToken,
     ) -> anyhow::Result<Planned> {
-        let planned = self.plan_for(node, profile, None, Refusals::Fail).await?;
+        let planned = self.plan_fusing(node, profile, fuse.to_vec()).await?;
         if planned.plan.missing_summaries.is_empty()
             || self.write_missing_summaries(&planned, cancel).await? == 0
         {
@@ -164,7 +166,7 @@ impl Pinloom {
         }
         // The first plan's path goes back to the cache before the second checks it out.
         drop(planned);
-        self.plan_for(node, profile, None, Refusals::Fail).await
+        self.plan_fusing(node, profile, fuse.to_vec()).await
     }
 
     /// Writes every summary `planned` lacks through the tree's summariser (the profile being

@@ -3,7 +3,7 @@
 
 use pinloom_store::{self as store, NodeId, PinId, Store, TreeId};
 
-use crate::json::{PinView, ThreadMessage, ThreadView};
+use crate::json::{NodeView, PinView, ThreadMessage, ThreadView};
 use crate::pinloom::Pinloom;
 
 /// How many messages of a thread one read sends the window: the newest ones, or those around a
@@ -144,16 +144,21 @@ fn thread_messages(store: &Store, ids: &[NodeId]) -> anyhow::Result<Vec<ThreadMe
         .into_iter()
         .map(|node| {
             let id = node.id;
+            let alternatives: Vec<i64> = alternatives
+                .remove(&id)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|alternative| alternative.0)
+                .collect();
+            let mut node = NodeView::from(node);
+            // A fused answer names its sources by this machine's ids; a reply that came by sync
+            // names another's, which are not its siblings here and are not shown as sources.
+            node.fused_from.retain(|source| alternatives.contains(source));
             ThreadMessage {
-                alternatives: alternatives
-                    .remove(&id)
-                    .unwrap_or_default()
-                    .into_iter()
-                    .map(|alternative| alternative.0)
-                    .collect(),
+                alternatives,
                 pins: pins.remove(&id).unwrap_or_default().into_iter().map(PinView::from).collect(),
                 provider_cut: cut.contains(&id),
-                node: node.into(),
+                node,
             }
         })
         .collect();

@@ -4,7 +4,7 @@
 
 use std::sync::Mutex;
 
-use pinloom_app::json::{CompareReach, ContextSource, LaneAnswer, SendTarget};
+use pinloom_app::json::{CompareReach, ContextSource, FanOut, LaneAnswer, SendTarget};
 use pinloom_app::{CancellationToken, ErrorCode, FanOutLane};
 use pinloom_test_server::{Answer, Server, Then};
 use tokio::sync::mpsc::unbounded_channel;
@@ -26,6 +26,12 @@ fn lanes(profiles: &[&str]) -> Vec<FanOutLane> {
 
 fn thread_prompt(tree: i64, parent: Option<i64>, text: &str) -> SendTarget {
     SendTarget::Thread { tree_id: tree, parent_id: parent, text: text.into() }
+}
+
+/// `question` as the tree's first message, answered three times at once by `Local`.
+async fn three_samples(pinloom: &pinloom_app::Pinloom, tree: i64, question: &str) -> FanOut {
+    let lanes = lanes(&["Local", "Local", "Local"]);
+    pinloom.fan_out(thread_prompt(tree, None, question), lanes, |_: &LaneAnswer| {}).await.unwrap()
 }
 
 #[tokio::test]
@@ -248,23 +254,14 @@ async fn a_fan_out_that_cannot_be_sent_writes_nothing() {
         .map_err(refusal)
         .unwrap_err();
     assert_eq!(one.code, ErrorCode::InvalidInput);
-    assert!(one.message.contains("choose 2 to 4 models"), "{}", one.message);
-    let five = pinloom
-        .fan_out(
-            thread_prompt(tree, None, "Why?"),
-            lanes(&["Local", "A", "B", "C", "D"]),
-            |_: &LaneAnswer| {},
-        )
+    assert!(one.message.contains("ask for 2 to 8 at once"), "{}", one.message);
+    let nine = pinloom
+        .fan_out(thread_prompt(tree, None, "Why?"), lanes(&["Local"; 9]), |_: &LaneAnswer| {})
         .await
         .map_err(refusal)
         .unwrap_err();
-    assert_eq!(five.code, ErrorCode::InvalidInput);
-    let twice = pinloom
-        .fan_out(thread_prompt(tree, None, "Why?"), lanes(&["Local", "Local"]), |_: &LaneAnswer| {})
-        .await
-        .map_err(refusal)
-        .unwrap_err();
-    assert!(twice.message.contains("“Local” is chosen twice"), "{}", twice.message);
+    assert_eq!(nine.code, ErrorCode::InvalidInput);
+    assert!(nine.message.contains("9 answers were asked for"), "{}", nine.message);
     let unknown = pinloom
         .fan_out(
             thread_prompt(tree, None, "Why?"),
@@ -292,6 +289,41 @@ async fn a_fan_out_that_cannot_be_sent_writes_nothing() {
 
     assert!(pinloom.thread_view(tree, None).await.unwrap().messages.is_empty());
     assert!(server.seen().is_empty(), "nothing was sent");
+}
+
+#[tokio::test]
+async fn one_model_answers_several_times_as_siblings_with_receipts_of_their_own() {
+    let server = Server::start(vec![says("Erosion."), says("Uplift."), says("Sediment.")]).await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let tree = dialogue(&pinloom).await;
+
+    let samples = three_samples(&pinloom, tree, "Why do rivers meander?").await;
+
+    let mut texts: Vec<String> = Vec::new();
+    let mut replies = std::collections::HashSet::new();
+    for answer in &samples.answers {
+        let exchange = answer.exchange.as_ref().expect("every sample answered");
+        assert_eq!(answer.profile, "Local");
+        assert_eq!(exchange.reply.message.parent_id, Some(samples.prompt.message.id));
+        let id = exchange.reply.message.id;
+        let receipt = pinloom.receipt(id).await.unwrap().expect("each sample keeps its receipt");
+        assert_eq!(receipt.profile, "Local");
+        replies.insert(id);
+        texts.push(exchange.reply.message.text.clone());
+    }
+    texts.sort();
+    assert_eq!(texts, ["Erosion.", "Sediment.", "Uplift."]);
+    assert_eq!(replies.len(), 3, "three replies, each with its receipt");
+    assert_eq!(server.seen().len(), 3, "three requests, each its own");
+    for seen in server.seen() {
+        assert_eq!(
+            messages(&seen.json()),
+            [("user".to_owned(), "Why do rivers meander?".to_owned())],
+            "every sample was asked the question alone"
+        );
+    }
+    let view = pinloom.thread_view(tree, None).await.unwrap();
+    assert_eq!(view.messages[1].alternatives.len(), 3, "three siblings under the question");
 }
 
 #[tokio::test]
@@ -431,4 +463,121 @@ async fn two_whole_branches_are_compared_from_where_they_part() {
         .map_err(pinloom_app::ApiError::from)
         .unwrap_err();
     assert!(apart.message.contains("different trees"), "{}", apart.message);
+}
+
+#[tokio::test]
+async fn a_reply_edited_by_the_person_is_a_sibling_and_later_requests_carry_the_edit() {
+    let server =
+        Server::start(vec![says("Rivers meander because of gravity."), says("Yes.")]).await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let tree = dialogue(&pinloom).await;
+    let asked = ask(&pinloom, tree, None, "Why do rivers meander?").await;
+    let original = asked.reply.message.id;
+
+    let edited = pinloom
+        .edit_reply(original, "Rivers meander because the outer bank erodes.".into())
+        .await
+        .unwrap();
+    assert_eq!(edited.edited_from, Some(original), "the edit names the reply it came from");
+    assert_eq!(edited.message.author, pinloom_app::json::Author::Model);
+    assert_eq!(edited.model.as_deref(), Some("Local"), "it still stands for that model's turn");
+    assert_eq!(edited.message.parent_id, asked.reply.message.parent_id);
+    assert_eq!(server.seen().len(), 1, "an edited reply is saved, not sent");
+
+    let view = pinloom.thread_view(tree, Some(edited.message.id)).await.unwrap();
+    assert_eq!(view.messages[1].alternatives, [original, edited.message.id], "the original stays");
+
+    ask(&pinloom, tree, Some(edited.message.id), "Does the inner bank grow?").await;
+    assert_eq!(
+        messages(&server.seen()[1].json()),
+        [
+            ("user".to_owned(), "Why do rivers meander?".to_owned()),
+            ("assistant".to_owned(), "Rivers meander because the outer bank erodes.".to_owned()),
+            ("user".to_owned(), "Does the inner bank grow?".to_owned()),
+        ],
+        "the next request carries the edit, not the original"
+    );
+
+    let refusal = |error: anyhow::Error| pinloom_app::ApiError::from(error);
+    let empty = pinloom.edit_reply(original, "  ".into()).await.map_err(refusal).unwrap_err();
+    assert_eq!(empty.code, ErrorCode::InvalidInput);
+    let prompt = asked.prompt.as_ref().unwrap().message.id;
+    let human = pinloom.edit_reply(prompt, "Why?".into()).await.map_err(refusal).unwrap_err();
+    assert_eq!(human.code, ErrorCode::InvalidInput);
+    assert!(human.message.contains("only a model's reply"), "{}", human.message);
+    let alternatives =
+        pinloom.thread_view(tree, Some(original)).await.unwrap().messages[1].alternatives.clone();
+    assert_eq!(alternatives.len(), 2, "the refused edits wrote nothing");
+}
+
+#[tokio::test]
+async fn chosen_answers_fuse_into_a_new_sibling_whose_request_carries_them_and_nothing_else() {
+    let server = Server::start(vec![
+        says("Erosion of the outer bank."),
+        says("Uplift of the land."),
+        says("Sediment on the inner bank."),
+        says("The outer bank erodes [1] while sediment builds the inner bank [2]."),
+        says("An oxbow lake."),
+    ])
+    .await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let tree = dialogue(&pinloom).await;
+    let samples = three_samples(&pinloom, tree, "Why do rivers meander?").await;
+    let answer = |text: &str| {
+        samples
+            .answers
+            .iter()
+            .filter_map(|answer| answer.exchange.as_ref())
+            .find(|exchange| exchange.reply.message.text.starts_with(text))
+            .unwrap()
+            .reply
+            .message
+            .id
+    };
+    let (erosion, uplift, sediment) = (answer("Erosion"), answer("Uplift"), answer("Sediment"));
+
+    let (events, _received, cancel) = listen();
+    let fused = pinloom
+        .reply_to(
+            SendTarget::Fuse { node_ids: vec![erosion, sediment] },
+            "Local".into(),
+            events,
+            cancel,
+        )
+        .await
+        .unwrap();
+
+    assert_eq!(fused.reply.message.parent_id, Some(samples.prompt.message.id), "a sibling");
+    assert_eq!(fused.reply.fused_from, [erosion, sediment], "attributed to its sources");
+    let request = server.seen()[3].json();
+    let turns = messages(&request);
+    assert_eq!(turns.len(), 1, "the question, the answers and the instruction: {turns:?}");
+    let (role, text) = &turns[0];
+    assert_eq!(role, "user");
+    assert!(text.starts_with("Why do rivers meander?\n\nAnswer [1], by Local:\nErosion of the outer bank.\n\nAnswer [2], by Local:\nSediment on the inner bank.\n\nAbove are 2 answers"), "{text}");
+    assert!(!text.contains("Uplift"), "an answer not chosen stays out: {text}");
+    let receipt = pinloom.receipt(fused.reply.message.id).await.unwrap().expect("its receipt");
+    let fused_kinds = receipt.sent.iter().filter(|slice| slice.kind == "fuseSource").count();
+    assert_eq!(fused_kinds, 3, "two answers and the instruction, listed on the receipt");
+
+    let view = pinloom.thread_view(tree, Some(fused.reply.message.id)).await.unwrap();
+    assert_eq!(view.messages[1].alternatives.len(), 4, "three samples and the fused answer");
+    assert_eq!(view.messages[1].node.fused_from, [erosion, sediment]);
+
+    // What cannot be fused says what to choose instead, and writes nothing.
+    let refusal = |error: anyhow::Error| pinloom_app::ApiError::from(error);
+    let fuse = |ids: Vec<i64>| {
+        let (events, _received, cancel) = listen();
+        pinloom.reply_to(SendTarget::Fuse { node_ids: ids }, "Local".into(), events, cancel)
+    };
+    let one = fuse(vec![erosion]).await.map_err(refusal).unwrap_err();
+    assert!(one.message.contains("choose 2 to 8 answers"), "{}", one.message);
+    let twice = fuse(vec![erosion, erosion]).await.map_err(refusal).unwrap_err();
+    assert!(twice.message.contains("chosen twice"), "{}", twice.message);
+    let own = fuse(vec![samples.prompt.message.id, erosion]).await.map_err(refusal).unwrap_err();
+    assert!(own.message.contains("only models' answers"), "{}", own.message);
+    let later = ask(&pinloom, tree, Some(uplift), "And then?").await;
+    let apart = fuse(vec![erosion, later.reply.message.id]).await.map_err(refusal).unwrap_err();
+    assert!(apart.message.contains("answer different messages"), "{}", apart.message);
+    assert_eq!(server.seen().len(), 5, "no refused fusion was sent");
 }

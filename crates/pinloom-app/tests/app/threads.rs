@@ -104,8 +104,12 @@ async fn a_sub_thread_sees_its_ancestry_as_summary_and_anchor_and_never_its_sibl
 
 #[tokio::test]
 async fn a_closed_pin_hands_its_result_to_the_parent_by_hand_or_by_model() {
-    let server =
-        Server::start(vec![says(ANSWER), says("Silt settles on the slow inner bank.")]).await;
+    let server = Server::start(vec![
+        says(ANSWER),
+        says("Silt settles on the inner bank."),
+        says("Silt settles on the slow inner bank."),
+    ])
+    .await;
     let (pinloom, _dir) = pinloom_with(&server).await;
     let tree = dialogue(&pinloom).await;
     let (events, _received, cancel) = listen();
@@ -124,10 +128,14 @@ async fn a_closed_pin_hands_its_result_to_the_parent_by_hand_or_by_model() {
     assert!(error.message.contains("write its result by hand"), "{}", error.message);
 
     pinloom.ask_in_pin(pin.id, "Where does the silt go?".into()).await.unwrap();
+    // A suggestion is only offered: the pin stays open until the person closes it.
+    let suggested = pinloom.suggest_pin_result(pin.id, None, "Local".into()).await.unwrap();
+    assert_eq!(suggested, "Silt settles on the inner bank.");
+    assert!(!pinloom.pins_on(reply).await.unwrap()[0].closed, "nothing was saved");
     let closed = pinloom.close_pin_summarised(pin.id, None, "Local".into()).await.unwrap();
     assert!(closed.closed);
     assert_eq!(closed.result.as_deref(), Some("Silt settles on the slow inner bank."));
-    let request = messages(&server.seen()[1].json());
+    let request = messages(&server.seen()[2].json());
     assert!(request[1].1.contains("Passage: \"Meanders\""), "{request:?}");
     assert!(request[1].1.contains("Person: Where does the silt go?"), "{request:?}");
 

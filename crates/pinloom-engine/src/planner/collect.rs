@@ -21,6 +21,15 @@ use super::{
     scope_rank,
 };
 
+/// How an answer chosen to be fused is framed: `{number}` (from 1), `{label}` (the model that
+/// wrote it), `{text}`.
+pub const FUSE_SOURCE_FRAMING: &str = "Answer [{number}], by {label}:\n{text}";
+
+/// What the model is asked to do with the answers chosen to be fused; `{count}` is how many.
+pub const FUSE_INSTRUCTION: &str = "Above are {count} answers to my question. Write one answer \
+    from them: keep what each gets right, settle where they disagree, say each point \
+    once, and mark every point with the number of the answer it comes from, as [1] or [1][2].";
+
 impl<'a> Builder<'a> {
     /// Builds every candidate slice in render order.
     pub(super) fn collect(&mut self, path: &AncestorPath) -> Result<(), EngineError> {
@@ -146,7 +155,52 @@ impl<'a> Builder<'a> {
         // Retrieval last: it knows the history, so a hit the history already carries is not
         // sent twice, and it renders right before the prompt (see `ContextPlan::slices`).
         self.collect_retrieval(path, current);
+        self.collect_fuse_sources();
         Ok(())
+    }
+
+    /// The answers chosen to be fused (rule 7 of [`crate::permitted`]), whole and numbered in
+    /// the order chosen, then the instruction. Only a model's answer to the message being
+    /// answered may come: anything else is left out as off the path, a deleted one as deleted.
+    /// They are required: a fused answer that silently lost a source would misattribute.
+    fn collect_fuse_sources(&mut self) {
+        let snapshot = self.snapshot;
+        let mut number = 0;
+        for source in &snapshot.fuse_sources {
+            let framed = |number: usize| {
+                FUSE_SOURCE_FRAMING
+                    .replace("{number}", &number.to_string())
+                    .replace("{label}", &source.label)
+                    .replace("{text}", &source.text)
+            };
+            let why = if source.answers != Some(snapshot.active) || source.author != Author::Model {
+                Some(PruneReason::OffPath)
+            } else if source.deleted {
+                Some(PruneReason::SoftDeleted)
+            } else {
+                None
+            };
+            let kind = SliceKind::FuseSource;
+            match why {
+                Some(reason) => {
+                    self.pruned_text(kind, SourceId::FuseSource(source.node), framed(0), reason)
+                }
+                None => {
+                    number += 1;
+                    let text = framed(number);
+                    self.push_text(kind, SourceId::FuseSource(source.node), text, Need::Required);
+                }
+            }
+        }
+        if number > 0 {
+            let instruction = FUSE_INSTRUCTION.replace("{count}", &number.to_string());
+            self.push_text(
+                SliceKind::FuseSource,
+                SourceId::FuseInstruction,
+                instruction,
+                Need::Required,
+            );
+        }
     }
 
     /// The retrieval slice: candidates checked against the path (the rule of

@@ -8,6 +8,7 @@ mod listing;
 mod select;
 
 pub use ancestry::{AncestorPath, ThreadSegment, ancestry};
+pub use collect::{FUSE_INSTRUCTION, FUSE_SOURCE_FRAMING};
 pub use listing::{excluded_from_listing, file_block, folder_listing};
 
 use crate::error::EngineError;

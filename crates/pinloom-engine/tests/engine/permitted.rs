@@ -5,8 +5,9 @@
 //! Trees grow by regenerations and edits (branches from any message), nested pins with and
 //! without a passage, closed pins with results, notes (included or not), exclusions, soft
 //! deletes, and summaries, attachments and retrieval candidates aimed at random places, some on
-//! the path and most not, some added by the person. Every included slice of every plan must be
-//! permitted, and no text of anything else may appear in the rendered request.
+//! the path and most not, some added by the person; some requests fuse answers, chosen among the
+//! active message's own answers and from anywhere else. Every included slice of every plan must
+//! be permitted, and no text of anything else may appear in the rendered request.
 //! Cases: PROPTEST_CASES (default 256).
 
 use std::collections::{HashMap, HashSet};
@@ -22,8 +23,9 @@ use pinloom_engine::profile::ProviderFamily;
 use pinloom_engine::render::{chat_request, slice_text};
 use pinloom_engine::settings::{AssemblyStrategy, Settings, TaskFrameShares};
 use pinloom_engine::snapshot::{
-    Anchor, Attachment, AttachmentKind, AttachmentScope, Author, NodeId, NodeRecord, ParentEdge,
-    Part, PinId, PinRecord, RetrievalCandidate, Snapshot, SummaryAuthor, SummaryRecord, ThreadRef,
+    Anchor, Attachment, AttachmentKind, AttachmentScope, Author, FuseSource, NodeId, NodeRecord,
+    ParentEdge, Part, PinId, PinRecord, RetrievalCandidate, Snapshot, SummaryAuthor, SummaryRecord,
+    ThreadRef,
 };
 
 use crate::fixtures::{profile, strategies};
@@ -70,6 +72,9 @@ struct Extras {
     /// Whether every ancestor also gets a summary aimed exactly at its anchor; without, most
     /// ancestors have none and are carried as their last messages.
     aim_at_anchors: bool,
+    /// Answers chosen to fuse from anywhere (an index picks a node), and whether the active
+    /// message's own answers are chosen too.
+    fuse: (Vec<usize>, bool),
 }
 
 fn extras() -> impl Strategy<Value = Extras> {
@@ -78,12 +83,14 @@ fn extras() -> impl Strategy<Value = Extras> {
         prop::collection::vec((0u8..3, any::<usize>(), 0u8..4), 0..6),
         prop::collection::vec((any::<usize>(), prop::bool::weighted(0.2), 0u16..1000), 0..24),
         any::<bool>(),
+        (prop::collection::vec(any::<usize>(), 0..3), prop::bool::weighted(0.3)),
     )
-        .prop_map(|(summaries, attachments, candidates, aim_at_anchors)| Extras {
+        .prop_map(|(summaries, attachments, candidates, aim_at_anchors, fuse)| Extras {
             summaries,
             attachments,
             candidates,
             aim_at_anchors,
+            fuse,
         })
 }
 
@@ -261,9 +268,29 @@ fn check(
             _ => None,
         })
         .collect();
+    // Rule 7: a model's answer to the active message itself, chosen to fuse, not deleted.
+    let fusable = |id: NodeId| {
+        snapshot.fuse_sources.iter().any(|source| source.node == id)
+            && by_id.get(&id).is_some_and(|node| {
+                node.edge == ParentEdge::Continuation(snapshot.active)
+                    && node.author == Author::Model
+                    && !node.pruned
+            })
+    };
     for slice in plan.included() {
         let why = format!("{:?} {:?}", slice.kind, slice.source);
         match slice.source {
+            SourceId::FuseSource(id) => {
+                prop_assert!(fusable(id), "not an answer to fuse: {}", why);
+                prop_assert_eq!(slice.provenance, Provenance::ChosenToFuse);
+            }
+            SourceId::FuseInstruction => {
+                prop_assert!(
+                    plan.included().any(|s| matches!(s.source, SourceId::FuseSource(_))),
+                    "an instruction to fuse nothing"
+                );
+                prop_assert_eq!(slice.provenance, Provenance::ChosenToFuse);
+            }
             SourceId::Node(id) if slice.kind == SliceKind::RootGoal => {
                 prop_assert_eq!(Some(&id), permitted.path.first(), "{}", why);
             }
@@ -354,12 +381,18 @@ fn check(
             | SourceId::WorkingBuffer => {}
         }
     }
+    // A chosen answer is left out only for a reason, and every permitted one is sent.
+    for slice in &plan.slices {
+        if let SourceId::FuseSource(id) = slice.source {
+            prop_assert_eq!(slice.is_included(), fusable(id), "{:?}", slice);
+        }
+    }
     // What may not appear anywhere in the request.
     let mut forbidden = Vec::new();
     let added: HashSet<NodeId> =
         snapshot.retrieval.iter().filter(|c| c.added).map(|c| c.node).collect();
     for node in &snapshot.nodes {
-        if !permitted.on_path.contains(&node.id) && !added.contains(&node.id) {
+        if !permitted.on_path.contains(&node.id) && !added.contains(&node.id) && !fusable(node.id) {
             forbidden.push(format!("m{}q", node.id.0));
         }
     }
@@ -519,6 +552,39 @@ fn furnish(world: &mut World, extras: &Extras, active: usize) {
         .iter()
         .map(|n| (n.id, n.parts.iter().map(Part::text).collect::<Vec<_>>().join("\n")))
         .collect();
+    // Answers chosen to fuse: from anywhere, as a faulty front end might send them, and the
+    // active message's own answers when the case asks for them.
+    let (picks, own) = &extras.fuse;
+    let mut chosen: Vec<NodeId> =
+        picks.iter().map(|&n| NodeId((n % snapshot.nodes.len()) as u64 + 1)).collect();
+    if *own {
+        let active = snapshot.active;
+        chosen.extend(
+            snapshot
+                .nodes
+                .iter()
+                .filter(|node| node.edge == ParentEdge::Continuation(active))
+                .map(|node| node.id),
+        );
+    }
+    let records: HashMap<NodeId, &NodeRecord> = snapshot.nodes.iter().map(|n| (n.id, n)).collect();
+    snapshot.fuse_sources = chosen
+        .into_iter()
+        .map(|id| {
+            let node = records[&id];
+            FuseSource {
+                node: id,
+                answers: match node.edge {
+                    ParentEdge::Continuation(parent) => Some(parent),
+                    _ => None,
+                },
+                author: node.author,
+                deleted: node.pruned,
+                text: by_id[&id].clone(),
+                label: "a model".into(),
+            }
+        })
+        .collect();
     // Candidates from anywhere, as a faulty store might offer them; some added by the person.
     snapshot.retrieval = extras
         .candidates
@@ -546,6 +612,7 @@ struct Tally {
     plans: AtomicUsize,
     refusals: AtomicUsize,
     with_hit: AtomicUsize,
+    fused: AtomicUsize,
     ancestors: AtomicUsize,
     summaries: AtomicUsize,
     fitted_or_cut: AtomicUsize,
@@ -558,6 +625,7 @@ static TALLY: Tally = Tally {
     plans: AtomicUsize::new(0),
     refusals: AtomicUsize::new(0),
     with_hit: AtomicUsize::new(0),
+    fused: AtomicUsize::new(0),
     ancestors: AtomicUsize::new(0),
     summaries: AtomicUsize::new(0),
     fitted_or_cut: AtomicUsize::new(0),
@@ -581,6 +649,10 @@ fn tally(plan: Option<&ContextPlan>) {
                 &TALLY.with_hit,
                 usize::from(plan.included().any(|s| s.kind == SliceKind::SearchResult)),
             );
+            add(
+                &TALLY.fused,
+                usize::from(plan.included().any(|s| matches!(s.source, SourceId::FuseSource(_)))),
+            );
             for entry in &plan.ancestors {
                 add(&TALLY.ancestors, 1);
                 match entry.content {
@@ -598,13 +670,15 @@ fn tally(plan: Option<&ContextPlan>) {
     if TALLY.cases.fetch_add(1, Ordering::Relaxed) + 1 == cases() as usize {
         let get = |counter: &AtomicUsize| counter.load(Ordering::Relaxed);
         eprintln!(
-            "permitted: {} cases, {} plans checked, {} refusals, {} with a search hit; {} \
+            "permitted: {} cases, {} plans checked, {} refusals, {} with a search hit, {} fusing \
+             answers; {} \
              ancestor threads: {} as a summary, {} fitted or cut, {} as their last messages, {} \
              cut for the budget with the reason listed",
             cases(),
             get(&TALLY.plans),
             get(&TALLY.refusals),
             get(&TALLY.with_hit),
+            get(&TALLY.fused),
             get(&TALLY.ancestors),
             get(&TALLY.summaries),
             get(&TALLY.fitted_or_cut),

@@ -11,8 +11,8 @@ use pinloom_engine::settings::{
     AssemblyStrategy, DEEPPIN_ANCHOR_FRAMING, Settings, TaskFrameShares, TruncationStrategy,
 };
 use pinloom_engine::snapshot::{
-    Attachment, AttachmentKind, AttachmentScope, Author, CachedCount, NodeId, NodeRecord,
-    ParentEdge, Part, PinId, PinRecord, RetrievalCandidate, SummaryAuthor, SummaryNote,
+    Attachment, AttachmentKind, AttachmentScope, Author, CachedCount, FuseSource, NodeId,
+    NodeRecord, ParentEdge, Part, PinId, PinRecord, RetrievalCandidate, SummaryAuthor, SummaryNote,
     SummaryRecord, SummaryState, ThreadRef, TreeInfo, TreeMode,
 };
 use pinloom_engine::tokens::{CharHeuristic, Tokenizer, TokenizerId};
@@ -895,6 +895,71 @@ fn retrieval_never_brings_another_branch_unless_the_person_added_it() {
     let added = p.slices.iter().find(|s| s.source == SourceId::AddedSearchHit(other)).unwrap();
     assert!(added.is_included());
     assert_eq!(added.provenance, Provenance::AddedByPerson);
+}
+
+#[test]
+fn a_fused_answer_carries_the_chosen_answers_after_its_question_and_nothing_else_of_theirs() {
+    // 1 → 2 → 3 (the question), with 4, 5 and 6 three answers to it; 7 answers 2 instead.
+    let mut t = Tree::new("t");
+    t.say(Author::Human, "rivers?");
+    let second = t.say(Author::Model, "they flow");
+    let question = t.say(Author::Human, "why do they meander?");
+    let answers: Vec<NodeId> = ["erosion", "uplift", "sediment"]
+        .iter()
+        .map(|text| t.push(ParentEdge::Continuation(question), Author::Model, text))
+        .collect();
+    let elsewhere = t.push(ParentEdge::Continuation(second), Author::Model, "a stray answer");
+    t.snapshot.active = question;
+    let source = |node: NodeId, answers: NodeId, text: &str| FuseSource {
+        node,
+        answers: Some(answers),
+        author: Author::Model,
+        deleted: false,
+        text: text.into(),
+        label: format!("model {}", node.0),
+    };
+    t.snapshot.fuse_sources = vec![
+        source(answers[0], question, "erosion"),
+        source(elsewhere, second, "a stray answer"),
+        source(answers[2], question, "sediment"),
+    ];
+
+    let p = plan(&t.snapshot, &profile(OPENAI, 1000), &Settings::default()).unwrap();
+    let fused: Vec<_> = p.included().filter(|s| s.kind == SliceKind::FuseSource).collect();
+    assert_eq!(
+        fused.iter().map(|s| s.source).collect::<Vec<_>>(),
+        [
+            SourceId::FuseSource(answers[0]),
+            SourceId::FuseSource(answers[2]),
+            SourceId::FuseInstruction
+        ]
+    );
+    assert!(fused.iter().all(|s| s.provenance == Provenance::ChosenToFuse));
+    let reasons: Vec<_> = p.pruned_report().iter().map(|e| (e.source, e.reason)).collect();
+    assert_eq!(reasons, [(SourceId::FuseSource(elsewhere), PruneReason::OffPath)]);
+
+    let request = chat_request(&p, &t.snapshot, &profile(OPENAI, 1000));
+    let turns: Vec<(Role, String)> = request
+        .messages
+        .iter()
+        .map(|m| (m.role, m.parts.iter().map(|part| part.text()).collect::<String>()))
+        .collect();
+    // The question, the answers and the instruction make one turn of the person's.
+    assert_eq!(turns.len(), 3, "{turns:?}");
+    assert_eq!(
+        turns[2],
+        (
+            Role::User,
+            "why do they meander?\n\nAnswer [1], by model 4:\nerosion\n\nAnswer [2], by model \
+             6:\nsediment\n\nAbove are 2 answers to my question. Write one answer from them: \
+             keep what each gets right, settle where they disagree, say each point once, and \
+             mark every point with the number of the answer it comes from, as [1] or [1][2]."
+                .to_owned()
+        )
+    );
+    let sent = turns.iter().map(|(_, text)| text.as_str()).collect::<Vec<_>>().join("\n");
+    assert!(!sent.contains("uplift"), "an answer not chosen is not sent");
+    assert!(!sent.contains("stray"), "an answer to another message is not sent");
 }
 
 #[test]

@@ -1,0 +1,108 @@
+// Files and folders attached to the open tree, a thread or a message, and searching the tree for
+// messages to put in every plan's search slice. Attaching or removing changes the context, so the
+// inspector plans again after either.
+import { backend, PinloomError } from "./backend";
+import type { AttachTo, AttachmentView, SearchResult } from "./bindings";
+import type { Conversation } from "./conversation.svelte";
+
+export class Attachments {
+  list = $state<AttachmentView[]>([]);
+  /// What the last search found; null before any.
+  results = $state<SearchResult[] | null>(null);
+  error = $state<PinloomError | null>(null);
+  private readonly conversation: Conversation;
+
+  constructor(conversation: Conversation) {
+    this.conversation = conversation;
+  }
+
+  /// Reads what is attached to the open tree; true when it could be read.
+  async refresh(): Promise<boolean> {
+    const treeId = this.conversation.treeId;
+    if (treeId === null) return false;
+    try {
+      this.list = await backend.attachmentsList(treeId);
+      return true;
+    } catch (thrown) {
+      this.error = PinloomError.from(thrown);
+      return false;
+    }
+  }
+
+  /// Asks for files, or a folder, with the system's dialog and attaches what was chosen to what
+  /// `to` names then; true when everything chosen was attached.
+  async choose(folder: boolean, to: () => AttachTo): Promise<boolean> {
+    let paths: string[];
+    try {
+      paths = await backend.chooseAttachments(folder);
+    } catch (thrown) {
+      this.error = PinloomError.from(thrown);
+      return false;
+    }
+    return this.attach(paths, to());
+  }
+
+  /// Attaches each of `paths` (chosen in a dialog or dropped); one refused is said and the
+  /// others are still attached. True when all were.
+  async attach(paths: string[], to: AttachTo): Promise<boolean> {
+    const treeId = this.conversation.treeId;
+    if (treeId === null) return false;
+    this.error = null;
+    let all = true;
+    for (const path of paths) {
+      try {
+        await backend.attachPath(treeId, to, path);
+      } catch (thrown) {
+        this.error = PinloomError.from(thrown);
+        all = false;
+      }
+    }
+    await this.refresh();
+    await this.conversation.inspect(this.conversation.focus);
+    return all;
+  }
+
+  /// Takes attachment `id` off; true when it was removed.
+  async remove(id: number): Promise<boolean> {
+    let removed = true;
+    try {
+      await backend.attachmentRemove(id);
+    } catch (thrown) {
+      this.error = PinloomError.from(thrown);
+      removed = false;
+    }
+    await this.refresh();
+    await this.conversation.inspect(this.conversation.focus);
+    return removed;
+  }
+
+  /// Searches the open tree for `query`; true when it could.
+  async search(query: string): Promise<boolean> {
+    const treeId = this.conversation.treeId;
+    if (treeId === null || !query.trim()) return false;
+    this.error = null;
+    try {
+      this.results = await backend.treeSearch(treeId, query);
+    } catch (thrown) {
+      this.error = PinloomError.from(thrown);
+      return false;
+    }
+    // The hits already chosen show as such.
+    const settings = this.conversation.treeSettings;
+    if ((await settings.load(treeId)) !== null) return true;
+    this.error = settings.error;
+    return false;
+  }
+
+  /// Adds a hit to the search slice of every plan of the tree, or takes it out again; true when
+  /// it was saved.
+  async toggleHit(nodeId: number): Promise<boolean> {
+    const settings = this.conversation.treeSettings;
+    if (!(await settings.toggleSearchHit(nodeId))) {
+      this.error = settings.error;
+      return false;
+    }
+    await this.conversation.inspect(this.conversation.focus);
+    return true;
+  }
+}

@@ -1,0 +1,85 @@
+import { beforeEach, describe, expect, it } from "vitest";
+
+import { Attachments } from "./attachments.svelte";
+import { Conversation } from "./conversation.svelte";
+import type { FakeState } from "./fake-backend";
+import { installRiversBackend } from "./test-fixtures";
+
+let fake: FakeState;
+
+beforeEach(() => {
+  fake = installRiversBackend();
+});
+
+/// Tree 1 open, with a model chosen so the inspector plans.
+async function opened(): Promise<Conversation> {
+  const conversation = new Conversation();
+  conversation.profile = "Local";
+  await conversation.open(1);
+  return conversation;
+}
+
+describe("Attachments", () => {
+  it("attaches what was chosen in the dialog, where the person said, and plans again", async () => {
+    const conversation = await opened();
+    const attachments = new Attachments(conversation);
+    fake.dialogAnswer = ["/notes/meanders.md", "/notes/figures"];
+    const inspected = fake.calls.filter((call) => call === "context_preview").length;
+    expect(await attachments.choose(false, () => ({ on: "node", id: 11 }))).toBe(true);
+    expect(attachments.list.map((one) => [one.name, one.role])).toEqual([
+      ["/notes/meanders.md", "file"],
+      ["/notes/figures", "folder"],
+    ]);
+    expect(fake.attachments.get(1)?.map((one) => one.to)).toEqual([
+      { on: "node", id: 11 },
+      { on: "node", id: 11 },
+    ]);
+    expect(fake.calls.filter((call) => call === "context_preview").length).toBeGreaterThan(inspected);
+    expect(await attachments.remove(attachments.list[0]!.id)).toBe(true);
+    expect(attachments.list.map((one) => one.name)).toEqual(["/notes/figures"]);
+  });
+
+  it("attaches the files it may and says why one was refused", async () => {
+    const attachments = new Attachments(await opened());
+    fake.chosen.add("/notes/meanders.md");
+    expect(await attachments.attach(["/etc/passwd", "/notes/meanders.md"], { on: "tree" })).toBe(false);
+    expect(attachments.error?.message).toBe("/etc/passwd was not chosen in this window");
+    expect(attachments.list.map((one) => one.name)).toEqual(["/notes/meanders.md"]);
+    // The next attach starts without the last one's failure.
+    expect(await attachments.attach([], { on: "tree" })).toBe(true);
+    expect(attachments.error).toBeNull();
+  });
+
+  it("says why an attachment was not removed, and still lists it", async () => {
+    const attachments = new Attachments(await opened());
+    fake.chosen.add("/notes/meanders.md");
+    await attachments.attach(["/notes/meanders.md"], { on: "tree" });
+    expect(await attachments.remove(999)).toBe(false);
+    expect(attachments.error?.code).toBe("notFound");
+    expect(attachments.list).toHaveLength(1);
+  });
+
+  it("searches the tree and puts a hit in every plan's search slice, or takes it out", async () => {
+    const conversation = await opened();
+    const attachments = new Attachments(conversation);
+    expect(await attachments.search("   ")).toBe(false);
+    expect(attachments.results).toBeNull();
+    expect(await attachments.search("outer bank")).toBe(true);
+    expect(attachments.results?.map((hit) => hit.nodeId)).toEqual([11]);
+    expect(await attachments.toggleHit(11)).toBe(true);
+    expect(conversation.treeSettings.searchHits).toEqual([11]);
+    expect(await attachments.toggleHit(11)).toBe(true);
+    expect(conversation.treeSettings.searchHits).toEqual([]);
+  });
+
+  it("says why a search or a hit failed", async () => {
+    const attachments = new Attachments(await opened());
+    await attachments.search("bend");
+    expect(await attachments.toggleHit(404)).toBe(false);
+    expect(attachments.error?.code).toBe("notFound");
+    fake.failure = { code: "internal", message: "the index is being rebuilt" };
+    expect(await attachments.search("bend")).toBe(false);
+    expect(attachments.error?.message).toBe("the index is being rebuilt");
+    expect(attachments.results?.map((hit) => hit.nodeId)).toEqual([10]);
+  });
+});

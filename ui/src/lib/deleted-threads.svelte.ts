@@ -1,0 +1,49 @@
+// Settings → Deleted threads: threads of the open tree deleted whole (an agent's `tm:delete`,
+// say), offered back. Nothing was erased; restoring one brings back the threads below it too.
+import { backend, PinloomError } from "./backend";
+import type { DeletedThreadView } from "./bindings";
+import type { Conversation } from "./conversation.svelte";
+
+export class DeletedThreads {
+  list = $state<DeletedThreadView[]>([]);
+  error = $state<PinloomError | null>(null);
+  private readonly conversation: Conversation;
+
+  constructor(conversation: Conversation) {
+    this.conversation = conversation;
+  }
+
+  /// Reads the threads of `treeId` deleted whole; true when they could be read.
+  async load(treeId: number): Promise<boolean> {
+    try {
+      this.list = await backend.threadsDeleted(treeId);
+      return true;
+    } catch (thrown) {
+      this.error = PinloomError.from(thrown);
+      return false;
+    }
+  }
+
+  /// Restores `thread` with the threads below it, and shows the root column again (its pins'
+  /// chips come back); how many threads came back, or null when it failed (see `error`).
+  async restore(thread: DeletedThreadView): Promise<number | null> {
+    const treeId = this.conversation.treeId;
+    if (treeId === null) return null;
+    this.error = null;
+    let restored: number;
+    try {
+      restored = (await backend.threadRestore(thread.id)).length;
+    } catch (thrown) {
+      this.error = PinloomError.from(thrown);
+      return null;
+    }
+    if (!(await this.load(treeId))) return null;
+    try {
+      await this.conversation.reload(0);
+    } catch (thrown) {
+      this.error = PinloomError.from(thrown);
+      return null;
+    }
+    return restored;
+  }
+}

@@ -1,0 +1,134 @@
+// The budget panel's profile being edited: a copy of the chosen model's profile, what its fields
+// may name, and a live preview of what the focused thread would keep and cut under the edited
+// numbers, before anything is saved. Saving or deleting changes the conversation's profiles.
+import { backend, PinloomError } from "./backend";
+import type { AssemblySettings, ModelProfile, PlanView, Prices, SamplingSettings } from "./bindings";
+import type { Conversation } from "./conversation.svelte";
+
+/// The profile being edited, with its optional groups filled in so the form can bind to them.
+export type Editing = ModelProfile & { sampling: SamplingSettings; assembly: AssemblySettings };
+
+export class ProfileEditor {
+  /// What the fields may name, as the application layer accepts them.
+  providers = $state<string[]>([]);
+  tokenizers = $state<string[]>([]);
+  edited = $state<Editing | null>(null);
+  preview = $state<PlanView | null>(null);
+  error = $state<PinloomError | null>(null);
+  /// The profile as edited was saved (until the next edit).
+  saved = $state(false);
+  /// Whether the person chose the counting in this form; until then it follows the model id typed
+  /// (a Llama 3 or Qwen model on a local server is counted by its own vocabulary).
+  countingChosen = false;
+  /// Previews are asked for on every keystroke; only the newest answer is shown, whatever order
+  /// they come back in.
+  private asked = 0;
+  /// Not read reactively: a form begun stays the person's whatever the profiles do.
+  private started = false;
+  private readonly conversation: Conversation;
+
+  constructor(conversation: Conversation) {
+    this.conversation = conversation;
+  }
+
+  /// Reads what the fields may name; true when it could be read.
+  async loadChoices(): Promise<boolean> {
+    try {
+      const choices = await backend.profileChoices();
+      this.providers = choices.providers;
+      this.tokenizers = choices.tokenizers;
+      return true;
+    } catch (thrown) {
+      this.error = PinloomError.from(thrown);
+      return false;
+    }
+  }
+
+  /// Starts from the chosen model's profile, once; after that the form is the person's. True once
+  /// it has started.
+  begin(): boolean {
+    if (this.started) return true;
+    const chosen = this.conversation.profiles.find((profile) => profile.name === this.conversation.profile);
+    if (!chosen) return false;
+    this.edited = { ...chosen, sampling: { ...(chosen.sampling ?? {}) }, assembly: { ...(chosen.assembly ?? {}) } };
+    this.started = true;
+    return true;
+  }
+
+  /// A price typed into the form; both prices empty means the model has none (a local model).
+  setPrice(which: "inputPerMillion" | "outputPerMillion", text: string): void {
+    if (!this.edited) return;
+    // A price left empty is left out rather than sent as null: it counts as free.
+    const prices: Prices = { ...(this.edited.prices ?? {}) };
+    if (text === "") delete prices[which];
+    else prices[which] = Number(text);
+    this.edited.prices = prices.inputPerMillion == null && prices.outputPerMillion == null ? null : prices;
+  }
+
+  /// Plans the focused message's context under the profile as edited; true when the newest
+  /// preview is on show (false too when it was overtaken by a newer one, or nothing is focused).
+  async refresh(): Promise<boolean> {
+    this.saved = false;
+    const focus = this.conversation.focus;
+    if (!this.edited || focus === null) return false;
+    const ask = ++this.asked;
+    const profile = $state.snapshot(this.edited);
+    try {
+      const plan = await backend.contextPreviewUnsaved(focus, profile);
+      if (ask !== this.asked) return false;
+      this.preview = plan;
+      this.error = null;
+      return true;
+    } catch (thrown) {
+      if (ask !== this.asked) return false;
+      this.preview = null;
+      this.error = PinloomError.from(thrown);
+      return false;
+    }
+  }
+
+  /// Sets the counting the model id typed suggests, unless the person chose one.
+  async suggestCounting(): Promise<void> {
+    if (!this.edited || this.countingChosen) return;
+    const { provider, modelId } = this.edited;
+    try {
+      const suggested = await backend.profileCounting(provider, modelId);
+      // Only for the model still typed, and only if the person has not chosen meanwhile.
+      const edited = this.edited;
+      if (suggested && edited && !this.countingChosen && edited.provider === provider && edited.modelId === modelId) {
+        edited.tokenizer = suggested;
+      }
+    } catch (thrown) {
+      this.error = PinloomError.from(thrown);
+    }
+  }
+
+  /// Saves the profile as edited (a new name saves a new one) and chooses it; true when saved.
+  async save(): Promise<boolean> {
+    if (!this.edited) return false;
+    try {
+      await backend.profileSave($state.snapshot(this.edited));
+    } catch (thrown) {
+      this.error = PinloomError.from(thrown);
+      return false;
+    }
+    await this.conversation.loadProfiles(this.edited.name);
+    await this.conversation.inspect(this.conversation.focus);
+    this.saved = true;
+    this.error = null;
+    return true;
+  }
+
+  /// Deletes the stored profile being edited; true when it was deleted.
+  async remove(): Promise<boolean> {
+    if (!this.edited) return false;
+    try {
+      await backend.profileDelete(this.edited.name);
+    } catch (thrown) {
+      this.error = PinloomError.from(thrown);
+      return false;
+    }
+    await this.conversation.loadProfiles(null);
+    return true;
+  }
+}

@@ -1,0 +1,130 @@
+// The panels drawn from their state owners: each section in its place, and what an action did
+// said once, at the top of Settings.
+import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/svelte";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+
+import BudgetPanel from "./components/BudgetPanel.svelte";
+import ReceiptPanel from "./components/ReceiptPanel.svelte";
+import SettingsPanel from "./components/SettingsPanel.svelte";
+import TrashPanel from "./components/TrashPanel.svelte";
+import TreeMap from "./components/TreeMap.svelte";
+import { Conversation } from "./lib/conversation.svelte";
+import type { FakeState } from "./lib/fake-backend";
+import { RIVERS, installRiversBackend, profile } from "./lib/test-fixtures";
+import { Workspace } from "./lib/workspace.svelte";
+
+let fake: FakeState;
+
+beforeEach(() => {
+  fake = installRiversBackend({
+    profiles: [profile("Local"), profile("gpt-4o", { importedFrom: "shared.json" })],
+    keys: [{ provider: "openai", displayName: "OpenAI", variable: "OPENAI_API_KEY", fromEnvironment: false, inKeyring: false, problem: null }],
+    deletedThreads: new Map([[1, [{ id: 4, title: "Sediment", deletedAtMs: 0 }]]]),
+  });
+});
+
+afterEach(() => {
+  cleanup();
+});
+
+async function opened(): Promise<{ workspace: Workspace; conversation: Conversation }> {
+  const workspace = new Workspace();
+  await workspace.start();
+  const conversation = new Conversation();
+  await conversation.loadProfiles("Local");
+  await conversation.open(1);
+  return { workspace, conversation };
+}
+
+describe("Settings", () => {
+  it("shows every section in order, each with what its owner read", async () => {
+    const { workspace, conversation } = await opened();
+    render(SettingsPanel, { workspace, conversation, onclose: () => undefined });
+    await screen.findByTestId("tree-settings-save");
+    await screen.findByTestId("deleted-thread");
+    await screen.findByTestId("about-version");
+    const headings = [...screen.getByTestId("settings-panel").querySelectorAll("h3")].map((h) => h.textContent);
+    expect(headings).toEqual([
+      "Provider keys",
+      "Models from imported files",
+      "Local models (Ollama)",
+      "This tree",
+      "Deleted threads",
+      "Sync",
+      "About",
+      "Appearance",
+    ]);
+    expect(screen.getAllByTestId("key-row")).toHaveLength(1);
+    expect(screen.getByTestId("about-version").textContent).toBe("Pinloom 0.1.0");
+  });
+
+  it("says at the top what the last action did, in whichever section", async () => {
+    const { workspace, conversation } = await opened();
+    render(SettingsPanel, { workspace, conversation, onclose: () => undefined });
+    await fireEvent.input(await screen.findByTestId("system-context"), { target: { value: "Answer as a geologist." } });
+    await fireEvent.click(screen.getByTestId("tree-settings-save"));
+    await waitFor(() => expect(screen.getByTestId("settings-message").textContent).toBe("Tree settings saved."));
+    expect(fake.treeContexts.get(1)?.systemContext).toBe("Answer as a geologist.");
+
+    await fireEvent.click(screen.getByText("Store"));
+    await waitFor(() => expect(screen.getByTestId("settings-error").textContent).toBe("the key is empty"));
+    expect(screen.queryByTestId("settings-message")).toBeNull();
+
+    await fireEvent.click(await screen.findByTestId("thread-restore"));
+    await waitFor(() => expect(screen.getByTestId("settings-message").textContent).toBe("“Sediment” is back."));
+    expect(screen.queryByTestId("settings-error")).toBeNull();
+    await waitFor(() => expect(screen.queryByTestId("deleted-thread")).toBeNull());
+
+    await fireEvent.click(screen.getByTestId("profile-enable"));
+    await waitFor(() => expect(screen.getByTestId("settings-message").textContent).toBe("gpt-4o is enabled: it can be chosen and sent to."));
+    expect(screen.queryByTestId("imported-profiles")).toBeNull();
+  });
+});
+
+describe("the trash", () => {
+  it("lists what is in it and says what emptying it erased", async () => {
+    fake.trash = { trees: [{ ...RIVERS, id: 2, title: "Tides" }], branches: [] };
+    const { workspace } = await opened();
+    render(TrashPanel, { workspace, onclose: () => undefined });
+    expect((await screen.findByTestId("trashed-tree-title")).textContent).toBe("Tides");
+    await fireEvent.click(screen.getByTestId("empty-trash"));
+    await fireEvent.click(screen.getByTestId("empty-trash-yes"));
+    expect((await screen.findByTestId("trash-said")).textContent).toContain("Erased 1 tree");
+    expect(await screen.findByTestId("trash-empty")).toBeTruthy();
+  });
+});
+
+describe("a receipt", () => {
+  it("says a reply written before receipts has none", async () => {
+    render(ReceiptPanel, { nodeId: 11 });
+    expect((await screen.findByTestId("receipt-none")).textContent).toContain("No receipt");
+  });
+});
+
+describe("the budget panel", () => {
+  it("edits the chosen profile, previews it as edited, and saves it", async () => {
+    const { conversation } = await opened();
+    conversation.focus = 11;
+    render(BudgetPanel, { conversation, onclose: () => undefined });
+    expect(((await screen.findByTestId("budget-name")) as HTMLInputElement).value).toBe("Local");
+    await waitFor(() => expect(screen.getByTestId("budget-preview").textContent).toContain("of 7,168 tokens"));
+    await fireEvent.input(screen.getByTestId("budget-window"), { target: { value: "4096" } });
+    await waitFor(() => expect(screen.getByTestId("budget-preview").textContent).toContain("of 3,072 tokens"));
+    await fireEvent.click(screen.getByTestId("budget-save"));
+    await screen.findByTestId("budget-saved");
+    expect(fake.profiles.find((one) => one.name === "Local")?.contextWindow).toBe(4096);
+  });
+});
+
+describe("the tree map", () => {
+  it("reads the outline when it is asked for, and starts at the message in focus", async () => {
+    const { conversation } = await opened();
+    conversation.focus = 10;
+    fake.maps.set(1, { ids: [10, 11], authors: "hm", runs: [{ first: 0, len: 2, lane: 0, depth: 0, from: null, pinId: null }], pins: [], lanes: 1, depths: 2 });
+    render(TreeMap, { conversation, onclose: () => undefined });
+    expect((await screen.findByTestId("map-size")).textContent).toContain("2 messages");
+    await fireEvent.click(screen.getByTestId("map-view-outline"));
+    await waitFor(() => expect(screen.getAllByTestId("map-row")).toHaveLength(2));
+    expect(screen.getAllByTestId("map-row").find((row) => row.getAttribute("aria-selected") === "true")?.textContent).toContain("Why do rivers bend?");
+  });
+});
