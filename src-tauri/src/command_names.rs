@@ -71,6 +71,7 @@ pub const ALL: &[&str] = &[
     "key_forget",
     "connection_check",
     "ollama_models",
+    "models_ready",
     "profile_choices",
     "profile_counting",
 ];

@@ -114,6 +114,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             provider_settings::key_forget,
             provider_settings::connection_check,
             provider_settings::ollama_models,
+            provider_settings::models_ready,
             provider_settings::profile_choices,
             provider_settings::profile_counting,
         ])

@@ -1,7 +1,7 @@
 //! Commands for providers: keys in the OS keyring, a connection test, Ollama's local models.
 
 use pinloom_app::ApiError;
-use pinloom_app::json::{ConnectionCheck, KeyStatus, ModelProfile, ProfileChoices};
+use pinloom_app::json::{ConnectionCheck, KeyStatus, ModelProfile, ModelsReady, ProfileChoices};
 use tauri::State;
 
 use crate::AppState;
@@ -47,6 +47,13 @@ pub(crate) async fn ollama_models(
     base_url: Option<String>,
 ) -> Result<Vec<ModelProfile>, ApiError> {
     Ok(state.pinloom()?.discover_ollama_models(base_url).await?)
+}
+
+/// Which models can answer now, and the models of local servers found on their usual ports.
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn models_ready(state: State<'_, AppState>) -> Result<ModelsReady, ApiError> {
+    Ok(state.pinloom()?.models_ready().await?)
 }
 
 /// How the model `model_id` at `provider` is best counted, when Pinloom knows (the budget form

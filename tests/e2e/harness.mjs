@@ -102,6 +102,9 @@ export class Harness {
   driver = null;
   /// Set once any window test failed: `stop()` then prints what the processes said.
   failed = false;
+  /// Where the app looks for local model servers (`PINLOOM_LOCAL_SERVERS`), read as the drivers
+  /// start; none by default.
+  localServers = null;
 
   /// A `node:test` test whose failure leaves a screenshot of the window in
   /// tests/e2e/artifacts/, for the person reading CI.
@@ -134,10 +137,14 @@ export class Harness {
 
     this.port = await freePort();
     const nativePort = await freePort();
+    // Where the app looks for local model servers: what the test says, else a port nothing
+    // listens on, so that a server running on this machine cannot change what a test sees.
+    const localServers = this.localServers?.() ?? `ollama=http://127.0.0.1:${await freePort()}`;
     this.spawn("tauri-driver", ["--port", String(this.port), "--native-port", String(nativePort)], {
       DISPLAY: display,
       PINLOOM_DATA_DIR: this.dataDir,
       PINLOOM_LOG: "warn",
+      PINLOOM_LOCAL_SERVERS: localServers,
     });
     await waitFor(() => isListening(this.port), "tauri-driver to listen");
   }

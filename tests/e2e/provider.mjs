@@ -33,6 +33,8 @@ export function completionStream(text) {
 
 export class ScriptedProvider {
   requests = [];
+  /// The addresses the window looked at (GET), apart from the requests it sent.
+  looks = [];
   /// Texts to answer with, in order; `{ partial: text }` sends the start of a reply and holds on;
   /// `{ status, headers, body }` answers with that HTTP error instead of a stream.
   answers = [];
@@ -43,6 +45,18 @@ export class ScriptedProvider {
       let body = "";
       request.on("data", (chunk) => (body += chunk));
       request.on("end", () => {
+        // A look at the server (the window asks which models it offers before a first send)
+        // is answered as llama.cpp's server answers it, and takes no scripted answer.
+        if (request.method === "GET") {
+          this.looks.push(request.url);
+          const known = {
+            "/v1/models": { object: "list", data: [{ id: "local-model", object: "model", meta: { n_ctx_train: 32768 } }] },
+            "/props": { default_generation_settings: { n_ctx: 8192 } },
+          }[request.url];
+          response.writeHead(known ? 200 : 404, { "content-type": "application/json" });
+          response.end(JSON.stringify(known ?? { error: { message: "not found" } }));
+          return;
+        }
         this.requests.push({ method: request.method, url: request.url, body });
         const answer = this.answers.shift() ?? "(the test provider has no more answers)";
         if (typeof answer === "object" && "status" in answer) {

@@ -98,8 +98,18 @@ describe("the window does what the backend can", () => {
     });
     await harness.type("composer-input", "How do deltas form?");
     await harness.click("composer-ask");
-    await harness.find("column-error", 20_000);
+    // Said in the window's words, the provider's own behind a disclosure that starts closed.
+    const [said] = await harness.textsWhen("column-error", 1, 20_000);
+    assert.ok(said.startsWith("Local test model refused the request. Your message is saved"), said);
+    assert.match(said, /The model `local-model` is loading/);
+    assert.equal(
+      await harness.driver.executeScript(`return document.querySelector('[data-testid="column-error"] details')?.open;`),
+      false,
+      "the provider's words wait behind Details",
+    );
     assert.deepEqual(await shownTexts(1), ["How do deltas form?"], "the message is saved and on show");
+    // The inspector plans for the message on show, though no reply was written.
+    await harness.find("budget-text", 20_000);
     assert.equal(await composerValue(), "", "the saved message is not put back to be sent twice");
 
     // Answering again is offered on the message; a busy provider's wait is said while it waits.

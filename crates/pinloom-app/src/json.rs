@@ -1046,6 +1046,39 @@ pub struct ThreadView {
     pub end: Option<i64>,
 }
 
+/// Which models can answer now, as a first start shows them.
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelsReady {
+    /// Saved profiles that can answer now: a cloud provider's with its key set, or a local
+    /// server's that answers.
+    pub ready: Vec<String>,
+    /// Saved profiles that cannot answer yet, with why and what to do.
+    pub waiting: Vec<WaitingModel>,
+    /// Models of local servers found on their usual ports that no profile names, ready to save.
+    pub found: Vec<FoundModel>,
+}
+
+/// A saved profile that cannot answer yet.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct WaitingModel {
+    /// The profile.
+    pub profile: String,
+    /// Why not, and what to do, in words.
+    pub reason: String,
+}
+
+/// A model a local server offers that no profile names yet.
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct FoundModel {
+    /// The server, in words ("llama.cpp server at http://127.0.0.1:8080/v1").
+    pub server: String,
+    /// The profile it would be saved as.
+    pub profile: ModelProfile,
+}
+
 /// Whether a provider has a key, and where it comes from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
 #[serde(rename_all = "camelCase")]

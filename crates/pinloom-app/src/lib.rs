@@ -19,6 +19,7 @@ pub mod json;
 mod pinloom;
 mod profiles;
 mod providers;
+mod readiness;
 mod runtime;
 mod sync;
 mod threadmind;
@@ -32,6 +33,7 @@ pub use data_dir::{
     APP_IDENTIFIER, DATA_DIR_ENV, DATA_DIR_FLAG, DATABASE_FILE_NAME, resolve_data_dir,
 };
 pub use error::{ApiError, ErrorCode};
+pub use readiness::LOCAL_SERVERS_VARIABLE;
 // The boundary types every front end names, where they have always been named from.
 pub use interchange::files::MAX_IMPORT_BYTES;
 #[cfg(feature = "test-seams")]

@@ -28,6 +28,9 @@ pub struct Connections {
     pub timeouts: Timeouts,
     /// Which failures are tried again, and how often.
     pub retry: RetryPolicy,
+    /// Where local model servers are looked for before a first send: the usual ports of
+    /// Ollama, llama.cpp, LM Studio and vLLM, or what `PINLOOM_LOCAL_SERVERS` lists.
+    pub local_servers: Vec<pinloom_providers::Endpoint>,
 }
 
 impl Default for Connections {
@@ -37,6 +40,7 @@ impl Default for Connections {
             keyring_service: KEYRING_SERVICE.to_owned(),
             timeouts: Timeouts::default(),
             retry: RetryPolicy::default(),
+            local_servers: crate::readiness::places_to_look(),
         }
     }
 }
@@ -51,6 +55,7 @@ pub struct Pinloom {
     pub(crate) keyring: Keyring,
     pub(crate) snapshot_cache: Arc<SnapshotCache>,
     pub(crate) summary_jobs: Arc<SummaryJobs>,
+    pub(crate) local_servers: Arc<[pinloom_providers::Endpoint]>,
 }
 
 impl Pinloom {
@@ -76,7 +81,7 @@ impl Pinloom {
         })
         .await
         .context("could not open Pinloom's database")?;
-        Ok(Pinloom::over(store, provider, keyring))
+        Ok(Pinloom::over(store, provider, keyring, connections.local_servers))
     }
 
     /// Opens (creating if needed) the database in `data_dir` with these connections.
@@ -100,12 +105,18 @@ impl Pinloom {
         .await
         .context("could not open Pinloom's database")?;
         load_written_counters_ahead();
-        Ok(Pinloom::over(store, provider, keyring))
+        Ok(Pinloom::over(store, provider, keyring, connections.local_servers))
     }
 
     /// A handle on an open store, with empty caches.
-    fn over(store: Store, provider: Provider, keyring: Keyring) -> Pinloom {
+    fn over(
+        store: Store,
+        provider: Provider,
+        keyring: Keyring,
+        local_servers: Vec<pinloom_providers::Endpoint>,
+    ) -> Pinloom {
         Pinloom {
+            local_servers: local_servers.into(),
             store: Arc::new(store),
             provider,
             keyring,

@@ -23,6 +23,7 @@ pub mod client;
 pub mod decode;
 pub mod error;
 pub mod keys;
+pub mod local_servers;
 pub mod ollama;
 pub mod retry;
 pub mod summary;

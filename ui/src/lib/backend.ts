@@ -128,6 +128,7 @@ export const backend = {
   summaryRegenerate: (treeId: number, pinId: number | null, upTo: number, budget: number, profile: string) =>
     unwrap(commands.summaryRegenerate(treeId, pinId, upTo, budget, profile)),
   pinClose: (pinId: number, result: string) => unwrap(commands.pinClose(pinId, result)),
+  modelsReady: () => unwrap(commands.modelsReady()),
   pinResultSuggest: (pinId: number, profile: string) => unwrap(commands.pinResultSuggest(pinId, profile)),
   threadsDeleted: (treeId: number) => unwrap(commands.threadsDeleted(treeId)),
   threadRestore: (pinId: number) => unwrap(commands.threadRestore(pinId)),

@@ -120,6 +120,8 @@ export const commands = {
 	keyForget: (provider: string) => typedError<null, ApiError>(__TAURI_INVOKE("key_forget", { provider })),
 	connectionCheck: (profile: string) => typedError<ConnectionCheck, ApiError>(__TAURI_INVOKE("connection_check", { profile })),
 	ollamaModels: (baseUrl: string | null) => typedError<ModelProfile[], ApiError>(__TAURI_INVOKE("ollama_models", { baseUrl })),
+	/**  Which models can answer now, and the models of local servers found on their usual ports. */
+	modelsReady: () => typedError<ModelsReady, ApiError>(__TAURI_INVOKE("models_ready")),
 	profileChoices: () => typedError<ProfileChoices, ApiError>(__TAURI_INVOKE("profile_choices")),
 	/**
 	 *  How the model `model_id` at `provider` is best counted, when Pinloom knows (the budget form
@@ -564,6 +566,14 @@ export type FanOut = {
 	answers: LaneAnswer[],
 };
 
+/**  A model a local server offers that no profile names yet. */
+export type FoundModel = {
+	/**  The server, in words ("llama.cpp server at http://127.0.0.1:8080/v1"). */
+	server: string,
+	/**  The profile it would be saved as. */
+	profile: ModelProfile,
+};
+
 /**  What an import did: the trees written and the report as `pinloom import` prints it. */
 export type ImportReportView = {
 	/**  The trees written. */
@@ -734,6 +744,19 @@ export type ModelProfile = {
 	 *  only enabling clears it.
 	 */
 	importedFrom?: string | null,
+};
+
+/**  Which models can answer now, as a first start shows them. */
+export type ModelsReady = {
+	/**
+	 *  Saved profiles that can answer now: a cloud provider's with its key set, or a local
+	 *  server's that answers.
+	 */
+	ready: string[],
+	/**  Saved profiles that cannot answer yet, with why and what to do. */
+	waiting: WaitingModel[],
+	/**  Models of local servers found on their usual ports that no profile names, ready to save. */
+	found: FoundModel[],
 };
 
 /**  What can be done to a message's flags. */
@@ -1539,6 +1562,14 @@ export type Verdict =
 "providerCut" | 
 /**  The provider did not report a prompt count (a stream that broke early, some servers). */
 "notReported";
+
+/**  A saved profile that cannot answer yet. */
+export type WaitingModel = {
+	/**  The profile. */
+	profile: string,
+	/**  Why not, and what to do, in words. */
+	reason: string,
+};
 
 /* Tauri Specta runtime */
 async function typedError<T, E>(result: Promise<T>): Promise<{ status: "ok"; data: T } | { status: "error"; error: E }> {

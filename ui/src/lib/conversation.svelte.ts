@@ -3,10 +3,12 @@
 // message in focus, a comparison of two messages, and the budget panel's profile being edited.
 import { backend, PinloomError } from "./backend";
 import { withoutMarkup } from "./markdown";
+import { ModelsReadiness } from "./models-ready.svelte";
 import { TreeSettingsState } from "./tree-settings.svelte";
 import type {
   CompareReach,
   Comparison,
+  FoundModel,
   ModelProfile,
   NodeAction,
   PlanView,
@@ -100,6 +102,8 @@ export function lanesFor(models: string[], samples: number): string[] {
 export class Conversation {
   /// The open tree's conversation settings (the settings form and the search box share them).
   readonly treeSettings = new TreeSettingsState();
+  /// Which models can answer now.
+  readonly readiness = new ModelsReadiness();
   treeId = $state<number | null>(null);
   columns = $state<Column[]>([]);
   profiles = $state<ModelProfile[]>([]);
@@ -132,6 +136,9 @@ export class Conversation {
   /// Called after a message was deleted, with what it was in words and how to take it back.
   ondeleted: (what: string, undo: () => Promise<void>) => void = () => undefined;
 
+  /// Reads the profiles and chooses `preferred`, else the first. Which models can answer is
+  /// looked up meanwhile (it may wait on a local port); with nothing preferred, a model that
+  /// can answer is then chosen, unless the person has chosen one by then.
   async loadProfiles(preferred: string | null): Promise<void> {
     try {
       const all = await backend.profilesList();
@@ -143,7 +150,20 @@ export class Conversation {
       this.profile = preferred && names.includes(preferred) ? preferred : (names[0] ?? "");
     } catch (thrown) {
       this.error = PinloomError.from(thrown);
+      return;
     }
+    const chosen = this.profile;
+    void this.readiness.load().then(() => {
+      const ready = this.readiness.ready;
+      if (!preferred && this.profile === chosen && !ready.includes(chosen) && ready[0]) this.profile = ready[0];
+    });
+  }
+
+  /// Saves a model found on a local server as a profile and chooses it.
+  async useFoundModel(found: FoundModel): Promise<boolean> {
+    if (!(await this.readiness.add(found))) return false;
+    await this.loadProfiles(found.profile.name);
+    return true;
   }
 
   /// Opens a tree's root thread as the only column.
@@ -534,10 +554,12 @@ export class Conversation {
       this.fail(index, thrown);
       const live = this.columns[index];
       if (live && live.requestId === requestId && live.streaming) live.unsaved = live.streaming;
-      // The person's message may be saved even though no reply came: show it, and count it.
+      // The person's message may be saved even though no reply came: show it, count it, and
+      // let the inspector plan for it.
       this.onchanged();
       try {
         await this.reload(index);
+        if (this.focus === null) await this.inspect(null);
       } catch (reloading) {
         const live = this.columns[index];
         if (live) live.error = new PinloomError({
@@ -744,14 +766,17 @@ export class Conversation {
 
   /// Explains the context a send from `nodeId` would make under the chosen model.
   async inspect(nodeId: number | null): Promise<void> {
-    this.focus = nodeId;
+    // Nothing chosen yet (a first send failed before any reply was written): the message on
+    // show in the newest column.
+    const target = nodeId ?? this.columns.at(-1)?.view.end ?? null;
+    this.focus = target;
     this.planError = null;
-    if (nodeId === null || !this.profile) {
+    if (target === null || !this.profile) {
       this.plan = null;
       return;
     }
     try {
-      this.plan = await backend.contextPreview(nodeId, this.profile, null);
+      this.plan = await backend.contextPreview(target, this.profile, null);
     } catch (thrown) {
       this.plan = null;
       this.planError = PinloomError.from(thrown);

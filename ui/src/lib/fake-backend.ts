@@ -7,6 +7,7 @@ import type {
   AncestorView,
   ApiError,
   AttachTo,
+  FoundModel,
   AttachmentView,
   DeletedThreadView,
   KeyStatus,
@@ -71,6 +72,8 @@ export type FakeState = {
   keys: KeyStatus[];
   /// The models `ollama_models` finds; null when no Ollama server answers.
   ollama: ModelProfile[] | null;
+  /// The models `models_ready` finds on local servers (those not saved yet are offered).
+  localModels: FoundModel[];
   /// Each tree's system context, by tree id; a tree without an entry has none.
   treeContexts: Map<number, TreeContext>;
   /// Threads deleted whole, by tree id; `thread_restore` brings one back.
@@ -230,6 +233,7 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
     syncReports: [],
     keys: [],
     ollama: null,
+    localModels: [],
     treeContexts: new Map(),
     deletedThreads: new Map(),
     trash: { trees: [], branches: [] },
@@ -392,6 +396,13 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
       }
       case "profiles_list":
         return state.profiles;
+      case "models_ready":
+        // Every saved profile answers, and one model waits on a local server to be used.
+        return {
+          ready: state.profiles.filter((profile) => !profile.importedFrom).map((profile) => profile.name),
+          waiting: [],
+          found: state.localModels.filter((found) => !state.profiles.some((profile) => profile.name === found.profile.name)),
+        };
       case "profile_enable": {
         const profile = state.profiles.find((one) => one.name === args.name);
         if (!profile) throw { code: "notFound", message: `no profile ${String(args.name)}` } satisfies ApiError;

@@ -2,7 +2,8 @@
 //! speaking the OpenAI-compatible stream byte for byte, and the use cases every front end calls.
 
 use pinloom_app::json::TreeMode;
-use pinloom_app::{ApiError, CancellationToken, ErrorCode, ReplyEvent};
+use pinloom_app::{ApiError, CancellationToken, Connections, ErrorCode, Pinloom, ReplyEvent};
+use pinloom_providers::ProviderId;
 use pinloom_test_server::{Answer, Server, Then};
 
 use crate::Sends;
@@ -584,4 +585,72 @@ async fn a_finished_reply_is_saved_even_when_another_process_holds_the_database_
     holder.join().unwrap();
     let view = pinloom.thread_view(tree, None).await.unwrap();
     assert_eq!(view.messages.len(), 2, "the reply is in the database");
+}
+
+#[tokio::test]
+async fn a_first_start_says_which_models_can_answer_and_offers_the_local_servers_it_finds() {
+    let models = r#"{"object":"list","data":[{"id":"qwen2.5-7b-instruct.gguf","object":"model","meta":{"n_ctx_train":32768}}]}"#;
+    let props = r#"{"default_generation_settings":{"n_ctx":8192}}"#;
+    // llama.cpp's server: looked at, then asked for its models and the window it runs with; at
+    // the second look, only looked at.
+    let llama = Server::start(vec![
+        Answer::error(200, models),
+        Answer::error(200, models),
+        Answer::error(200, props),
+        Answer::error(200, models),
+    ])
+    .await;
+    // The saved local profile's server, looked at each time.
+    let empty = r#"{"object":"list","data":[]}"#;
+    let local = Server::start(vec![Answer::error(200, empty), Answer::error(200, empty)]).await;
+    // An address nothing listens on.
+    let nobody = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let connections = Connections {
+        retry: pinloom_providers::retry::RetryPolicy::never(),
+        local_servers: vec![
+            pinloom_providers::Endpoint::at(ProviderId::LlamaCpp, &format!("{}/v1", llama.base)),
+            pinloom_providers::Endpoint::at(ProviderId::Ollama, &format!("http://{nobody}")),
+        ],
+        ..Connections::default()
+    };
+    let pinloom = Pinloom::open_with(dir.path().to_owned(), connections).await.unwrap();
+    pinloom.save_model_profile(local_profile("Local", &local, 8_192, "o200k")).await.unwrap();
+    let mut gone = local_profile("Gone", &local, 8_192, "o200k");
+    gone.base_url = Some(format!("http://{nobody}/v1"));
+    pinloom.save_model_profile(gone).await.unwrap();
+
+    let ready = pinloom.models_ready().await.unwrap();
+
+    assert!(ready.ready.contains(&"Local".to_owned()), "its server answers: {ready:?}");
+    let waiting = |name: &str| ready.waiting.iter().find(|model| model.profile == name);
+    let gone = waiting("Gone").expect("its server does not answer");
+    assert!(
+        gone.reason.starts_with(&format!("nothing answers at http://{nobody}/v1")),
+        "{}",
+        gone.reason
+    );
+    // The catalog's cloud models answer only with a key: each is ready or says how to get one.
+    for profile in pinloom.model_profiles().await.unwrap() {
+        if ["Local", "Gone"].contains(&profile.name.as_str()) {
+            continue;
+        }
+        let said = ready.ready.contains(&profile.name)
+            || waiting(&profile.name).is_some_and(|model| model.reason.starts_with("no key"));
+        assert!(said, "{} is neither ready nor waiting for a key: {ready:?}", profile.name);
+    }
+    let [found] = &ready.found[..] else { panic!("one model found: {ready:?}") };
+    assert_eq!(found.server, format!("llama.cpp server at {}/v1", llama.base));
+    assert_eq!(found.profile.name, "qwen2.5-7b-instruct.gguf (llama.cpp server)");
+    assert_eq!(found.profile.provider, "llamacpp");
+    assert_eq!(found.profile.context_window, 8_192, "the window the server runs with");
+    assert_eq!(found.profile.base_url, Some(format!("{}/v1", llama.base)));
+    let paths: Vec<String> = llama.seen().iter().map(|seen| seen.path.clone()).collect();
+    assert_eq!(paths, ["/v1/models", "/v1/models", "/props"]);
+
+    // Once saved, it is no longer offered, and it can answer.
+    pinloom.save_model_profile(found.profile.clone()).await.unwrap();
+    let again = pinloom.models_ready().await.unwrap();
+    assert!(again.found.is_empty(), "{again:?}");
+    assert!(again.ready.contains(&found.profile.name), "{again:?}");
 }
