@@ -204,13 +204,11 @@ describe("deep dives in the real window", () => {
     await newTree("Branches");
     provider.answers.push("Rivers meander because banks erode unevenly.");
     await send("composer-input", "composer-ask", "Why meanders?", "message-text", 2);
-    const picks = await harness.findAll("compare-pick");
-    await picks[1].click();
+    await harness.click("compare-pick", (picks) => picks[1]);
     provider.answers.push("Rivers wander because banks erode unevenly.");
-    await (await harness.find("regenerate")).click();
+    await harness.click("regenerate");
     await harness.textsUntil("alternative-position", (texts) => texts.includes("2/2"), "the second answer", 20_000);
-    const again = await harness.findAll("compare-pick");
-    await again[1].click();
+    await harness.click("compare-pick", (picks) => picks[1]);
     const comparison = await harness.find("comparison");
     assert.match(await (await harness.find("common-ancestor")).getText(), /share 1 message and part after “Why meanders\?”/);
     assert.equal(await (await harness.find("diff-left")).getText(), "meander");
@@ -286,13 +284,13 @@ describe("deep dives in the real window", () => {
         .then(() => done("attached"), (error) => done(error.message));
     `);
     assert.match(refused, /was not chosen in this window/);
-    await (await harness.find("attach-choose")).click();
+    await harness.click("attach-choose");
     await harness.answerFileDialog("Attach files", notes);
     await harness.textsWhen("attachment", 1);
-    await (await harness.find("inspect")).click();
+    await harness.click("inspect");
     await harness.textsUntil("slice", (kinds) => kinds.some((text) => text.startsWith("file")), "the file is a slice");
 
-    await (await harness.find("notes-toggle")).click();
+    await harness.click("notes-toggle");
     await type("note-input", "The reader is a child.");
     await harness.driver.executeScript(
       `document.querySelector('.note-form input[type="checkbox"]').click();`,
@@ -304,9 +302,9 @@ describe("deep dives in the real window", () => {
     }, 10_000, "the note is listed under its message");
     // The search box finds the message; adding it to the search slice is remembered.
     await type("search-query", "Summarise");
-    await (await harness.find("search-submit")).click();
+    await harness.click("search-submit");
     await harness.textsWhen("search-result", 1);
-    await (await harness.find("search-add")).click();
+    await harness.click("search-add");
     await harness.textsUntil("search-add", (labels) => labels[0]?.includes("✓"), "the hit is in the search slice");
 
     await (await harness.find("show-request")).click();

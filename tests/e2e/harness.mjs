@@ -14,6 +14,8 @@ import { after, before, test } from "node:test";
 import { Builder, By, Capabilities, until } from "selenium-webdriver";
 
 const here = dirname(fileURLToPath(import.meta.url));
+/// axe-core's source, read once and injected into each window checked.
+let axeSource = null;
 export const repoRoot = resolve(here, "../..");
 
 /// The binary under test: built with the UI embedded by the README's test command, or the one
@@ -108,10 +110,14 @@ export class Harness {
 
   /// A `node:test` test whose failure leaves a screenshot of the window in
   /// tests/e2e/artifacts/, for the person reading CI.
+  ///
+  /// Every screen a test ends on is checked for accessibility (axe-core): a serious or critical
+  /// violation fails the test.
   windowTest(name, body) {
     test(name, async () => {
       try {
         await body();
+        if (this.driver) await this.checkAccessibility(name);
       } catch (error) {
         this.failed = true;
         if (this.driver) {
@@ -124,6 +130,33 @@ export class Harness {
         throw error;
       }
     });
+  }
+
+  /// Runs axe-core in the window as it is now and fails on any serious or critical violation,
+  /// naming each with the elements it found.
+  async checkAccessibility(where) {
+    axeSource ??= readFileSync(join(here, "../../node_modules/axe-core/axe.min.js"), "utf8");
+    // The window's content security policy forbids eval: axe's source goes in as the script
+    // WebDriver runs, which the policy does not govern.
+    const violations = await this.driver.executeAsyncScript(
+      `${axeSource}
+       const done = arguments[arguments.length - 1];
+       window.axe
+         .run(document, { resultTypes: ["violations"] })
+         .then((results) => done(results.violations
+           .filter((violation) => violation.impact === "serious" || violation.impact === "critical")
+           .map((violation) => ({
+             id: violation.id,
+             impact: violation.impact,
+             help: violation.help,
+             nodes: violation.nodes.slice(0, 5).map((node) => node.target.join(" ") + ": " + node.failureSummary.split(String.fromCharCode(10)).join(" ")),
+           }))))
+         .catch((error) => done([{ id: "axe-failed", impact: "critical", help: String(error), nodes: [] }]));`,
+    );
+    if (violations.length > 0) {
+      const said = violations.map((violation) => `${violation.impact} ${violation.id}: ${violation.help}\n  ${violation.nodes.join("\n  ")}`);
+      throw new Error(`accessibility violations on "${where}":\n${said.join("\n")}`);
+    }
   }
 
   /// Starts Xvfb and tauri-driver. `dataDir` is given to every app session through the
@@ -298,6 +331,7 @@ export class Harness {
         }
         if (!chosen) return false;
         try {
+          await this.reveal(chosen);
           await chosen.click();
           return true;
         } catch (error) {
@@ -313,9 +347,25 @@ export class Harness {
     );
   }
 
+  /// Brings `element` where a person would reach it before using it: the menus (closed
+  /// `<details>`) it sits in opened, and focus on it, which shows a message's actions as
+  /// hovering or tabbing to them does.
+  async reveal(element) {
+    await this.driver.executeScript(
+      `const element = arguments[0];
+       const own = element.tagName === "SUMMARY" ? element.parentElement : null;
+       for (let menu = element.closest("details:not([open])"); menu; menu = menu.parentElement?.closest("details:not([open])") ?? null) {
+         if (menu !== own) menu.open = true;
+       }
+       element.focus({ preventScroll: true });`,
+      element,
+    );
+  }
+
   /// Replaces the text of field `testId` with `text`, as a person typing would.
   async type(testId, text) {
     const field = await this.find(testId);
+    await this.reveal(field);
     await field.clear();
     await field.sendKeys(text);
     return field;

@@ -43,6 +43,9 @@ describe("samples, fusion and edited replies in the real window", () => {
     await harness.click("receipt-toggle");
     await harness.find("receipt-verdict");
     await harness.click("receipt-toggle");
+    // The chooser folds away (it keeps three answers a send), leaving the thread its room.
+    await harness.click("fan-out-toggle");
+    await harness.textsUntil("composer-ask", (texts) => texts[0] === "Ask for 3 answers", "still three answers a send");
   });
 
   harness.windowTest("the answers fuse into a fourth, attributed to each, from only what was chosen", async () => {
@@ -84,7 +87,8 @@ describe("samples, fusion and edited replies in the real window", () => {
 
   harness.windowTest("a reply edited by the person is a sibling marked as theirs, and the next request carries it", async () => {
     const before = provider.requests.length;
-    // Back to one answer per send, the chooser folded.
+    // Back to one answer per send, the chooser folded again.
+    await harness.click("fan-out-toggle");
     await harness.choose("samples-each", "1");
     await harness.click("fan-out-toggle");
     await harness.textsUntil("composer-ask", (texts) => texts[0] === "Send", "an ordinary send again");

@@ -34,6 +34,8 @@ export class ColumnView {
   regeneratingWith = $state<number | null>(null);
   regenerateProfiles = $state<string[]>([]);
   regenerateSamples = $state(1);
+  /// The message whose sentences are offered to pin (without a mouse).
+  pinning = $state<number | null>(null);
   /// The answer whose alternatives are being chosen to fuse, and those chosen.
   fusing = $state<number | null>(null);
   fuseChosen = $state<number[]>([]);
@@ -95,6 +97,16 @@ export class ColumnView {
     const failure = await this.conversation.promote(this.index, this.promoting.fromId, this.promoting.passage);
     if (failure) this.promotionError = failure;
     else this.promoting = null;
+  }
+
+  togglePinning(nodeId: number): void {
+    this.pinning = this.pinning === nodeId ? null : nodeId;
+  }
+
+  /// Pins `start..end` of `message` (as a selection would), opening its sub-thread.
+  async pinRange(message: ThreadMessage, start: number, end: number): Promise<void> {
+    this.pinning = null;
+    await this.conversation.pin(this.index, message, start, end);
   }
 
   toggleReceipt(nodeId: number): void {

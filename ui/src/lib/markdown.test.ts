@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { locateSelection, markAnchors, renderMarkdown, withoutMarkup } from "./markdown";
+import { locateSelection, markAnchors, renderMarkdown, sentencesOf, withoutMarkup } from "./markdown";
 
 // The corpus the end-to-end test also sends through a real reply.
 export const XSS_CORPUS = [
@@ -111,5 +111,33 @@ describe("anchors", () => {
     const marks = root.querySelectorAll("mark.anchor");
     expect(marks).toHaveLength(1);
     expect(marks[0]!.textContent).toBe("the outer bank");
+  });
+});
+
+describe("sentencesOf", () => {
+  it("splits a message into sentences with where each lies in the text", () => {
+    const text = "Rivers meander. The **outer** bank erodes!\n\nWhy? Silt settles\nthere";
+    const sentences = sentencesOf(text);
+    expect(sentences.map((sentence) => text.slice(sentence.start, sentence.end))).toEqual([
+      "Rivers meander.",
+      "The **outer** bank erodes!",
+      "Why?",
+      "Silt settles",
+      "there",
+    ]);
+    expect(sentences[1]?.text).toBe("The outer bank erodes!");
+  });
+
+  it("keeps a decimal point and a text without an ending whole", () => {
+    const text = "Version 2.5 is out";
+    expect(sentencesOf(text)).toEqual([{ start: 0, end: text.length, text }]);
+    expect(sentencesOf("   ")).toEqual([]);
+  });
+});
+
+describe("code blocks", () => {
+  it("take keyboard focus, so a long line can be scrolled without a mouse", () => {
+    const html = renderMarkdown("```\nconst bend = rivers.map((river) => river.meanders);\n```");
+    expect(html).toMatch(/^<pre tabindex="0"><code class="hljs">/);
   });
 });

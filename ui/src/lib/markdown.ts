@@ -42,6 +42,8 @@ function hookOnce(purifier: typeof DOMPurify) {
       if (kept.length > 0) node.setAttribute("class", kept.join(" "));
       else node.removeAttribute("class");
     }
+    // A code block scrolls sideways: it takes focus so the keyboard can scroll it too.
+    if (node.tagName === "PRE") node.setAttribute("tabindex", "0");
     if (node.tagName === "A") {
       const href = node.getAttribute("href");
       node.removeAttribute("href");
@@ -178,4 +180,29 @@ function findAcross(nodes: Text[], wanted: string): { node: Text; start: number;
     pieces.push({ node, start, end });
   }
   return pieces;
+}
+
+/// A sentence of a message's text and where it lies in it (UTF-16 units, as pins count).
+export type Sentence = { start: number; end: number; text: string };
+
+/// The sentences of `text`, in order: runs that end at ".", "!" or "?" before a space or the end,
+/// or at a line break, without the spaces around them. What a keyboard offers to pin where a
+/// mouse would select.
+export function sentencesOf(text: string): Sentence[] {
+  const sentences: Sentence[] = [];
+  const boundary = /[.!?]+(?=\s|$)|\n+/g;
+  let from = 0;
+  const take = (until: number) => {
+    const raw = text.slice(from, until);
+    const start = from + (raw.length - raw.trimStart().length);
+    const end = from + raw.trimEnd().length;
+    if (end > start) sentences.push({ start, end, text: withoutMarkup(text.slice(start, end)) });
+  };
+  for (let match = boundary.exec(text); match; match = boundary.exec(text)) {
+    const until = match[0].startsWith("\n") ? match.index : match.index + match[0].length;
+    take(until);
+    from = match.index + match[0].length;
+  }
+  take(text.length);
+  return sentences;
 }
