@@ -15,7 +15,10 @@
 //   - context shown: from the same click to the inspector's plan of that message on screen;
 //   - memory: resident memory of the app process and every process under it (WebKit's web and
 //     network processes), with the tree open and its plan shown, as RSS and as PSS (see memoryMb).
-// The baseline, in the same runs: the same start on an empty data folder.
+// The baselines, in the same runs: the same start on an empty data folder, and the floor: a bare
+// window of the same Tauri and WebKitGTK on an empty page (`bare-window`, built with
+// `cargo build --release --features perf-floor --bin bare-window`; PINLOOM_BARE_BINARY chooses
+// another), whose start and memory Pinloom's are given as ratios to.
 import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -27,6 +30,8 @@ const messages = Number(process.env.PINLOOM_STARTUP_MESSAGES ?? 10_000);
 const targetDir = process.env.CARGO_TARGET_DIR ? resolve(repoRoot, process.env.CARGO_TARGET_DIR) : join(repoRoot, "target");
 process.env.PINLOOM_APP_BINARY ??= join(targetDir, "release", "pinloom-desktop");
 const cli = process.env.PINLOOM_CLI_BINARY ?? join(targetDir, "release", "pinloom");
+const app = process.env.PINLOOM_APP_BINARY;
+const bare = process.env.PINLOOM_BARE_BINARY ?? join(targetDir, "release", "bare-window");
 
 const ticksPerSecond = Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim());
 const bootMs = Number(/btime (\d+)/.exec(readFileSync("/proc/stat", "utf8"))[1]) * 1000;
@@ -44,8 +49,9 @@ function dialogue(count) {
   return { format: "open-loom", version: "2.0", trees: [{ id: "big", title: "Ten thousand", rootNodeIds: ["m0"], currentNodeId: `m${count - 1}`, nodes, edges }] };
 }
 
-/// The app processes of this data folder: the app and everything under it.
-function appProcesses(dataDir) {
+/// The app processes of this data folder: the app (`binary` names its program) and everything
+/// under it.
+function appProcesses(dataDir, binary = "pinloom-desktop") {
   const all = readdirSync("/proc").filter((entry) => /^\d+$/.test(entry));
   const parentOf = new Map();
   let app = null;
@@ -54,7 +60,7 @@ function appProcesses(dataDir) {
       const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
       parentOf.set(pid, stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
       const environ = readFileSync(`/proc/${pid}/environ`, "utf8").split("\0");
-      if (environ.includes(`PINLOOM_DATA_DIR=${dataDir}`) && readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("pinloom-desktop")) app = pid;
+      if (environ.includes(`PINLOOM_DATA_DIR=${dataDir}`) && readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(binary)) app = pid;
     } catch {
       // gone meanwhile
     }
@@ -94,6 +100,25 @@ function memoryMb(pids) {
     }
   }
   return { rss: rss / 1024, pss: pss / 1024 };
+}
+
+/// The floor: the bare window's start until its page is on screen, and its memory then.
+async function floor() {
+  const harness = new Harness();
+  await harness.start();
+  process.env.PINLOOM_APP_BINARY = bare;
+  try {
+    await harness.launch();
+    await harness.find("bare", 60_000);
+    const usableAt = Date.now();
+    const processes = appProcesses(harness.dataDir, "bare-window");
+    const usable = usableAt - startedAtMs(processes.app);
+    const { rss: memory, pss } = memoryMb(appProcesses(harness.dataDir, "bare-window").family);
+    return { usable, shown: null, context: null, memory, pss };
+  } finally {
+    process.env.PINLOOM_APP_BINARY = app;
+    await harness.stop({ failed: false });
+  }
 }
 
 async function once(withTree) {
@@ -146,12 +171,16 @@ async function once(withTree) {
 }
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const bareRuns = [];
 const empty = [];
 const big = [];
 for (let run = 0; run < runs; run++) {
+  bareRuns.push(await floor());
   empty.push(await once(false));
   big.push(await once(true));
-  process.stderr.write(`run ${run + 1}/${runs}: empty ${JSON.stringify(empty.at(-1))}, tree ${JSON.stringify(big.at(-1))}\n`);
+  process.stderr.write(
+    `run ${run + 1}/${runs}: bare ${JSON.stringify(bareRuns.at(-1))}, empty ${JSON.stringify(empty.at(-1))}, tree ${JSON.stringify(big.at(-1))}\n`,
+  );
 }
 const line = (name, rows) =>
   `${name}: usable ${median(rows.map((r) => r.usable)).toFixed(0)} ms, ` +
@@ -159,6 +188,9 @@ const line = (name, rows) =>
     ? ""
     : `tree shown ${median(rows.map((r) => r.shown)).toFixed(0)} ms, context shown ${median(rows.map((r) => r.context)).toFixed(0)} ms, `) +
   `memory ${median(rows.map((r) => r.memory)).toFixed(0)} MB RSS, ${median(rows.map((r) => r.pss)).toFixed(0)} MB PSS (medians of ${rows.length})`;
+const ratio = (rows, key) => (median(rows.map((r) => r[key])) / median(bareRuns.map((r) => r[key]))).toFixed(2);
+console.log(line("bare window (the floor)", bareRuns));
 console.log(line("empty data folder", empty));
 console.log(line(`${messages.toLocaleString("en")}-message tree`, big));
-console.log(`ratio, tree to empty: usable ${(median(big.map((r) => r.usable)) / median(empty.map((r) => r.usable))).toFixed(2)}×, memory ${(median(big.map((r) => r.memory)) / median(empty.map((r) => r.memory))).toFixed(2)}×`);
+console.log(`to the floor, empty folder: usable ${ratio(empty, "usable")}×, PSS ${ratio(empty, "pss")}×`);
+console.log(`to the floor, ${messages.toLocaleString("en")}-message tree open: usable ${ratio(big, "usable")}× (goal ≤ 1.2×), PSS ${ratio(big, "pss")}× (goal ≤ 1.5×)`);
