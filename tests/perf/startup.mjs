@@ -102,14 +102,18 @@ function memoryMb(pids) {
   return { rss: rss / 1024, pss: pss / 1024 };
 }
 
-/// The floor: the bare window's start until its page is on screen, and its memory then.
+/// The floor: the bare window's start until its empty page is loaded, and its memory then.
 async function floor() {
   const harness = new Harness();
   await harness.start();
   process.env.PINLOOM_APP_BINARY = bare;
   try {
     await harness.launch();
-    await harness.find("bare", 60_000);
+    await harness.driver.wait(
+      async () => (await harness.driver.executeScript("return document.readyState")) === "complete",
+      60_000,
+      "the bare window's empty page loaded",
+    );
     const usableAt = Date.now();
     const processes = appProcesses(harness.dataDir, "bare-window");
     const usable = usableAt - startedAtMs(processes.app);

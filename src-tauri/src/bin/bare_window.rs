@@ -7,8 +7,9 @@
 
 use tauri::{WebviewUrl, WebviewWindowBuilder};
 
-/// The page: one element the measurement waits for, as Pinloom's window waits for its tree list.
-const EMPTY_PAGE: &str = "data:text/html,<!doctype html><title>bare</title><p data-testid=\"bare\">bare</p>";
+/// The page: empty (a `data:` page would need a Tauri feature Pinloom's build does not have). The
+/// measurement waits for it to be loaded, as it waits for Pinloom's tree list.
+const EMPTY_PAGE: &str = "about:blank";
 
 fn main() {
     let mut context = tauri::generate_context!();
@@ -16,7 +17,8 @@ fn main() {
     context.config_mut().app.windows.clear();
     tauri::Builder::default()
         .setup(|app| {
-            let url = EMPTY_PAGE.parse().map_err(|error| format!("the empty page's address: {error}"))?;
+            let url =
+                EMPTY_PAGE.parse().map_err(|error| format!("the empty page's address: {error}"))?;
             WebviewWindowBuilder::new(app, "main", WebviewUrl::External(url))
                 .title("bare window")
                 .inner_size(1200.0, 780.0)
