@@ -81,9 +81,13 @@ describe("samples, fusion and edited replies in the real window", () => {
     await harness.click("fuse-send");
     await harness.textsUntil("message-text", (texts) => texts.at(-1) === "Erosion outside [1], deposits inside [2].", "the new fusion is on show");
     await harness.textsUntil("fused-badge", (texts) => texts[0] === "fused from answers 1, 3", "from the two chosen");
+    // The samples in the switcher's order, as the first fusion numbered them (which sample got
+    // which scripted answer depends on the race of the three requests).
+    const samples = [1, 2, 3].map((number) => new RegExp(`Answer \\[${number}\\], by Local test model:\\n([^\\n]+)`).exec(lastUser(3))?.[1]);
+    assert.ok(samples.every(Boolean), `three numbered answers: ${lastUser(3)}`);
     const fused = lastUser(4);
-    assert.ok(fused.includes("Erosion of the outer bank.") && fused.includes("Sediment on the inner bank."), fused);
-    assert.ok(!fused.includes("Uplift") && !fused.includes("[1] while the inner bank"), `only the chosen: ${fused}`);
+    assert.ok(fused.includes(samples[0]) && fused.includes(samples[2]), `the first and the third: ${fused}`);
+    assert.ok(!fused.includes(samples[1]) && !fused.includes("[1] while the inner bank"), `only the chosen: ${fused}`);
   });
 
   harness.windowTest("a reply edited by the person is a sibling marked as theirs, and the next request carries it", async () => {

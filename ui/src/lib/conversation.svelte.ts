@@ -486,11 +486,14 @@ export class Conversation {
     return this.reply(index, { kind: "edit", nodeId, text });
   }
 
-  /// Continues a buffer-mode document from the column's end.
-  continueDocument(index: number): Promise<boolean> {
+  /// Continues a buffer-mode document from the column's end: once, or `count` ways at once with
+  /// the chosen model, each continuation an alternative of the others.
+  continueDocument(index: number, count = 1): Promise<boolean> {
     const last = this.columns[index]?.view.end;
     if (last === undefined || last === null) return Promise.resolve(false);
-    return this.reply(index, { kind: "continue", nodeId: last });
+    if (count <= 1) return this.reply(index, { kind: "continue", nodeId: last });
+    if (!this.profile) return this.reply(index, { kind: "continue", nodeId: last });
+    return this.fanOut(index, { kind: "continue", nodeId: last }, lanesFor([this.profile], count), "");
   }
 
   /// Re-reads every column that is not streaming (another process wrote to the database).

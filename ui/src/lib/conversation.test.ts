@@ -205,6 +205,17 @@ describe("Conversation", () => {
     expect(fused?.alternatives.length).toBe(4);
   });
 
+  it("continues a document three ways at once, each continuation an alternative of the others", async () => {
+    const conversation = await opened("buffer");
+    fake.replies = [" slowly.", " past the mill.", " under the ice."];
+    expect(await conversation.add(0, "The river ran")).toBe(true);
+    expect(await conversation.continueDocument(0, 3)).toBe(true);
+    const continuation = conversation.columns[0]?.view.messages[1];
+    expect(continuation?.alternatives.length).toBe(3);
+    expect(shown(conversation)[0]).toBe("The river ran");
+    expect(fake.replies).toEqual([]);
+  });
+
   it("saves a rewritten reply beside the model's, marked as edited, without sending", async () => {
     const conversation = await opened();
     fake.replies = ["Rivers meander by gravity."];

@@ -374,6 +374,10 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
           const found = treeOf(target.nodeId);
           treeId = found.treeId;
           prompt = found.message.author === "model" ? treeOf(found.message.parentId ?? -1).message : found.message;
+        } else if (target.kind === "continue") {
+          const found = treeOf(target.nodeId);
+          treeId = found.treeId;
+          prompt = found.message;
         } else {
           throw new Error(`the fake backend fans out no ${target.kind} target`);
         }

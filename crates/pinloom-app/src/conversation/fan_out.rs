@@ -17,9 +17,8 @@ pub const FAN_OUT_LANES: std::ops::RangeInclusive<usize> = 2..=8;
 
 impl Pinloom {
     /// Sends `prompt` to every lane's model at once: the person's message (or the edit) is
-    /// written once, or, answering again, the existing one is used; then each model plans,
-    /// streams and writes its reply beside the others. A buffer document continues through one
-    /// model only. `answered` hears of each lane as soon as it ends, before the
+    /// written once, or, answering again or continuing a document, the existing one is used;
+    /// then each model plans, streams and writes its reply beside the others. `answered` hears of each lane as soon as it ends, before the
     /// slowest; the result lists them all. A profile named in several lanes answers that many
     /// times, each a sample of its own. Fails as a whole only when nothing could be sent: too
     /// few or too many lanes, an unknown profile, or a message that could not be written.
@@ -73,11 +72,13 @@ impl Pinloom {
                 )
                 .into());
             }
-            SendTarget::Continue { .. } => {
-                return Err(ApiError::invalid_input(
-                    "a document continues through one model: choose one model to continue it",
-                )
-                .into());
+            // Several continuations of a document at once, as a loom weaves them: each lane
+            // continues the same end, each continuation a sibling of the others.
+            SendTarget::Continue { node_id } => {
+                let end = self.document_end(node_id).await?;
+                self.read("could not continue the document", move |store| Ok(store.node(end)?))
+                    .await?
+                    .into()
             }
         };
         let prompt_id = NodeId(prompt.message.id);

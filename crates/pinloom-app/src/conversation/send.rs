@@ -80,7 +80,7 @@ impl Pinloom {
     }
 
     /// Message `node_id` as the end of a buffer document to continue; a dialogue is refused.
-    async fn document_end(&self, node_id: i64) -> anyhow::Result<NodeId> {
+    pub(crate) async fn document_end(&self, node_id: i64) -> anyhow::Result<NodeId> {
         let mode = self
             .read("could not continue the document", move |store| {
                 let node = store.node(NodeId(node_id))?;

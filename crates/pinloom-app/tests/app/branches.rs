@@ -4,14 +4,15 @@
 
 use std::sync::Mutex;
 
-use pinloom_app::json::{CompareReach, ContextSource, FanOut, LaneAnswer, SendTarget};
+use pinloom_app::json::{CompareReach, ContextSource, FanOut, LaneAnswer, SendTarget, TreeMode};
 use pinloom_app::{CancellationToken, ErrorCode, FanOutLane};
 use pinloom_test_server::{Answer, Server, Then};
 use tokio::sync::mpsc::unbounded_channel;
 
 use crate::Sends;
 use crate::wire::{
-    ask, chat_stream, dialogue, listen, local_profile, messages, pinloom_with, says,
+    ask, chat_stream, completion_stream, dialogue, listen, local_profile, messages, pinloom_with,
+    says,
 };
 
 /// A lane for `profile` whose pieces nobody reads, stopped by `cancel`.
@@ -284,7 +285,7 @@ async fn a_fan_out_that_cannot_be_sent_writes_nothing() {
         .await
         .map_err(refusal)
         .unwrap_err();
-    assert!(continued.message.contains("continues through one model"), "{}", continued.message);
+    assert!(continued.message.contains("this tree is a dialogue"), "{}", continued.message);
     pinloom.mark_node(written.id, pinloom_app::NodeAction::Delete).await.unwrap();
 
     assert!(pinloom.thread_view(tree, None).await.unwrap().messages.is_empty());
@@ -580,4 +581,45 @@ async fn chosen_answers_fuse_into_a_new_sibling_whose_request_carries_them_and_n
     let apart = fuse(vec![erosion, later.reply.message.id]).await.map_err(refusal).unwrap_err();
     assert!(apart.message.contains("answer different messages"), "{}", apart.message);
     assert_eq!(server.seen().len(), 5, "no refused fusion was sent");
+}
+
+#[tokio::test]
+async fn a_document_is_continued_several_ways_at_once_as_siblings_of_its_end() {
+    let server = Server::start(vec![
+        Answer::sse(&completion_stream(&[" slowly to the sea."]), 0),
+        Answer::sse(&completion_stream(&[" past the old mill."]), 0),
+        Answer::sse(&completion_stream(&[" under the ice."]), 0),
+    ])
+    .await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let tree = pinloom.create_tree("Essay".into(), TreeMode::Buffer).await.unwrap().id;
+    let start = pinloom.append_message(tree, None, "The river ran".into()).await.unwrap();
+
+    let woven = pinloom
+        .fan_out(
+            SendTarget::Continue { node_id: start.id },
+            lanes(&["Local", "Local", "Local"]),
+            |_: &LaneAnswer| {},
+        )
+        .await
+        .unwrap();
+
+    assert_eq!(woven.prompt.message.id, start.id, "the document's end is continued, not rewritten");
+    let mut endings: Vec<String> = woven
+        .answers
+        .iter()
+        .map(|answer| {
+            let exchange = answer.exchange.as_ref().expect("each lane continued");
+            assert_eq!(exchange.reply.message.parent_id, Some(start.id));
+            exchange.reply.message.text.clone()
+        })
+        .collect();
+    endings.sort();
+    assert_eq!(endings, [" past the old mill.", " slowly to the sea.", " under the ice."]);
+    for seen in server.seen() {
+        assert_eq!(seen.path, "/v1/completions");
+        assert_eq!(seen.json()["prompt"], "The river ran", "each lane continues the same text");
+    }
+    let view = pinloom.thread_view(tree, None).await.unwrap();
+    assert_eq!(view.messages[1].alternatives.len(), 3, "three continuations side by side");
 }
