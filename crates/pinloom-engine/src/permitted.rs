@@ -24,9 +24,10 @@
 //!    M itself; an answer to anything else is left out as off the path.
 //!
 //! Nothing else: no other branch, regenerated alternative (but those chosen to fuse), replaced
-//! edit, sibling pin, or parent thread message after the anchor. The store's search offers only hits on the path, and the
-//! planner checks every candidate against the path again (a hit elsewhere is pruned as
-//! [`PruneReason::OffPath`]), so a mistake upstream shows in the inspector, never in a request.
+//! edit, sibling pin, or parent thread message after the anchor. The store's search offers only
+//! hits on the path, and the planner checks every candidate against the path again (a hit
+//! elsewhere is pruned as [`PruneReason::OffPath`]), so a mistake upstream shows in the
+//! inspector, never in a request.
 //!
 //! [`Provenance::AddedByPerson`]: crate::plan::Provenance::AddedByPerson
 //! [`PruneReason::OffPath`]: crate::plan::PruneReason::OffPath

@@ -18,10 +18,11 @@ pub const FAN_OUT_LANES: std::ops::RangeInclusive<usize> = 2..=8;
 impl Pinloom {
     /// Sends `prompt` to every lane's model at once: the person's message (or the edit) is
     /// written once, or, answering again or continuing a document, the existing one is used;
-    /// then each model plans, streams and writes its reply beside the others. `answered` hears of each lane as soon as it ends, before the
-    /// slowest; the result lists them all. A profile named in several lanes answers that many
-    /// times, each a sample of its own. Fails as a whole only when nothing could be sent: too
-    /// few or too many lanes, an unknown profile, or a message that could not be written.
+    /// then each model plans, streams and writes its reply beside the others. `answered` hears
+    /// of each lane as soon as it ends, before the slowest; the result lists them all. A profile
+    /// named in several lanes answers that many times, each a sample of its own. Fails as a
+    /// whole only when nothing could be sent: too few or too many lanes, an unknown profile, or
+    /// a message that could not be written.
     pub async fn fan_out(
         &self,
         prompt: SendTarget,

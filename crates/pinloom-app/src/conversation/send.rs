@@ -44,8 +44,9 @@ struct Accounted {
 impl Pinloom {
     /// Answers `target` with the model profile `profile`, streaming each piece of the reply to
     /// `events` as it arrives: a new message of the person's (in a thread or a pin), an edit of
-    /// one, a message answered again, a buffer document continued, or answers fused into one. What every front end's
-    /// "send" comes down to. `cancel` stops the reply; what arrived is kept, marked incomplete.
+    /// one, a message answered again, a buffer document continued, or answers fused into one.
+    /// What every front end's "send" comes down to. `cancel` stops the reply; what arrived is
+    /// kept, marked incomplete.
     pub async fn reply_to(
         &self,
         target: SendTarget,
