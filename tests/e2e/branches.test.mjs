@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { before, after, describe } from "node:test";
 
-import { Harness, takeReadmeScreenshots, withProviderAndWindow } from "./harness.mjs";
+import { Harness, withProviderAndWindow } from "./harness.mjs";
 import { ScriptedProvider } from "./provider.mjs";
 
 // Long enough (about 600 tokens) that the small model's budget cannot carry it again.
@@ -102,7 +102,7 @@ describe("branches in the real window", () => {
 
     await attributesWhen("lane", "data-state", (states) => states.join() === "streaming,answered", "the small model answered first");
     await harness.textsUntil("lane-text", (texts) => texts[0]?.includes("Oxbow lakes form when"), "the large model's first words");
-    if (takeReadmeScreenshots) await harness.screenshot("tests/e2e/screenshots/fan-out.png");
+    await harness.screen("fan-out");
     await harness.click("lane-stop");
     await attributesWhen("lane", "data-state", (states) => states.join() === "stopped,answered", "the large model stopped alone");
 
@@ -139,7 +139,7 @@ describe("branches in the real window", () => {
     await harness.driver.actions().sendKeys("n").perform();
     await harness.textsUntil("difference-position", (texts) => texts[0] === "difference 1 of 1", "the first difference is current");
     await attributesWhen("compare-cell", "class", (classes) => classes.some((value) => value?.includes("current")), "the row is marked");
-    if (takeReadmeScreenshots) await harness.screenshot("tests/e2e/screenshots/comparison.png");
+    await harness.screen("comparison");
     await closeComparison();
   });
 

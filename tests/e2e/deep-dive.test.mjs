@@ -7,7 +7,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe } from "node:test";
 
-import { Harness, takeReadmeScreenshots, withProviderAndWindow } from "./harness.mjs";
+import { Harness, withProviderAndWindow } from "./harness.mjs";
 import { ScriptedProvider } from "./provider.mjs";
 
 const ANSWER =
@@ -92,7 +92,7 @@ describe("deep dives in the real window", () => {
     assert.match(silt, /the outer bank erodes\./, "the ancestry travels as its summary");
     const crumbs = await harness.find("breadcrumbs");
     assert.match(await crumbs.getText(), /Rivers\s*›\s*the inner bank gains silt/);
-    if (takeReadmeScreenshots) await harness.screenshot("tests/e2e/screenshots/pin-deep-dive.png");
+    await harness.screen("pin-deep-dive");
 
     // A sibling pin on the same reply never sees the first pin's thread.
     const [, rootReply] = await harness.findAll("message-text");
@@ -117,7 +117,7 @@ describe("deep dives in the real window", () => {
     const tokens = Number(await (await harness.find("promotion-tokens")).getText());
     assert.ok(tokens > 5, `the cost is shown before it is added (${tokens})`);
     assert.match(await (await harness.find("promotion-text")).getText(), /^Brought back from the pin “the outer bank erodes”, written by .+:\s+the fastest water runs along the outside$/);
-    if (takeReadmeScreenshots) await harness.screenshot("tests/e2e/screenshots/promotion.png");
+    await harness.screen("promotion");
     await harness.click("promotion-confirm");
     await harness.textsWhen("message-text", texts.length + 1, 10_000);
     await harness.driver.wait(async () => (await harness.findAll("promotion")).length === 0, 5000, "the confirmation closes");
@@ -150,7 +150,7 @@ describe("deep dives in the real window", () => {
       (texts) => texts.some((text) => text.startsWith("Summary written by you")),
       "the panel says the summary is the person's",
     );
-    if (takeReadmeScreenshots) await harness.screenshot("tests/e2e/screenshots/pin-knows.png");
+    await harness.screen("pin-knows");
     provider.answers.push("On the Mississippi the outer bank erodes fastest in spring.");
     const before = provider.requests.length;
     const shown = (await harness.findAll("message-text")).length;
@@ -213,7 +213,7 @@ describe("deep dives in the real window", () => {
     assert.match(await (await harness.find("common-ancestor")).getText(), /share 1 message and part after “Why meanders\?”/);
     assert.equal(await (await harness.find("diff-left")).getText(), "meander");
     assert.equal(await (await harness.find("diff-right")).getText(), "wander");
-    if (takeReadmeScreenshots) await harness.screenshot("tests/e2e/screenshots/branch-comparison.png");
+    await harness.screen("branch-comparison");
     assert.ok(await comparison.isDisplayed());
     await (await harness.find("comparison-close")).click();
   });
@@ -266,7 +266,7 @@ describe("deep dives in the real window", () => {
       (texts) => texts.some((text) => /Against the request of message \d+: \d+ came, 0 went/.test(text)),
       "the request is compared with the one before it",
     );
-    if (takeReadmeScreenshots) await harness.screenshot("tests/e2e/screenshots/receipt.png");
+    await harness.screen("receipt");
   });
 
   harness.windowTest("a file attached from disk reaches the inspector and the request; a note stays with its message", async () => {
@@ -387,7 +387,7 @@ describe("deep dives in the real window", () => {
     await harness.textsUntil("budget-preview-cut", ([cut]) => Number(cut) > 0, "the live preview cuts");
     await (await harness.find("budget-save")).click();
     await harness.find("budget-saved", 10_000);
-    if (takeReadmeScreenshots) await harness.screenshot("tests/e2e/screenshots/budget-panel.png");
+    await harness.screen("budget-panel");
     await (await harness.find("budget-close")).click();
     await harness.textsUntil(
       "prune-reason",
@@ -396,7 +396,7 @@ describe("deep dives in the real window", () => {
     );
     // The picture is of the inspector: taken once the budget panel has gone from over it.
     await harness.driver.wait(async () => (await harness.findAll("budget-save")).length === 0, 5000, "the budget panel closes");
-    if (takeReadmeScreenshots) await harness.screenshot("tests/e2e/screenshots/context-inspector.png");
+    await harness.screen("context-inspector");
 
     // Keeping a cut message that cannot fit beside the required ones is refused and undone.
     await harness.click("slice-keep");

@@ -10,7 +10,7 @@ import { after, before, describe } from "node:test";
 
 import { Key } from "selenium-webdriver";
 
-import { Harness, takeReadmeScreenshots } from "./harness.mjs";
+import { Harness } from "./harness.mjs";
 
 /// An Open Loom document with one tree: a chain of `length` messages, person and model in turn.
 function chainDocument(title, length) {
@@ -120,7 +120,7 @@ describe("trees in and out through files", () => {
       30_000,
     );
     assert.match(progress, /^(Starting…|Reading the file: .* MB|Checked 10,000 messages; writing them|Writing [\d,]+ of 10,000 messages)$/);
-    if (takeReadmeScreenshots) await harness.screenshot("tests/e2e/screenshots/import-progress.png");
+    await harness.screen("import-progress");
     const [report] = await harness.textsUntil("import-report", (texts) => texts.length === 1, "the import report", 120_000);
     assert.match(report, /^Imported "The long walk" as tree \d+ \(the-long-walk\): 10000 messages, 0 threads\./);
     await harness.textsUntil("thread-title", (texts) => texts.includes("The long walk"), "the imported tree opens");

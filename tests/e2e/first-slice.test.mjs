@@ -12,7 +12,7 @@ import { after, before, describe } from "node:test";
 import { Key } from "selenium-webdriver";
 
 import { Agent } from "./agent.mjs";
-import { Harness, takeReadmeScreenshots } from "./harness.mjs";
+import { Harness } from "./harness.mjs";
 
 
 describe("first slice in the real window", () => {
@@ -58,7 +58,7 @@ describe("first slice in the real window", () => {
     const [meta] = await harness.textsWhen("tree-meta", 1);
     assert.match(meta, /^2 messages · /);
 
-    if (takeReadmeScreenshots) await harness.screenshot("tests/e2e/screenshots/first-slice.png");
+    await harness.screen("first-slice");
     await harness.quit();
 
     // A new process of the app on the same data folder.

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { describe } from "node:test";
 
-import { Harness, takeReadmeScreenshots, withProviderAndWindow } from "./harness.mjs";
+import { Harness, withProviderAndWindow } from "./harness.mjs";
 import { ScriptedProvider } from "./provider.mjs";
 
 describe("a first start in the real window", () => {
@@ -26,7 +26,7 @@ describe("a first start in the real window", () => {
       "the server was looked at, then asked for its models and its window",
     );
     assert.equal(llama.requests.length, 0, "nothing was sent");
-    if (takeReadmeScreenshots) await harness.screenshot("tests/e2e/screenshots/first-start.png");
+    await harness.screen("first-start");
 
     await harness.click("found-model-use");
     const picker = await harness.find("model-picker");

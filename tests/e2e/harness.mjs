@@ -132,6 +132,13 @@ export class Harness {
     });
   }
 
+  /// A screen worth seeing: checked for accessibility like every test's last screen, and, with
+  /// screenshots on (`./dev screenshots`), its picture for the README.
+  async screen(name) {
+    await this.checkAccessibility(name);
+    if (takeReadmeScreenshots) await this.screenshot(`tests/e2e/screenshots/${name}.png`);
+  }
+
   /// Runs axe-core in the window as it is now and fails on any serious or critical violation,
   /// naming each with the elements it found.
   async checkAccessibility(where) {

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { describe } from "node:test";
 
-import { Harness, takeReadmeScreenshots, withProviderAndWindow } from "./harness.mjs";
+import { Harness, withProviderAndWindow } from "./harness.mjs";
 import { ScriptedProvider } from "./provider.mjs";
 
 describe("samples, fusion and edited replies in the real window", () => {
@@ -57,7 +57,7 @@ describe("samples, fusion and edited replies in the real window", () => {
       "the fused answer is on show",
     );
     await harness.textsUntil("fused-badge", (texts) => texts[0] === "fused from answers 1, 2, 3", "it names its sources");
-    if (takeReadmeScreenshots) await harness.screenshot("tests/e2e/screenshots/fused-answer.png");
+    await harness.screen("fused-answer");
     await harness.textsUntil("alternative-position", (texts) => texts.includes("4/4"), "a fourth sibling");
     const fused = lastUser(3);
     assert.ok(fused.startsWith("user: Why do rivers meander?\n\nAnswer [1], by Local test model:\n"), fused);

@@ -10,7 +10,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe } from "node:test";
 
-import { Harness, cliBinary, takeReadmeScreenshots } from "./harness.mjs";
+import { Harness, cliBinary } from "./harness.mjs";
 import { SPINE, hundredThousand, text } from "./hundred-thousand.mjs";
 
 /// What the live region says of the current message.
@@ -80,7 +80,7 @@ describe("the tree map on 100,000 messages", { timeout: 900_000 }, () => {
     const anchor = await harness.find("map-hover-anchor", 10_000);
     assert.match(await anchor.getText(), /^[a-z ]+$/);
     assert.ok(text("Message 9888", 9888).includes(await anchor.getText()));
-    if (takeReadmeScreenshots) await harness.screenshot("tests/e2e/screenshots/tree-map.png");
+    await harness.screen("tree-map");
 
     // A click opens it: the root thread and the pin as columns, the message in focus.
     await harness.driver.actions().click().perform();

@@ -292,6 +292,7 @@ describe("the window does what the backend can", () => {
     await harness.type("tree-anchor-framing", "Look closely at «{anchor}».");
     await harness.click("tree-settings-save");
     await harness.textsUntil("settings-message", (texts) => texts.includes("Tree settings saved."), "saved");
+    await harness.checkAccessibility("Settings");
     await harness.click("settings-close");
     await harness.textsUntil("budget-text", (texts) => / of 400 tokens/.test(texts[0] ?? ""), "the buffer replaces the reserve");
     await harness.click("open-settings", undefined, 20_000);
