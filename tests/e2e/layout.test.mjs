@@ -67,6 +67,15 @@ function overflowing() {
         found.push(`${name(control)} in ${name(column)} is below the window (${Math.round(own.bottom)} > ${window.innerHeight})`);
       }
     }
+    // A message at rest: its text within 40 px of its card's top (its actions sit over the edge,
+    // shown on hover and focus; only its state and its switcher come before the text).
+    for (const message of column.querySelectorAll('[data-testid="message"]')) {
+      const text = message.querySelector('[data-testid="message-text"]');
+      const card = message.getBoundingClientRect();
+      if (text && card.height > 0 && text.getBoundingClientRect().top - card.top > 40) {
+        found.push(`${name(message)} in ${name(column)}: its text starts ${Math.round(text.getBoundingClientRect().top - card.top)} px below its top`);
+      }
+    }
     const inside = [...column.querySelectorAll('[data-testid="message"], .actions, form, .close-pin, button, input, textarea')];
     for (const element of inside) {
       const own = element.getBoundingClientRect();
