@@ -94,6 +94,11 @@ export { MOST_ANSWERS_AT_ONCE, THREAD_PAGE };
 
 const NO_PARENT_END = "The parent thread has no message to bring it back after.";
 
+/// The most samples each of `models` models may write: one send asks for at most eight answers.
+export function mostSamplesFor(models: number): number {
+  return Math.max(1, Math.floor(MOST_ANSWERS_AT_ONCE / Math.max(1, models)));
+}
+
 /// One model name per answer: each of `models` `samples` times, the samples of a model together.
 export function lanesFor(models: string[], samples: number): string[] {
   return models.flatMap((model) => Array.from({ length: samples }, () => model));
@@ -354,8 +359,7 @@ export class Conversation {
   /// Sets how many answers each model writes at once, within what the models chosen allow (the
   /// answers of one send being at most eight).
   setSamplesEach(samples: number): void {
-    const most = Math.floor(MOST_ANSWERS_AT_ONCE / Math.max(1, this.fanOutProfiles.length));
-    this.samplesEach = Math.min(Math.max(1, Math.floor(samples) || 1), Math.max(1, most));
+    this.samplesEach = Math.min(Math.max(1, Math.floor(samples) || 1), mostSamplesFor(this.fanOutProfiles.length));
   }
 
   /// Asks for every answer of `fanOutLanes` at once in column `index`, as `ask` asks one.
@@ -491,8 +495,8 @@ export class Conversation {
   continueDocument(index: number, count = 1): Promise<boolean> {
     const last = this.columns[index]?.view.end;
     if (last === undefined || last === null) return Promise.resolve(false);
-    if (count <= 1) return this.reply(index, { kind: "continue", nodeId: last });
-    if (!this.profile) return this.reply(index, { kind: "continue", nodeId: last });
+    // Without a chosen model, the single reply says to choose one.
+    if (count <= 1 || !this.profile) return this.reply(index, { kind: "continue", nodeId: last });
     return this.fanOut(index, { kind: "continue", nodeId: last }, lanesFor([this.profile], count), "");
   }
 
