@@ -54,6 +54,7 @@ pub const ALL: &[&str] = &[
     "note_add",
     "note_include",
     "attach_path",
+    "image_read",
     "attachments_list",
     "attachment_remove",
     "tree_settings_get",

@@ -97,6 +97,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             tree_tools::note_add,
             tree_tools::note_include,
             tree_tools::attach_path,
+            tree_tools::image_read,
             tree_tools::attachments_list,
             tree_tools::attachment_remove,
             tree_tools::tree_settings_get,

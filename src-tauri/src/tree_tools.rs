@@ -3,7 +3,7 @@
 
 use pinloom_app::ApiError;
 use pinloom_app::json::{
-    AttachTo, AttachmentView, Message, NoteView, OutlineEntry, Promotion, SearchResult,
+    AttachTo, AttachmentView, ImageInput, Message, NoteView, OutlineEntry, Promotion, SearchResult,
     TreeContext, TreeMapView, TreeSettings,
 };
 use tauri::State;
@@ -71,6 +71,17 @@ pub(crate) async fn attach_path(
 ) -> Result<AttachmentView, ApiError> {
     let path = state.chosen.check(&path, Use::Attach)?;
     Ok(state.pinloom()?.attach_path(tree_id, to, path).await?)
+}
+
+/// The image at a chosen `path`, read to go with the message being written.
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn image_read(
+    state: State<'_, AppState>,
+    path: String,
+) -> Result<ImageInput, ApiError> {
+    let path = state.chosen.check(&path, Use::Attach)?;
+    Ok(state.pinloom()?.image_from_file(path).await?)
 }
 
 #[tauri::command]

@@ -382,15 +382,24 @@ export class Harness {
   /// OpenAI-compatible server at `base` in the budget panel (o200k counting, an 8,192-token window
   /// with 1,024 reserved unless `window` and `reserve` say otherwise), and waits until it is the
   /// chosen model. With `completionEndpoint`, buffer-mode trees can continue documents through it;
-  /// `truncation` and `keepLast` set how the history is cut when it does not fit.
+  /// `truncation` and `keepLast` set how the history is cut when it does not fit; `model` is the
+  /// model id the server is asked for ("local-model", which does not see images, unless given).
   async addLocalModel(
     base,
-    { completionEndpoint = false, name = "Local test model", window = 8192, reserve = 1024, truncation = null, keepLast = null } = {},
+    {
+      completionEndpoint = false,
+      name = "Local test model",
+      model = "local-model",
+      window = 8192,
+      reserve = 1024,
+      truncation = null,
+      keepLast = null,
+    } = {},
   ) {
     await this.click("open-budget");
     await this.type("budget-name", name);
     await (await this.find("budget-provider")).sendKeys("vllm");
-    await this.type("budget-model", "local-model");
+    await this.type("budget-model", model);
     await this.type("budget-url", base);
     await (await this.find("budget-tokenizer")).sendKeys("o200k");
     await this.type("budget-window", String(window));

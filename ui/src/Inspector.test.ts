@@ -104,6 +104,33 @@ describe("the inspector", () => {
     expect(screen.getByTestId("plan-refusal").textContent).toContain("refused");
   });
 
+  it("says why an image or a PDF's page was cut, and folds a run of pages as pages", () => {
+    installFakeBackend();
+    const conversation = new Conversation();
+    const page = (first: number, count: number, reason: string) =>
+      oldHistorySlice(first, count, {
+        kind: "file",
+        source: "pdfPage",
+        sourceId: 40,
+        lastSourceId: null,
+        reason,
+        preview: `--- file: /papers/meanders.pdf, page ${first} of 12 ---`,
+      });
+    conversation.plan = planOf({
+      slices: [
+        oldHistorySlice(0, 1, { kind: "image", source: "attachment", sourceId: 41, reason: "imageNotSeen", preview: "[image: heron.png, 1024×1024, image/png]" }),
+        page(1, 1, "overBudget"),
+        page(2, 11, "afterCutPage"),
+      ],
+    });
+    render(Inspector, { conversation });
+    expect(screen.getAllByTestId("prune-reason").map((reason) => reason.textContent)).toEqual([
+      "this model does not see images",
+      "over budget",
+    ]);
+    expect(screen.getByTestId("slice-run-summary").textContent).toBe("11 pages in a row, all cut: after a page that did not fit");
+  });
+
   it("shows no request body for a refused plan", async () => {
     installFakeBackend();
     const conversation = new Conversation();

@@ -114,6 +114,20 @@ describe("the budget panel", () => {
     await screen.findByTestId("budget-saved");
     expect(fake.profiles.find((one) => one.name === "Local")?.contextWindow).toBe(4096);
   });
+
+  it("says whether the model sees images, or leaves it to the model's name", async () => {
+    const { conversation } = await opened();
+    render(BudgetPanel, { conversation, onclose: () => undefined });
+    const seesImages = (await screen.findByTestId("profile-sees-images")) as HTMLSelectElement;
+    expect(seesImages.value).toBe("byName");
+    await fireEvent.change(seesImages, { target: { value: "no" } });
+    await fireEvent.click(screen.getByTestId("budget-save"));
+    await screen.findByTestId("budget-saved");
+    expect(fake.profiles.find((one) => one.name === "Local")?.assembly?.seesImages).toBe(false);
+    await fireEvent.change(seesImages, { target: { value: "byName" } });
+    await fireEvent.click(screen.getByTestId("budget-save"));
+    await waitFor(() => expect(fake.profiles.find((one) => one.name === "Local")?.assembly?.seesImages).toBeNull());
+  });
 });
 
 describe("the tree map", () => {

@@ -210,6 +210,9 @@ pub struct AssemblySettings {
     /// Mark the stable start of each request for the provider's prompt cache (Anthropic's
     /// `cache_control`); on for Anthropic when unset.
     pub cache_breakpoints: Option<bool>,
+    /// Whether the model takes images; told by its name when unset (a model served under a
+    /// name of its own may need saying so).
+    pub sees_images: Option<bool>,
 }
 
 impl ModelProfile {
@@ -372,11 +375,12 @@ pub struct SliceView {
     /// What it is: `system`, `prompt`, `anchor`, `file`, `contextSource`, `toolDefinition`,
     /// `ancestorSummary`, `rootGoal`, `siblingResult`, `pinResult` (a pin closed on this
     /// thread's path hands its result back), `recentHistory`, `oldHistory`,
-    /// `folderListing`, `searchResult` or `workingBuffer`.
+    /// `folderListing`, `searchResult`, `workingBuffer`, `fuseSource` or `image`.
     pub kind: String,
     /// Where it comes from: `agentPrompt`, `treeSystemContext`, `attachment`, `node`,
-    /// `annotation`, `summary`, `anchor`, `tool`, `retrieval`, `addedSearchHit`, `pinResult`
-    /// or `workingBuffer`.
+    /// `annotation`, `summary`, `anchor`, `tool`, `retrieval`, `addedSearchHit`, `pinResult`,
+    /// `workingBuffer`, `fuseSource`, `fuseInstruction` or `pdfPage` (one page of a PDF: the
+    /// attachment's id, the page in the preview's marker).
     pub source: String,
     /// Whose it is: the path's own, an ancestor's summary, settings, or added by the person.
     pub provenance: Provenance,
@@ -392,7 +396,8 @@ pub struct SliceView {
     /// Why it was cut: `overBudget`, `truncated`, `outsideShare`, `excluded`, `softDeleted`,
     /// `annotation`, `emptySummary`, `overDepthBudget`, `fileTooLarge`, `orphanToolResult`,
     /// `orphanToolCall`, `providerRoleRule`, `bufferModeSystemContextOff`, `filtered`,
-    /// `alreadyInHistory`, `alreadyInAncestry`, `notOptedIn` or `offPath`.
+    /// `alreadyInHistory`, `alreadyInAncestry`, `notOptedIn`, `offPath`, `imageNotSeen` (the
+    /// model does not see images) or `afterCutPage` (a PDF page after one that did not fit).
     pub reason: Option<String>,
     /// For a message cut at the boundary: the whole message's tokens, of which `tokens` are kept.
     pub cut_from: Option<u32>,
@@ -769,6 +774,9 @@ pub enum SendTarget {
         parent_id: Option<i64>,
         /// What the person wrote.
         text: String,
+        /// Images that go with it, for models that see.
+        #[serde(default)]
+        images: Vec<ImageInput>,
     },
     /// A new message in a pin's sub-thread, after `parent_id` (absent: its first message).
     Pin {
@@ -778,6 +786,9 @@ pub enum SendTarget {
         parent_id: Option<i64>,
         /// What the person wrote.
         text: String,
+        /// Images that go with it, for models that see.
+        #[serde(default)]
+        images: Vec<ImageInput>,
     },
     /// Answer a message again (a reply's prompt, when given a reply).
     Regenerate {
@@ -802,6 +813,17 @@ pub enum SendTarget {
         /// The answers chosen, in the order they are numbered in the request.
         node_ids: Vec<i64>,
     },
+}
+
+/// An image that goes with a message being written: pasted in the window, or chosen in the
+/// composer's dialog (`image_read`). It is stored as an attachment of that message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ImageInput {
+    /// What it is called: its file's name, or what the window named a pasted one.
+    pub name: String,
+    /// Its bytes as a `data:` URL (`data:image/png;base64,…`).
+    pub data_url: String,
 }
 
 /// One model's side of a fan-out: its reply, or why it has none.
@@ -933,12 +955,18 @@ impl From<store::Pin> for PinView {
 pub struct AttachmentView {
     /// Its id.
     pub id: i64,
-    /// `file`, `folder`, `context` or `instruction`.
+    /// `file`, `folder`, `context`, `instruction`, `image` or `pdf`.
     pub role: String,
     /// Its name: the path of a file or folder, a title otherwise.
     pub name: String,
     /// Its size in bytes as stored.
     pub bytes: u64,
+    /// The message it is attached to, when it is attached to one.
+    pub node_id: Option<i64>,
+    /// An image's `data:` URL as a page shows it; a PDF's page count is in `pages`.
+    pub image: Option<String>,
+    /// A PDF's number of pages.
+    pub pages: Option<u32>,
 }
 
 impl From<store::Attachment> for AttachmentView {
@@ -948,12 +976,32 @@ impl From<store::Attachment> for AttachmentView {
             store::AttachmentRole::Folder => "folder",
             store::AttachmentRole::Context => "context",
             store::AttachmentRole::Instruction => "instruction",
+            store::AttachmentRole::Image => "image",
+            store::AttachmentRole::Pdf => "pdf",
+        };
+        let image = match attachment.role {
+            store::AttachmentRole::Image => crate::base::media::stored_image(&attachment.content)
+                .map(|image| format!("data:{};base64,{}", image.media_type, image.data)),
+            _ => None,
+        };
+        let pages = match attachment.role {
+            store::AttachmentRole::Pdf => {
+                u32::try_from(attachment.content.split(crate::base::media::PAGE_BREAK).count()).ok()
+            }
+            _ => None,
+        };
+        let node_id = match attachment.scope {
+            store::AttachmentScope::Node(node) => Some(node.0),
+            _ => None,
         };
         AttachmentView {
             id: attachment.id,
             role: role.to_owned(),
             name: attachment.name,
             bytes: attachment.content.len() as u64,
+            node_id,
+            image,
+            pages,
         }
     }
 }

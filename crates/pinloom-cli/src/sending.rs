@@ -143,12 +143,18 @@ async fn target(pinloom: &Pinloom, place: Place) -> anyhow::Result<(SendTarget, 
         Place::NewTree { question } => {
             let text = question.text()?;
             let tree = pinloom.create_tree(title_of(&text), TreeMode::Dialogue).await?;
-            (SendTarget::Thread { tree_id: tree.id, parent_id: None, text }, None)
+            (
+                SendTarget::Thread { tree_id: tree.id, parent_id: None, text, images: Vec::new() },
+                None,
+            )
         }
         Place::After { node, question } => {
             let text = question.text()?;
             let tree_id = pinloom.node_tree(node).await?;
-            (SendTarget::Thread { tree_id, parent_id: Some(node), text }, Some(node))
+            (
+                SendTarget::Thread { tree_id, parent_id: Some(node), text, images: Vec::new() },
+                Some(node),
+            )
         }
         Place::Thread { tree, thread, question } => {
             let text = question.text()?;
@@ -173,7 +179,10 @@ async fn target(pinloom: &Pinloom, place: Place) -> anyhow::Result<(SendTarget, 
         Place::Pin { node, passage, question } => {
             let text = question.text()?;
             let pin = pinloom.pin_passage(node, passage).await?;
-            (SendTarget::Pin { pin_id: pin.id, parent_id: None, text }, Some(node))
+            (
+                SendTarget::Pin { pin_id: pin.id, parent_id: None, text, images: Vec::new() },
+                Some(node),
+            )
         }
         Place::Again { node } => (SendTarget::Regenerate { node_id: node }, Some(node)),
         Place::Continue { node } => (SendTarget::Continue { node_id: node }, Some(node)),

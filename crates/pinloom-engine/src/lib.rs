@@ -14,6 +14,7 @@
 #![deny(missing_docs)]
 
 pub mod error;
+pub mod images;
 pub mod incremental;
 pub mod permitted;
 pub mod plan;

@@ -39,6 +39,8 @@ pub enum SliceKind {
     WorkingBuffer,
     /// An answer chosen to be fused, or the instruction that follows them.
     FuseSource,
+    /// An image, sent as an image part; its text is only its label for the inspector.
+    Image,
 }
 
 impl SliceKind {
@@ -61,6 +63,7 @@ impl SliceKind {
             SliceKind::SearchResult => "searchResult",
             SliceKind::WorkingBuffer => "workingBuffer",
             SliceKind::FuseSource => "fuseSource",
+            SliceKind::Image => "image",
         }
     }
 
@@ -99,6 +102,13 @@ pub enum SourceId {
     FuseSource(NodeId),
     /// What the model is asked to do with the answers chosen to be fused.
     FuseInstruction,
+    /// One page of an attached PDF (numbered from 1).
+    PdfPage {
+        /// The attachment.
+        attachment: u64,
+        /// The page.
+        page: u32,
+    },
 }
 
 /// Why a slice was left out.
@@ -142,6 +152,10 @@ pub enum PruneReason {
     /// A retrieval hit that is not on this message's path (another branch, a sibling pin, a
     /// parent thread after the anchor): only the person may add such a message.
     OffPath,
+    /// An image, for a model that does not see (or a buffer document, which is text).
+    ImageNotSeen,
+    /// A page after one that did not fit: a PDF is kept from its first page on, without gaps.
+    AfterCutPage,
 }
 
 /// Where a slice's content comes from, as the inspector labels it: what the path itself may
@@ -173,14 +187,18 @@ impl Provenance {
         match (kind, source) {
             (_, SourceId::AddedSearchHit(_)) => Provenance::AddedByPerson,
             (SliceKind::FuseSource, _) => Provenance::ChosenToFuse,
-            (_, SourceId::Attachment(_)) => Provenance::Attachment,
+            (_, SourceId::Attachment(_) | SourceId::PdfPage { .. }) => Provenance::Attachment,
             (SliceKind::System | SliceKind::ToolDefinition, _) => Provenance::Setting,
             (SliceKind::AncestorSummary, _) => Provenance::AncestorSummary,
             (SliceKind::Anchor, _) => Provenance::Anchor,
             (SliceKind::SiblingResult, _) => Provenance::SiblingResult,
-            (SliceKind::File | SliceKind::ContextSource | SliceKind::FolderListing, _) => {
-                Provenance::Attachment
-            }
+            (
+                SliceKind::File
+                | SliceKind::ContextSource
+                | SliceKind::FolderListing
+                | SliceKind::Image,
+                _,
+            ) => Provenance::Attachment,
             (
                 SliceKind::Prompt
                 | SliceKind::RootGoal
@@ -217,6 +235,8 @@ impl PruneReason {
             PruneReason::AlreadyInAncestry => "alreadyInAncestry",
             PruneReason::NotOptedIn => "notOptedIn",
             PruneReason::OffPath => "offPath",
+            PruneReason::ImageNotSeen => "imageNotSeen",
+            PruneReason::AfterCutPage => "afterCutPage",
         }
     }
 }

@@ -94,6 +94,9 @@ pub struct ModelProfile {
     /// the prompt). On by default for Anthropic, whose cache is opt-in; the other families
     /// cache prefixes on their own.
     pub cache_breakpoints: bool,
+    /// Whether the model takes images; images in a plan for one that does not are left out
+    /// (see [`crate::images::sees_images`] for the default).
+    pub sees_images: bool,
 }
 
 impl ModelProfile {
@@ -111,6 +114,7 @@ impl ModelProfile {
             role_rules: RoleRules::for_family(family),
             message_overhead: 4,
             cache_breakpoints: family == ProviderFamily::Anthropic,
+            sees_images: crate::images::sees_images(family, model),
         }
     }
 

@@ -8,7 +8,9 @@ use serde_json::{Map, Value, json};
 
 use crate::plan::{ContextPlan, Origin, Role, Slice, SliceKind, SourceId};
 use crate::profile::{ModelProfile, ProviderFamily};
-use crate::snapshot::{Author, Part, Snapshot, ToolDefinition};
+use crate::snapshot::{
+    AttachmentKind, AttachmentScope, Author, NodeId, Part, Snapshot, ToolDefinition,
+};
 
 /// One rendered message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,7 +27,7 @@ impl ChatMessage {
     }
 
     fn has_tool_parts(&self) -> bool {
-        self.parts.iter().any(|p| !matches!(p, Part::Text(_)))
+        self.parts.iter().any(|p| matches!(p, Part::ToolCall { .. } | Part::ToolResult { .. }))
     }
 }
 
@@ -80,6 +82,7 @@ pub fn chat_request(
     // Answers to fuse follow the message they answer, with the instruction last: the request
     // reads as the question, the answers, and what to make of them.
     let mut fused: Vec<Cow<'_, str>> = Vec::new();
+    let mut images = placed_images(plan, snapshot);
     for (i, slice) in plan.slices.iter().enumerate() {
         if !slice.is_included() {
             continue;
@@ -102,19 +105,25 @@ pub fn chat_request(
                     let block = std::mem::take(&mut recalled).join("\n\n");
                     messages.push(ChatMessage::text(Role::User, &block));
                 }
-                match &slice.origin {
+                let mut message = match &slice.origin {
                     Origin::Node(n) => {
                         let node = &snapshot.nodes[*n];
-                        messages.push(node_message(node.author, &node.parts));
+                        Some((node.id, node_message(node.author, &node.parts)))
                     }
                     Origin::Cut { node, text } => {
-                        let author = snapshot.nodes[*node].author;
-                        messages.push(node_message(author, &[Part::Text(text.clone())]));
+                        let node = &snapshot.nodes[*node];
+                        Some((node.id, node_message(node.author, &[Part::Text(text.clone())])))
                     }
-                    Origin::Text(_) => {}
+                    Origin::Text(_) => None,
+                };
+                if let Some((node, message)) = &mut message {
+                    let prompt = slice.kind == SliceKind::Prompt;
+                    images.place(*node, prompt, message);
                 }
+                messages.extend(message.map(|(_, message)| message));
             }
-            SliceKind::WorkingBuffer => {}
+            // Placed with their messages by `placed_images`.
+            SliceKind::WorkingBuffer | SliceKind::Image => {}
             SliceKind::FuseSource => fused.push(slice_text(slice, snapshot)),
             _ => system_blocks.push(slice_text(slice, snapshot).into_owned()),
         }
@@ -135,6 +144,63 @@ pub fn chat_request(
     request
 }
 
+/// The images a request sends: each with the message it was attached to when that message is
+/// sent, the rest (on the tree, a thread, or a message cut from the history) with the prompt.
+struct PlacedImages {
+    /// (the message it goes with, the part); `None` goes with the prompt.
+    images: Vec<(Option<NodeId>, Part)>,
+}
+
+fn placed_images(plan: &ContextPlan, snapshot: &Snapshot) -> PlacedImages {
+    let sent: Vec<NodeId> = plan
+        .slices
+        .iter()
+        .filter(|s| s.is_included() && (s.kind.is_history() || s.kind == SliceKind::Prompt))
+        .filter_map(|s| match &s.origin {
+            Origin::Node(n) | Origin::Cut { node: n, .. } => Some(snapshot.nodes[*n].id),
+            Origin::Text(_) => None,
+        })
+        .collect();
+    let images = plan
+        .slices
+        .iter()
+        .filter(|s| s.is_included() && s.kind == SliceKind::Image)
+        .filter_map(|s| {
+            let SourceId::Attachment(id) = s.source else { return None };
+            let attachment = snapshot.attachments.iter().find(|a| a.id == id)?;
+            let AttachmentKind::Image { media_type, data, .. } = &attachment.kind else {
+                return None;
+            };
+            let part = Part::Image { media_type: media_type.clone(), data: data.clone() };
+            let with = match attachment.scope {
+                AttachmentScope::Node(node) if sent.contains(&node) => Some(node),
+                _ => None,
+            };
+            Some((with, part))
+        })
+        .collect();
+    PlacedImages { images }
+}
+
+impl PlacedImages {
+    /// Puts the images that go with `node` (and, for the prompt, those that go with it) before
+    /// the message's text, as the providers advise for images and the question about them.
+    fn place(&mut self, node: NodeId, prompt: bool, message: &mut ChatMessage) {
+        let mut parts = Vec::new();
+        self.images.retain(|(with, part)| {
+            let here = *with == Some(node) || (prompt && with.is_none());
+            if here {
+                parts.push(part.clone());
+            }
+            !here
+        });
+        if !parts.is_empty() {
+            parts.append(&mut message.parts);
+            message.parts = parts;
+        }
+    }
+}
+
 fn node_message(author: Author, parts: &[Part]) -> ChatMessage {
     let role = match author {
         Author::Human => Role::User,
@@ -151,6 +217,9 @@ fn node_message(author: Author, parts: &[Part]) -> ChatMessage {
             Part::ToolResult { call_id, content } => {
                 Part::ToolResult { call_id: call_id.clone(), content: content.clone() }
             }
+            Part::Image { media_type, data } => {
+                Part::Image { media_type: media_type.clone(), data: data.clone() }
+            }
         })
         .collect();
     ChatMessage { role, parts }
@@ -163,7 +232,7 @@ fn flatten_tools(message: &mut ChatMessage) {
     }
     for part in &mut message.parts {
         let text = match part {
-            Part::Text(_) => continue,
+            Part::Text(_) | Part::Image { .. } => continue,
             Part::ToolCall { id, name, arguments } => {
                 format!("[tool call {name} ({id}): {arguments}]")
             }
@@ -334,7 +403,7 @@ struct OpenAiBody<'a> {
 #[derive(Serialize)]
 struct OpenAiMessage<'a> {
     /// `null` for an assistant turn that only calls tools.
-    content: Option<Cow<'a, str>>,
+    content: Option<OpenAiContent<'a>>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     prefix: bool,
     role: &'static str,
@@ -342,6 +411,34 @@ struct OpenAiMessage<'a> {
     tool_call_id: Option<&'a str>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tool_calls: Vec<OpenAiToolCall<'a>>,
+}
+
+/// A message's content: its text, or a list of parts when it carries images.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum OpenAiContent<'a> {
+    Text(Cow<'a, str>),
+    Parts(Vec<OpenAiContentPart<'a>>),
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum OpenAiContentPart<'a> {
+    Image {
+        image_url: OpenAiImageUrl,
+        #[serde(rename = "type")]
+        kind: &'static str,
+    },
+    Text {
+        text: Cow<'a, str>,
+        #[serde(rename = "type")]
+        kind: &'static str,
+    },
+}
+
+#[derive(Serialize)]
+struct OpenAiImageUrl {
+    url: String,
 }
 
 #[derive(Serialize)]
@@ -426,6 +523,19 @@ enum AnthropicBlock<'a> {
         #[serde(rename = "type")]
         kind: &'static str,
     },
+    Image {
+        source: AnthropicImageSource<'a>,
+        #[serde(rename = "type")]
+        kind: &'static str,
+    },
+}
+
+#[derive(Serialize)]
+struct AnthropicImageSource<'a> {
+    data: &'a str,
+    media_type: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
 }
 
 #[derive(Serialize)]
@@ -465,6 +575,17 @@ enum GeminiPart<'a> {
         #[serde(rename = "functionResponse")]
         function_response: GeminiResponse<'a>,
     },
+    Inline {
+        #[serde(rename = "inlineData")]
+        inline_data: GeminiBlob<'a>,
+    },
+}
+
+#[derive(Serialize)]
+struct GeminiBlob<'a> {
+    data: &'a str,
+    #[serde(rename = "mimeType")]
+    mime_type: &'a str,
 }
 
 #[derive(Serialize)]
@@ -497,6 +618,9 @@ struct OllamaBody<'a> {
 #[derive(Serialize)]
 struct OllamaMessage<'a> {
     content: Cow<'a, str>,
+    /// Images in base64, which Ollama takes beside the text rather than as parts.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    images: Vec<&'a str>,
     role: &'static str,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tool_calls: Vec<Value>,
@@ -534,7 +658,7 @@ fn openai_body<'a>(
 ) -> OpenAiBody<'a> {
     let mut messages = Vec::with_capacity(request.messages.len() + 1);
     let plain = |role: &'static str, content: Cow<'a, str>| OpenAiMessage {
-        content: Some(content),
+        content: Some(OpenAiContent::Text(content)),
         prefix: false,
         role,
         tool_call_id: None,
@@ -570,7 +694,24 @@ fn openai_body<'a>(
                 _ => None,
             })
             .collect();
-        let content = (tool_calls.is_empty() || !text.is_empty()).then_some(text);
+        let images: Vec<OpenAiContentPart<'a>> = m
+            .parts
+            .iter()
+            .filter_map(image_data)
+            .map(|(media_type, data)| OpenAiContentPart::Image {
+                image_url: OpenAiImageUrl { url: format!("data:{media_type};base64,{data}") },
+                kind: "image_url",
+            })
+            .collect();
+        let content = if images.is_empty() {
+            (tool_calls.is_empty() || !text.is_empty()).then_some(OpenAiContent::Text(text))
+        } else {
+            let mut parts = images;
+            if !text.is_empty() {
+                parts.push(OpenAiContentPart::Text { text, kind: "text" });
+            }
+            Some(OpenAiContent::Parts(parts))
+        };
         messages.push(OpenAiMessage {
             content,
             prefix: i == last && request.prefix_last_assistant,
@@ -580,6 +721,14 @@ fn openai_body<'a>(
         });
     }
     OpenAiBody { messages, model: &profile.model, stream: true, tools }
+}
+
+/// An image part's media type and base64 data.
+fn image_data(part: &Part) -> Option<(&str, &str)> {
+    match part {
+        Part::Image { media_type, data } => Some((media_type, data)),
+        _ => None,
+    }
 }
 
 fn role_name(role: Role) -> &'static str {
@@ -628,6 +777,10 @@ fn anthropic_body<'a>(
                     content,
                     tool_use_id: call_id,
                     kind: "tool_result",
+                },
+                Part::Image { media_type, data } => AnthropicBlock::Image {
+                    source: AnthropicImageSource { data, media_type, kind: "base64" },
+                    kind: "image",
                 },
             })
             .collect();
@@ -688,6 +841,9 @@ fn gemini_body(request: &ChatRequest, tools: Vec<Value>) -> GeminiBody<'_> {
                         },
                     }
                 }
+                Part::Image { media_type, data } => {
+                    GeminiPart::Inline { inline_data: GeminiBlob { data, mime_type: media_type } }
+                }
             });
         }
         push_merged(&mut turns, role, parts);
@@ -715,6 +871,7 @@ fn ollama_body<'a>(
     if let Some(system) = &request.system {
         messages.push(OllamaMessage {
             content: Cow::Borrowed(system),
+            images: Vec::new(),
             role: "system",
             tool_calls: Vec::new(),
         });
@@ -725,6 +882,7 @@ fn ollama_body<'a>(
                 if let Part::ToolResult { content, .. } = p {
                     messages.push(OllamaMessage {
                         content: Cow::Borrowed(content),
+                        images: Vec::new(),
                         role: "tool",
                         tool_calls: Vec::new(),
                     });
@@ -744,6 +902,7 @@ fn ollama_body<'a>(
             .collect();
         messages.push(OllamaMessage {
             content: joined_text(&m.parts),
+            images: m.parts.iter().filter_map(image_data).map(|(_, data)| data).collect(),
             role: role_name(m.role),
             tool_calls,
         });

@@ -66,7 +66,7 @@ impl PriorityTable {
             SliceKind::System => self.system,
             SliceKind::Prompt => self.prompt,
             SliceKind::Anchor => self.anchor,
-            SliceKind::File | SliceKind::ContextSource => self.files,
+            SliceKind::File | SliceKind::ContextSource | SliceKind::Image => self.files,
             SliceKind::ToolDefinition => self.tools,
             SliceKind::AncestorSummary
             | SliceKind::RootGoal

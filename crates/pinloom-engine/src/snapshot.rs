@@ -55,6 +55,14 @@ pub enum Part {
         /// The result text.
         content: String,
     },
+    /// An image, sent to a model that sees. Nodes never hold one: images are attachments, and
+    /// the rendering places them in the message they belong to.
+    Image {
+        /// Its media type (`image/png`, `image/jpeg`, `image/gif`, `image/webp`).
+        media_type: String,
+        /// Its bytes in base64.
+        data: String,
+    },
 }
 
 impl Part {
@@ -64,6 +72,7 @@ impl Part {
             Part::Text(text) => text,
             Part::ToolCall { arguments, .. } => arguments,
             Part::ToolResult { content, .. } => content,
+            Part::Image { .. } => "",
         }
     }
 }
@@ -312,6 +321,26 @@ pub enum AttachmentKind {
         content: String,
         /// Its size on disk, checked against the file size limit.
         size_bytes: u64,
+    },
+    /// A PDF, as the text of each of its pages.
+    Pdf {
+        /// Its path, shown in the header of its first page.
+        path: String,
+        /// Each page's text, in order.
+        pages: Vec<String>,
+    },
+    /// An image, for models that see.
+    Image {
+        /// Its name (the file's, or what it was pasted as).
+        name: String,
+        /// Its media type.
+        media_type: String,
+        /// Its size in pixels, which each provider's image rule counts.
+        width: u32,
+        /// Its height in pixels.
+        height: u32,
+        /// Its bytes in base64.
+        data: String,
     },
     /// A folder listing (structure without content).
     Folder {

@@ -56,6 +56,8 @@ pub(crate) fn role_to_sql(role: AttachmentRole) -> &'static str {
         AttachmentRole::Instruction => "instruction",
         AttachmentRole::File => "file",
         AttachmentRole::Folder => "folder",
+        AttachmentRole::Image => "image",
+        AttachmentRole::Pdf => "pdf",
     }
 }
 
@@ -65,6 +67,8 @@ pub(crate) fn role_from_sql(text: &str) -> rusqlite::Result<AttachmentRole> {
         "instruction" => Ok(AttachmentRole::Instruction),
         "file" => Ok(AttachmentRole::File),
         "folder" => Ok(AttachmentRole::Folder),
+        "image" => Ok(AttachmentRole::Image),
+        "pdf" => Ok(AttachmentRole::Pdf),
         other => Err(unknown_value("role", other)),
     }
 }

@@ -427,7 +427,54 @@ const MIGRATIONS: &[(&str, Option<Fill>)] = &[
     "#,
         None,
     ),
+    (
+        // 11: images and PDFs are attachments of their own roles (an image as a data URL, a PDF
+        // as its pages' text). SQLite cannot change a CHECK in place: the table is rebuilt with
+        // the same rows, ids and global ids, and its indexes and triggers made again as they were.
+        "",
+        Some(widen_attachment_roles),
+    ),
 ];
+
+/// Migration 11: the attachments table rebuilt to admit the `image` and `pdf` roles. Its
+/// indexes and triggers are read from the schema before and made again after, so the rebuild
+/// keeps whatever earlier migrations gave it.
+fn widen_attachment_roles(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    let kept: Vec<String> = tx
+        .prepare(
+            "SELECT sql FROM sqlite_master WHERE tbl_name = 'attachments'
+             AND type IN ('index', 'trigger') AND sql IS NOT NULL ORDER BY type, name",
+        )?
+        .query_map([], |row| row.get(0))?
+        .collect::<Result<_, _>>()?;
+    tx.execute_batch(
+        "CREATE TABLE attachments_widened (
+            id            INTEGER PRIMARY KEY,
+            tree_id       INTEGER NOT NULL REFERENCES trees(id) ON DELETE CASCADE,
+            scope         TEXT    NOT NULL CHECK (scope IN ('tree', 'thread', 'node')),
+            pin_id        INTEGER REFERENCES pins(id) ON DELETE CASCADE,
+            node_id       INTEGER REFERENCES nodes(id) ON DELETE CASCADE,
+            role          TEXT    NOT NULL
+                CHECK (role IN ('context', 'instruction', 'file', 'folder', 'image', 'pdf')),
+            name          TEXT    NOT NULL,
+            content       TEXT    NOT NULL,
+            created_at_ms INTEGER NOT NULL,
+            gid           TEXT,
+            CHECK ((scope = 'node') = (node_id IS NOT NULL)),
+            CHECK (scope = 'thread' OR pin_id IS NULL)
+        ) STRICT;
+        INSERT INTO attachments_widened
+            (id, tree_id, scope, pin_id, node_id, role, name, content, created_at_ms, gid)
+        SELECT id, tree_id, scope, pin_id, node_id, role, name, content, created_at_ms, gid
+        FROM attachments;
+        DROP TABLE attachments;
+        ALTER TABLE attachments_widened RENAME TO attachments;",
+    )?;
+    for sql in kept {
+        tx.execute_batch(&sql)?;
+    }
+    Ok(())
+}
 
 /// A UUIDv7 (RFC 9562) in SQL from a time in milliseconds: 48 bits of the time, the version,
 /// 74 random bits and the variant. Migration 9's, frozen with it.

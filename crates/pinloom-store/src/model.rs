@@ -523,6 +523,10 @@ pub enum AttachmentRole {
     File,
     /// A folder listing.
     Folder,
+    /// An image, as a `data:` URL (its media type and its bytes in base64).
+    Image,
+    /// A PDF, as the text of its pages, each after a form feed (`\u{c}`) but the first.
+    Pdf,
 }
 
 /// Material attached to a tree, thread or node, stored as it was when attached.

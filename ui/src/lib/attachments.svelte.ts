@@ -1,12 +1,30 @@
-// Files and folders attached to the open tree, a thread or a message, and searching the tree for
-// messages to put in every plan's search slice. Attaching or removing changes the context, so the
-// inspector plans again after either.
+// Files, folders, images and PDFs attached to the open tree, a thread or a message, and
+// searching the tree for messages to put in every plan's search slice. Attaching or removing
+// changes the context, so the inspector plans again after either. The conversation owns one
+// list: the attachments bar lists it, and each message card shows the images sent with it.
 import { backend, PinloomError } from "./backend";
 import type { AttachTo, AttachmentView, SearchResult } from "./bindings";
 import type { Conversation } from "./conversation.svelte";
 
+/// An image attached to a message, as its card shows it.
+export type MessageImage = { id: number; name: string; dataUrl: string };
+
 export class Attachments {
-  list = $state<AttachmentView[]>([]);
+  /// Replaced whole, never changed in place: an image holds its bytes as a long `data:` URL,
+  /// which a deep proxy would only slow.
+  list = $state.raw<AttachmentView[]>([]);
+  /// The images attached to each message, by its id, worked out once per list read rather than
+  /// by every card.
+  readonly imagesByNode = $derived.by(() => {
+    const byNode = new Map<number, MessageImage[]>();
+    for (const { id, role, name, nodeId, image } of this.list) {
+      if (role !== "image" || nodeId === null || image === null) continue;
+      const images = byNode.get(nodeId);
+      if (images) images.push({ id, name, dataUrl: image });
+      else byNode.set(nodeId, [{ id, name, dataUrl: image }]);
+    }
+    return byNode;
+  });
   /// What the last search found; null before any.
   results = $state<SearchResult[] | null>(null);
   error = $state<PinloomError | null>(null);
@@ -21,7 +39,10 @@ export class Attachments {
     const treeId = this.conversation.treeId;
     if (treeId === null) return false;
     try {
-      this.list = await backend.attachmentsList(treeId);
+      const list = await backend.attachmentsList(treeId);
+      // Another tree was opened meanwhile: its own list is read for it.
+      if (this.conversation.treeId !== treeId) return false;
+      this.list = list;
       return true;
     } catch (thrown) {
       this.error = PinloomError.from(thrown);

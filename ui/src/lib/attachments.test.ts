@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 
 import { Attachments } from "./attachments.svelte";
 import { Conversation } from "./conversation.svelte";
-import type { FakeState } from "./fake-backend";
+import { PIXEL_PNG, type FakeState } from "./fake-backend";
 import { installRiversBackend } from "./test-fixtures";
 
 let fake: FakeState;
@@ -57,6 +57,32 @@ describe("Attachments", () => {
     expect(await attachments.remove(999)).toBe(false);
     expect(attachments.error?.code).toBe("notFound");
     expect(attachments.list).toHaveLength(1);
+  });
+
+  it("lists images and PDFs as such, and finds the images attached to each message", async () => {
+    const conversation = await opened();
+    const attachments = conversation.attachments;
+    fake.dialogAnswer = ["/photos/heron.png", "/papers/meanders.pdf"];
+    expect(await attachments.choose(false, () => ({ on: "node", id: 10 }))).toBe(true);
+    expect(attachments.list.map(({ role, nodeId, image, pages }) => ({ role, nodeId, image, pages }))).toEqual([
+      { role: "image", nodeId: 10, image: PIXEL_PNG, pages: null },
+      { role: "pdf", nodeId: 10, image: null, pages: 3 },
+    ]);
+    expect([...attachments.imagesByNode.entries()]).toEqual([
+      [10, [{ id: attachments.list[0]!.id, name: "/photos/heron.png", dataUrl: PIXEL_PNG }]],
+    ]);
+    expect(await attachments.remove(attachments.list[0]!.id)).toBe(true);
+    expect(attachments.imagesByNode.size).toBe(0);
+  });
+
+  it("drops a list read for a tree that is no longer open", async () => {
+    const conversation = await opened();
+    fake.chosen.add("/notes/meanders.md");
+    await conversation.attachments.attach(["/notes/meanders.md"], { on: "tree" });
+    const reading = conversation.attachments.refresh();
+    conversation.treeId = 2;
+    expect(await reading).toBe(false);
+    expect(conversation.attachments.list).toHaveLength(1);
   });
 
   it("searches the tree and puts a hit in every plan's search slice, or takes it out", async () => {

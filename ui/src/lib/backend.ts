@@ -156,6 +156,8 @@ export const backend = {
   noteInclude: (noteId: number, included: boolean) => unwrap(commands.noteInclude(noteId, included)),
   attachPath: (treeId: number, to: AttachTo, path: string) =>
     unwrap(commands.attachPath(treeId, to, path)),
+  /// Reads an image chosen in the dialog (or dropped) to go with the message being written.
+  imageRead: (path: string) => unwrap(commands.imageRead(path)),
   attachmentsList: (treeId: number) => unwrap(commands.attachmentsList(treeId)),
   attachmentRemove: (attachmentId: number) => unwrap(commands.attachmentRemove(attachmentId)),
   treeSettingsGet: (treeId: number) => unwrap(commands.treeSettingsGet(treeId)),

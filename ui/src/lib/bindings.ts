@@ -103,6 +103,8 @@ export const commands = {
 	noteAdd: (nodeId: number, text: string, included: boolean) => typedError<number, ApiError>(__TAURI_INVOKE("note_add", { nodeId, text, included })),
 	noteInclude: (noteId: number, included: boolean) => typedError<null, ApiError>(__TAURI_INVOKE("note_include", { noteId, included })),
 	attachPath: (treeId: number, to: AttachTo, path: string) => typedError<AttachmentView, ApiError>(__TAURI_INVOKE("attach_path", { treeId, to, path })),
+	/**  The image at a chosen `path`, read to go with the message being written. */
+	imageRead: (path: string) => typedError<ImageInput, ApiError>(__TAURI_INVOKE("image_read", { path })),
 	attachmentsList: (treeId: number) => typedError<AttachmentView[], ApiError>(__TAURI_INVOKE("attachments_list", { treeId })),
 	attachmentRemove: (attachmentId: number) => typedError<null, ApiError>(__TAURI_INVOKE("attachment_remove", { attachmentId })),
 	treeSettingsGet: (treeId: number) => typedError<TreeSettings, ApiError>(__TAURI_INVOKE("tree_settings_get", { treeId })),
@@ -242,6 +244,11 @@ export type AssemblySettings = {
 	 *  `cache_control`); on for Anthropic when unset.
 	 */
 	cacheBreakpoints?: boolean | null,
+	/**
+	 *  Whether the model takes images; told by its name when unset (a model served under a
+	 *  name of its own may need saying so).
+	 */
+	seesImages?: boolean | null,
 };
 
 /**  Where an attachment hangs. */
@@ -257,12 +264,18 @@ export type AttachTo =
 export type AttachmentView = {
 	/**  Its id. */
 	id: number,
-	/**  `file`, `folder`, `context` or `instruction`. */
+	/**  `file`, `folder`, `context`, `instruction`, `image` or `pdf`. */
 	role: string,
 	/**  Its name: the path of a file or folder, a title otherwise. */
 	name: string,
 	/**  Its size in bytes as stored. */
 	bytes: number,
+	/**  The message it is attached to, when it is attached to one. */
+	nodeId: number | null,
+	/**  An image's `data:` URL as a page shows it; a PDF's page count is in `pages`. */
+	image: string | null,
+	/**  A PDF's number of pages. */
+	pages: number | null,
 };
 
 /**  Who wrote a message. */
@@ -572,6 +585,17 @@ export type FoundModel = {
 	server: string,
 	/**  The profile it would be saved as. */
 	profile: ModelProfile,
+};
+
+/**
+ *  An image that goes with a message being written: pasted in the window, or chosen in the
+ *  composer's dialog (`image_read`). It is stored as an attachment of that message.
+ */
+export type ImageInput = {
+	/**  What it is called: its file's name, or what the window named a pasted one. */
+	name: string,
+	/**  Its bytes as a `data:` URL (`data:image/png;base64,…`). */
+	dataUrl: string,
 };
 
 /**  What an import did: the trees written and the report as `pinloom import` prints it. */
@@ -1139,7 +1163,9 @@ treeId: number;
 /**  The message it continues. */
 parentId: number | null; 
 /**  What the person wrote. */
-text: string } | 
+text: string; 
+/**  Images that go with it, for models that see. */
+images?: ImageInput[] } | 
 /**  A new message in a pin's sub-thread, after `parent_id` (absent: its first message). */
 { kind: "pin"; 
 /**  The pin. */
@@ -1147,7 +1173,9 @@ pinId: number;
 /**  The message it continues. */
 parentId: number | null; 
 /**  What the person wrote. */
-text: string } | 
+text: string; 
+/**  Images that go with it, for models that see. */
+images?: ImageInput[] } | 
 /**  Answer a message again (a reply's prompt, when given a reply). */
 { kind: "regenerate"; 
 /**  The message. */
@@ -1202,13 +1230,14 @@ export type SliceView = {
 	 *  What it is: `system`, `prompt`, `anchor`, `file`, `contextSource`, `toolDefinition`,
 	 *  `ancestorSummary`, `rootGoal`, `siblingResult`, `pinResult` (a pin closed on this
 	 *  thread's path hands its result back), `recentHistory`, `oldHistory`,
-	 *  `folderListing`, `searchResult` or `workingBuffer`.
+	 *  `folderListing`, `searchResult`, `workingBuffer`, `fuseSource` or `image`.
 	 */
 	kind: string,
 	/**
 	 *  Where it comes from: `agentPrompt`, `treeSystemContext`, `attachment`, `node`,
-	 *  `annotation`, `summary`, `anchor`, `tool`, `retrieval`, `addedSearchHit`, `pinResult`
-	 *  or `workingBuffer`.
+	 *  `annotation`, `summary`, `anchor`, `tool`, `retrieval`, `addedSearchHit`, `pinResult`,
+	 *  `workingBuffer`, `fuseSource`, `fuseInstruction` or `pdfPage` (one page of a PDF: the
+	 *  attachment's id, the page in the preview's marker).
 	 */
 	source: string,
 	/**  Whose it is: the path's own, an ancestor's summary, settings, or added by the person. */
@@ -1228,7 +1257,8 @@ export type SliceView = {
 	 *  Why it was cut: `overBudget`, `truncated`, `outsideShare`, `excluded`, `softDeleted`,
 	 *  `annotation`, `emptySummary`, `overDepthBudget`, `fileTooLarge`, `orphanToolResult`,
 	 *  `orphanToolCall`, `providerRoleRule`, `bufferModeSystemContextOff`, `filtered`,
-	 *  `alreadyInHistory`, `alreadyInAncestry`, `notOptedIn` or `offPath`.
+	 *  `alreadyInHistory`, `alreadyInAncestry`, `notOptedIn`, `offPath`, `imageNotSeen` (the
+	 *  model does not see images) or `afterCutPage` (a PDF page after one that did not fit).
 	 */
 	reason: string | null,
 	/**  For a message cut at the boundary: the whole message's tokens, of which `tokens` are kept. */

@@ -28,6 +28,7 @@ const ORDER = [
   "contextSource",
   "toolDefinition",
   "file",
+  "image",
   "folderListing",
   "ancestorSummary",
   "anchor",
@@ -85,6 +86,7 @@ export function kindColour(kind: string): string {
     anchor: "hsl(15 75% 52%)",
     searchResult: "hsl(300 35% 55%)",
     file: "hsl(90 40% 45%)",
+    image: "hsl(185 55% 40%)",
   };
   if (fixed[kind]) return fixed[kind];
   let hue = 0;

@@ -1,12 +1,14 @@
 // What the person is doing in one thread column, beyond the thread itself (which the
 // Conversation keeps): the passage selected, a promotion being previewed, the message being
-// edited, what is open under a message (its receipt, its notes, the models to answer it again)
-// and whether a send is under way. The column's parts each show a piece of it, so it lives here,
-// once per column, rather than in any one of them.
+// edited, what is open under a message (its receipt, its notes, the models to answer it again),
+// the images waiting to go with the next message, and whether a send is under way. The
+// column's parts each show a piece of it, so it lives here, once per column, rather than in any
+// one of them.
 import type { NoteView, Promotion, ThreadMessage } from "./bindings";
 import { lanesFor, type Conversation } from "./conversation.svelte";
 import { locateSelection } from "./markdown";
 import { MessageNotes } from "./notes.svelte";
+import { PendingImages } from "./pending-images.svelte";
 
 /// A selection that may be pinned: where, and the message it is in.
 export type PinnableSelection = { message: ThreadMessage; start: number; end: number; top: number; left: number };
@@ -43,6 +45,9 @@ export class ColumnView {
   readonly notes = new MessageNotes();
   noteDraft = $state("");
   noteIncluded = $state(false);
+  /// Images waiting to go with the message being written, kept per thread: an image put on a
+  /// message in one tree never goes with a message in another, and switching back finds it.
+  private readonly waitingImages = new Map<string, PendingImages>();
 
   constructor(
     readonly conversation: Conversation,
@@ -50,6 +55,18 @@ export class ColumnView {
     /// keeps its place for as long as it is drawn.
     readonly index: number,
   ) {}
+
+  /// The images waiting in this column's composer for the thread it shows now.
+  get pendingImages(): PendingImages {
+    const pin = this.conversation.columns[this.index]?.view.pin?.id ?? "root";
+    const key = `${this.conversation.treeId}:${pin}`;
+    let images = this.waitingImages.get(key);
+    if (!images) {
+      images = new PendingImages();
+      this.waitingImages.set(key, images);
+    }
+    return images;
+  }
 
   startEdit(message: ThreadMessage): void {
     this.editing = message.node.message.id;

@@ -32,6 +32,18 @@ function messageAt(columnView: ColumnView, position: number) {
 const under = { bottom: 100, left: 40 } as DOMRect;
 
 describe("ColumnView", () => {
+  it("keeps images waiting in the composer with the tree they were put on", async () => {
+    const columnView = await answered();
+    const rivers = columnView.conversation.treeId ?? -1;
+    columnView.pendingImages.list = [{ name: "heron.png", dataUrl: "data:image/png;base64,AA==" }];
+    const workspace = new Workspace();
+    await workspace.createTree("Deltas", "dialogue");
+    await columnView.conversation.open(workspace.open?.tree.id ?? -1);
+    expect(columnView.pendingImages.list).toEqual([]);
+    await columnView.conversation.open(rivers);
+    expect(columnView.pendingImages.list.map((image) => image.name)).toEqual(["heron.png"]);
+  });
+
   it("offers a selection within one message for pinning, under it, and says why not otherwise", async () => {
     const columnView = await answered();
     const reply = messageAt(columnView, 1);

@@ -1,6 +1,8 @@
 // The open tree as columns: the root thread, then one column per pin opened from it (and from
 // those, without limit), each streaming its own reply. Beside them, the context inspector of the
-// message in focus, a comparison of two messages, and the budget panel's profile being edited.
+// message in focus, a comparison of two messages, the budget panel's profile being edited, and
+// what is attached to the tree (the images sent with a message among it).
+import { Attachments } from "./attachments.svelte";
 import { backend, PinloomError } from "./backend";
 import { withoutMarkup } from "./markdown";
 import { ModelsReadiness } from "./models-ready.svelte";
@@ -9,6 +11,7 @@ import type {
   CompareReach,
   Comparison,
   FoundModel,
+  ImageInput,
   ModelProfile,
   NodeAction,
   PlanView,
@@ -109,6 +112,9 @@ export class Conversation {
   readonly treeSettings = new TreeSettingsState();
   /// Which models can answer now.
   readonly readiness = new ModelsReadiness();
+  /// What is attached to the open tree: the attachments bar lists it, the message cards show
+  /// the images sent with them.
+  readonly attachments: Attachments = new Attachments(this);
   treeId = $state<number | null>(null);
   columns = $state<Column[]>([]);
   profiles = $state<ModelProfile[]>([]);
@@ -182,6 +188,7 @@ export class Conversation {
       if (this.treeId !== treeId) return;
       this.columns = [columnOf(view)];
       await this.inspect(view.end ?? null);
+      await this.attachments.refresh();
     } catch (thrown) {
       if (this.treeId === treeId) this.error = PinloomError.from(thrown);
     }
@@ -284,18 +291,19 @@ export class Conversation {
     }
   }
 
-  /// Asks the model in column `index`: a new message after the column's last one. When the
-  /// reply fails, says whether the person's message was saved all the same, so the composer
-  /// does not offer it to be sent twice.
-  ask(index: number, text: string): Promise<SendOutcome> {
-    return this.askWith(index, text, (target) => this.reply(index, target));
+  /// Asks the model in column `index`: a new message after the column's last one, with
+  /// `images`. When the reply fails, says whether the person's message was saved all the same,
+  /// so the composer does not offer it to be sent twice.
+  ask(index: number, text: string, images: ImageInput[] = []): Promise<SendOutcome> {
+    return this.askWith(index, text, images, (target) => this.reply(index, target));
   }
 
-  /// Sends `text` as a new message after column `index`'s end through `send` (one model or
-  /// several), and says what became of it.
+  /// Sends `text` and `images` as a new message after column `index`'s end through `send` (one
+  /// model or several), and says what became of it.
   private async askWith(
     index: number,
     text: string,
+    images: ImageInput[],
     send: (target: NewMessage) => Promise<boolean>,
   ): Promise<SendOutcome> {
     const column = this.columns[index];
@@ -303,9 +311,12 @@ export class Conversation {
     const parentId = column.view.end ?? null;
     const before = new Set(column.view.messages.map((message) => message.node.message.id));
     const target: NewMessage = column.view.pin
-      ? { kind: "pin", pinId: column.view.pin.id, parentId, text }
-      : { kind: "thread", treeId: this.treeId, parentId, text };
-    if (await send(target)) return "answered";
+      ? { kind: "pin", pinId: column.view.pin.id, parentId, text, images }
+      : { kind: "thread", treeId: this.treeId, parentId, text, images };
+    const answered = await send(target);
+    // The images were stored with the message, if it was written: its card shows them.
+    if (images.length > 0) await this.attachments.refresh();
+    if (answered) return "answered";
     const saved = this.columns[index]?.view.messages.some(
       ({ node: { message } }) =>
         !before.has(message.id) && message.author === "human" && message.text.trim() === text.trim(),
@@ -363,9 +374,9 @@ export class Conversation {
   }
 
   /// Asks for every answer of `fanOutLanes` at once in column `index`, as `ask` asks one.
-  askMany(index: number, text: string): Promise<SendOutcome> {
+  askMany(index: number, text: string, images: ImageInput[] = []): Promise<SendOutcome> {
     const lanes = this.fanOutLanes;
-    return this.askWith(index, text, (prompt) => this.fanOut(index, prompt, lanes, text));
+    return this.askWith(index, text, images, (prompt) => this.fanOut(index, prompt, lanes, text));
   }
 
   /// Sends `prompt` to `profiles` at once in column `index`: each model's reply streams in its
@@ -511,6 +522,7 @@ export class Conversation {
 
   async refresh(): Promise<void> {
     this.summariesVersion++;
+    await this.attachments.refresh();
     for (let index = 0; index < this.columns.length; index++) {
       if (this.columns[index]?.requestId !== null) continue;
       try {

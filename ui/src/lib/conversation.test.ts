@@ -2,7 +2,8 @@ import { beforeEach, describe, expect, it } from "vitest";
 
 import { backend } from "./backend";
 import { Conversation } from "./conversation.svelte";
-import { installFakeBackend, type FakeState } from "./fake-backend";
+import { installFakeBackend, PIXEL_PNG, type FakeState } from "./fake-backend";
+import { profile } from "./test-fixtures";
 import { Workspace } from "./workspace.svelte";
 
 let fake: FakeState;
@@ -264,5 +265,47 @@ describe("Conversation", () => {
     expect(await conversation.ask(0, "A question")).toBe("answered");
     const end = shown(conversation).slice(-3);
     expect(end).toEqual(["Message 449", "A question", "An answer at the end."]);
+  });
+});
+
+describe("images sent with a message", () => {
+  const heron = { name: "heron.png", dataUrl: PIXEL_PNG };
+  const egret = { name: "egret.png", dataUrl: PIXEL_PNG };
+
+  it("go with the new message, and its card finds them among the tree's attachments", async () => {
+    const conversation = await opened();
+    fake.replies = ["A heron and an egret."];
+    expect(await conversation.ask(0, "What birds are these?", [heron, egret])).toBe("answered");
+    const question = conversation.columns[0]?.view.messages[0]?.node.message.id ?? -1;
+    expect(conversation.attachments.imagesByNode.get(question)?.map((image) => [image.name, image.dataUrl])).toEqual([
+      ["heron.png", PIXEL_PNG],
+      ["egret.png", PIXEL_PNG],
+    ]);
+    // The reply has none of its own.
+    const reply = conversation.columns[0]?.view.messages[1]?.node.message.id ?? -1;
+    expect(conversation.attachments.imagesByNode.get(reply)).toBeUndefined();
+  });
+
+  it("are refused, with nothing written, when the model does not see images", async () => {
+    const conversation = await opened();
+    fake.profiles = [profile("Blind", { assembly: { seesImages: false } })];
+    conversation.profile = "Blind";
+    expect(await conversation.ask(0, "What bird is this?", [heron])).toBe("unsaved");
+    expect(conversation.columns[0]?.error?.message).toBe("Blind (m) does not see images: choose a model that does");
+    expect(shown(conversation)).toEqual([]);
+    expect(conversation.attachments.list).toEqual([]);
+  });
+
+  it("go with a prompt sent to several models at once", async () => {
+    const conversation = await opened();
+    fake.replies = ["A heron.", "A grey heron."];
+    for (const name of ["Local", "Other"]) conversation.toggleFanOutProfile(name);
+    expect(await conversation.askMany(0, "What bird is this?", [heron])).toBe("answered");
+    const question = conversation.columns[0]?.view.messages[0]?.node.message.id ?? -1;
+    expect(conversation.attachments.imagesByNode.get(question)?.map((image) => image.name)).toEqual(["heron.png"]);
+
+    fake.profiles = [profile("Other", { assembly: { seesImages: false } })];
+    expect(await conversation.askMany(0, "And this one?", [egret])).toBe("unsaved");
+    expect(conversation.columns[0]?.error?.message).toContain("Other (m) does not see images");
   });
 });

@@ -9,6 +9,7 @@ import type {
   AttachTo,
   FoundModel,
   AttachmentView,
+  ImageInput,
   DeletedThreadView,
   KeyStatus,
   Message,
@@ -80,7 +81,7 @@ export type FakeState = {
   deletedThreads: Map<number, DeletedThreadView[]>;
   /// What is in the trash; restoring or emptying takes from it.
   trash: TrashView;
-  /// Files attached, by tree id, with what each was attached to.
+  /// Files attached, and images sent with messages, by tree id, with what each was attached to.
   attachments: Map<number, (AttachmentView & { to: AttachTo })[]>;
   /// Replies' receipts and the differences of their requests from the one before, by reply id.
   receipts: Map<number, Receipt>;
@@ -89,6 +90,13 @@ export type FakeState = {
   maps: Map<number, TreeMapView>;
 };
 
+
+/// A one-pixel PNG: what the fake reads from any image file.
+export const PIXEL_PNG =
+  "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=";
+
+/// The image formats the backend sends, by the extension of a file's name.
+const IMAGE_TYPES: Record<string, string> = { png: "image/png", jpg: "image/jpeg", jpeg: "image/jpeg", gif: "image/gif", webp: "image/webp" };
 
 /// A value as the backend receives it: serialized, as IPC sends it, so what the window passed
 /// (a reactive proxy, say) is plain data that can be kept and cloned.
@@ -351,6 +359,7 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
       }
       case "reply_start": {
         const channel = args.onPiece as { onmessage: (piece: unknown) => void };
+        refuseUnseenImages(args.target as SendTarget, [String(args.profile)]);
         const script = state.replyThenFailure;
         if (script) {
           for (const text of script.pieces) channel.onmessage({ kind: "text", text });
@@ -365,11 +374,13 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
         const profiles = args.profiles as string[];
         if (profiles.length < 2) throw { code: "invalidInput", message: "ask for 2 to 8 at once" } satisfies ApiError;
         const target = args.prompt as SendTarget;
+        refuseUnseenImages(target, profiles);
         let treeId: number;
         let prompt: Message;
         if (target.kind === "thread") {
           treeId = target.treeId;
           prompt = write(treeId, target.parentId, "human", target.text);
+          keepImages(treeId, prompt.id, target.images ?? []);
         } else if (target.kind === "regenerate") {
           const found = treeOf(target.nodeId);
           treeId = found.treeId;
@@ -594,13 +605,36 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
         if (!state.chosen.has(path)) {
           throw { code: "invalidInput", message: `${path} was not chosen in this window` } satisfies ApiError;
         }
-        const folder = !/\.[a-z]+$/.test(path);
-        const attachment = { id: nextId++, role: folder ? "folder" : "file", name: path, bytes: 2048, to: args.to as AttachTo };
+        const extension = /\.([a-z]+)$/.exec(path)?.[1];
+        const to = args.to as AttachTo;
+        const role = !extension ? "folder" : extension === "pdf" ? "pdf" : IMAGE_TYPES[extension] ? "image" : "file";
+        const attachment = {
+          id: nextId++,
+          role,
+          name: path,
+          bytes: 2048,
+          nodeId: to.on === "node" ? to.id : null,
+          image: role === "image" ? PIXEL_PNG : null,
+          pages: role === "pdf" ? 3 : null,
+          to,
+        };
         state.attachments.set(treeId, [...(state.attachments.get(treeId) ?? []), attachment]);
-        return attachment;
+        const { to: _, ...view } = attachment;
+        return view;
+      }
+      case "image_read": {
+        const path = String(args.path);
+        if (!state.chosen.has(path)) {
+          throw { code: "invalidInput", message: `${path} was not chosen in this window` } satisfies ApiError;
+        }
+        const name = path.split("/").at(-1) ?? path;
+        if (!IMAGE_TYPES[/\.([a-z]+)$/.exec(name)?.[1] ?? ""]) {
+          throw { code: "invalidInput", message: `${name} is not an image Pinloom sends (PNG, JPEG, GIF or WebP)` } satisfies ApiError;
+        }
+        return { name, dataUrl: PIXEL_PNG } satisfies ImageInput;
       }
       case "attachments_list":
-        return (state.attachments.get(args.treeId as number) ?? []).map(({ id, role, name, bytes }) => ({ id, role, name, bytes }));
+        return (state.attachments.get(args.treeId as number) ?? []).map(({ to: _, ...view }) => view);
       case "attachment_remove": {
         for (const [treeId, attached] of state.attachments) {
           if (!attached.some((one) => one.id === args.attachmentId)) continue;
@@ -677,6 +711,32 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
     throw { code: "notFound", message: `message ${nodeId} does not exist` } satisfies ApiError;
   }
 
+  /// Refuses a new message with images for `profiles` when one of them is said not to see, before
+  /// anything is written, as the backend does.
+  function refuseUnseenImages(target: SendTarget, profiles: string[]): void {
+    if ((target.kind !== "thread" && target.kind !== "pin") || !target.images?.length) return;
+    const blind = state.profiles.find((one) => profiles.includes(one.name) && one.assembly?.seesImages === false);
+    if (blind) {
+      const message = `${blind.name} (${blind.modelId}) does not see images: choose a model that does`;
+      throw { code: "invalidInput", message } satisfies ApiError;
+    }
+  }
+
+  /// Stores the images sent with message `nodeId` as its attachments.
+  function keepImages(treeId: number, nodeId: number, images: ImageInput[]): void {
+    const kept = images.map((image) => ({
+      id: nextId++,
+      role: "image",
+      name: image.name,
+      bytes: image.dataUrl.length,
+      nodeId,
+      image: image.dataUrl,
+      pages: null,
+      to: { on: "node", id: nodeId } satisfies AttachTo,
+    }));
+    state.attachments.set(treeId, [...(state.attachments.get(treeId) ?? []), ...kept]);
+  }
+
   /// Saves the person's message the target names (if any), then the next scripted reply.
   function replyTo(target: SendTarget, channel: { onmessage: (piece: unknown) => void }) {
     let treeId: number;
@@ -686,6 +746,7 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
       case "thread":
         treeId = target.treeId;
         prompt = write(treeId, target.parentId, "human", target.text);
+        keepImages(treeId, prompt.id, target.images ?? []);
         answered = prompt;
         break;
       case "edit": {

@@ -194,6 +194,9 @@ impl ModelChoice {
         if let Some(on) = assembly.cache_breakpoints {
             engine.cache_breakpoints = on;
         }
+        if let Some(sees) = assembly.sees_images {
+            engine.sees_images = sees;
+        }
         let endpoint = match &record.base_url {
             Some(url) => Endpoint::at(provider, url),
             None => Endpoint::new(provider),

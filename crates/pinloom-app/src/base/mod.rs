@@ -3,6 +3,7 @@
 //! receipt a reply keeps, and files opened and replaced safely.
 
 pub(crate) mod engine_inputs;
+pub(crate) mod media;
 pub(crate) mod plan;
 pub(crate) mod receipts;
 pub(crate) mod safe_files;

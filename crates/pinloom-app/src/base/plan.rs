@@ -563,6 +563,7 @@ pub(crate) fn source_view(source: SourceId) -> (String, Option<i64>) {
         SourceId::AgentPrompt => ("agentPrompt", None),
         SourceId::TreeSystemContext => ("treeSystemContext", None),
         SourceId::Attachment(attachment) => ("attachment", id(attachment)),
+        SourceId::PdfPage { attachment, .. } => ("pdfPage", id(attachment)),
         SourceId::Node(node) if node.0 == DRAFT_ID => ("draft", None),
         SourceId::Node(node) if node.0 >= ANNOTATION_ID_BASE => {
             ("annotation", id(node.0 - ANNOTATION_ID_BASE))
@@ -649,6 +650,7 @@ fn describe_source(source: SourceId, snapshot: &Snapshot) -> String {
         }
         SourceId::Summary(_) => "an ancestor thread's summary".to_owned(),
         SourceId::Attachment(_) => "an attached file".to_owned(),
+        SourceId::PdfPage { page, .. } => format!("page {page} of an attached PDF"),
         SourceId::Retrieval(_) | SourceId::AddedSearchHit(_) => "a search hit".to_owned(),
         SourceId::PinResult(_) => "a closed pin's result".to_owned(),
         SourceId::Anchor(_) => "the pinned passage".to_owned(),

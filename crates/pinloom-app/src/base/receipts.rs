@@ -81,7 +81,16 @@ pub(crate) fn receipt(
     } else {
         0
     };
-    let expected_at_least = planned.saturating_sub(reusable);
+    // An image is planned at its provider's rule, a ceiling where the provider may count less
+    // (a small image at low detail, a vision model with a smaller grid): the text alone is what
+    // a provider that kept everything must have counted.
+    let images: u64 = plan
+        .slices
+        .iter()
+        .filter(|slice| slice.is_included() && slice.kind == SliceKind::Image)
+        .map(|slice| u64::from(slice.tokens))
+        .sum();
+    let expected_at_least = planned.saturating_sub(reusable).saturating_sub(images);
     let (verdict, message) = match usage.input_tokens {
         None => (Verdict::NotReported, None),
         Some(counted) if cut(expected_at_least, counted, sending.exact_counts) => {

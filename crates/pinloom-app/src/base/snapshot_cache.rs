@@ -26,6 +26,7 @@ use crate::base::engine_inputs::{
     ANNOTATION_ID_BASE, engine_author, engine_node, engine_pin, engine_thread, exact_family,
     node_record,
 };
+use crate::base::media::{PAGE_BREAK, stored_image};
 use crate::json::{PlanView, TreeSettings};
 
 /// How many retrieval candidates full-text search offers the engine: hits the kept history
@@ -422,6 +423,25 @@ fn attachment(attachment: store::Attachment) -> Attachment {
         store::AttachmentRole::Folder => AttachmentKind::Folder {
             path: attachment.name,
             entries: attachment.content.lines().map(str::to_owned).collect(),
+        },
+        store::AttachmentRole::Pdf => AttachmentKind::Pdf {
+            pages: attachment.content.split(PAGE_BREAK).map(str::to_owned).collect(),
+            path: attachment.name,
+        },
+        store::AttachmentRole::Image => match stored_image(&attachment.content) {
+            Some(image) => AttachmentKind::Image {
+                media_type: image.media_type.to_owned(),
+                width: image.width,
+                height: image.height,
+                data: image.data.to_owned(),
+                name: attachment.name,
+            },
+            // Not one Pinloom stored (a synced or imported row it cannot read): shown in the
+            // plan as reference text naming it, never sent as an image it may not be.
+            None => AttachmentKind::Context {
+                text: format!("[an image, {}, that could not be read]", attachment.name),
+                title: attachment.name,
+            },
         },
     };
     Attachment { id: u64::try_from(attachment.id).unwrap_or(0), scope, kind }

@@ -1,5 +1,6 @@
-//! Attachments from disk: a file's text or a folder's listing, read when attached and stored, so a
-//! context never depends on a file that changed later unless the person attaches it again.
+//! Attachments from disk: a file's text, a PDF's pages, an image, or a folder's listing, read
+//! when attached and stored, so a context never depends on a file that changed later unless the
+//! person attaches it again.
 
 use std::path::{Path, PathBuf};
 
@@ -7,8 +8,9 @@ use pinloom_engine::planner::excluded_from_listing;
 use pinloom_store::{AttachmentRole, AttachmentScope, NodeId, PinId, TreeId};
 
 use crate::ApiError;
+use crate::base::media::{self, MAX_IMAGE_BYTES, MAX_PDF_BYTES, PAGE_BREAK, Sniffed};
 use crate::base::safe_files::{Links, open_regular};
-use crate::json::{AttachTo, AttachmentView, TreeSettings};
+use crate::json::{AttachTo, AttachmentView, ImageInput, TreeSettings};
 use crate::pinloom::Pinloom;
 use crate::runtime::now_ms;
 
@@ -16,8 +18,8 @@ use crate::runtime::now_ms;
 pub const MAX_FOLDER_ENTRIES: usize = 100;
 
 impl Pinloom {
-    /// Attaches what is at `path`: a folder as its listing, anything else as a file's text (what a
-    /// typed path or a drop on the window means).
+    /// Attaches what is at `path`: a folder as its listing, a file as its text, its pages or its
+    /// image (what a chosen path or a drop on the window means).
     pub async fn attach_path(
         &self,
         tree_id: i64,
@@ -31,8 +33,10 @@ impl Pinloom {
         }
     }
 
-    /// Reads the text file at `path` and attaches it. A file over the tree's size limit (100 KB
-    /// unless changed) or not UTF-8 text is refused whole, never read in part.
+    /// Reads the file at `path` and attaches it: a PDF as its pages' text, an image (PNG, JPEG,
+    /// GIF, WebP) for models that see, anything else as UTF-8 text. A text file over the tree's
+    /// size limit (100 KB unless changed), an image over 20 MB or a PDF over 64 MB is refused
+    /// whole, never read in part.
     pub async fn attach_file(
         &self,
         tree_id: i64,
@@ -42,18 +46,37 @@ impl Pinloom {
         self.write("could not attach the file", move |store| {
             let tree = store.tree_setup(TreeId(tree_id))?;
             let limit = TreeSettings::from_json(&tree.settings_json).max_file_bytes();
-            let content = read_text_file(&path, limit)?;
-            let attachment = store.add_attachment(
-                tree.id,
-                scope(to),
-                AttachmentRole::File,
-                &path.display().to_string(),
-                &content,
-                now_ms(),
-            )?;
+            let (role, content) = match read_attachable(&path, Some(limit))? {
+                Attachable::Text(text) => (AttachmentRole::File, text),
+                Attachable::Pdf(pages) => {
+                    (AttachmentRole::Pdf, pages.join(&PAGE_BREAK.to_string()))
+                }
+                Attachable::Image(data_url) => (AttachmentRole::Image, data_url),
+            };
+            let name = path.display().to_string();
+            let attachment =
+                store.add_attachment(tree.id, scope(to), role, &name, &content, now_ms())?;
             Ok(attachment.into())
         })
         .await
+    }
+
+    /// The image at `path`, read to go with a message being written (chosen in the composer's
+    /// dialog): refused unless it is a PNG, JPEG, GIF or WebP of at most 20 MB.
+    pub async fn image_from_file(&self, path: PathBuf) -> anyhow::Result<ImageInput> {
+        let read = tokio::task::spawn_blocking(move || -> Result<ImageInput, ApiError> {
+            let shown = path.display().to_string();
+            match read_attachable(&path, None)? {
+                Attachable::Image(data_url) => {
+                    let name = path.file_name().map_or(shown, |name| name.to_string_lossy().into());
+                    Ok(ImageInput { name, data_url })
+                }
+                Attachable::Pdf(_) | Attachable::Text(_) => Err(ApiError::invalid_input(format!(
+                    "{shown} is not an image; attach it to the tree instead (Attach files)"
+                ))),
+            }
+        });
+        Ok(read.await.map_err(anyhow::Error::new)??)
     }
 
     /// Lists the folder at `path` (its files, relative, sorted, excluded folders and minified
@@ -131,7 +154,18 @@ fn scope(to: AttachTo) -> AttachmentScope {
     }
 }
 
-fn read_text_file(path: &Path, limit: u64) -> Result<String, ApiError> {
+/// What a file read to attach turned out to be.
+enum Attachable {
+    Text(String),
+    /// Each page's text.
+    Pdf(Vec<String>),
+    /// Its stored `data:` URL.
+    Image(String),
+}
+
+/// Reads the file at `path` once, deciding from its first bytes what it is: a PDF, an image, or
+/// text of at most `text_limit` bytes (none: text is refused unread).
+fn read_attachable(path: &Path, text_limit: Option<u64>) -> Result<Attachable, ApiError> {
     let shown = path.display();
     if path.is_dir() {
         return Err(ApiError::invalid_input(format!(
@@ -149,30 +183,59 @@ fn read_text_file(path: &Path, limit: u64) -> Result<String, ApiError> {
         };
         ApiError::invalid_input(format!("cannot read {shown}: {error}{advice}"))
     })?;
-    if size > limit {
-        return Err(ApiError::invalid_input(format!(
-            "{shown} is {} KB, over the {} KB limit for attached files; attach a smaller file, or \
-             raise the limit in the tree's settings",
+    let unreadable =
+        |error: std::io::Error| ApiError::invalid_input(format!("cannot read {shown}: {error}"));
+    let mut file = std::io::BufReader::new(file);
+    let head = std::io::BufRead::fill_buf(&mut file).map_err(unreadable)?;
+    let kind = media::sniff(head);
+    let (limit, what) = match kind {
+        Sniffed::Pdf => (MAX_PDF_BYTES, "PDFs"),
+        Sniffed::Image(_) | Sniffed::OtherImage(_) => (MAX_IMAGE_BYTES, "images"),
+        Sniffed::Other => match text_limit {
+            Some(limit) => (limit, "attached files"),
+            None => {
+                return Err(ApiError::invalid_input(format!(
+                    "{shown} is not an image models take (PNG, JPEG, GIF or WebP); attach it to \
+                     the tree instead (Attach files)"
+                )));
+            }
+        },
+    };
+    let over = |size: u64| {
+        let advice = if kind == Sniffed::Other {
+            "attach a smaller file, or raise the limit in the tree's settings"
+        } else {
+            "attach a smaller one"
+        };
+        ApiError::invalid_input(format!(
+            "{shown} is {} KB, over the {} KB limit for {what}; {advice}",
             size.div_ceil(1024),
             limit / 1024
-        )));
+        ))
+    };
+    if size > limit {
+        return Err(over(size));
     }
     // Read no further than the limit: the file may have grown since, or say less than it holds.
     let mut bytes = Vec::new();
     std::io::Read::read_to_end(&mut std::io::Read::take(file, limit + 1), &mut bytes)
-        .map_err(|error| ApiError::invalid_input(format!("cannot read {shown}: {error}")))?;
+        .map_err(unreadable)?;
     if bytes.len() as u64 > limit {
-        return Err(ApiError::invalid_input(format!(
-            "{shown} holds more than the {} KB limit for attached files (more than it said when \
-             asked); attach a smaller file, or raise the limit in the tree's settings",
-            limit / 1024
-        )));
+        return Err(over(bytes.len() as u64));
     }
-    String::from_utf8(bytes).map_err(|_| {
-        ApiError::invalid_input(format!(
-            "{shown} is not UTF-8 text (a binary file?); only text files can be attached"
-        ))
-    })
+    let shown = shown.to_string();
+    match kind {
+        Sniffed::Pdf => Ok(Attachable::Pdf(media::pdf_pages(&bytes, &shown)?)),
+        Sniffed::Image(_) | Sniffed::OtherImage(_) => {
+            Ok(Attachable::Image(media::image_data_url(&bytes, &shown)?))
+        }
+        Sniffed::Other => String::from_utf8(bytes).map(Attachable::Text).map_err(|_| {
+            ApiError::invalid_input(format!(
+                "{shown} is not UTF-8 text, an image or a PDF (a binary file?); only those \
+                 can be attached"
+            ))
+        }),
+    }
 }
 
 fn list_folder(root: &Path) -> Result<Vec<String>, ApiError> {

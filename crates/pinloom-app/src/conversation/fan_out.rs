@@ -52,13 +52,20 @@ impl Pinloom {
             Ok(())
         })
         .await?;
+        let profiles: Vec<String> = lanes.iter().map(|lane| lane.profile.clone()).collect();
         let prompt: NodeView = match prompt {
-            SendTarget::Thread { tree_id, parent_id, text } => self
-                .append_human(pinloom_store::TreeId(tree_id), parent_id.map(NodeId), None, text)
-                .await?
-                .into(),
-            SendTarget::Pin { pin_id, parent_id, text } => {
-                self.append_in_pin(pin_id, parent_id, text).await?
+            SendTarget::Thread { tree_id, parent_id, text, images } => {
+                let images = self.check_images(images, profiles).await?;
+                let tree = pinloom_store::TreeId(tree_id);
+                let node = self.append_human(tree, parent_id.map(NodeId), None, text).await?;
+                self.attach_images(node.id, images).await?;
+                node.into()
+            }
+            SendTarget::Pin { pin_id, parent_id, text, images } => {
+                let images = self.check_images(images, profiles).await?;
+                let node = self.append_in_pin(pin_id, parent_id, text).await?;
+                self.attach_images(NodeId(node.message.id), images).await?;
+                node
             }
             SendTarget::Edit { node_id, text } => self.edit_message(node_id, text).await?,
             SendTarget::Regenerate { node_id } => {

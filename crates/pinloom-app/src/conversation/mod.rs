@@ -6,6 +6,7 @@ mod asking;
 pub(crate) mod attachments;
 pub(crate) mod fan_out;
 pub(crate) mod fusing;
+mod images;
 mod keys;
 mod marks;
 mod messages;

@@ -55,13 +55,17 @@ impl Pinloom {
         cancel: CancellationToken,
     ) -> anyhow::Result<Exchange> {
         let (prompt, written) = match target {
-            SendTarget::Thread { tree_id, parent_id, text } => {
+            SendTarget::Thread { tree_id, parent_id, text, images } => {
+                let images = self.check_images(images, vec![profile.clone()]).await?;
                 let tree = store::TreeId(tree_id);
                 let node = self.append_human(tree, parent_id.map(NodeId), None, text).await?;
+                self.attach_images(node.id, images).await?;
                 (node.id, Some(node.into()))
             }
-            SendTarget::Pin { pin_id, parent_id, text } => {
+            SendTarget::Pin { pin_id, parent_id, text, images } => {
+                let images = self.check_images(images, vec![profile.clone()]).await?;
                 let node = self.append_in_pin(pin_id, parent_id, text).await?;
+                self.attach_images(NodeId(node.message.id), images).await?;
                 (NodeId(node.message.id), Some(node))
             }
             SendTarget::Edit { node_id, text } => {

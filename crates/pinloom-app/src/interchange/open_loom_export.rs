@@ -465,6 +465,8 @@ fn attachment_records(
                         AttachmentRole::Instruction => "instruction",
                         AttachmentRole::File => "file",
                         AttachmentRole::Folder => "folder",
+                        AttachmentRole::Image => "image",
+                        AttachmentRole::Pdf => "pdf",
                     }
                     .to_owned(),
                 ),

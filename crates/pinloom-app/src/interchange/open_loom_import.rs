@@ -1089,6 +1089,8 @@ impl AttachmentRecord {
             "instruction" => AttachmentRole::Instruction,
             "file" => AttachmentRole::File,
             "folder" => AttachmentRole::Folder,
+            "image" => AttachmentRole::Image,
+            "pdf" => AttachmentRole::Pdf,
             _ => return None,
         };
         Some(AttachmentImport {

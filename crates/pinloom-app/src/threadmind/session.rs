@@ -587,9 +587,15 @@ impl Pinloom {
             let thread = thread_by_reference(store, &tree, &thread_id)?;
             let end = store.newest_in_thread(tree.id, thread)?.map(|node| node.0);
             Ok(match (end, thread) {
-                (Some(end), _) => SendTarget::Thread { tree_id, parent_id: Some(end), text },
-                (None, Some(pin)) => SendTarget::Pin { pin_id: pin.0, parent_id: None, text },
-                (None, None) => SendTarget::Thread { tree_id, parent_id: None, text },
+                (Some(end), _) => {
+                    SendTarget::Thread { tree_id, parent_id: Some(end), text, images: Vec::new() }
+                }
+                (None, Some(pin)) => {
+                    SendTarget::Pin { pin_id: pin.0, parent_id: None, text, images: Vec::new() }
+                }
+                (None, None) => {
+                    SendTarget::Thread { tree_id, parent_id: None, text, images: Vec::new() }
+                }
             })
         })
         .await

@@ -49,11 +49,15 @@ async fn files_over_the_limit_or_not_text_are_refused_whole() {
     pinloom.set_tree_settings(tree, settings).await.unwrap();
     pinloom.attach_file(tree, AttachTo::Tree, big).await.unwrap();
 
-    let binary = dir.path().join("image.png");
-    std::fs::write(&binary, [0x89, b'P', b'N', b'G', 0xff, 0xfe]).unwrap();
+    let binary = dir.path().join("data.bin");
+    std::fs::write(&binary, [0x00, 0xff, 0xfe, 0x80]).unwrap();
     let error =
         ApiError::from(pinloom.attach_file(tree, AttachTo::Tree, binary).await.unwrap_err());
-    assert!(error.message.contains("not UTF-8 text"), "{}", error.message);
+    assert!(error.message.contains("not UTF-8 text, an image or a PDF"), "{}", error.message);
+    let tiff = dir.path().join("scan.tiff");
+    std::fs::write(&tiff, b"II*\0\x08\0\0\0\0\0\0\0\0\0\0\0").unwrap();
+    let error = ApiError::from(pinloom.attach_file(tree, AttachTo::Tree, tiff).await.unwrap_err());
+    assert!(error.message.contains("TIFF image; models take PNG, JPEG"), "{}", error.message);
     let error = ApiError::from(
         pinloom
             .attach_file(tree, AttachTo::Tree, dir.path().join("missing.txt"))

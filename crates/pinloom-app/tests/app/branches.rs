@@ -26,7 +26,7 @@ fn lanes(profiles: &[&str]) -> Vec<FanOutLane> {
 }
 
 fn thread_prompt(tree: i64, parent: Option<i64>, text: &str) -> SendTarget {
-    SendTarget::Thread { tree_id: tree, parent_id: parent, text: text.into() }
+    SendTarget::Thread { tree_id: tree, parent_id: parent, text: text.into(), images: Vec::new() }
 }
 
 /// `question` as the tree's first message, answered three times at once by `Local`.

@@ -12,6 +12,7 @@ mod hostile;
 mod integrity;
 mod interchange;
 mod keys;
+mod media;
 mod permitted;
 mod profiles;
 mod shared_files;
@@ -42,7 +43,7 @@ pub(crate) trait Sends {
         events: UnboundedSender<ReplyEvent>,
         cancel: CancellationToken,
     ) -> anyhow::Result<Exchange> {
-        let target = SendTarget::Thread { tree_id, parent_id, text };
+        let target = SendTarget::Thread { tree_id, parent_id, text, images: Vec::new() };
         self.app().reply_to(target, profile, events, cancel).await
     }
 
@@ -56,7 +57,7 @@ pub(crate) trait Sends {
         events: UnboundedSender<ReplyEvent>,
         cancel: CancellationToken,
     ) -> anyhow::Result<Exchange> {
-        let target = SendTarget::Pin { pin_id, parent_id, text };
+        let target = SendTarget::Pin { pin_id, parent_id, text, images: Vec::new() };
         self.app().reply_to(target, profile, events, cancel).await
     }
 

@@ -5,6 +5,7 @@
 use std::collections::HashSet;
 
 use crate::error::EngineError;
+use crate::images;
 use crate::permitted;
 use crate::plan::{
     AncestorContent, AncestorEntry, ExcerptReason, MissingSummary, Origin, PruneReason, SliceKind,
@@ -18,7 +19,7 @@ use crate::snapshot::{
 
 use super::{
     AncestorPath, Builder, Group, Need, ThreadSegment, Twins, file_block, folder_listing,
-    scope_rank,
+    pdf_page_block, scope_rank,
 };
 
 /// How an answer chosen to be fused is framed: `{number}` (from 1), `{label}` (the model that
@@ -115,7 +116,8 @@ impl<'a> Builder<'a> {
                         );
                     }
                 }
-                AttachmentKind::Folder { .. } => {}
+                AttachmentKind::Pdf { path: file, pages } => self.collect_pdf(a.id, file, pages),
+                AttachmentKind::Folder { .. } | AttachmentKind::Image { .. } => {}
             }
         }
         for a in &snapshot.attachments {
@@ -131,6 +133,8 @@ impl<'a> Builder<'a> {
                 );
             }
         }
+
+        self.collect_images(path, dialogue);
 
         // Ancestor threads: by summary under depth budgets (task frames: root goal, path
         // summaries, sibling results, each within its share).
@@ -157,6 +161,51 @@ impl<'a> Builder<'a> {
         self.collect_retrieval(path, current);
         self.collect_fuse_sources();
         Ok(())
+    }
+
+    /// A PDF, page by page, each page framed with its number: pages past the file size limit
+    /// (counted over the pages' text, since a PDF's bytes on disk are mostly not text) are left
+    /// out as too large; the rest may be cut for the budget, from the last page back.
+    fn collect_pdf(&mut self, attachment: u64, file: &str, pages: &[String]) {
+        let of = pages.len();
+        let mut bytes = 0_u64;
+        for (index, text) in pages.iter().enumerate() {
+            let page = u32::try_from(index + 1).unwrap_or(u32::MAX);
+            let block = pdf_page_block(file, index + 1, of, text);
+            let source = SourceId::PdfPage { attachment, page };
+            bytes += text.len() as u64;
+            if bytes > self.settings.max_file_bytes {
+                self.pruned_text(SliceKind::File, source, block, PruneReason::FileTooLarge);
+            } else {
+                self.push_text(SliceKind::File, source, block, Need::Optional);
+            }
+        }
+    }
+
+    /// Images in scope, each counted by the provider's own image rule. A model that does not
+    /// see gets none, and neither does a buffer document (text to continue): they are left out
+    /// with that reason, so the inspector shows what was not sent and why.
+    fn collect_images(&mut self, path: &AncestorPath, dialogue: bool) {
+        let snapshot = self.snapshot;
+        for a in &snapshot.attachments {
+            let AttachmentKind::Image { name, media_type, width, height, .. } = &a.kind else {
+                continue;
+            };
+            if !self.on_path(path, a.scope) {
+                continue;
+            }
+            let label = format!("[image: {name}, {width}×{height}, {media_type}]");
+            let tokens = images::image_tokens(self.profile.family, *width, *height)
+                .saturating_add(self.overhead);
+            let source = SourceId::Attachment(a.id);
+            if dialogue && self.profile.sees_images {
+                self.push(SliceKind::Image, source, tokens, Origin::Text(label), Need::Optional);
+            } else {
+                let why = SliceStatus::Pruned(PruneReason::ImageNotSeen);
+                let (text, need) = (Origin::Text(label), Need::Decided);
+                self.push_with(SliceKind::Image, source, tokens, text, need, why, None);
+            }
+        }
     }
 
     /// The answers chosen to be fused (rule 7 of [`crate::permitted`]), whole and numbered in

@@ -8,6 +8,12 @@ pub fn file_block(path: &str, content: &str) -> String {
     format!("--- file: {path} ---\n{content}")
 }
 
+/// One page of a PDF, marked with its file and number, so a page kept without its neighbours
+/// still says where it comes from.
+pub fn pdf_page_block(path: &str, page: usize, of: usize, content: &str) -> String {
+    format!("--- file: {path}, page {page} of {of} ---\n{content}")
+}
+
 /// A folder listing: at most `max_folder_entries` entries, excluded patterns left out.
 pub fn folder_listing(folder: &str, entries: &[String], settings: &Settings) -> String {
     let mut out = format!("--- folder: {folder} ---");

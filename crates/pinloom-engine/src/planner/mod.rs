@@ -9,7 +9,7 @@ mod select;
 
 pub use ancestry::{AncestorPath, ThreadSegment, ancestry};
 pub use collect::{FUSE_INSTRUCTION, FUSE_SOURCE_FRAMING};
-pub use listing::{excluded_from_listing, file_block, folder_listing};
+pub use listing::{excluded_from_listing, file_block, folder_listing, pdf_page_block};
 
 use crate::error::EngineError;
 use crate::permitted;

@@ -245,6 +245,7 @@ impl<'a> Builder<'a> {
         let mut tail_open = true;
         let mut start_done = false;
         let mut next_item = 0;
+        let mut cut_pdfs: Vec<u64> = Vec::new();
         for priority in (0..=u8::MAX).filter(|&p| present[usize::from(p)]) {
             while next_item < items.len() && items[next_item].0 <= priority {
                 let i = items[next_item].1;
@@ -256,11 +257,24 @@ impl<'a> Builder<'a> {
                     self.decide(i, PruneReason::AlreadyInHistory);
                     continue;
                 }
+                // A PDF is kept from its first page on: once a page is cut, so are the rest,
+                // rather than a later, shorter page filling the gap out of order.
+                let pdf = match self.slices[i].source {
+                    SourceId::PdfPage { attachment, .. } => Some(attachment),
+                    _ => None,
+                };
+                if let Some(attachment) = pdf
+                    && cut_pdfs.contains(&attachment)
+                {
+                    self.slices[i].status = SliceStatus::Pruned(PruneReason::AfterCutPage);
+                    continue;
+                }
                 let t = u64::from(self.slices[i].tokens);
                 if *used + t <= available {
                     *used += t;
                 } else {
                     self.slices[i].status = SliceStatus::Pruned(PruneReason::OverBudget);
+                    cut_pdfs.extend(pdf);
                 }
             }
             let at = usize::from(priority);

@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod fixtures;
+mod media;
 mod permitted;
 mod properties;
 mod renderings;

@@ -80,7 +80,7 @@ struct Extras {
 fn extras() -> impl Strategy<Value = Extras> {
     (
         prop::collection::vec((any::<usize>(), any::<usize>(), 0u8..4, any::<bool>()), 0..8),
-        prop::collection::vec((0u8..3, any::<usize>(), 0u8..4), 0..6),
+        prop::collection::vec((0u8..3, any::<usize>(), 0u8..6), 0..6),
         prop::collection::vec((any::<usize>(), prop::bool::weighted(0.2), 0u16..1000), 0..24),
         any::<bool>(),
         (prop::collection::vec(any::<usize>(), 0..3), prop::bool::weighted(0.3)),
@@ -371,7 +371,7 @@ fn check(
                 };
                 prop_assert_eq!(slice.provenance, expected, "{}", why);
             }
-            SourceId::Attachment(id) => {
+            SourceId::Attachment(id) | SourceId::PdfPage { attachment: id, .. } => {
                 let attachment = snapshot.attachments.iter().find(|a| a.id == id).unwrap();
                 prop_assert!(permitted.attachment_allowed(attachment.scope), "{}", why);
             }
@@ -542,7 +542,18 @@ fn furnish(world: &mut World, extras: &Extras, active: usize) {
                     size_bytes: marker.len() as u64,
                     content: marker,
                 },
-                _ => AttachmentKind::Folder { path: "dir".into(), entries: vec![marker] },
+                3 => AttachmentKind::Folder { path: "dir".into(), entries: vec![marker] },
+                4 => AttachmentKind::Pdf {
+                    path: "f.pdf".into(),
+                    pages: vec![format!("{marker} one"), format!("{marker} two")],
+                },
+                _ => AttachmentKind::Image {
+                    name: "i.png".into(),
+                    media_type: "image/png".into(),
+                    width: 64,
+                    height: 64,
+                    data: marker,
+                },
             };
             Attachment { id, scope, kind }
         })
@@ -737,7 +748,11 @@ proptest! {
         for message in &request.messages {
             for part in &message.parts {
                 sent.push('\n');
-                sent.push_str(part.text());
+                match part {
+                    // An image's bytes are what it sends: they must not leak either.
+                    Part::Image { data, .. } => sent.push_str(data),
+                    part => sent.push_str(part.text()),
+                }
             }
         }
         for marker in forbidden {

@@ -237,7 +237,7 @@ fn check_roles(
                     prop_assert!(calls.contains(&call_id.as_str()), "orphan result {}", call_id);
                     answered.push(call_id);
                 }
-                Part::Text(_) => {}
+                Part::Text(_) | Part::Image { .. } => {}
             }
         }
     }

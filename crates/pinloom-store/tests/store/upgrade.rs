@@ -111,5 +111,51 @@ fn every_released_schema_upgrades_with_its_data_intact() {
         }
         let dump = store.sync_dump(&|receipt, _| receipt.clone()).unwrap();
         assert!(dump.contains("Und warum entstehen Altarme?"), "from {name}");
+        // Schema 11 rebuilt the attachments table for images and PDFs: it keeps its indexes and
+        // triggers (a new row gets its global id, a removed one is a change a sync carries).
+        let made: Vec<String> = conn
+            .prepare(
+                "SELECT name FROM sqlite_master WHERE tbl_name = 'attachments'
+                 AND type IN ('index', 'trigger') AND sql IS NOT NULL ORDER BY name",
+            )
+            .unwrap()
+            .query_map([], |row| row.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(
+            made,
+            [
+                "attachments_by_gid",
+                "attachments_by_node",
+                "attachments_by_tree",
+                "attachments_get_gid",
+                "sync_attachments_removed"
+            ],
+            "from {name}"
+        );
+        let image = store
+            .add_attachment(
+                rivers,
+                pinloom_store::AttachmentScope::Tree,
+                pinloom_store::AttachmentRole::Image,
+                "heron.png",
+                "data:image/png;base64,QUJD",
+                1,
+            )
+            .unwrap();
+        let gid: Option<String> = conn
+            .query_row("SELECT gid FROM attachments WHERE id = ?1", [image.id], |row| row.get(0))
+            .unwrap();
+        assert!(gid.is_some(), "from {name}");
+        store.remove_attachment(image.id).unwrap();
+        let removed: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM sync_changes WHERE kind = 'attachment' AND field = 'removed'",
+                [],
+                |row| row.get(0),
+            )
+            .unwrap();
+        assert_eq!(removed, 1, "from {name}");
     }
 }
