@@ -21,6 +21,8 @@ pub const ALL: &[&str] = &[
     "choose_attachments",
     "message_append",
     "reply_edit",
+    "reply_tokens",
+    "reply_branch_at_token",
     "preferences_get",
     "preferences_set",
     "thread_view",

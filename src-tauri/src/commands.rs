@@ -2,7 +2,7 @@
 
 use pinloom_app::ApiError;
 use pinloom_app::json::{
-    EmptiedTrashView, ExportDone, ExportRequest, ImportReportView, Message, NodeView,
+    EmptiedTrashView, ExportDone, ExportRequest, ImportReportView, Message, NodeView, TokenView,
     TransferProgress, TrashView, TreeMode, TreeSummary,
 };
 use serde::{Deserialize, Serialize};
@@ -185,6 +185,30 @@ pub(crate) async fn reply_edit(
     text: String,
 ) -> Result<NodeView, ApiError> {
     Ok(state.pinloom()?.edit_reply(node_id, text).await?)
+}
+
+/// The tokens a continuation was generated as, with their probabilities and alternatives; none
+/// when its provider reported none.
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn reply_tokens(
+    state: State<'_, AppState>,
+    node_id: i64,
+) -> Result<Option<Vec<TokenView>>, ApiError> {
+    Ok(state.pinloom()?.reply_tokens(node_id).await?)
+}
+
+/// Branches a continuation at its token `index` with `alternative` in its place, as a new
+/// sibling; nothing is sent (the window continues it).
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn reply_branch_at_token(
+    state: State<'_, AppState>,
+    node_id: i64,
+    index: u32,
+    alternative: String,
+) -> Result<NodeView, ApiError> {
+    Ok(state.pinloom()?.branch_at_token(node_id, index, alternative).await?)
 }
 
 #[tauri::command]

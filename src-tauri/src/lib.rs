@@ -64,6 +64,8 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             chosen_files::choose_attachments,
             commands::message_append,
             commands::reply_edit,
+            commands::reply_tokens,
+            commands::reply_branch_at_token,
             commands::preferences_get,
             commands::preferences_set,
             conversation::thread_view,

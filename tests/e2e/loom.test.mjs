@@ -67,4 +67,69 @@ describe("the loom in a buffer tree", () => {
     await harness.click("inspect", (all) => all.at(-1));
     await harness.find("budget-text", 20_000);
   });
+
+  harness.windowTest("a continuation's tokens show their probabilities, and choosing another branches there", async () => {
+    await harness.newTree("Tokens", "buffer");
+    await harness.type("composer-input", "The river ran");
+    await harness.choose("continue-count", "1");
+    await harness.textsUntil("continue", (texts) => texts[0] === "Continue", "one way");
+    provider.answers.push({
+      tokens: [
+        [" slowly", -0.3, { " slowly": -0.3, " quietly": -1.6 }],
+        [" seaward", -0.9, { " down": -0.7, " seaward": -0.9 }],
+        [".", -0.1, { ".": -0.1, "!": -2.4 }],
+      ],
+    });
+    await harness.click("continue");
+    await harness.driver.wait(async () => (await documentText()) === "The river ran slowly seaward.", 20_000, "the continuation");
+    assert.equal(JSON.parse(provider.requests.at(-1).body).logprobs, 5, "the server was asked for the likeliest tokens");
+
+    // The continuation chosen, its card and its token toggle show.
+    await harness.click("message-text", (pieces) => pieces[1]);
+    await harness.click("tokens-toggle", (all) => all.at(-1));
+    await harness.driver.wait(async () => (await harness.findAll("token")).length === 3, 10_000, "the continuation as its tokens");
+    const seaward = (await harness.findAll("token"))[1];
+    assert.match(await seaward.getAttribute("title"), /^41% · also " down" 50%/);
+    await harness.click("token", (all) => all[1]);
+    await harness.textsUntil("token-alternative", (texts) => texts.some((text) => text.includes('" down"')), "the alternatives at its place");
+    await harness.screen("loom-tokens");
+
+    provider.answers.push(" to the delta.");
+    const before = provider.requests.length;
+    await harness.click("token-alternative", async (all) => {
+      for (const option of all) if ((await option.getText()).includes('" down"')) return option;
+      return all[0];
+    });
+    await harness.driver.wait(async () => (await documentText()) === "The river ran slowly down to the delta.", 20_000, "the branch, continued");
+    assert.equal(provider.requests.length, before + 1);
+    assert.equal(JSON.parse(provider.requests.at(-1).body).prompt, "The river ran slowly down", "continued from the chosen token");
+    // The map draws the document's branches: the opening, the first continuation, and the
+    // branch at the token with its continuation.
+    await harness.click("open-map");
+    await harness.textsUntil("map-size", (texts) => /^4 messages · [23] runs · 0 pins$/.test(texts[0] ?? ""), "the map of the branches");
+    await harness.driver.actions().sendKeys(Key.ESCAPE).perform();
+    await harness.driver.wait(async () => (await harness.findAll("tree-map")).length === 0, 5000, "the map closes");
+  });
+
+  harness.windowTest("a document is continued by two models at once, each continuation in place", async () => {
+    await harness.addLocalModel(provider.base, { completionEndpoint: true, name: "Second local model" });
+    await harness.newTree("Two models", "buffer");
+    await harness.type("composer-input", "The delta spread");
+    await harness.click("fan-out-toggle");
+    for (const name of ["Local test model", "Second local model"]) {
+      await harness.click("model-choice", async (all) => {
+        for (const choice of all) if ((await choice.getText()).trim() === name) return choice;
+        return undefined;
+      });
+    }
+    await harness.textsUntil("continue", (texts) => texts[0] === "Continue 2 ways with 2 models", "two models, one way each");
+    provider.answers.push(" into the sea.", " across the plain.");
+    const before = provider.requests.length;
+    await harness.click("continue");
+    await harness.textsUntil("piece-position", (texts) => /^\d\/2$/.test(texts[0] ?? ""), "two continuations", 20_000);
+    assert.equal(provider.requests.length, before + 2);
+    assert.deepEqual((await harness.textsWhen("lane-model", 2)).sort(), ["Local test model", "Second local model"]);
+    const text = await documentText();
+    assert.ok(["The delta spread into the sea.", "The delta spread across the plain."].includes(text), text);
+  });
 });

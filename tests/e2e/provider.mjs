@@ -31,12 +31,28 @@ export function completionStream(text) {
   return out + "data: [DONE]\n\n";
 }
 
+/// A completion stream of `tokens`, each `[text, logprob, { alternative: logprob, … }]`, with
+/// their log-probabilities in the completions endpoint's own shape, a token a frame, as
+/// llama-cpp-python's server sends them.
+export function completionStreamWithTokens(tokens) {
+  const base = { id: "cmpl-e2e", object: "text_completion", created: 1, model: "local-model" };
+  let out = "";
+  for (const [text, logprob, top] of tokens) {
+    const logprobs = { tokens: [text], token_logprobs: [logprob], top_logprobs: [top] };
+    out += frame({ ...base, choices: [{ index: 0, text, logprobs, finish_reason: null }] });
+  }
+  out += frame({ ...base, choices: [{ index: 0, text: "", logprobs: null, finish_reason: "stop" }] });
+  return out + "data: [DONE]\n\n";
+}
+
 export class ScriptedProvider {
   requests = [];
   /// The addresses the window looked at (GET), apart from the requests it sent.
   looks = [];
   /// Texts to answer with, in order; `{ partial: text }` sends the start of a reply and holds on;
-  /// `{ status, headers, body }` answers with that HTTP error instead of a stream.
+  /// `{ status, headers, body }` answers with that HTTP error instead of a stream; `{ tokens }`
+  /// continues a document with those tokens and their log-probabilities
+  /// (`completionStreamWithTokens`).
   answers = [];
   held = [];
 
@@ -74,6 +90,10 @@ export class ScriptedProvider {
           return;
         }
         const completion = request.url.endsWith("/completions") && !request.url.endsWith("/chat/completions");
+        if (typeof answer === "object" && "tokens" in answer) {
+          response.end(completionStreamWithTokens(answer.tokens));
+          return;
+        }
         response.end(completion ? completionStream(answer) : chatStream(answer));
       });
     });

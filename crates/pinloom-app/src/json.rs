@@ -826,6 +826,28 @@ pub struct ImageInput {
     pub data_url: String,
 }
 
+/// One generated token of a continuation, as the loom shows it on hover.
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenView {
+    /// Its text.
+    pub text: String,
+    /// How likely the model found it, from 0 to 1.
+    pub probability: f64,
+    /// The likeliest tokens at its place (it among them, usually), most likely first.
+    pub alternatives: Vec<TokenAlternative>,
+}
+
+/// A token the model might have written instead.
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenAlternative {
+    /// Its text.
+    pub text: String,
+    /// How likely the model found it, from 0 to 1.
+    pub probability: f64,
+}
+
 /// One model's side of a fan-out: its reply, or why it has none.
 #[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
 #[serde(rename_all = "camelCase")]

@@ -271,4 +271,25 @@ async fn a_document_is_continued_through_the_completion_endpoint() {
     assert_eq!(view.messages.len(), 2);
     assert_eq!(view.messages[1].node.message.id, reply["id"].as_i64().unwrap());
     assert_eq!(view.messages[1].node.message.text, pieces);
+
+    // The server was asked for each token's probability and the likeliest others (the loom's
+    // hover), and they were kept with the continuation: they spell its text, the chosen token's
+    // probability is among its place's alternatives, and choosing one branches the document.
+    let continuation = view.messages[1].node.message.id;
+    let tokens = pinloom_app.reply_tokens(continuation).await.unwrap().expect("tokens were kept");
+    let spelled: String = tokens.iter().map(|token| token.text.as_str()).collect();
+    assert_eq!(spelled, pieces);
+    for token in &tokens {
+        assert!(token.probability > 0.0 && token.probability <= 1.0, "{token:?}");
+        // The five likeliest, and the token written when it was not among them.
+        assert!((1..=6).contains(&token.alternatives.len()), "{token:?}");
+        assert!(token.alternatives.iter().any(|a| a.text == token.text), "{token:?}");
+        assert!(
+            token.alternatives.windows(2).all(|pair| pair[0].probability >= pair[1].probability)
+        );
+    }
+    let other = tokens[1].alternatives.iter().find(|a| a.text != tokens[1].text).unwrap();
+    let branch = pinloom_app.branch_at_token(continuation, 1, other.text.clone()).await.unwrap();
+    assert_eq!(branch.message.text, format!("{}{}", tokens[0].text, other.text));
+    assert_eq!(branch.message.parent_id, Some(start.id));
 }

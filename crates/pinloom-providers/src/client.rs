@@ -53,6 +53,9 @@ pub struct Reply {
     pub usage: Usage,
     /// Why the model stopped, as the provider said.
     pub finish_reason: Option<String>,
+    /// The generated tokens with their log-probabilities and alternatives, when the provider
+    /// reported them (continuations from servers that were asked: see `wire::build`).
+    pub tokens: Vec<crate::decode::TokenChoice>,
     /// What ended the reply early, if something did; the reply is then incomplete.
     pub interruption: Option<ProviderError>,
     /// How many times the request was sent.
@@ -185,6 +188,7 @@ impl Provider {
             text,
             usage: decoder.usage,
             finish_reason: decoder.finish_reason,
+            tokens: decoder.tokens,
             interruption,
             attempts,
             first_text_after: first_text.get().map(|at| at.duration_since(started)),

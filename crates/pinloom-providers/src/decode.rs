@@ -54,6 +54,22 @@ pub struct Usage {
     pub cache_write_input_tokens: Option<u64>,
 }
 
+/// One generated token with its log-probability and the most likely tokens at its place, as a
+/// provider that was asked for them reports them (buffer-mode continuations).
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct TokenChoice {
+    /// The token's text.
+    pub token: String,
+    /// Its natural log-probability.
+    pub logprob: f64,
+    /// The most likely tokens at its place (it among them, usually), most likely first.
+    pub top: Vec<(String, f64)>,
+}
+
+/// The most tokens kept for one reply: a runaway continuation keeps its text, not a log of
+/// every token's alternatives beyond this.
+pub const MAX_TOKEN_CHOICES: usize = 8_192;
+
 /// What one frame contributed.
 #[derive(Debug, Default, PartialEq)]
 pub struct Decoded {
@@ -77,6 +93,8 @@ pub struct Decoder {
     pub finish_reason: Option<String>,
     /// Whether the provider said the reply is complete (a finish reason, an end marker).
     pub finished: bool,
+    /// The generated tokens with their alternatives, when the provider reported them.
+    pub tokens: Vec<TokenChoice>,
 }
 
 impl std::fmt::Debug for Decoder {
@@ -104,6 +122,7 @@ impl Decoder {
             usage: Usage::default(),
             finish_reason: None,
             finished: false,
+            tokens: Vec::new(),
         }
     }
 
@@ -155,6 +174,11 @@ impl Decoder {
             value.pointer("/message/content").and_then(Value::as_str)
         };
         let mut decoded = Decoded { text: text.unwrap_or_default().to_owned(), finished: false };
+        if self.completion
+            && let Some(entries) = value.get("logprobs").and_then(Value::as_array)
+        {
+            self.keep_tokens(entries.iter().filter_map(entry_choice));
+        }
         if value.get("done").and_then(Value::as_bool) == Some(true) {
             self.usage.input_tokens = value.get("prompt_eval_count").and_then(Value::as_u64);
             self.usage.output_tokens = value.get("eval_count").and_then(Value::as_u64);
@@ -194,6 +218,11 @@ impl Decoder {
             let text =
                 if self.completion { choice.get("text") } else { choice.pointer("/delta/content") };
             decoded.text = text.and_then(Value::as_str).unwrap_or_default().to_owned();
+            if self.completion
+                && let Some(logprobs) = choice.get("logprobs").filter(|l| l.is_object())
+            {
+                self.keep_tokens(completion_choices(logprobs));
+            }
             if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
                 self.finish_reason = Some(reason.to_owned());
                 // Complete, though usage and `[DONE]` may follow; some servers send no `[DONE]`.
@@ -207,6 +236,11 @@ impl Decoder {
                 usage.pointer("/prompt_tokens_details/cached_tokens").and_then(Value::as_u64);
         }
         Ok(decoded)
+    }
+
+    fn keep_tokens(&mut self, choices: impl IntoIterator<Item = TokenChoice>) {
+        let room = MAX_TOKEN_CHOICES.saturating_sub(self.tokens.len());
+        self.tokens.extend(choices.into_iter().take(room));
     }
 
     fn anthropic(&mut self, event: &str, value: &Value) -> Result<Decoded, ProviderError> {
@@ -464,4 +498,57 @@ pub fn decode_fuzz_case(provider: ProviderId, data: &[u8]) -> Transcript {
     let chunks = bytes.chunks(usize::from(choice % 16) + 1).map(<[u8]>::to_vec).collect();
     let mut decoder = Decoder::new(provider, "model", choice & 0x80 != 0, None);
     decode_chunks(&mut decoder, chunks, provider.family() == ProviderFamily::Ollama)
+}
+
+/// The tokens of one completion chunk's `logprobs`, in either shape servers send: the legacy
+/// completions one (`tokens`, `token_logprobs`, `top_logprobs` as one object per token, which
+/// OpenAI, vLLM and llama-cpp-python send) or the chat one (`content`, a list of entries, which
+/// llama.cpp's own server sends on its completions endpoint too).
+fn completion_choices(logprobs: &Value) -> Vec<TokenChoice> {
+    if let Some(entries) = logprobs.get("content").and_then(Value::as_array) {
+        return entries.iter().filter_map(entry_choice).collect();
+    }
+    let tokens = logprobs.get("tokens").and_then(Value::as_array);
+    let chosen = logprobs.get("token_logprobs").and_then(Value::as_array);
+    let tops = logprobs.get("top_logprobs").and_then(Value::as_array);
+    let (Some(tokens), Some(chosen)) = (tokens, chosen) else { return Vec::new() };
+    tokens
+        .iter()
+        .zip(chosen)
+        .enumerate()
+        .filter_map(|(i, (token, logprob))| {
+            let token = token.as_str()?.to_owned();
+            let logprob = logprob.as_f64()?;
+            let mut top: Vec<(String, f64)> = tops
+                .and_then(|tops| tops.get(i))
+                .and_then(Value::as_object)
+                .map(|top| {
+                    top.iter().filter_map(|(t, lp)| Some((t.clone(), lp.as_f64()?))).collect()
+                })
+                .unwrap_or_default();
+            top.sort_by(|a, b| b.1.total_cmp(&a.1));
+            Some(TokenChoice { token, logprob, top })
+        })
+        .collect()
+}
+
+/// One `{token, logprob, top_logprobs: [{token, logprob}]}` entry (OpenAI's chat shape,
+/// llama.cpp's server, Ollama).
+fn entry_choice(entry: &Value) -> Option<TokenChoice> {
+    let token = entry.get("token")?.as_str()?.to_owned();
+    let logprob = entry.get("logprob")?.as_f64()?;
+    let mut top: Vec<(String, f64)> = entry
+        .get("top_logprobs")
+        .and_then(Value::as_array)
+        .map(|alternatives| {
+            alternatives
+                .iter()
+                .filter_map(|a| {
+                    Some((a.get("token")?.as_str()?.to_owned(), a.get("logprob")?.as_f64()?))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    top.sort_by(|a, b| b.1.total_cmp(&a.1));
+    Some(TokenChoice { token, logprob, top })
 }

@@ -30,7 +30,7 @@ pub mod summary;
 pub mod wire;
 
 pub use client::{MAX_EVENT_BYTES, MAX_REPLY_BYTES, Provider, Reply, Timeouts};
-pub use decode::{ReplyEvent, Usage};
+pub use decode::{MAX_TOKEN_CHOICES, ReplyEvent, TokenChoice, Usage};
 pub use error::ProviderError;
 pub use keys::ApiKey;
 pub use wire::{Endpoint, ProviderId, Sampling, Task, WireRequest};

@@ -213,6 +213,9 @@ pub struct WireRequest {
     pub completion: bool,
 }
 
+/// How many of the likeliest tokens at each place a continuation asks for.
+pub const TOP_TOKENS: u32 = 5;
+
 /// Builds the request for `task` to `endpoint` with `profile`'s model and settings.
 ///
 /// A completion asked of a family with no completion endpoint (Anthropic, Gemini) is an error
@@ -247,13 +250,23 @@ pub fn build(
             (format!("{base}/chat/completions"), body, Framing::ServerSentEvents, false)
         }
         (ProviderFamily::OpenAiCompatible, Task::Complete { prompt }) => {
-            let body = json!({
+            let mut body = json!({
                 "model": profile.model,
                 "prompt": prompt,
                 "max_tokens": max_output,
                 "stream": true,
                 "stream_options": {"include_usage": true},
             });
+            // Each token's probability and the likeliest others at its place, which the loom
+            // shows on hover and branches from. Asked only of servers whose completions
+            // endpoint documents it (OpenAI's caps it at 5); others may refuse a field they
+            // do not know.
+            if matches!(
+                endpoint.provider,
+                ProviderId::OpenAi | ProviderId::Vllm | ProviderId::LlamaCpp
+            ) {
+                body["logprobs"] = json!(TOP_TOKENS);
+            }
             (format!("{base}/completions"), body, Framing::ServerSentEvents, true)
         }
         (ProviderFamily::Anthropic, Task::Chat { request, tools }) => {
@@ -282,6 +295,9 @@ pub fn build(
                 "raw": true,
                 "stream": true,
                 "options": {"num_ctx": profile.context_window},
+                // Ollama versions that know the fields report them; earlier ones ignore them.
+                "logprobs": true,
+                "top_logprobs": TOP_TOKENS,
             });
             (format!("{base}/api/generate"), body, Framing::JsonLines, true)
         }

@@ -24,6 +24,7 @@ mod nodes;
 mod pins;
 mod profiles;
 mod receipts;
+mod reply_tokens;
 mod search;
 mod slugs;
 mod store;

@@ -434,6 +434,17 @@ const MIGRATIONS: &[(&str, Option<Fill>)] = &[
         "",
         Some(widen_attachment_roles),
     ),
+    (
+        // 12: the tokens a continuation was generated as, with their log-probabilities and
+        // alternatives (what the loom shows on hover), beside the reply; gone with it.
+        r#"
+    CREATE TABLE reply_tokens (
+        node_id     INTEGER PRIMARY KEY REFERENCES nodes(id) ON DELETE CASCADE,
+        tokens_json TEXT    NOT NULL
+    ) STRICT;
+    "#,
+        None,
+    ),
 ];
 
 /// Migration 11: the attachments table rebuilt to admit the `image` and `pdf` roles. Its

@@ -96,6 +96,9 @@ export const backend = {
   messageAppend: (treeId: number, parentId: number | null, text: string) =>
     unwrap(commands.messageAppend(treeId, parentId, text)),
   replyEdit: (nodeId: number, text: string) => unwrap(commands.replyEdit(nodeId, text)),
+  replyTokens: (nodeId: number) => unwrap(commands.replyTokens(nodeId)),
+  replyBranchAtToken: (nodeId: number, index: number, alternative: string) =>
+    unwrap(commands.replyBranchAtToken(nodeId, index, alternative)),
   preferencesGet: () => unwrap(commands.preferencesGet()),
   preferencesSet: (preferences: Parameters<typeof commands.preferencesSet>[0]) =>
     unwrap(commands.preferencesSet(preferences)),

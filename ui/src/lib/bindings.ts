@@ -36,6 +36,16 @@ export const commands = {
 	messageAppend: (treeId: number, parentId: number | null, text: string) => typedError<Message, ApiError>(__TAURI_INVOKE("message_append", { treeId, parentId, text })),
 	/**  Saves the person's rewrite of a model's reply as a new reply beside it; nothing is sent. */
 	replyEdit: (nodeId: number, text: string) => typedError<NodeView, ApiError>(__TAURI_INVOKE("reply_edit", { nodeId, text })),
+	/**
+	 *  The tokens a continuation was generated as, with their probabilities and alternatives; none
+	 *  when its provider reported none.
+	 */
+	replyTokens: (nodeId: number) => typedError<TokenView[] | null, ApiError>(__TAURI_INVOKE("reply_tokens", { nodeId })),
+	/**
+	 *  Branches a continuation at its token `index` with `alternative` in its place, as a new
+	 *  sibling; nothing is sent (the window continues it).
+	 */
+	replyBranchAtToken: (nodeId: number, index: number, alternative: string) => typedError<NodeView, ApiError>(__TAURI_INVOKE("reply_branch_at_token", { nodeId, index, alternative })),
 	preferencesGet: () => typedError<UiPreferences, ApiError>(__TAURI_INVOKE("preferences_get")),
 	preferencesSet: (preferences: UiPreferences) => typedError<null, ApiError>(__TAURI_INVOKE("preferences_set", { preferences })),
 	threadView: (treeId: number, nodeId: number | null) => typedError<ThreadView, ApiError>(__TAURI_INVOKE("thread_view", { treeId, nodeId })),
@@ -1419,6 +1429,24 @@ export type ThreadView = {
 	 *  thread.
 	 */
 	end: number | null,
+};
+
+/**  A token the model might have written instead. */
+export type TokenAlternative = {
+	/**  Its text. */
+	text: string,
+	/**  How likely the model found it, from 0 to 1. */
+	probability: number | null,
+};
+
+/**  One generated token of a continuation, as the loom shows it on hover. */
+export type TokenView = {
+	/**  Its text. */
+	text: string,
+	/**  How likely the model found it, from 0 to 1. */
+	probability: number | null,
+	/**  The likeliest tokens at its place (it among them, usually), most likely first. */
+	alternatives: TokenAlternative[],
 };
 
 /**  How far an import or an export has come, for the window's progress bar. */

@@ -9,6 +9,7 @@ import { lanesFor, type Conversation } from "./conversation.svelte";
 import { locateSelection } from "./markdown";
 import { MessageNotes } from "./notes.svelte";
 import { PendingImages } from "./pending-images.svelte";
+import { TokenProbabilities } from "./token-view.svelte";
 
 /// A selection that may be pinned: where, and the message it is in.
 export type PinnableSelection = { message: ThreadMessage; start: number; end: number; top: number; left: number };
@@ -48,13 +49,17 @@ export class ColumnView {
   /// Images waiting to go with the message being written, kept per thread: an image put on a
   /// message in one tree never goes with a message in another, and switching back finds it.
   private readonly waitingImages = new Map<string, PendingImages>();
+  /// The tokens of a buffer document's continuations, and branches made at them.
+  readonly tokens: TokenProbabilities;
 
   constructor(
     readonly conversation: Conversation,
     /// The column's place in `conversation.columns`; Thread keys its columns by it, so a column
     /// keeps its place for as long as it is drawn.
     readonly index: number,
-  ) {}
+  ) {
+    this.tokens = new TokenProbabilities(conversation, index);
+  }
 
   /// The images waiting in this column's composer for the thread it shows now.
   get pendingImages(): PendingImages {

@@ -506,9 +506,18 @@ export class Conversation {
   continueDocument(index: number, count = 1): Promise<boolean> {
     const last = this.columns[index]?.view.end;
     if (last === undefined || last === null) return Promise.resolve(false);
+    const lanes = this.continuationLanes(count);
     // Without a chosen model, the single reply says to choose one.
-    if (count <= 1 || !this.profile) return this.reply(index, { kind: "continue", nodeId: last });
-    return this.fanOut(index, { kind: "continue", nodeId: last }, lanesFor([this.profile], count), "");
+    if (lanes.length < 2) return this.reply(index, { kind: "continue", nodeId: last });
+    return this.fanOut(index, { kind: "continue", nodeId: last }, lanes, "");
+  }
+
+  /// The continuations one Continue weaves: `count` from each of the models chosen to continue
+  /// at once (two or more), else from the chosen model; never more than eight in all.
+  continuationLanes(count: number): string[] {
+    const several = this.fanOutProfiles.length >= 2;
+    const models = several ? this.fanOutProfiles : this.profile ? [this.profile] : [];
+    return lanesFor(models, Math.min(Math.max(1, count), mostSamplesFor(models.length)));
   }
 
   /// Re-reads every column that is not streaming (another process wrote to the database).

@@ -217,6 +217,22 @@ describe("Conversation", () => {
     expect(fake.replies).toEqual([]);
   });
 
+  it("continues a document with two models at once, two ways each, never more than eight in all", async () => {
+    const conversation = await opened("buffer");
+    fake.replies = [" slowly.", " past the mill.", " under the ice.", " to the sea."];
+    expect(await conversation.add(0, "The river ran")).toBe(true);
+    for (const name of ["Local", "Second"]) conversation.toggleFanOutProfile(name);
+    expect(conversation.continuationLanes(2)).toEqual(["Local", "Local", "Second", "Second"]);
+    expect(conversation.continuationLanes(8)).toEqual([...Array(4).fill("Local"), ...Array(4).fill("Second")]);
+    expect(await conversation.continueDocument(0, 2)).toBe(true);
+    const lanes = conversation.columns[0]?.fanOut?.lanes.map((lane) => lane.profile);
+    expect(lanes).toEqual(["Local", "Local", "Second", "Second"]);
+    expect(conversation.columns[0]?.view.messages[1]?.alternatives.length).toBe(4);
+    // One model chosen is no choice of several: the model picker's continues.
+    conversation.toggleFanOutProfile("Second");
+    expect(conversation.continuationLanes(1)).toEqual(["Local"]);
+  });
+
   it("saves a rewritten reply beside the model's, marked as edited, without sending", async () => {
     const conversation = await opened();
     fake.replies = ["Rivers meander by gravity."];

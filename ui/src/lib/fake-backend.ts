@@ -27,6 +27,7 @@ import type {
   TreeContext,
   TreeMapView,
   TreeSettings,
+  TokenView,
   TreeSummary,
   UiPreferences,
 } from "./bindings";
@@ -88,6 +89,9 @@ export type FakeState = {
   diffs: Map<number, RequestDiff>;
   /// Each tree's map picture, by tree id.
   maps: Map<number, TreeMapView>;
+  /// What `reply_tokens` gives for a reply, by reply id, in place of the tokens the fake makes up
+  /// (null: its server reported none).
+  tokens: Map<number, TokenView[] | null>;
 };
 
 
@@ -134,6 +138,25 @@ function nodeOf(message: Message): NodeView {
     incomplete: false,
     deleted: false,
   };
+}
+
+/// How likely the fake says a reply's tokens were, in turn.
+const TOKEN_PROBABILITIES = [0.43, 0.88, 0.21, 0.67, 0.95, 0.09];
+/// What the fake says the model might have written instead of any token.
+const OTHER_TOKENS = [" down", " on"];
+
+/// `text` as a model might have generated it: a token per word with the spaces before it, each
+/// with made-up odds, itself among its alternatives, most likely first.
+function madeUpTokens(text: string): TokenView[] {
+  return (text.match(/\s*\S+|\s+/g) ?? []).map((token, place) => {
+    const probability = TOKEN_PROBABILITIES[place % TOKEN_PROBABILITIES.length] ?? 0.5;
+    const others = OTHER_TOKENS.filter((other) => other !== token).map((other, rank) => ({
+      text: other,
+      probability: (1 - probability) * (rank === 0 ? 0.6 : 0.25),
+    }));
+    const alternatives = [{ text: token, probability }, ...others].sort((a, b) => b.probability - a.probability);
+    return { text: token, probability, alternatives };
+  });
 }
 
 /// The messages from the root to `nodeId`, then on down its newest continuation, as the app's
@@ -249,6 +272,7 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
     receipts: new Map(),
     diffs: new Map(),
     maps: new Map(),
+    tokens: new Map(),
     ...initial,
   };
   let nextId = 100;
@@ -317,6 +341,28 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
         const edited = write(treeId, message.parentId, "model", text);
         madeFrom.set(edited.id, { editedFrom: message.id, fusedFrom: [] });
         return nodeOf(edited);
+      }
+      case "reply_tokens":
+        return structuredClone(tokensOf(args.nodeId as number));
+      case "reply_branch_at_token": {
+        const { treeId, message } = treeOf(args.nodeId as number);
+        if (message.author !== "model") {
+          throw { code: "invalidInput", message: "only a model's continuation has tokens to branch at" } satisfies ApiError;
+        }
+        const alternative = String(args.alternative);
+        if (!alternative) throw { code: "invalidInput", message: "choose a token to branch with" } satisfies ApiError;
+        const tokens = tokensOf(message.id) ?? [];
+        const index = args.index as number;
+        if (index >= tokens.length) {
+          throw { code: "invalidInput", message: `this continuation has ${tokens.length} tokens, so none at place ${index + 1}` } satisfies ApiError;
+        }
+        const before = tokens.slice(0, index).map((token) => token.text).join("");
+        if (!message.text.startsWith(before)) {
+          throw { code: "invalidInput", message: "this continuation's text is not the one its tokens spell" } satisfies ApiError;
+        }
+        const branch = write(treeId, message.parentId, "model", before + alternative);
+        madeFrom.set(branch.id, { editedFrom: message.id, fusedFrom: [] });
+        return nodeOf(branch);
       }
       case "thread_view": {
         const tree = state.trees.find((candidate) => candidate.id === args.treeId);
@@ -692,8 +738,21 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
 
   function write(treeId: number, parentId: number | null, author: Message["author"], text: string): Message {
     const message: Message = { id: nextId++, parentId, author, text, createdAtMs: 0, tokenEstimate: Math.ceil(text.length / 3.5) };
+    // A new message was made from nothing yet, whatever an earlier fake's message of its id was.
+    madeFrom.delete(message.id);
     state.messages.set(treeId, [...(state.messages.get(treeId) ?? []), message]);
     return message;
+  }
+
+  /// The tokens reply `nodeId` was generated as: those set in `tokens`, else made up for a model's
+  /// continuation in a buffer tree; none for anything the person wrote or rewrote.
+  function tokensOf(nodeId: number): TokenView[] | null {
+    const { treeId, message } = treeOf(nodeId);
+    const set = state.tokens.get(nodeId);
+    if (set !== undefined) return set;
+    const buffer = state.trees.find((tree) => tree.id === treeId)?.mode === "buffer";
+    const handwritten = (madeFrom.get(nodeId)?.editedFrom ?? null) !== null;
+    return buffer && message.author === "model" && !handwritten ? madeUpTokens(message.text) : null;
   }
 
   function settingsOf(treeId: number): TreeSettings {

@@ -17,5 +17,6 @@ mod reply_drafts;
 mod send;
 mod settings;
 pub(crate) mod summaries;
+mod tokens;
 
 pub(crate) use reply_drafts::recover_replies;

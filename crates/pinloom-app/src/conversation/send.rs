@@ -220,7 +220,8 @@ impl Pinloom {
         accounted: Accounted,
         view: PlanView,
     ) -> anyhow::Result<Exchange> {
-        let Streamed { reply, draft } = streamed;
+        let Streamed { mut reply, draft } = streamed;
+        let tokens = std::mem::take(&mut reply.tokens);
         let Accounted { receipt, calibration } = accounted;
         let mut node =
             NewNode::text(planned.tree.id, Some(prompt), Author::Model, reply.text, now_ms());
@@ -255,6 +256,16 @@ impl Pinloom {
                 calibration: calibration.map(|milli| (choice.name.as_str(), milli)),
             };
             let written = append_reply(&store, &node, &learned)?;
+            // The tokens are kept beside the reply; failing to keep them loses a view of it,
+            // never the reply.
+            if !tokens.is_empty() {
+                let kept = serde_json::to_string(&tokens)
+                    .map_err(anyhow::Error::new)
+                    .and_then(|json| Ok(store.set_reply_tokens(written.id, &json)?));
+                if let Err(error) = kept {
+                    tracing::warn!("the reply's tokens were not kept: {error:#}");
+                }
+            }
             if family.is_some() {
                 path.remember_counts(tokenizer, &plan.newly_counted);
             }

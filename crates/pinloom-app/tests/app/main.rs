@@ -12,6 +12,7 @@ mod hostile;
 mod integrity;
 mod interchange;
 mod keys;
+mod loom_tokens;
 mod media;
 mod permitted;
 mod profiles;

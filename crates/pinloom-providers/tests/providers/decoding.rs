@@ -117,3 +117,52 @@ fn a_decoder_never_prints_the_key_it_blanks() {
     let decoder = Decoder::new(ProviderId::OpenAi, "gpt-4o", false, Some(crate::KEY));
     assert!(!format!("{decoder:?}").contains(crate::KEY));
 }
+
+#[test]
+fn a_continuations_tokens_and_their_alternatives_are_decoded_at_every_split() {
+    let name = "llama-cpp-python-completions-logprobs.recorded.sse.txt";
+    let bytes = fixture(name);
+    let decode = |chunks: Vec<Vec<u8>>| {
+        let mut decoder = Decoder::new(ProviderId::LlamaCpp, "tiny", true, None);
+        let transcript = decode_chunks(&mut decoder, chunks, false);
+        (transcript.text, decoder.tokens)
+    };
+    let (text, tokens) = decode(vec![bytes.clone()]);
+    assert_eq!(text, "7Katj");
+    let spelled: String = tokens.iter().map(|token| token.token.as_str()).collect();
+    assert_eq!(spelled, text, "the tokens spell the text");
+    // The first token was the fourth likeliest; its alternatives come most likely first.
+    assert_eq!(tokens[0].token, "7");
+    assert!((tokens[0].logprob - -4.413447380065918).abs() < 1e-12);
+    let firsts: Vec<&str> = tokens[0].top.iter().map(|(token, _)| token.as_str()).collect();
+    assert_eq!(firsts, ["M", "l", "at", "7"]);
+    for cut in 1..bytes.len() {
+        let split = decode(vec![bytes[..cut].to_vec(), bytes[cut..].to_vec()]);
+        assert_eq!(split, (text.clone(), tokens.clone()), "{name} split at byte {cut}");
+    }
+}
+
+#[test]
+fn tokens_in_the_chat_shape_and_ollamas_are_decoded_and_a_chat_reply_keeps_none() {
+    // llama.cpp's own server's completions endpoint, as its README documents the shape.
+    let frame = r#"{"choices":[{"text":" river","index":0,"logprobs":{"content":[{"id":1,"token":" river","logprob":-0.5,"bytes":[32],"top_logprobs":[{"id":2,"token":" stream","logprob":-1.5},{"id":1,"token":" river","logprob":-0.5}]}]},"finish_reason":null}]}"#;
+    let mut decoder = Decoder::new(ProviderId::LlamaCpp, "model", true, None);
+    decoder.event("", frame).unwrap();
+    assert_eq!(decoder.tokens.len(), 1);
+    assert_eq!(decoder.tokens[0].top[0].0, " river", "most likely first");
+    // Ollama's generate stream.
+    let line = r#"{"response":" bend","done":false,"logprobs":[{"token":" bend","logprob":-0.2,"top_logprobs":[{"token":" bend","logprob":-0.2},{"token":" turn","logprob":-2.0}]}]}"#;
+    let mut decoder = Decoder::new(ProviderId::Ollama, "model", true, None);
+    decoder.line(line).unwrap();
+    assert_eq!(decoder.tokens[0].top.len(), 2);
+    // A chat reply is not a loom's continuation: its tokens are not kept.
+    let chat = r#"{"choices":[{"delta":{"content":"Hi"},"logprobs":{"content":[{"token":"Hi","logprob":-0.1,"top_logprobs":[]}]},"finish_reason":null}]}"#;
+    let mut decoder = Decoder::new(ProviderId::OpenAi, "model", false, None);
+    decoder.event("", chat).unwrap();
+    assert!(decoder.tokens.is_empty());
+    // Garbage where the tokens should be is no error and no tokens.
+    let odd = r#"{"choices":[{"text":"x","logprobs":{"tokens":[1,2],"token_logprobs":"no"}}]}"#;
+    let mut decoder = Decoder::new(ProviderId::Vllm, "model", true, None);
+    assert_eq!(decoder.event("", odd).unwrap().text, "x");
+    assert!(decoder.tokens.is_empty());
+}
