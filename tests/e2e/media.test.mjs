@@ -61,6 +61,20 @@ describe("images and PDFs in the real window", () => {
     assert.equal(provider.requests.length, requests, "nothing was sent");
   });
 
+  harness.windowTest("an image dropped on the composer waits for the message; a text file dropped there is attached", async () => {
+    await harness.newTree("Dropped");
+    const photo = join(harness.dataDir, "delta.png");
+    writeFileSync(photo, gradientPng(48, 48));
+    const notes = join(harness.dataDir, "delta notes.txt");
+    writeFileSync(notes, "The delta grows seaward.\n");
+    // A real X drag from a second program onto the composer's text box.
+    await harness.dragFiles([photo, notes], { x: 570, y: 670 });
+    await harness.driver.wait(async () => (await harness.findAll("pending-image")).length === 1, 10_000, "the image waits in the composer");
+    const [attached] = await harness.textsUntil("attachment", (texts) => texts.length === 1, "the text file attached to the tree");
+    assert.match(attached, /delta notes\.txt/);
+    assert.equal(await (await harness.find("pending-image")).findElement({ css: "img" }).then((img) => img.getAttribute("alt")), "delta.png");
+  });
+
   harness.windowTest("a PDF attached to the tree reaches the inspector and the request page by page", async () => {
     await harness.newTree("Paper");
     await harness.addLocalModel(provider.base, { name: "Reader", window: 16_384 });
