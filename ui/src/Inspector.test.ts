@@ -125,7 +125,7 @@ describe("the inspector", () => {
     });
     render(Inspector, { conversation });
     expect(screen.getAllByTestId("prune-reason").map((reason) => reason.textContent)).toEqual([
-      "this model does not see images",
+      "not sent: this model does not see images (or a document, which is text)",
       "over budget",
     ]);
     expect(screen.getByTestId("slice-run-summary").textContent).toBe("11 pages in a row, all cut: after a page that did not fit");

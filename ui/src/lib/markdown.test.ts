@@ -1,6 +1,15 @@
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 
-import { locateSelection, markAnchors, renderMarkdown, sentencesOf, withoutMarkup } from "./markdown";
+import {
+  hasCodeBlock,
+  highlighterLoaded,
+  highlighterReady,
+  locateSelection,
+  markAnchors,
+  renderMarkdown,
+  sentencesOf,
+  withoutMarkup,
+} from "./markdown";
 
 // The corpus the end-to-end test also sends through a real reply.
 export const XSS_CORPUS = [
@@ -17,7 +26,27 @@ export const XSS_CORPUS = [
   "![remote](http://127.0.0.1:9/tracker.png)",
 ];
 
+describe("the highlighter, read after the window is up", () => {
+  it("shows a code block plain, escaped, until it is loaded, then highlighted", async () => {
+    expect(highlighterLoaded()).toBe(false);
+    const plain = renderMarkdown("```rust\nfn main() { 1 < 2 }\n```");
+    expect(plain).toContain('<pre tabindex="0"><code class="hljs">fn main() { 1 &lt; 2 }');
+    expect(plain).not.toContain("hljs-keyword");
+    await highlighterReady();
+    expect(highlighterLoaded()).toBe(true);
+    expect(renderMarkdown("```rust\nfn main() {}\n```")).toContain("hljs-keyword");
+  });
+
+  it("knows a text with a code block from one without", () => {
+    expect(hasCodeBlock("Text\n\n```js\nx\n```")).toBe(true);
+    expect(hasCodeBlock("Text\n\n    indented code")).toBe(true);
+    expect(hasCodeBlock("Text with `inline` code only")).toBe(false);
+  });
+});
+
 describe("renderMarkdown", () => {
+  beforeAll(() => highlighterReady());
+
   it("renders the usual Markdown: emphasis, code, tables", () => {
     const html = renderMarkdown("**bold** and `code`\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```rust\nfn main() {}\n```");
     expect(html).toContain("<strong>bold</strong>");

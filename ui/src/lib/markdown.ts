@@ -4,14 +4,44 @@
 // that could carry code (event handlers, styles, data attributes) is kept. The window's CSP is
 // the second wall.
 import DOMPurify from "dompurify";
-import hljs from "highlight.js/lib/common";
+import type { HLJSApi } from "highlight.js";
 import { Marked } from "marked";
+
+/// highlight.js, once loaded. It is a third of the window's JavaScript and only code blocks need
+/// it, so it is its own chunk, read after the window is up: until then a code block shows plain,
+/// and `highlighterReady` tells a message to render again.
+let highlighter: HLJSApi | null = null;
+let loading: Promise<void> | null = null;
+
+/// Loads highlight.js (once); resolves when code blocks can be highlighted.
+export function highlighterReady(): Promise<void> {
+  loading ??= import("highlight.js/lib/common").then((module) => {
+    highlighter = module.default;
+  });
+  return loading;
+}
+
+/// Whether code blocks are highlighted now.
+export function highlighterLoaded(): boolean {
+  return highlighter !== null;
+}
+
+/// Whether `text` holds a code block (fenced, or indented by four spaces).
+export function hasCodeBlock(text: string): boolean {
+  return /^ {0,3}(```|~~~)|^( {4}|\t)\S/m.test(text);
+}
+
+function escapeHtml(text: string): string {
+  return text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
+}
 
 const marked = new Marked({
   gfm: true,
   breaks: false,
   renderer: {
     code({ text, lang }) {
+      const hljs = highlighter;
+      if (!hljs) return `<pre><code class="hljs">${escapeHtml(text)}</code></pre>`;
       const language = lang && hljs.getLanguage(lang) ? lang : undefined;
       const highlighted = language
         ? hljs.highlight(text, { language }).value
