@@ -61,7 +61,7 @@ describe("images and PDFs in the real window", () => {
     assert.equal(provider.requests.length, requests, "nothing was sent");
   });
 
-  harness.windowTest("an image dropped on the composer waits for the message; a text file dropped there is attached", async () => {
+  harness.windowTest("an image dropped or pasted on the composer waits for the message; a text file dropped there is attached", async () => {
     await harness.newTree("Dropped");
     const photo = join(harness.dataDir, "delta.png");
     writeFileSync(photo, gradientPng(48, 48));
@@ -73,6 +73,24 @@ describe("images and PDFs in the real window", () => {
     const [attached] = await harness.textsUntil("attachment", (texts) => texts.length === 1, "the text file attached to the tree");
     assert.match(attached, /delta notes\.txt/);
     assert.equal(await (await harness.find("pending-image")).findElement({ css: "img" }).then((img) => img.getAttribute("alt")), "delta.png");
+
+    // A screenshot pasted into the composer (a clipboard holding an image file, as the system's
+    // screenshot tools leave it) waits beside it, named by its kind.
+    const pasted = gradientPng(32, 32).toString("base64");
+    await harness.driver.executeScript(
+      `const [field, base64] = arguments;
+       const bytes = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
+       const clipboard = new DataTransfer();
+       clipboard.items.add(new File([bytes], "", { type: "image/png" }));
+       field.dispatchEvent(new ClipboardEvent("paste", { clipboardData: clipboard, bubbles: true, cancelable: true }));`,
+      await harness.find("composer-input"),
+      pasted,
+    );
+    await harness.driver.wait(async () => (await harness.findAll("pending-image")).length === 2, 10_000, "the pasted image waits too");
+    const names = await harness.driver.executeScript(
+      `return [...document.querySelectorAll('[data-testid="pending-image"] img')].map((img) => img.alt);`,
+    );
+    assert.deepEqual(names, ["delta.png", "pasted image 1.png"]);
   });
 
   harness.windowTest("a PDF attached to the tree reaches the inspector and the request page by page", async () => {
