@@ -49,8 +49,8 @@ fn to_tokens(value: f64) -> u32 {
 }
 
 /// Whether `model` of `family` takes images, as far as its name tells: every Claude from the 3
-/// family on, every Gemini, OpenAI's GPT-4o, GPT-4.1, GPT-5, o1 (not its mini), o3 and o4 and
-/// GPT-4 Turbo, and the open vision models by their usual names (LLaVA, Llama 3.2 Vision,
+/// family on, every Gemini, OpenAI's GPT-4o, GPT-4.1, GPT-5, o1, o3 and o4-mini (not o1-mini,
+/// o1-preview or o3-mini) and GPT-4 Turbo, and the open vision models by their usual names (LLaVA, Llama 3.2 Vision,
 /// Gemma 3 from 4B up, Qwen-VL, Pixtral, MiniCPM-V, Moondream, Mistral Small 3.1 and later).
 /// A model not named here is taken not to see: sending it an image would fail at the provider,
 /// or worse, be dropped without a word by a local server.
@@ -96,8 +96,11 @@ pub fn sees_images(family: ProviderFamily, model: &str) -> bool {
             let gemma3_sees = squashed.starts_with("gemma3")
                 && !squashed.starts_with("gemma31b")
                 && !squashed.starts_with("gemma3n");
-            openai.iter().chain(&open).any(|prefix| name.starts_with(prefix))
-                || (name.starts_with("o1") && !name.starts_with("o1-mini"))
+            // o1-mini, o1-preview and o3-mini take text only.
+            let text_only = ["o1-mini", "o1-preview", "o3-mini"];
+            let named = openai.iter().chain(&open).any(|prefix| name.starts_with(prefix))
+                || name.starts_with("o1");
+            (named && !text_only.iter().any(|prefix| name.starts_with(prefix)))
                 || gemma3_sees
                 || name.contains("vision")
                 || name.contains("-vl")
@@ -135,6 +138,9 @@ mod tests {
         assert!(sees_images(OpenAiCompatible, "openai/gpt-4.1"));
         assert!(!sees_images(OpenAiCompatible, "gpt-3.5-turbo"));
         assert!(!sees_images(OpenAiCompatible, "o1-mini"));
+        assert!(!sees_images(OpenAiCompatible, "o3-mini-2025-01-31"));
+        assert!(sees_images(OpenAiCompatible, "o3"));
+        assert!(sees_images(OpenAiCompatible, "o4-mini"));
         assert!(sees_images(Anthropic, "claude-sonnet-4-20250514"));
         assert!(!sees_images(Anthropic, "claude-2.1"));
         assert!(sees_images(Gemini, "gemini-2.0-flash"));
