@@ -76,6 +76,32 @@ impl Provider {
         Ok(models)
     }
 
+    /// Whether the local server at `endpoint` says `model` takes images, within
+    /// [`LOOK_TIMEOUT`]: Ollama's `/api/show` lists `vision` among a model's capabilities,
+    /// llama.cpp's `/props` names its `modalities`. `None` where the server does not say (an
+    /// older server, another kind, no answer).
+    pub async fn server_sees_images(&self, endpoint: &Endpoint, model: &str) -> Option<bool> {
+        let base = endpoint.base_url.trim_end_matches('/');
+        match endpoint.provider {
+            ProviderId::Ollama => {
+                let url = format!("{base}/api/show");
+                let body = Some(serde_json::json!({ "model": model }));
+                let asked = self.plain_request(endpoint.provider, &url, body);
+                let show = tokio::time::timeout(LOOK_TIMEOUT, asked).await.ok()?.ok()?;
+                let show: Value = serde_json::from_str(&show).ok()?;
+                let capabilities = show.get("capabilities")?.as_array()?;
+                Some(capabilities.iter().any(|capability| capability.as_str() == Some("vision")))
+            }
+            ProviderId::LlamaCpp => {
+                let root = base.strip_suffix("/v1").unwrap_or(base);
+                let props = self.look(endpoint.provider, &format!("{root}/props")).await.ok()?;
+                let props: Value = serde_json::from_str(&props).ok()?;
+                props.pointer("/modalities/vision")?.as_bool()
+            }
+            _ => None,
+        }
+    }
+
     /// Whether something answers at `endpoint` as its provider's server does (Ollama's
     /// `/api/tags`, otherwise `/models`), within [`LOOK_TIMEOUT`].
     pub async fn answers(&self, endpoint: &Endpoint) -> bool {

@@ -1,5 +1,6 @@
 //! Images that go with a message the person writes: checked before the message is written (each
-//! a PNG, JPEG, GIF or WebP within the limit, and every model it goes to one that sees), then
+//! a PNG, JPEG, GIF or WebP within the limit, and every model it goes to one that sees, by its
+//! name, its profile, or its local server's word), then
 //! stored as attachments of that message, so its requests and every later one on its branch
 //! carry them with it.
 
@@ -16,7 +17,10 @@ pub(crate) struct CheckedImages(Vec<(String, String)>);
 
 impl Pinloom {
     /// Checks `images` for a message to the models `profiles`: a model that does not see is
-    /// refused by name, with what to do, before anything is written.
+    /// refused by name, with what to do, before anything is written. A local model whose name
+    /// does not tell is asked of its server (Ollama's capabilities, llama.cpp's modalities); one
+    /// its server says sees is remembered in its profile (Budget → Sees images), so its plans
+    /// carry the images.
     pub(crate) async fn check_images(
         &self,
         images: Vec<ImageInput>,
@@ -26,29 +30,66 @@ impl Pinloom {
             return Ok(CheckedImages(Vec::new()));
         }
         let this = self.clone();
-        self.read("could not send the images", move |_| {
-            for name in &profiles {
-                let choice = this.model_choice(name)?;
-                if !choice.engine.sees_images {
-                    return Err(ApiError::invalid_input(format!(
-                        "{name} ({}) does not see images: choose a model that does (GPT-4o, \
-                         Claude, Gemini, or a local vision model such as LLaVA or Gemma 3), or \
-                         take the {} off the message; if this model does see, say so in its \
-                         budget panel (Budget → Sees images)",
-                        choice.engine.model,
-                        if images.len() == 1 { "image" } else { "images" }
-                    ))
-                    .into());
-                }
+        let choices = self
+            .read("could not send the images", move |_| {
+                profiles
+                    .iter()
+                    .map(|name| this.model_choice(name))
+                    .collect::<anyhow::Result<Vec<_>>>()
+            })
+            .await?;
+        for choice in choices {
+            if choice.engine.sees_images {
+                continue;
             }
-            let stored = images
+            let unsaid = choice.assembly.sees_images.is_none();
+            let asked = if unsaid {
+                self.provider.server_sees_images(&choice.endpoint, &choice.engine.model).await
+            } else {
+                None
+            };
+            if asked == Some(true) {
+                self.remember_sight(choice.name.clone()).await?;
+                continue;
+            }
+            return Err(ApiError::invalid_input(format!(
+                "{} ({}) does not see images: choose a model that does (GPT-4o, Claude, Gemini, \
+                 or a local vision model such as LLaVA or Gemma 3), or take the {} off the \
+                 message; if this model does see, say so in its budget panel (Budget → Sees \
+                 images)",
+                choice.name,
+                choice.engine.model,
+                if images.len() == 1 { "image" } else { "images" }
+            ))
+            .into());
+        }
+        let stored = tokio::task::spawn_blocking(move || {
+            images
                 .into_iter()
                 .map(|image| {
                     let data_url = image_from_data_url(&image.data_url, &image.name)?;
                     Ok((image.name, data_url))
                 })
-                .collect::<Result<Vec<_>, ApiError>>()?;
-            Ok(CheckedImages(stored))
+                .collect::<Result<Vec<_>, ApiError>>()
+        })
+        .await
+        .map_err(anyhow::Error::new)??;
+        Ok(CheckedImages(stored))
+    }
+
+    /// Marks profile `name` as seeing images, as its server said.
+    async fn remember_sight(&self, name: String) -> anyhow::Result<()> {
+        self.write("could not note that the model sees images", move |store| {
+            let mut record = store.profile(&name)?;
+            let mut settings: serde_json::Value = serde_json::from_str(&record.settings_json)
+                .unwrap_or_else(|_| serde_json::json!({}));
+            if !settings.is_object() {
+                settings = serde_json::json!({});
+            }
+            settings["seesImages"] = serde_json::Value::Bool(true);
+            record.settings_json = settings.to_string();
+            store.put_profile(&record, now_ms())?;
+            Ok(())
         })
         .await
     }

@@ -1,9 +1,9 @@
 //! Images and PDFs, attached from disk or sent with a message: what is stored, what the plan
 //! counts, what reaches the provider, and what is refused with what to do.
 
-use pinloom_app::json::{AttachTo, ImageInput, SendTarget, TreeSettings, Verdict};
+use pinloom_app::json::{AttachTo, ImageInput, ModelProfile, SendTarget, TreeSettings, Verdict};
 use pinloom_app::{ApiError, ErrorCode};
-use pinloom_test_server::Server;
+use pinloom_test_server::{Answer, Server};
 
 use crate::wire::{dialogue, listen, local_profile, pinloom_with, says};
 
@@ -183,4 +183,59 @@ async fn a_model_that_does_not_see_refuses_images_before_anything_is_written() {
 fn base64_of(bytes: &[u8]) -> String {
     use base64::Engine as _;
     base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+#[tokio::test]
+async fn a_local_server_that_says_its_model_sees_is_believed_and_remembered() {
+    // llama.cpp's server answers `/props` with its modalities, then the reply.
+    let props = r#"{"default_generation_settings":{"n_ctx":8192},"modalities":{"vision":true,"audio":false}}"#;
+    let server = Server::start(vec![Answer::error(200, props), says("A heron.")]).await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let mut profile =
+        ModelProfile::new("Own build", "llamacpp", "my-finetune", 8_192, 512, "o200k");
+    profile.base_url = Some(format!("{}/v1", server.base));
+    pinloom.save_model_profile(profile).await.unwrap();
+    let tree = dialogue(&pinloom).await;
+    let pasted = ImageInput {
+        name: "pasted image.png".into(),
+        data_url: format!("data:image/png;base64,{}", base64_of(&png(64, 64))),
+    };
+    let (events, _heard, cancel) = listen();
+    let target = SendTarget::Thread {
+        tree_id: tree,
+        parent_id: None,
+        text: "What bird?".into(),
+        images: vec![pasted.clone()],
+    };
+    pinloom.reply_to(target, "Own build".into(), events, cancel).await.unwrap();
+    let seen = server.seen();
+    assert_eq!((seen[0].method.as_str(), seen[0].path.as_str()), ("GET", "/props"));
+    assert_eq!(seen[1].json()["messages"][0]["content"][0]["type"], "image_url");
+    let profiles = pinloom.model_profiles().await.unwrap();
+    let own = profiles.iter().find(|profile| profile.name == "Own build").unwrap();
+    assert_eq!(own.assembly.sees_images, Some(true), "remembered in the profile");
+
+    // A server that says its model does not see: refused, nothing written.
+    let props = r#"{"modalities":{"vision":false}}"#;
+    let blind = Server::start(vec![Answer::error(200, props)]).await;
+    let mut profile =
+        ModelProfile::new("Text build", "llamacpp", "my-text-model", 8_192, 512, "o200k");
+    profile.base_url = Some(format!("{}/v1", blind.base));
+    pinloom.save_model_profile(profile).await.unwrap();
+    let (events, _heard, cancel) = listen();
+    let target = SendTarget::Thread {
+        tree_id: tree,
+        parent_id: None,
+        text: "And this?".into(),
+        images: vec![pasted],
+    };
+    let error = ApiError::from(
+        pinloom.reply_to(target, "Text build".into(), events, cancel).await.unwrap_err(),
+    );
+    assert!(
+        error.message.contains("Text build (my-text-model) does not see images"),
+        "{}",
+        error.message
+    );
+    assert_eq!(blind.seen().len(), 1, "only the server's properties were read");
 }
