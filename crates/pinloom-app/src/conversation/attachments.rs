@@ -12,7 +12,7 @@ use crate::base::media::{self, MAX_IMAGE_BYTES, MAX_PDF_BYTES, PAGE_BREAK, Sniff
 use crate::base::safe_files::{Links, open_regular};
 use crate::json::{AttachTo, AttachmentView, ImageInput, TreeSettings};
 use crate::pinloom::Pinloom;
-use crate::runtime::now_ms;
+use crate::runtime::{blocking, now_ms};
 
 /// Seed 004's folder listing limit.
 pub const MAX_FOLDER_ENTRIES: usize = 100;
@@ -64,19 +64,17 @@ impl Pinloom {
     /// The image at `path`, read to go with a message being written (chosen in the composer's
     /// dialog): refused unless it is a PNG, JPEG, GIF or WebP of at most 20 MB.
     pub async fn image_from_file(&self, path: PathBuf) -> anyhow::Result<ImageInput> {
-        let read = tokio::task::spawn_blocking(move || -> Result<ImageInput, ApiError> {
+        blocking(move || {
             let shown = path.display().to_string();
-            match read_attachable(&path, None)? {
-                Attachable::Image(data_url) => {
-                    let name = path.file_name().map_or(shown, |name| name.to_string_lossy().into());
-                    Ok(ImageInput { name, data_url })
-                }
-                Attachable::Pdf(_) | Attachable::Text(_) => Err(ApiError::invalid_input(format!(
-                    "{shown} is not an image; attach it to the tree instead (Attach files)"
-                ))),
-            }
-        });
-        Ok(read.await.map_err(anyhow::Error::new)??)
+            let data_url = match read_attachable(&path, None)? {
+                Attachable::Image(data_url) => data_url,
+                // Refused before reading: `read_attachable` wants only an image here.
+                Attachable::Pdf(_) | Attachable::Text(_) => unreachable!("only an image is read"),
+            };
+            let name = path.file_name().map_or(shown, |name| name.to_string_lossy().into());
+            Ok(ImageInput { name, data_url })
+        })
+        .await
     }
 
     /// Lists the folder at `path` (its files, relative, sorted, excluded folders and minified
@@ -164,7 +162,8 @@ enum Attachable {
 }
 
 /// Reads the file at `path` once, deciding from its first bytes what it is: a PDF, an image, or
-/// text of at most `text_limit` bytes (none: text is refused unread).
+/// text of at most `text_limit` bytes. With no limit only an image is wanted: anything else is
+/// refused unread.
 fn read_attachable(path: &Path, text_limit: Option<u64>) -> Result<Attachable, ApiError> {
     let shown = path.display();
     if path.is_dir() {
@@ -188,18 +187,16 @@ fn read_attachable(path: &Path, text_limit: Option<u64>) -> Result<Attachable, A
     let mut file = std::io::BufReader::new(file);
     let head = std::io::BufRead::fill_buf(&mut file).map_err(unreadable)?;
     let kind = media::sniff(head);
-    let (limit, what) = match kind {
-        Sniffed::Pdf => (MAX_PDF_BYTES, "PDFs"),
-        Sniffed::Image(_) | Sniffed::OtherImage(_) => (MAX_IMAGE_BYTES, "images"),
-        Sniffed::Other => match text_limit {
-            Some(limit) => (limit, "attached files"),
-            None => {
-                return Err(ApiError::invalid_input(format!(
-                    "{shown} is not an image models take (PNG, JPEG, GIF or WebP); attach it to \
-                     the tree instead (Attach files)"
-                )));
-            }
-        },
+    let (limit, what) = match (kind, text_limit) {
+        (Sniffed::Image(_) | Sniffed::OtherImage(_), _) => (MAX_IMAGE_BYTES, "images"),
+        (Sniffed::Pdf, Some(_)) => (MAX_PDF_BYTES, "PDFs"),
+        (Sniffed::Other, Some(limit)) => (limit, "attached files"),
+        (Sniffed::Pdf | Sniffed::Other, None) => {
+            return Err(ApiError::invalid_input(format!(
+                "{shown} is not an image models take (PNG, JPEG, GIF or WebP); attach it to the \
+                 tree instead (Attach files)"
+            )));
+        }
     };
     let over = |size: u64| {
         let advice = if kind == Sniffed::Other {

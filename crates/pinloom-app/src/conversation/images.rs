@@ -8,9 +8,9 @@ use pinloom_store::{AttachmentRole, AttachmentScope, NodeId};
 
 use crate::ApiError;
 use crate::base::media::image_from_data_url;
-use crate::json::ImageInput;
+use crate::json::{AssemblySettings, ImageInput};
 use crate::pinloom::Pinloom;
-use crate::runtime::now_ms;
+use crate::runtime::{blocking, now_ms};
 
 /// Images checked and in their stored form: (name, stored data URL).
 pub(crate) struct CheckedImages(Vec<(String, String)>);
@@ -63,17 +63,17 @@ impl Pinloom {
             ))
             .into());
         }
-        let stored = tokio::task::spawn_blocking(move || {
-            images
+        let stored = blocking(move || {
+            let stored = images
                 .into_iter()
                 .map(|image| {
                     let data_url = image_from_data_url(&image.data_url, &image.name)?;
                     Ok((image.name, data_url))
                 })
-                .collect::<Result<Vec<_>, ApiError>>()
+                .collect::<Result<Vec<_>, ApiError>>()?;
+            Ok(stored)
         })
-        .await
-        .map_err(anyhow::Error::new)??;
+        .await?;
         Ok(CheckedImages(stored))
     }
 
@@ -81,13 +81,11 @@ impl Pinloom {
     async fn remember_sight(&self, name: String) -> anyhow::Result<()> {
         self.write("could not note that the model sees images", move |store| {
             let mut record = store.profile(&name)?;
-            let mut settings: serde_json::Value = serde_json::from_str(&record.settings_json)
-                .unwrap_or_else(|_| serde_json::json!({}));
-            if !settings.is_object() {
-                settings = serde_json::json!({});
-            }
-            settings["seesImages"] = serde_json::Value::Bool(true);
-            record.settings_json = settings.to_string();
+            // Read as a plan reads it (`model_choice`): unreadable settings are the defaults.
+            let mut settings: AssemblySettings =
+                serde_json::from_str(&record.settings_json).unwrap_or_default();
+            settings.sees_images = Some(true);
+            record.settings_json = serde_json::to_string(&settings)?;
             store.put_profile(&record, now_ms())?;
             Ok(())
         })

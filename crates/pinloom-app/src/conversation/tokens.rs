@@ -17,12 +17,7 @@ impl Pinloom {
                 Ok(store.reply_tokens(NodeId(node_id))?)
             })
             .await?;
-        // Tokens Pinloom wrote itself; unreadable ones read as none rather than failing a view.
-        let Some(choices) =
-            kept.and_then(|json| serde_json::from_str::<Vec<TokenChoice>>(&json).ok())
-        else {
-            return Ok(None);
-        };
+        let Some(choices) = read_tokens(kept) else { return Ok(None) };
         Ok(Some(choices.into_iter().map(token_view).collect()))
     }
 
@@ -51,8 +46,7 @@ impl Pinloom {
                 Ok((node.text, store.reply_tokens(NodeId(node_id))?))
             })
             .await?;
-        let tokens: Vec<TokenChoice> =
-            tokens.and_then(|json| serde_json::from_str(&json).ok()).unwrap_or_default();
+        let tokens = read_tokens(tokens).unwrap_or_default();
         let index = usize::try_from(index).unwrap_or(usize::MAX);
         if index >= tokens.len() {
             return Err(ApiError::invalid_input(format!(
@@ -73,6 +67,12 @@ impl Pinloom {
         }
         self.edit_reply(node_id, format!("{before}{alternative}")).await
     }
+}
+
+/// The tokens kept for a reply, as stored. Pinloom wrote them itself; unreadable ones read as
+/// none rather than failing a view.
+fn read_tokens(kept: Option<String>) -> Option<Vec<TokenChoice>> {
+    serde_json::from_str(&kept?).ok()
 }
 
 fn token_view(choice: TokenChoice) -> TokenView {

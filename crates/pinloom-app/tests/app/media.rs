@@ -65,6 +65,9 @@ async fn a_pdf_is_attached_as_its_pages_and_the_plan_keeps_them_from_the_first()
     let first = pinloom.append_message(tree, None, "Summarise it.".into()).await.unwrap().id;
     let paper = dir.path().join("paper.pdf");
     std::fs::write(&paper, pdf(&["Meanders migrate.", "Oxbows form.", "Deltas grow."])).unwrap();
+    // Chosen in the composer's image dialog, a PDF is refused unread: it goes to the tree.
+    let refused = ApiError::from(pinloom.image_from_file(paper.clone()).await.unwrap_err());
+    assert!(refused.message.contains("is not an image models take"), "{}", refused.message);
     let attached = pinloom.attach_path(tree, AttachTo::Tree, paper.clone()).await.unwrap();
     assert_eq!((attached.role.as_str(), attached.pages), ("pdf", Some(3)));
 
@@ -126,12 +129,7 @@ async fn an_image_goes_with_its_message_to_a_model_that_sees_counted_by_its_rule
     assert_eq!(image.name, "heron.png");
 
     let (events, _heard, cancel) = listen();
-    let target = SendTarget::Thread {
-        tree_id: tree,
-        parent_id: None,
-        text: "What bird is this?".into(),
-        images: vec![image],
-    };
+    let target = first_message(tree, "What bird is this?", image);
     let exchange = pinloom.reply_to(target, "Seeing".into(), events, cancel).await.unwrap();
     let sent = server.seen()[0].json();
     let content = &sent["messages"][0]["content"];
@@ -162,12 +160,7 @@ async fn a_model_that_does_not_see_refuses_images_before_anything_is_written() {
         data_url: format!("data:image/png;base64,{}", base64_of(&png(64, 64))),
     };
     let (events, _heard, cancel) = listen();
-    let target = SendTarget::Thread {
-        tree_id: tree,
-        parent_id: None,
-        text: "What is this?".into(),
-        images: vec![pasted],
-    };
+    let target = first_message(tree, "What is this?", pasted);
     let error =
         ApiError::from(pinloom.reply_to(target, "Local".into(), events, cancel).await.unwrap_err());
     assert_eq!(error.code, ErrorCode::InvalidInput);
@@ -178,6 +171,11 @@ async fn a_model_that_does_not_see_refuses_images_before_anything_is_written() {
     );
     assert!(pinloom.tree_map(tree).await.unwrap().ids.is_empty(), "no message was written");
     assert!(server.seen().is_empty(), "nothing was sent");
+}
+
+/// The tree's first message, `text`, with `image`.
+fn first_message(tree: i64, text: &str, image: ImageInput) -> SendTarget {
+    SendTarget::Thread { tree_id: tree, parent_id: None, text: text.into(), images: vec![image] }
 }
 
 fn base64_of(bytes: &[u8]) -> String {
@@ -201,12 +199,7 @@ async fn a_local_server_that_says_its_model_sees_is_believed_and_remembered() {
         data_url: format!("data:image/png;base64,{}", base64_of(&png(64, 64))),
     };
     let (events, _heard, cancel) = listen();
-    let target = SendTarget::Thread {
-        tree_id: tree,
-        parent_id: None,
-        text: "What bird?".into(),
-        images: vec![pasted.clone()],
-    };
+    let target = first_message(tree, "What bird?", pasted.clone());
     pinloom.reply_to(target, "Own build".into(), events, cancel).await.unwrap();
     let seen = server.seen();
     assert_eq!((seen[0].method.as_str(), seen[0].path.as_str()), ("GET", "/props"));
@@ -223,12 +216,7 @@ async fn a_local_server_that_says_its_model_sees_is_believed_and_remembered() {
     profile.base_url = Some(format!("{}/v1", blind.base));
     pinloom.save_model_profile(profile).await.unwrap();
     let (events, _heard, cancel) = listen();
-    let target = SendTarget::Thread {
-        tree_id: tree,
-        parent_id: None,
-        text: "And this?".into(),
-        images: vec![pasted],
-    };
+    let target = first_message(tree, "And this?", pasted);
     let error = ApiError::from(
         pinloom.reply_to(target, "Text build".into(), events, cancel).await.unwrap_err(),
     );
