@@ -25,6 +25,7 @@ pub const ALL: &[&str] = &[
     "reply_branch_at_token",
     "preferences_get",
     "preferences_set",
+    "counters_load_ahead",
     "thread_view",
     "pin_view",
     "thread_page",

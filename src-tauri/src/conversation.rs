@@ -19,6 +19,16 @@ use tauri::ipc::Channel;
 
 use crate::AppState;
 
+/// The person has started writing in a composer: the vocabularies a written message is counted
+/// with load now, on a thread of their own, so its send does not wait for them (the window does
+/// not load them at start: one only read holds neither).
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn counters_load_ahead(state: State<'_, AppState>) -> Result<(), ApiError> {
+    state.pinloom()?.load_counters_ahead();
+    Ok(())
+}
+
 /// A piece of a reply as it streams to the window.
 #[derive(Debug, Clone, Serialize, specta::Type)]
 #[serde(rename_all = "camelCase", rename_all_fields = "camelCase", tag = "kind")]

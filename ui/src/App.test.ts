@@ -17,7 +17,36 @@ describe("App", () => {
   it("teaches the first step when there are no trees", async () => {
     render(App);
     expect(await screen.findByTestId("no-trees")).toBeTruthy();
-    expect(screen.getByTestId("welcome").textContent).toContain("pin it");
+    expect((await screen.findByTestId("welcome")).textContent).toContain("pin it");
+  });
+
+  it("shows the trees the window was given at once, and reads them again behind", async () => {
+    const given = (title: string, id: number) => ({
+      id,
+      slug: title.toLowerCase(),
+      title,
+      mode: "dialogue" as const,
+      createdAtMs: 0,
+      updatedAtMs: 0,
+      messageCount: 0,
+      globalId: `g-${id}`,
+      sharedBy: null,
+    });
+    // The database now holds a tree the window was not given: the list read behind shows it.
+    const fake = installFakeBackend({ trees: [given("Estuaries", 2), given("Rivers", 1)] });
+    (window as unknown as Record<string, unknown>).__PINLOOM_START__ = {
+      trees: [given("Rivers", 1)],
+      preferences: { lastTreeId: 1, defaultModel: null, theme: "dark", inspectorHidden: null },
+    };
+    render(App);
+    await waitFor(() => expect(screen.getAllByTestId("tree-title").map((title) => title.textContent)).toEqual(["Estuaries", "Rivers"]));
+    expect(fake.calls).not.toContain("preferences_get");
+    expect(fake.calls).toContain("tree_list");
+    expect(document.documentElement.dataset.theme).toBe("dark");
+    expect((await screen.findByTestId("thread-title")).textContent).toBe("Rivers");
+    // Taken once: a second start asks.
+    expect((window as unknown as Record<string, unknown>).__PINLOOM_START__).toBeUndefined();
+    delete document.documentElement.dataset.theme;
   });
 
   it("creates a tree and adds a message to it", async () => {
@@ -32,6 +61,19 @@ describe("App", () => {
     await fireEvent.click(screen.getByTestId("composer-send"));
     expect((await screen.findByTestId("message-text")).textContent?.trim()).toBe("Why do they meander?");
     await waitFor(() => expect(composer.value).toBe(""));
+  });
+
+  it("has the backend load what a message is counted with once the person starts writing", async () => {
+    const fake = installFakeBackend();
+    render(App);
+    await screen.findByTestId("no-trees");
+    await fireEvent.input(screen.getByTestId("new-tree-title"), { target: { value: "Rivers" } });
+    await fireEvent.click(screen.getByTestId("new-tree-submit"));
+    const composer = (await screen.findByTestId("composer-input")) as HTMLTextAreaElement;
+    expect(fake.calls).not.toContain("counters_load_ahead");
+    await fireEvent.input(composer, { target: { value: "W" } });
+    await fireEvent.input(composer, { target: { value: "Wh" } });
+    await waitFor(() => expect(fake.calls.filter((call) => call === "counters_load_ahead")).toHaveLength(1));
   });
 
   it("keeps the draft and shows the error when a message is refused", async () => {

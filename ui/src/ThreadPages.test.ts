@@ -2,7 +2,7 @@ import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/sv
 import { afterEach, describe, expect, it } from "vitest";
 
 import App from "./App.svelte";
-import type { Message, TreeSummary } from "./lib/bindings";
+import { THREAD_PAGE, type Message, type TreeSummary } from "./lib/bindings";
 import { installFakeBackend } from "./lib/fake-backend";
 
 afterEach(() => {
@@ -10,7 +10,9 @@ afterEach(() => {
 });
 
 describe("a long thread", () => {
-  it("shows its newest 200 messages and reads the earlier ones 200 at a time", async () => {
+  it("shows its newest page of messages and reads the earlier ones a page at a time", async () => {
+    // Two pages and a half.
+    const total = 2 * THREAD_PAGE + THREAD_PAGE / 2;
     const tree: TreeSummary = {
       id: 1,
       slug: "long",
@@ -18,11 +20,11 @@ describe("a long thread", () => {
       mode: "dialogue",
       createdAtMs: 0,
       updatedAtMs: 0,
-      messageCount: 450,
-      globalId: "g450",
+      messageCount: total,
+      globalId: "g-long",
       sharedBy: null,
     };
-    const messages: Message[] = Array.from({ length: 450 }, (_, i) => ({
+    const messages: Message[] = Array.from({ length: total }, (_, i) => ({
       id: 10 + i,
       parentId: i === 0 ? null : 9 + i,
       author: i % 2 === 0 ? "human" : "model",
@@ -36,16 +38,21 @@ describe("a long thread", () => {
       preferences: { lastTreeId: 1, defaultModel: null, theme: null, inspectorHidden: null },
     });
     render(App);
-    await waitFor(() => expect(screen.getAllByTestId("message-text")).toHaveLength(200));
+    await waitFor(() => expect(screen.getAllByTestId("message-text")).toHaveLength(THREAD_PAGE));
     const drawn = () => screen.getAllByTestId("message-text").map((element) => element.textContent?.trim());
-    expect(drawn()[0]).toBe("Message 250");
-    expect(drawn().at(-1)).toBe("Message 449");
-    expect(screen.getByTestId("hidden-count").textContent).toContain("250 earlier messages not shown");
+    expect(drawn()[0]).toBe(`Message ${total - THREAD_PAGE}`);
+    expect(drawn().at(-1)).toBe(`Message ${total - 1}`);
+    expect(screen.getByTestId("hidden-count").textContent).toContain(`${total - THREAD_PAGE} earlier messages not shown`);
 
     await fireEvent.click(screen.getByTestId("show-earlier"));
-    await waitFor(() => expect(screen.getAllByTestId("message-text")).toHaveLength(400));
-    await fireEvent.click(screen.getByTestId("show-earlier"));
-    await waitFor(() => expect(screen.getAllByTestId("message-text")).toHaveLength(450));
+    await waitFor(() => expect(screen.getAllByTestId("message-text")).toHaveLength(2 * THREAD_PAGE));
+    // A click while a page is still being read is let go (one page at a time): clicked until
+    // the last page comes.
+    await waitFor(async () => {
+      const button = screen.queryByTestId("show-earlier");
+      if (button) await fireEvent.click(button);
+      expect(screen.getAllByTestId("message-text")).toHaveLength(total);
+    });
     expect(drawn()[0]).toBe("Message 0");
     expect(screen.queryByTestId("show-earlier")).toBeNull();
   });

@@ -66,9 +66,9 @@ impl Pinloom {
     }
 
     /// Opens (creating if needed) the database file at `path`, as the command line's `--db`
-    /// chooses it; its folder must exist. Unlike the window's [`Pinloom::open_with`], it loads no
-    /// vocabulary ahead: a command loads one only when it counts with it (in milliseconds from
-    /// its table snapshot, see `pinloom-tokenizers`), and most commands never do.
+    /// chooses it; its folder must exist. Like [`Pinloom::open_with`], it loads no vocabulary
+    /// ahead: a command loads one only when it counts with it (in milliseconds from its table
+    /// snapshot, see `pinloom-tokenizers`), and most commands never do.
     pub async fn open_database(path: PathBuf, connections: Connections) -> anyhow::Result<Pinloom> {
         let provider = Provider::new(connections.timeouts, connections.retry)
             .context("could not set up the HTTP client")?;
@@ -104,7 +104,6 @@ impl Pinloom {
         })
         .await
         .context("could not open Pinloom's database")?;
-        load_written_counters_ahead();
         Ok(Pinloom::over(store, provider, keyring, connections.local_servers))
     }
 
@@ -136,6 +135,16 @@ impl Pinloom {
     /// `data_version`): how a long-running front end notices the app's writes.
     pub async fn data_version(&self) -> anyhow::Result<i64> {
         self.read("could not read the database's version", |store| Ok(store.data_version()?)).await
+    }
+
+    /// Loads the vocabularies every written message is counted with (o200k and cl100k, 66 MB
+    /// together) on a thread of their own, once, so that the message being written does not
+    /// wait for them at its send (0.5 s the first time on a machine, before their table
+    /// snapshots exist; tens of milliseconds after). The window calls it when the person starts
+    /// writing, not at start: a window that is only read holds neither, and a plan loads the
+    /// one its model counts with when it needs it. Later calls do nothing.
+    pub fn load_counters_ahead(&self) {
+        load_written_counters_ahead();
     }
 
     /// The database file in use.
@@ -227,9 +236,8 @@ impl OutsideWrites {
     }
 }
 
-/// Loads the vocabularies every written message is counted with on a thread of their own, so that
-/// the window's first message written or planned does not wait for them (0.5 s together the first
-/// time on a machine, before their table snapshots exist).
+/// Loads the vocabularies every written message is counted with on a thread of their own, once
+/// per process: see [`Pinloom::load_counters_ahead`].
 fn load_written_counters_ahead() {
     static STARTED: std::sync::Once = std::sync::Once::new();
     STARTED.call_once(|| {

@@ -13,6 +13,11 @@
 #include <cstdlib>
 #include <new>
 
+#ifdef __linux__
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
+
 extern "C" {
 struct pinloom_quicktok_file {
     const char* name;
@@ -174,6 +179,32 @@ bool read_tables(Reader& r, Vocab& V) {
     return true;
 }
 
+// The pair memos are caches that start all zero and fill as text is counted (8 MB for o200k's,
+// 2 MB for the others'), and zeroing them wrote every page. Their whole pages are given back to
+// the system here: a page given back reads as zeros again, and a zero slot is an empty one, which
+// the memo fills again on its next miss (a memo is only ever a cache), and the page comes back
+// when counting first writes to it. A window that counts a few messages then holds the few pages
+// they touched instead of all of them. On other systems the pages stay as they are.
+template <class T>
+void give_back_zero_pages(std::vector<T>& memo) {
+#ifdef __linux__
+    const long page = sysconf(_SC_PAGESIZE);
+    if (page <= 0 || memo.empty()) return;
+    const uintptr_t start = reinterpret_cast<uintptr_t>(memo.data());
+    const uintptr_t end = start + memo.size() * sizeof(T);
+    const uintptr_t first = (start + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+    const uintptr_t last = end & ~((uintptr_t)page - 1);
+    if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+#else
+    (void)memo;
+#endif
+}
+
+void give_back_memo_pages(Vocab& V) {
+    give_back_zero_pages(V.ivm);
+    give_back_zero_pages(V.ivmw);
+}
+
 // The smallest vocabulary the loader accepts (the 256 single bytes): a restore loads it, for the
 // encoding's scanner tables and settings, then puts the snapshot's tables in its place.
 const std::vector<uint8_t>& byte_vocabulary() {
@@ -222,7 +253,10 @@ extern "C" {
 // Loads `encoding` from its vocabulary files (the slow way).
 pinloom_tokenizer* pinloom_quicktok_load(const char* encoding, const pinloom_quicktok_file* files,
                                          size_t count, char* error, size_t error_length) {
-    return load_serving(encoding, files, count, error, error_length);
+    pinloom_tokenizer* tokenizer = load_serving(encoding, files, count, error, error_length);
+    // Whatever building the tables memoised is only a cache (see give_back_zero_pages).
+    if (tokenizer) give_back_memo_pages(tables_of(tokenizer->tok));
+    return tokenizer;
 }
 
 // The loaded tokenizer's tables as a snapshot, allocated with malloc (free with
@@ -288,6 +322,7 @@ pinloom_tokenizer* pinloom_quicktok_restore(const char* encoding,
             load_serving(encoding, served.data(), served.size(), error, error_length);
         if (!tokenizer) return nullptr;
         tables_of(tokenizer->tok) = std::move(tables);
+        give_back_memo_pages(tables_of(tokenizer->tok));
         return tokenizer;
     } catch (const std::exception& e) {
         put_error(error, error_length, e.what());

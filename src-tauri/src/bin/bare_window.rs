@@ -7,6 +7,11 @@
 
 use tauri::{WebviewUrl, WebviewWindowBuilder};
 
+// The floor draws as Pinloom's window does (composited or painted directly, by the same rule), so
+// the two differ only in what they show.
+#[path = "../rendering.rs"]
+mod rendering;
+
 /// The page: empty (a `data:` page would need a Tauri feature Pinloom's build does not have). The
 /// measurement waits for it to be loaded, as it waits for Pinloom's tree list.
 const EMPTY_PAGE: &str = "about:blank";
@@ -19,10 +24,11 @@ fn main() {
         .setup(|app| {
             let url =
                 EMPTY_PAGE.parse().map_err(|error| format!("the empty page's address: {error}"))?;
-            WebviewWindowBuilder::new(app, "main", WebviewUrl::External(url))
+            let window = WebviewWindowBuilder::new(app, "main", WebviewUrl::External(url))
                 .title("bare window")
                 .inner_size(1200.0, 780.0)
                 .build()?;
+            rendering::apply(&window)?;
             Ok(())
         })
         .run(context)

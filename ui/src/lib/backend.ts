@@ -18,6 +18,7 @@ import {
   type SendTarget,
   type TransferProgress,
   type TreeSettings,
+  type WindowStart,
 } from "./bindings";
 
 export class PinloomError extends Error {
@@ -66,7 +67,19 @@ function channelTo<T>(listener: (message: T) => void): Channel<T> {
   return channel;
 }
 
+/// The global the shell gives the page its start in (`WINDOW_START_GLOBAL` in src-tauri/src/lib.rs).
+const WINDOW_START_GLOBAL = "__PINLOOM_START__";
+
 export const backend = {
+  /// What the shell gave this page as it made the window (the list of trees and the
+  /// preferences), taken once: `null` when it gave nothing (the database could not be read, or
+  /// the page is not in Pinloom's window) or it was taken already.
+  windowStart: (): WindowStart | null => {
+    const holder = window as unknown as Record<string, WindowStart | undefined>;
+    const given = holder[WINDOW_START_GLOBAL] ?? null;
+    delete holder[WINDOW_START_GLOBAL];
+    return given;
+  },
   treeCreate: (title: string, mode: Parameters<typeof commands.treeCreate>[1]) =>
     unwrap(commands.treeCreate(title, mode)),
   treeList: () => unwrap(commands.treeList()),
@@ -99,6 +112,7 @@ export const backend = {
   replyTokens: (nodeId: number) => unwrap(commands.replyTokens(nodeId)),
   replyBranchAtToken: (nodeId: number, index: number, alternative: string) =>
     unwrap(commands.replyBranchAtToken(nodeId, index, alternative)),
+  countersLoadAhead: () => unwrap(commands.countersLoadAhead()),
   preferencesGet: () => unwrap(commands.preferencesGet()),
   preferencesSet: (preferences: Parameters<typeof commands.preferencesSet>[0]) =>
     unwrap(commands.preferencesSet(preferences)),

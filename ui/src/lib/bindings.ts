@@ -48,6 +48,12 @@ export const commands = {
 	replyBranchAtToken: (nodeId: number, index: number, alternative: string) => typedError<NodeView, ApiError>(__TAURI_INVOKE("reply_branch_at_token", { nodeId, index, alternative })),
 	preferencesGet: () => typedError<UiPreferences, ApiError>(__TAURI_INVOKE("preferences_get")),
 	preferencesSet: (preferences: UiPreferences) => typedError<null, ApiError>(__TAURI_INVOKE("preferences_set", { preferences })),
+	/**
+	 *  The person has started writing in a composer: the vocabularies a written message is counted
+	 *  with load now, on a thread of their own, so its send does not wait for them (the window does
+	 *  not load them at start: one only read holds neither).
+	 */
+	countersLoadAhead: () => typedError<null, ApiError>(__TAURI_INVOKE("counters_load_ahead")),
 	threadView: (treeId: number, nodeId: number | null) => typedError<ThreadView, ApiError>(__TAURI_INVOKE("thread_view", { treeId, nodeId })),
 	pinView: (pinId: number, nodeId: number | null) => typedError<ThreadView, ApiError>(__TAURI_INVOKE("pin_view", { pinId, nodeId })),
 	/**
@@ -152,7 +158,7 @@ export const events = {
 /* Constants */
 export const MOST_ANSWERS_AT_ONCE = 8 as const;
 
-export const THREAD_PAGE = 200 as const;
+export const THREAD_PAGE = 50 as const;
 
 /* Types */
 /**  What the About section shows: which Pinloom this is and where it keeps things. */
@@ -1627,6 +1633,20 @@ export type WaitingModel = {
 	profile: string,
 	/**  Why not, and what to do, in words. */
 	reason: string,
+};
+
+/**
+ *  What the window shows first, given to its page as it is made so that the page need not ask
+ *  for it: the list of trees and the remembered preferences. Asking cost the window about 85 ms
+ *  at start on a 2-core machine (the answer waits for the page's first layout), a third of
+ *  what it took beyond a bare window's start (`tests/perf/README.md`). The page asks again at
+ *  once in the background, so a reload never shows a list older than the reload.
+ */
+export type WindowStart = {
+	/**  Every tree, the most recently changed first (as `tree_list` answers). */
+	trees: TreeSummary[],
+	/**  The remembered preferences (as `preferences_get` answers). */
+	preferences: UiPreferences,
 };
 
 /* Tauri Specta runtime */

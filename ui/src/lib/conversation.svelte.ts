@@ -177,6 +177,21 @@ export class Conversation {
     return true;
   }
 
+  /// The person started writing in a composer: the backend loads the vocabularies a written
+  /// message is counted with now, while they type, instead of at the window's start (where a
+  /// window only read would hold them for nothing) or at the send. Asked once by this
+  /// conversation. It fails only when the backend cannot be reached or its database is unusable,
+  /// which the window shows like any other failure.
+  writingBegun(): void {
+    if (this.countersAsked) return;
+    this.countersAsked = true;
+    backend.countersLoadAhead().catch((thrown: unknown) => {
+      this.error = PinloomError.from(thrown);
+    });
+  }
+  /// Whether `writingBegun` has asked (the backend loads once a process whoever asks).
+  private countersAsked = false;
+
   /// Opens a tree's root thread as the only column.
   async open(treeId: number): Promise<void> {
     this.treeId = treeId;

@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from "vitest";
 
 import { backend } from "./backend";
-import { Conversation } from "./conversation.svelte";
+import { Conversation, THREAD_PAGE } from "./conversation.svelte";
 import { installFakeBackend, PIXEL_PNG, type FakeState } from "./fake-backend";
 import { profile } from "./test-fixtures";
 import { Workspace } from "./workspace.svelte";
@@ -249,8 +249,9 @@ describe("Conversation", () => {
   });
 
   it("opens a message far back in a long thread as its page, and a send still continues the end", async () => {
-    // Ids far above those the fake gives new messages.
-    const messages = Array.from({ length: 450 }, (_, i) => ({
+    // Nine pages; ids far above those the fake gives new messages.
+    const total = 9 * THREAD_PAGE;
+    const messages = Array.from({ length: total }, (_, i) => ({
       id: 10_000 + i,
       parentId: i === 0 ? null : 9_999 + i,
       author: (i % 2 === 0 ? "human" : "model") as "human" | "model",
@@ -259,28 +260,31 @@ describe("Conversation", () => {
       tokenEstimate: 3,
     }));
     fake = installFakeBackend({
-      trees: [{ id: 1, slug: "long", title: "Long", mode: "dialogue", createdAtMs: 0, updatedAtMs: 0, messageCount: 450, globalId: "g450", sharedBy: null }],
+      trees: [{ id: 1, slug: "long", title: "Long", mode: "dialogue", createdAtMs: 0, updatedAtMs: 0, messageCount: total, globalId: "g-long", sharedBy: null }],
       messages: new Map([[1, messages]]),
     });
     const conversation = new Conversation();
     await conversation.open(1);
     conversation.profile = "Local";
-    expect(conversation.columns[0]?.view.first).toBe(250);
+    expect(conversation.columns[0]?.view.first).toBe(total - THREAD_PAGE);
 
-    await conversation.jumpTo(10_100, null);
+    // The message jumped to, two pages in: its page starts a quarter page before it.
+    const jumped = 2 * THREAD_PAGE;
+    const first = jumped - Math.floor(THREAD_PAGE / 4);
+    await conversation.jumpTo(10_000 + jumped, null);
     const view = () => conversation.columns[0]!.view;
-    expect([view().first, view().messages.length, view().total]).toEqual([50, 200, 450]);
-    expect(shown(conversation)[0]).toBe("Message 50");
+    expect([view().first, view().messages.length, view().total]).toEqual([first, THREAD_PAGE, total]);
+    expect(shown(conversation)[0]).toBe(`Message ${first}`);
     await conversation.showLater(0);
-    expect(view().messages.length).toBe(400);
+    expect(view().messages.length).toBe(2 * THREAD_PAGE);
     await conversation.showEarlier(0);
-    expect([view().first, view().messages.length]).toEqual([0, 450]);
+    expect([view().first, view().messages.length]).toEqual([first - THREAD_PAGE, 3 * THREAD_PAGE]);
 
-    await conversation.jumpTo(10_100, null);
+    await conversation.jumpTo(10_000 + jumped, null);
     fake.replies = ["An answer at the end."];
     expect(await conversation.ask(0, "A question")).toBe("answered");
     const end = shown(conversation).slice(-3);
-    expect(end).toEqual(["Message 449", "A question", "An answer at the end."]);
+    expect(end).toEqual([`Message ${total - 1}`, "A question", "An answer at the end."]);
   });
 });
 

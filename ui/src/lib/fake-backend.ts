@@ -373,7 +373,7 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
         // A page, as the app sends it: the newest, or from a quarter page before the message.
         const at = path.findIndex((message) => message.id === nodeId);
         const newest = Math.max(0, path.length - THREAD_PAGE);
-        const first = at >= 0 && at < newest ? Math.max(0, at - THREAD_PAGE / 4) : newest;
+        const first = at >= 0 && at < newest ? Math.max(0, at - Math.floor(THREAD_PAGE / 4)) : newest;
         const messages = path.slice(first, first + THREAD_PAGE).map((message) => threadMessage(all, message));
         return { tree, pin: null, messages, first, total: path.length, end: path.at(-1)?.id ?? null };
       }
@@ -470,6 +470,8 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
         profile.importedFrom = null;
         return profile;
       }
+      case "counters_load_ahead":
+        return null;
       case "preferences_get":
         return state.preferences;
       case "preferences_set":

@@ -1,14 +1,28 @@
 // What the window shows: the tree list, the open tree, and where each failure happened. Views read
 // these fields and call the methods; every backend call goes through `backend`.
+import { tick } from "svelte";
+
 import { backend, PinloomError } from "./backend";
 import type { TreeMode, TreeSummary } from "./bindings";
 import { SyncState } from "./sync.svelte";
 import { Transfers } from "./transfers.svelte";
 
+/// Resolves once the window has had the chance to draw what changed (and to handle what waited).
+function afterNextPaint(): Promise<void> {
+  return new Promise((resolve) => {
+    // A frame callback runs before the drawing; the timer it starts runs after it.
+    if (typeof requestAnimationFrame === "function") requestAnimationFrame(() => setTimeout(resolve, 0));
+    else setTimeout(resolve, 0);
+  });
+}
+
 export class Workspace {
   trees = $state<TreeSummary[]>([]);
   /// The open tree; its messages are the conversation's (`Conversation`), read there.
   open = $state<{ tree: TreeSummary } | null>(null);
+  /// Until the list of trees is read the list says "Loading…"; until the last tree is open too,
+  /// the thread area shows nothing (not the welcome that an empty window shows).
+  listed = $state(false);
   starting = $state(true);
   /// Set when the database cannot be used at all; the window shows only this.
   unusable = $state<PinloomError | null>(null);
@@ -45,20 +59,36 @@ export class Workspace {
     };
   }
 
-  /// Loads the trees and reopens the one that was open last time.
+  /// Loads the trees and reopens the one that was open last time. The list shows as soon as it
+  /// is read; the last tree opens after it.
   async start(): Promise<void> {
     try {
-      this.trees = await backend.treeList();
-      const { lastTreeId, defaultModel, theme, inspectorHidden } = await backend.preferencesGet();
+      // The marks are read by tests/perf/startup.mjs: where the window's start goes.
+      performance.mark("pinloom-start-begun");
+      // Given with the window, or else asked for.
+      const given = backend.windowStart();
+      const [trees, { lastTreeId, defaultModel, theme, inspectorHidden }] = given
+        ? [given.trees, given.preferences]
+        : await Promise.all([backend.treeList(), backend.preferencesGet()]);
+      // What was given is as old as the window: a page loaded again reads the list again.
+      if (given) void this.refreshList();
+      this.trees = trees;
+      this.listed = true;
       this.defaultModel = defaultModel ?? null;
       this.inspectorShown = !inspectorHidden;
       this.applyTheme(theme === "light" || theme === "dark" ? theme : "system");
+      await tick();
+      performance.mark("pinloom-list-shown");
+      // The list is drawn, and the window answers a click, before the last tree opens (reading
+      // and drawing a long thread takes a while).
+      await afterNextPaint();
       const last = this.trees.find((tree) => tree.id === lastTreeId) ?? this.trees[0];
       if (last) await this.select(last.id);
       void this.sync.load();
     } catch (thrown) {
       this.fail(thrown);
     } finally {
+      this.listed = true;
       this.starting = false;
     }
   }
