@@ -2,8 +2,8 @@
 //! machine without a GPU (a virtual machine, a remote desktop, a container) that OpenGL is Mesa's
 //! software rasteriser, which redraws the whole window on the processor every frame and keeps
 //! every scrolled area's tiles in memory. Measured on such a machine (`tests/perf/README.md`):
-//! panning the tree map runs at 15 frames a second composited and 111 painted directly, and the
-//! web process holds about 100 MB more with a tree open. So where the machine offers no GPU render
+//! panning the tree map ran at 12-15 frames a second composited and 91-111 painted directly, and
+//! the web process held about 100 MB more with a tree open. So where the machine offers no GPU render
 //! node, the view paints directly; where it does, WebKit's default stays.
 //!
 //! `PINLOOM_COMPOSITING=on` or `off` overrides the choice (a GPU whose driver WebKit cannot use
