@@ -217,19 +217,27 @@ fn window_start(
     Ok(WindowStart { trees: trees?, preferences })
 }
 
-/// The list of trees of an opened application, or why there is none.
-fn list_trees(
-    pinloom: &Result<Pinloom, ApiError>,
-) -> Result<Vec<pinloom_app::json::TreeSummary>, ApiError> {
-    let pinloom = pinloom.as_ref().map_err(Clone::clone)?;
-    Ok(tauri::async_runtime::block_on(pinloom.list_trees())?)
-}
-
-/// The database opened and the list of trees read, for the data folder the app will use.
-struct EarlyOpen {
-    data_dir: PathBuf,
+/// The application opened on a data folder, and its list of trees, or why either failed (kept,
+/// not fatal: the window shows the person what went wrong).
+struct Opened {
     pinloom: Result<Pinloom, ApiError>,
     trees: Result<Vec<pinloom_app::json::TreeSummary>, ApiError>,
+}
+
+fn open_with_trees(data_dir: &std::path::Path) -> Opened {
+    let pinloom =
+        tauri::async_runtime::block_on(Pinloom::open(data_dir.to_owned())).map_err(ApiError::from);
+    let trees = match &pinloom {
+        Ok(pinloom) => tauri::async_runtime::block_on(pinloom.list_trees()).map_err(ApiError::from),
+        Err(error) => Err(error.clone()),
+    };
+    Opened { pinloom, trees }
+}
+
+/// [`Opened`] for the data folder the app will use.
+struct EarlyOpen {
+    data_dir: PathBuf,
+    opened: Opened,
 }
 
 /// Opens the database and reads the list of trees on a thread of their own while Tauri and GTK
@@ -248,10 +256,8 @@ fn open_early(identifier: String) -> std::thread::JoinHandle<Option<EarlyOpen>> 
         .ok()?;
         // Logging first, so what opening the database logs (replies recovered) is kept.
         start_logging(&data_dir);
-        let pinloom =
-            tauri::async_runtime::block_on(Pinloom::open(data_dir.clone())).map_err(ApiError::from);
-        let trees = list_trees(&pinloom);
-        Some(EarlyOpen { data_dir, pinloom, trees })
+        let opened = open_with_trees(&data_dir);
+        Some(EarlyOpen { data_dir, opened })
     })
 }
 
@@ -310,15 +316,8 @@ pub fn run() {
             // configuration moves the app's folders, which Pinloom's does not).
             let early = early.join().ok().flatten().filter(|early| early.data_dir == data_dir);
             start_logging(&data_dir);
-            let (pinloom, trees) = match early {
-                Some(early) => (early.pinloom, early.trees),
-                None => {
-                    let pinloom = tauri::async_runtime::block_on(Pinloom::open(data_dir.clone()))
-                        .map_err(ApiError::from);
-                    let trees = list_trees(&pinloom);
-                    (pinloom, trees)
-                }
-            };
+            let Opened { pinloom, trees } =
+                early.map_or_else(|| open_with_trees(&data_dir), |early| early.opened);
             match &pinloom {
                 Ok(pinloom) => {
                     tracing::info!(database = %pinloom.database_path().display(), "opened");

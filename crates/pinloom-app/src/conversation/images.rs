@@ -8,7 +8,7 @@ use pinloom_store::{AttachmentRole, AttachmentScope, NodeId};
 
 use crate::ApiError;
 use crate::base::media::image_from_data_url;
-use crate::json::{AssemblySettings, ImageInput};
+use crate::json::{ImageInput, ModelProfile};
 use crate::pinloom::Pinloom;
 use crate::runtime::{blocking, now_ms};
 
@@ -80,13 +80,10 @@ impl Pinloom {
     /// Marks profile `name` as seeing images, as its server said.
     async fn remember_sight(&self, name: String) -> anyhow::Result<()> {
         self.write("could not note that the model sees images", move |store| {
-            let mut record = store.profile(&name)?;
-            // Read as a plan reads it (`model_choice`): unreadable settings are the defaults.
-            let mut settings: AssemblySettings =
-                serde_json::from_str(&record.settings_json).unwrap_or_default();
-            settings.sees_images = Some(true);
-            record.settings_json = serde_json::to_string(&settings)?;
-            store.put_profile(&record, now_ms())?;
+            // Through the profile's own conversions, which alone know its stored JSON.
+            let mut profile = ModelProfile::from(store.profile(&name)?);
+            profile.assembly.sees_images = Some(true);
+            store.put_profile(&profile.into_record(), now_ms())?;
             Ok(())
         })
         .await

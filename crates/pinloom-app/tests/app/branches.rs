@@ -4,15 +4,15 @@
 
 use std::sync::Mutex;
 
-use pinloom_app::json::{CompareReach, ContextSource, FanOut, LaneAnswer, SendTarget, TreeMode};
+use pinloom_app::json::{CompareReach, ContextSource, FanOut, LaneAnswer, SendTarget};
 use pinloom_app::{CancellationToken, ErrorCode, FanOutLane};
 use pinloom_test_server::{Answer, Server, Then};
 use tokio::sync::mpsc::unbounded_channel;
 
 use crate::Sends;
 use crate::wire::{
-    ask, chat_stream, completion_stream, dialogue, listen, local_profile, messages, pinloom_with,
-    says,
+    ask, chat_stream, completion_stream, dialogue, essay, listen, local_profile, messages,
+    pinloom_with, says,
 };
 
 /// A lane for `profile` whose pieces nobody reads, stopped by `cancel`.
@@ -592,8 +592,7 @@ async fn a_document_is_continued_several_ways_at_once_as_siblings_of_its_end() {
     ])
     .await;
     let (pinloom, _dir) = pinloom_with(&server).await;
-    let tree = pinloom.create_tree("Essay".into(), TreeMode::Buffer).await.unwrap().id;
-    let start = pinloom.append_message(tree, None, "The river ran".into()).await.unwrap();
+    let (tree, start) = essay(&pinloom, "The river ran").await;
 
     let woven = pinloom
         .fan_out(

@@ -1,15 +1,14 @@
 //! The conversation loop end to end: a real database file, a provider server on 127.0.0.1
 //! speaking the OpenAI-compatible stream byte for byte, and the use cases every front end calls.
 
-use pinloom_app::json::TreeMode;
 use pinloom_app::{ApiError, CancellationToken, Connections, ErrorCode, Pinloom, ReplyEvent};
 use pinloom_providers::ProviderId;
 use pinloom_test_server::{Answer, Server, Then};
 
 use crate::Sends;
 use crate::wire::{
-    ask, chat_stream, completion_stream, dialogue, listen, local_profile, messages, pinloom_with,
-    says,
+    ask, chat_stream, completion_stream, continue_locally, dialogue, essay, listen, local_profile,
+    messages, pinloom_with, says,
 };
 
 fn stored_count(dir: &std::path::Path, node: i64, family: &str) -> Option<i64> {
@@ -250,11 +249,8 @@ async fn a_buffer_is_continued_through_the_completion_endpoint() {
     let server =
         Server::start(vec![Answer::sse(&completion_stream(&[" slowly", " to the sea."]), 0)]).await;
     let (pinloom, _dir) = pinloom_with(&server).await;
-    let tree = pinloom.create_tree("Essay".into(), TreeMode::Buffer).await.unwrap().id;
-    let opening = pinloom.append_message(tree, None, "The river wound".into()).await.unwrap();
-    let (events, _received, cancel) = listen();
-    let exchange =
-        pinloom.continue_buffer(opening.id, "Local".into(), events, cancel).await.unwrap();
+    let (_, opening) = essay(&pinloom, "The river wound").await;
+    let exchange = continue_locally(&pinloom, opening.id).await;
     assert_eq!(exchange.reply.message.text, " slowly to the sea.");
     let seen = server.seen();
     assert_eq!(seen[0].path, "/v1/completions");

@@ -2,11 +2,9 @@
 //! probabilities and alternatives, and branched from.
 
 use pinloom_app::ApiError;
-use pinloom_app::json::TreeMode;
 use pinloom_test_server::{Answer, Server};
 
-use crate::Sends;
-use crate::wire::{listen, pinloom_with};
+use crate::wire::{continue_locally, essay, pinloom_with};
 
 /// A generated token: its text, its log-probability, and the likeliest tokens at its place.
 type Generated<'a> = (&'a str, f64, &'a [(&'a str, f64)]);
@@ -40,12 +38,8 @@ async fn a_continuations_tokens_are_kept_shown_and_branched_from() {
     ]);
     let server = Server::start(vec![Answer::sse(&stream, 0)]).await;
     let (pinloom, _dir) = pinloom_with(&server).await;
-    let tree = pinloom.create_tree("Essay".into(), TreeMode::Buffer).await.unwrap().id;
-    let opening = pinloom.append_message(tree, None, "The river wound".into()).await.unwrap();
-    let (events, _received, cancel) = listen();
-    let exchange =
-        pinloom.continue_buffer(opening.id, "Local".into(), events, cancel).await.unwrap();
-    let reply = exchange.reply.message;
+    let (_, opening) = essay(&pinloom, "The river wound").await;
+    let reply = continue_locally(&pinloom, opening.id).await.reply.message;
     assert_eq!(reply.text, " slowly seaward");
     assert_eq!(server.seen()[0].json()["logprobs"], 5, "the server was asked for five a place");
 

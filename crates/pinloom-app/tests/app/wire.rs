@@ -2,7 +2,7 @@
 //! llama.cpp server sends them (the shape of the recorded OpenAI stream in the providers'
 //! fixtures), and the profiles that point Pinloom at it.
 
-use pinloom_app::json::{ModelProfile, TreeMode};
+use pinloom_app::json::{Exchange, Message, ModelProfile, TreeMode};
 use pinloom_app::{CancellationToken, Connections, Pinloom, ReplyEvent};
 pub(crate) use pinloom_test_server::chat_stream;
 use pinloom_test_server::{Answer, Server};
@@ -60,6 +60,18 @@ pub(crate) async fn pinloom_with(server: &Server) -> (Pinloom, tempfile::TempDir
 
 pub(crate) async fn dialogue(pinloom: &Pinloom) -> i64 {
     pinloom.create_tree("Rivers".into(), TreeMode::Dialogue).await.unwrap().id
+}
+
+/// A buffer tree, "Essay", whose document opens with `opening`: the tree and its first message.
+pub(crate) async fn essay(pinloom: &Pinloom, opening: &str) -> (i64, Message) {
+    let tree = pinloom.create_tree("Essay".into(), TreeMode::Buffer).await.unwrap().id;
+    (tree, pinloom.append_message(tree, None, opening.into()).await.unwrap())
+}
+
+/// Continues a document from message `node_id` with the `Local` profile, nobody listening.
+pub(crate) async fn continue_locally(pinloom: &Pinloom, node_id: i64) -> Exchange {
+    let (events, _received, cancel) = listen();
+    pinloom.continue_buffer(node_id, "Local".into(), events, cancel).await.unwrap()
 }
 
 /// A channel for reply events, and a token that is never cancelled.
