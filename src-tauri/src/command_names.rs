@@ -42,6 +42,7 @@ pub const ALL: &[&str] = &[
     "thread_restore",
     "node_mark",
     "context_preview",
+    "context_request",
     "context_slices",
     "context_preview_unsaved",
     "reply_receipt",

@@ -7,8 +7,8 @@ use std::sync::Mutex;
 
 use pinloom_app::json::{
     AncestorView, CompareReach, Comparison, DeletedThreadView, Exchange, FanOut, LaneAnswer,
-    ModelProfile, NodeView, PinView, PlanView, SendTarget, SliceView, SummaryView, ThreadMessage,
-    ThreadView,
+    ModelProfile, NodeView, PinView, PlanView, RequestView, SendTarget, SliceView, SummaryView,
+    ThreadMessage, ThreadView,
 };
 use pinloom_app::{
     ApiError, CancellationToken, FanOutLane, NodeAction, Receipt, ReplyEvent, RequestDiff,
@@ -366,7 +366,22 @@ pub(crate) async fn context_preview(
     profile: String,
     draft: Option<String>,
 ) -> Result<PlanView, ApiError> {
-    Ok(state.pinloom()?.preview(node_id, profile, draft).await?)
+    // Without the request body: it is as long as the context (600 KB for a long thread), and the
+    // page would parse and hold it on every refresh of the preview; `context_request` reads it
+    // when the person shows the request.
+    Ok(state.pinloom()?.preview(node_id, profile, draft).await?.without_body())
+}
+
+/// Where the request `context_preview` shows goes and its body, read when the person shows it.
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn context_request(
+    state: State<'_, AppState>,
+    node_id: i64,
+    profile: String,
+    draft: Option<String>,
+) -> Result<RequestView, ApiError> {
+    Ok(state.pinloom()?.preview_request(node_id, profile, draft).await?)
 }
 
 /// The slices `first..first + count` of the plan `context_preview` shows for `node_id` under

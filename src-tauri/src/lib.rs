@@ -87,6 +87,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             conversation::thread_restore,
             conversation::node_mark,
             conversation::context_preview,
+            conversation::context_request,
             conversation::context_slices,
             conversation::context_preview_unsaved,
             conversation::reply_receipt,

@@ -131,6 +131,23 @@ describe("the inspector", () => {
     expect(screen.getByTestId("slice-run-summary").textContent).toBe("11 pages in a row, all cut: after a page that did not fit");
   });
 
+  it("reads a preview's request only when it is shown, and shows a sent plan's own", async () => {
+    const backend = installFakeBackend({ previewRequest: { url: "http://127.0.0.1:9/v1/messages", body: '{"model":"m","messages":[]}' } });
+    const conversation = new Conversation();
+    conversation.plan = planOf({ body: null });
+    render(Inspector, { conversation });
+    expect(backend.calls).not.toContain("context_request");
+    await fireEvent.click(screen.getByTestId("show-request"));
+    await waitFor(() => expect(screen.getByTestId("request-body").textContent).toBe('{"model":"m","messages":[]}'));
+    expect(screen.getByText("http://127.0.0.1:9/v1/messages")).toBeTruthy();
+    expect(backend.calls.filter((call) => call === "context_request")).toHaveLength(1);
+
+    // A sent request's plan carries the body it was sent with: shown as it is, nothing read.
+    conversation.plan = planOf({ body: '{"sent":true}', url: "http://127.0.0.1:9/v1/chat/completions" });
+    await waitFor(() => expect(screen.getByTestId("request-body").textContent).toBe('{"sent":true}'));
+    expect(backend.calls.filter((call) => call === "context_request")).toHaveLength(1);
+  });
+
   it("shows no request body for a refused plan", async () => {
     installFakeBackend();
     const conversation = new Conversation();

@@ -489,8 +489,11 @@ pub struct PlanView {
     /// Where the request goes; empty when there is no request (a refusal).
     pub url: String,
     /// The request body exactly as it would be sent (the key travels in a header, never here);
-    /// empty when the plan is refused, since nothing would be sent.
-    pub body: String,
+    /// empty when the plan is refused, since nothing would be sent. `None` when it was left out:
+    /// the window's previews leave it out (it is as long as the whole context, 600 KB for a long
+    /// thread, and a window refreshes its preview on every change) and ask for it with
+    /// `Pinloom::preview_request` when the person shows the request.
+    pub body: Option<String>,
     /// The most tokens the reply may have: what the budget keeps free for it, and what the
     /// request asks for (the tree's token buffer, else the profile's reserve).
     pub reply_limit: u32,
@@ -501,6 +504,28 @@ pub struct PlanView {
     pub kept_start: u32,
     /// What the truncation step left unused, when it cut messages that would have fitted.
     pub step_cut: Option<StepCutView>,
+}
+
+impl PlanView {
+    /// The request body, or `""` when it was left out (or the plan is refused).
+    pub fn request_body(&self) -> &str {
+        self.body.as_deref().unwrap_or_default()
+    }
+
+    /// The same plan without its request body: what the window's previews carry.
+    pub fn without_body(self) -> PlanView {
+        PlanView { body: None, ..self }
+    }
+}
+
+/// Where a planned request goes and what it carries, asked for apart from its plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct RequestView {
+    /// Where the request goes; empty when the plan is refused.
+    pub url: String,
+    /// The request body exactly as it would be sent; empty when the plan is refused.
+    pub body: String,
 }
 
 /// An ancestor thread of a plan, and what stands for it: what the pin knows of where it came

@@ -152,6 +152,8 @@ export const backend = {
   nodeMark: (nodeId: number, action: NodeAction) => unwrap(commands.nodeMark(nodeId, action)),
   contextPreview: (nodeId: number, profile: string, draft: string | null) =>
     unwrap(commands.contextPreview(nodeId, profile, draft)),
+  /// The request a preview (without a draft) shows: its body is left out of the preview itself.
+  contextRequest: (nodeId: number, profile: string) => unwrap(commands.contextRequest(nodeId, profile, null)),
   contextSlices: (nodeId: number, profile: string, first: number, count: number) =>
     unwrap(commands.contextSlices(nodeId, profile, first, count)),
   contextPreviewUnsaved: (nodeId: number, profile: ModelProfile) =>

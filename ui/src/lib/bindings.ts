@@ -93,6 +93,8 @@ export const commands = {
 	threadRestore: (pinId: number) => typedError<PinView[], ApiError>(__TAURI_INVOKE("thread_restore", { pinId })),
 	nodeMark: (nodeId: number, action: NodeAction) => typedError<NodeView, ApiError>(__TAURI_INVOKE("node_mark", { nodeId, action })),
 	contextPreview: (nodeId: number, profile: string, draft: string | null) => typedError<PlanView, ApiError>(__TAURI_INVOKE("context_preview", { nodeId, profile, draft })),
+	/**  Where the request `context_preview` shows goes and its body, read when the person shows it. */
+	contextRequest: (nodeId: number, profile: string, draft: string | null) => typedError<RequestView, ApiError>(__TAURI_INVOKE("context_request", { nodeId, profile, draft })),
 	/**
 	 *  The slices `first..first + count` of the plan `context_preview` shows for `node_id` under
 	 *  `profile`, one line each: the members of a folded run.
@@ -937,9 +939,12 @@ export type PlanView = {
 	url: string,
 	/**
 	 *  The request body exactly as it would be sent (the key travels in a header, never here);
-	 *  empty when the plan is refused, since nothing would be sent.
+	 *  empty when the plan is refused, since nothing would be sent. `None` when it was left out:
+	 *  the window's previews leave it out (it is as long as the whole context, 600 KB for a long
+	 *  thread, and a window refreshes its preview on every change) and ask for it with
+	 *  `Pinloom::preview_request` when the person shows the request.
 	 */
-	body: string,
+	body: string | null,
 	/**
 	 *  The most tokens the reply may have: what the budget keeps free for it, and what the
 	 *  request asks for (the tree's token buffer, else the profile's reserve).
@@ -1123,6 +1128,14 @@ export type RequestDiff = {
 	changed: DiffEntry[],
 	/**  How many slices and messages were sent both times unchanged. */
 	unchanged: number,
+};
+
+/**  Where a planned request goes and what it carries, asked for apart from its plan. */
+export type RequestView = {
+	/**  Where the request goes; empty when the plan is refused. */
+	url: string,
+	/**  The request body exactly as it would be sent; empty when the plan is refused. */
+	body: string,
 };
 
 /**  How a tree's search hits are chosen (seed 001's retrieval slice). */

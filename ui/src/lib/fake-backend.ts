@@ -7,10 +7,10 @@ import type {
   AncestorView,
   ApiError,
   AttachTo,
-  FoundModel,
   AttachmentView,
-  ImageInput,
   DeletedThreadView,
+  FoundModel,
+  ImageInput,
   KeyStatus,
   Message,
   ModelProfile,
@@ -19,15 +19,16 @@ import type {
   PlanView,
   Receipt,
   RequestDiff,
+  RequestView,
   SearchResult,
   SendTarget,
   SliceView,
   SyncReport,
+  TokenView,
   TrashView,
   TreeContext,
   TreeMapView,
   TreeSettings,
-  TokenView,
   TreeSummary,
   UiPreferences,
 } from "./bindings";
@@ -39,6 +40,8 @@ export type FakeState = {
   /// When set, every command fails with this error.
   failure: ApiError | null;
   calls: string[];
+  /// What `context_request` answers: the request behind a preview, which leaves its body out.
+  previewRequest: RequestView;
   /// Trees whose opening waits this many milliseconds, as a slow disk or a busy file can make it.
   openDelayMs: Map<number, number>;
   /// What `reply_start` streams, and the error it then fails with (a reply that arrived but
@@ -248,6 +251,7 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
     preferences: { lastTreeId: null, defaultModel: null, theme: null, inspectorHidden: null },
     failure: null,
     calls: [],
+    previewRequest: { url: "http://127.0.0.1:9/v1/chat/completions", body: "{}" },
     openDelayMs: new Map(),
     replyThenFailure: null,
     replies: [],
@@ -479,6 +483,8 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
         return null;
       case "context_preview":
         return null;
+      case "context_request":
+        return structuredClone(state.previewRequest);
       case "pin_ancestry":
         return structuredClone(state.ancestry.get(args.pinId as number) ?? []);
       case "summary_write":

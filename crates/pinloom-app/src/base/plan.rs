@@ -425,7 +425,7 @@ pub(crate) fn plan_view(planned: &Planned) -> anyhow::Result<PlanView> {
         provider_cut: planned.provider_cut.clone(),
         refusal: planned.refusal.as_ref().map(|refusal| refusal.message.clone()),
         url,
-        body,
+        body: Some(body),
         reply_limit: plan.reply_limit,
         ancestry: ancestry_views(planned),
         kept_start: u32::try_from(plan.kept_start).unwrap_or(u32::MAX),

@@ -6,7 +6,7 @@ use pinloom_store::NodeId;
 
 use crate::base::plan::{ProfileRef, Refusals, plan_view, slice_views};
 use crate::base::snapshot_cache::PlanKey;
-use crate::json::{PlanView, SliceView};
+use crate::json::{PlanView, RequestView, SliceView};
 use crate::pinloom::Pinloom;
 use crate::runtime::blocking;
 
@@ -51,6 +51,19 @@ impl Pinloom {
         let view = plan_view(&planned)?;
         self.snapshot_cache.keep_plan(data_version, key, view.clone());
         Ok(view)
+    }
+
+    /// Where the request [`Pinloom::preview`] shows for `node_id` under `profile` goes and its
+    /// body, for a front end whose previews leave the body out ([`PlanView::without_body`]):
+    /// the same plan, reused while nothing is written, so the body is the one of the plan on show.
+    pub async fn preview_request(
+        &self,
+        node_id: i64,
+        profile: String,
+        draft: Option<String>,
+    ) -> anyhow::Result<RequestView> {
+        let PlanView { url, body, .. } = self.preview(node_id, profile, draft).await?;
+        Ok(RequestView { url, body: body.unwrap_or_default() })
     }
 
     /// The slices `first..first + count` of the plan [`Pinloom::preview`] makes for `node_id`

@@ -255,7 +255,7 @@ impl Pinloom {
                     }
                     .into());
                 }
-                None => plan.body,
+                None => plan.body.unwrap_or_default(),
             },
         };
         Ok((text, refused))

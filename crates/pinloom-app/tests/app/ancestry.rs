@@ -344,7 +344,11 @@ async fn the_reply_limit_kept_free_is_the_one_asked_for_and_a_refusal_is_never_a
     pinloom.set_tree_settings(tree, settings).await.unwrap();
     let plan = pinloom.preview(prompt, "Small".into(), None).await.unwrap();
     assert!(plan.refusal.is_some());
-    assert!(plan.body.is_empty(), "a refused plan carries no body: {}", plan.body);
+    assert!(
+        plan.request_body().is_empty(),
+        "a refused plan carries no body: {}",
+        plan.request_body()
+    );
     let report = pinloom.plan_text(prompt, Some("Small".into()), PlanFormat::Report).await.unwrap();
     assert!(report.contains("\nRefused: "), "{report}");
     assert!(!report.contains("Request: POST"), "{report}");

@@ -23,14 +23,14 @@ async fn a_file_is_read_when_attached_and_never_again() {
     let file = plan.slices.iter().find(|slice| slice.kind == "file").unwrap();
     assert!(file.included);
     assert_eq!(file.source_id, Some(attached.id));
-    assert!(plan.body.contains(&format!("--- file: {} ---", notes.display())));
-    assert!(plan.body.contains("Meanders migrate downstream."));
-    assert!(!plan.body.contains("Changed after attaching."));
+    assert!(plan.request_body().contains(&format!("--- file: {} ---", notes.display())));
+    assert!(plan.request_body().contains("Meanders migrate downstream."));
+    assert!(!plan.request_body().contains("Changed after attaching."));
 
     pinloom.detach(attached.id).await.unwrap();
     assert!(pinloom.attachments(tree).await.unwrap().is_empty());
     let plan = pinloom.preview(first, "Local".into(), None).await.unwrap();
-    assert!(!plan.body.contains("Meanders migrate"));
+    assert!(!plan.request_body().contains("Meanders migrate"));
 }
 
 #[tokio::test]
@@ -87,7 +87,7 @@ async fn a_folder_listing_leaves_out_the_usual_noise_and_stops_at_a_hundred() {
     let plan = pinloom.preview(first, "Local".into(), None).await.unwrap();
     let listing = plan.slices.iter().find(|slice| slice.kind == "folderListing").unwrap();
     assert!(listing.included);
-    let body: serde_json::Value = serde_json::from_str(&plan.body).unwrap();
+    let body: serde_json::Value = serde_json::from_str(plan.request_body()).unwrap();
     let all = body.to_string();
     assert!(all.contains("README.md") && all.contains("src/main.rs"), "{all}");
     assert!(!all.contains("node_modules") && !all.contains("app.min.js") && !all.contains("dist/"));

@@ -69,7 +69,7 @@ async fn a_send_streams_the_reply_into_a_new_message_with_its_usage_and_counts()
         ]
     );
     // The request shown by the plan is the request sent.
-    let shown: serde_json::Value = serde_json::from_str(&exchange.plan.body).unwrap();
+    let shown: serde_json::Value = serde_json::from_str(exchange.plan.request_body()).unwrap();
     assert_eq!(shown, body);
 
     // Counted once, when written, for each exact family.
@@ -302,7 +302,7 @@ async fn a_preview_sends_nothing_and_shows_what_a_small_window_cuts() {
     assert_eq!(prompt.source, "draft");
     assert_eq!(prompt.preview, "And where does the silt go?");
     assert!(draft.used > roomy.used);
-    assert!(draft.body.contains("And where does the silt go?"));
+    assert!(draft.request_body().contains("And where does the silt go?"));
     assert!(server.seen().is_empty(), "a preview sends nothing");
 
     // The draft was taken off the path again: the plain preview is unchanged.

@@ -78,8 +78,8 @@ async fn a_pdf_is_attached_as_its_pages_and_the_plan_keeps_them_from_the_first()
     let shown = paper.display();
     for (number, text) in [(1, "Meanders migrate."), (3, "Deltas grow.")] {
         let marker = format!("--- file: {shown}, page {number} of 3 ---");
-        assert!(plan.body.contains(&marker), "{marker} in {}", plan.body);
-        assert!(plan.body.contains(text), "{text} in {}", plan.body);
+        assert!(plan.request_body().contains(&marker), "{marker} in {}", plan.request_body());
+        assert!(plan.request_body().contains(text), "{text} in {}", plan.request_body());
     }
 
     // Under a file limit that holds two pages' text, the third is left out as too large.
@@ -93,7 +93,7 @@ async fn a_pdf_is_attached_as_its_pages_and_the_plan_keeps_them_from_the_first()
         .map(|slice| slice.reason.as_deref())
         .collect();
     assert_eq!(reasons, [None, None, Some("fileTooLarge")]);
-    assert!(!plan.body.contains("Deltas grow."));
+    assert!(!plan.request_body().contains("Deltas grow."));
 }
 
 #[tokio::test]

@@ -160,7 +160,7 @@ async fn sampling_and_assembly_are_kept_checked_and_used_by_the_plan() {
     let plan = pinloom.preview(parent.unwrap(), saved.name.clone(), None).await.unwrap();
     assert!(plan.truncated);
     assert_eq!((plan.reply_limit, plan.available), (30, 170));
-    let body: serde_json::Value = serde_json::from_str(&plan.body).unwrap();
+    let body: serde_json::Value = serde_json::from_str(plan.request_body()).unwrap();
     // Ollama takes the reply limit as `num_predict`.
     assert_eq!(body["options"]["num_predict"], 30, "the request asks for what the plan kept free");
     let first = plan.slices.iter().find(|slice| slice.preview.starts_with("Turn 0:")).unwrap();
@@ -172,9 +172,10 @@ async fn sampling_and_assembly_are_kept_checked_and_used_by_the_plan() {
         kept_start.slices.iter().find(|slice| slice.preview.starts_with("Turn 0:")).unwrap();
     assert!(first.included, "truncateMiddle keeps the thread's start");
     assert!(
-        plan.body.contains("\"temperature\":0.3") || plan.body.contains("\"temperature\": 0.3"),
+        plan.request_body().contains("\"temperature\":0.3")
+            || plan.request_body().contains("\"temperature\": 0.3"),
         "{}",
-        plan.body
+        plan.request_body()
     );
 
     for (bad, says) in [

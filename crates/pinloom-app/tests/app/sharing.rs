@@ -28,6 +28,9 @@ async fn each_front_end_sees_the_others_writes_on_its_next_read() {
     // The server continues the thread; the app's next plan of the new end includes it.
     let third = mcp.append_message(tree, Some(second), "Estuaries.".into()).await.unwrap().id;
     let extended = app.preview(third, "Local".into(), None).await.unwrap();
-    assert!(extended.body.contains("Estuaries.") && extended.body.contains("Deltas."));
+    assert!(
+        extended.request_body().contains("Estuaries.")
+            && extended.request_body().contains("Deltas.")
+    );
     assert_eq!(app.thread_view(tree, None).await.unwrap().messages.len(), 3);
 }

@@ -97,8 +97,8 @@ async fn a_sub_thread_sees_its_ancestry_as_summary_and_anchor_and_never_its_sibl
         pinloom.write_own_summary(tree, None, reply, "Hand-written gist.".into()).await.unwrap();
     assert_eq!((edited.update_count, edited.chosen), (1, true));
     let plan = pinloom.preview(question.message.id, "Local".into(), None).await.unwrap();
-    assert!(plan.body.contains("Hand-written gist."), "{}", plan.body);
-    assert!(!plan.body.contains("erosion of the outer bank"), "{}", plan.body);
+    assert!(plan.request_body().contains("Hand-written gist."), "{}", plan.request_body());
+    assert!(!plan.request_body().contains("erosion of the outer bank"), "{}", plan.request_body());
     assert_eq!(pinloom.summaries(tree, None).await.unwrap().len(), 2);
 }
 
@@ -172,13 +172,13 @@ async fn excluded_deleted_and_annotated_messages_show_in_the_plan_with_their_rea
     let noted = after.slices.iter().find(|slice| slice.source == "annotation").unwrap();
     assert_eq!(noted.source_id, Some(note));
     assert!(noted.included);
-    assert!(!after.body.contains("A private note."), "a note is out unless included");
-    assert!(after.body.contains("the reader is a child"));
+    assert!(!after.request_body().contains("A private note."), "a note is out unless included");
+    assert!(after.request_body().contains("the reader is a child"));
 
     pinloom.include_annotation(note, false).await.unwrap();
     pinloom.mark_node(second, NodeAction::Include).await.unwrap();
     let restored = pinloom.preview(third, "Local".into(), None).await.unwrap();
-    assert!(!restored.body.contains("the reader is a child"));
+    assert!(!restored.request_body().contains("the reader is a child"));
     assert!(restored.slices.iter().all(|slice| slice.included));
 
     let deleted = pinloom.mark_node(second, NodeAction::Delete).await.unwrap();

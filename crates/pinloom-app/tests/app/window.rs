@@ -92,5 +92,27 @@ async fn a_search_hit_added_by_the_person_joins_the_search_slice() {
     let hit = after.slices.iter().find(|slice| slice.kind == "searchResult").unwrap();
     assert_eq!(hit.source_id, Some(aside));
     assert!(hit.included);
-    assert!(after.body.contains("line of deepest water"));
+    assert!(after.request_body().contains("line of deepest water"));
+}
+
+/// The window's previews leave the request body out and read it when the person shows it: it
+/// must be the request of the plan on show, and follow what is written after it.
+#[tokio::test]
+async fn the_request_read_apart_is_the_one_the_preview_plans() {
+    let server = Server::start(vec![]).await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let tree = dialogue(&pinloom).await;
+    let root = pinloom.append_message(tree, None, "Rivers.".into()).await.unwrap().id;
+    let plan = pinloom.preview(root, "Local".into(), None).await.unwrap();
+    let request = pinloom.preview_request(root, "Local".into(), None).await.unwrap();
+    assert_eq!(plan.body.as_deref(), Some(request.body.as_str()));
+    assert_eq!(plan.url, request.url);
+    assert!(request.body.contains("Rivers."), "{}", request.body);
+    assert!(plan.clone().without_body().body.is_none());
+
+    let next =
+        pinloom.append_message(tree, Some(root), "Why do they bend?".into()).await.unwrap().id;
+    let later = pinloom.preview_request(next, "Local".into(), None).await.unwrap();
+    assert!(later.body.contains("Why do they bend?"), "{}", later.body);
+    assert_ne!(later.body, request.body);
 }
