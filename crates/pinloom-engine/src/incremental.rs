@@ -166,7 +166,7 @@ fn try_fast(
     let mut omitted = p.marker.as_ref().map_or(0, |m| m.omitted);
     if p.marker.is_none() {
         used += 2
-            + u64::from(profile.tokenizer.count_u32(&settings.truncation_marker))
+            + profile.tokenizer.count_remembered(&settings.truncation_marker)
             + u64::from(overhead)
             + 4;
     } else if let Some(m) = &p.marker {
@@ -196,11 +196,14 @@ fn try_fast(
     p.history.tail_start = cursor;
     let before_slice = p.history.node_slices[cursor];
     let text = settings.truncation_marker.replace("{count}", &omitted.to_string());
-    let marker_tokens = profile.tokenizer.count_u32(&text).saturating_add(overhead);
+    let marker_tokens =
+        u32::try_from(profile.tokenizer.count_marker(&settings.truncation_marker, omitted as u64))
+            .unwrap_or(u32::MAX)
+            .saturating_add(overhead);
     // Swap the reservation for the real marker.
     let reserved = match &p.marker {
         None => {
-            2 + u64::from(profile.tokenizer.count_u32(&settings.truncation_marker))
+            2 + profile.tokenizer.count_remembered(&settings.truncation_marker)
                 + u64::from(overhead)
                 + 4
         }

@@ -156,6 +156,30 @@ impl Tokenizer {
         }
     }
 
+    /// Counts `text`, a fixed text of the settings that no store keeps a count of, remembering an
+    /// exact count on this machine so that a later process need not load the vocabulary for it
+    /// (`pinloom_tokenizers::Encoding::count_remembered`). The count is the same as
+    /// [`count`](Tokenizer::count)'s.
+    pub fn count_remembered(self, text: &str) -> u64 {
+        match self.encoding() {
+            Some(encoding) => encoding.count_remembered(text) as u64,
+            None => self.count(text),
+        }
+    }
+
+    /// Counts the truncation marker `template` with its `{count}` written as `omitted`: the same
+    /// as counting the text, but for an exact counter from the remembered counts of the words
+    /// around the number (`pinloom_tokenizers::Encoding::count_around_number`), so a plan that
+    /// cuts history loads no vocabulary when every message's count is stored.
+    pub fn count_marker(self, template: &str, omitted: u64) -> u64 {
+        match (self.encoding(), template.split_once("{count}")) {
+            (Some(encoding), Some((before, after))) if !after.contains("{count}") => {
+                encoding.count_around_number(before, omitted, after) as u64
+            }
+            _ => self.count(&template.replace("{count}", &omitted.to_string())),
+        }
+    }
+
     /// The exact encoding behind this counter, if it is one.
     fn encoding(self) -> Option<Encoding> {
         match self {

@@ -12,7 +12,9 @@
 //! milliseconds (see `snapshots` and the crate's README). [`Encoding::load`] loads one ahead of
 //! time, so a front end can do it while the person is still reading.
 
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock, PoisonError};
+
+mod remembered;
 
 /// An encoding quicktok counts exactly.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -57,6 +59,81 @@ impl Encoding {
             Ok(tokenizer) => tokenizer.count(text).unwrap_or(text.len()),
             Err(_) => text.len(),
         }
+    }
+
+    /// Counts `text` as [`count`](Encoding::count) does, and remembers the count on this
+    /// machine (beside the snapshots, see `remembered`), so that a later process answers it
+    /// without loading the vocabulary: for the few fixed texts a plan counts that no store keeps
+    /// a count of, such as a truncation marker's words.
+    pub fn count_remembered(self, text: &str) -> usize {
+        self.count_remembered_in(self.remembered(), text)
+    }
+
+    fn count_remembered_in(self, remembered: &Mutex<remembered::Remembered>, text: &str) -> usize {
+        if text.is_empty() {
+            return 0;
+        }
+        if let Some(count) = remembered.lock().unwrap_or_else(PoisonError::into_inner).get(text) {
+            return count;
+        }
+        let count = self.count(text);
+        // Counted without the vocabulary (it failed to load), the count is a cautious stand-in:
+        // not one to remember.
+        if self.loaded().is_ok() {
+            remembered.lock().unwrap_or_else(PoisonError::into_inner).remember(text, count);
+        }
+        count
+    }
+
+    /// Counts `before`, `number` in decimal and `after` written together, as
+    /// [`count`](Encoding::count) would (a truncation marker: "[… 8794 earlier messages omitted
+    /// …]"), from the remembered counts of the words around the number when it splits off.
+    ///
+    /// Every encoding here cuts text into pieces by a pattern before merging bytes, and never
+    /// merges across pieces. A run of digits is always cut into its own pieces (of up to three
+    /// digits for o200k, cl100k and Llama 3, of one for Qwen), each a single token. So unless
+    /// something at its edges could join the number's pieces (text before it ending in a digit
+    /// or in two spaces, text after it starting with a digit or a character outside ASCII other
+    /// than a space), the whole counts what its three parts count apart. Otherwise it is
+    /// counted whole. `count_around_number_equals_the_whole_count` checks it on random text.
+    pub fn count_around_number(self, before: &str, number: u64, after: &str) -> usize {
+        self.count_around_number_in(self.remembered(), before, number, after)
+    }
+
+    fn count_around_number_in(
+        self,
+        remembered: &Mutex<remembered::Remembered>,
+        before: &str,
+        number: u64,
+        after: &str,
+    ) -> usize {
+        let digits = number.to_string();
+        if !number_splits_off(before, after) {
+            return self.count(&format!("{before}{digits}{after}"));
+        }
+        self.count_remembered_in(remembered, before)
+            + digits.len().div_ceil(self.digits_per_piece())
+            + self.count_remembered_in(remembered, after)
+    }
+
+    /// How many digits the encoding's pattern puts in one piece (each such piece of digits is
+    /// one token; `every_piece_of_digits_is_one_token` checks all of them).
+    fn digits_per_piece(self) -> usize {
+        match self {
+            Encoding::O200k | Encoding::Cl100k | Encoding::Llama3 => 3,
+            Encoding::Qwen => 1,
+        }
+    }
+
+    fn remembered(self) -> &'static Mutex<remembered::Remembered> {
+        static REMEMBERED: [OnceLock<Mutex<remembered::Remembered>>; 4] =
+            [OnceLock::new(), OnceLock::new(), OnceLock::new(), OnceLock::new()];
+        let slot = Encoding::ALL.iter().position(|encoding| *encoding == self).unwrap_or(0);
+        REMEMBERED[slot].get_or_init(|| {
+            let file =
+                snapshots::folder().map(|folder| remembered::file(&folder, self.quicktok_name()));
+            Mutex::new(remembered::Remembered::open(file))
+        })
     }
 
     /// Loads the vocabulary now rather than at the first count.
@@ -127,6 +204,27 @@ impl Encoding {
             ],
         }
     }
+}
+
+/// Whether a number written between `before` and `after` is cut into pieces of its own by every
+/// encoding's pattern, the same pieces as alone: nothing before it that a piece of digits or of
+/// spaces would take in (a digit, or two spaces: a run of spaces gives its last to what follows),
+/// and nothing after it that could be read with it (a digit; a non-ASCII character other than
+/// whitespace, which might be a combining mark).
+fn number_splits_off(before: &str, after: &str) -> bool {
+    let mut end = before.chars().rev();
+    let before_ends_cleanly = match (end.next(), end.next()) {
+        (None, _) => true,
+        (Some(last), previous) => {
+            let ends_in_spaces = last.is_whitespace() && previous.is_none_or(char::is_whitespace);
+            !last.is_numeric() && !ends_in_spaces
+        }
+    };
+    let after_starts_cleanly = after
+        .chars()
+        .next()
+        .is_none_or(|first| first.is_whitespace() || (first.is_ascii() && !first.is_ascii_digit()));
+    before_ends_cleanly && after_starts_cleanly
 }
 
 /// Where a loaded encoding's tables came from.
@@ -377,7 +475,10 @@ mod foreign {
 
 #[cfg(test)]
 mod tests {
-    use super::{Encoding, LoadedFrom, foreign, snapshots};
+    use std::sync::Mutex;
+
+    use super::remembered::Remembered;
+    use super::{Encoding, LoadedFrom, foreign, number_splits_off, snapshots};
 
     #[test]
     fn every_encoding_loads_from_the_built_in_data() {
@@ -455,6 +556,85 @@ mod tests {
     fn without_a_folder_nothing_is_saved() {
         let (_, from) = Encoding::Cl100k.load_through(None).expect("loads");
         assert_eq!(from, LoadedFrom::Vocabulary);
+    }
+
+    #[test]
+    fn every_piece_of_digits_is_one_token() {
+        for encoding in Encoding::ALL {
+            let per_piece = encoding.digits_per_piece() as u32;
+            for length in 1..=per_piece {
+                for n in 0..10_usize.pow(length) {
+                    let digits = format!("{n:0width$}", width = length as usize);
+                    assert_eq!(encoding.count(&digits), 1, "{encoding:?}: {digits:?}");
+                }
+            }
+            // And a longer number is cut into pieces of that many digits.
+            for digits in ["1234", "1000000", "9999999999", "12345678901234567890"] {
+                assert_eq!(
+                    encoding.count(digits),
+                    digits.len().div_ceil(per_piece as usize),
+                    "{encoding:?}: {digits}"
+                );
+            }
+        }
+    }
+
+    /// Counts of the words around a number for one encoding, kept in this test only (not in the
+    /// user's cache).
+    fn kept_here() -> Mutex<Remembered> {
+        Mutex::new(Remembered::open(None))
+    }
+
+    #[test]
+    fn the_default_truncation_marker_counts_as_its_words_and_its_number() {
+        let (before, after) = ("[… ", " earlier messages omitted to fit the context window …]");
+        for encoding in Encoding::ALL {
+            // Each encoding remembers its own counts.
+            let remembered = kept_here();
+            for number in [0, 7, 42, 999, 1000, 8794, 99_999, 123_456_789, u64::MAX] {
+                let whole = format!("{before}{number}{after}");
+                assert_eq!(
+                    encoding.count_around_number_in(&remembered, before, number, after),
+                    encoding.count(&whole),
+                    "{encoding:?}: {whole}"
+                );
+            }
+        }
+        assert!(number_splits_off(before, after), "the default marker is counted in parts");
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(400))]
+
+        /// Whatever surrounds the number (digits, runs of spaces, line breaks, combining marks,
+        /// contractions, punctuation), the count is the whole text's.
+        #[test]
+        fn count_around_number_equals_the_whole_count(
+            before in "[ a-zA-Z0-9'.,…\\[\\]{}\n\t\u{301}é\u{a0}]{0,12}",
+            number in proptest::prelude::any::<u64>(),
+            after in "[ a-zA-Z0-9'.,…\\[\\]{}\n\t\u{301}é\u{a0}]{0,12}",
+        ) {
+            for encoding in Encoding::ALL {
+                let remembered = kept_here();
+                let whole = format!("{before}{number}{after}");
+                proptest::prop_assert_eq!(
+                    encoding.count_around_number_in(&remembered, &before, number, &after),
+                    encoding.count(&whole),
+                    "{:?}: {:?}", encoding, whole
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_count_is_remembered_only_once_counted_exactly() {
+        let remembered = kept_here();
+        let text = "Rivers meander.";
+        let count = Encoding::Cl100k.count_remembered_in(&remembered, text);
+        assert_eq!(count, Encoding::Cl100k.count(text));
+        assert_eq!(remembered.lock().expect("not poisoned").get(text), Some(count));
+        assert_eq!(Encoding::Cl100k.count_remembered_in(&remembered, ""), 0);
+        assert_eq!(remembered.lock().expect("not poisoned").get(""), None, "nothing to count");
     }
 
     #[test]

@@ -222,7 +222,7 @@ impl<'a> Builder<'a> {
             && self.settings.truncation != TruncationStrategy::StopAtLimit
         {
             let text = self.marker_text(omitted);
-            let tokens = self.count(&text);
+            let tokens = self.count_marker(omitted as u64);
             self.marker = Some(TruncationMarker { before_slice: before, omitted, tokens, text });
         }
         if self.snapshot.tree.mode != TreeMode::Dialogue {

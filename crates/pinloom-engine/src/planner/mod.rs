@@ -306,10 +306,17 @@ impl<'a> Builder<'a> {
     fn marker_reserve(&self) -> u64 {
         // The widest count the marker can show, plus slack: a smaller number never costs more
         // than two tokens over this in any BPE we ship.
-        let widest = "9"
-            .repeat(self.groups.iter().map(|group| group.nodes).sum::<usize>().to_string().len());
-        let text = self.settings.truncation_marker.replace("{count}", &widest);
-        u64::from(self.count(&text)) + 2
+        let digits = self.groups.iter().map(|group| group.nodes).sum::<usize>().to_string().len();
+        let widest = "9".repeat(digits).parse().unwrap_or(u64::MAX);
+        u64::from(self.count_marker(widest)) + 2
+    }
+
+    /// The marker's tokens when it stands for `omitted` messages, counted without the
+    /// vocabulary when its words were counted before ([`Tokenizer::count_marker`]).
+    fn count_marker(&self, omitted: u64) -> u32 {
+        u32::try_from(self.tokenizer.count_marker(&self.settings.truncation_marker, omitted))
+            .unwrap_or(u32::MAX)
+            .saturating_add(self.overhead)
     }
 
     fn mark_group(&mut self, group: &Group, need: Need) {
