@@ -12,7 +12,7 @@ import { linearDialogue } from "./linear-dialogue.mjs";
 
 const MESSAGES = 300;
 /// The window's page (`THREAD_PAGE`); the test first checks the generated bindings say the same.
-const PAGE = 50;
+const PAGE = 30;
 
 /// Whether the message starting `Message <n>:` is drawn and at least partly inside the root
 /// column's scrolled list; read in the page, in one go, so no element is kept across a render.

@@ -160,7 +160,7 @@ export const events = {
 /* Constants */
 export const MOST_ANSWERS_AT_ONCE = 8 as const;
 
-export const THREAD_PAGE = 50 as const;
+export const THREAD_PAGE = 30 as const;
 
 /* Types */
 /**  What the About section shows: which Pinloom this is and where it keeps things. */

@@ -8,11 +8,11 @@ use crate::pinloom::Pinloom;
 
 /// How many messages of a thread one read sends the window: the newest ones, or those around a
 /// message jumped to. Earlier and later ones come a page at a time ([`Pinloom::thread_page`]),
-/// so a thread of 100,000 messages opens as fast as one of 50. Fifty is several screens of
-/// replies, and what the window draws is what its web process holds: 200 drawn messages cost it
-/// about 50 MB more than 20 (`tests/perf/README.md`); the window reads the page before by itself
-/// as the person scrolls up to it.
-pub const THREAD_PAGE: usize = 50;
+/// so a thread of 100,000 messages opens as fast as one of 30. Thirty is several screens of
+/// replies, and what the window draws is what its web process holds: about 200 KB a drawn
+/// message, half of it its elements and layout, half its components (`tests/perf/README.md`);
+/// the window reads the page before by itself as the person scrolls up to it.
+pub const THREAD_PAGE: usize = 30;
 
 impl Pinloom {
     /// The root thread of a tree through its message `node_id` and that message's newest
