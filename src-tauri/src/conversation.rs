@@ -379,9 +379,8 @@ pub(crate) async fn context_request(
     state: State<'_, AppState>,
     node_id: i64,
     profile: String,
-    draft: Option<String>,
 ) -> Result<RequestView, ApiError> {
-    Ok(state.pinloom()?.preview_request(node_id, profile, draft).await?)
+    Ok(state.pinloom()?.preview_request(node_id, profile).await?)
 }
 
 /// The slices `first..first + count` of the plan `context_preview` shows for `node_id` under

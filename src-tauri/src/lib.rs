@@ -316,7 +316,10 @@ pub fn run() {
             // What the early thread opened, if it found the same folder (it always does unless a
             // configuration moves the app's folders, which Pinloom's does not).
             let early = early.join().ok().flatten().filter(|early| early.data_dir == data_dir);
-            start_logging(&data_dir);
+            // The early thread started logging in the same folder before it opened anything.
+            if early.is_none() {
+                start_logging(&data_dir);
+            }
             let Opened { pinloom, trees } =
                 early.map_or_else(|| open_with_trees(&data_dir), |early| early.opened);
             match &pinloom {

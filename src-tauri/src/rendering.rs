@@ -17,7 +17,8 @@ pub(crate) const COMPOSITING_ENV: &str = "PINLOOM_COMPOSITING";
 
 /// Whether the web view should composite through OpenGL: what `PINLOOM_COMPOSITING` says, or
 /// else whether `dri` (the kernel's DRM device folder) holds a render node, which every GPU with
-/// a driver Mesa can use has. Anything else in the variable is ignored (and logged by the caller).
+/// a driver Mesa can use has. Anything else in the variable is refused with what to write
+/// (`apply` logs it).
 pub(crate) fn composites(setting: Option<&str>, dri: &Path) -> Result<bool, String> {
     match setting.map(str::trim) {
         Some("on") => Ok(true),
@@ -44,7 +45,7 @@ pub(crate) const DRI_FOLDER: &str = "/dev/dri";
 pub(crate) fn apply<R: tauri::Runtime>(window: &tauri::WebviewWindow<R>) -> tauri::Result<()> {
     let setting = std::env::var(COMPOSITING_ENV).ok();
     let composite = composites(setting.as_deref(), Path::new(DRI_FOLDER)).unwrap_or_else(|error| {
-        eprintln!("pinloom: {error}");
+        tracing::warn!(%error, "the web view's drawing");
         has_render_node(Path::new(DRI_FOLDER))
     });
     if composite {

@@ -153,7 +153,7 @@ export const backend = {
   contextPreview: (nodeId: number, profile: string, draft: string | null) =>
     unwrap(commands.contextPreview(nodeId, profile, draft)),
   /// The request a preview (without a draft) shows: its body is left out of the preview itself.
-  contextRequest: (nodeId: number, profile: string) => unwrap(commands.contextRequest(nodeId, profile, null)),
+  contextRequest: (nodeId: number, profile: string) => unwrap(commands.contextRequest(nodeId, profile)),
   contextSlices: (nodeId: number, profile: string, first: number, count: number) =>
     unwrap(commands.contextSlices(nodeId, profile, first, count)),
   contextPreviewUnsaved: (nodeId: number, profile: ModelProfile) =>

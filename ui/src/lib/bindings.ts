@@ -94,7 +94,7 @@ export const commands = {
 	nodeMark: (nodeId: number, action: NodeAction) => typedError<NodeView, ApiError>(__TAURI_INVOKE("node_mark", { nodeId, action })),
 	contextPreview: (nodeId: number, profile: string, draft: string | null) => typedError<PlanView, ApiError>(__TAURI_INVOKE("context_preview", { nodeId, profile, draft })),
 	/**  Where the request `context_preview` shows goes and its body, read when the person shows it. */
-	contextRequest: (nodeId: number, profile: string, draft: string | null) => typedError<RequestView, ApiError>(__TAURI_INVOKE("context_request", { nodeId, profile, draft })),
+	contextRequest: (nodeId: number, profile: string) => typedError<RequestView, ApiError>(__TAURI_INVOKE("context_request", { nodeId, profile })),
 	/**
 	 *  The slices `first..first + count` of the plan `context_preview` shows for `node_id` under
 	 *  `profile`, one line each: the members of a folded run.

@@ -53,16 +53,16 @@ impl Pinloom {
         Ok(view)
     }
 
-    /// Where the request [`Pinloom::preview`] shows for `node_id` under `profile` goes and its
-    /// body, for a front end whose previews leave the body out ([`PlanView::without_body`]):
-    /// the same plan, reused while nothing is written, so the body is the one of the plan on show.
+    /// Where the request [`Pinloom::preview`] shows for `node_id` under `profile` (without a
+    /// draft) goes and its body, for a front end whose previews leave the body out
+    /// ([`PlanView::without_body`]): the same plan, reused while nothing is written, so the body
+    /// is the one of the plan on show.
     pub async fn preview_request(
         &self,
         node_id: i64,
         profile: String,
-        draft: Option<String>,
     ) -> anyhow::Result<RequestView> {
-        let PlanView { url, body, .. } = self.preview(node_id, profile, draft).await?;
+        let PlanView { url, body, .. } = self.preview(node_id, profile, None).await?;
         Ok(RequestView { url, body: body.unwrap_or_default() })
     }
 

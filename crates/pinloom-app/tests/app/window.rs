@@ -104,7 +104,7 @@ async fn the_request_read_apart_is_the_one_the_preview_plans() {
     let tree = dialogue(&pinloom).await;
     let root = pinloom.append_message(tree, None, "Rivers.".into()).await.unwrap().id;
     let plan = pinloom.preview(root, "Local".into(), None).await.unwrap();
-    let request = pinloom.preview_request(root, "Local".into(), None).await.unwrap();
+    let request = pinloom.preview_request(root, "Local".into()).await.unwrap();
     assert_eq!(plan.body.as_deref(), Some(request.body.as_str()));
     assert_eq!(plan.url, request.url);
     assert!(request.body.contains("Rivers."), "{}", request.body);
@@ -112,7 +112,7 @@ async fn the_request_read_apart_is_the_one_the_preview_plans() {
 
     let next =
         pinloom.append_message(tree, Some(root), "Why do they bend?".into()).await.unwrap().id;
-    let later = pinloom.preview_request(next, "Local".into(), None).await.unwrap();
+    let later = pinloom.preview_request(next, "Local".into()).await.unwrap();
     assert!(later.body.contains("Why do they bend?"), "{}", later.body);
     assert_ne!(later.body, request.body);
 }
