@@ -22,3 +22,16 @@ pub(crate) fn now_ms() -> i64 {
         .map(|elapsed| i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX))
         .unwrap_or(0)
 }
+
+/// Does `work` to every item, the items shared out over as many threads as the machine has
+/// (counting the tokens of a whole tree's messages, say).
+pub(crate) fn on_every_core<T: Send>(items: &mut [T], work: impl Fn(&mut T) + Sync) {
+    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let share = items.len().div_ceil(threads).max(1);
+    let work = &work;
+    std::thread::scope(|scope| {
+        for chunk in items.chunks_mut(share) {
+            scope.spawn(move || chunk.iter_mut().for_each(work));
+        }
+    });
+}

@@ -3,6 +3,7 @@
 //! would send.
 
 mod sending;
+mod terminal;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -25,6 +26,10 @@ struct Cli {
     /// The database file; the desktop app's by default (PINLOOM_DATA_DIR moves it, as for the app).
     #[arg(long, global = true, value_name = "FILE")]
     db: Option<PathBuf>,
+    /// Print titles, replies and messages byte for byte, control characters and escape
+    /// sequences included (for a pipe that wants them); by default they are shown as `\uXXXX`.
+    #[arg(long, global = true)]
+    raw: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -434,6 +439,9 @@ async fn main() -> ExitCode {
         std::process::exit(2);
     }));
     let cli = Cli::parse();
+    if cli.raw {
+        terminal::print_raw();
+    }
     if let Some(send) = sending_command(&cli.command) {
         // A person who lives in the terminal may never start the app: the first ask makes the
         // database, with the app's starting profiles.
@@ -456,6 +464,7 @@ async fn main() -> ExitCode {
                 text.push('\n');
                 // `pinloom … | head` closes the pipe early: that is the reader's choice, not an
                 // error, so the rest is dropped quietly.
+                let text = terminal::shown(&text);
                 let mut stdout = std::io::stdout().lock();
                 if let Err(error) = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush())
                     && error.kind() != std::io::ErrorKind::BrokenPipe
@@ -507,7 +516,8 @@ fn sending_command(command: &Command) -> Option<sending::Send> {
     Some(sending::Send { place, profile: reply.profile.clone(), json: reply.json })
 }
 
-/// A message on one line: line breaks inside it become spaces.
+/// A message on one line, as it may be printed: line breaks inside it become spaces, and what a
+/// terminal would obey is shown instead (a server's error body is the server's text).
 fn one_line(message: &str) -> String {
-    message.split_whitespace().collect::<Vec<_>>().join(" ")
+    terminal::shown(&message.split_whitespace().collect::<Vec<_>>().join(" ")).into_owned()
 }

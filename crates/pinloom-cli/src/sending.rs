@@ -224,7 +224,8 @@ impl Shown {
             ReplyEvent::Text(piece) if json => json!({ "event": "text", "text": piece }),
             ReplyEvent::Text(piece) => {
                 // A closed pipe (`| head`) is the reader's choice: the reply is still written.
-                drop(stdout.write_all(piece.as_bytes()).and_then(|()| stdout.flush()));
+                let shown = crate::terminal::shown(piece);
+                drop(stdout.write_all(shown.as_bytes()).and_then(|()| stdout.flush()));
                 self.any |= !piece.is_empty();
                 self.ends_line = piece.ends_with('\n') || (piece.is_empty() && self.ends_line);
                 return;
@@ -249,7 +250,8 @@ impl Shown {
             }
             ReplyEvent::Saved { .. } => return,
         };
-        drop(writeln!(stdout, "{line}").and_then(|()| stdout.flush()));
+        let line = line.to_string();
+        drop(writeln!(stdout, "{}", crate::terminal::shown(&line)).and_then(|()| stdout.flush()));
     }
 }
 
@@ -268,7 +270,8 @@ fn finish(exchange: &Exchange, tree_id: i64, shown: &Shown, json: bool) {
             "incomplete": exchange.reply.incomplete,
             "receipt": exchange.receipt,
         });
-        drop(writeln!(stdout, "{record}").and_then(|()| stdout.flush()));
+        let record = record.to_string();
+        drop(writeln!(stdout, "{}", crate::terminal::shown(&record)).and_then(|()| stdout.flush()));
         return;
     }
     if shown.any && !shown.ends_line {

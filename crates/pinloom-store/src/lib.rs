@@ -55,8 +55,8 @@ pub use slugs::{ROOT_THREAD_SLUG, slugify, unique_slug};
 pub use store::{APPLICATION_ID, Store};
 pub use summaries::SummaryUpdate;
 pub use sync::{
-    ReceiptRef, SYNC_RECORD_KINDS, SYNCED_FIELDS, SyncAnchor, SyncClosed, SyncOp, SyncOutgoing,
-    SyncRecord, SyncTarget, TurnReceipt, clock_ms,
+    CLOCK_AHEAD_LIMIT_MS, ReceiptRef, SYNC_RECORD_KINDS, SYNCED_FIELDS, SyncAnchor, SyncClosed,
+    SyncOp, SyncOutgoing, SyncRecord, SyncTarget, TurnReceipt, clock_ms, is_device_id,
 };
 pub use sync_fold::SyncFolded;
 pub use trees::{EmptiedTrash, NewTree};

@@ -428,9 +428,24 @@ pub(crate) fn clock(conn: &Connection) -> Result<i64, StoreError> {
 }
 
 /// The clock of an event at `at_ms` after `last`: later than every clock this device has made
-/// or heard, and no earlier than the event's own time.
+/// or heard, and no earlier than the event's own time. It never overflows: a clock at the very
+/// end of the range stays there (a fold refuses clocks that far ahead, [`CLOCK_AHEAD_LIMIT_MS`],
+/// so only a database damaged by an older build can hold one).
 pub(crate) fn tick(last: i64, at_ms: i64) -> i64 {
-    (last + 1).max(at_ms.max(0) << COUNTER_BITS)
+    let at = at_ms.clamp(0, i64::MAX >> COUNTER_BITS) << COUNTER_BITS;
+    last.saturating_add(1).max(at)
+}
+
+/// How far ahead of the receiving machine's own clock an operation's clock may be: a machine
+/// whose clock runs hours fast still syncs; one stamped further ahead (a clock a remote chose so
+/// that it wins its field for good, or so that this machine's next file names are known in
+/// advance) is refused until that time comes.
+pub const CLOCK_AHEAD_LIMIT_MS: i64 = 24 * 3_600_000;
+
+/// Whether `device` is a device id as this build makes them (16 lowercase hex digits): it names
+/// a folder of the sync folder, so nothing else (`..`, a path) may.
+pub fn is_device_id(device: &str) -> bool {
+    device.len() == 16 && device.bytes().all(|byte| matches!(byte, b'0'..=b'9' | b'a'..=b'f'))
 }
 
 /// The milliseconds part of a clock.

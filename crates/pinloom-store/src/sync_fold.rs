@@ -27,8 +27,8 @@ use crate::slugs::slugify;
 use crate::store::Store;
 use crate::summaries::{as_sql_count, insert_summary, log_summary_write};
 use crate::sync::{
-    ReceiptRef, SyncOp, SyncRecord, TurnReceipt, clock, device, is_synced_field, op_id, set_state,
-    stamp_changes, state, table_of,
+    CLOCK_AHEAD_LIMIT_MS, ReceiptRef, SyncOp, SyncRecord, TurnReceipt, clock, clock_ms, device,
+    is_device_id, is_synced_field, op_id, set_state, stamp_changes, state, table_of,
 };
 use crate::sync_records::{row_number, row_of, settings_in};
 use crate::trees::{NewTree, insert_tree};
@@ -53,6 +53,9 @@ pub struct SyncFolded {
     pub under_deleted: Vec<String>,
     /// Messages that arrived in a thread closed here (by global id of the thread's pin).
     pub into_closed: Vec<String>,
+    /// Operations stamped further ahead of this machine's clock than a sync believes
+    /// ([`CLOCK_AHEAD_LIMIT_MS`]): not taken in, and read again by later syncs.
+    pub ahead: Vec<String>,
     /// Fields changed here and on another machine since this one last heard: (thing, field, the
     /// value kept). The other value stays in the field's history.
     pub changed_on_both: Vec<(String, String, Value)>,
@@ -62,13 +65,19 @@ impl Store {
     /// Folds what the folder of target `name` brought (records and operations read from files
     /// not known to be there before) into the database, in one transaction, and marks them as
     /// held by that folder. Changes made here since the last stamp are stamped first, so they
-    /// compete with what arrived by their own clocks.
+    /// compete with what arrived by their own clocks. `now_ms` is this machine's clock: an
+    /// operation stamped more than [`CLOCK_AHEAD_LIMIT_MS`] after it waits, unread.
+    ///
+    /// A team's folder speaks only for the trees shared with that team (by the person, or
+    /// created in its folder): whatever it brings for another tree, or that names something of
+    /// another tree, is refused and reported once.
     pub fn sync_fold(
         &self,
         name: &str,
         records: Vec<SyncRecord>,
         ops: Vec<SyncOp>,
         turn: TurnReceipt<'_>,
+        now_ms: i64,
     ) -> Result<SyncFolded, StoreError> {
         self.write(|tx| {
             set_state(tx, "folding", "1")?;
@@ -77,21 +86,13 @@ impl Store {
                 state(tx, "heard")?.and_then(|heard| heard.parse().ok()).unwrap_or(0);
             let mut folded = SyncFolded::default();
             let mut known = Vec::new();
-            let team = remember_shares(tx, name, &records)?;
-            // Profiles are a person's own: a team's folder may not bring one.
-            let (refused, records): (Vec<_>, Vec<_>) = records
-                .into_iter()
-                .partition(|record| team && matches!(record, SyncRecord::Profile { .. }));
-            for record in refused {
-                known.push(record.id().to_owned());
-                folded.skipped.push((
-                    record.id().to_owned(),
-                    "a team's folder brings no model profiles; left out".to_owned(),
-                ));
-            }
+            let authority = Authority::of(tx, name, &records)?;
+            let records = authority.admit_records(tx, records, &mut folded, &mut known)?;
             let inserted = fold_records(tx, records, turn, &mut folded, &mut known)?;
-            let touched = fold_ops(tx, &ops, &inserted, &mut folded, &mut known)?;
+            authority.remember_shares(tx, name, &inserted)?;
             let me = device(tx)?;
+            let ops = admit_ops(tx, &authority, ops, &me, now_ms, &mut folded, &mut known)?;
+            let touched = fold_ops(tx, &ops, &inserted, &mut folded, &mut known)?;
             for (kind, gid, field) in &touched {
                 apply_winner(tx, kind, gid, field, &mut folded)?;
                 report_both_sides(tx, gid, field, &me, heard_before, &ops, &mut folded)?;
@@ -176,32 +177,185 @@ impl Store {
     }
 }
 
-/// A team's folder names who shared each tree: a member's additions to it go back there, and
-/// the tree list says who shared it.
-/// Returns whether `name` is a team's.
-fn remember_shares(
-    tx: &Connection,
-    name: &str,
-    records: &[SyncRecord],
-) -> Result<bool, StoreError> {
-    let team: bool = tx
-        .prepare_cached("SELECT scope = 'shared' FROM sync_targets WHERE name = ?1")?
-        .query_row([name], |row| row.get(0))
-        .optional()?
-        .unwrap_or(false);
-    if !team {
-        return Ok(false);
+/// What a target's folder may touch.
+enum Authority {
+    /// The person's own remote: their own trees on their other machines.
+    Everything,
+    /// A team's: the trees (by global id) shared with it, by the person or created in its
+    /// folder, and those whose tree records arrive now and are not here yet.
+    Trees {
+        /// The trees it may touch.
+        shared: HashSet<String>,
+        /// Who shared each tree that arrives now, as its record says.
+        sharers: HashMap<String, (String, i64)>,
+    },
+}
+
+impl Authority {
+    fn of(tx: &Connection, name: &str, records: &[SyncRecord]) -> Result<Authority, StoreError> {
+        let team: bool = tx
+            .prepare_cached("SELECT scope = 'shared' FROM sync_targets WHERE name = ?1")?
+            .query_row([name], |row| row.get(0))
+            .optional()?
+            .unwrap_or(false);
+        if !team {
+            return Ok(Authority::Everything);
+        }
+        let mut shared: HashSet<String> = tx
+            .prepare_cached("SELECT tree_gid FROM sync_shares WHERE target = ?1")?
+            .query_map([name], |row| row.get(0))?
+            .collect::<Result<_, _>>()?;
+        let mut sharers = HashMap::new();
+        for record in records {
+            if let SyncRecord::Tree { id, shared_by, created_at_ms, .. } = record
+                && row_of(tx, "trees", id)?.is_none()
+            {
+                // New here: created in the team's folder, so the team's to speak for. A tree
+                // already here and never shared with this team stays out of its reach, whatever
+                // its records say (a team that learned a tree's id, from an export, say).
+                shared.insert(id.clone());
+                let by = shared_by.clone().unwrap_or_else(|| "a member of the team".to_owned());
+                sharers.insert(id.clone(), (by, *created_at_ms));
+            }
+        }
+        Ok(Authority::Trees { shared, sharers })
     }
-    let mut insert = tx.prepare_cached(
-        "INSERT OR IGNORE INTO sync_shares (target, tree_gid, shared_by, at_ms) VALUES (?1, ?2, ?3, ?4)",
-    )?;
-    for record in records {
-        if let SyncRecord::Tree { id, shared_by, created_at_ms, .. } = record {
-            let by = shared_by.as_deref().unwrap_or("a member of the team");
-            insert.execute(params![name, id, by, created_at_ms])?;
+
+    fn allows(&self, tree: Option<&str>) -> bool {
+        match self {
+            Authority::Everything => true,
+            Authority::Trees { shared, .. } => tree.is_some_and(|tree| shared.contains(tree)),
         }
     }
-    Ok(true)
+
+    /// The records this folder may bring; the others are refused (reported, marked as held so
+    /// that they are reported once).
+    fn admit_records(
+        &self,
+        tx: &Connection,
+        records: Vec<SyncRecord>,
+        folded: &mut SyncFolded,
+        known: &mut Vec<String>,
+    ) -> Result<Vec<SyncRecord>, StoreError> {
+        if matches!(self, Authority::Everything) {
+            return Ok(records);
+        }
+        // A note or a receipt says its tree through its message, which may arrive with it.
+        let arriving: HashMap<&str, &str> = records
+            .iter()
+            .filter_map(|record| match record {
+                SyncRecord::Message { id, tree, .. } => Some((id.as_str(), tree.as_str())),
+                _ => None,
+            })
+            .collect();
+        let mut admitted = Vec::with_capacity(records.len());
+        for record in &records {
+            let why = if matches!(record, SyncRecord::Profile { .. }) {
+                Some("a team's folder brings no model profiles; left out")
+            } else {
+                let tree = match record.message() {
+                    Some(message) => match arriving.get(message) {
+                        Some(tree) => Some((*tree).to_owned()),
+                        None => crate::sync_records::tree_of(tx, message)?,
+                    },
+                    None => record.tree().map(str::to_owned),
+                };
+                (!self.allows(tree.as_deref()))
+                    .then_some("it belongs to a tree not shared with this team; left out")
+            };
+            match why {
+                Some(why) => {
+                    known.push(record.id().to_owned());
+                    folded.skipped.push((record.id().to_owned(), why.to_owned()));
+                }
+                None => admitted.push(record.clone()),
+            }
+        }
+        Ok(admitted)
+    }
+
+    /// A team's folder names who shared each tree: a member's additions to it go back there, and
+    /// the tree list says who shared it. Only trees written now from this folder are its.
+    fn remember_shares(
+        &self,
+        tx: &Connection,
+        name: &str,
+        inserted: &[(&'static str, String)],
+    ) -> Result<(), StoreError> {
+        let Authority::Trees { sharers, .. } = self else { return Ok(()) };
+        let mut insert = tx.prepare_cached(
+            "INSERT OR IGNORE INTO sync_shares (target, tree_gid, shared_by, at_ms)
+             VALUES (?1, ?2, ?3, ?4)",
+        )?;
+        for (kind, gid) in inserted {
+            if *kind == "tree"
+                && let Some((by, at)) = sharers.get(gid)
+            {
+                insert.execute(params![name, gid, by, at])?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The operations to take in: each from a device named as devices are, not claiming to be this
+/// machine's own, no further ahead than [`CLOCK_AHEAD_LIMIT_MS`] (those wait, unread, until
+/// their time), and for a team's folder, changing only what belongs to a tree shared with it
+/// (one naming something not here yet waits for it).
+fn admit_ops(
+    tx: &Connection,
+    authority: &Authority,
+    ops: Vec<SyncOp>,
+    me: &str,
+    now_ms: i64,
+    folded: &mut SyncFolded,
+    known: &mut Vec<String>,
+) -> Result<Vec<SyncOp>, StoreError> {
+    let latest = now_ms.saturating_add(CLOCK_AHEAD_LIMIT_MS);
+    let mut admitted = Vec::with_capacity(ops.len());
+    for op in ops {
+        let refused = if !is_device_id(&op.device) {
+            Some("it names no device this Pinloom makes")
+        } else if op.device == me && !is_known_op(tx, &op.id)? {
+            Some("it claims to come from this machine, which never made it")
+        } else {
+            None
+        };
+        if let Some(why) = refused {
+            known.push(op.id.clone());
+            folded.skipped.push((op.id, why.to_owned()));
+            continue;
+        }
+        if clock_ms(op.clock) > latest {
+            folded.ahead.push(op.id);
+            continue;
+        }
+        if let Authority::Trees { .. } = authority {
+            match crate::sync_records::tree_of_target(tx, &op.kind, &op.target)? {
+                Some(tree) if authority.allows(Some(&tree)) => {}
+                Some(_) => {
+                    known.push(op.id.clone());
+                    folded.skipped.push((
+                        op.id,
+                        "it changes a tree not shared with this team; left out".to_owned(),
+                    ));
+                    continue;
+                }
+                None => {
+                    folded.waiting.push((op.id, format!("it changes {}, not here yet", op.target)));
+                    continue;
+                }
+            }
+        }
+        admitted.push(op);
+    }
+    Ok(admitted)
+}
+
+fn is_known_op(tx: &Connection, id: &str) -> Result<bool, StoreError> {
+    Ok(tx
+        .prepare_cached("SELECT EXISTS (SELECT 1 FROM sync_ops WHERE id = ?1)")?
+        .query_row([id], |row| row.get(0))?)
 }
 
 /// The global ids a record hangs from, with their tables.
@@ -261,6 +415,13 @@ fn fold_records(
                 break;
             }
         }
+        if missing.is_none()
+            && let Some(why) = elsewhere(tx, record)?
+        {
+            known.push(id.clone());
+            folded.skipped.push((id, why));
+            continue;
+        }
         if let Some(missing) = missing {
             if incoming.contains(&missing) && !done.contains(&missing) {
                 parked.entry(missing).or_default().push(index);
@@ -299,6 +460,24 @@ fn fold_records(
         }
     }
     Ok(inserted)
+}
+
+/// Why `record` may not be written, when something it hangs from (a message, a thread) belongs to
+/// another tree than its own: a pin anchored in another tree's message would carry that tree's
+/// words into this one's requests.
+fn elsewhere(tx: &Connection, record: &SyncRecord) -> Result<Option<String>, StoreError> {
+    let Some(own) = record_tree(tx, record)? else { return Ok(None) };
+    for (table, gid) in dependencies(record) {
+        let tree: Option<String> = match table {
+            "nodes" => crate::sync_records::tree_of(tx, &gid)?,
+            "pins" => crate::sync_records::tree_of_target(tx, "pin", &gid)?,
+            _ => continue,
+        };
+        if tree.as_deref().is_some_and(|tree| tree != own) {
+            return Ok(Some(format!("it names {gid}, which belongs to another tree; left out")));
+        }
+    }
+    Ok(None)
 }
 
 fn record_tree(tx: &Connection, record: &SyncRecord) -> Result<Option<String>, StoreError> {
@@ -343,11 +522,18 @@ fn insert_record(
 ) -> Result<(), StoreError> {
     match record {
         SyncRecord::Profile { profile, updated_at_ms, .. } => {
-            // Newer than this machine's version of the name (`is_here` checked): it replaces it.
-            // A profile never becomes a default by arriving: the default is each window's own.
-            let profile = crate::model::ModelProfile { imported_from: None, ..profile.clone() };
-            crate::profiles::validate(&profile)?;
-            crate::profiles::insert_profile(tx, &profile, true, *updated_at_ms)?;
+            // Newer than this machine's version of the name (`is_here` checked): it replaces it,
+            // waiting to be enabled when the application layer said so (`imported_from`). A
+            // profile never becomes a default by arriving: the default is each window's own.
+            crate::profiles::validate(profile)?;
+            crate::profiles::insert_profile(tx, profile, true, *updated_at_ms)?;
+            if let Some(from) = &profile.imported_from {
+                // Replacing keeps an enabled profile enabled; this version may not be.
+                tx.execute(
+                    "UPDATE model_profiles SET imported_from = ?2 WHERE name = ?1",
+                    params![profile.name.trim(), from],
+                )?;
+            }
             Ok(())
         }
         SyncRecord::Receipt { message, receipt, provider_cut, .. } => {

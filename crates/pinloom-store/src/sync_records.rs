@@ -271,6 +271,9 @@ pub(crate) fn tree_of_target(
             "SELECT t.gid FROM annotations x JOIN nodes n ON n.id = x.node_id
              JOIN trees t ON t.id = n.tree_id WHERE x.gid = ?1"
         }
+        "attachment" => {
+            "SELECT t.gid FROM attachments x JOIN trees t ON t.id = x.tree_id WHERE x.gid = ?1"
+        }
         _ => return Ok(None),
     };
     Ok(conn.prepare_cached(sql)?.query_row([gid], |row| row.get(0)).optional()?)

@@ -12,6 +12,16 @@ use crate::ApiError;
 /// to 5 MB; a larger image sent there fails with the provider's own message.)
 pub(crate) const MAX_IMAGE_BYTES: u64 = 20 * 1024 * 1024;
 
+/// The longest side of an image accepted, in pixels: a 20 MB file can hold an image that
+/// decodes to gigapixels, which no model takes and which a window would have to decode to show.
+pub(crate) const MAX_IMAGE_SIDE: u32 = 16_384;
+
+/// The most pixels an image accepted may have (about 8,000 × 8,000).
+pub(crate) const MAX_IMAGE_PIXELS: u64 = 64_000_000;
+
+/// The media types stored and sent as images: the kinds models take, read from the bytes.
+const IMAGE_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+
 /// The largest PDF read. Its text is what counts against the tree's file limit, page by page.
 pub(crate) const MAX_PDF_BYTES: u64 = 64 * 1024 * 1024;
 
@@ -90,6 +100,17 @@ pub(crate) fn image_data_url(bytes: &[u8], shown: &str) -> Result<String, ApiErr
         ))
     })?;
     let (width, height) = (size.width, size.height);
+    let pixels = (width as u64).saturating_mul(height as u64);
+    if width > MAX_IMAGE_SIDE as usize
+        || height > MAX_IMAGE_SIDE as usize
+        || pixels > MAX_IMAGE_PIXELS
+        || pixels == 0
+    {
+        return Err(ApiError::invalid_input(format!(
+            "{shown} is {width} × {height} pixels; Pinloom takes images up to {MAX_IMAGE_SIDE}              pixels a side and {} megapixels: scale it down and attach it again",
+            MAX_IMAGE_PIXELS / 1_000_000
+        )));
+    }
     let data = STANDARD.encode(bytes);
     Ok(format!("data:{media_type};width={width};height={height};base64,{data}"))
 }
@@ -114,11 +135,12 @@ pub(crate) fn image_from_data_url(data_url: &str, shown: &str) -> Result<String,
     image_data_url(&bytes, shown)
 }
 
-/// The image stored as `content`, when it is one Pinloom stored.
+/// The image stored as `content`, when it is one Pinloom stored: of a kind models take (never an
+/// SVG or a page of HTML labelled as an image), with its size in pixels.
 pub(crate) fn stored_image(content: &str) -> Option<StoredImage<'_>> {
     let (header, data) = content.strip_prefix("data:")?.split_once(";base64,")?;
     let mut fields = header.split(';');
-    let media_type = fields.next()?;
+    let media_type = fields.next().filter(|kind| IMAGE_TYPES.contains(kind))?;
     let (mut width, mut height) = (None, None);
     for field in fields {
         match field.split_once('=') {

@@ -1,6 +1,7 @@
 //! The layer below the areas: what every area needs and none owns. The engine's inputs read from
 //! the store, a tree's settings, the plan of a send and the snapshot cache it is made from, the
-//! receipt a reply keeps, and files opened and replaced safely.
+//! receipt a reply keeps, files opened and replaced safely, and what content from elsewhere (an
+//! imported file, a sync folder) may not decide.
 
 pub(crate) mod engine_inputs;
 pub(crate) mod media;
@@ -9,3 +10,4 @@ pub(crate) mod receipts;
 pub(crate) mod safe_files;
 pub(crate) mod snapshot_cache;
 pub(crate) mod tree_settings;
+pub(crate) mod untrusted;

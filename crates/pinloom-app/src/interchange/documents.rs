@@ -5,8 +5,9 @@ use pinloom_store::TreeId;
 use serde_json::Value;
 
 use super::skim::{Refusal, Skim};
-use super::{open_loom_export, open_loom_import, socketteer, untrusted};
+use super::{open_loom_export, open_loom_import, socketteer};
 use crate::ApiError;
+use crate::base::untrusted;
 use crate::json::{ExportOptions, ImportReport, ImportedTreeSummary, TransferProgress};
 use crate::pinloom::Pinloom;
 use crate::runtime::{blocking, now_ms};
@@ -154,11 +155,15 @@ fn write_document(
     let mut notes = std::mem::take(&mut batch.notes);
     let here = store.profiles()?;
     batch.profiles =
-        untrusted::admit_profiles(std::mem::take(&mut batch.profiles), &here, &mut notes);
+        untrusted::admit_profiles(std::mem::take(&mut batch.profiles), &here, &mut |note| {
+            notes.add(note)
+        });
     let summarizers = untrusted::possible_summarizers(&here, &batch.profiles);
     for tree in &mut batch.trees {
         let title = &tree.import.tree.title;
-        untrusted::admit_settings(&mut tree.settings, &summarizers, title, &mut notes);
+        untrusted::admit_settings(&mut tree.settings, &summarizers, title, &mut |note| {
+            notes.add(note)
+        });
     }
     let mut arriving = Vec::new();
     for profile in &mut batch.profiles {

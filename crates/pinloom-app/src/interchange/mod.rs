@@ -16,7 +16,6 @@ mod open_loom_records;
 mod skim;
 mod socketteer;
 mod times;
-mod untrusted;
 
 pub(crate) use documents::write_open_loom;
 #[cfg(feature = "test-seams")]

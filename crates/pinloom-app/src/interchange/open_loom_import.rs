@@ -222,17 +222,7 @@ pub(super) fn read_document(
 fn count_in_parallel(trees: &mut [TreeBatch]) {
     let mut nodes: Vec<&mut NodeImport> =
         trees.iter_mut().flat_map(|tree| tree.import.nodes.iter_mut()).collect();
-    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
-    let share = nodes.len().div_ceil(threads).max(1);
-    std::thread::scope(|scope| {
-        for chunk in nodes.chunks_mut(share) {
-            scope.spawn(move || {
-                for node in chunk {
-                    node.token_counts = token_counts(&node.parts);
-                }
-            });
-        }
-    });
+    crate::runtime::on_every_core(&mut nodes, |node| node.token_counts = token_counts(&node.parts));
 }
 
 fn names<'a>(keys: impl Iterator<Item = &'a String>) -> String {

@@ -49,15 +49,20 @@ impl Git {
 
     fn command(&self, args: &[&str]) -> Command {
         let mut command = Command::new("git");
+        isolated(&mut command);
         command
             .arg("-C")
             .arg(&self.folder)
+            // What a remote holds is data: a link it committed is checked out as a small file
+            // holding the link's text, never as a link the sync could read or write through.
+            .args(["-c", "core.symlinks=false"])
             .args(args)
-            // A sync never waits for a password typed into a terminal nobody watches (the
-            // window's): credentials come from the person's agent or credential helper.
-            .env("GIT_TERMINAL_PROMPT", "0")
-            .env("LC_ALL", "C")
             .stdin(Stdio::null());
+        if let Some(parent) = self.folder.parent() {
+            // Git never looks above the sync folder for a repository: a folder whose own
+            // repository went missing is made one again, not taken for an enclosing one's.
+            command.env("GIT_CEILING_DIRECTORIES", parent);
+        }
         command
     }
 
@@ -83,9 +88,22 @@ impl Git {
             doing: "create the sync folder",
             detail: format!("{}: {error}", self.folder.display()),
         })?;
-        if !self.folder.join(".git").exists() {
+        if !self.folder.join(".git").is_dir() {
             self.run("create the sync folder's repository", &["init", "-q", "-b", BRANCH])?;
         }
+        self.run("configure the sync folder", &["config", "core.symlinks", "false"])?;
+        // A remote's .gitattributes could filter, convert or rewrite what is checked out and
+        // committed; this repository's own attributes, which git reads before the work tree's,
+        // turn every such attribute off.
+        let info = self.folder.join(".git").join("info");
+        std::fs::create_dir_all(&info)
+            .and_then(|()| {
+                crate::base::safe_files::replace_whole(&info.join("attributes"), NEUTRAL_ATTRIBUTES)
+            })
+            .map_err(|error| GitError::Failed {
+                doing: "configure the sync folder",
+                detail: format!("{}: {error}", info.display()),
+            })?;
         let current = self.output(&["remote", "get-url", "origin"])?;
         if !current.status.success() {
             self.run("remember the remote", &["remote", "add", "origin", remote])?;
@@ -97,7 +115,8 @@ impl Git {
 
     /// Commits every file written and not committed yet; `false` when there were none.
     pub(crate) fn commit(&self, message: &str) -> Result<bool, GitError> {
-        self.run("add the new files", &["add", "-A"])?;
+        // Forced: a .gitignore a remote committed does not keep this machine's files out.
+        self.run("add the new files", &["add", "--all", "--force", "."])?;
         let unchanged = self.output(&["diff", "--cached", "--quiet"])?.status.success();
         if unchanged {
             return Ok(false);
@@ -146,6 +165,57 @@ impl Git {
         Ok(())
     }
 
+    /// Takes out of the index every path the repository holds as a symbolic link (mode 120000)
+    /// and returns them. With `core.symlinks` off they are checked out as small files holding the
+    /// link's text, but git would go on committing whatever file takes their place as a link; out
+    /// of the index, the work tree's files (removed by the caller, or Pinloom's own written in
+    /// their place) are committed as the files they are, and no machine that syncs checks them
+    /// out as links again.
+    pub(crate) fn forget_links(&self) -> Result<Vec<PathBuf>, GitError> {
+        let output = self.output(&["ls-files", "--stage", "-z"])?;
+        if !output.status.success() {
+            return Err(failed("list the folder's files", &output));
+        }
+        let links: Vec<&[u8]> = output
+            .stdout
+            .split(|byte| *byte == 0)
+            .filter_map(|entry| {
+                let tab = entry.iter().position(|byte| *byte == b'\t')?;
+                entry.starts_with(b"120000 ").then(|| &entry[tab + 1..])
+            })
+            .collect();
+        if links.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut forget = self.command(&["update-index", "--force-remove", "-z", "--stdin"]);
+        forget.stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::piped());
+        let mut running = forget.spawn().map_err(|error| GitError::Failed {
+            doing: "forget the links in the folder",
+            detail: error.to_string(),
+        })?;
+        if let Some(mut input) = running.stdin.take() {
+            for link in &links {
+                std::io::Write::write_all(&mut input, link)
+                    .and_then(|()| std::io::Write::write_all(&mut input, b"\0"))
+                    .map_err(|error| GitError::Failed {
+                        doing: "forget the links in the folder",
+                        detail: error.to_string(),
+                    })?;
+            }
+        }
+        let done = running.wait_with_output().map_err(|error| GitError::Failed {
+            doing: "forget the links in the folder",
+            detail: error.to_string(),
+        })?;
+        if !done.status.success() {
+            return Err(failed("forget the links in the folder", &done));
+        }
+        Ok(links
+            .into_iter()
+            .map(|link| PathBuf::from(String::from_utf8_lossy(link).into_owned()))
+            .collect())
+    }
+
     /// Pushes the branch.
     pub(crate) fn push(&self) -> Result<Pushed, GitError> {
         let local = self.output(&["rev-parse", "-q", "--verify", "HEAD"])?;
@@ -186,13 +256,63 @@ impl Git {
     }
 }
 
+/// The attributes the sync folder's repository gives every path: no text conversion, filter,
+/// encoding, identifier expansion or merge driver of a remote's choosing.
+const NEUTRAL_ATTRIBUTES: &[u8] =
+    b"* -text !eol -filter -ident !working-tree-encoding -export-subst !merge\n";
+
+/// Environment variables that point git at another repository, index, object store or
+/// configuration than the one it is run in (set inside a git hook, or by a shell): none of them
+/// reaches a sync's git, which would otherwise commit or push another repository's files.
+const REDIRECTING: &[&str] = &[
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+    "GIT_PREFIX",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+    "GIT_INDEX_VERSION",
+    "GIT_REPLACE_REF_BASE",
+    "GIT_NO_REPLACE_OBJECTS",
+    "GIT_GRAFT_FILE",
+    "GIT_SHALLOW_FILE",
+    "GIT_QUARANTINE_PATH",
+    "GIT_CONFIG",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "GIT_LITERAL_PATHSPECS",
+    "GIT_GLOB_PATHSPECS",
+    "GIT_NOGLOB_PATHSPECS",
+    "GIT_ICASE_PATHSPECS",
+];
+
+/// Runs git in an environment of its own: nothing inherited redirects it ([`REDIRECTING`], and
+/// the numbered `GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n`), it never waits for a password typed
+/// into a terminal nobody watches (the window's: credentials come from the person's agent or
+/// credential helper), and it speaks in the C locale, whose words `push` is read for.
+fn isolated(command: &mut Command) {
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        if REDIRECTING.contains(&name.as_ref())
+            || name.starts_with("GIT_CONFIG_KEY_")
+            || name.starts_with("GIT_CONFIG_VALUE_")
+        {
+            command.env_remove(name.as_ref());
+        }
+    }
+    command.env("GIT_TERMINAL_PROMPT", "0").env("LC_ALL", "C");
+}
+
 /// The person's name as git knows it (`user.name`), to mark what they share.
 pub(crate) fn configured_name() -> Option<String> {
-    let output = Command::new("git")
-        .args(["config", "--get", "user.name"])
-        .stdin(Stdio::null())
-        .output()
-        .ok()?;
+    let mut command = Command::new("git");
+    isolated(&mut command);
+    let output =
+        command.args(["config", "--get", "user.name"]).stdin(Stdio::null()).output().ok()?;
     let name = String::from_utf8_lossy(&output.stdout).trim().to_owned();
     (output.status.success() && !name.is_empty()).then_some(name)
 }

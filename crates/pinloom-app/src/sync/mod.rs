@@ -6,6 +6,7 @@
 //! (`Store::sync_fold`), and pushes, fetching and merging again while another machine pushed
 //! first. Git is the person's own command (`git.rs`).
 
+mod admission;
 pub(crate) mod folder;
 pub(crate) mod git;
 
@@ -174,6 +175,12 @@ pub(crate) fn sync_target(
         if git.fetch()? {
             git.merge()?;
         }
+        // A link is never part of the layout: what a remote committed as one is removed here
+        // (and from the remote with this sync's commit) before anything is read or written.
+        for link in git.forget_links()? {
+            folder::remove_link(&folder, &link)?;
+            tally.links_removed.insert(link.display().to_string());
+        }
         folder::check_format(&folder)?;
         let outgoing = store.sync_outgoing(name, &turn_receipt)?;
         let written = folder::write_outgoing(&folder, &outgoing)?;
@@ -182,7 +189,7 @@ pub(crate) fn sync_target(
         let mut known = store.sync_known(name)?;
         known.extend(written.iter().cloned());
         let arrived = folder::read_new(&folder, &known)?;
-        tally.take(store, name, arrived, shared_only)?;
+        tally.take(store, name, &target.remote, arrived, shared_only)?;
         let message = format!(
             "Pinloom sync from {device}: {} records, {} changes",
             outgoing.records.len(),
@@ -270,15 +277,12 @@ fn combined(reports: Vec<SyncReport>) -> SyncReport {
     first
 }
 
-/// How long a lock left by a sync is believed: longer than any sync takes, so an older one was
-/// left by a process that died, and is taken over.
-const STALE_LOCK: std::time::Duration = std::time::Duration::from_secs(15 * 60);
-
 /// One sync of a folder at a time (the window's own and a `pinloom sync` in a terminal would
-/// otherwise meet in git's index): a file beside the folder, made exclusively, removed when the
-/// sync ends however it ends.
+/// otherwise meet in git's index): the system's lock on a file beside the folder, held by this
+/// process's open handle. The system lets it go when the handle closes, which it does however
+/// the process ends (an error, a panic, a kill), so no sync is ever blocked by a dead one.
 struct SyncLock {
-    path: PathBuf,
+    _held: std::fs::File,
 }
 
 impl SyncLock {
@@ -288,38 +292,23 @@ impl SyncLock {
             std::fs::create_dir_all(parent)
                 .with_context(|| format!("could not create {}", parent.display()))?;
         }
-        for _ in 0..2 {
-            match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
-                Ok(_) => return Ok(SyncLock { path }),
-                Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
-                    let age = std::fs::metadata(&path)
-                        .and_then(|meta| meta.modified())
-                        .ok()
-                        .and_then(|modified| modified.elapsed().ok());
-                    if age.is_some_and(|age| age > STALE_LOCK) {
-                        // Left by a sync that died: take it over.
-                        let _ = std::fs::remove_file(&path);
-                        continue;
-                    }
-                    return Err(crate::ApiError::invalid_input(format!(
-                        "another sync of this database is running (the window's, or a `pinloom sync`); try again when it ends (a sync that died leaves {} behind, taken over after 15 minutes)",
-                        path.display()
-                    ))
-                    .into());
-                }
-                Err(error) => {
-                    return Err(error)
-                        .with_context(|| format!("could not create {}", path.display()));
-                }
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .with_context(|| format!("could not open {}", path.display()))?;
+        match file.try_lock() {
+            Ok(()) => Ok(SyncLock { _held: file }),
+            Err(std::fs::TryLockError::WouldBlock) => Err(crate::ApiError::invalid_input(
+                "another sync of this database is running (the window's, or a `pinloom sync`); try again when it ends",
+            )
+            .into()),
+            Err(std::fs::TryLockError::Error(error)) => {
+                Err(error).with_context(|| format!("could not lock {}", path.display()))
             }
         }
-        anyhow::bail!("could not take the sync lock {}", path.display())
-    }
-}
-
-impl Drop for SyncLock {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
     }
 }
 
@@ -330,7 +319,12 @@ struct Tally {
     sent_changes: usize,
     folded: Vec<SyncFolded>,
     damaged: Vec<(String, String)>,
+    refused: Vec<(String, String)>,
+    admission_notes: Vec<String>,
     unknown: Vec<String>,
+    not_followed: Vec<String>,
+    links_removed: std::collections::BTreeSet<String>,
+    left_for_later: usize,
     committed: bool,
     pushed: bool,
 }
@@ -340,18 +334,29 @@ impl Tally {
         &mut self,
         store: &Store,
         name: &str,
+        remote: &str,
         arrived: Arrived,
         from_team: bool,
     ) -> anyhow::Result<()> {
-        let Arrived { records, ops, damaged, unknown } = arrived;
+        let Arrived { records, ops, damaged, unknown, not_followed, left_for_later } = arrived;
+        let admitted = admission::admit(store, remote, records, ops, from_team)?;
         // A team's receipts are other people's files: kept as an imported file's are.
         let turn: TurnReceipt<'_> = if from_team { &admit_team_receipt } else { &turn_receipt };
-        let folded = store.sync_fold(name, records, ops, turn)?;
-        // A damaged file will not read better later: it is reported once and left.
-        let ids: Vec<String> = damaged.iter().map(|(id, _)| id.clone()).collect();
+        let folded = store.sync_fold(name, admitted.records, admitted.ops, turn, now_ms())?;
+        // A damaged or refused file will not read better later: it is reported once and left.
+        let ids: Vec<String> =
+            damaged.iter().chain(&admitted.refused).map(|(id, _)| id.clone()).collect();
         store.mark_sync_known(name, &ids)?;
         self.damaged.extend(damaged);
+        self.refused.extend(admitted.refused);
+        for note in admitted.notes {
+            if !self.admission_notes.contains(&note) {
+                self.admission_notes.push(note);
+            }
+        }
         self.unknown = unknown;
+        self.not_followed = not_followed;
+        self.left_for_later = left_for_later;
         self.folded.push(folded);
         Ok(())
     }
@@ -373,6 +378,33 @@ fn finish(store: &Store, name: &str, remote: &str, tally: Tally) -> anyhow::Resu
         "damaged files",
         &mut notes,
     );
+    list(&tally.refused, |(id, why)| format!("Skipped {id}: {why}."), "refused", &mut notes);
+    notes.extend(tally.admission_notes.iter().cloned());
+    if !tally.links_removed.is_empty() {
+        let shown: Vec<String> =
+            tally.links_removed.iter().take(3).map(|path| folder::shown(Path::new(path))).collect();
+        notes.push(format!(
+            "The remote held {} symbolic links ({}{}): a sync folder never holds one, so none was followed, and this sync removed them.",
+            tally.links_removed.len(),
+            shown.join(", "),
+            if tally.links_removed.len() > 3 { ", …" } else { "" }
+        ));
+    }
+    if !tally.not_followed.is_empty() {
+        notes.push(format!(
+            "The folder holds {} symbolic links or other things where its layout has folders ({}): a sync folder never holds them, and they were not followed.",
+            tally.not_followed.len(),
+            tally.not_followed.iter().take(3).cloned().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    if tally.left_for_later > 0 {
+        notes.push(format!(
+            "The remote holds more new files than one sync reads ({} files or {} MB); {} were left for the next sync, which goes on from there.",
+            folder::MAX_FILES_PER_SYNC,
+            folder::MAX_BYTES_PER_SYNC / (1024 * 1024),
+            tally.left_for_later
+        ));
+    }
     if !tally.unknown.is_empty() {
         notes.push(format!(
             "{} files are of a kind this Pinloom does not know (a newer Pinloom wrote them); they are left in the folder for an updated Pinloom to read.",
@@ -407,8 +439,14 @@ fn finish(store: &Store, name: &str, remote: &str, tally: Tally) -> anyhow::Resu
 fn describe(folded: &SyncFolded, notes: &mut Vec<String>) {
     if !folded.waiting.is_empty() {
         notes.push(format!(
-            "{} records wait for what they hang from, which is not in the remote yet; the next sync takes them in.",
+            "{} records or changes wait for what they hang from, which is not in the remote yet; the next sync takes them in.",
             folded.waiting.len()
+        ));
+    }
+    if !folded.ahead.is_empty() {
+        notes.push(format!(
+            "{} changes are stamped more than a day ahead of this machine's clock: they were not taken in (a machine whose clock is wrong, or a remote that wants its changes to win for good), and wait until that time.",
+            folded.ahead.len()
         ));
     }
     list(&folded.skipped, |(id, why)| format!("Skipped {id}: {why}."), "skipped", notes);

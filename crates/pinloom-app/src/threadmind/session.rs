@@ -601,25 +601,41 @@ impl Pinloom {
         .await
     }
 
-    /// The number of the tree a ThreadMind project id names, or of the tree of that number.
+    /// The number of the tree `reference` names: a number is a tree's number, a global id a
+    /// global id, and anything else a ThreadMind project id (a slug). Each is only what it looks
+    /// like: a tree a team named "1", or named after another tree's global id, is never taken
+    /// for tree 1 or for that tree (a slug made only of digits or shaped like an id is reached
+    /// through its number).
     pub async fn tree_by_reference(&self, reference: String) -> anyhow::Result<i64> {
         self.read("could not find the tree", move |store| {
-            if let Some(tree) = store.tree_by_slug(&reference)? {
-                return Ok(tree.id.0);
-            }
-            // A global id names the same tree on every machine that syncs it.
-            if let Some(tree) = store.tree_by_global_id(&reference)? {
-                return Ok(tree.0);
-            }
-            match reference.parse::<i64>() {
-                Ok(id) => Ok(store.tree(pinloom_store::TreeId(id))?.id.0),
-                Err(_) => Err(missing(format!(
+            let reference = reference.trim();
+            let found = if !reference.is_empty() && reference.bytes().all(|b| b.is_ascii_digit()) {
+                let number = reference.parse::<i64>().ok();
+                match number.map(|number| store.tree(pinloom_store::TreeId(number))) {
+                    Some(Ok(tree)) => Some(tree.id.0),
+                    _ => None,
+                }
+            } else if looks_like_global_id(reference) {
+                store.tree_by_global_id(reference)?.map(|tree| tree.0)
+            } else {
+                store.tree_by_slug(reference)?.map(|tree| tree.id.0)
+            };
+            found.ok_or_else(|| {
+                missing(format!(
                     "there is no tree \"{reference}\"; `pinloom tree` lists them (number, project id, title, size, global id)"
-                ))),
-            }
+                ))
+            })
         })
         .await
     }
+}
+
+/// Whether `reference` is shaped like a global id (a UUID: 36 characters of hex digits and
+/// dashes in the 8-4-4-4-12 groups).
+fn looks_like_global_id(reference: &str) -> bool {
+    let groups: Vec<&str> = reference.split('-').collect();
+    groups.iter().map(|group| group.len()).eq([8, 4, 4, 4, 12])
+        && groups.iter().all(|group| group.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 /// What a ThreadMind text is for: a message, or a thread of a tree.

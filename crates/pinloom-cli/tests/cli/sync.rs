@@ -389,7 +389,7 @@ fn make_executable(path: &Path) {
 }
 
 #[tokio::test]
-async fn one_sync_at_a_time_and_a_lock_left_by_a_dead_sync_is_taken_over() {
+async fn one_sync_at_a_time_and_a_sync_that_died_leaves_no_lock() {
     let machines = Machines::new();
     let (laptop, tree, first) = rivers(&machines).await;
     laptop
@@ -397,15 +397,30 @@ async fn one_sync_at_a_time_and_a_lock_left_by_a_dead_sync_is_taken_over() {
         .await
         .unwrap();
     let lock = machines.data("laptop").join("pinloom-sync/origin.lock");
-    std::fs::write(&lock, "").unwrap();
+    std::fs::create_dir_all(lock.parent().unwrap()).unwrap();
+    // Another process holds the lock (as a running sync does) until it is killed.
+    let mut holder = Command::new("flock")
+        .arg("--no-fork")
+        .arg(&lock)
+        .args(["sh", "-c", "echo held; exec sleep 60"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut said = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(holder.stdout.take().unwrap()),
+        &mut said,
+    )
+    .unwrap();
+    assert_eq!(said.trim(), "held");
     let (_, err, code) = machines.pinloom("laptop", &["sync"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("another sync of this database is running"), "{err}");
-    // An hour old: left by a sync that died.
-    let status = Command::new("touch").args(["-d", "1 hour ago"]).arg(&lock).status().unwrap();
-    assert!(status.success());
+    // Killed mid-sync: the file stays behind, the lock does not.
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    assert!(lock.exists());
     assert!(machines.sync("laptop").contains("sent 1 record"));
-    assert!(!lock.exists(), "the lock goes with the sync");
 }
 
 #[tokio::test]
@@ -524,8 +539,14 @@ async fn model_profiles_and_prices_travel_only_when_chosen_and_never_to_a_team()
     assert_eq!(code, 0, "{out}{err}");
     // The profiles the app starts with go too; the desktop has its own, as new.
     assert!(out.contains("sent "), "{out}");
-    let got = machines.sync("desktop");
+    // Not chosen on the desktop yet: nothing comes. Chosen: it comes, new here, so it waits to
+    // be enabled (a remote's profile could name a model and a system prompt of anyone's choice).
+    machines.sync("desktop");
+    assert!(!names(desktop.model_profiles().await.unwrap()).contains(&"Lab server".to_owned()));
+    let (got, err, code) = machines.pinloom("desktop", &["sync", "--with-profiles"]);
+    assert_eq!(code, 0, "{got}{err}");
     assert!(!got.contains("Skipped"), "{got}");
+    assert!(got.contains("\"Lab server\"") && got.contains("not enabled"), "{got}");
     let rows: i64 = rusqlite::Connection::open(machines.db("desktop"))
         .unwrap()
         .query_row("SELECT count(*) FROM model_profiles WHERE name = 'Lab server'", [], |row| {
@@ -535,7 +556,12 @@ async fn model_profiles_and_prices_travel_only_when_chosen_and_never_to_a_team()
     assert_eq!(rows, 1, "{got}");
     let there = desktop.model_profiles().await.unwrap();
     let arrived = there.iter().find(|profile| profile.name == "Lab server").expect("it arrived");
-    assert_eq!((arrived.context_window, arrived.imported_from.clone()), (32_768, None));
+    assert_eq!(arrived.context_window, 32_768);
+    assert!(arrived.imported_from.is_some(), "{arrived:?}");
+    desktop.enable_model_profile("Lab server".into()).await.unwrap();
+    machines.sync("desktop");
+    machines.sync("laptop");
+    // A later version with the same provider, address and system prompt stays enabled.
     profile.context_window = 65_536;
     std::thread::sleep(std::time::Duration::from_millis(5));
     laptop.save_model_profile(profile.clone()).await.unwrap();
@@ -543,7 +569,7 @@ async fn model_profiles_and_prices_travel_only_when_chosen_and_never_to_a_team()
     machines.sync("desktop");
     let there = desktop.model_profiles().await.unwrap();
     let changed = there.iter().find(|profile| profile.name == "Lab server").unwrap();
-    assert_eq!(changed.context_window, 65_536);
+    assert_eq!((changed.context_window, changed.imported_from.clone()), (65_536, None));
 
     // A team's remote gets no profile, even with profiles chosen.
     let team_remote = machines.bare("team.git");
@@ -591,3 +617,5 @@ async fn a_tree_exported_and_imported_elsewhere_keeps_its_global_ids_and_syncs_a
     assert_eq!(trees.len(), 2);
     assert_ne!(trees[0].global_id, trees[1].global_id);
 }
+
+mod hostile;

@@ -1,5 +1,6 @@
-//! What an imported document may not decide. A tree file comes from anyone: it must not choose
-//! where the person's API keys go, nor pass a profile off as one of theirs. Model profiles keep
+//! What an imported document or a sync folder may not decide. A tree file comes from anyone, and
+//! so does a sync folder's content (a team's member, whoever controls a remote): it must not
+//! choose where the person's API keys go, nor pass a profile off as one of theirs. Model profiles keep
 //! their address only when it is a local server's that takes no key; a profile named like one of
 //! the person's (invisible characters, look-alike letters) is held back; a tree's settings may
 //! name a summariser only among the profiles the person already had, or a local one the file
@@ -13,22 +14,21 @@ use pinloom_store as store;
 use serde_json::Value;
 use unicode_security::confusable_detection::skeleton;
 
-use super::open_loom_import::Notes;
 use crate::json::TreeSettings;
 
 /// The imported profiles that may be written, with what a document may not set taken out.
 /// `here` are the profiles already in the database.
-pub(super) fn admit_profiles(
+pub(crate) fn admit_profiles(
     profiles: Vec<store::ModelProfile>,
     here: &[store::ModelProfile],
-    notes: &mut Notes,
+    notes: &mut dyn FnMut(String),
 ) -> Vec<store::ModelProfile> {
     let mut seen: Vec<(String, String)> =
         here.iter().map(|profile| (profile.name.clone(), look(&profile.name))).collect();
     let mut admitted = Vec::with_capacity(profiles.len());
     for mut profile in profiles {
         if let Some(hidden) = store::invisible_character(&profile.name) {
-            notes.add(format!(
+            notes(format!(
                 "model profile {:?} was left out: its name holds an invisible character \
                  (U+{:04X}), so it could pass for another",
                 profile.name, hidden as u32
@@ -39,7 +39,7 @@ pub(super) fn admit_profiles(
         if let Some((twin, _)) =
             seen.iter().find(|(name, skeleton)| *name != profile.name && *skeleton == looks)
         {
-            notes.add(format!(
+            notes(format!(
                 "model profile {:?} was left out: it looks like the profile {twin:?} but is \
                  spelled with other characters",
                 profile.name
@@ -53,13 +53,13 @@ pub(super) fn admit_profiles(
             if profile.prices_json.is_some()
                 && crate::profiles::check(&without_prices.clone().into()).is_ok()
             {
-                notes.add(format!(
+                notes(format!(
                     "model profile {:?}: its prices were not imported ({})",
                     profile.name, refusal.message
                 ));
                 profile = without_prices;
             } else {
-                notes.add(format!(
+                notes(format!(
                     "model profile {:?} was left out: {}",
                     profile.name, refusal.message
                 ));
@@ -78,7 +78,7 @@ pub(super) fn admit_profiles(
                 {
                     profile.base_url = Some(address);
                 }
-                provider => notes.add(format!(
+                provider => notes(format!(
                     "model profile {:?}: its address {address:?} was not imported, so no key of \
                      yours can be sent there; it uses {}'s own address (set another in the \
                      budget panel if you trust it)",
@@ -97,7 +97,7 @@ pub(super) fn admit_profiles(
 /// imported ones that take no key (their address, kept or default, is this machine's). A
 /// summariser is used without being chosen in the window: an imported one with a provider's key
 /// would spend the person's money on a model the file picked.
-pub(super) fn possible_summarizers<'a>(
+pub(crate) fn possible_summarizers<'a>(
     here: &'a [store::ModelProfile],
     admitted: &'a [store::ModelProfile],
 ) -> HashSet<&'a str> {
@@ -110,11 +110,11 @@ pub(super) fn possible_summarizers<'a>(
 
 /// A tree's imported settings as far as they may be kept: unreadable or unusable settings are
 /// dropped whole, and a summariser outside `summarizers` is removed.
-pub(super) fn admit_settings(
+pub(crate) fn admit_settings(
     settings: &mut Option<Value>,
     summarizers: &HashSet<&str>,
     title: &str,
-    notes: &mut Notes,
+    notes: &mut dyn FnMut(String),
 ) {
     let Some(value) = settings.as_mut() else { return };
     let read = match serde_json::from_value::<TreeSettings>(value.clone()) {
@@ -124,7 +124,7 @@ pub(super) fn admit_settings(
     let read = match read {
         Ok(read) => read,
         Err(why) => {
-            notes.add(format!(
+            notes(format!(
                 "the settings of {title:?} were left out ({why}); the tree uses the defaults"
             ));
             *settings = None;
@@ -134,7 +134,7 @@ pub(super) fn admit_settings(
     if let Some(name) = read.summarizer
         && !summarizers.contains(name.as_str())
     {
-        notes.add(format!(
+        notes(format!(
             "the summariser {name:?} of {title:?} was not preserved: an imported tree may name only a \
              model profile you already had, or a local one; choose one in the tree's settings"
         ));
