@@ -25,6 +25,7 @@ mod sync;
 mod threadmind;
 mod window;
 
+pub use base::pdf_reader::{PdfReader, READ_PDF_ARGUMENT, serve_pdf_reader_if_asked};
 pub use conversation::attachments::MAX_FOLDER_ENTRIES;
 pub use conversation::fan_out::FAN_OUT_LANES;
 pub use conversation::fusing::FUSE_ANSWERS;
@@ -35,6 +36,8 @@ pub use data_dir::{
 pub use error::{ApiError, ErrorCode};
 pub use readiness::LOCAL_SERVERS_VARIABLE;
 // The boundary types every front end names, where they have always been named from.
+#[cfg(feature = "test-seams")]
+pub use base::pdf_reader::pdf_fuzz_case;
 pub use interchange::files::MAX_IMPORT_BYTES;
 #[cfg(feature = "test-seams")]
 pub use interchange::{FuzzedImporter, import_fuzz_case};
@@ -46,6 +49,8 @@ pub use json::{
 pub use pinloom::{Connections, KEYRING_SERVICE, OutsideWrites, Pinloom};
 pub use pinloom_providers::ReplyEvent;
 pub use sync::OWN_REMOTE;
+#[cfg(feature = "test-seams")]
+pub use sync::sync_fuzz_case;
 pub use threadmind::ThreadMindSession;
 pub use tokio_util::sync::CancellationToken;
 pub use window::columns::THREAD_PAGE;

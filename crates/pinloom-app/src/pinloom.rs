@@ -31,6 +31,8 @@ pub struct Connections {
     /// Where local model servers are looked for before a first send: the usual ports of
     /// Ollama, llama.cpp, LM Studio and vLLM, or what `PINLOOM_LOCAL_SERVERS` lists.
     pub local_servers: Vec<pinloom_providers::Endpoint>,
+    /// Where attached PDFs are read: this program started again as a reader, by default.
+    pub pdf_reader: crate::base::pdf_reader::PdfReader,
 }
 
 impl Default for Connections {
@@ -41,6 +43,7 @@ impl Default for Connections {
             timeouts: Timeouts::default(),
             retry: RetryPolicy::default(),
             local_servers: crate::readiness::places_to_look(),
+            pdf_reader: crate::base::pdf_reader::PdfReader::default(),
         }
     }
 }
@@ -56,6 +59,7 @@ pub struct Pinloom {
     pub(crate) snapshot_cache: Arc<SnapshotCache>,
     pub(crate) summary_jobs: Arc<SummaryJobs>,
     pub(crate) local_servers: Arc<[pinloom_providers::Endpoint]>,
+    pub(crate) pdf_reader: Arc<crate::base::pdf_reader::PdfReader>,
 }
 
 impl Pinloom {
@@ -81,7 +85,7 @@ impl Pinloom {
         })
         .await
         .context("could not open Pinloom's database")?;
-        Ok(Pinloom::over(store, provider, keyring, connections.local_servers))
+        Ok(Pinloom::over(store, provider, keyring, connections))
     }
 
     /// Opens (creating if needed) the database in `data_dir` with these connections.
@@ -104,7 +108,7 @@ impl Pinloom {
         })
         .await
         .context("could not open Pinloom's database")?;
-        Ok(Pinloom::over(store, provider, keyring, connections.local_servers))
+        Ok(Pinloom::over(store, provider, keyring, connections))
     }
 
     /// A handle on an open store, with empty caches.
@@ -112,10 +116,11 @@ impl Pinloom {
         store: Store,
         provider: Provider,
         keyring: Keyring,
-        local_servers: Vec<pinloom_providers::Endpoint>,
+        connections: Connections,
     ) -> Pinloom {
         Pinloom {
-            local_servers: local_servers.into(),
+            local_servers: connections.local_servers.into(),
+            pdf_reader: Arc::new(connections.pdf_reader),
             store: Arc::new(store),
             provider,
             keyring,

@@ -431,6 +431,8 @@ async fn run(cli: Cli) -> anyhow::Result<String> {
 
 #[tokio::main]
 async fn main() -> ExitCode {
+    // Started again by itself to read a PDF apart (the extractor may crash on a hostile one).
+    pinloom_app::serve_pdf_reader_if_asked();
     // A bug is still one line and exit code 2, as every other failure: no backtrace for a
     // person reading a terminal or a script reading stderr.
     std::panic::set_hook(Box::new(|info| {

@@ -56,7 +56,7 @@ pub use store::{APPLICATION_ID, Store};
 pub use summaries::SummaryUpdate;
 pub use sync::{
     CLOCK_AHEAD_LIMIT_MS, ReceiptRef, SYNC_RECORD_KINDS, SYNCED_FIELDS, SyncAnchor, SyncClosed,
-    SyncOp, SyncOutgoing, SyncRecord, SyncTarget, TurnReceipt, clock_ms, is_device_id,
+    SyncOp, SyncOutgoing, SyncRecord, SyncShare, SyncTarget, TurnReceipt, clock_ms, is_device_id,
 };
 pub use sync_fold::SyncFolded;
 pub use trees::{EmptiedTrash, NewTree};

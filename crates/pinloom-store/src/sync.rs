@@ -387,6 +387,21 @@ pub struct SyncTarget {
     pub last_result_json: Option<String>,
 }
 
+/// A tree shared with a team.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyncShare {
+    /// The team's target name here (`team-` and its name).
+    pub target: String,
+    /// The team's remote, when this database has joined it.
+    pub remote: Option<String>,
+    /// The tree, by global id.
+    pub tree: String,
+    /// Who shared it, as members see it.
+    pub shared_by: String,
+    /// When.
+    pub at_ms: i64,
+}
+
 /// What a target's folder does not hold yet.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SyncOutgoing {
@@ -571,6 +586,30 @@ impl Store {
             )?;
             Ok(())
         })
+    }
+
+    /// Every tree shared with a team here: (the team's target name, its remote when joined, the
+    /// tree's global id, who shared it, when), for the person's own remote to carry to their
+    /// other machines.
+    pub fn sync_shares(&self) -> Result<Vec<SyncShare>, StoreError> {
+        let conn = self.conn();
+        let mut statement = conn.prepare_cached(
+            "SELECT s.target, t.remote, s.tree_gid, s.shared_by, s.at_ms
+             FROM sync_shares s LEFT JOIN sync_targets t ON t.name = s.target
+             ORDER BY s.target, s.tree_gid",
+        )?;
+        let shares = statement
+            .query_map([], |row| {
+                Ok(SyncShare {
+                    target: row.get(0)?,
+                    remote: row.get(1)?,
+                    tree: row.get(2)?,
+                    shared_by: row.get(3)?,
+                    at_ms: row.get(4)?,
+                })
+            })?
+            .collect::<Result<_, _>>()?;
+        Ok(shares)
     }
 
     /// How much target `name`'s folder does not hold yet: (records, changes), the changes made

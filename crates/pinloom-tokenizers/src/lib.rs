@@ -8,13 +8,15 @@
 //!
 //! The vocabularies are built into the program; each encoding is loaded the first time it counts
 //! and kept for the life of the process. Built from its vocabulary it takes 0.1–0.7 s; its tables
-//! are then saved as a snapshot in the user's cache folder, which later processes read in a few
-//! milliseconds (see `snapshots` and the crate's README). [`Encoding::load`] loads one ahead of
-//! time, so a front end can do it while the person is still reading.
+//! are then saved as a snapshot in the user's cache folder, which later processes read and check
+//! entry by entry in 25–56 ms (see `snapshots` and the crate's README). [`Encoding::load`] loads
+//! one ahead of time, so a front end can do it while the person is still reading.
 
 use std::sync::{Mutex, OnceLock, PoisonError};
 
 mod remembered;
+#[cfg(test)]
+mod snapshot_checks;
 
 /// An encoding quicktok counts exactly.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -159,7 +161,9 @@ impl Encoding {
     ) -> Result<(foreign::Tokenizer, LoadedFrom), LoadError> {
         let file = folder.map(|folder| snapshots::file(folder, self.quicktok_name()));
         if let Some(snapshot) = file.as_deref().and_then(snapshots::read) {
-            // A damaged or foreign snapshot is refused by the C side and built again below.
+            // A damaged, foreign or crafted snapshot is refused by the C side (which checks every
+            // table against the vocabulary before using any), built again below, and its file
+            // replaced.
             if let Ok(tokenizer) =
                 foreign::Tokenizer::restore(self.quicktok_name(), self.files(), &snapshot)
             {
@@ -238,9 +242,20 @@ enum LoadedFrom {
 
 /// Snapshots of built tables, kept in the user's cache folder so that a process after the first
 /// reads an encoding's tables instead of building them (0.1–0.7 s each) again.
+///
+/// The cache folder is not ours alone: any program the person runs can write there, and a synced
+/// or copied folder can bring files in. So what is read from it is input to check, not our own
+/// word: a file is read only if it is a regular file at the path itself (not a link, a FIFO or a
+/// device) and no larger than such a file can be, and a snapshot's tables are then checked one
+/// by one against the vocabulary by the C side (`check_tables` in `cpp/tokenizer_snapshots.cpp`)
+/// before any is used.
 mod snapshots {
+    use std::io::Read;
     use std::path::{Path, PathBuf};
     use std::{env, fs, process};
+
+    /// The largest snapshot read: o200k's, the largest, is 26.4 MB.
+    const LARGEST: u64 = 64 << 20;
 
     /// `PINLOOM_TOKENIZER_CACHE` names the folder (empty: keep no snapshots); otherwise
     /// `pinloom/tokenizers` in the user's cache folder.
@@ -269,22 +284,74 @@ mod snapshots {
         folder.join(format!("{encoding}-{}.tables", env!("PINLOOM_QUICKTOK_SNAPSHOT_KEY")))
     }
 
+    /// The snapshot in `file`, if there is one to check (see [`read_regular`]).
     pub(super) fn read(file: &Path) -> Option<Vec<u8>> {
-        fs::read(file).ok()
+        read_regular(file, LARGEST)
+    }
+
+    /// The bytes of `file` if it is a regular file of at most `largest` bytes, or `None`.
+    ///
+    /// Checked on what was opened, so nothing can be swapped in between a check and the open:
+    /// a symbolic link at the path is not followed (`O_NOFOLLOW`; a reparse point on Windows),
+    /// the open does not wait for a FIFO's writer (`O_NONBLOCK`) and the handle must then be a
+    /// regular file, and its size is bounded before reading and again while reading (a file
+    /// growing meanwhile is refused, not read without end).
+    pub(super) fn read_regular(file: &Path, largest: u64) -> Option<Vec<u8>> {
+        let mut options = fs::OpenOptions::new();
+        options.read(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+        }
+        #[cfg(windows)]
+        {
+            use std::os::windows::fs::OpenOptionsExt;
+            // FILE_FLAG_OPEN_REPARSE_POINT: a link is opened itself, then refused below.
+            options.custom_flags(0x0020_0000);
+        }
+        let opened = options.open(file).ok()?;
+        let metadata = opened.metadata().ok()?;
+        #[cfg(windows)]
+        {
+            use std::os::windows::fs::MetadataExt;
+            // FILE_ATTRIBUTE_REPARSE_POINT: a link or a junction.
+            if metadata.file_attributes() & 0x400 != 0 {
+                return None;
+            }
+        }
+        if !metadata.is_file() || metadata.len() > largest {
+            return None;
+        }
+        let mut bytes = Vec::with_capacity(usize::try_from(metadata.len()).ok()?);
+        opened.take(largest + 1).read_to_end(&mut bytes).ok()?;
+        (bytes.len() as u64 <= largest).then_some(bytes)
     }
 
     /// Written beside its place and renamed into it, so that a process reading at the same
-    /// moment sees the whole file or none.
+    /// moment sees the whole file or none. The file written first is new (created only if
+    /// nothing has its name, and its name is this process's and this moment's), so a link or a
+    /// FIFO planted under that name cannot redirect or stall the write; renaming replaces
+    /// whatever is at `file` itself (a link there is replaced, not followed).
     pub(super) fn write(file: &Path, snapshot: &[u8]) {
+        use std::io::Write;
         let Some(folder) = file.parent() else { return };
         if fs::create_dir_all(folder).is_err() {
             return;
         }
-        let partial = file.with_extension(format!("partial-{}", process::id()));
-        if fs::write(&partial, snapshot).is_ok() && fs::rename(&partial, file).is_ok() {
-            return;
+        let moment = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |since| since.as_nanos());
+        let partial = file.with_extension(format!("partial-{}-{moment}", process::id()));
+        let written = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&partial)
+            .and_then(|mut opened| opened.write_all(snapshot))
+            .and_then(|()| fs::rename(&partial, file));
+        if written.is_err() {
+            let _ = fs::remove_file(&partial);
         }
-        let _ = fs::remove_file(&partial);
     }
 }
 
@@ -419,7 +486,9 @@ mod foreign {
         }
 
         /// The encoding with the tables of a snapshot [`Tokenizer::save`] made; the C side
-        /// checks the snapshot's layout, checksum and table sizes and refuses a damaged one.
+        /// checks the snapshot's layout and checksum, then every table entry by entry against the
+        /// vocabulary (`check_tables`), before using any, and refuses a damaged or crafted one
+        /// with the reason.
         pub(super) fn restore(
             encoding: &str,
             files: &'static [(&'static str, &'static [u8])],
@@ -490,7 +559,7 @@ mod tests {
 
     /// Text that exercises every table: prose, code, CJK, emoji, whitespace runs, digits,
     /// combining marks (Qwen normalises them), and bytes of every UTF-8 length.
-    const MIXED: &str = "Rivers meander across their floodplains, don't they? \n\n\
+    pub(super) const MIXED: &str = "Rivers meander across their floodplains, don't they? \n\n\
         fn main() {\n    let x: Vec<u8> = vec![1, 2, 3]; // 12345678\n}\n\
         \u{6cb3}\u{6d41}\u{5728}\u{5e73}\u{539f}\u{4e0a}\u{873f}\u{8712}\u{3002} \
         \u{1f30a}\u{1f3de}\u{fe0f} e\u{301}te\u{301} \t\t   \u{a0}  \u{0627}\u{0644}\u{0646}\u{0647}\u{0631} \

@@ -29,6 +29,21 @@ pub(crate) const EXACT_FAMILIES: [(&str, Tokenizer); 4] = [
 pub(crate) const COUNTED_WHEN_WRITTEN: [(&str, Tokenizer); 2] =
     [EXACT_FAMILIES[0], EXACT_FAMILIES[1]];
 
+/// Loads the vocabularies written messages are counted with, each on a thread of its own, and
+/// waits for both: a batch of messages (an import, a sync) counts with both at once, and each
+/// load is mostly checking its table snapshot, which two cores do side by side.
+pub(crate) fn load_written_counters() {
+    std::thread::scope(|scope| {
+        for (_, tokenizer) in COUNTED_WHEN_WRITTEN {
+            scope.spawn(move || {
+                if let Err(error) = tokenizer.load_ahead() {
+                    tracing::warn!("{error}; its counts fall back to one token a byte");
+                }
+            });
+        }
+    });
+}
+
 /// The stored family name of an exact tokenizer.
 pub(crate) fn exact_family(tokenizer: Tokenizer) -> Option<&'static str> {
     EXACT_FAMILIES.iter().find(|(_, exact)| *exact == tokenizer).map(|(name, _)| *name)

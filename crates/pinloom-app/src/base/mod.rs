@@ -5,6 +5,7 @@
 
 pub(crate) mod engine_inputs;
 pub(crate) mod media;
+pub(crate) mod pdf_reader;
 pub(crate) mod plan;
 pub(crate) mod receipts;
 pub(crate) mod safe_files;

@@ -9,6 +9,7 @@ use pinloom_store::{AttachmentRole, AttachmentScope, NodeId, PinId, TreeId};
 
 use crate::ApiError;
 use crate::base::media::{self, MAX_IMAGE_BYTES, MAX_PDF_BYTES, PAGE_BREAK, Sniffed};
+use crate::base::pdf_reader::{PdfReader, read_pdf};
 use crate::base::safe_files::{Links, open_regular};
 use crate::json::{AttachTo, AttachmentView, ImageInput, TreeSettings};
 use crate::pinloom::Pinloom;
@@ -43,10 +44,11 @@ impl Pinloom {
         to: AttachTo,
         path: PathBuf,
     ) -> anyhow::Result<AttachmentView> {
+        let reader = self.pdf_reader.clone();
         self.write("could not attach the file", move |store| {
             let tree = store.tree_setup(TreeId(tree_id))?;
             let limit = TreeSettings::from_json(&tree.settings_json).max_file_bytes();
-            let (role, content) = match read_attachable(&path, Some(limit))? {
+            let (role, content) = match read_attachable(&path, Some(limit), &reader)? {
                 Attachable::Text(text) => (AttachmentRole::File, text),
                 Attachable::Pdf(pages) => {
                     (AttachmentRole::Pdf, pages.join(&PAGE_BREAK.to_string()))
@@ -66,7 +68,7 @@ impl Pinloom {
     pub async fn image_from_file(&self, path: PathBuf) -> anyhow::Result<ImageInput> {
         blocking(move || {
             let shown = path.display().to_string();
-            let data_url = match read_attachable(&path, None)? {
+            let data_url = match read_attachable(&path, None, &PdfReader::ThisProcess)? {
                 Attachable::Image(data_url) => data_url,
                 // Refused before reading: `read_attachable` wants only an image here.
                 Attachable::Pdf(_) | Attachable::Text(_) => unreachable!("only an image is read"),
@@ -164,7 +166,11 @@ enum Attachable {
 /// Reads the file at `path` once, deciding from its first bytes what it is: a PDF, an image, or
 /// text of at most `text_limit` bytes. With no limit only an image is wanted: anything else is
 /// refused unread.
-fn read_attachable(path: &Path, text_limit: Option<u64>) -> Result<Attachable, ApiError> {
+fn read_attachable(
+    path: &Path,
+    text_limit: Option<u64>,
+    reader: &PdfReader,
+) -> Result<Attachable, ApiError> {
     let shown = path.display();
     if path.is_dir() {
         return Err(ApiError::invalid_input(format!(
@@ -222,7 +228,7 @@ fn read_attachable(path: &Path, text_limit: Option<u64>) -> Result<Attachable, A
     }
     let shown = shown.to_string();
     match kind {
-        Sniffed::Pdf => Ok(Attachable::Pdf(media::pdf_pages(&bytes, &shown)?)),
+        Sniffed::Pdf => Ok(Attachable::Pdf(read_pdf(reader, &bytes, &shown)?)),
         Sniffed::Image(_) | Sniffed::OtherImage(_) => {
             Ok(Attachable::Image(media::image_data_url(&bytes, &shown)?))
         }

@@ -222,6 +222,9 @@ pub(super) fn read_document(
 fn count_in_parallel(trees: &mut [TreeBatch]) {
     let mut nodes: Vec<&mut NodeImport> =
         trees.iter_mut().flat_map(|tree| tree.import.nodes.iter_mut()).collect();
+    if !nodes.is_empty() {
+        crate::base::engine_inputs::load_written_counters();
+    }
     crate::runtime::on_every_core(&mut nodes, |node| node.token_counts = token_counts(&node.parts));
 }
 

@@ -105,6 +105,9 @@ pub(crate) fn admit(
 /// Messages with their token counts counted here, on every core (a first sync brings a whole
 /// tree's).
 fn counted_here(mut messages: Vec<SyncRecord>) -> Vec<SyncRecord> {
+    if !messages.is_empty() {
+        crate::base::engine_inputs::load_written_counters();
+    }
     crate::runtime::on_every_core(&mut messages, |message| {
         if let SyncRecord::Message { parts, token_counts: counts, .. } = message {
             *counts = token_counts(parts).into_iter().collect();

@@ -5,6 +5,7 @@
 //! format.json                              {"format": "pinloom-sync", "version": 1}
 //! records/<kind>/<last two hex digits>/<global id>.json   one immutable record each
 //! ops/<device>/<clock>-<device>.json                      one field change each
+//! shares/share-<tree>-<team>.json        a tree shared with a team (the person's own remote only)
 //! ```
 //!
 //! `<kind>` is `trees`, `messages`, `pins`, `attachments`, `notes`, `receipts`, `summaries` or
@@ -250,6 +251,79 @@ pub(crate) fn write_outgoing(
         })
     })?;
     Ok(written)
+}
+
+/// A tree shared with a team, as the person's own remote carries it to their other machines, so
+/// that each of them lets that team's folder speak for the tree (a team's folder speaks only for
+/// trees shared with it, and which those are is the person's to say, never the team's). Shares
+/// are never withdrawn, so each is a file written once: `shares/<id>.json`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ShareFile {
+    /// `share-`, the tree's global id and the team's target name.
+    pub(crate) id: String,
+    /// The team's target name (`team-` and its name).
+    pub(crate) team: String,
+    /// The team's remote, where the machine that shared it had joined it.
+    pub(crate) remote: Option<String>,
+    /// The tree, by global id.
+    pub(crate) tree: String,
+    /// Who shared it.
+    pub(crate) shared_by: String,
+    /// When.
+    pub(crate) at_ms: i64,
+}
+
+impl ShareFile {
+    pub(crate) fn id_of(tree: &str, team: &str) -> String {
+        format!("share-{tree}-{team}")
+    }
+}
+
+/// Writes the shares not written yet (by id, `known` aside); returns the ids written.
+pub(crate) fn write_shares(
+    folder: &Path,
+    shares: &[ShareFile],
+    known: &HashSet<String>,
+) -> Result<Vec<String>, FolderError> {
+    let mut written = Vec::new();
+    for share in shares.iter().filter(|share| !known.contains(&share.id)) {
+        let bytes = serde_json::to_vec(share).unwrap_or_default();
+        write_once(folder, &Path::new("shares").join(format!("{}.json", share.id)), &bytes)?;
+        written.push(share.id.clone());
+    }
+    Ok(written)
+}
+
+/// Reads the shares the database does not know the folder holds (the person's own remote's
+/// only: a team's folder has no say in what is shared with it).
+pub(crate) fn read_shares(
+    folder: &Path,
+    known: &HashSet<String>,
+) -> Result<ArrivedShares, FolderError> {
+    let mut arrived = Arrived::default();
+    let mut shares = Vec::new();
+    let mut taken = Taken::default();
+    if is_real_folder(folder, Path::new("shares"), &mut arrived) {
+        for file in files_in(folder, Path::new("shares"), known, &mut arrived)? {
+            let id = id_of(&file);
+            match read_file::<ShareFile>(folder, &file, &mut taken) {
+                Ok(share) if share.id == id => shares.push(share),
+                Ok(_) => {
+                    arrived.damaged.push((id, format!("{}: its id is not its name", shown(&file))))
+                }
+                Err(why) => arrived.damaged.push((id, format!("{}: {why}", shown(&file)))),
+            }
+        }
+    }
+    Ok(ArrivedShares { shares, damaged: arrived.damaged })
+}
+
+/// The shares a folder holds that the database does not know it holds.
+pub(crate) struct ArrivedShares {
+    pub(crate) shares: Vec<ShareFile>,
+    /// Files refused, with why (by id).
+    pub(crate) damaged: Vec<(String, String)>,
 }
 
 /// What the folder holds that the database does not know it holds.

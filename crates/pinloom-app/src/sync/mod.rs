@@ -183,13 +183,19 @@ pub(crate) fn sync_target(
         }
         folder::check_format(&folder)?;
         let outgoing = store.sync_outgoing(name, &turn_receipt)?;
-        let written = folder::write_outgoing(&folder, &outgoing)?;
+        let mut written = folder::write_outgoing(&folder, &outgoing)?;
         tally.sent_records += outgoing.records.len();
         tally.sent_changes += outgoing.ops.len();
         let mut known = store.sync_known(name)?;
+        if !shared_only {
+            written.extend(folder::write_shares(&folder, &share_files(store)?, &known)?);
+        }
         known.extend(written.iter().cloned());
         let arrived = folder::read_new(&folder, &known)?;
         tally.take(store, name, &target.remote, arrived, shared_only)?;
+        if !shared_only {
+            take_shares(store, name, &folder, &known)?;
+        }
         let message = format!(
             "Pinloom sync from {device}: {} records, {} changes",
             outgoing.records.len(),
@@ -210,6 +216,59 @@ pub(crate) fn sync_target(
     anyhow::bail!(
         "the remote refused the push {PUSH_ATTEMPTS} times because other machines kept pushing first; everything is saved here and committed in the sync folder: sync again in a moment"
     )
+}
+
+/// The trees shared with teams here, as the person's own remote carries them.
+fn share_files(store: &Store) -> anyhow::Result<Vec<folder::ShareFile>> {
+    Ok(store
+        .sync_shares()?
+        .into_iter()
+        .map(|share| folder::ShareFile {
+            id: folder::ShareFile::id_of(&share.tree, &share.target),
+            team: share.target,
+            remote: share.remote,
+            tree: share.tree,
+            shared_by: share.shared_by,
+            at_ms: share.at_ms,
+        })
+        .collect())
+}
+
+/// Takes in the shares the person's own remote brought (their other machines' own): each lets
+/// the team's folder speak for the tree here too, under the team's name and under any team
+/// joined here at the same remote. One whose tree is not here yet waits for it.
+fn take_shares(
+    store: &Store,
+    name: &str,
+    folder: &Path,
+    known: &std::collections::HashSet<String>,
+) -> anyhow::Result<()> {
+    let folder::ArrivedShares { shares, damaged } = folder::read_shares(folder, known)?;
+    let targets = store.sync_targets()?;
+    let mut taken: Vec<String> = damaged.into_iter().map(|(id, _)| id).collect();
+    for share in shares {
+        let made_here = share.team.strip_prefix("team-").and_then(|team| team_target(team).ok());
+        if made_here.as_deref() != Some(share.team.as_str()) {
+            // Not a team's name as this build makes them: nothing to share with.
+            taken.push(share.id);
+            continue;
+        }
+        if store.tree_by_global_id(&share.tree)?.is_none() {
+            continue;
+        }
+        let same_remote = targets.iter().filter(|target| {
+            target.shared_only
+                && share.remote.as_deref().is_some_and(|remote| remote == target.remote)
+        });
+        let mut teams: Vec<&str> = same_remote.map(|target| target.name.as_str()).collect();
+        teams.push(&share.team);
+        for team in teams {
+            store.share_tree(team, &share.tree, &share.shared_by, share.at_ms)?;
+        }
+        taken.push(share.id);
+    }
+    store.mark_sync_known(name, &taken)?;
+    Ok(())
 }
 
 /// A receipt with the messages and threads it names turned by `turn` (row numbers and global ids,
@@ -513,4 +572,39 @@ fn report_text(report: &SyncReport) -> String {
         text.push_str(note);
     }
     text
+}
+
+/// One fuzz case for what a sync folder brings: `data` as lines of records and operations (each
+/// line read as a record, else as an operation), admitted and folded into a fresh database in
+/// memory that holds a private tree, from the folder of a team (`data` starting with `t`) or of
+/// the person's own remote. Neither may panic; a team's folder may not change the private tree;
+/// whatever was written must read back as records.
+#[cfg(feature = "test-seams")]
+pub fn sync_fuzz_case(data: &[u8]) -> Option<SyncFolded> {
+    let text = std::str::from_utf8(data).ok()?;
+    let from_team = text.starts_with('t');
+    let mut records = Vec::new();
+    let mut ops = Vec::new();
+    for line in text.lines() {
+        if let Ok(record) = serde_json::from_str::<pinloom_store::SyncRecord>(line) {
+            records.push(record);
+        } else if let Ok(op) = serde_json::from_str::<pinloom_store::SyncOp>(line) {
+            ops.push(op);
+        }
+    }
+    let store = Store::open(Path::new(":memory:")).ok()?;
+    let private = store.create_tree("Private", pinloom_store::TreeMode::Dialogue, 1).ok()?;
+    let name = if from_team { "team-fuzz" } else { OWN_REMOTE };
+    store.set_sync_target(name, "/fuzz.git", from_team, 1).ok()?;
+    let before = store.tree(private.id).ok()?;
+    let admitted = admission::admit(&store, "fuzz", records, ops, from_team).ok()?;
+    let turn: TurnReceipt<'_> = if from_team { &admit_team_receipt } else { &turn_receipt };
+    let folded = store.sync_fold(name, admitted.records, admitted.ops, turn, now_ms()).ok()?;
+    if from_team {
+        assert_eq!(store.tree(private.id).ok()?, before, "a team changed a private tree");
+    }
+    if let Err(error) = store.sync_dump(&turn_receipt) {
+        panic!("what a sync wrote does not read back: {error}");
+    }
+    Some(folded)
 }

@@ -8,6 +8,7 @@
 #[path = "../support/interrupt.rs"]
 mod interrupt;
 mod mcp;
+mod pdfs;
 mod sending;
 mod sync;
 

@@ -465,6 +465,48 @@ async fn a_tree_shared_with_a_team_reaches_its_members_and_their_additions_come_
     assert!(text.contains("Because the outer bank erodes."), "{text}");
 }
 
+#[tokio::test]
+async fn a_person_in_a_team_on_two_machines_gets_the_teams_additions_on_both() {
+    let machines = Machines::new();
+    let team = machines.bare("team.git");
+    let laptop = machines.open("laptop").await;
+    let rivers = laptop.create_tree("Rivers".into(), TreeMode::Dialogue).await.unwrap();
+    laptop.append_message(rivers.id, None, "Why do rivers meander?".into()).await.unwrap();
+    machines.first_sync("laptop");
+    let (out, err, code) =
+        machines.pinloom("laptop", &["share", "rivers", "--team", "geo", "--remote", &team]);
+    assert_eq!(code, 0, "{out}{err}");
+    machines.sync("laptop");
+    // The desktop has the tree through the person's own remote, and with it that it is shared
+    // with geo; then it joins geo too.
+    machines.first_sync("desktop");
+    let (out, err, code) =
+        machines.pinloom("desktop", &["sync", "--team", "geo", "--remote", &team]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!out.contains("not shared"), "{out}");
+    // Ben answers in the team; the desktop takes it in, and its own answer goes back.
+    let (out, err, code) = machines.pinloom("ben", &["sync", "--team", "geo", "--remote", &team]);
+    assert_eq!(code, 0, "{out}{err}");
+    let ben = machines.open("ben").await;
+    let there = ben.list_trees().await.unwrap()[0].id;
+    let on_ben = newest(&ben, there).await;
+    ben.append_message(there, Some(on_ben), "Because the outer bank erodes.".into()).await.unwrap();
+    machines.sync("ben");
+    let got = machines.sync("desktop");
+    assert!(!got.contains("not shared"), "{got}");
+    let desktop = machines.open("desktop").await;
+    let here = desktop.list_trees().await.unwrap()[0].id;
+    assert!(desktop.tree_text(here).await.unwrap().contains("outer bank erodes"));
+    let on_desktop = newest(&desktop, here).await;
+    desktop.append_message(here, Some(on_desktop), "And meanders migrate.".into()).await.unwrap();
+    machines.sync("desktop");
+    let pushed = machines
+        .git(&["--git-dir", &team, "grep", "-q", "meanders migrate", "main"])
+        .output()
+        .unwrap();
+    assert!(pushed.status.success(), "the desktop's answer reached the team");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_reply_arrives_with_its_receipt_naming_the_other_machines_messages() {
     use pinloom_test_server::{Answer, Server, chat_stream};
