@@ -91,7 +91,7 @@ impl Store {
             let inserted = fold_records(tx, records, turn, &mut folded, &mut known)?;
             authority.remember_shares(tx, name, &inserted)?;
             let me = device(tx)?;
-            let ops = admit_ops(tx, &authority, ops, &me, now_ms, &mut folded, &mut known)?;
+            let ops = admit_ops(tx, name, &authority, ops, &me, now_ms, &mut folded, &mut known)?;
             let touched = fold_ops(tx, &ops, &inserted, &mut folded, &mut known)?;
             for (kind, gid, field) in &touched {
                 apply_winner(tx, kind, gid, field, &mut folded)?;
@@ -302,8 +302,10 @@ impl Authority {
 /// machine's own, no further ahead than [`CLOCK_AHEAD_LIMIT_MS`] (those wait, unread, until
 /// their time), and for a team's folder, changing only what belongs to a tree shared with it
 /// (one naming something not here yet waits for it).
+#[allow(clippy::too_many_arguments)] // each is one input of the fold, named
 fn admit_ops(
     tx: &Connection,
+    name: &str,
     authority: &Authority,
     ops: Vec<SyncOp>,
     me: &str,
@@ -341,6 +343,11 @@ fn admit_ops(
                     ));
                     continue;
                 }
+                None if held_by(tx, name, &op.target)? => {
+                    // Gone for good here (the trash was emptied): nothing left to change.
+                    known.push(op.id);
+                    continue;
+                }
                 None => {
                     folded.waiting.push((op.id, format!("it changes {}, not here yet", op.target)));
                     continue;
@@ -350,6 +357,14 @@ fn admit_ops(
         admitted.push(op);
     }
     Ok(admitted)
+}
+
+/// Whether the folder of target `name` is known to hold the record `id` (read from it or
+/// written to it before).
+fn held_by(tx: &Connection, name: &str, id: &str) -> Result<bool, StoreError> {
+    Ok(tx
+        .prepare_cached("SELECT EXISTS (SELECT 1 FROM sync_known WHERE target = ?1 AND id = ?2)")?
+        .query_row([name, id], |row| row.get(0))?)
 }
 
 fn is_known_op(tx: &Connection, id: &str) -> Result<bool, StoreError> {
