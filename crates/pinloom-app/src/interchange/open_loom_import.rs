@@ -1066,8 +1066,8 @@ impl SummaryRecord {
 }
 
 impl AttachmentRecord {
-    /// The attachment to write; one with an unknown scope or role, no name or no content, or on
-    /// a message that is not written, is left out.
+    /// The attachment to write; one with an unknown scope or role, no name or no content, an
+    /// image that is not one models take, or one on a message that is not written, is left out.
     fn import(self, references: &References<'_>, now_ms: i64) -> Option<AttachmentImport> {
         let scope = match self.scope.0.as_deref()? {
             "tree" => ImportScope::Tree,
@@ -1086,11 +1086,19 @@ impl AttachmentRecord {
             "pdf" => AttachmentRole::Pdf,
             _ => return None,
         };
+        let name = self.name.0?;
+        let mut content = self.content.0?;
+        if role == AttachmentRole::Image {
+            // Its kind and size read from its bytes, as an image attached here is: a file's
+            // label (an SVG called a PNG, 40000 × 40000 pixels called 1 × 1) is not believed,
+            // and what is not an image a model takes is left out.
+            content = crate::base::media::image_from_data_url(&content, &name).ok()?;
+        }
         Some(AttachmentImport {
             scope,
             role,
-            name: self.name.0?,
-            content: self.content.0?,
+            name,
+            content,
             created_at_ms: self.created_at.0.as_deref().and_then(parse_time).unwrap_or(now_ms),
         })
     }

@@ -227,3 +227,34 @@ async fn a_local_server_that_says_its_model_sees_is_believed_and_remembered() {
     );
     assert_eq!(blind.seen().len(), 1, "only the server's properties were read");
 }
+
+#[tokio::test]
+async fn an_imported_image_is_what_its_bytes_say_not_what_its_file_labels_it() {
+    let server = Server::start(vec![]).await;
+    let (pinloom, dir) = pinloom_with(&server).await;
+    let tree = dialogue(&pinloom).await;
+    let photo = dir.path().join("heron.png");
+    std::fs::write(&photo, png(1024, 768)).unwrap();
+    pinloom.attach_path(tree, AttachTo::Tree, photo).await.unwrap();
+    let document = pinloom.export_open_loom(vec![tree], Default::default()).await.unwrap();
+    assert!(document.contains("data:image/png;width=1024;height=768;base64,"));
+    // The file says the image is 1 × 1 pixels: it is stored as what its bytes are.
+    let relabelled = document.replace("width=1024;height=768", "width=1;height=1");
+    let report = pinloom.import_document(relabelled, "relabelled".into()).await.unwrap();
+    let there = report.trees[0].id;
+    assert_eq!(pinloom.attachments(there).await.unwrap().len(), 1);
+    let stored = pinloom.export_open_loom(vec![there], Default::default()).await.unwrap();
+    assert!(stored.contains("data:image/png;width=1024;height=768;base64,"), "{stored}");
+    assert!(!stored.contains("width=1;height=1"));
+    // An SVG labelled as a PNG is not an image a model takes: left out.
+    let svg = document.replace(
+        &document[document.find("data:image/png").unwrap()..]
+            .split('"')
+            .next()
+            .unwrap()
+            .to_owned(),
+        "data:image/png;width=1;height=1;base64,PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciLz4=",
+    );
+    let report = pinloom.import_document(svg, "svg".into()).await.unwrap();
+    assert!(pinloom.attachments(report.trees[0].id).await.unwrap().is_empty());
+}
