@@ -4,8 +4,9 @@
 //! 1. M's ancestry: its own thread from its start to M, and each ancestor thread up to the node
 //!    the next thread of the chain hangs off, never a message after it. The current thread comes
 //!    as its history; an ancestor thread as its summary ending exactly at that node, as a
-//!    summary of the whole thread written on purpose (by the person, an agent, a file), or,
-//!    when none can serve, as its own last messages up to that node, verbatim.
+//!    summary of the whole thread written on purpose (by the person, an agent, a file) while
+//!    the thread holds nothing past that node (the application layer offers none otherwise),
+//!    or, when none can serve, as its own last messages up to that node, verbatim.
 //! 2. The current pin's anchor, verbatim.
 //! 3. Attachments whose scope lies on the path: the tree, a thread of the chain, a node of the
 //!    path.

@@ -129,6 +129,31 @@ impl Store {
         Ok(summaries)
     }
 
+    /// Whether thread `pin` (`None`: the root thread) of tree `tree_id` holds a live message that
+    /// is not `node` or one of its ancestors: something a summary of the whole thread may have
+    /// said that a pin hanging off `node` may not know.
+    pub fn thread_goes_on_after(
+        &self,
+        tree_id: TreeId,
+        pin: Option<PinId>,
+        node: NodeId,
+    ) -> Result<bool, StoreError> {
+        let conn = self.conn();
+        Ok(conn
+            .prepare_cached(
+                "WITH RECURSIVE up(id, parent_id) AS (
+                     SELECT id, parent_id FROM nodes WHERE id = ?3
+                     UNION ALL
+                     SELECT n.id, n.parent_id FROM nodes n JOIN up ON n.id = up.parent_id
+                 )
+                 SELECT EXISTS (
+                     SELECT 1 FROM nodes WHERE tree_id = ?1 AND pin_id IS ?2
+                         AND pruned_at_ms IS NULL AND id NOT IN (SELECT id FROM up)
+                 )",
+            )?
+            .query_row(params![tree_id.0, pin.map(|id| id.0), node.0], |row| row.get(0))?)
+    }
+
     /// Every write of the summary under `key`, oldest first.
     pub fn summary_updates(&self, key: &SummaryKey) -> Result<Vec<SummaryUpdate>, StoreError> {
         let conn = self.conn();

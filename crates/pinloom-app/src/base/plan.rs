@@ -601,21 +601,17 @@ pub(crate) fn engine_error(error: &EngineError, snapshot: &Snapshot) -> anyhow::
 /// messages to exclude by their opening words, as the thread shows them, not by id.
 fn engine_api_error(error: &EngineError, snapshot: &Snapshot) -> ApiError {
     match error {
-        EngineError::StopAtLimit { needed, available, exclude } => {
-            let named: Vec<String> =
-                exclude.iter().map(|source| describe_source(*source, snapshot)).collect();
-            ApiError {
-                code: ErrorCode::ContextOverBudget,
-                message: format!(
-                    "the context needs {needed} tokens, over the {available} this model has, and \
-                     its profile stops at the limit instead of cutting; exclude {} to fit: {} \
-                     (the inspector marks them), choose a model with a larger window, or let this \
-                     one cut the history (Budget → When the history does not fit)",
-                    plural(named.len(), "item"),
-                    named.join("; ")
-                ),
-            }
-        }
+        EngineError::StopAtLimit { needed, available, exclude } => ApiError {
+            code: ErrorCode::ContextOverBudget,
+            message: format!(
+                "the context needs {needed} tokens, over the {available} this model has, and its \
+                 profile stops at the limit instead of cutting; exclude {} to fit: {} (the \
+                 inspector marks them), choose a model with a larger window, or let this one cut \
+                 the history (Budget → When the history does not fit)",
+                plural(exclude.len(), "item"),
+                describe_exclusions(exclude, snapshot)
+            ),
+        },
         EngineError::SystemContextOverBudget { .. } | EngineError::RequiredOverBudget { .. } => {
             ApiError { code: ErrorCode::ContextOverBudget, message: error.to_string() }
         }
@@ -626,6 +622,65 @@ fn engine_api_error(error: &EngineError, snapshot: &Snapshot) -> ApiError {
         | EngineError::NoMessages => ApiError::invalid_input(error.to_string()),
     }
 }
+
+/// What a stopAtLimit refusal asks to exclude, as a person reads it: a few messages by their
+/// opening words; more as runs of the thread, by the numbers the thread shows ("the oldest 302
+/// messages, #1–#302"), at most [`RUNS_SHOWN`] runs; anything else by what it is.
+fn describe_exclusions(exclude: &[SourceId], snapshot: &Snapshot) -> String {
+    let place: std::collections::HashMap<pinloom_engine::snapshot::NodeId, usize> =
+        snapshot.nodes.iter().enumerate().map(|(at, node)| (node.id, at)).collect();
+    let mut messages: Vec<(usize, u64)> = Vec::new();
+    let mut others: Vec<String> = Vec::new();
+    for source in exclude {
+        match source {
+            SourceId::Node(node) if node.0 < ANNOTATION_ID_BASE && place.contains_key(node) => {
+                messages.push((place[node], node.0));
+            }
+            other => others.push(describe_source(*other, snapshot)),
+        }
+    }
+    let mut named = Vec::new();
+    if messages.len() <= 3 {
+        let ids = messages.iter().map(|(_, id)| pinloom_engine::snapshot::NodeId(*id));
+        named.extend(ids.map(|id| describe_source(SourceId::Node(id), snapshot)));
+    } else {
+        messages.sort_unstable();
+        let mut runs: Vec<(u64, u64, usize)> = Vec::new();
+        let mut last_place = None;
+        for (at, id) in &messages {
+            match runs.last_mut() {
+                Some(run) if last_place.is_some() && last_place == at.checked_sub(1) => {
+                    run.1 = *id;
+                    run.2 += 1;
+                }
+                _ => runs.push((*id, *id, 1)),
+            }
+            last_place = Some(*at);
+        }
+        let from_the_start = messages.first().is_some_and(|(at, _)| *at == 0);
+        let shown: Vec<String> = runs
+            .iter()
+            .take(RUNS_SHOWN)
+            .map(|(first, last, count)| match count {
+                1 => format!("#{first}"),
+                _ => format!("#{first}–#{last}"),
+            })
+            .collect();
+        let more = runs.len().saturating_sub(RUNS_SHOWN);
+        named.push(format!(
+            "{} {}, {}{}",
+            if from_the_start && runs.len() == 1 { "the oldest" } else { "" },
+            plural(messages.len(), "message"),
+            shown.join(", "),
+            if more > 0 { format!(" and {more} more runs") } else { String::new() }
+        ));
+    }
+    named.extend(others);
+    named.iter().map(|name| name.trim()).collect::<Vec<_>>().join("; ")
+}
+
+/// How many runs of messages a refusal names before it counts the rest.
+const RUNS_SHOWN: usize = 6;
 
 fn plural(count: usize, noun: &str) -> String {
     if count == 1 { format!("1 {noun}") } else { format!("{count} {noun}s") }

@@ -260,7 +260,9 @@ impl CachedPath {
     }
 
     /// Each ancestor thread's summaries that can serve it: those ending where the next thread
-    /// hangs off (with their fitted versions), and those of the whole thread written on purpose.
+    /// hangs off (with their fitted versions), and those of the whole thread written on purpose
+    /// while the thread holds nothing past that point (a summary of the whole thread would tell
+    /// a pin what was said after its anchor: `pinloom_engine::permitted`, rule 1).
     /// Oldest write first, and among the summariser's own at equal budgets the chosen
     /// summariser's last: the engine takes the last that serves.
     fn ancestor_summaries(
@@ -273,11 +275,22 @@ impl CachedPath {
         for (pin, up_to) in self.threads.iter().take(self.threads.len().saturating_sub(1)) {
             let mut theirs = Vec::new();
             let mut chosen = Vec::new();
+            // Asked once a thread, and only when a summary of the whole thread is there.
+            let mut goes_on: Option<bool> = None;
             // The store lists the newest first.
             for summary in store.thread_summaries(tree, *pin)?.into_iter().rev() {
                 let serves = match summary.key.path_end {
                     Some(end) => end == *up_to,
-                    None => summary.chosen || summary.key.fitted_from.is_some(),
+                    None if summary.chosen || summary.key.fitted_from.is_some() => {
+                        let goes_on = match goes_on {
+                            Some(known) => known,
+                            None => {
+                                *goes_on.insert(store.thread_goes_on_after(tree, *pin, *up_to)?)
+                            }
+                        };
+                        !goes_on
+                    }
+                    None => false,
                 };
                 if !serves {
                     continue;

@@ -176,6 +176,46 @@ async fn a_failing_summariser_never_fails_the_send_and_the_receipt_says_what_sto
 }
 
 #[tokio::test]
+async fn an_agents_summary_of_the_whole_thread_never_reaches_a_pin_hanging_before_its_end() {
+    let server = Server::start(vec![
+        says(ANSWER),
+        says("Noted."),
+        says("The root asks why rivers meander; the answer is bank erosion."),
+        says("Because of erosion."),
+    ])
+    .await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let tree = dialogue(&pinloom).await;
+    let root = ask(&pinloom, tree, None, "Why do rivers meander?").await;
+    let reply = root.reply.message.id;
+    // The thread goes on past the reply the pin will hang off, and an agent summarises it all.
+    ask(&pinloom, tree, Some(reply), "The secret code is PURPLE-42. Remember it.").await;
+    let session = pinloom.threadmind_session("/work/rivers");
+    let slug = pinloom.list_trees().await.unwrap()[0].slug.clone();
+    session.project_switch(slug).await.unwrap();
+    session.summary_update("Agent: the code is PURPLE-42.".into(), None).await.unwrap();
+
+    let pin = pinloom.pin_range(reply, 0, 8, "Meanders".into(), String::new()).await.unwrap();
+    let knows = pinloom.pin_ancestry(pin.id, "Local".into(), false).await.unwrap();
+    assert!(!knows[0].whole_thread, "{:?}", knows[0]);
+    assert_ne!(knows[0].written_by, Some(SummaryAuthor::Agent));
+    assert!(!knows[0].text.contains("PURPLE"), "{:?}", knows[0]);
+    let (events, _received, cancel) = listen();
+    pinloom
+        .send_in_pin(pin.id, None, "Why there?".into(), "Local".into(), events, cancel)
+        .await
+        .unwrap();
+    let seen = server.seen();
+    let in_the_pin: Vec<String> = seen
+        .iter()
+        .map(|request| sent(&request.json()))
+        .filter(|request| request.contains("Why there?"))
+        .collect();
+    assert_eq!(in_the_pin.len(), 1);
+    assert!(!in_the_pin[0].contains("PURPLE-42"), "{}", in_the_pin[0]);
+}
+
+#[tokio::test]
 async fn the_persons_and_an_agents_summaries_are_sent_and_one_too_long_is_fitted_never_dropped() {
     let server = Server::start(vec![
         says(ANSWER),

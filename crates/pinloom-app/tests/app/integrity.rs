@@ -327,6 +327,42 @@ async fn ollama_cutting_to_its_own_window_is_flagged_and_said_in_the_plan_report
 }
 
 #[tokio::test]
+async fn a_refusal_to_cut_a_long_thread_names_runs_of_messages_by_their_numbers() {
+    let server = Server::start(vec![]).await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let mut small = local_profile("Small", &server, 2_000, "o200k");
+    small.assembly.truncation = Some("stopAtLimit".into());
+    small.assembly.minimum_recent_nodes = Some(1);
+    pinloom.save_model_profile(small).await.unwrap();
+    let tree = dialogue(&pinloom).await;
+    let mut parent = None;
+    let mut ids = Vec::new();
+    for turn in 0..40 {
+        let text = format!("Turn {turn}: {}", "the river drops its silt at the bend ".repeat(8));
+        let message = pinloom.append_message(tree, parent, text).await.unwrap();
+        ids.push(message.id);
+        parent = Some(message.id);
+    }
+    let question = pinloom.append_message(tree, parent, "And deltas?".into()).await.unwrap();
+    let (events, _received, cancel) = listen();
+    let refused = pinloom
+        .send(tree, Some(question.id), "Why?".into(), "Small".into(), events, cancel)
+        .await
+        .unwrap_err();
+    let message = pinloom_app::ApiError::from(refused).message;
+    // The oldest messages as one run by the numbers the thread shows, not one quote each.
+    let run = format!("the oldest {{}} messages, #{}–#", ids[0]);
+    let (before, after) = run.split_once("{}").unwrap();
+    let at = message.find(before).unwrap_or_else(|| panic!("{message}"));
+    let rest = &message[at + before.len()..];
+    let count: usize = rest.split(' ').next().unwrap().parse().unwrap();
+    assert!((10..40).contains(&count), "{message}");
+    let last = ids[count - 1];
+    assert!(rest.starts_with(&format!("{count}{after}{last}")), "{message}");
+    assert!(!message.contains("“Turn"), "no quotes: {message}");
+}
+
+#[tokio::test]
 async fn a_refusal_to_cut_names_what_to_exclude_and_the_inspector_still_lists_it() {
     let long =
         |topic: &str| format!("{topic} {}", "and the water keeps moving downstream ".repeat(90));
