@@ -1087,6 +1087,9 @@ pub struct SummaryView {
     pub text: String,
     /// How many times it was written (by models and by hand).
     pub update_count: u64,
+    /// Why it no longer holds ("written before message #12 was excluded"): it is not sent, and
+    /// the summariser writes it again (one by a person, an agent or a file is kept, to edit).
+    pub stale: Option<String>,
 }
 
 impl From<store::Summary> for SummaryView {
@@ -1101,6 +1104,7 @@ impl From<store::Summary> for SummaryView {
             fitted: summary.key.fitted_from.is_some(),
             text: summary.text,
             update_count: summary.update_count,
+            stale: summary.stale,
         }
     }
 }

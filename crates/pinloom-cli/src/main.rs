@@ -11,6 +11,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use pinloom_app::json::NodeAction;
 use pinloom_app::{
     APP_IDENTIFIER, ApiError, Connections, DATA_DIR_ENV, DATABASE_FILE_NAME, Pinloom, PlanFormat,
     ThreadMindReport,
@@ -108,6 +109,19 @@ enum Command {
     Tree {
         /// The tree's number, ThreadMind project id or global id.
         id: Option<String>,
+    },
+    /// Keep messages out of every context from now on (the window's Exclude). A summary written
+    /// from one of them no longer holds: it is not sent, and is written again.
+    Exclude {
+        /// The messages, by the numbers `pinloom tree` shows.
+        #[arg(required = true)]
+        nodes: Vec<i64>,
+    },
+    /// Let excluded messages back into context (the window's Include).
+    Include {
+        /// The messages, by the numbers `pinloom tree` shows.
+        #[arg(required = true)]
+        nodes: Vec<i64>,
     },
     /// A tree (or every tree) as Open Loom v2 or Markdown, or the thread ending at a message as
     /// Markdown.
@@ -352,6 +366,8 @@ async fn run(cli: Cli) -> anyhow::Result<String> {
             let tree = pinloom.tree_by_reference(id).await?;
             pinloom.tree_text(tree).await
         }
+        Command::Exclude { nodes } => mark(&pinloom, &nodes, NodeAction::Exclude).await,
+        Command::Include { nodes } => mark(&pinloom, &nodes, NodeAction::Include).await,
         Command::Tree { id: None } => {
             let trees = pinloom.list_trees().await?;
             Ok(trees
@@ -488,6 +504,24 @@ async fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// Marks each of `nodes` with `action`, all of them checked to exist first, so that a wrong
+/// number changes nothing; says what was done.
+async fn mark(pinloom: &Pinloom, nodes: &[i64], action: NodeAction) -> anyhow::Result<String> {
+    for node in nodes {
+        pinloom.node_tree(*node).await?;
+    }
+    for node in nodes {
+        pinloom.mark_node(*node, action).await?;
+    }
+    let list = nodes.iter().map(|node| format!("#{node}")).collect::<Vec<_>>().join(", ");
+    Ok(match action {
+        NodeAction::Exclude => format!(
+            "Excluded {list}: left out of every context from now on (summaries written from them are written again)."
+        ),
+        _ => format!("Included {list}: back in context."),
+    })
 }
 
 /// The send a command asks for, if it is one of the sending commands.

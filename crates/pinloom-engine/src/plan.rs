@@ -425,6 +425,9 @@ pub enum ExcerptReason {
     BeingWritten,
     /// The summariser failed, for this reason.
     Failed(String),
+    /// The one written no longer holds, for this reason (a message it was written from was
+    /// excluded, deleted or moved since).
+    Stale(String),
 }
 
 impl ExcerptReason {
@@ -434,6 +437,9 @@ impl ExcerptReason {
             ExcerptReason::NotWritten => "not written yet".to_owned(),
             ExcerptReason::BeingWritten => "being written".to_owned(),
             ExcerptReason::Failed(why) => format!("the summariser failed ({why})"),
+            ExcerptReason::Stale(why) => {
+                format!("the one there was {why}, so it is not sent; it is written again")
+            }
         }
     }
 }

@@ -276,6 +276,9 @@ pub enum SummaryState {
     BeingWritten,
     /// The summariser failed, for this reason; it is tried again later.
     Failed(String),
+    /// The one written no longer holds, for this reason (a message it was written from was
+    /// excluded, deleted or moved since): it is not sent, and is written again.
+    Stale(String),
 }
 
 /// What the app knows about a summary not in the snapshot: that of `thread` ending at `up_to`.

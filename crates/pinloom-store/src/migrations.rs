@@ -445,6 +445,15 @@ const MIGRATIONS: &[(&str, Option<Fill>)] = &[
     "#,
         None,
     ),
+    (
+        // 13: a summary that no longer holds. When a message it was written from is excluded,
+        // deleted or moved away, the summary would still carry its words: it is marked with why,
+        // never sent while marked, and written again (a write clears the mark).
+        r#"
+    ALTER TABLE summaries ADD COLUMN stale_reason TEXT;
+    "#,
+        None,
+    ),
 ];
 
 /// Migration 11: the attachments table rebuilt to admit the `image` and `pdf` roles. Its

@@ -499,6 +499,10 @@ pub struct Summary {
     pub updated_at_ms: i64,
     /// How many times it has been written (ThreadMind's stats count updates).
     pub update_count: u64,
+    /// Why it no longer holds, when a message it was written from has since been excluded,
+    /// deleted or moved away ("written before message #12 was excluded"): such a summary is
+    /// never sent, and a write clears it.
+    pub stale: Option<String>,
 }
 
 /// What an attachment hangs on.

@@ -410,8 +410,18 @@ impl Store {
         Ok(id.map(NodeId))
     }
 
-    /// Keeps a node out of context (`true`) or lets it back in.
+    /// Keeps a node out of context (`true`) or lets it back in. A summary written from it no
+    /// longer holds once it is kept out.
     pub fn set_excluded(&self, node: NodeId, excluded: bool) -> Result<Node, StoreError> {
+        if excluded {
+            self.write(|tx| {
+                crate::summaries::mark_summaries_of(
+                    tx,
+                    node,
+                    &format!("written before message #{} was excluded", node.0),
+                )
+            })?;
+        }
         self.set_node_column(node, "excluded", excluded)
     }
 
@@ -626,6 +636,11 @@ pub(crate) fn move_branch(
             new_parent.0
         )));
     }
+    crate::summaries::mark_summaries_of(
+        tx,
+        node,
+        &format!("written before message #{} was moved", node.0),
+    )?;
     let begins_pin = moving.pin_id.is_some() && parent_thread(tx, &moving)? != moving.pin_id;
     if begins_pin {
         let pin = moving.pin_id.map(|id| id.0);
@@ -1138,6 +1153,11 @@ pub(crate) fn reparent(
 
 /// Soft-deletes a live node: it and its subtree leave every path, search and listing.
 pub(crate) fn prune(conn: &Connection, node: NodeId, at_ms: i64) -> Result<(), StoreError> {
+    crate::summaries::mark_summaries_of(
+        conn,
+        node,
+        &format!("written before message #{} was deleted", node.0),
+    )?;
     conn.prepare_cached("UPDATE nodes SET pruned_at_ms = ?2 WHERE id = ?1")?
         .execute(params![node.0, at_ms])?;
     shift_deleted_depth(conn, node, 1)

@@ -828,7 +828,7 @@ fn insert_summary_record(tx: &Connection, record: &SyncRecord) -> Result<(), Sto
     if existing.is_some() && newest == *id {
         let changed = tx.execute(
             "UPDATE summaries SET text = ?2, input_chars = ?3, input_tokens = ?4,
-                 updated_at_ms = ?5, written_by = ?6, chosen = ?7
+                 updated_at_ms = ?5, written_by = ?6, chosen = ?7, stale_reason = NULL
              WHERE id = ?1 AND text IS NOT ?2",
             params![summary, text, chars, tokens, written_at_ms, written_by.as_str(), chosen],
         )?;
@@ -983,10 +983,15 @@ fn set_field(
             )?;
         }
         ("message", "excluded" | "bookmarked" | "kept") => {
-            tx.execute(
-                &format!("UPDATE nodes SET {field} = ?2 WHERE id = ?1"),
-                params![row, flag(field, value)?],
-            )?;
+            let on = flag(field, value)?;
+            if field == "excluded" && on {
+                crate::summaries::mark_summaries_of(
+                    tx,
+                    NodeId(row),
+                    &format!("written before message #{row} was excluded"),
+                )?;
+            }
+            tx.execute(&format!("UPDATE nodes SET {field} = ?2 WHERE id = ?1"), params![row, on])?;
         }
         ("message", "deleted") => set_message_deleted(tx, NodeId(row), time(field, value)?)?,
         ("message", "parent") => set_message_parent(tx, NodeId(row), value)?,

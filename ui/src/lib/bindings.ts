@@ -1363,6 +1363,11 @@ export type SummaryView = {
 	text: string,
 	/**  How many times it was written (by models and by hand). */
 	updateCount: number,
+	/**
+	 *  Why it no longer holds ("written before message #12 was excluded"): it is not sent, and
+	 *  the summariser writes it again (one by a person, an agent or a file is kept, to edit).
+	 */
+	stale: string | null,
 };
 
 /**  What a sync did, for the window's Settings → Sync and `pinloom sync`. */

@@ -512,6 +512,7 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
           fitted: false,
           text,
           updateCount: 1,
+          stale: null,
         };
       }
       case "context_slices": {

@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 
 use pinloom_engine::snapshot::{
     Attachment, AttachmentKind, AttachmentScope, CachedCount, NodeRecord, ParentEdge, PinRecord,
-    RetrievalCandidate, Snapshot, SummaryAuthor, SummaryNote, SummaryRecord, ThreadRef, TreeInfo,
-    TreeMode,
+    RetrievalCandidate, Snapshot, SummaryAuthor, SummaryNote, SummaryRecord, SummaryState,
+    ThreadRef, TreeInfo, TreeMode,
 };
 use pinloom_engine::tokens::Tokenizer;
 use pinloom_store::{self as store, NodeId, PinId, Store, StoreError, TreeId};
@@ -212,8 +212,11 @@ impl CachedPath {
         prompt: &str,
     ) -> Result<(), StoreError> {
         self.snapshot.pins = self.pins(store, tree.id)?;
-        self.snapshot.summaries = self.ancestor_summaries(store, tree.id, summarizer)?;
-        self.snapshot.summary_notes = notes;
+        let (summaries, mut stale) = self.ancestor_summaries(store, tree.id, summarizer)?;
+        self.snapshot.summaries = summaries;
+        // The summariser's own notes come last: a summary being written again says so.
+        stale.extend(notes);
+        self.snapshot.summary_notes = stale;
         self.snapshot.attachments =
             store.attachments(tree.id)?.into_iter().map(attachment).collect();
         self.snapshot.retrieval = self.retrieval(store, tree.id, settings, prompt)?;
@@ -270,8 +273,9 @@ impl CachedPath {
         store: &Store,
         tree: TreeId,
         summarizer: Option<&str>,
-    ) -> Result<Vec<SummaryRecord>, StoreError> {
+    ) -> Result<(Vec<SummaryRecord>, Vec<SummaryNote>), StoreError> {
         let mut summaries = Vec::new();
+        let mut stale_notes = Vec::new();
         for (pin, up_to) in self.threads.iter().take(self.threads.len().saturating_sub(1)) {
             let mut theirs = Vec::new();
             let mut chosen = Vec::new();
@@ -279,6 +283,19 @@ impl CachedPath {
             let mut goes_on: Option<bool> = None;
             // The store lists the newest first.
             for summary in store.thread_summaries(tree, *pin)?.into_iter().rev() {
+                if let Some(why) = &summary.stale {
+                    // Written from a message since excluded, deleted or moved away: it would
+                    // carry its words. Not offered, so the summariser writes it again, and the
+                    // plan says why meanwhile.
+                    if summary.key.path_end.is_none_or(|end| end == *up_to) {
+                        stale_notes.push(SummaryNote {
+                            thread: engine_thread(*pin),
+                            up_to: engine_node(*up_to),
+                            state: SummaryState::Stale(why.clone()),
+                        });
+                    }
+                    continue;
+                }
                 let serves = match summary.key.path_end {
                     Some(end) => end == *up_to,
                     None if summary.chosen || summary.key.fitted_from.is_some() => {
@@ -302,7 +319,7 @@ impl CachedPath {
             summaries.extend(theirs);
             summaries.extend(chosen);
         }
-        Ok(summaries)
+        Ok((summaries, stale_notes))
     }
 
     /// The retrieval candidates of `prompt`: what the path may know, searched, and the person's

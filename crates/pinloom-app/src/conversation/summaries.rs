@@ -661,7 +661,11 @@ fn thread_transcript(
     let earlier = store
         .thread_summaries(first.tree_id, first.pin_id)?
         .into_iter()
-        .filter(|summary| summary.key.fitted_from.is_none() && !summary.text.trim().is_empty())
+        .filter(|summary| {
+            summary.key.fitted_from.is_none()
+                && summary.stale.is_none()
+                && !summary.text.trim().is_empty()
+        })
         .filter_map(|summary| {
             let at = place(summary.key.path_end?)?;
             (thread[at].id != up_to).then_some((at, summary))

@@ -53,11 +53,16 @@ pub(crate) fn thread_summary(
     thread: Option<PinId>,
     hang_at: Option<NodeId>,
 ) -> Result<String, store::StoreError> {
-    // Newest first; fitted versions are for budgets, not for this whole-text view.
+    // Newest first; fitted versions are for budgets, not for this whole-text view; one written
+    // from a message since excluded, deleted or moved away would carry its words.
     let written: Vec<store::Summary> = store
         .thread_summaries(tree.id, thread)?
         .into_iter()
-        .filter(|summary| summary.key.fitted_from.is_none() && !summary.text.trim().is_empty())
+        .filter(|summary| {
+            summary.key.fitted_from.is_none()
+                && summary.stale.is_none()
+                && !summary.text.trim().is_empty()
+        })
         .collect();
     let at_end = |summary: &&store::Summary| hang_at.is_some() && summary.key.path_end == hang_at;
     let chosen = written

@@ -176,6 +176,83 @@ async fn a_failing_summariser_never_fails_the_send_and_the_receipt_says_what_sto
 }
 
 #[tokio::test]
+async fn a_summary_written_before_its_message_was_excluded_is_never_sent_again() {
+    let server = Server::start(vec![
+        says("Noted."),
+        says(ANSWER),
+        // The summariser carries what it read, the code included, as one that echoes would.
+        says("The person gave the secret code PURPLE-42 and asked why rivers meander."),
+        // Written again once the first message is excluded: from what remains.
+        says("The person asked why rivers meander; the outer bank erodes."),
+        says("Silt settles where the water slows."),
+    ])
+    .await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let tree = dialogue(&pinloom).await;
+    let first = ask(&pinloom, tree, None, "The secret code is PURPLE-42. Remember it.").await;
+    let secret = first.prompt.as_ref().unwrap().message.id;
+    let second = ask(&pinloom, tree, Some(first.reply.message.id), "Why do rivers meander?").await;
+    let reply = second.reply.message.id;
+    let passage = "the inner bank gains silt";
+    let start = ANSWER.find(passage).unwrap() as u32;
+    let pin = pinloom
+        .open_pin(
+            reply,
+            start,
+            start + passage.len() as u32,
+            passage.into(),
+            String::new(),
+            Some("Local".into()),
+        )
+        .await
+        .unwrap()
+        .id;
+    root_summaries(&pinloom, tree, 1).await;
+    let knows = pinloom.pin_ancestry(pin, "Local".into(), false).await.unwrap();
+    assert!(knows[0].text.contains("PURPLE-42"), "{:?}", knows[0]);
+
+    // The person excludes the message the summary quoted (the window's Exclude).
+    pinloom.mark_node(secret, pinloom_app::NodeAction::Exclude).await.unwrap();
+    let summaries = pinloom.summaries(tree, None).await.unwrap();
+    let stale = summaries[0].stale.as_deref().unwrap_or_default();
+    assert!(stale.contains(&format!("before message #{secret} was excluded")), "{summaries:?}");
+    // What the pin knows says so, and carries none of it meanwhile.
+    let knows = pinloom.pin_ancestry(pin, "Local".into(), false).await.unwrap();
+    assert_eq!(knows[0].state, AncestorState::Excerpt);
+    assert!(!knows[0].text.contains("PURPLE"), "{:?}", knows[0]);
+    let why = knows[0].unavailable.as_deref().unwrap_or_default();
+    assert!(why.contains("was excluded, so it is not sent"), "{why}");
+
+    // Written again in the background from what remains; the pin's request carries neither the
+    // old summary nor the excluded message.
+    pinloom.pin_ancestry(pin, "Local".into(), true).await.unwrap();
+    for _ in 0..200 {
+        let now = pinloom.summaries(tree, None).await.unwrap();
+        if now.iter().any(|summary| summary.stale.is_none() && summary.text.contains("erodes")) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (events, _received, cancel) = listen();
+    pinloom
+        .send_in_pin(
+            pin,
+            None,
+            "Why does silt settle there?".into(),
+            "Local".into(),
+            events,
+            cancel,
+        )
+        .await
+        .unwrap();
+    let seen = server.seen();
+    let asked = sent(&seen.last().unwrap().json());
+    assert!(asked.contains("Why does silt settle there?"), "{asked}");
+    assert!(!asked.contains("PURPLE"), "{asked}");
+    assert!(asked.contains("the outer bank erodes"), "the summary written again: {asked}");
+}
+
+#[tokio::test]
 async fn an_agents_summary_of_the_whole_thread_never_reaches_a_pin_hanging_before_its_end() {
     let server = Server::start(vec![
         says(ANSWER),

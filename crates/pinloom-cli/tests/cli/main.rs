@@ -387,3 +387,39 @@ fn import_and_export_open_loom_through_the_command_line() {
     let (_, refusal, code) = pinloom(&db, &["export", "--node", "3", "--format", "openloom"]);
     assert_eq!(code, 2, "{refusal}");
 }
+
+#[tokio::test]
+async fn exclude_from_the_terminal_and_a_summary_written_from_the_message_stops_being_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, asked) = fixture(dir.path()).await;
+    let db = dir.path().join(pinloom_app::DATABASE_FILE_NAME);
+    let asked = asked.to_string();
+    let context = |format: &str| {
+        let args = ["context", "--node", &asked, "--profile", "Golden", "--format", format];
+        let (out, err, code) = pinloom(&db, &args);
+        assert_eq!(code, 0, "{err}");
+        out
+    };
+    let summary = "The person asked why rivers meander.";
+    assert!(context("markdown").contains(summary));
+    assert!(context("report").contains("your summary; 31 tokens sent"));
+    // A number no message has changes nothing, and says so.
+    let (_, err, code) = pinloom(&db, &["exclude", "1", "999"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("999"), "{err}");
+    assert!(context("markdown").contains(summary), "nothing was excluded");
+
+    let (out, err, code) = pinloom(&db, &["exclude", "1"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("Excluded #1"), "{out}");
+    // The person's summary of the root thread was written from message 1: it is not sent now.
+    assert!(!context("markdown").contains(summary));
+    let report = context("report");
+    assert!(!report.contains("your summary"), "{report}");
+    assert!(
+        report.contains("written before message #1 was excluded, so it is not sent"),
+        "{report}"
+    );
+    let (out, _, code) = pinloom(&db, &["include", "1"]);
+    assert_eq!((code, out.trim()), (0, "Included #1: back in context."));
+}

@@ -580,6 +580,7 @@ impl<'a> Builder<'a> {
             .map_or(ExcerptReason::NotWritten, |note| match &note.state {
                 SummaryState::BeingWritten => ExcerptReason::BeingWritten,
                 SummaryState::Failed(why) => ExcerptReason::Failed(why.clone()),
+                SummaryState::Stale(why) => ExcerptReason::Stale(why.clone()),
             });
         let (text, quoted) = self.excerpt(path, seg, budget);
         self.excerpted.extend(quoted.iter().copied());
