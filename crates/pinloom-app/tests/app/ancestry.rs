@@ -64,19 +64,15 @@ async fn rivers_with_pin(pinloom: &Pinloom, passage: &str) -> (i64, i64, i64) {
     let tree = dialogue(pinloom).await;
     let root = ask(pinloom, tree, None, "Why do rivers meander?").await;
     let reply = root.reply.message.id;
+    (tree, reply, pin_on_answer(pinloom, reply, passage).await)
+}
+
+/// A pin opened on `passage` of `reply` (which reads [`ANSWER`]) through the window's call.
+async fn pin_on_answer(pinloom: &Pinloom, reply: i64, passage: &str) -> i64 {
     let start = ANSWER.find(passage).unwrap() as u32;
-    let pin = pinloom
-        .open_pin(
-            reply,
-            start,
-            start + passage.len() as u32,
-            passage.into(),
-            String::new(),
-            Some("Local".into()),
-        )
-        .await
-        .unwrap();
-    (tree, reply, pin.id)
+    let end = start + passage.len() as u32;
+    let local = Some("Local".into());
+    pinloom.open_pin(reply, start, end, passage.into(), String::new(), local).await.unwrap().id
 }
 
 #[tokio::test]
@@ -193,20 +189,7 @@ async fn a_summary_written_before_its_message_was_excluded_is_never_sent_again()
     let secret = first.prompt.as_ref().unwrap().message.id;
     let second = ask(&pinloom, tree, Some(first.reply.message.id), "Why do rivers meander?").await;
     let reply = second.reply.message.id;
-    let passage = "the inner bank gains silt";
-    let start = ANSWER.find(passage).unwrap() as u32;
-    let pin = pinloom
-        .open_pin(
-            reply,
-            start,
-            start + passage.len() as u32,
-            passage.into(),
-            String::new(),
-            Some("Local".into()),
-        )
-        .await
-        .unwrap()
-        .id;
+    let pin = pin_on_answer(&pinloom, reply, "the inner bank gains silt").await;
     root_summaries(&pinloom, tree, 1).await;
     let knows = pinloom.pin_ancestry(pin, "Local".into(), false).await.unwrap();
     assert!(knows[0].text.contains("PURPLE-42"), "{:?}", knows[0]);
