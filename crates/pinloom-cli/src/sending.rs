@@ -100,6 +100,7 @@ fn exit_code(code: ErrorCode) -> u8 {
 }
 
 async fn send_and_show(pinloom: &Pinloom, send: Send) -> anyhow::Result<ExitCode> {
+    let titled_after_question = matches!(send.place, Place::NewTree { .. });
     let (target, continued) = target(pinloom, send.place).await?;
     let profile = match send.profile.or_else(|| std::env::var("PINLOOM_PROFILE").ok()) {
         Some(profile) => profile,
@@ -127,6 +128,10 @@ async fn send_and_show(pinloom: &Pinloom, send: Send) -> anyhow::Result<ExitCode
     let shown = shown.await.unwrap_or_default();
     let exchange = replied?;
     let tree_id = pinloom.node_tree(exchange.reply.message.id).await?;
+    if titled_after_question && let Some(prompt) = &exchange.prompt {
+        // The title is the question's words: it follows the question if it is excluded.
+        pinloom.title_from_message(tree_id, prompt.message.id).await?;
+    }
     finish(&exchange, tree_id, &shown, json);
     Ok(match &exchange.interruption {
         None => ExitCode::SUCCESS,

@@ -446,11 +446,16 @@ const MIGRATIONS: &[(&str, Option<Fill>)] = &[
         None,
     ),
     (
-        // 13: a summary that no longer holds. When a message it was written from is excluded,
-        // deleted or moved away, the summary would still carry its words: it is marked with why,
-        // never sent while marked, and written again (a write clears the mark).
+        // 13: derived text that no longer holds. When a message a summary was written from is
+        // excluded, deleted or moved away, the summary would still carry its words: it is marked
+        // with why, never sent while marked, and written again (a write clears the mark). And a
+        // title taken from a message follows it.
         r#"
     ALTER TABLE summaries ADD COLUMN stale_reason TEXT;
+    -- A title Pinloom took from a message (the command line titles a new tree after its first
+    -- question): while that message is excluded or deleted, requests do not name the tree by it.
+    -- A title the person types is theirs, and clears this.
+    ALTER TABLE trees ADD COLUMN title_from_node INTEGER REFERENCES nodes(id) ON DELETE SET NULL;
     "#,
         None,
     ),

@@ -955,7 +955,11 @@ fn set_field(
             if title.is_empty() {
                 return Err(wrong(field, value));
             }
-            tx.execute("UPDATE trees SET title = ?2 WHERE id = ?1", params![row, title])?;
+            // A title someone set: no longer the one taken from a message.
+            tx.execute(
+                "UPDATE trees SET title = ?2, title_from_node = NULL WHERE id = ?1",
+                params![row, title],
+            )?;
         }
         ("tree", "systemContext") => {
             tx.execute(

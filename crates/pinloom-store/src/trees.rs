@@ -4,7 +4,7 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use crate::codec::{count, mode_from_sql, mode_to_sql, sharing_from_sql, sharing_to_sql};
 use crate::error::StoreError;
-use crate::model::{Sharing, Tree, TreeId, TreeMode, TreeSetup};
+use crate::model::{NodeId, Sharing, Tree, TreeId, TreeMode, TreeSetup};
 use crate::slugs::{slugify, unique_slug};
 use crate::store::Store;
 
@@ -101,7 +101,36 @@ impl Store {
         if title.is_empty() {
             return Err(StoreError::InvalidInput("a tree needs a title".into()));
         }
-        self.update_tree(id, "title = ?2", title, at_ms)
+        self.update_tree(id, "title = ?2, title_from_node = NULL", title, at_ms)
+    }
+
+    /// Records that tree `id`'s title was taken from its message `node` (not typed by the
+    /// person), so that it follows that message: see [`Store::title_withdrawn`].
+    pub fn set_title_taken_from(&self, id: TreeId, node: NodeId) -> Result<(), StoreError> {
+        self.write(|tx| {
+            let changed = tx.execute(
+                "UPDATE trees SET title_from_node = ?2
+                 WHERE id = ?1 AND EXISTS (SELECT 1 FROM nodes WHERE id = ?2 AND tree_id = ?1)",
+                params![id.0, node.0],
+            )?;
+            if changed == 0 {
+                return Err(StoreError::NotFound { kind: "node of the tree", id: node.0 });
+            }
+            Ok(())
+        })
+    }
+
+    /// Whether tree `id`'s title was taken from a message that is now excluded or deleted: a
+    /// request then names the tree by something else, or the title would carry the words the
+    /// person took out.
+    pub fn title_withdrawn(&self, id: TreeId) -> Result<bool, StoreError> {
+        Ok(self
+            .conn()
+            .prepare_cached(
+                "SELECT EXISTS (SELECT 1 FROM trees t JOIN nodes n ON n.id = t.title_from_node
+                 WHERE t.id = ?1 AND (n.excluded OR n.pruned_at_ms IS NOT NULL))",
+            )?
+            .query_row([id.0], |row| row.get(0))?)
     }
 
     /// Puts a tree in the trash: it leaves the list and ThreadMind's projects, and keeps

@@ -221,7 +221,12 @@ impl CachedPath {
             store.attachments(tree.id)?.into_iter().map(attachment).collect();
         self.snapshot.retrieval = self.retrieval(store, tree.id, settings, prompt)?;
         self.snapshot.tree = TreeInfo {
-            title: tree.title.clone(),
+            // A title taken from a message since excluded or deleted would carry its words.
+            title: if store.title_withdrawn(tree.id)? {
+                WITHDRAWN_TITLE.to_owned()
+            } else {
+                tree.title.clone()
+            },
             mode: match tree.mode {
                 store::TreeMode::Dialogue => TreeMode::Dialogue,
                 store::TreeMode::Buffer => TreeMode::Buffer,
@@ -484,6 +489,9 @@ pub(crate) fn store_pin(thread: ThreadRef) -> Option<PinId> {
         ThreadRef::Pin(pin) => Some(PinId(i64::try_from(pin.0).unwrap_or(i64::MAX))),
     }
 }
+
+/// How a request names a tree whose title was taken from a message since excluded or deleted.
+pub(crate) const WITHDRAWN_TITLE: &str = "the main thread";
 
 /// What a plan put on a checked-out path above its stored end, taken off before it goes back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

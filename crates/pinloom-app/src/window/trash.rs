@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use pinloom_store::TreeId;
+use pinloom_store::{NodeId, TreeId};
 
 use crate::json::{DeletedBranchView, EmptiedTrashView, TrashView, TreeSummary};
 use crate::pinloom::Pinloom;
@@ -14,6 +14,16 @@ use crate::runtime::now_ms;
 const PREVIEW_CHARACTERS: usize = 120;
 
 impl Pinloom {
+    /// Records that tree `tree_id`'s title was taken from its message `node_id` (the command
+    /// line titles a new tree after its first question): while that message is excluded or
+    /// deleted, requests do not name the tree by it. A rename makes the title the person's.
+    pub async fn title_from_message(&self, tree_id: i64, node_id: i64) -> anyhow::Result<()> {
+        self.write("could not record where the title came from", move |store| {
+            Ok(store.set_title_taken_from(TreeId(tree_id), NodeId(node_id))?)
+        })
+        .await
+    }
+
     /// Gives tree `tree_id` a new title; the project id agents know it by stays.
     pub async fn rename_tree(&self, tree_id: i64, title: String) -> anyhow::Result<TreeSummary> {
         let tree = self

@@ -288,3 +288,42 @@ async fn without_a_profile_named_the_first_that_can_be_sent_to_answers() {
     assert_eq!(output.status.code(), Some(0), "{err}");
     assert_eq!(String::from_utf8_lossy(&output.stdout), "From the local server.\n");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_excluded_message_reaches_no_later_request_through_a_summary_or_the_title() {
+    let server = Server::start(vec![
+        says(&["Noted."]),
+        says(&["Rivers meander by erosion."]),
+        // The root's summary for the pin, carrying the code as a summariser that echoes would.
+        says(&["The code is PURPLE-42; rivers meander by erosion."]),
+        says(&["Because the bank erodes."]),
+        // Written again once the code's message is excluded.
+        says(&["Rivers meander by erosion."]),
+        says(&["The outer bank is fastest."]),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = database(dir.path(), &server).await;
+    let secret = "The secret code is PURPLE-42. Remember it.";
+    let (_, err, code) = pinloom(&db, &["ask", secret], None).await;
+    assert_eq!(code, 0, "{err}");
+    let (_, err, code) = pinloom(&db, &["ask", "-c", "Why do rivers meander?"], None).await;
+    assert_eq!(code, 0, "{err}");
+    let pin = ["pin", "--node", "4", "--passage", "erosion", "Why?"];
+    let (_, err, code) = pinloom(&db, &pin, None).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(server.seen()[3].body.contains("PURPLE-42"), "the summary carried it, as written");
+
+    let (_, err, code) = pinloom(&db, &["exclude", "1"], None).await;
+    assert_eq!(code, 0, "{err}");
+    let (_, err, code) = pinloom(&db, &["ask", "--node", "6", "Which bank?"], None).await;
+    assert_eq!(code, 0, "{err}");
+    let seen = server.seen();
+    assert_eq!(seen.len(), 6, "the summary was written again, then the question sent");
+    for request in &seen[4..] {
+        assert!(!request.body.contains("PURPLE"), "{}", request.body);
+        assert!(!request.body.contains("secret code"), "not even in the title: {}", request.body);
+    }
+    assert!(seen[5].body.contains("Which bank?"));
+    assert!(seen[5].body.contains("the main thread"), "the tree named otherwise: {}", seen[5].body);
+}
