@@ -154,22 +154,16 @@ fn admit_settings(settings: &mut Value, summarizers: &HashSet<&str>) -> Option<S
     }
 }
 
-/// A profile version from the person's own remote, through the imported file's rules; it stays
-/// enabled only when its provider, address and system prompt are those of the enabled profile
-/// of its name here (prices, sampling and budgets may change); otherwise it waits to be enabled.
+/// A profile version from the person's own remote. One whose provider, address and system
+/// prompt are those of the enabled profile of its name here stays enabled, its address kept (it
+/// is this machine's already): prices, sampling and budgets may change. Any other goes through
+/// the imported file's rules (an address a key could go to is dropped) and waits to be enabled.
 fn admit_profile(
     profile: ModelProfile,
     here: &[ModelProfile],
     remote: &str,
     admitted: &mut Admitted,
 ) -> Option<ModelProfile> {
-    let mut notes = Vec::new();
-    let mut profile =
-        untrusted::admit_profiles(vec![profile], here, &mut |note| notes.push(note)).pop();
-    for note in notes {
-        admitted.notes.push(format!("From {remote}: {note}."));
-    }
-    let profile = profile.as_mut()?;
     let unchanged = here.iter().any(|mine| {
         mine.name == profile.name
             && mine.imported_from.is_none()
@@ -177,16 +171,25 @@ fn admit_profile(
             && mine.base_url == profile.base_url
             && mine.agent_system_prompt == profile.agent_system_prompt
     });
-    if !unchanged {
-        profile.imported_from = Some(format!("your sync remote {remote}"));
-        admitted.notes.push(format!(
-            "The model profile {:?} arrived from {remote} with a provider, an address or a system \
-             prompt this machine does not have: it is not enabled, and nothing is planned for or \
-             sent to it until you enable it in Settings → Models.",
-            profile.name
-        ));
+    let address = profile.base_url.clone();
+    let mut notes = Vec::new();
+    let mut profile =
+        untrusted::admit_profiles(vec![profile], here, &mut |note| notes.push(note)).pop()?;
+    if unchanged {
+        profile.base_url = address;
+        return Some(profile);
     }
-    Some(profile.clone())
+    for note in notes {
+        admitted.notes.push(format!("From {remote}: {note}."));
+    }
+    profile.imported_from = Some(format!("your sync remote {remote}"));
+    admitted.notes.push(format!(
+        "The model profile {:?} arrived from {remote} with a provider, an address or a system \
+         prompt this machine does not have: it is not enabled, and nothing is planned for or \
+         sent to it until you enable it in Settings → Models.",
+        profile.name
+    ));
+    Some(profile)
 }
 
 #[cfg(test)]
@@ -194,6 +197,44 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    fn proxy_profile(address: &str, window: u32) -> ModelProfile {
+        ModelProfile {
+            name: "GPT-4o (proxy)".into(),
+            provider: "openai".into(),
+            model_id: "gpt-4o".into(),
+            base_url: Some(address.into()),
+            context_window: window,
+            reserve: 4_096,
+            native_system: true,
+            completion_endpoint: false,
+            tokenizer: "o200k".into(),
+            agent_system_prompt: String::new(),
+            sampling_json: "{}".into(),
+            settings_json: "{}".into(),
+            prices_json: None,
+            imported_from: None,
+        }
+    }
+
+    #[test]
+    fn a_profile_from_the_own_remote_stays_enabled_only_where_it_sends_where_it_did() {
+        let here = [proxy_profile("https://proxy.example/v1", 128_000)];
+        let mut admitted = Admitted::default();
+        // A new version with a larger window, same provider, address and prompt: as it is.
+        let newer = proxy_profile("https://proxy.example/v1", 200_000);
+        let kept = admit_profile(newer, &here, "origin", &mut admitted).unwrap();
+        assert_eq!(kept.imported_from, None);
+        assert_eq!(kept.base_url.as_deref(), Some("https://proxy.example/v1"));
+        assert_eq!(kept.context_window, 200_000);
+        assert!(admitted.notes.is_empty(), "{:?}", admitted.notes);
+        // Another address: dropped, and the version waits to be enabled.
+        let moved = proxy_profile("https://collector.example/v1", 200_000);
+        let waiting = admit_profile(moved, &here, "origin", &mut admitted).unwrap();
+        assert_eq!(waiting.base_url, None);
+        assert!(waiting.imported_from.is_some());
+        assert!(admitted.notes.iter().any(|note| note.contains("not enabled")));
+    }
 
     #[test]
     fn a_teams_tree_settings_pass_the_windows_checks_and_name_only_the_persons_summarisers() {
