@@ -1092,6 +1092,42 @@ pub struct SummaryView {
     pub stale: Option<String>,
 }
 
+/// A request Pinloom made on its own (a summary, a condensation), as `pinloom requests` lists
+/// it: what it was for, the model, the tokens planned and counted, the cost, the time, how it
+/// ended, and its body as sent.
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct BackgroundRequestView {
+    /// Its number.
+    pub id: i64,
+    /// The tree it served.
+    pub tree_id: i64,
+    /// `summary` or `condensation`.
+    pub kind: String,
+    /// The model profile asked.
+    pub model: String,
+    /// The thread summarised: a pin's id, absent for the root thread.
+    pub pin_id: Option<i64>,
+    /// The last message summarised.
+    pub up_to: Option<i64>,
+    /// The tokens Pinloom counted in what it sent.
+    pub planned_tokens: u64,
+    /// The prompt tokens the provider counted, when it said.
+    pub prompt_tokens: Option<u64>,
+    /// The reply's tokens, when the provider said.
+    pub reply_tokens: Option<u64>,
+    /// What it cost, in dollars, when the profile has prices.
+    pub cost_usd: Option<f64>,
+    /// When it was sent.
+    pub started_at_ms: i64,
+    /// How long it took.
+    pub duration_ms: i64,
+    /// Why it failed, when it did.
+    pub failure: Option<String>,
+    /// The request body as sent (JSON).
+    pub body: String,
+}
+
 impl From<store::Summary> for SummaryView {
     fn from(summary: store::Summary) -> SummaryView {
         SummaryView {

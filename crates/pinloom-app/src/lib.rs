@@ -29,6 +29,7 @@ pub use base::pdf_reader::{PdfReader, READ_PDF_ARGUMENT, serve_pdf_reader_if_ask
 pub use conversation::attachments::MAX_FOLDER_ENTRIES;
 pub use conversation::fan_out::FAN_OUT_LANES;
 pub use conversation::fusing::FUSE_ANSWERS;
+pub use conversation::requests::REQUESTS_SHOWN;
 pub use conversation::summaries::CUT_SUMMARY_NOTE;
 pub use data_dir::{
     APP_IDENTIFIER, DATA_DIR_ENV, DATA_DIR_FLAG, DATABASE_FILE_NAME, resolve_data_dir,

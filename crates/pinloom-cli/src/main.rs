@@ -123,6 +123,20 @@ enum Command {
         #[arg(required = true)]
         nodes: Vec<i64>,
     },
+    /// The requests Pinloom made on its own (summaries, condensations), newest first: what each
+    /// was for, the model, tokens planned and counted, cost, time, and how it ended. Replies keep
+    /// theirs in their receipts.
+    Requests {
+        /// Only this tree's (its number, global id or ThreadMind project id).
+        #[arg(long)]
+        tree: Option<String>,
+        /// How many.
+        #[arg(long, default_value_t = pinloom_app::REQUESTS_SHOWN)]
+        limit: usize,
+        /// As JSON, each with its request body.
+        #[arg(long)]
+        json: bool,
+    },
     /// A tree (or every tree) as Open Loom v2 or Markdown, or the thread ending at a message as
     /// Markdown.
     Export {
@@ -366,6 +380,18 @@ async fn run(cli: Cli) -> anyhow::Result<String> {
             let tree = pinloom.tree_by_reference(id).await?;
             pinloom.tree_text(tree).await
         }
+        Command::Requests { tree, limit, json } => {
+            let tree = match tree {
+                Some(tree) => Some(pinloom.tree_by_reference(tree).await?),
+                None => None,
+            };
+            let requests = pinloom.background_requests(tree, limit).await?;
+            Ok(if json {
+                serde_json::to_string_pretty(&requests)?
+            } else {
+                requests_text(&requests)
+            })
+        }
         Command::Exclude { nodes } => mark(&pinloom, &nodes, NodeAction::Exclude).await,
         Command::Include { nodes } => mark(&pinloom, &nodes, NodeAction::Include).await,
         Command::Tree { id: None } => {
@@ -504,6 +530,40 @@ async fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// The background requests, one line each.
+fn requests_text(requests: &[pinloom_app::json::BackgroundRequestView]) -> String {
+    if requests.is_empty() {
+        return "Pinloom has made no request on its own here yet.".to_owned();
+    }
+    requests
+        .iter()
+        .map(|request| {
+            let thread = request.pin_id.map_or("the main thread".to_owned(), |pin| format!("pin {pin}"));
+            let up_to = request.up_to.map(|node| format!(" up to #{node}")).unwrap_or_default();
+            let counted = match (request.prompt_tokens, request.reply_tokens) {
+                (Some(prompt), Some(reply)) => format!(", counted {prompt} + {reply} reply"),
+                (Some(prompt), None) => format!(", counted {prompt}"),
+                _ => String::new(),
+            };
+            let cost = request.cost_usd.map(|cost| format!(", ${cost:.4}")).unwrap_or_default();
+            let ended = match &request.failure {
+                Some(failure) => format!("; failed: {failure}"),
+                None => String::new(),
+            };
+            format!(
+                "#{} tree {}: {} of {thread}{up_to} by {}, {} tokens planned{counted}{cost}, {:.1} s{ended}",
+                request.id,
+                request.tree_id,
+                request.kind,
+                request.model,
+                request.planned_tokens,
+                request.duration_ms as f64 / 1000.0,
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Marks each of `nodes` with `action`, all of them checked to exist first, so that a wrong

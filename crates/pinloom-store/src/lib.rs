@@ -25,6 +25,7 @@ mod pins;
 mod profiles;
 mod receipts;
 mod reply_tokens;
+mod requests;
 mod search;
 mod slugs;
 mod store;
@@ -50,6 +51,7 @@ pub use model::{
 };
 pub use nodes::check_tree_links;
 pub use profiles::invisible_character;
+pub use requests::{BackgroundRequest, RequestKind};
 pub use search::{COMMON_TERM_MIN_NODES, MAX_QUERY_TERMS};
 pub use slugs::{ROOT_THREAD_SLUG, slugify, unique_slug};
 pub use store::{APPLICATION_ID, Store};

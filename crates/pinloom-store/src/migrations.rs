@@ -448,14 +448,34 @@ const MIGRATIONS: &[(&str, Option<Fill>)] = &[
     (
         // 13: derived text that no longer holds. When a message a summary was written from is
         // excluded, deleted or moved away, the summary would still carry its words: it is marked
-        // with why, never sent while marked, and written again (a write clears the mark). And a
-        // title taken from a message follows it.
+        // with why, never sent while marked, and written again (a write clears the mark). A
+        // title taken from a message follows it. And requests made in the background are kept.
         r#"
     ALTER TABLE summaries ADD COLUMN stale_reason TEXT;
     -- A title Pinloom took from a message (the command line titles a new tree after its first
     -- question): while that message is excluded or deleted, requests do not name the tree by it.
     -- A title the person types is theirs, and clears this.
     ALTER TABLE trees ADD COLUMN title_from_node INTEGER REFERENCES nodes(id) ON DELETE SET NULL;
+    -- Every request Pinloom makes on its own (a summary, a condensation): what it was for, what
+    -- it asked of which model, what the provider counted and charged, how it ended, and its
+    -- body, so that nothing is sent unseen. Replies keep theirs in their receipts.
+    CREATE TABLE background_requests (
+        id             INTEGER PRIMARY KEY,
+        tree_id        INTEGER NOT NULL REFERENCES trees(id) ON DELETE CASCADE,
+        kind           TEXT    NOT NULL CHECK (kind IN ('summary', 'condensation')),
+        model          TEXT    NOT NULL,
+        pin_id         INTEGER REFERENCES pins(id) ON DELETE SET NULL,
+        up_to_node_id  INTEGER REFERENCES nodes(id) ON DELETE SET NULL,
+        planned_tokens INTEGER NOT NULL,
+        prompt_tokens  INTEGER,
+        reply_tokens   INTEGER,
+        cost_usd       REAL,
+        started_at_ms  INTEGER NOT NULL,
+        duration_ms    INTEGER NOT NULL,
+        failure        TEXT,
+        body_json      TEXT    NOT NULL
+    ) STRICT;
+    CREATE INDEX background_requests_by_tree ON background_requests(tree_id, id);
     "#,
         None,
     ),

@@ -165,7 +165,7 @@ fn cut_message(local: bool, planned: u64, counted: u64) -> String {
     }
 }
 
-fn cost(
+pub(crate) fn cost(
     prices: Prices,
     counted: u64,
     usage: &pinloom_providers::Usage,

@@ -14,6 +14,7 @@ mod pins;
 mod preview;
 mod promotions;
 mod reply_drafts;
+pub(crate) mod requests;
 mod send;
 mod settings;
 pub(crate) mod summaries;

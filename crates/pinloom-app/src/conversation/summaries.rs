@@ -36,6 +36,7 @@ use crate::ApiError;
 use crate::base::engine_inputs::{ModelChoice, engine_node, engine_thread};
 use crate::base::plan::{Planned, ProfileRef};
 use crate::base::snapshot_cache::store_pin;
+use crate::conversation::requests::Sent;
 use crate::json::{SummaryView, TreeSettings};
 use crate::pinloom::Pinloom;
 use crate::runtime::{blocking, now_ms};
@@ -428,7 +429,7 @@ impl Pinloom {
         let Some(input) = input else { return Ok(None) };
         let key = self.key_for(summarizer.provider).await?;
         let written = self
-            .summarise(&summarizer, &instruction, input.text(), job.budget, key.as_ref())
+            .summarise(job, &summarizer, &instruction, input.text(), key.as_ref())
             .await
             .with_context(|| format!("{} could not write it", summarizer.name))?;
         let store = self.store.clone();
@@ -468,28 +469,45 @@ impl Pinloom {
         .context("could not save the summary")
     }
 
+    /// Asks `summarizer` for `job`'s summary of `input`. The request is kept, whatever its
+    /// outcome, with what it was for, its tokens, cost and time (`pinloom requests`).
     async fn summarise(
         &self,
+        job: &SummaryJob,
         summarizer: &ModelChoice,
         instruction: &str,
         input: &str,
-        budget: u32,
         key: Option<&pinloom_providers::ApiKey>,
     ) -> anyhow::Result<String> {
+        let budget = job.budget;
         let wire =
             summary_request(&summarizer.endpoint, &summarizer.engine, instruction, input, budget)?;
+        let tokenizer = summarizer.engine.tokenizer;
+        let planned = tokenizer.count(instruction) + tokenizer.count(input);
+        let started = now_ms();
         // Nobody watches a summary arrive; its pieces go nowhere. A summary is the
         // process's own work, not the person's send: nothing but the process's end stops it.
         let (sink, _) = tokio::sync::mpsc::unbounded_channel();
-        let reply = self.provider.stream(&wire, key, &sink, &CancellationToken::new()).await?;
-        if let Some(interruption) = reply.interruption {
+        let sent = self.provider.stream(&wire, key, &sink, &CancellationToken::new()).await;
+        let written = match &sent {
+            Err(error) => Err(error.to_string()),
+            Ok(reply) => match (&reply.interruption, reply.text.trim()) {
+                (Some(interruption), _) => Err(interruption.to_string()),
+                (None, "") => Err("the summariser answered with nothing".to_owned()),
+                (None, text) => Ok(fit_summary(tokenizer, text, budget)),
+            },
+        };
+        let outcome = Sent {
+            reply: sent.as_ref().ok(),
+            failure: written.as_ref().err().cloned(),
+            started_at_ms: started,
+            planned,
+        };
+        self.keep_request(job, summarizer, &wire, outcome).await;
+        if let Some(interruption) = sent?.interruption {
             return Err(interruption.into());
         }
-        let text = reply.text.trim();
-        if text.is_empty() {
-            anyhow::bail!("the summariser answered with nothing");
-        }
-        Ok(fit_summary(summarizer.engine.tokenizer, text, budget))
+        written.map_err(anyhow::Error::msg)
     }
 
     /// Writes the person's own summary of thread `pin_id` (absent: the root thread) up to its

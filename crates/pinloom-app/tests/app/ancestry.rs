@@ -169,6 +169,12 @@ async fn a_failing_summariser_never_fails_the_send_and_the_receipt_says_what_sto
     let note = receipt.sent.iter().find_map(|slice| slice.note.clone()).unwrap();
     assert!(note.starts_with("summary not available: the summariser failed"), "{note}");
     assert!(note.ends_with("its last messages before the branching point, verbatim"), "{note}");
+    // The failed summary request is kept where a person finds it, with why.
+    let requests = pinloom.background_requests(None, 10).await.unwrap();
+    let failed = requests.iter().find(|request| request.failure.is_some()).expect("kept");
+    assert_eq!(failed.kind, "summary");
+    assert!(failed.failure.as_deref().unwrap().contains("not found"), "{failed:?}");
+    assert!(failed.body.contains("Why do rivers meander?"), "its body as sent: {failed:?}");
 }
 
 #[tokio::test]

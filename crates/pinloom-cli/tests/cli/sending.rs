@@ -326,4 +326,19 @@ async fn an_excluded_message_reaches_no_later_request_through_a_summary_or_the_t
     }
     assert!(seen[5].body.contains("Which bank?"));
     assert!(seen[5].body.contains("the main thread"), "the tree named otherwise: {}", seen[5].body);
+
+    // Both summary requests were made on Pinloom's own: each is listed, with what it was for.
+    let (list, err, code) = pinloom(&db, &["requests"], None).await;
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = list.lines().collect();
+    assert_eq!(lines.len(), 2, "{list}");
+    for line in &lines {
+        assert!(line.contains("summary of the main thread up to #4 by Local"), "{list}");
+        assert!(line.contains("tokens planned"), "{list}");
+    }
+    let (json, _, _) = pinloom(&db, &["requests", "--tree", "1", "--json"], None).await;
+    let listed: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let body = |at: usize| listed[at]["body"].as_str().unwrap().to_owned();
+    assert!(body(1).contains("PURPLE-42"), "the first read the message, as it was sent then");
+    assert!(!body(0).contains("PURPLE"), "the one written again did not");
 }
