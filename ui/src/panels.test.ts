@@ -115,6 +115,17 @@ describe("the budget panel", () => {
     expect(fake.profiles.find((one) => one.name === "Local")?.contextWindow).toBe(4096);
   });
 
+  it("sets the step truncation cuts in, the setting the report's hint names", async () => {
+    const { conversation } = await opened();
+    render(BudgetPanel, { conversation, onclose: () => undefined });
+    const step = (await screen.findByTestId("budget-step")) as HTMLInputElement;
+    expect(step.closest("label")?.textContent).toContain("Cut in steps of");
+    await fireEvent.change(step, { target: { value: "0" } });
+    await fireEvent.click(screen.getByTestId("budget-save"));
+    await screen.findByTestId("budget-saved");
+    expect(fake.profiles.find((one) => one.name === "Local")?.assembly?.truncationStepPercent).toBe(0);
+  });
+
   it("says whether the model sees images, or leaves it to the model's name", async () => {
     const { conversation } = await opened();
     render(BudgetPanel, { conversation, onclose: () => undefined });
