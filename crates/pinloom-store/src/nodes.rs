@@ -413,16 +413,18 @@ impl Store {
     /// Keeps a node out of context (`true`) or lets it back in. A summary written from it no
     /// longer holds once it is kept out.
     pub fn set_excluded(&self, node: NodeId, excluded: bool) -> Result<Node, StoreError> {
-        if excluded {
-            self.write(|tx| {
-                crate::summaries::mark_summaries_of(
-                    tx,
-                    node,
-                    &format!("written before message #{} was excluded", node.0),
-                )
-            })?;
+        if !excluded {
+            return self.set_node_column(node, "excluded", false);
         }
-        self.set_node_column(node, "excluded", excluded)
+        self.write(|tx| {
+            crate::summaries::mark_summaries_of(
+                tx,
+                node,
+                &format!("written before message #{} was excluded", node.0),
+            )?;
+            tx.execute("UPDATE nodes SET excluded = 1 WHERE id = ?1", [node.0])?;
+            node_by_id(tx, node)
+        })
     }
 
     /// Marks a node to survive any truncation (the inspector's "keep"), or unmarks it.

@@ -141,14 +141,15 @@ impl Store {
         let conn = self.conn();
         Ok(conn
             .prepare_cached(
+                // UNION ends the walk on a loop of parent links instead of running on.
                 "WITH RECURSIVE up(id, parent_id) AS (
                      SELECT id, parent_id FROM nodes WHERE id = ?3
-                     UNION ALL
+                     UNION
                      SELECT n.id, n.parent_id FROM nodes n JOIN up ON n.id = up.parent_id
                  )
                  SELECT EXISTS (
                      SELECT 1 FROM nodes WHERE tree_id = ?1 AND pin_id IS ?2
-                         AND pruned_at_ms IS NULL AND id NOT IN (SELECT id FROM up)
+                         AND deleted_depth = 0 AND id NOT IN (SELECT id FROM up)
                  )",
             )?
             .query_row(params![tree_id.0, pin.map(|id| id.0), node.0], |row| row.get(0))?)

@@ -128,7 +128,7 @@ impl Store {
             .conn()
             .prepare_cached(
                 "SELECT EXISTS (SELECT 1 FROM trees t JOIN nodes n ON n.id = t.title_from_node
-                 WHERE t.id = ?1 AND (n.excluded OR n.pruned_at_ms IS NOT NULL))",
+                 WHERE t.id = ?1 AND (n.excluded OR n.deleted_depth > 0))",
             )?
             .query_row([id.0], |row| row.get(0))?)
     }
