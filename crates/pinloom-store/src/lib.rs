@@ -28,6 +28,7 @@ mod reply_tokens;
 mod requests;
 mod search;
 mod slugs;
+mod stale_summaries;
 mod store;
 mod summaries;
 mod sync;

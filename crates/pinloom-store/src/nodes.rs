@@ -417,7 +417,7 @@ impl Store {
             return self.set_node_column(node, "excluded", false);
         }
         self.write(|tx| {
-            crate::summaries::mark_summaries_of(
+            crate::stale_summaries::mark_summaries_of(
                 tx,
                 node,
                 &format!("written before message #{} was excluded", node.0),
@@ -638,7 +638,7 @@ pub(crate) fn move_branch(
             new_parent.0
         )));
     }
-    crate::summaries::mark_summaries_of(
+    crate::stale_summaries::mark_summaries_of(
         tx,
         node,
         &format!("written before message #{} was moved", node.0),
@@ -1155,7 +1155,7 @@ pub(crate) fn reparent(
 
 /// Soft-deletes a live node: it and its subtree leave every path, search and listing.
 pub(crate) fn prune(conn: &Connection, node: NodeId, at_ms: i64) -> Result<(), StoreError> {
-    crate::summaries::mark_summaries_of(
+    crate::stale_summaries::mark_summaries_of(
         conn,
         node,
         &format!("written before message #{} was deleted", node.0),

@@ -251,46 +251,6 @@ fn set_summary_in(
     summary_by_key(tx, key)?.ok_or(StoreError::NotFound { kind: "summary", id })
 }
 
-/// Marks every summary that was written from message `node` as no longer holding, with `why`:
-/// a summary of its thread ending at it or at a message after it on its branch, or of the whole
-/// thread (the fitted versions with them). What the message said must not reach a request
-/// through a summary once it is excluded, deleted or moved away.
-pub(crate) fn mark_summaries_of(
-    conn: &Connection,
-    node: NodeId,
-    why: &str,
-) -> Result<(), StoreError> {
-    let this = node_by_id(conn, node)?;
-    let candidates: Vec<(i64, Option<i64>)> = conn
-        .prepare_cached(
-            "SELECT id, path_end_node_id FROM summaries
-             WHERE tree_id = ?1 AND pin_id IS ?2 AND stale_reason IS NULL",
-        )?
-        .query_map(params![this.tree_id.0, this.pin_id.map(|pin| pin.0)], |row| {
-            Ok((row.get(0)?, row.get(1)?))
-        })?
-        .collect::<Result<_, _>>()?;
-    let mut covers = conn.prepare_cached(
-        "WITH RECURSIVE up(id) AS (
-             SELECT ?1
-             UNION
-             SELECT n.parent_id FROM nodes n JOIN up ON n.id = up.id WHERE n.parent_id IS NOT NULL
-         )
-         SELECT EXISTS (SELECT 1 FROM up WHERE id = ?2)",
-    )?;
-    let mut mark = conn.prepare_cached("UPDATE summaries SET stale_reason = ?2 WHERE id = ?1")?;
-    for (summary, end) in candidates {
-        let written_from = match end {
-            None => true,
-            Some(end) => covers.query_row(params![end, node.0], |row| row.get(0))?,
-        };
-        if written_from {
-            mark.execute(params![summary, why])?;
-        }
-    }
-    Ok(())
-}
-
 fn check_key(conn: &Connection, key: &SummaryKey) -> Result<(), StoreError> {
     require_tree(conn, key.tree_id)?;
     if let Some(pin) = key.pin_id {

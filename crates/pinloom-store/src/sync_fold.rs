@@ -989,7 +989,7 @@ fn set_field(
         ("message", "excluded" | "bookmarked" | "kept") => {
             let on = flag(field, value)?;
             if field == "excluded" && on {
-                crate::summaries::mark_summaries_of(
+                crate::stale_summaries::mark_summaries_of(
                     tx,
                     NodeId(row),
                     &format!("written before message #{row} was excluded"),

@@ -14,7 +14,8 @@ use std::collections::HashMap;
 
 use serde_json::{Value, json};
 
-use crate::json::{Cost, DiffEntry, KindTokens, Prices, Receipt, SentSlice, Verdict};
+use crate::base::cost::cost;
+use crate::json::{DiffEntry, KindTokens, Prices, Receipt, SentSlice, Verdict};
 use anyhow::Context;
 use pinloom_engine::ContextPlan;
 use pinloom_engine::plan::{AncestorContent, AncestorEntry, SliceKind};
@@ -163,25 +164,6 @@ fn cut_message(local: bool, planned: u64, counted: u64) -> String {
              counting in Settings → Models."
         )
     }
-}
-
-pub(crate) fn cost(
-    prices: Prices,
-    counted: u64,
-    usage: &pinloom_providers::Usage,
-    output: Option<u64>,
-) -> Option<Cost> {
-    let read = usage.cached_input_tokens.unwrap_or(0);
-    let written = usage.cache_write_input_tokens.unwrap_or(0);
-    let plain = counted.saturating_sub(read + written);
-    let per = |tokens: u64, price: f64| tokens as f64 * price / 1_000_000.0;
-    let input = per(plain, prices.input_per_million)
-        + per(read, prices.cache_read_per_million.unwrap_or(prices.input_per_million))
-        + per(written, prices.cache_write_per_million.unwrap_or(prices.input_per_million));
-    let output = per(output.unwrap_or(0), prices.output_per_million);
-    let total = input + output;
-    // Prices are checked when saved; a cost that is not a number still never reaches a receipt.
-    total.is_finite().then_some(Cost { input, output, total })
 }
 
 fn by_kind(plan: &ContextPlan) -> Vec<KindTokens> {

@@ -25,9 +25,11 @@ use futures_util::FutureExt;
 use futures_util::future::{BoxFuture, Shared, join_all};
 use pinloom_engine::plan::MissingSummary;
 use pinloom_engine::snapshot::{FuseSource, SummaryNote, SummaryState};
+use pinloom_providers::WireRequest;
 use pinloom_providers::summary::{CONDENSE_INSTRUCTION, summary_request};
 use pinloom_store::{
-    Author, NodeId, PinId, Store, SummaryAuthor, SummaryKey, SummaryWrite, TreeId,
+    Author, BackgroundRequest, NodeId, PinId, RequestKind, Store, SummaryAuthor, SummaryKey,
+    SummaryWrite, TreeId,
 };
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
@@ -36,7 +38,6 @@ use crate::ApiError;
 use crate::base::engine_inputs::{ModelChoice, engine_node, engine_thread};
 use crate::base::plan::{Planned, ProfileRef};
 use crate::base::snapshot_cache::store_pin;
-use crate::conversation::requests::Sent;
 use crate::json::{SummaryView, TreeSettings};
 use crate::pinloom::Pinloom;
 use crate::runtime::{blocking, now_ms};
@@ -503,11 +504,63 @@ impl Pinloom {
             started_at_ms: started,
             planned,
         };
-        self.keep_request(job, summarizer, &wire, outcome).await;
+        let purpose = Purpose {
+            tree: job.tree,
+            kind: if job.condense.is_some() {
+                RequestKind::Condensation
+            } else {
+                RequestKind::Summary
+            },
+            thread: job.thread,
+            up_to: job.up_to,
+        };
+        self.keep_request(purpose, summarizer, &wire, outcome).await;
         if let Some(interruption) = sent?.interruption {
             return Err(interruption.into());
         }
         written.map_err(anyhow::Error::msg)
+    }
+
+    /// Keeps the request made to `summarizer` for `purpose`. Keeping it never fails the work it
+    /// served: a database that refuses is said in the log.
+    pub(crate) async fn keep_request(
+        &self,
+        purpose: Purpose,
+        summarizer: &ModelChoice,
+        wire: &WireRequest,
+        sent: Sent<'_>,
+    ) {
+        let usage = sent.reply.map(|reply| reply.usage);
+        let cost = match (&summarizer.prices, &usage) {
+            (Some(prices), Some(usage)) => usage.input_tokens.and_then(|counted| {
+                crate::base::cost::cost(*prices, counted, usage, usage.output_tokens)
+            }),
+            _ => None,
+        };
+        let request = BackgroundRequest {
+            id: 0,
+            tree_id: purpose.tree,
+            kind: purpose.kind,
+            model: summarizer.name.clone(),
+            pin_id: purpose.thread,
+            up_to: Some(purpose.up_to),
+            planned_tokens: sent.planned,
+            prompt_tokens: usage.as_ref().and_then(|usage| usage.input_tokens),
+            reply_tokens: usage.as_ref().and_then(|usage| usage.output_tokens),
+            cost_usd: cost.map(|cost| cost.total),
+            started_at_ms: sent.started_at_ms,
+            duration_ms: now_ms().saturating_sub(sent.started_at_ms),
+            failure: sent.failure,
+            body_json: wire.body.to_string(),
+        };
+        let kept = self
+            .write("could not keep the request", move |store| {
+                Ok(store.log_background_request(&request)?)
+            })
+            .await;
+        if let Err(error) = kept {
+            tracing::warn!("{error:#}");
+        }
     }
 
     /// Writes the person's own summary of thread `pin_id` (absent: the root thread) up to its
@@ -604,6 +657,27 @@ impl Pinloom {
             .await?;
         Ok(summaries.into_iter().map(SummaryView::from).collect())
     }
+}
+
+/// What a background request was for: a summary of `thread` (`None`: the root thread) of
+/// `tree` up to `up_to`, or its condensation.
+pub(crate) struct Purpose {
+    pub(crate) tree: TreeId,
+    pub(crate) kind: RequestKind,
+    pub(crate) thread: Option<PinId>,
+    pub(crate) up_to: NodeId,
+}
+
+/// How a background request went.
+pub(crate) struct Sent<'a> {
+    /// The provider's reply, when there was one.
+    pub(crate) reply: Option<&'a pinloom_providers::Reply>,
+    /// Why it failed, when it did.
+    pub(crate) failure: Option<String>,
+    /// When it was sent.
+    pub(crate) started_at_ms: i64,
+    /// The tokens Pinloom counted in what it sent.
+    pub(crate) planned: u64,
 }
 
 /// Whether [`Pinloom::start_summary`] tries a summary that failed again.
