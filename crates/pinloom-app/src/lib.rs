@@ -25,7 +25,6 @@ mod sync;
 mod threadmind;
 mod window;
 
-pub use base::pdf_reader::{PdfReader, READ_PDF_ARGUMENT, serve_pdf_reader_if_asked};
 pub use conversation::attachments::MAX_FOLDER_ENTRIES;
 pub use conversation::fan_out::FAN_OUT_LANES;
 pub use conversation::fusing::FUSE_ANSWERS;
@@ -37,8 +36,6 @@ pub use data_dir::{
 pub use error::{ApiError, ErrorCode};
 pub use readiness::LOCAL_SERVERS_VARIABLE;
 // The boundary types every front end names, where they have always been named from.
-#[cfg(feature = "test-seams")]
-pub use base::pdf_reader::pdf_fuzz_case;
 pub use interchange::files::MAX_IMPORT_BYTES;
 #[cfg(feature = "test-seams")]
 pub use interchange::{FuzzedImporter, import_fuzz_case};
@@ -47,7 +44,12 @@ pub use json::{
     NodeAction, PlanFormat, Prices, PromptState, Receipt, RequestDiff, ResourceText, SentSlice,
     ThreadMindReport, Verdict,
 };
-pub use pinloom::{Connections, KEYRING_SERVICE, OutsideWrites, Pinloom};
+#[cfg(feature = "test-seams")]
+pub use pinloom::pdf_fuzz_case;
+pub use pinloom::{
+    Connections, KEYRING_SERVICE, OutsideWrites, PdfReader, Pinloom, READ_PDF_ARGUMENT,
+    serve_pdf_reader_if_asked,
+};
 pub use pinloom_providers::ReplyEvent;
 pub use sync::OWN_REMOTE;
 #[cfg(feature = "test-seams")]

@@ -14,6 +14,12 @@ use crate::data_dir::DATABASE_FILE_NAME;
 use crate::json::{TreeMode, TreeSummary};
 use crate::runtime::{blocking, now_ms};
 
+// Where attached PDFs are read is one of the connections a front end chooses, and the program
+// that serves as the reader is the front end's own: both are named with the handle.
+#[cfg(feature = "test-seams")]
+pub use crate::base::pdf_reader::pdf_fuzz_case;
+pub use crate::base::pdf_reader::{PdfReader, READ_PDF_ARGUMENT, serve_pdf_reader_if_asked};
+
 /// The keyring service Pinloom's keys are filed under: the app's identifier.
 pub const KEYRING_SERVICE: &str = "dev.pinloom.app";
 
@@ -32,7 +38,7 @@ pub struct Connections {
     /// Ollama, llama.cpp, LM Studio and vLLM, or what `PINLOOM_LOCAL_SERVERS` lists.
     pub local_servers: Vec<pinloom_providers::Endpoint>,
     /// Where attached PDFs are read: this program started again as a reader, by default.
-    pub pdf_reader: crate::base::pdf_reader::PdfReader,
+    pub pdf_reader: PdfReader,
 }
 
 impl Default for Connections {
@@ -43,7 +49,7 @@ impl Default for Connections {
             timeouts: Timeouts::default(),
             retry: RetryPolicy::default(),
             local_servers: crate::readiness::places_to_look(),
-            pdf_reader: crate::base::pdf_reader::PdfReader::default(),
+            pdf_reader: PdfReader::default(),
         }
     }
 }
@@ -59,7 +65,7 @@ pub struct Pinloom {
     pub(crate) snapshot_cache: Arc<SnapshotCache>,
     pub(crate) summary_jobs: Arc<SummaryJobs>,
     pub(crate) local_servers: Arc<[pinloom_providers::Endpoint]>,
-    pub(crate) pdf_reader: Arc<crate::base::pdf_reader::PdfReader>,
+    pub(crate) pdf_reader: Arc<PdfReader>,
 }
 
 impl Pinloom {

@@ -93,12 +93,34 @@ pub(crate) fn replace_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 /// Replaces the file at `path` (in a folder that exists) with what `write` writes, at once: it
-/// is written to a hidden file beside it and renamed over it, so `path` holds either what it
-/// held or all that was written. The hidden file's name is new each time (process and moment)
+/// is written to a hidden file beside it, synced to disk and renamed over it, so `path` holds
+/// either what it held or all that was written. The hidden file's name is new each time (process and moment)
 /// and created only if nothing has it, so neither a stale left-over, another writer, nor a link
 /// planted under a fixed name can redirect the write; it is removed if anything fails.
 pub(crate) fn replace_with<T>(
     path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<T>,
+) -> std::io::Result<T> {
+    replace_then(path, Durability::Synced, write)
+}
+
+/// Replaces the file at `path` with `bytes` as [`replace_whole`] does, without waiting for the
+/// disk: for many small files whose truth is kept elsewhere (a sync folder's, which the database
+/// writes again after a crash). A link at `path` is replaced, never written through.
+pub(crate) fn replace_unsynced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    replace_then(path, Durability::Unsynced, |file| file.write_all(bytes))
+}
+
+/// Whether a replacing file reaches the disk before it takes the name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Durability {
+    Synced,
+    Unsynced,
+}
+
+fn replace_then<T>(
+    path: &Path,
+    durability: Durability,
     write: impl FnOnce(&mut dyn Write) -> std::io::Result<T>,
 ) -> std::io::Result<T> {
     let name =
@@ -111,7 +133,9 @@ pub(crate) fn replace_with<T>(
     let written = (|| {
         let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(&partial)?;
         let made = write(&mut file)?;
-        file.sync_all()?;
+        if durability == Durability::Synced {
+            file.sync_all()?;
+        }
         std::fs::rename(&partial, path)?;
         Ok(made)
     })();

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use pinloom_store::{SYNC_RECORD_KINDS, SyncOp, SyncOutgoing, SyncRecord};
 use serde_json::{Value, json};
 
-use crate::base::safe_files::{Links, open_regular};
+use crate::base::safe_files::{Links, open_regular, replace_unsynced};
 
 /// The layout this build writes and reads.
 pub(crate) const FORMAT_VERSION: u64 = 1;
@@ -185,9 +185,9 @@ fn real_folder(folder: &Path, relative: &Path) -> Result<PathBuf, FolderError> {
 /// Writes a file whose name no other content can have, at `relative` inside `folder`. One
 /// already there with these very bytes is left as it is; anything else there (cut short by a
 /// crash before the sync that wrote it committed, other bytes a remote put under this machine's
-/// next name, a link) is replaced: the bytes go to a new file made exclusively beside it, which
-/// is renamed over the name (a rename replaces a link; it never writes through one). Every folder
-/// on the way is a real one ([`real_folder`]). Files are not synced to disk one by one (100,000
+/// next name, a link) is replaced whole (`replace_unsynced`: a new file renamed over the name,
+/// which replaces a link and never writes through one). Every folder on the way is a real one
+/// ([`real_folder`]). Files are not synced to disk one by one (100,000
 /// of them would take most of a first sync): the database stays the truth, and a file is marked
 /// as in the folder only once git has committed it, so what a crash loses is written again.
 fn write_once(folder: &Path, relative: &Path, bytes: &[u8]) -> Result<(), FolderError> {
@@ -197,20 +197,7 @@ fn write_once(folder: &Path, relative: &Path, bytes: &[u8]) -> Result<(), Folder
     if read_bounded(folder, &path, bytes.len() as u64).is_ok_and(|held| held == bytes) {
         return Ok(());
     }
-    let moment = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |since| since.as_nanos());
-    let partial = dir.join(format!(".{name}.{}-{moment}.pinloom-partial", std::process::id()));
-    let written = (|| {
-        let mut file = fs::OpenOptions::new().write(true).create_new(true).open(&partial)?;
-        std::io::Write::write_all(&mut file, bytes)?;
-        drop(file);
-        fs::rename(&partial, &path)
-    })();
-    if written.is_err() {
-        drop(fs::remove_file(&partial));
-    }
-    written.map_err(io("write", &path))
+    replace_unsynced(&path, bytes).map_err(io("write", &path))
 }
 
 /// Writes every outgoing record and operation; returns the ids written. A first sync writes a
