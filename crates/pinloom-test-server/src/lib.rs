@@ -133,6 +133,8 @@ impl Answer {
 #[derive(Default)]
 struct Shared {
     answers: Vec<Answer>,
+    /// Once the scripted answers run out, answer each chat request with the text it carried.
+    echo: bool,
     seen: Vec<Seen>,
     /// Set when a hanging connection was closed by the client.
     closed_by_client: bool,
@@ -162,6 +164,16 @@ impl Server {
         server
     }
 
+    /// Starts a server that answers every chat request with the texts of its messages but the
+    /// system prompt (the instructions), joined by blank lines: a summariser that echoes what it
+    /// is sent, so that whatever a request
+    /// carried reaches what is written from its reply.
+    pub async fn echoing() -> Server {
+        let server = Server::start(Vec::new()).await;
+        server.shared.lock().unwrap().echo = true;
+        server
+    }
+
     pub fn seen(&self) -> Vec<Seen> {
         self.shared.lock().unwrap().seen.clone()
     }
@@ -176,8 +188,11 @@ async fn serve(mut socket: TcpStream, shared: Arc<Mutex<Shared>>) {
     let Some(seen) = read_request(&mut socket).await else { return };
     let answer = {
         let mut shared = shared.lock().unwrap();
+        let echoed = (shared.answers.is_empty() && shared.echo).then(|| echo(&seen));
         shared.seen.push(seen);
-        if shared.answers.is_empty() {
+        if let Some(answer) = echoed {
+            answer
+        } else if shared.answers.is_empty() {
             Answer::error(500, r#"{"error":{"message":"the test server ran out of answers"}}"#)
         } else {
             shared.answers.remove(0)
@@ -206,6 +221,31 @@ async fn serve(mut socket: TcpStream, shared: Arc<Mutex<Shared>>) {
     if answer.then == Then::Hang {
         hang(&mut socket, &shared).await;
     }
+}
+
+/// The chat stream that says back the texts of `seen`'s messages but its system prompt (a
+/// prompt's, for the completion endpoint).
+fn echo(seen: &Seen) -> Answer {
+    let body: serde_json::Value = serde_json::from_str(&seen.body).unwrap_or_default();
+    let text = match body["messages"].as_array() {
+        Some(messages) => messages
+            .iter()
+            .filter(|message| message["role"] != "system")
+            .map(|message| match &message["content"] {
+                serde_json::Value::String(text) => text.clone(),
+                parts => parts
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|part| part["text"].as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            })
+            .collect::<Vec<_>>()
+            .join("\n\n"),
+        None => body["prompt"].as_str().unwrap_or_default().to_owned(),
+    };
+    Answer::sse(&chat_stream(&[&text], 10), 0)
 }
 
 async fn hang(socket: &mut TcpStream, shared: &Mutex<Shared>) {

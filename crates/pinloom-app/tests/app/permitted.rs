@@ -1,11 +1,14 @@
 //! The rule of what a path may know, through the application layer on a real database file:
 //! random trees are written with the app's own calls (branches from any message, pins with their
-//! first question, continuations inside pins, notes, exclusions, deletions, search hits the
+//! first question, continuations inside pins, notes, exclusions, deletions, edits, search hits the
 //! person adds), and the plan of a random message is checked against an oracle kept here, from
 //! the parent links the test itself chose. Every message says `meander river` (so the search
 //! finds them all) and a marker of its own; no marker of a message the path may not know may
 //! appear in the request body. The path may know its own thread and each ancestor thread up to
-//! where the next hangs off (recalled by the search, or quoted while no summary is written).
+//! where the next hangs off (recalled by the search, quoted while no summary is written, or
+//! summarised), never an excluded message. The summariser answers with the text it was sent, and
+//! summaries are written along the walk, so a summary that outlived an exclusion or a deletion
+//! of what it was written from would carry that message's marker into the request.
 //! Cases: PROPTEST_CASES (default 16: each case is a fresh database).
 
 use std::collections::HashSet;
@@ -29,6 +32,11 @@ enum Op {
     Note(usize, bool),
     /// The person adds a message to the context by hand.
     Add(usize),
+    /// The summariser (one that answers with what it was sent) writes the summary of a
+    /// message's thread up to it, at a budget.
+    Summarise(usize, u32),
+    /// A message edited: the edit is a new branch beside it, the original stays.
+    Edit(usize),
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -39,6 +47,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => any::<usize>().prop_map(Op::Delete),
         1 => (any::<usize>(), any::<bool>()).prop_map(|(on, included)| Op::Note(on, included)),
         1 => any::<usize>().prop_map(Op::Add),
+        2 => (any::<usize>(), 8u32..400).prop_map(|(on, budget)| Op::Summarise(on, budget)),
+        1 => any::<usize>().prop_map(Op::Edit),
     ]
 }
 
@@ -128,6 +138,19 @@ async fn write(pinloom: &Pinloom, tree: i64, ops: &[Op]) -> Written {
                 let (node, ..) = pick(on);
                 written.added.insert(node);
             }
+            Op::Edit(on) => {
+                let (node, parent, thread, _) = pick(on);
+                let marker = format!("m{}q", k + 1);
+                if let Ok(edit) = pinloom.edit_message(node, text(&marker)).await {
+                    written.messages.push((edit.message.id, parent, thread, marker));
+                }
+            }
+            Op::Summarise(on, budget) => {
+                let (node, _, thread, _) = pick(on);
+                // Refused under a deleted message, and rightly; what it wrote is checked below.
+                let _ =
+                    pinloom.regenerate_summary(tree, thread, node, budget, "Tight".into()).await;
+            }
         }
     }
     if !written.added.is_empty() {
@@ -174,11 +197,14 @@ fn check(
             _ => {}
         }
     }
-    // Nothing of anything else is in the request, whatever slice it hides in.
+    // Nothing of anything else is in the request, whatever slice it hides in: summaries an
+    // echoing summariser wrote from messages since excluded included.
     let allowed: HashSet<&str> = written
         .messages
         .iter()
-        .filter(|(id, ..)| on_path.contains(id) || written.added.contains(id))
+        .filter(|(id, ..)| {
+            (on_path.contains(id) && !written.excluded.contains(id)) || written.added.contains(id)
+        })
         .map(|(.., marker)| marker.as_str())
         .chain(
             written
@@ -220,7 +246,7 @@ proptest! {
     ) {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         runtime.block_on(async {
-            let server = Server::start(vec![]).await;
+            let server = Server::echoing().await;
             let (pinloom, _dir) = pinloom_with(&server).await;
             let mut tight = crate::wire::local_profile("Tight", &server, window, "o200k");
             tight.completion_endpoint = false;
