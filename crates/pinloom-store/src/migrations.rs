@@ -479,6 +479,11 @@ const MIGRATIONS: &[(&str, Option<Fill>)] = &[
     "#,
         None,
     ),
+    (
+        // 14: new rows' global ids in the order they were written (see `ordered_global_ids`).
+        "",
+        Some(ordered_global_ids),
+    ),
 ];
 
 /// Migration 11: the attachments table rebuilt to admit the `image` and `pdf` roles. Its
@@ -528,6 +533,35 @@ fn uuid_v7_sql(ms: &str) -> String {
         "printf('%08x-%04x-7%03x-%04x-%012x', ({ms} >> 16) & 0xffffffff, {ms} & 0xffff, \
          random() & 0xfff, (random() & 0x3fff) | 0x8000, random() & 0xffffffffffff)"
     )
+}
+
+/// A UUIDv7 (RFC 9562) in SQL for a new row: 48 bits of the time, the version, then the row's
+/// `rowid` (42 bits, counting up as rows are written) where the standard allows a counter, and
+/// 32 random bits. Rows written in one millisecond get ids in the order they were written, so a
+/// sync, which writes what arrives in the order of its ids, gives two branches of one message
+/// the same order on every machine (an import writes thousands a second).
+fn ordered_uuid_v7_sql(ms: &str, rowid: &str) -> String {
+    format!(
+        "printf('%08x-%04x-7%03x-%04x-%012x', ({ms} >> 16) & 0xffffffff, {ms} & 0xffff, \
+         ({rowid} >> 30) & 0xfff, (({rowid} >> 16) & 0x3fff) | 0x8000, \
+         (({rowid} & 0xffff) << 32) | (random() & 0xffffffff))"
+    )
+}
+
+/// Migration 14: the triggers that give new rows their global ids give ordered ones
+/// ([`ordered_uuid_v7_sql`]); ids already given stay.
+fn ordered_global_ids(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    let mut sql = String::new();
+    for (table, time) in GLOBAL_ID_TABLES {
+        let for_new = ordered_uuid_v7_sql(&format!("new.{time}"), "new.rowid");
+        sql.push_str(&format!(
+            "DROP TRIGGER {table}_get_gid;
+             CREATE TRIGGER {table}_get_gid AFTER INSERT ON {table} WHEN new.gid IS NULL BEGIN
+                 UPDATE {table} SET gid = {for_new} WHERE rowid = new.rowid;
+             END;\n"
+        ));
+    }
+    tx.execute_batch(&sql)
 }
 
 /// The rows that get a global id, with the column holding their time.

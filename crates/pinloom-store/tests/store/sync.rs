@@ -156,6 +156,29 @@ fn every_row_has_a_global_id_and_a_tree_crosses_to_another_database() {
 }
 
 #[test]
+fn branches_written_in_one_millisecond_keep_their_order_on_the_other_machine() {
+    // An import writes thousands of messages a second: siblings share a millisecond, and the
+    // other machine, which writes what arrives in the order of its global ids, must show them in
+    // the order they were written here.
+    let (mut laptop, mut desktop) = (Replica::new(), Replica::new());
+    let tree = laptop.store.create_tree("Rivers", TreeMode::Dialogue, 1).unwrap().id;
+    let question = laptop.store.append_node(&text_node(tree, None, "Why?")).unwrap();
+    for k in 0..300 {
+        let answer = text_node(tree, Some(question.id), &format!("answer {k}"));
+        laptop.store.append_node(&answer).unwrap();
+    }
+    sync(&mut laptop, &mut desktop);
+    let order = |store: &Store| -> Vec<String> {
+        let mut nodes = store.tree_nodes(only_tree(store)).unwrap();
+        nodes.sort_by_key(|node| node.id);
+        nodes.into_iter().map(|node| node.text).collect()
+    };
+    let written = order(&laptop.store);
+    assert_eq!(written[1], "answer 0");
+    assert_eq!(order(&desktop.store), written);
+}
+
+#[test]
 fn both_machines_append_under_one_message_and_both_replies_are_kept_as_siblings() {
     let (mut laptop, mut desktop) = (Replica::new(), Replica::new());
     let tree = laptop.store.create_tree("Rivers", TreeMode::Dialogue, 1).unwrap().id;
