@@ -47,6 +47,8 @@ pub const ALL: &[&str] = &[
     "context_preview_unsaved",
     "reply_receipt",
     "request_diff",
+    "requests_list",
+    "request_read",
     "nodes_compare",
     "profiles_list",
     "profile_save",

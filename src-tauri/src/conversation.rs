@@ -6,9 +6,9 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use pinloom_app::json::{
-    AncestorView, CompareReach, Comparison, DeletedThreadView, Exchange, FanOut, LaneAnswer,
-    ModelProfile, NodeView, PinView, PlanView, RequestView, SendTarget, SliceView, SummaryView,
-    ThreadMessage, ThreadView,
+    AncestorView, BackgroundRequestView, CompareReach, Comparison, DeletedThreadView, Exchange,
+    FanOut, LaneAnswer, ModelProfile, NodeView, PinView, PlanView, RequestView, SendTarget,
+    SliceView, SummaryView, ThreadMessage, ThreadView,
 };
 use pinloom_app::{
     ApiError, CancellationToken, FanOutLane, NodeAction, Receipt, ReplyEvent, RequestDiff,
@@ -416,6 +416,29 @@ pub(crate) async fn reply_receipt(
     node_id: i64,
 ) -> Result<Option<Receipt>, ApiError> {
     Ok(state.pinloom()?.receipt(node_id).await?)
+}
+
+/// The requests Pinloom made on its own for tree `tree_id` (summaries, condensations), newest
+/// first, at most `limit`, without their bodies.
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn requests_list(
+    state: State<'_, AppState>,
+    tree_id: i64,
+    limit: u32,
+) -> Result<Vec<BackgroundRequestView>, ApiError> {
+    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+    Ok(state.pinloom()?.background_requests(Some(tree_id), limit, false).await?)
+}
+
+/// Background request `id` with its body as sent, when the person opens it.
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn request_read(
+    state: State<'_, AppState>,
+    id: i64,
+) -> Result<BackgroundRequestView, ApiError> {
+    Ok(state.pinloom()?.background_request(id).await?)
 }
 
 /// How reply `node_id`'s request differs from the one before it on its path.

@@ -92,6 +92,8 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             conversation::context_preview_unsaved,
             conversation::reply_receipt,
             conversation::request_diff,
+            conversation::requests_list,
+            conversation::request_read,
             conversation::nodes_compare,
             conversation::profiles_list,
             conversation::profile_save,

@@ -239,6 +239,63 @@ describe("deep dives in the real window", () => {
     assert.doesNotMatch(sub, /what are oxbow lakes/, "the parent's question after the anchor stays out");
   });
 
+  harness.windowTest("a summary written before its message was excluded is stale in the pin, which then carries none of it", async () => {
+    await newTree("Codes");
+    provider.answers.push("Noted.");
+    await send("composer-input", "composer-ask", "The secret code is PURPLE-42. Remember it.", "message-text", 2);
+    provider.answers.push(ANSWER);
+    await send("composer-input", "composer-ask", "Why do rivers meander?", "message-text", 4);
+    // The summariser quotes the code, as one that echoes what it reads would.
+    provider.answers.push("The person gave the secret code PURPLE-42 and asked why rivers meander.");
+    await select((await harness.findAll("message-text")).at(-1), "the inner bank gains silt");
+    await harness.click("pin-button");
+    await harness.driver.wait(async () => (await (await harness.find("pin-anchor")).getText()) === "the inner bank gains silt", 5000);
+    await summaryLanded("Codes");
+
+    // Excluded: the summary goes stale, and the one written again is held unanswered until
+    // the test has seen the panel say so.
+    provider.answers.push({ partial: "The person asked why rivers meander" });
+    await harness.click("more-actions");
+    await harness.click("exclude-toggle");
+    const [how] = await harness.textsUntil(
+      "ancestor-how",
+      (texts) => texts.some((text) => /^Stale summary, not sent: it was written before message #\d+ was excluded\./.test(text)),
+      "the pin's panel says the summary is stale, and why",
+      20_000,
+    );
+    assert.match(how, /Its last messages before the pin are sent instead/);
+    assert.equal(
+      await harness.driver.executeScript(
+        `return document.querySelector('[data-testid="pin-column"] [data-testid="ancestor"][data-stale="true"]') !== null;`,
+      ),
+      true,
+    );
+    await harness.screen("pin-stale-summary");
+    provider.release();
+    await summaryLanded("Codes");
+
+    provider.answers.push("Silt settles where the water slows.");
+    const shown = (await harness.findAll("message-text")).length;
+    await send("pin-composer-input", "pin-composer-ask", "Why does silt settle there?", "message-text", shown + 2);
+    const asked = provider.requests.findLastIndex((request) => request.body.includes("Why does silt settle there?"));
+    assert.ok(asked >= 0, "the pin's question was sent");
+    const sent = provider.messages(asked).join("\n");
+    assert.doesNotMatch(sent, /PURPLE-42/, "neither the excluded message nor the summary that quoted it");
+    assert.match(sent, /The person asked why rivers meander/, "the summary written again");
+
+    // The summary the pin caused is in the tree's list of requests made on their own.
+    await harness.click("tree-menu");
+    await harness.click("open-requests");
+    await harness.textsUntil("request-facts", (texts) => texts.some((text) => /^\d[\d,]* planned, counted 50 \+ \d+ reply/.test(text)), "the summary request with its tokens");
+    await harness.textsUntil("requests-summary", ([text]) => /^2 requests · [\d,]+ tokens planned · no price set$/.test(text ?? ""), "the list adds them up");
+    // The newest, written again after the exclusion, was sent without the excluded message.
+    await harness.click("request-open");
+    const [body] = await harness.textsUntil("request-body", ([text]) => /Why do rivers meander\?/.test(text ?? ""), "the request opens with its body as sent");
+    assert.doesNotMatch(body, /PURPLE-42/);
+    await harness.screen("requests-panel");
+    await harness.click("requests-close");
+  });
+
   harness.windowTest("a regenerated branch never reaches the other's request, and each reply keeps a receipt", async () => {
     await newTree("Isolation");
     provider.answers.push("Erosion carves the outer bank of the bend.");
@@ -436,4 +493,5 @@ describe("deep dives in the real window", () => {
     await harness.textsUntil("message-text", (texts) => texts.includes(rendered), "the reply is back", 20_000);
     await harness.textsWhen("incomplete-badge", 1);
   });
+
 });

@@ -50,7 +50,8 @@ export class ScriptedProvider {
   /// The addresses the window looked at (GET), apart from the requests it sent.
   looks = [];
   /// Texts to answer with, in order; `{ partial: text }` sends the start of a reply and holds on;
-  /// `{ status, headers, body }` answers with that HTTP error instead of a stream; `{ tokens }`
+  /// `{ status, headers, body }` answers with that HTTP error instead of a stream (`release`
+  /// finishes what is held); `{ tokens }`
   /// continues a document with those tokens and their log-probabilities
   /// (`completionStreamWithTokens`).
   answers = [];
@@ -85,8 +86,9 @@ export class ScriptedProvider {
           // The start of a reply, then silence with the connection held open: a model that is
           // still "thinking" when the app is killed.
           const stream = chatStream(answer.partial);
-          response.write(stream.slice(0, stream.indexOf('"finish_reason":"stop"')).replace(/data: [^\n]*$/, ""));
-          this.held.push(response);
+          const start = stream.slice(0, stream.indexOf('"finish_reason":"stop"')).replace(/data: [^\n]*$/, "");
+          response.write(start);
+          this.held.push({ response, rest: stream.slice(start.length) });
           return;
         }
         const completion = request.url.endsWith("/completions") && !request.url.endsWith("/chat/completions");
@@ -107,8 +109,13 @@ export class ScriptedProvider {
     return body.messages.map((message) => `${message.role}: ${message.content}`);
   }
 
+  /// Finishes the replies held open: the rest of each stream, and the end.
+  release() {
+    for (const { response, rest } of this.held.splice(0)) response.end(rest);
+  }
+
   async stop() {
-    for (const response of this.held) response.destroy();
+    for (const { response } of this.held) response.destroy();
     await new Promise((resolve) => this.server?.close(resolve));
   }
 }

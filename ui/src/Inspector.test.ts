@@ -70,6 +70,7 @@ describe("the inspector", () => {
           writtenText: null,
           writtenTokens: null,
           unavailable: null,
+          stale: null,
           pending: false,
         },
         {
@@ -89,6 +90,7 @@ describe("the inspector", () => {
           writtenText: null,
           writtenTokens: null,
           unavailable: "summary not available: being written",
+          stale: null,
           pending: true,
         },
       ],

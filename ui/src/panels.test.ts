@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import BudgetPanel from "./components/BudgetPanel.svelte";
 import ReceiptPanel from "./components/ReceiptPanel.svelte";
+import RequestsPanel from "./components/RequestsPanel.svelte";
 import SettingsPanel from "./components/SettingsPanel.svelte";
 import TrashPanel from "./components/TrashPanel.svelte";
 import TreeMap from "./components/TreeMap.svelte";
@@ -56,6 +57,19 @@ describe("Settings", () => {
     ]);
     expect(screen.getAllByTestId("key-row")).toHaveLength(1);
     expect(screen.getByTestId("about-version").textContent).toBe("Pinloom 0.1.0");
+  });
+
+  it("sets when the tree's summaries are written, and its truncation step", async () => {
+    const { workspace, conversation } = await opened();
+    render(SettingsPanel, { workspace, conversation, onclose: () => undefined });
+    const writing = (await screen.findByTestId("tree-summary-writing")) as HTMLSelectElement;
+    expect(writing.value).toBe("whenPinned");
+    await fireEvent.change(writing, { target: { value: "whenAsked" } });
+    // And the step truncation cuts in, for this tree over the model's.
+    await fireEvent.change(screen.getByTestId("tree-truncation-step"), { target: { value: "0" } });
+    await fireEvent.click(screen.getByTestId("tree-settings-save"));
+    await waitFor(() => expect(fake.treeSettings.get(1)?.summaryWriting).toBe("whenAsked"));
+    expect(fake.treeSettings.get(1)?.truncationStepPercent).toBe(0);
   });
 
   it("says at the top what the last action did, in whichever section", async () => {
@@ -151,5 +165,38 @@ describe("the tree map", () => {
     await fireEvent.click(screen.getByTestId("map-view-outline"));
     await waitFor(() => expect(screen.getAllByTestId("map-row")).toHaveLength(2));
     expect(screen.getAllByTestId("map-row").find((row) => row.getAttribute("aria-selected") === "true")?.textContent).toContain("Why do rivers bend?");
+  });
+});
+
+describe("the requests made on their own", () => {
+  it("lists the tree's with their figures, and opens one with its body", async () => {
+    fake.requests = [
+      {
+        id: 5,
+        treeId: 1,
+        kind: "summary",
+        model: "Local",
+        pinId: null,
+        upTo: 11,
+        plannedTokens: 320,
+        promptTokens: 330,
+        replyTokens: 40,
+        costUsd: null,
+        startedAtMs: Date.now() - 5_000,
+        durationMs: 1_500,
+        failure: null,
+        body: JSON.stringify({ messages: [{ role: "user", content: "Person: Why do rivers bend?" }] }),
+      },
+    ];
+    const { conversation } = await opened();
+    render(RequestsPanel, { conversation, treeId: 1, onclose: () => undefined });
+    expect((await screen.findByTestId("requests-summary")).textContent).toBe("1 request · 320 tokens planned · no price set");
+    expect(screen.getByTestId("request-facts").textContent).toMatch(/^320 planned, counted 330 \+ 40 reply · no price set · just now, 1\.5 s$/);
+    await fireEvent.click(screen.getByTestId("request-open"));
+    expect((await screen.findByTestId("request-body")).textContent).toBe("user: Person: Why do rivers bend?");
+    // A summary landing reads the list again.
+    fake.requests = [];
+    await conversation.summariesChanged(1);
+    await waitFor(() => expect(screen.getByTestId("requests-summary").textContent).toMatch(/no request on its own/));
   });
 });

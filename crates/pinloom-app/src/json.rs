@@ -173,7 +173,7 @@ pub struct ModelProfile {
     /// What the model costs, for each reply's receipt; none when unknown (local models).
     #[serde(default)]
     pub prices: Option<Prices>,
-    /// The file it came with, while the person has not enabled it (Settings → Models): until
+    /// The file it came with, while the person has not enabled it (Settings → Models from imported files): until
     /// then it is never planned for, sent to, or offered as a default. Saving keeps it as it is;
     /// only enabling clears it.
     #[serde(default)]
@@ -566,6 +566,9 @@ pub struct AncestorView {
     /// For an excerpt: why no summary stands here ("not written yet", "being written", "the
     /// summariser failed (…)").
     pub unavailable: Option<String>,
+    /// For an excerpt standing in for a summary that no longer holds: why it does not ("written
+    /// before message #12 was excluded").
+    pub stale: Option<String>,
     /// Whether a summary for it is being written now.
     pub pending: bool,
 }
@@ -1124,8 +1127,8 @@ pub struct BackgroundRequestView {
     pub duration_ms: i64,
     /// Why it failed, when it did.
     pub failure: Option<String>,
-    /// The request body as sent (JSON).
-    pub body: String,
+    /// The request body as sent (JSON); absent in a list, which leaves bodies out.
+    pub body: Option<String>,
 }
 
 impl From<store::Summary> for SummaryView {
@@ -1664,6 +1667,13 @@ pub struct TreeSettings {
     /// The model profile that writes ancestor-thread summaries; the profile being sent to when
     /// unset.
     pub summarizer: Option<String>,
+    /// When the summariser is asked for them: as a pin opens (the default), only when a question
+    /// is asked in a pin, or never.
+    pub summary_writing: SummaryWriting,
+    /// truncateMiddle's step for this tree, in percent of the history's room (0 to 100), over
+    /// the model's "Cut in steps of": a larger step keeps the start of requests the same for the
+    /// provider's prompt cache, 0 fills the budget. The model's when unset.
+    pub truncation_step_percent: Option<u32>,
     /// The summariser's instruction; `{budget}` becomes the token budget. The shipped
     /// instruction when unset.
     pub summary_instruction: Option<String>,
@@ -1688,6 +1698,21 @@ pub struct TreeSettings {
     /// How search hits among the thread's own messages are scored and filtered; seed 001's
     /// weights, a 10 % share and no filter when unset.
     pub retrieval: Option<RetrievalChoice>,
+}
+
+/// When a tree's summariser is asked for the summaries a pin's ancestors need. Each summary is a
+/// request to a provider, possibly a paid one, and a pin opened and never asked in needs none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub enum SummaryWriting {
+    /// In the background as a pin opens or is shown, so its first question waits for none.
+    #[default]
+    WhenPinned,
+    /// Only when a question is asked in a pin: that send waits for them (30 s at most).
+    WhenAsked,
+    /// Never: an ancestor thread without a summary sends its last messages, and says why.
+    /// Summaries written before, or by a person, an agent or a file, are still sent.
+    Never,
 }
 
 /// How a tree's search hits are chosen (seed 001's retrieval slice).

@@ -169,7 +169,7 @@ fn key_missing(provider: ProviderId, status: Option<&KeyStatus>) -> Option<Strin
              Pinloom"
         )),
         _ => Some(format!(
-            "no key for {}: paste one in Settings → Providers, or set {variable}",
+            "no key for {}: paste one in Settings → Provider keys, or set {variable}",
             provider.display_name()
         )),
     }

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use pinloom_app::json::NodeAction;
+use pinloom_app::json::{NodeAction, SummaryWriting, TreeSettings};
 use pinloom_app::{
     APP_IDENTIFIER, ApiError, Connections, DATA_DIR_ENV, DATABASE_FILE_NAME, Pinloom, PlanFormat,
     ThreadMindReport,
@@ -122,6 +122,21 @@ enum Command {
         /// The messages, by the numbers `pinloom tree` shows.
         #[arg(required = true)]
         nodes: Vec<i64>,
+    },
+    /// A tree's settings that decide what Pinloom asks of models on its own and how much of the
+    /// budget a request fills; each option given changes one, and the settings are shown.
+    Settings {
+        /// The tree (its number, global id or ThreadMind project id).
+        #[arg(long)]
+        tree: String,
+        /// When the summariser writes the summaries a pin's ancestors need.
+        #[arg(long, value_enum)]
+        summaries: Option<SummariesWhen>,
+        /// truncateMiddle cuts in steps of this share of the history's room, in percent (0 to
+        /// 100): a larger step keeps the start of requests the same for the provider's prompt
+        /// cache, 0 fills the budget. `model` uses the model's own.
+        #[arg(long, value_name = "PERCENT|model")]
+        step: Option<String>,
     },
     /// The requests Pinloom made on its own (summaries, condensations), newest first: what each
     /// was for, the model, tokens planned and counted, cost, time, and how it ended. Replies keep
@@ -245,6 +260,26 @@ enum ExportFormat {
     Markdown,
     /// Open Loom v2, the interchange format: everything Pinloom knows of the tree.
     Openloom,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum SummariesWhen {
+    /// In the background as a pin opens, so its first question waits for none.
+    WhenPinned,
+    /// Only when a question is asked in a pin: a pin never asked in costs nothing.
+    WhenAsked,
+    /// Never: a pin gets its ancestor threads' last messages instead, and says why.
+    Never,
+}
+
+impl From<SummariesWhen> for SummaryWriting {
+    fn from(when: SummariesWhen) -> SummaryWriting {
+        match when {
+            SummariesWhen::WhenPinned => SummaryWriting::WhenPinned,
+            SummariesWhen::WhenAsked => SummaryWriting::WhenAsked,
+            SummariesWhen::Never => SummaryWriting::Never,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -385,12 +420,34 @@ async fn run(cli: Cli) -> anyhow::Result<String> {
                 Some(tree) => Some(pinloom.tree_by_reference(tree).await?),
                 None => None,
             };
-            let requests = pinloom.background_requests(tree, limit).await?;
+            let requests = pinloom.background_requests(tree, limit, json).await?;
             Ok(if json {
                 serde_json::to_string_pretty(&requests)?
             } else {
                 requests_text(&requests)
             })
+        }
+        Command::Settings { tree, summaries, step } => {
+            let changed = summaries.is_some() || step.is_some();
+            let tree = pinloom.tree_by_reference(tree).await?;
+            let mut settings = pinloom.tree_settings(tree).await?;
+            if let Some(when) = summaries {
+                settings.summary_writing = when.into();
+            }
+            if let Some(step) = step {
+                settings.truncation_step_percent = match step.as_str() {
+                    "model" => None,
+                    percent => Some(percent.parse().map_err(|_| {
+                        ApiError::invalid_input(format!(
+                            "--step takes a percentage from 0 to 100, or `model`; not {percent:?}"
+                        ))
+                    })?),
+                };
+            }
+            if changed {
+                pinloom.set_tree_settings(tree, settings.clone()).await?;
+            }
+            Ok(settings_text(&settings))
         }
         Command::Exclude { nodes } => mark(&pinloom, &nodes, NodeAction::Exclude).await,
         Command::Include { nodes } => mark(&pinloom, &nodes, NodeAction::Include).await,
@@ -533,6 +590,21 @@ async fn main() -> ExitCode {
 }
 
 /// The background requests, one line each.
+/// The settings `pinloom settings` shows, one a line.
+fn settings_text(settings: &TreeSettings) -> String {
+    let summaries = match settings.summary_writing {
+        SummaryWriting::WhenPinned => "written as a pin opens (when-pinned)",
+        SummaryWriting::WhenAsked => "written when a question is asked in a pin (when-asked)",
+        SummaryWriting::Never => "never written; pins get their threads' last messages (never)",
+    };
+    let summarizer = settings.summarizer.as_deref().unwrap_or("the model being sent to");
+    let step = match settings.truncation_step_percent {
+        Some(percent) => format!("{percent} % of the history's room"),
+        None => "the model's (its Budget → Cut in steps of)".to_owned(),
+    };
+    format!("summaries: {summaries}\nsummariser: {summarizer}\ncut in steps of: {step}")
+}
+
 fn requests_text(requests: &[pinloom_app::json::BackgroundRequestView]) -> String {
     if requests.is_empty() {
         return "Pinloom has made no request on its own here yet.".to_owned();

@@ -425,9 +425,15 @@ pub enum ExcerptReason {
     BeingWritten,
     /// The summariser failed, for this reason.
     Failed(String),
-    /// The one written no longer holds, for this reason (a message it was written from was
-    /// excluded, deleted or moved since).
-    Stale(String),
+    /// The one written no longer holds.
+    Stale {
+        /// Why: a message it was written from was excluded, deleted or moved since.
+        why: String,
+        /// Whether the summariser writes it again (not when the tree's summaries are off).
+        rewritten: bool,
+    },
+    /// The tree's summaries are turned off: none is asked for.
+    TurnedOff,
 }
 
 impl ExcerptReason {
@@ -437,8 +443,14 @@ impl ExcerptReason {
             ExcerptReason::NotWritten => "not written yet".to_owned(),
             ExcerptReason::BeingWritten => "being written".to_owned(),
             ExcerptReason::Failed(why) => format!("the summariser failed ({why})"),
-            ExcerptReason::Stale(why) => {
+            ExcerptReason::Stale { why, rewritten: false } => {
+                format!("the one there was {why}, so it is not sent")
+            }
+            ExcerptReason::Stale { why, rewritten: true } => {
                 format!("the one there was {why}, so it is not sent; it is written again")
+            }
+            ExcerptReason::TurnedOff => {
+                "the tree's summaries are turned off (its settings: Summaries written)".to_owned()
             }
         }
     }

@@ -175,6 +175,10 @@ pub struct Settings {
     /// tail must move again, instead of shifting every turn as a rolling window does. 0 cuts
     /// message by message. rollingWindow never steps: it is the seed's "most recent that fits".
     pub truncation_step_percent: u32,
+    /// Whether the summariser may be asked for what a plan lacks (a summary, or a summary fitted
+    /// to its budget). Off, the plan asks for none: an ancestor thread without a summary sends its
+    /// last messages, saying the tree's summaries are turned off.
+    pub write_summaries: bool,
     /// The last N nodes are never dropped by truncation (seed 002: 4).
     pub minimum_recent_nodes: usize,
     /// truncateMiddle keeps this many nodes of the thread's start when it can.
@@ -237,6 +241,7 @@ impl Default for Settings {
             priorities: PriorityTable::default(),
             truncation: TruncationStrategy::TruncateMiddle,
             truncation_step_percent: 25,
+            write_summaries: true,
             minimum_recent_nodes: 4,
             keep_start_nodes: 2,
             recent_history_size: 50,

@@ -17,7 +17,7 @@ use crate::wire::ProviderId;
 pub enum ProviderError {
     /// The key was refused.
     #[error(
-        "{provider} refused the API key ({detail}). Check the key in Settings → Providers{env}."
+        "{provider} refused the API key ({detail}). Check the key in Settings → Provider keys{env}."
     )]
     WrongKey {
         /// The provider.
@@ -28,7 +28,7 @@ pub enum ProviderError {
         env: String,
     },
     /// No key is set for a provider that needs one.
-    #[error("No API key for {provider}: add one in Settings → Providers{env}.")]
+    #[error("No API key for {provider}: add one in Settings → Provider keys{env}.")]
     MissingKey {
         /// The provider.
         provider: &'static str,
@@ -38,7 +38,7 @@ pub enum ProviderError {
     /// The key holds characters no HTTP header can carry.
     #[error(
         "The API key for {provider} holds characters no request can carry (a line break, a \
-         control character): paste it again in Settings → Providers."
+         control character): paste it again in Settings → Provider keys."
     )]
     KeyUnusable {
         /// The provider.

@@ -2,7 +2,7 @@
 //! see every one: what it was for, the model, the tokens planned and counted, the cost, the time,
 //! how it ended, and the body as sent.
 
-use rusqlite::{Row, params};
+use rusqlite::{OptionalExtension, Row, params};
 
 use crate::codec::count;
 use crate::error::StoreError;
@@ -57,8 +57,8 @@ pub struct BackgroundRequest {
     pub duration_ms: i64,
     /// Why it failed, when it did.
     pub failure: Option<String>,
-    /// The request body as sent (JSON).
-    pub body_json: String,
+    /// The request body as sent (JSON); `None` when read in a list, which leaves bodies out.
+    pub body_json: Option<String>,
 }
 
 impl Store {
@@ -84,32 +84,45 @@ impl Store {
                 request.started_at_ms,
                 request.duration_ms,
                 request.failure,
-                request.body_json,
+                request.body_json.as_deref().unwrap_or_default(),
             ])?;
             Ok(tx.last_insert_rowid())
         })
     }
 
     /// The background requests of tree `tree` (every tree's when `None`), newest first, at most
-    /// `limit`.
+    /// `limit`; their bodies, which may be long, only when `bodies` is set.
     pub fn background_requests(
         &self,
         tree: Option<TreeId>,
         limit: usize,
+        bodies: bool,
     ) -> Result<Vec<BackgroundRequest>, StoreError> {
         let conn = self.conn();
         let mut statement = conn.prepare_cached(
             "SELECT id, tree_id, kind, model, pin_id, up_to_node_id, planned_tokens,
                  prompt_tokens, reply_tokens, cost_usd, started_at_ms, duration_ms, failure,
-                 body_json
+                 CASE WHEN ?3 THEN body_json END
              FROM background_requests WHERE ?1 IS NULL OR tree_id = ?1
              ORDER BY id DESC LIMIT ?2",
         )?;
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let requests = statement
-            .query_map(params![tree.map(|tree| tree.0), limit], request_from_row)?
+            .query_map(params![tree.map(|tree| tree.0), limit, bodies], request_from_row)?
             .collect::<Result<_, _>>()?;
         Ok(requests)
+    }
+
+    /// Background request `id` with its body, if it is kept.
+    pub fn background_request(&self, id: i64) -> Result<Option<BackgroundRequest>, StoreError> {
+        let conn = self.conn();
+        let mut statement = conn.prepare_cached(
+            "SELECT id, tree_id, kind, model, pin_id, up_to_node_id, planned_tokens,
+                 prompt_tokens, reply_tokens, cost_usd, started_at_ms, duration_ms, failure,
+                 body_json
+             FROM background_requests WHERE id = ?1",
+        )?;
+        Ok(statement.query_row(params![id], request_from_row).optional()?)
     }
 }
 

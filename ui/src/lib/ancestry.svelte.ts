@@ -28,6 +28,9 @@ export function describeAncestor(ancestor: AncestorView): string {
     case "cut":
       return `Summary ${writer}${whole}, ${ancestor.writtenTokens ?? "?"} tokens as written, cut at a sentence to fit${ancestor.pending ? " (a fitted one is being written)" : ""}`;
     case "excerpt":
+      if (ancestor.stale) {
+        return `Stale summary, not sent: it was ${ancestor.stale}. Its last messages before the pin are sent instead${ancestor.pending ? " while a new one is written" : " until the summariser writes it again"}`;
+      }
       return `${capitalised(ancestor.unavailable ?? "summary not available")}: its last messages before the pin are sent instead`;
     case "rootGoal":
       return "Its first message, the goal (task frames)";

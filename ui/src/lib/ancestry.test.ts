@@ -22,6 +22,7 @@ function ancestor(overrides: Partial<AncestorView>): AncestorView {
     writtenText: null,
     writtenTokens: null,
     unavailable: null,
+    stale: null,
     pending: false,
     ...overrides,
   };
@@ -47,6 +48,7 @@ beforeEach(() => {
             summarizer: null,
             text: "Person: why oxbows?\n\nModel: cut-offs.",
             unavailable: "summary not available: the summariser failed (401)",
+            stale: null,
             pending: true,
           }),
         ],
@@ -69,6 +71,21 @@ describe("what a pin knows", () => {
       "Summary not available: the summariser failed (401): its last messages before the pin are sent instead",
     );
     expect(placeOf(parent!)).toBe("parent thread");
+  });
+
+  it("says a stale summary is not sent, and why", () => {
+    const stale = ancestor({
+      state: "excerpt",
+      writtenBy: null,
+      summarizer: null,
+      unavailable: "summary not available: the one there was written before message #4 was excluded, so it is not sent; it is written again",
+      stale: "written before message #4 was excluded",
+      pending: true,
+    });
+    expect(describeAncestor(stale)).toBe(
+      "Stale summary, not sent: it was written before message #4 was excluded. Its last messages before the pin are sent instead while a new one is written",
+    );
+    expect(describeAncestor({ ...stale, pending: false })).toMatch(/until the summariser writes it again$/);
   });
 
   it("saves the person's own summary at the point the pin hangs off, then reads it back", async () => {

@@ -56,7 +56,12 @@ type Result<T> = { status: "ok"; data: T } | { status: "error"; error: ApiError 
 
 async function unwrap<T>(call: Promise<Result<T>>): Promise<T> {
   const result = await call;
-  if (result.status === "error") throw new PinloomError(result.error);
+  if (result.status === "error") {
+    // Tauri's own refusals (a command not granted, say) come as a bare string, not the app's
+    // `{ code, message }`.
+    const error: unknown = result.error;
+    throw typeof error === "string" ? new PinloomError({ code: "internal", message: error }) : new PinloomError(result.error);
+  }
   return result.data;
 }
 
@@ -160,6 +165,10 @@ export const backend = {
     unwrap(commands.contextPreviewUnsaved(nodeId, profile)),
   replyReceipt: (nodeId: number) => unwrap(commands.replyReceipt(nodeId)),
   requestDiff: (nodeId: number) => unwrap(commands.requestDiff(nodeId)),
+  /// The requests Pinloom made on its own for a tree, newest first, without their bodies.
+  requestsList: (treeId: number, limit: number) => unwrap(commands.requestsList(treeId, limit)),
+  /// One of them with its body as sent.
+  requestRead: (id: number) => unwrap(commands.requestRead(id)),
   nodesCompare: (left: number, right: number, profile: string, reach: CompareReach) =>
     unwrap(commands.nodesCompare(left, right, profile, reach)),
   profilesList: () => unwrap(commands.profilesList()),

@@ -108,6 +108,13 @@ export const commands = {
 	replyReceipt: (nodeId: number) => typedError<Receipt | null, ApiError>(__TAURI_INVOKE("reply_receipt", { nodeId })),
 	/**  How reply `node_id`'s request differs from the one before it on its path. */
 	requestDiff: (nodeId: number) => typedError<RequestDiff, ApiError>(__TAURI_INVOKE("request_diff", { nodeId })),
+	/**
+	 *  The requests Pinloom made on its own for tree `tree_id` (summaries, condensations), newest
+	 *  first, at most `limit`, without their bodies.
+	 */
+	requestsList: (treeId: number, limit: number) => typedError<BackgroundRequestView[], ApiError>(__TAURI_INVOKE("requests_list", { treeId, limit })),
+	/**  Background request `id` with its body as sent, when the person opens it. */
+	requestRead: (id: number) => typedError<BackgroundRequestView, ApiError>(__TAURI_INVOKE("request_read", { id })),
 	nodesCompare: (left: number, right: number, profile: string, reach: CompareReach) => typedError<Comparison, ApiError>(__TAURI_INVOKE("nodes_compare", { left, right, profile, reach })),
 	profilesList: () => typedError<ModelProfile[], ApiError>(__TAURI_INVOKE("profiles_list")),
 	profileSave: (profile: ModelProfile) => typedError<ModelProfile, ApiError>(__TAURI_INVOKE("profile_save", { profile })),
@@ -228,6 +235,11 @@ export type AncestorView = {
 	 *  summariser failed (…)").
 	 */
 	unavailable: string | null,
+	/**
+	 *  For an excerpt standing in for a summary that no longer holds: why it does not ("written
+	 *  before message #12 was excluded").
+	 */
+	stale: string | null,
 	/**  Whether a summary for it is being written now. */
 	pending: boolean,
 };
@@ -304,6 +316,42 @@ export type Author =
 "model" | 
 /**  A tool's result. */
 "tool";
+
+/**
+ *  A request Pinloom made on its own (a summary, a condensation), as `pinloom requests` lists
+ *  it: what it was for, the model, the tokens planned and counted, the cost, the time, how it
+ *  ended, and its body as sent.
+ */
+export type BackgroundRequestView = {
+	/**  Its number. */
+	id: number,
+	/**  The tree it served. */
+	treeId: number,
+	/**  `summary` or `condensation`. */
+	kind: string,
+	/**  The model profile asked. */
+	model: string,
+	/**  The thread summarised: a pin's id, absent for the root thread. */
+	pinId: number | null,
+	/**  The last message summarised. */
+	upTo: number | null,
+	/**  The tokens Pinloom counted in what it sent. */
+	plannedTokens: number,
+	/**  The prompt tokens the provider counted, when it said. */
+	promptTokens: number | null,
+	/**  The reply's tokens, when the provider said. */
+	replyTokens: number | null,
+	/**  What it cost, in dollars, when the profile has prices. */
+	costUsd: number | null,
+	/**  When it was sent. */
+	startedAtMs: number,
+	/**  How long it took. */
+	durationMs: number,
+	/**  Why it failed, when it did. */
+	failure: string | null,
+	/**  The request body as sent (JSON); absent in a list, which leaves bodies out. */
+	body: string | null,
+};
 
 /**  How far each side of a comparison reaches from the message picked for it. */
 export type CompareReach = 
@@ -781,7 +829,7 @@ export type ModelProfile = {
 	/**  What the model costs, for each reply's receipt; none when unknown (local models). */
 	prices?: Prices | null,
 	/**
-	 *  The file it came with, while the person has not enabled it (Settings → Models): until
+	 *  The file it came with, while the person has not enabled it (Settings → Models from imported files): until
 	 *  then it is never planned for, sent to, or offered as a default. Saving keeps it as it is;
 	 *  only enabling clears it.
 	 */
@@ -1370,6 +1418,21 @@ export type SummaryView = {
 	stale: string | null,
 };
 
+/**
+ *  When a tree's summariser is asked for the summaries a pin's ancestors need. Each summary is a
+ *  request to a provider, possibly a paid one, and a pin opened and never asked in needs none.
+ */
+export type SummaryWriting = 
+/**  In the background as a pin opens or is shown, so its first question waits for none. */
+"whenPinned" | 
+/**  Only when a question is asked in a pin: that send waits for them (30 s at most). */
+"whenAsked" | 
+/**
+ *  Never: an ancestor thread without a summary sends its last messages, and says why.
+ *  Summaries written before, or by a person, an agent or a file, are still sent.
+ */
+"never";
+
 /**  What a sync did, for the window's Settings → Sync and `pinloom sync`. */
 export type SyncReport = {
 	/**  The git remote synced with. */
@@ -1560,6 +1623,17 @@ export type TreeSettings = {
 	 *  unset.
 	 */
 	summarizer?: string | null,
+	/**
+	 *  When the summariser is asked for them: as a pin opens (the default), only when a question
+	 *  is asked in a pin, or never.
+	 */
+	summaryWriting?: SummaryWriting,
+	/**
+	 *  truncateMiddle's step for this tree, in percent of the history's room (0 to 100), over
+	 *  the model's "Cut in steps of": a larger step keeps the start of requests the same for the
+	 *  provider's prompt cache, 0 fills the budget. The model's when unset.
+	 */
+	truncationStepPercent?: number | null,
 	/**
 	 *  The summariser's instruction; `{budget}` becomes the token budget. The shipped
 	 *  instruction when unset.

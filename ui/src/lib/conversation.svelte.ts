@@ -564,7 +564,7 @@ export class Conversation {
     if (!this.profile) {
       column.error = new PinloomError({
         code: "invalidInput",
-        message: "choose a model first (Settings → Models lists them)",
+        message: "choose a model first in the Model list (Budget adds one)",
       });
       return false;
     }
@@ -770,6 +770,9 @@ export class Conversation {
   async mark(nodeId: number, action: NodeAction, index: number | null = null): Promise<void> {
     try {
       await backend.nodeMark(nodeId, action);
+      // An exclusion, a deletion or an inclusion can make a summary stale: pins read again what
+      // they know.
+      this.summariesVersion++;
       for (let column = 0; column < this.columns.length; column++) await this.reload(column);
       await this.inspect(this.focus);
       const refusal = this.planError;
@@ -794,6 +797,7 @@ export class Conversation {
   async exclude(nodeIds: number[]): Promise<void> {
     try {
       for (const nodeId of nodeIds) await backend.nodeMark(nodeId, "exclude");
+      this.summariesVersion++;
     } catch (thrown) {
       this.planError = PinloomError.from(thrown);
     }

@@ -11,7 +11,7 @@ describe("inOwnWords", () => {
     });
     const words = inOwnWords(error, "claude-sonnet-4 (Anthropic)");
     expect(words).toMatch(/^claude-sonnet-4 \(Anthropic\) needs a key/);
-    expect(words).toContain("Settings → Providers");
+    expect(words).toContain("Settings → Provider keys");
     expect(words).not.toContain("DBus");
   });
 

@@ -9,7 +9,7 @@ export function inOwnWords(error: ApiError, model: string): string | null {
   const who = model || "The model";
   switch (error.code) {
     case "providerKey":
-      return `${who} needs a key that is missing, was refused, or cannot be read on this system. Your message is saved: paste a key in Settings → Providers (or set the provider's key variable before starting Pinloom), or choose a model that can answer now, then press Answer again.`;
+      return `${who} needs a key that is missing, was refused, or cannot be read on this system. Your message is saved: paste a key in Settings → Provider keys (or set the provider's key variable before starting Pinloom), or choose a model that can answer now, then press Answer again.`;
     case "providerUnavailable":
       return `${who} could not be reached or is busy. Your message is saved: press Answer again in a moment, or choose another model.`;
     case "providerRefused":

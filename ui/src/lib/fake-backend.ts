@@ -8,6 +8,7 @@ import type {
   ApiError,
   AttachTo,
   AttachmentView,
+  BackgroundRequestView,
   DeletedThreadView,
   FoundModel,
   ImageInput,
@@ -95,6 +96,9 @@ export type FakeState = {
   /// What `reply_tokens` gives for a reply, by reply id, in place of the tokens the fake makes up
   /// (null: its server reported none).
   tokens: Map<number, TokenView[] | null>;
+  /// The requests Pinloom made on its own (summaries, condensations), bodies included, newest
+  /// first: `requests_list` gives a tree's without bodies, `request_read` one with its body.
+  requests: BackgroundRequestView[];
 };
 
 
@@ -277,6 +281,7 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
     diffs: new Map(),
     maps: new Map(),
     tokens: new Map(),
+    requests: [],
     ...initial,
   };
   let nextId = 100;
@@ -707,6 +712,17 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
       case "reply_receipt":
         treeOf(args.nodeId as number);
         return structuredClone(state.receipts.get(args.nodeId as number) ?? null);
+      case "requests_list":
+        settingsOf(args.treeId as number);
+        return state.requests
+          .filter((request) => request.treeId === args.treeId)
+          .slice(0, args.limit as number)
+          .map((request) => ({ ...structuredClone(request), body: null }));
+      case "request_read": {
+        const request = state.requests.find((one) => one.id === args.id);
+        if (!request) throw { code: "notFound", message: `request ${String(args.id)} is not kept: list a tree's requests to find one` } satisfies ApiError;
+        return structuredClone(request);
+      }
       case "request_diff": {
         const diff = state.diffs.get(args.nodeId as number);
         if (!diff) throw { code: "notFound", message: `message ${String(args.nodeId)} has no receipt` } satisfies ApiError;
@@ -768,7 +784,7 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
     if (!state.trees.some((tree) => tree.id === treeId)) {
       throw { code: "notFound", message: `tree ${treeId} does not exist` } satisfies ApiError;
     }
-    return structuredClone(state.treeSettings.get(treeId) ?? { searchHits: [] });
+    return structuredClone(state.treeSettings.get(treeId) ?? { searchHits: [], summaryWriting: "whenPinned" });
   }
 
   function treeOf(nodeId: number): { treeId: number; message: Message } {

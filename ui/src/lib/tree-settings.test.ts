@@ -44,7 +44,7 @@ describe("TreeSettingsState", () => {
     form.tokenBuffer = 2048;
     const saved = await settings.save(form);
     expect(saved.searchHits).toEqual([11]);
-    expect(fake.treeSettings.get(1)).toEqual({ searchHits: [11], tokenBuffer: 2048 });
+    expect(fake.treeSettings.get(1)).toEqual({ searchHits: [11], summaryWriting: "whenPinned", tokenBuffer: 2048 });
   });
 
   it("refuses a message of another tree and says so", async () => {

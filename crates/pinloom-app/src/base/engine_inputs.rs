@@ -177,13 +177,13 @@ impl ModelChoice {
     ) -> anyhow::Result<ModelChoice> {
         let provider = ProviderId::from_name(&record.provider).ok_or_else(|| {
             ApiError::invalid_input(format!(
-                "the profile {} names an unknown provider \"{}\"; edit it in Settings → Models",
+                "the profile {} names an unknown provider \"{}\"; edit it in its Budget",
                 record.name, record.provider
             ))
         })?;
         let family = TokenizerFamily::from_name(&record.tokenizer).ok_or_else(|| {
             ApiError::invalid_input(format!(
-                "the profile {} names an unknown tokenizer \"{}\"; edit it in Settings → Models",
+                "the profile {} names an unknown tokenizer \"{}\"; edit it in its Budget",
                 record.name, record.tokenizer
             ))
         })?;

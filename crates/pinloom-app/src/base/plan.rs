@@ -3,7 +3,9 @@
 
 use std::collections::HashSet;
 
-use pinloom_engine::plan::{AncestorContent, Slice, SliceKind, SliceStatus, SourceId};
+use pinloom_engine::plan::{
+    AncestorContent, ExcerptReason, Slice, SliceKind, SliceStatus, SourceId,
+};
 use pinloom_engine::render::{buffer_document, chat_request, slice_text};
 use pinloom_engine::settings::TruncationStrategy;
 use pinloom_engine::snapshot::{Author as EngineAuthor, Snapshot};
@@ -507,6 +509,12 @@ pub(crate) fn ancestry_views(planned: &Planned) -> Vec<AncestorView> {
                 written_text,
                 written_tokens,
                 unavailable,
+                stale: match &entry.content {
+                    AncestorContent::Excerpt {
+                        reason: ExcerptReason::Stale { why, .. }, ..
+                    } => Some(why.clone()),
+                    _ => None,
+                },
                 pending,
             }
         })
@@ -732,16 +740,19 @@ fn opening_words(text: &str, limit: usize) -> String {
 /// refused in words that say where to choose one. Reads the store: call it on a blocking thread.
 pub(crate) fn model_choice_in(store: &Store, name: &str) -> anyhow::Result<ModelChoice> {
     let record = store.profile(name).map_err(|error| match error {
-        store::StoreError::NoSuchProfile(_) => anyhow::Error::new(ApiError::invalid_input(
-            format!("there is no model profile named \"{name}\"; choose one in Settings → Models"),
-        )),
+        store::StoreError::NoSuchProfile(_) => {
+            anyhow::Error::new(ApiError::invalid_input(format!(
+                "there is no model profile named \"{name}\"; choose one in the Model list, or \
+                 add it with Budget"
+            )))
+        }
         other => other.into(),
     })?;
     if let Some(file) = &record.imported_from {
         return Err(ApiError::invalid_input(format!(
             "the model profile \"{name}\" came with the file {file:?} and is not enabled: nothing \
-             is planned for or sent to it until you enable it in Settings → Models, if you trust \
-             its model, address and system prompt"
+             is planned for or sent to it until you enable it in Settings → Models from imported \
+             files, if you trust its model, address and system prompt"
         ))
         .into());
     }

@@ -160,8 +160,8 @@ fn cut_message(local: bool, planned: u64, counted: u64) -> String {
         format!(
             "the provider counted {counted} prompt tokens where Pinloom planned {planned}: \
              something between Pinloom and the model cut the context, or the profile counts \
-             tokens with a tokenizer that does not fit the model. Check the profile's address and \
-             counting in Settings → Models."
+             tokens with a tokenizer that does not fit the model. Check the model's Budget → \
+             Address and Budget → Token counting."
         )
     }
 }

@@ -6,7 +6,7 @@ use pinloom_engine::snapshot::Author as EngineAuthor;
 use pinloom_providers::summary::SUMMARY_INSTRUCTION;
 
 use crate::ApiError;
-use crate::json::{AssemblySettings, Author, TreeSettings};
+use crate::json::{AssemblySettings, Author, SummaryWriting, TreeSettings};
 
 /// The most summary budgets by distance a tree may set (one per level of a chain).
 pub(crate) const MAX_SUMMARY_BUDGETS: u8 = 50;
@@ -59,6 +59,14 @@ impl TreeSettings {
                 "the summary instruction is empty: write one, or clear it to use the default",
             ));
         }
+        if let Some(percent) = self.truncation_step_percent
+            && percent > 100
+        {
+            return Err(ApiError::invalid_input(format!(
+                "a truncation step of {percent} % is not possible; use 0 (message by message) \
+                 to 100, or clear it to use the model's"
+            )));
+        }
         if self.max_file_bytes == Some(0) {
             return Err(ApiError::invalid_input("the file size limit must be above 0 bytes"));
         }
@@ -109,7 +117,11 @@ impl TreeSettings {
     /// The engine's settings for a plan made at `now_ms` for a model assembled as `model` says:
     /// the model's choices first, the tree's own on top.
     pub(crate) fn engine(&self, now_ms: i64, model: &AssemblySettings) -> Settings {
-        let mut settings = Settings { now_ms, ..Settings::default() };
+        let mut settings = Settings {
+            now_ms,
+            write_summaries: self.summary_writing != SummaryWriting::Never,
+            ..Settings::default()
+        };
         settings.truncation = match model.truncation.as_deref() {
             Some("rollingWindow") => TruncationStrategy::RollingWindow,
             Some("stopAtLimit") => TruncationStrategy::StopAtLimit,
@@ -127,6 +139,9 @@ impl TreeSettings {
         }
         if let Some(budgets) = &self.depth_budgets {
             settings.depth_budgets = budgets.clone();
+        }
+        if let Some(percent) = self.truncation_step_percent {
+            settings.truncation_step_percent = percent.min(100);
         }
         settings.cut_boundary_message = self.cut_boundary_message;
         settings.include_closed_sibling_results = self.include_closed_sibling_results;

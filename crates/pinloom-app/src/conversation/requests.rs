@@ -7,6 +7,7 @@
 
 use pinloom_store::{BackgroundRequest, NodeId, PinId, TreeId};
 
+use crate::ApiError;
 use crate::json::BackgroundRequestView;
 use crate::pinloom::Pinloom;
 
@@ -15,18 +16,34 @@ pub const REQUESTS_SHOWN: usize = 50;
 
 impl Pinloom {
     /// The requests Pinloom made on its own for tree `tree_id` (every tree's when absent),
-    /// newest first, at most `limit`.
+    /// newest first, at most `limit`; with their bodies only when `bodies` is set (a list in the
+    /// window reads one body when it is opened, `background_request`).
     pub async fn background_requests(
         &self,
         tree_id: Option<i64>,
         limit: usize,
+        bodies: bool,
     ) -> anyhow::Result<Vec<BackgroundRequestView>> {
         let requests = self
             .read("could not read the requests", move |store| {
-                Ok(store.background_requests(tree_id.map(TreeId), limit)?)
+                Ok(store.background_requests(tree_id.map(TreeId), limit, bodies)?)
             })
             .await?;
         Ok(requests.into_iter().map(BackgroundRequestView::from).collect())
+    }
+
+    /// Background request `id`, its body included.
+    pub async fn background_request(&self, id: i64) -> anyhow::Result<BackgroundRequestView> {
+        let request = self
+            .read("could not read the request", move |store| {
+                Ok(store.background_request(id)?.ok_or_else(|| {
+                    ApiError::not_found(format!(
+                        "request {id} is not kept: list a tree's requests to find one"
+                    ))
+                })?)
+            })
+            .await?;
+        Ok(request.into())
     }
 }
 

@@ -26,7 +26,7 @@ impl crate::Pinloom {
                 store.profile(name).map_err(|_| {
                     ApiError::invalid_input(format!(
                         "there is no model profile named \"{name}\" to write summaries; choose one \
-                         in Settings → Models"
+                         in the Model list, or add it with Budget"
                     ))
                 })?;
             }

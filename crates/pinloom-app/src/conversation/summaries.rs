@@ -38,7 +38,7 @@ use crate::ApiError;
 use crate::base::engine_inputs::{ModelChoice, engine_node, engine_thread};
 use crate::base::plan::{Planned, ProfileRef};
 use crate::base::snapshot_cache::store_pin;
-use crate::json::{SummaryView, TreeSettings};
+use crate::json::{SummaryView, SummaryWriting, TreeSettings};
 use crate::pinloom::Pinloom;
 use crate::runtime::{blocking, now_ms};
 
@@ -209,8 +209,9 @@ impl Pinloom {
 
     /// Starts writing the summaries a first send in pin `pin_id` will need, in the background,
     /// with the tree's summariser, else `profile` (the model the window has chosen), else the
-    /// model that wrote the pinned message. Nothing waits for them; each is announced on
-    /// [`Pinloom::summaries_landed`] as it lands.
+    /// model that wrote the pinned message, unless the tree writes them only when asked (or
+    /// never). Nothing waits for them; each is announced on [`Pinloom::summaries_landed`] as it
+    /// lands.
     pub async fn prepare_pin(&self, pin_id: i64, profile: Option<String>) -> anyhow::Result<()> {
         let this = self.clone();
         let chosen = blocking(move || this.summarizer_for_pin(PinId(pin_id), profile))
@@ -239,6 +240,7 @@ impl Pinloom {
             .context("could not read what the pin knows")?;
         let views = crate::base::plan::ancestry_views(&planned);
         let summarizer = planned.settings.summarizer.clone().unwrap_or(profile);
+        let prepare = prepare && planned.settings.summary_writing == SummaryWriting::WhenPinned;
         let jobs =
             if prepare { SummaryJob::all_missing(&planned, &summarizer) } else { Vec::new() };
         drop(planned);
@@ -275,7 +277,8 @@ impl Pinloom {
     }
 
     /// The profile to plan pin `pin`'s first send under and the summariser to write its
-    /// summaries with; `None` when nothing says which model to use. Runs on a blocking thread.
+    /// summaries with; `None` when nothing says which model to use, or when the tree's summaries
+    /// are not written as a pin opens. Runs on a blocking thread.
     fn summarizer_for_pin(
         &self,
         pin: PinId,
@@ -284,6 +287,10 @@ impl Pinloom {
         let store = &self.store;
         let pin = store.pin(pin)?;
         let settings = TreeSettings::of_tree(store, pin.tree_id)?;
+        if settings.summary_writing != SummaryWriting::WhenPinned {
+            // Written when asked in the pin, or never: nothing starts as it opens.
+            return Ok(None);
+        }
         let writer = match pin.anchor_node_id {
             Some(anchor) => store
                 .ancestor_path(anchor)?
@@ -426,7 +433,7 @@ impl Pinloom {
             Ok((summarizer, Some(input), instruction))
         })
         .await
-        .context("could not choose the summariser; set one in the tree's settings")?;
+        .context("could not read what the summary is written from")?;
         let Some(input) = input else { return Ok(None) };
         let key = self.key_for(summarizer.provider).await?;
         let written = self
@@ -551,7 +558,7 @@ impl Pinloom {
             started_at_ms: sent.started_at_ms,
             duration_ms: now_ms().saturating_sub(sent.started_at_ms),
             failure: sent.failure,
-            body_json: wire.body.to_string(),
+            body_json: Some(wire.body.to_string()),
         };
         let kept = self
             .write("could not keep the request", move |store| {

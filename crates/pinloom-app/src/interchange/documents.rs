@@ -182,7 +182,7 @@ fn write_document(
         let one = arriving.len() == 1;
         notes.add(format!(
             "{} {} came with the file and {} not enabled: nothing is planned for or sent to {} \
-             until you enable {} in Settings → Models",
+             until you enable {} in Settings → Models from imported files",
             if one { "model profile" } else { "model profiles" },
             arriving.join(", "),
             if one { "is" } else { "are" },

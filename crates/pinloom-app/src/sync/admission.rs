@@ -186,7 +186,7 @@ fn admit_profile(
     admitted.notes.push(format!(
         "The model profile {:?} arrived from {remote} with a provider, an address or a system \
          prompt this machine does not have: it is not enabled, and nothing is planned for or \
-         sent to it until you enable it in Settings → Models.",
+         sent to it until you enable it in Settings → Models from imported files.",
         profile.name
     ));
     Some(profile)

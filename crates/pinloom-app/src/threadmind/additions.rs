@@ -328,8 +328,9 @@ fn plan_report(plan: &PlanView) -> String {
             "{unused} tokens are left unused: truncateMiddle cuts in steps of {} tokens (a share \
              of the history's room), so the start of the request stays the same from one send to \
              the next and the provider's prompt cache keeps hitting; the step left out {} ({} \
-             tokens) that would have fitted. A step of 0 (the model's Budget → Cut in steps of) \
-             fills the budget instead.\n",
+             tokens) that would have fitted. A step of 0 fills the budget instead: the tree's \
+             settings or the model's Budget → Cut in steps of, or `pinloom settings --tree T \
+             --step 0`.\n",
             step.step_tokens,
             plural(step.messages, "message", "messages"),
             step.tokens

@@ -7,7 +7,9 @@
 
 use std::time::Duration;
 
-use pinloom_app::json::{AncestorState, CompareReach, ExportFormat, ExportRequest, SummaryAuthor};
+use pinloom_app::json::{
+    AncestorState, CompareReach, ExportFormat, ExportRequest, SummaryAuthor, SummaryWriting,
+};
 use pinloom_app::{ApiError, ErrorCode, Pinloom, PlanFormat, ReplyEvent};
 use pinloom_test_server::{Answer, Server};
 
@@ -114,6 +116,69 @@ async fn a_pins_summaries_are_written_when_it_opens_so_its_first_send_waits_for_
     assert_eq!(exchange.plan.ancestry[0].state, AncestorState::Summary);
 }
 
+/// A tree whose summaries are written `when`, its question answered (with [`ANSWER`]) and a pin
+/// opened on the answer through the window's call: the tree and the pin.
+async fn pinned_writing_summaries(pinloom: &Pinloom, when: SummaryWriting) -> (i64, i64) {
+    let tree = dialogue(pinloom).await;
+    let mut settings = pinloom.tree_settings(tree).await.unwrap();
+    settings.summary_writing = when;
+    pinloom.set_tree_settings(tree, settings).await.unwrap();
+    let reply = ask(pinloom, tree, None, "Why do rivers meander?").await.reply.message.id;
+    (tree, pin_on_answer(pinloom, reply, "the inner bank gains silt").await)
+}
+
+#[tokio::test]
+async fn a_tree_that_writes_summaries_only_when_asked_spends_nothing_on_a_pin_never_asked_in() {
+    let server = Server::start(vec![
+        says(ANSWER),
+        says("The person asked why rivers meander; the outer bank erodes."),
+        says("Silt settles where the water slows."),
+    ])
+    .await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let (tree, pin) = pinned_writing_summaries(&pinloom, SummaryWriting::WhenAsked).await;
+    // Opened and shown (the window prepares what it shows): nothing is asked of the summariser.
+    let knows = pinloom.pin_ancestry(pin, "Local".into(), true).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(server.seen().len(), 1, "only the answer was asked for");
+    assert_eq!(knows[0].state, AncestorState::Excerpt);
+    assert!(pinloom.background_requests(Some(tree), 10, false).await.unwrap().is_empty());
+
+    // The first question writes it, and waits for it.
+    let (exchange, _) =
+        first_send_in_pin(&pinloom, &server, pin, "Why does silt settle there?").await;
+    assert_eq!(server.seen().len(), 3, "the summary, then the reply");
+    assert!(sent(&server.seen()[1].json()).contains("Person: Why do rivers meander?"));
+    assert!(sent(&server.seen()[2].json()).contains("the outer bank erodes."));
+    assert_eq!(exchange.plan.ancestry[0].state, AncestorState::Summary);
+    assert_eq!(pinloom.background_requests(Some(tree), 10, false).await.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn a_tree_whose_summaries_are_turned_off_sends_the_threads_last_messages_and_says_why() {
+    let server =
+        Server::start(vec![says(ANSWER), says("Silt settles where the water slows.")]).await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let (tree, pin) = pinned_writing_summaries(&pinloom, SummaryWriting::Never).await;
+    let knows = pinloom.pin_ancestry(pin, "Local".into(), true).await.unwrap();
+    assert_eq!(knows[0].state, AncestorState::Excerpt);
+    assert_eq!(
+        knows[0].unavailable.as_deref(),
+        Some(
+            "summary not available: the tree's summaries are turned off (its settings: \
+             Summaries written)"
+        )
+    );
+    let (exchange, _) =
+        first_send_in_pin(&pinloom, &server, pin, "Why does silt settle there?").await;
+    assert_eq!(server.seen().len(), 2, "the answer and the reply: no summary was asked for");
+    let request = sent(&server.seen()[1].json());
+    assert!(request.contains("Why do rivers meander?"), "the thread stands in: {request}");
+    assert!(request.contains("summaries are turned off"), "and says why: {request}");
+    assert_eq!(exchange.plan.missing_summaries, 0);
+    assert!(pinloom.background_requests(Some(tree), 10, false).await.unwrap().is_empty());
+}
+
 #[tokio::test]
 async fn while_a_summary_is_written_the_preview_says_so_and_sends_the_threads_last_messages() {
     // The summariser never answers: the summary stays "being written".
@@ -170,11 +235,19 @@ async fn a_failing_summariser_never_fails_the_send_and_the_receipt_says_what_sto
     assert!(note.starts_with("summary not available: the summariser failed"), "{note}");
     assert!(note.ends_with("its last messages before the branching point, verbatim"), "{note}");
     // The failed summary request is kept where a person finds it, with why.
-    let requests = pinloom.background_requests(None, 10).await.unwrap();
+    let requests = pinloom.background_requests(None, 10, true).await.unwrap();
     let failed = requests.iter().find(|request| request.failure.is_some()).expect("kept");
     assert_eq!(failed.kind, "summary");
     assert!(failed.failure.as_deref().unwrap().contains("not found"), "{failed:?}");
-    assert!(failed.body.contains("Why do rivers meander?"), "its body as sent: {failed:?}");
+    assert!(failed.body.as_deref().unwrap().contains("Why do rivers meander?"), "{failed:?}");
+    // A list without bodies, as the window reads it, and the one request opened with its body.
+    let listed = pinloom.background_requests(Some(tree), 10, false).await.unwrap();
+    assert!(listed.iter().all(|request| request.body.is_none()), "{listed:?}");
+    assert_eq!(listed.len(), requests.len());
+    let opened = pinloom.background_request(failed.id).await.unwrap();
+    assert_eq!(opened, *failed);
+    let missing = pinloom.background_request(failed.id + 1_000).await.unwrap_err();
+    assert!(format!("{missing:#}").contains("is not kept"), "{missing:#}");
 }
 
 #[tokio::test]

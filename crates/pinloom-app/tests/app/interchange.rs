@@ -117,7 +117,7 @@ async fn export_import_export_gives_the_same_document() {
     assert_eq!(
         report.notes,
         ["model profile \"Local\" came with the file and is not enabled: nothing is planned for \
-          or sent to it until you enable it in Settings → Models"]
+          or sent to it until you enable it in Settings → Models from imported files"]
     );
     assert_eq!((report.trees[0].slug.as_str(), report.trees[0].threads), ("rivers", 3));
     let imported = report.trees[0].id;

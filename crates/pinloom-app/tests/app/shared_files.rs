@@ -60,7 +60,8 @@ async fn an_imported_profile_arrives_disabled_and_never_becomes_the_default() {
     assert!(
         report.notes.contains(
             &"model profile \"(Recommended) gpt-4o\" came with the file and is not enabled: \
-              nothing is planned for or sent to it until you enable it in Settings → Models"
+              nothing is planned for or sent to it until you enable it in Settings → Models from \
+              imported files"
                 .to_owned()
         ),
         "the report says so: {:?}",

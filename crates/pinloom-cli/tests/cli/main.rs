@@ -5,6 +5,7 @@
 // A test's unwrap is its assertion.
 #![allow(clippy::unwrap_used)]
 
+mod hints;
 #[path = "../support/interrupt.rs"]
 mod interrupt;
 mod mcp;

@@ -342,3 +342,48 @@ async fn an_excluded_message_reaches_no_later_request_through_a_summary_or_the_t
     assert!(body(1).contains("PURPLE-42"), "the first read the message, as it was sent then");
     assert!(!body(0).contains("PURPLE"), "the one written again did not");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_trees_summaries_and_truncation_step_are_set_from_the_terminal() {
+    let server = Server::start(vec![
+        says(&["Rivers meander by erosion."]),
+        // The pin's question: no summary is asked for first, summaries being off.
+        says(&["Because the bank erodes."]),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = database(dir.path(), &server).await;
+    let (_, err, code) = pinloom(&db, &["ask", "Why do rivers meander?"], None).await;
+    assert_eq!(code, 0, "{err}");
+
+    let (shown, err, code) = pinloom(&db, &["settings", "--tree", "1"], None).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(shown.contains("summaries: written as a pin opens (when-pinned)"), "{shown}");
+    assert!(shown.contains("cut in steps of: the model's"), "{shown}");
+
+    let set = ["settings", "--tree", "1", "--summaries", "never", "--step", "0"];
+    let (shown, err, code) = pinloom(&db, &set, None).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(shown.contains("summaries: never written"), "{shown}");
+    assert!(shown.contains("cut in steps of: 0 % of the history's room"), "{shown}");
+
+    let pin = ["pin", "--node", "2", "--passage", "erosion", "Why?"];
+    let (_, err, code) = pinloom(&db, &pin, None).await;
+    assert_eq!(code, 0, "{err}");
+    let seen = server.seen();
+    assert_eq!(seen.len(), 2, "no summary was asked for");
+    assert!(seen[1].body.contains("summaries are turned off"), "{}", seen[1].body);
+    let (list, _, _) = pinloom(&db, &["requests"], None).await;
+    assert_eq!(list.trim(), "Pinloom has made no request on its own here yet.");
+
+    // Bad input says what to give, and changes nothing.
+    for bad in [["--step", "250"], ["--step", "lots"]] {
+        let args = ["settings", "--tree", "1", bad[0], bad[1]];
+        let (_, err, code) = pinloom(&db, &args, None).await;
+        assert_ne!(code, 0);
+        assert!(err.contains("0") && err.contains("100"), "{err}");
+    }
+    let (shown, _, _) = pinloom(&db, &["settings", "--tree", "1", "--step", "model"], None).await;
+    assert!(shown.contains("summaries: never written"), "unchanged by the refusals: {shown}");
+    assert!(shown.contains("cut in steps of: the model's"), "{shown}");
+}

@@ -533,12 +533,14 @@ impl<'a> Builder<'a> {
             if let Some(f) = fitted {
                 return (summaries[f].text.clone(), AncestorContent::Fitted { record: f, from: k });
             }
-            self.missing.push(MissingSummary {
-                thread: seg.thread,
-                up_to,
-                budget,
-                condense: Some(record.id),
-            });
+            if self.settings.write_summaries {
+                self.missing.push(MissingSummary {
+                    thread: seg.thread,
+                    up_to,
+                    budget,
+                    condense: Some(record.id),
+                });
+            }
             let text = self.cut_summary(&record.text, budget);
             return (text, AncestorContent::Cut { record: k, whole_tokens: tokens });
         }
@@ -567,21 +569,33 @@ impl<'a> Builder<'a> {
         if let Some(k) = serving {
             return self.summary_or_cut(k, budget);
         }
-        self.missing.push(MissingSummary { thread: seg.thread, up_to, budget, condense: None });
+        let write = self.settings.write_summaries;
+        if write {
+            self.missing.push(MissingSummary { thread: seg.thread, up_to, budget, condense: None });
+        }
         if let Some(k) = larger {
             return self.summary_or_cut(k, budget);
         }
-        let reason = self
+        let mut notes = self
             .snapshot
             .summary_notes
             .iter()
             .rev()
-            .find(|note| note.thread == seg.thread && note.up_to == up_to)
-            .map_or(ExcerptReason::NotWritten, |note| match &note.state {
-                SummaryState::BeingWritten => ExcerptReason::BeingWritten,
-                SummaryState::Failed(why) => ExcerptReason::Failed(why.clone()),
-                SummaryState::Stale(why) => ExcerptReason::Stale(why.clone()),
-            });
+            .filter(|note| note.thread == seg.thread && note.up_to == up_to);
+        let stale = notes.clone().find_map(|note| match &note.state {
+            SummaryState::Stale(why) => Some(why),
+            _ => None,
+        });
+        // The newest note says what happened; a summary being written in place of a stale one
+        // is told as the stale one, whose words say it is written again and why.
+        let unwritten = if write { ExcerptReason::NotWritten } else { ExcerptReason::TurnedOff };
+        let reason = notes.next().map_or(unwritten, |note| match (&note.state, stale) {
+            (SummaryState::BeingWritten, Some(why)) | (SummaryState::Stale(why), _) => {
+                ExcerptReason::Stale { why: why.clone(), rewritten: write }
+            }
+            (SummaryState::BeingWritten, None) => ExcerptReason::BeingWritten,
+            (SummaryState::Failed(why), _) => ExcerptReason::Failed(why.clone()),
+        });
         let (text, quoted) = self.excerpt(path, seg, budget);
         self.excerpted.extend(quoted.iter().copied());
         self.excerpted.sort_unstable();
