@@ -429,8 +429,8 @@ pub enum ExcerptReason {
     Stale {
         /// Why: a message it was written from was excluded, deleted or moved since.
         why: String,
-        /// Whether the summariser writes it again (not when the tree's summaries are off).
-        rewritten: bool,
+        /// What becomes of it.
+        then: AfterStale,
     },
     /// The tree's summaries are turned off: none is asked for.
     TurnedOff,
@@ -443,17 +443,33 @@ impl ExcerptReason {
             ExcerptReason::NotWritten => "not written yet".to_owned(),
             ExcerptReason::BeingWritten => "being written".to_owned(),
             ExcerptReason::Failed(why) => format!("the summariser failed ({why})"),
-            ExcerptReason::Stale { why, rewritten: false } => {
-                format!("the one there was {why}, so it is not sent")
-            }
-            ExcerptReason::Stale { why, rewritten: true } => {
+            ExcerptReason::Stale { why, then: AfterStale::WrittenAgain } => {
                 format!("the one there was {why}, so it is not sent; it is written again")
             }
+            ExcerptReason::Stale { why, then: AfterStale::KeptToEdit } => format!(
+                "the one there was {why}, so it is not sent: edit it, or let the summariser \
+                 write it again (Regenerate)"
+            ),
+            ExcerptReason::Stale { why, then: AfterStale::TurnedOff } => format!(
+                "the one there was {why}, so it is not sent (the tree's summaries are turned off)"
+            ),
             ExcerptReason::TurnedOff => {
                 "the tree's summaries are turned off (its settings: Summaries written)".to_owned()
             }
         }
     }
+}
+
+/// What becomes of a summary that no longer holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AfterStale {
+    /// The summariser writes it again (in the background, or for the next send).
+    WrittenAgain,
+    /// Written by a person, an agent or a file: kept for its writer to edit, or to have the
+    /// summariser write it again on purpose.
+    KeptToEdit,
+    /// Nothing: the tree's summaries are turned off.
+    TurnedOff,
 }
 
 /// What truncateMiddle's steps left unused: the messages a step boundary cut that would have

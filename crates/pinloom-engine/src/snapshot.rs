@@ -279,6 +279,10 @@ pub enum SummaryState {
     /// The one written no longer holds, for this reason (a message it was written from was
     /// excluded, deleted or moved since): it is not sent, and is written again.
     Stale(String),
+    /// The one written by a person, an agent or a file no longer holds, for this reason: it is
+    /// not sent, and kept for its writer to edit (or to have written again on purpose); the
+    /// summariser does not write one in its place meanwhile.
+    StaleKept(String),
 }
 
 /// What the app knows about a summary not in the snapshot: that of `thread` ending at `up_to`.

@@ -290,13 +290,19 @@ impl CachedPath {
             for summary in store.thread_summaries(tree, *pin)?.into_iter().rev() {
                 if let Some(why) = &summary.stale {
                     // Written from a message since excluded, deleted or moved away: it would
-                    // carry its words. Not offered, so the summariser writes it again, and the
+                    // carry its words. Not offered; the summariser writes a model's again, one
+                    // by a person, an agent or a file waits for its writer to edit it, and the
                     // plan says why meanwhile.
                     if summary.key.path_end.is_none_or(|end| end == *up_to) {
+                        let state = if summary.written_by == store::SummaryAuthor::Model {
+                            SummaryState::Stale(why.clone())
+                        } else {
+                            SummaryState::StaleKept(why.clone())
+                        };
                         stale_notes.push(SummaryNote {
                             thread: engine_thread(*pin),
                             up_to: engine_node(*up_to),
-                            state: SummaryState::Stale(why.clone()),
+                            state,
                         });
                     }
                     continue;

@@ -8,23 +8,30 @@ use crate::pinloom::Pinloom;
 use crate::runtime::now_ms;
 
 impl Pinloom {
-    /// Changes a message's flags.
+    /// Changes a message's flags. A deletion stops the summaries being written for pins that
+    /// went with it.
     pub async fn mark_node(&self, node_id: i64, action: NodeAction) -> anyhow::Result<NodeView> {
-        self.write("could not change the message", move |store| {
-            let node = NodeId(node_id);
-            let changed = match action {
-                NodeAction::Exclude => store.set_excluded(node, true)?,
-                NodeAction::Include => store.set_excluded(node, false)?,
-                NodeAction::Bookmark => store.set_bookmarked(node, true)?,
-                NodeAction::Unbookmark => store.set_bookmarked(node, false)?,
-                NodeAction::Keep => store.set_kept(node, true)?,
-                NodeAction::Release => store.set_kept(node, false)?,
-                NodeAction::Delete => store.soft_delete(node, now_ms())?,
-                NodeAction::Restore => store.restore(node)?,
-            };
-            Ok(changed.into())
-        })
-        .await
+        let (changed, tree) = self
+            .write("could not change the message", move |store| {
+                let node = NodeId(node_id);
+                let changed = match action {
+                    NodeAction::Exclude => store.set_excluded(node, true)?,
+                    NodeAction::Include => store.set_excluded(node, false)?,
+                    NodeAction::Bookmark => store.set_bookmarked(node, true)?,
+                    NodeAction::Unbookmark => store.set_bookmarked(node, false)?,
+                    NodeAction::Keep => store.set_kept(node, true)?,
+                    NodeAction::Release => store.set_kept(node, false)?,
+                    NodeAction::Delete => store.soft_delete(node, now_ms())?,
+                    NodeAction::Restore => store.restore(node)?,
+                };
+                let tree = changed.tree_id;
+                Ok((NodeView::from(changed), tree))
+            })
+            .await?;
+        if action == NodeAction::Delete {
+            self.cancel_unneeded_summaries(tree).await?;
+        }
+        Ok(changed)
     }
 
     /// Writes a note on message `node_id`; it enters context only when `included`.

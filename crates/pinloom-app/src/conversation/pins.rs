@@ -103,12 +103,17 @@ impl Pinloom {
         .await
     }
 
-    /// Closes pin `pin_id` with a result written by hand; the parent thread shows it.
+    /// Closes pin `pin_id` with a result written by hand; the parent thread shows it. Summaries
+    /// being written for it alone stop.
     pub async fn close_pin(&self, pin_id: i64, result: String) -> anyhow::Result<PinView> {
-        self.write("could not close the pin", move |store| {
-            Ok(store.close_pin(PinId(pin_id), result.trim(), now_ms())?.into())
-        })
-        .await
+        let (closed, tree) = self
+            .write("could not close the pin", move |store| {
+                let closed = store.close_pin(PinId(pin_id), result.trim(), now_ms())?;
+                Ok((PinView::from(closed.clone()), closed.tree_id))
+            })
+            .await?;
+        self.cancel_unneeded_summaries(tree).await?;
+        Ok(closed)
     }
 
     /// Closes pin `pin_id` with a result the model profile `profile` writes from the sub-thread's

@@ -98,8 +98,16 @@ impl SummaryJob {
 type Outcome = Shared<BoxFuture<'static, Result<(), String>>>;
 
 enum JobState {
-    Writing(Outcome),
-    Failed { message: String, at: Instant, attempts: usize },
+    /// Under way; `cancel` stops it when no open pin needs it any more.
+    Writing {
+        outcome: Outcome,
+        cancel: CancellationToken,
+    },
+    Failed {
+        message: String,
+        at: Instant,
+        attempts: usize,
+    },
 }
 
 /// The summaries this process is writing, and those whose last try failed.
@@ -135,7 +143,7 @@ impl SummaryJobs {
                 thread: engine_thread(job.thread),
                 up_to: engine_node(job.up_to),
                 state: match state {
-                    JobState::Writing(_) => SummaryState::BeingWritten,
+                    JobState::Writing { .. } => SummaryState::BeingWritten,
                     JobState::Failed { message, .. } => SummaryState::Failed(message.clone()),
                 },
             })
@@ -320,7 +328,7 @@ impl Pinloom {
     pub(crate) fn start_summary(&self, job: SummaryJob, retry: Retry) -> Option<Outcome> {
         let mut jobs = self.summary_jobs.lock();
         let attempts = match jobs.get(&job) {
-            Some(JobState::Writing(outcome)) => return Some(outcome.clone()),
+            Some(JobState::Writing { outcome, .. }) => return Some(outcome.clone()),
             Some(JobState::Failed { at, attempts, .. }) => {
                 if let Retry::Unless(age) = retry
                     && at.elapsed() < age
@@ -333,9 +341,22 @@ impl Pinloom {
         };
         let this = self.clone();
         let running = job.clone();
+        let cancel = CancellationToken::new();
+        let stop = cancel.clone();
         let handle = tokio::spawn(async move {
-            let result = this.write_summary(&running).await.map_err(|error| format!("{error:#}"));
-            this.summary_written(running, &result, attempts);
+            let result = this
+                .summarise_and_store(&running, false, &stop)
+                .await
+                .map(|_| ())
+                .map_err(|error| format!("{error:#}"));
+            if stop.is_cancelled() {
+                // Stopped on purpose: kept in the list of requests, not tried again.
+                this.summary_jobs.lock().remove(&running);
+                this.snapshot_cache.forget_plans();
+                let _ = this.summary_jobs.landed.send(running.tree.0);
+            } else {
+                this.summary_written(running, &result, attempts);
+            }
             result
         });
         let outcome: Outcome = async move {
@@ -343,12 +364,55 @@ impl Pinloom {
         }
         .boxed()
         .shared();
-        jobs.insert(job.clone(), JobState::Writing(outcome.clone()));
+        jobs.insert(job.clone(), JobState::Writing { outcome: outcome.clone(), cancel });
         drop(jobs);
         // A plan kept from before says "not written yet"; from now on it is being written.
         self.snapshot_cache.forget_plans();
         let _ = self.summary_jobs.landed.send(job.tree.0);
         Some(outcome)
+    }
+
+    /// Stops the summaries of tree `tree` being written that no open pin needs any more: a pin
+    /// closed or deleted before anything was asked in it, when no other open pin hangs at the
+    /// same place (or below one that does). Each stopped request is kept in the list of requests,
+    /// said to be cancelled.
+    pub(crate) async fn cancel_unneeded_summaries(&self, tree: TreeId) -> anyhow::Result<()> {
+        let pending: Vec<SummaryJob> = self
+            .summary_jobs
+            .lock()
+            .iter()
+            .filter(|(job, state)| job.tree == tree && matches!(state, JobState::Writing { .. }))
+            .map(|(job, _)| job.clone())
+            .collect();
+        if pending.is_empty() {
+            return Ok(());
+        }
+        let store = self.store.clone();
+        let unneeded = blocking(move || -> anyhow::Result<Vec<SummaryJob>> {
+            let mut unneeded = Vec::new();
+            for job in pending {
+                let anchored = store.pins_anchored_in(job.up_to)?;
+                let mut needed = false;
+                for pin in anchored.iter().filter(|pin| pin.parent_pin_id == job.thread) {
+                    if open_at_or_below(&store, pin)? {
+                        needed = true;
+                        break;
+                    }
+                }
+                if !needed {
+                    unneeded.push(job);
+                }
+            }
+            Ok(unneeded)
+        })
+        .await?;
+        let jobs = self.summary_jobs.lock();
+        for job in &unneeded {
+            if let Some(JobState::Writing { cancel, .. }) = jobs.get(job) {
+                cancel.cancel();
+            }
+        }
+        Ok(())
     }
 
     /// Records how `job` ended, announces it, and schedules the next try after a failure.
@@ -390,18 +454,14 @@ impl Pinloom {
         let _ = self.summary_jobs.landed.send(tree);
     }
 
-    /// Writes one summary: asks the summariser and stores what it wrote.
-    async fn write_summary(&self, job: &SummaryJob) -> anyhow::Result<()> {
-        self.summarise_and_store(job, false).await.map(|_| ())
-    }
-
     /// Asks the summariser for `job`'s summary and stores it (`chosen` when the person asked for
     /// it); `None` when there was nothing to write (the summary to condense was replaced or
-    /// deleted meanwhile).
+    /// deleted meanwhile). `cancel` stops the request.
     async fn summarise_and_store(
         &self,
         job: &SummaryJob,
         chosen: bool,
+        cancel: &CancellationToken,
     ) -> anyhow::Result<Option<pinloom_store::Summary>> {
         let this = self.clone();
         let reading = job.clone();
@@ -437,7 +497,7 @@ impl Pinloom {
         let Some(input) = input else { return Ok(None) };
         let key = self.key_for(summarizer.provider).await?;
         let written = self
-            .summarise(job, &summarizer, &instruction, input.text(), key.as_ref())
+            .summarise(job, &summarizer, &instruction, input.text(), key.as_ref(), cancel)
             .await
             .with_context(|| format!("{} could not write it", summarizer.name))?;
         let store = self.store.clone();
@@ -477,8 +537,8 @@ impl Pinloom {
         .context("could not save the summary")
     }
 
-    /// Asks `summarizer` for `job`'s summary of `input`. The request is kept, whatever its
-    /// outcome, with what it was for, its tokens, cost and time (`pinloom requests`).
+    /// Asks `summarizer` for `job`'s summary of `input`, until `cancel`. The request is kept,
+    /// whatever its outcome, with what it was for, its tokens, cost and time (`pinloom requests`).
     async fn summarise(
         &self,
         job: &SummaryJob,
@@ -486,6 +546,7 @@ impl Pinloom {
         instruction: &str,
         input: &str,
         key: Option<&pinloom_providers::ApiKey>,
+        cancel: &CancellationToken,
     ) -> anyhow::Result<String> {
         let budget = job.budget;
         let wire =
@@ -494,10 +555,16 @@ impl Pinloom {
         let planned = tokenizer.count(instruction) + tokenizer.count(input);
         let started = now_ms();
         // Nobody watches a summary arrive; its pieces go nowhere. A summary is the
-        // process's own work, not the person's send: nothing but the process's end stops it.
+        // process's own work, not the person's send: the person's Stop does not end it; only
+        // `cancel` does, when no open pin needs it any more.
         let (sink, _) = tokio::sync::mpsc::unbounded_channel();
-        let sent = self.provider.stream(&wire, key, &sink, &CancellationToken::new()).await;
+        let sent = self.provider.stream(&wire, key, &sink, cancel).await;
         let written = match &sent {
+            Err(_) if cancel.is_cancelled() => Err(
+                "cancelled: the pins it was for were closed or deleted before anything was asked \
+                 in them"
+                    .to_owned(),
+            ),
             Err(error) => Err(error.to_string()),
             Ok(reply) => match (&reply.interruption, reply.text.trim()) {
                 (Some(interruption), _) => Err(interruption.to_string()),
@@ -643,7 +710,7 @@ impl Pinloom {
             })
             .await?;
         let summary = self
-            .summarise_and_store(&job, true)
+            .summarise_and_store(&job, true, &CancellationToken::new())
             .await
             .context("could not write the summary again")?
             .ok_or_else(|| anyhow::anyhow!("the summary was not written"))?;
@@ -807,6 +874,23 @@ fn transcript_of(nodes: &[pinloom_store::Node]) -> String {
         out.push_str(&node.text);
     }
     out
+}
+
+/// Whether `pin`, or a pin opened from it or below, is open (neither closed nor deleted): one a
+/// summary of where it hangs is still written for.
+fn open_at_or_below(store: &Store, pin: &pinloom_store::Pin) -> anyhow::Result<bool> {
+    if pin.deleted_at_ms.is_some() {
+        return Ok(false);
+    }
+    if pin.closed_at_ms.is_none() {
+        return Ok(true);
+    }
+    for child in store.child_pins(pin.tree_id, Some(pin.id))? {
+        if open_at_or_below(store, &child)? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 #[cfg(test)]

@@ -180,6 +180,42 @@ async fn a_tree_whose_summaries_are_turned_off_sends_the_threads_last_messages_a
 }
 
 #[tokio::test]
+async fn pins_closed_before_anything_is_asked_in_them_stop_their_summary_and_the_list_says_so() {
+    // The summariser is slow: it reads the request and answers nothing.
+    let server = Server::start(vec![says(ANSWER), Answer::silence()]).await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let (tree, reply, first) = rivers_with_pin(&pinloom, "the inner bank gains silt").await;
+    // A second pin where the first hangs needs the same summary: no second request.
+    let second = pin_on_answer(&pinloom, reply, "the outer bank erodes").await;
+    for _ in 0..200 {
+        if server.seen().len() == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert_eq!(server.seen().len(), 2, "the answer, and one summary request");
+
+    pinloom.close_pin(first, "Not needed.".into()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!server.closed_by_client(), "the other pin still needs it");
+    pinloom.close_pin(second, "Not needed either.".into()).await.unwrap();
+    let mut kept = Vec::new();
+    for _ in 0..200 {
+        kept = pinloom.background_requests(Some(tree), 10, false).await.unwrap();
+        if !kept.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    let failure = kept[0].failure.as_deref().unwrap_or_default();
+    assert!(failure.starts_with("cancelled: the pins it was for were closed"), "{failure}");
+    assert!(server.closed_by_client(), "the request was stopped, not left running");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(server.seen().len(), 2, "and not tried again");
+}
+
+#[tokio::test]
 async fn while_a_summary_is_written_the_preview_says_so_and_sends_the_threads_last_messages() {
     // The summariser never answers: the summary stays "being written".
     let server = Server::start(vec![says(ANSWER), Answer::silence()]).await;
@@ -250,6 +286,16 @@ async fn a_failing_summariser_never_fails_the_send_and_the_receipt_says_what_sto
     assert!(format!("{missing:#}").contains("is not kept"), "{missing:#}");
 }
 
+/// A tree whose first question gives a secret code and whose second asks why rivers meander
+/// (answered with [`ANSWER`]): the tree, the secret's message and the answer.
+async fn secret_then_rivers(pinloom: &Pinloom) -> (i64, i64, i64) {
+    let tree = dialogue(pinloom).await;
+    let first = ask(pinloom, tree, None, "The secret code is PURPLE-42. Remember it.").await;
+    let secret = first.prompt.as_ref().unwrap().message.id;
+    let second = ask(pinloom, tree, Some(first.reply.message.id), "Why do rivers meander?").await;
+    (tree, secret, second.reply.message.id)
+}
+
 #[tokio::test]
 async fn a_summary_written_before_its_message_was_excluded_is_never_sent_again() {
     let server = Server::start(vec![
@@ -263,11 +309,7 @@ async fn a_summary_written_before_its_message_was_excluded_is_never_sent_again()
     ])
     .await;
     let (pinloom, _dir) = pinloom_with(&server).await;
-    let tree = dialogue(&pinloom).await;
-    let first = ask(&pinloom, tree, None, "The secret code is PURPLE-42. Remember it.").await;
-    let secret = first.prompt.as_ref().unwrap().message.id;
-    let second = ask(&pinloom, tree, Some(first.reply.message.id), "Why do rivers meander?").await;
-    let reply = second.reply.message.id;
+    let (tree, secret, reply) = secret_then_rivers(&pinloom).await;
     let pin = pin_on_answer(&pinloom, reply, "the inner bank gains silt").await;
     root_summaries(&pinloom, tree, 1).await;
     let knows = pinloom.pin_ancestry(pin, "Local".into(), false).await.unwrap();
@@ -312,6 +354,46 @@ async fn a_summary_written_before_its_message_was_excluded_is_never_sent_again()
     assert!(asked.contains("Why does silt settle there?"), "{asked}");
     assert!(!asked.contains("PURPLE"), "{asked}");
     assert!(asked.contains("the outer bank erodes"), "the summary written again: {asked}");
+}
+
+#[tokio::test]
+async fn a_summary_the_person_wrote_that_goes_stale_waits_for_them_and_the_summariser_writes_none()
+{
+    let server = Server::start(vec![
+        says("Noted."),
+        says(ANSWER),
+        says("Silt settles where the water slows."),
+    ])
+    .await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let (tree, secret, reply) = secret_then_rivers(&pinloom).await;
+    // Written by the person before the pin opens: the summariser has nothing to write.
+    let own = "The person gave the code PURPLE-42 and asked why rivers meander.";
+    pinloom.write_own_summary(tree, None, reply, own.into()).await.unwrap();
+    let pin = pin_on_answer(&pinloom, reply, "the inner bank gains silt").await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(server.seen().len(), 2, "the two answers; no summary was asked for");
+
+    pinloom.mark_node(secret, pinloom_app::NodeAction::Exclude).await.unwrap();
+    let knows = pinloom.pin_ancestry(pin, "Local".into(), true).await.unwrap();
+    assert_eq!(knows[0].state, AncestorState::Excerpt);
+    assert!(!knows[0].text.contains("PURPLE"), "{:?}", knows[0]);
+    let why = knows[0].unavailable.as_deref().unwrap_or_default();
+    assert!(why.contains("edit it, or let the summariser write it again (Regenerate)"), "{why}");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(server.seen().len(), 2, "the summariser did not write one behind the person's back");
+    first_send_in_pin(&pinloom, &server, pin, "Why does silt settle there?").await;
+    let seen = server.seen();
+    assert_eq!(seen.len(), 3, "the pin's question, with no summary written first");
+    let asked = sent(&seen[2].json());
+    assert!(!asked.contains("PURPLE"), "{asked}");
+    assert!(asked.contains("Why do rivers meander?"), "the thread stands in: {asked}");
+
+    // Edited, it holds again and is sent.
+    let edited = "The person asked why rivers meander.";
+    pinloom.write_own_summary(tree, None, reply, edited.into()).await.unwrap();
+    let knows = pinloom.pin_ancestry(pin, "Local".into(), false).await.unwrap();
+    assert_eq!((knows[0].state, knows[0].text.as_str()), (AncestorState::Summary, edited));
 }
 
 #[tokio::test]

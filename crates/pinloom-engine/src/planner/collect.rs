@@ -8,8 +8,8 @@ use crate::error::EngineError;
 use crate::images;
 use crate::permitted;
 use crate::plan::{
-    AncestorContent, AncestorEntry, ExcerptReason, MissingSummary, Origin, PruneReason, SliceKind,
-    SliceStatus, SourceId,
+    AfterStale, AncestorContent, AncestorEntry, ExcerptReason, MissingSummary, Origin, PruneReason,
+    SliceKind, SliceStatus, SourceId,
 };
 use crate::retrieval;
 use crate::settings::{AssemblyStrategy, TaskFrameShares};
@@ -569,13 +569,6 @@ impl<'a> Builder<'a> {
         if let Some(k) = serving {
             return self.summary_or_cut(k, budget);
         }
-        let write = self.settings.write_summaries;
-        if write {
-            self.missing.push(MissingSummary { thread: seg.thread, up_to, budget, condense: None });
-        }
-        if let Some(k) = larger {
-            return self.summary_or_cut(k, budget);
-        }
         let mut notes = self
             .snapshot
             .summary_notes
@@ -583,19 +576,33 @@ impl<'a> Builder<'a> {
             .rev()
             .filter(|note| note.thread == seg.thread && note.up_to == up_to);
         let stale = notes.clone().find_map(|note| match &note.state {
-            SummaryState::Stale(why) => Some(why),
+            SummaryState::Stale(why) => Some((why, AfterStale::WrittenAgain)),
+            SummaryState::StaleKept(why) => Some((why, AfterStale::KeptToEdit)),
             _ => None,
         });
+        // A stale summary its writer (a person, an agent, a file) is to edit is not replaced by
+        // the summariser's own behind their back.
+        let kept = matches!(stale, Some((_, AfterStale::KeptToEdit)));
+        let write = self.settings.write_summaries;
+        if write && !kept {
+            self.missing.push(MissingSummary { thread: seg.thread, up_to, budget, condense: None });
+        }
+        if let Some(k) = larger {
+            return self.summary_or_cut(k, budget);
+        }
         // The newest note says what happened; a summary being written in place of a stale one
         // is told as the stale one, whose words say it is written again and why.
         let unwritten = if write { ExcerptReason::NotWritten } else { ExcerptReason::TurnedOff };
-        let reason = notes.next().map_or(unwritten, |note| match (&note.state, stale) {
-            (SummaryState::BeingWritten, Some(why)) | (SummaryState::Stale(why), _) => {
-                ExcerptReason::Stale { why: why.clone(), rewritten: write }
+        let after = |then: AfterStale| if write { then } else { AfterStale::TurnedOff };
+        let reason = match (notes.next().map(|note| &note.state), stale) {
+            (None, _) => unwritten,
+            (Some(SummaryState::Failed(why)), _) => ExcerptReason::Failed(why.clone()),
+            // The stale note itself, or a summary being written in its place.
+            (Some(_), Some((why, then))) => {
+                ExcerptReason::Stale { why: why.clone(), then: after(then) }
             }
-            (SummaryState::BeingWritten, None) => ExcerptReason::BeingWritten,
-            (SummaryState::Failed(why), _) => ExcerptReason::Failed(why.clone()),
-        });
+            (Some(_), None) => ExcerptReason::BeingWritten,
+        };
         let (text, quoted) = self.excerpt(path, seg, budget);
         self.excerpted.extend(quoted.iter().copied());
         self.excerpted.sort_unstable();
