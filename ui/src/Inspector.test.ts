@@ -159,4 +159,18 @@ describe("the inspector", () => {
     expect(screen.getByTestId("request-body-refused").textContent).toContain("No request");
     expect(screen.queryByTestId("request-body")).toBeNull();
   });
+
+  it("says when the tree assembles its requests as task frames, with their shares", () => {
+    installFakeBackend();
+    const conversation = new Conversation();
+    conversation.plan = planOf({});
+    const { unmount } = render(Inspector, { conversation });
+    expect(screen.queryByTestId("task-frames-note")).toBeNull();
+    unmount();
+    conversation.plan = planOf({ taskFrames: { rootGoalPercent: 5, pathSummariesPercent: 15, siblingResultsPercent: 10 } });
+    render(Inspector, { conversation });
+    expect(screen.getByTestId("task-frames-note").textContent?.replace(/\s+/g, " ")).toContain(
+      "the main thread's goal takes at most 5 %, the summaries above 15 %, closed siblings' results 10 %",
+    );
+  });
 });

@@ -72,6 +72,21 @@ describe("Settings", () => {
     expect(fake.treeSettings.get(1)?.truncationStepPercent).toBe(0);
   });
 
+  it("turns on task frames with seed 001's shares, and keeps messages out of the search", async () => {
+    const { workspace, conversation } = await opened();
+    render(SettingsPanel, { workspace, conversation, onclose: () => undefined });
+    await fireEvent.click(await screen.findByTestId("task-frames"));
+    expect((screen.getByTestId("task-frames-goal") as HTMLInputElement).value).toBe("5");
+    await fireEvent.input(screen.getByTestId("task-frames-summaries"), { target: { value: "20" } });
+    await fireEvent.click(screen.getByTestId("tree-retrieval-custom"));
+    await fireEvent.change(screen.getByTestId("retrieval-exclude"), { target: { value: "#12, 40" } });
+    await fireEvent.click(screen.getByTestId("tree-settings-save"));
+    await waitFor(() =>
+      expect(fake.treeSettings.get(1)?.taskFrames).toEqual({ rootGoalPercent: 5, pathSummariesPercent: 20, siblingResultsPercent: 10 }),
+    );
+    expect(fake.treeSettings.get(1)?.retrieval?.exclude).toEqual([12, 40]);
+  });
+
   it("says at the top what the last action did, in whichever section", async () => {
     const { workspace, conversation } = await opened();
     render(SettingsPanel, { workspace, conversation, onclose: () => undefined });

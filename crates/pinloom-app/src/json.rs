@@ -504,6 +504,8 @@ pub struct PlanView {
     pub kept_start: u32,
     /// What the truncation step left unused, when it cut messages that would have fitted.
     pub step_cut: Option<StepCutView>,
+    /// The tree's task frames, when it assembles its requests so (seed 001).
+    pub task_frames: Option<TaskFramesChoice>,
 }
 
 impl PlanView {
@@ -1695,6 +1697,9 @@ pub struct TreeSettings {
     /// How a pin's passage is framed for the model; `{anchor}` becomes the passage. Deeppin's
     /// wording when unset.
     pub anchor_framing: Option<String>,
+    /// Seed 001's task frames; the standard assembly (ancestor summaries, the anchor, the
+    /// thread under the priority table) when unset.
+    pub task_frames: Option<TaskFramesChoice>,
     /// How search hits among the thread's own messages are scored and filtered; seed 001's
     /// weights, a 10 % share and no filter when unset.
     pub retrieval: Option<RetrievalChoice>,
@@ -1731,6 +1736,49 @@ pub struct RetrievalChoice {
     pub authors: Vec<Author>,
     /// Only messages written at or after this time, in milliseconds since the Unix epoch.
     pub since_ms: Option<i64>,
+    /// Messages the search never recalls, by number (seed 001's "excluding ids"); they stay in
+    /// the history where their thread carries them.
+    #[serde(default)]
+    pub exclude: Vec<i64>,
+}
+
+/// Seed 001's weights and share, and no filter: what a tree without a retrieval choice gets.
+impl Default for RetrievalChoice {
+    fn default() -> RetrievalChoice {
+        RetrievalChoice {
+            recency_percent: 30,
+            relevance_percent: 50,
+            salience_percent: 20,
+            share_percent: 10,
+            authors: Vec::new(),
+            since_ms: None,
+            exclude: Vec::new(),
+        }
+    }
+}
+
+/// Seed 001's task frames for a tree: the root thread stands as its goal (its first message),
+/// and each part of a request takes at most a share of the budget; the current thread has the
+/// rest. Each share is in percent of the budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskFramesChoice {
+    /// The root goal (seed 001: 5).
+    pub root_goal_percent: u32,
+    /// The summaries of the threads above (15).
+    pub path_summaries_percent: u32,
+    /// The results of closed sibling pins, when the tree includes them (10).
+    pub sibling_results_percent: u32,
+}
+
+impl Default for TaskFramesChoice {
+    fn default() -> TaskFramesChoice {
+        TaskFramesChoice {
+            root_goal_percent: 5,
+            path_summaries_percent: 15,
+            sibling_results_percent: 10,
+        }
+    }
 }
 
 /// What a tree says to every model.

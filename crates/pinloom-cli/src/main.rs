@@ -11,7 +11,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use pinloom_app::json::{NodeAction, SummaryWriting, TreeSettings};
+use pinloom_app::json::{NodeAction, RetrievalChoice, SummaryWriting, TreeSettings};
 use pinloom_app::{
     APP_IDENTIFIER, ApiError, Connections, DATA_DIR_ENV, DATABASE_FILE_NAME, Pinloom, PlanFormat,
     ThreadMindReport,
@@ -137,6 +137,14 @@ enum Command {
         /// cache, 0 fills the budget. `model` uses the model's own.
         #[arg(long, value_name = "PERCENT|model")]
         step: Option<String>,
+        /// Seed 001's task frames: the main thread stands as its goal, and the goal, the
+        /// summaries above and closed siblings' results each take at most a share of the budget
+        /// (5, 15 and 10 %).
+        #[arg(long, value_name = "on|off")]
+        task_frames: Option<Toggle>,
+        /// Messages the search never recalls, by number, comma-separated; `none` clears them.
+        #[arg(long, value_name = "NUMBERS|none")]
+        never_recall: Option<String>,
     },
     /// The requests Pinloom made on its own (summaries, condensations), newest first: what each
     /// was for, the model, tokens planned and counted, cost, time, and how it ended. Replies keep
@@ -260,6 +268,12 @@ enum ExportFormat {
     Markdown,
     /// Open Loom v2, the interchange format: everything Pinloom knows of the tree.
     Openloom,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Toggle {
+    On,
+    Off,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -427,8 +441,11 @@ async fn run(cli: Cli) -> anyhow::Result<String> {
                 requests_text(&requests)
             })
         }
-        Command::Settings { tree, summaries, step } => {
-            let changed = summaries.is_some() || step.is_some();
+        Command::Settings { tree, summaries, step, task_frames, never_recall } => {
+            let changed = summaries.is_some()
+                || step.is_some()
+                || task_frames.is_some()
+                || never_recall.is_some();
             let tree = pinloom.tree_by_reference(tree).await?;
             let mut settings = pinloom.tree_settings(tree).await?;
             if let Some(when) = summaries {
@@ -443,6 +460,15 @@ async fn run(cli: Cli) -> anyhow::Result<String> {
                         ))
                     })?),
                 };
+            }
+            if let Some(toggle) = task_frames {
+                settings.task_frames =
+                    (toggle == Toggle::On).then(|| settings.task_frames.unwrap_or_default());
+            }
+            if let Some(numbers) = never_recall {
+                let exclude = message_numbers(&numbers)?;
+                let retrieval = settings.retrieval.get_or_insert_with(RetrievalChoice::default);
+                retrieval.exclude = exclude;
             }
             if changed {
                 pinloom.set_tree_settings(tree, settings.clone()).await?;
@@ -590,6 +616,25 @@ async fn main() -> ExitCode {
 }
 
 /// The background requests, one line each.
+/// The message numbers of `--never-recall` ("12, 40", or `none`).
+fn message_numbers(text: &str) -> anyhow::Result<Vec<i64>> {
+    if text.trim() == "none" {
+        return Ok(Vec::new());
+    }
+    text.split([',', ' '])
+        .map(|word| word.trim().trim_start_matches('#'))
+        .filter(|word| !word.is_empty())
+        .map(|word| {
+            word.parse::<i64>().ok().filter(|n| *n > 0).ok_or_else(|| {
+                anyhow::Error::new(ApiError::invalid_input(format!(
+                    "--never-recall takes message numbers as `pinloom tree` shows them, \
+                     comma-separated (12,40), or `none`; not {word:?}"
+                )))
+            })
+        })
+        .collect()
+}
+
 /// The settings `pinloom settings` shows, one a line.
 fn settings_text(settings: &TreeSettings) -> String {
     let summaries = match settings.summary_writing {
@@ -602,7 +647,24 @@ fn settings_text(settings: &TreeSettings) -> String {
         Some(percent) => format!("{percent} % of the history's room"),
         None => "the model's (its Budget → Cut in steps of)".to_owned(),
     };
-    format!("summaries: {summaries}\nsummariser: {summarizer}\ncut in steps of: {step}")
+    let frames = match settings.task_frames {
+        Some(frames) => format!(
+            "on: goal {} %, path summaries {} %, closed siblings' results {} %",
+            frames.root_goal_percent, frames.path_summaries_percent, frames.sibling_results_percent
+        ),
+        None => "off".to_owned(),
+    };
+    let never = settings
+        .retrieval
+        .as_ref()
+        .filter(|retrieval| !retrieval.exclude.is_empty())
+        .map_or("none".to_owned(), |retrieval| {
+            retrieval.exclude.iter().map(|id| format!("#{id}")).collect::<Vec<_>>().join(", ")
+        });
+    format!(
+        "summaries: {summaries}\nsummariser: {summarizer}\ncut in steps of: {step}\n\
+         task frames: {frames}\nnever recalled by search: {never}"
+    )
 }
 
 fn requests_text(requests: &[pinloom_app::json::BackgroundRequestView]) -> String {

@@ -1007,6 +1007,8 @@ export type PlanView = {
 	keptStart: number,
 	/**  What the truncation step left unused, when it cut messages that would have fitted. */
 	stepCut: StepCutView | null,
+	/**  The tree's task frames, when it assembles its requests so (seed 001). */
+	taskFrames: TaskFramesChoice | null,
 };
 
 /**  A model's prices per million tokens, in US dollars, as the person entered them. */
@@ -1200,6 +1202,11 @@ export type RetrievalChoice = {
 	authors: Author[],
 	/**  Only messages written at or after this time, in milliseconds since the Unix epoch. */
 	sinceMs: number | null,
+	/**
+	 *  Messages the search never recalls, by number (seed 001's "excluding ids"); they stay in
+	 *  the history where their thread carries them.
+	 */
+	exclude?: number[],
 };
 
 /**  A profile's sampling settings. */
@@ -1478,6 +1485,20 @@ export type SyncStatus = {
 	waitingChanges: number,
 };
 
+/**
+ *  Seed 001's task frames for a tree: the root thread stands as its goal (its first message),
+ *  and each part of a request takes at most a share of the budget; the current thread has the
+ *  rest. Each share is in percent of the budget.
+ */
+export type TaskFramesChoice = {
+	/**  The root goal (seed 001: 5). */
+	rootGoalPercent: number,
+	/**  The summaries of the threads above (15). */
+	pathSummariesPercent: number,
+	/**  The results of closed sibling pins, when the tree includes them (10). */
+	siblingResultsPercent: number,
+};
+
 /**  A message as a thread shows it. */
 export type ThreadMessage = {
 	/**  The message. */
@@ -1663,6 +1684,11 @@ export type TreeSettings = {
 	 *  wording when unset.
 	 */
 	anchorFraming?: string | null,
+	/**
+	 *  Seed 001's task frames; the standard assembly (ancestor summaries, the anchor, the
+	 *  thread under the priority table) when unset.
+	 */
+	taskFrames?: TaskFramesChoice | null,
 	/**
 	 *  How search hits among the thread's own messages are scored and filtered; seed 001's
 	 *  weights, a 10 % share and no filter when unset.

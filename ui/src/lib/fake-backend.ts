@@ -220,6 +220,7 @@ export function planView(nodeId: number, profile: string, available: number, ext
     ancestry: [],
     keptStart: 0,
     stepCut: null,
+    taskFrames: null,
     ...extra,
   };
 }

@@ -436,6 +436,7 @@ pub(crate) fn plan_view(planned: &Planned) -> anyhow::Result<PlanView> {
             tokens: cut.tokens,
             step_tokens: cut.step_tokens,
         }),
+        task_frames: planned.settings.task_frames,
     })
 }
 

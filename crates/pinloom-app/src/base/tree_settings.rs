@@ -1,7 +1,10 @@
 //! A tree's conversation settings, stored with the tree (so the app, the command line and the MCP
 //! server assemble its contexts alike), and the engine settings they make.
 
-use pinloom_engine::settings::{RetrievalWeights, Settings, TruncationStrategy};
+use pinloom_engine::settings::{
+    AssemblyStrategy, RetrievalWeights, Settings, TaskFrameShares, TruncationStrategy,
+};
+use pinloom_engine::snapshot as engine;
 use pinloom_engine::snapshot::Author as EngineAuthor;
 use pinloom_providers::summary::SUMMARY_INSTRUCTION;
 
@@ -78,6 +81,19 @@ impl TreeSettings {
                  to use the default",
             ));
         }
+        if let Some(frames) = &self.task_frames {
+            let shares = [
+                frames.root_goal_percent,
+                frames.path_summaries_percent,
+                frames.sibling_results_percent,
+            ];
+            if shares.iter().map(|&share| u64::from(share)).sum::<u64>() > 90 {
+                return Err(ApiError::invalid_input(
+                    "the task frames' shares (root goal, path summaries, sibling results) must add \
+                     up to 90 % at most, leaving the current thread the rest",
+                ));
+            }
+        }
         if let Some(retrieval) = &self.retrieval {
             if retrieval.share_percent > 100 {
                 return Err(ApiError::invalid_input(
@@ -143,6 +159,13 @@ impl TreeSettings {
         if let Some(percent) = self.truncation_step_percent {
             settings.truncation_step_percent = percent.min(100);
         }
+        if let Some(frames) = self.task_frames {
+            settings.assembly = AssemblyStrategy::TaskFrames(TaskFrameShares {
+                root_goal: frames.root_goal_percent,
+                path_summaries: frames.path_summaries_percent,
+                sibling_results: frames.sibling_results_percent,
+            });
+        }
         settings.cut_boundary_message = self.cut_boundary_message;
         settings.include_closed_sibling_results = self.include_closed_sibling_results;
         settings.max_file_bytes = self.max_file_bytes();
@@ -158,6 +181,11 @@ impl TreeSettings {
             };
             settings.retrieval.share_percent = retrieval.share_percent;
             settings.retrieval.filters.since_ms = retrieval.since_ms;
+            settings.retrieval.filters.exclude = retrieval
+                .exclude
+                .iter()
+                .map(|&id| engine::NodeId(u64::try_from(id).unwrap_or(u64::MAX)))
+                .collect();
             settings.retrieval.filters.authors = (!retrieval.authors.is_empty()).then(|| {
                 retrieval
                     .authors

@@ -278,6 +278,15 @@ fn plan_report(plan: &PlanView) -> String {
     if let Some(warning) = &plan.provider_cut {
         out.push_str(&format!("\nWarning: {warning}\n"));
     }
+    if let Some(frames) = &plan.task_frames {
+        out.push_str(&format!(
+            "\nAssembled as task frames (the tree's settings): the main thread stands as its goal, \
+             its first message, in at most {} % of the budget; the summaries of the threads above \
+             in at most {} %; closed sibling pins' results in at most {} %; the thread itself has \
+             the rest.\n",
+            frames.root_goal_percent, frames.path_summaries_percent, frames.sibling_results_percent
+        ));
+    }
     if !plan.ancestry.is_empty() {
         out.push_str("\nWhat it knows of its ancestry, root first:\n");
         for ancestor in &plan.ancestry {

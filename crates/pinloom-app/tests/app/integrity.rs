@@ -601,6 +601,16 @@ async fn the_tree_settings_the_window_offers_reach_the_request() {
     );
     assert!(refused.message.contains("{anchor}"), "{}", refused.message);
     settings.anchor_framing = Some("Look closely at «{anchor}».".into());
+    settings.task_frames = Some(pinloom_app::json::TaskFramesChoice {
+        root_goal_percent: 50,
+        path_summaries_percent: 40,
+        sibling_results_percent: 10,
+    });
+    let refused = pinloom_app::ApiError::from(
+        pinloom.set_tree_settings(tree, settings.clone()).await.unwrap_err(),
+    );
+    assert!(refused.message.contains("90 % at most"), "{}", refused.message);
+    settings.task_frames = None;
     settings.token_buffer = Some(3_000);
     settings.retrieval = Some(pinloom_app::json::RetrievalChoice {
         recency_percent: 0,
@@ -609,6 +619,7 @@ async fn the_tree_settings_the_window_offers_reach_the_request() {
         share_percent: 10,
         authors: vec![],
         since_ms: None,
+        exclude: vec![],
     });
     let refused = pinloom_app::ApiError::from(
         pinloom.set_tree_settings(tree, settings.clone()).await.unwrap_err(),
@@ -644,4 +655,53 @@ async fn the_tree_settings_the_window_offers_reach_the_request() {
     let sent = sent_text(server.seen().last().unwrap());
     assert!(sent.contains("Look closely at «Meanders»."), "the tree's anchor wording: {sent}");
     assert!(!sent.contains("geologist"), "the cleared system context: {sent}");
+}
+
+#[tokio::test]
+async fn a_message_the_tree_never_recalls_stays_out_of_the_search_hits() {
+    let server = Server::start(vec![]).await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let mut tight = crate::wire::local_profile("Tight", &server, 220, "o200k");
+    tight.completion_endpoint = false;
+    pinloom.save_model_profile(tight).await.unwrap();
+    let tree = dialogue(&pinloom).await;
+    let filler = "The valley was quiet that morning and the river ran low between its banks.";
+    let mut last = None;
+    let mut basalt = 0;
+    for k in 0..14 {
+        let text = if k == 2 {
+            "The basalt columns at Staffa formed from slowly cooling lava.".to_owned()
+        } else {
+            format!("{filler} Note {k}.")
+        };
+        let node = pinloom.append_message(tree, last, text).await.unwrap().id;
+        if k == 2 {
+            basalt = node;
+        }
+        last = Some(node);
+    }
+    // Its search hit: in the request, or cut for room or by the tree's filter, with why.
+    let hit = |plan: &pinloom_app::json::PlanView| {
+        let found = plan
+            .slices
+            .iter()
+            .find(|slice| slice.source == "retrieval" && slice.source_id == Some(basalt));
+        found.map(|slice| slice.reason.clone().unwrap_or_else(|| "included".into()))
+    };
+    // Search hits may take a third of the budget: room for the one hit.
+    let mut settings = pinloom.tree_settings(tree).await.unwrap();
+    let share = pinloom_app::json::RetrievalChoice { share_percent: 30, ..Default::default() };
+    settings.retrieval = Some(share.clone());
+    pinloom.set_tree_settings(tree, settings.clone()).await.unwrap();
+    let draft = Some("How did the basalt columns at Staffa form?".to_owned());
+    let plan = pinloom.preview(last.unwrap(), "Tight".into(), draft.clone()).await.unwrap();
+    assert!(plan.truncated, "the thread is cut, so the search has work to do");
+    let found = hit(&plan).expect("found in the cut part");
+    assert_ne!(found, "filtered");
+
+    settings.retrieval =
+        Some(pinloom_app::json::RetrievalChoice { exclude: vec![basalt], ..share });
+    pinloom.set_tree_settings(tree, settings).await.unwrap();
+    let plan = pinloom.preview(last.unwrap(), "Tight".into(), draft).await.unwrap();
+    assert_eq!(hit(&plan).as_deref(), Some("filtered"), "never recalled once the tree says so");
 }

@@ -386,4 +386,23 @@ async fn a_trees_summaries_and_truncation_step_are_set_from_the_terminal() {
     let (shown, _, _) = pinloom(&db, &["settings", "--tree", "1", "--step", "model"], None).await;
     assert!(shown.contains("summaries: never written"), "unchanged by the refusals: {shown}");
     assert!(shown.contains("cut in steps of: the model's"), "{shown}");
+
+    // Seed 001's task frames and its "excluding ids", shown in the report.
+    let frames = ["settings", "--tree", "1", "--task-frames", "on", "--never-recall", "1,#2"];
+    let (shown, err, code) = pinloom(&db, &frames, None).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(shown.contains("task frames: on: goal 5 %, path summaries 15 %"), "{shown}");
+    assert!(shown.contains("never recalled by search: #1, #2"), "{shown}");
+    let report = ["context", "--node", "4", "--format", "report"];
+    let (text, err, code) = pinloom(&db, &report, None).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(text.contains("Assembled as task frames (the tree's settings)"), "{text}");
+    assert!(text.contains("its first message, the goal"), "the root stands as its goal: {text}");
+    let (_, err, code) =
+        pinloom(&db, &["settings", "--tree", "1", "--never-recall", "twelve"], None).await;
+    assert_ne!(code, 0);
+    assert!(err.contains("message numbers"), "{err}");
+    let off = ["settings", "--tree", "1", "--task-frames", "off", "--never-recall", "none"];
+    let (shown, _, _) = pinloom(&db, &off, None).await;
+    assert!(shown.contains("task frames: off") && shown.contains("search: none"), "{shown}");
 }
