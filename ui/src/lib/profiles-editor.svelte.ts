@@ -50,7 +50,12 @@ export class ProfileEditor {
     if (this.started) return true;
     const chosen = this.conversation.profiles.find((profile) => profile.name === this.conversation.profile);
     if (!chosen) return false;
-    this.edited = { ...chosen, sampling: { ...(chosen.sampling ?? {}) }, assembly: { ...(chosen.assembly ?? {}) } };
+    // One reply limit: a profile whose longest reply was set apart from its reserve (two fields
+    // where the first silently won) shows the one in force, and saves it as the reserve.
+    const sampling = { ...(chosen.sampling ?? {}) };
+    const reserve = sampling.maxOutputTokens ?? chosen.reserve;
+    sampling.maxOutputTokens = null;
+    this.edited = { ...chosen, reserve, sampling, assembly: { ...(chosen.assembly ?? {}) } };
     this.started = true;
     return true;
   }

@@ -33,6 +33,16 @@ describe("ProfileEditor", () => {
     expect([editor.edited?.name, editor.edited?.reserve]).toEqual(["Local", 2048]);
   });
 
+  it("shows one reply limit: a longest reply set apart from the reserve is the one in force, saved as the reserve", async () => {
+    fake.profiles = [profile("Local", { reserve: 1024, sampling: { temperature: 0.2, topP: null, maxOutputTokens: 256 } })];
+    const { editor } = await editing();
+    expect(editor.edited?.reserve).toBe(256);
+    expect(editor.edited?.sampling.maxOutputTokens).toBeNull();
+    expect(await editor.save()).toBe(true);
+    const saved = fake.profiles.find((one) => one.name === "Local");
+    expect([saved?.reserve, saved?.sampling?.maxOutputTokens, saved?.sampling?.temperature]).toEqual([256, null, 0.2]);
+  });
+
   it("previews the focused thread under the numbers as edited, and says why they do not work", async () => {
     const { editor } = await editing();
     editor.edited!.contextWindow = 4096;
