@@ -160,6 +160,21 @@ describe("the inspector", () => {
     expect(screen.queryByTestId("request-body")).toBeNull();
   });
 
+  it("says which messages a compaction stands for, or that it no longer holds", () => {
+    installFakeBackend();
+    const conversation = new Conversation();
+    const compaction = { id: 1, first: 3, upTo: 120, messages: 118, tokens: 812, writtenBy: "Qwen", included: true, reason: null, stale: null };
+    conversation.plan = planOf({ compaction });
+    const { unmount } = render(Inspector, { conversation });
+    expect(screen.getByTestId("compaction-note").textContent?.replace(/\s+/g, " ").trim()).toBe(
+      "Messages #3–#120 (118) are compacted into 812 tokens by Qwen.",
+    );
+    unmount();
+    conversation.plan = planOf({ compaction: { ...compaction, first: null, messages: 0, stale: "written before message #12 was excluded" } });
+    render(Inspector, { conversation });
+    expect(screen.getByTestId("compaction-note").textContent).toMatch(/no longer holds \(it was written before message #12 was excluded\)/);
+  });
+
   it("says when the tree assembles its requests as task frames, with their shares", () => {
     installFakeBackend();
     const conversation = new Conversation();

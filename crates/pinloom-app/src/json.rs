@@ -506,6 +506,32 @@ pub struct PlanView {
     pub step_cut: Option<StepCutView>,
     /// The tree's task frames, when it assembles its requests so (seed 001).
     pub task_frames: Option<TaskFramesChoice>,
+    /// The compaction of the thread's older part, when one covers this message's path.
+    pub compaction: Option<CompactionNote>,
+}
+
+/// The compaction a plan meets: which messages a summary stands for, and whether it is sent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionNote {
+    /// Its number (`pinloom uncompact` takes it).
+    pub id: i64,
+    /// The first message it stands for (absent while it is stale: it stands for none).
+    pub first: Option<i64>,
+    /// The last message it stands for.
+    pub up_to: i64,
+    /// How many messages it stands for.
+    pub messages: u32,
+    /// The summary's tokens, framing included.
+    pub tokens: u32,
+    /// Who wrote the summary: a profile's name, "you", "an agent".
+    pub written_by: String,
+    /// Whether the request carries it (it may not fit).
+    pub included: bool,
+    /// Why not, when it does not (`overBudget`, `staleCompaction`).
+    pub reason: Option<String>,
+    /// Why it no longer holds, when it does not: the messages are sent as they are meanwhile.
+    pub stale: Option<String>,
 }
 
 impl PlanView {
@@ -1658,6 +1684,26 @@ pub struct RequestDiff {
     pub changed: Vec<DiffEntry>,
     /// How many slices and messages were sent both times unchanged.
     pub unchanged: u32,
+}
+
+/// A compaction just made: the thread's older part, which a summary now stands for.
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionView {
+    /// Its number (`pinloom uncompact` takes it).
+    pub id: i64,
+    /// The first message it stands for.
+    pub first: i64,
+    /// The last.
+    pub up_to: i64,
+    /// How many messages it stands for.
+    pub messages: u32,
+    /// The summary's tokens, counted for the model it was made for.
+    pub tokens: u32,
+    /// The profile that wrote the summary.
+    pub written_by: String,
+    /// The summary.
+    pub text: String,
 }
 
 // A tree's conversation settings.

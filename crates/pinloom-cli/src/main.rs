@@ -123,6 +123,24 @@ enum Command {
         #[arg(required = true)]
         nodes: Vec<i64>,
     },
+    /// Compact a thread: its messages but the last turns are replaced in every request by a
+    /// summary the summariser writes (the messages stay; `uncompact` sends them again).
+    Compact {
+        #[command(flatten)]
+        target: Target,
+        /// The last turns (a message and its reply each) kept verbatim.
+        #[arg(long, default_value_t = 2)]
+        keep: u32,
+        /// The model the thread is planned for (its window sets the summary's budget); the
+        /// tree's summariser writes the summary, this model when the tree names none.
+        #[arg(long)]
+        profile: Option<String>,
+    },
+    /// Undo a compaction (its number, as `compact` and `context --format report` show it).
+    Uncompact {
+        /// The compaction's number.
+        id: i64,
+    },
     /// A tree's settings that decide what Pinloom asks of models on its own and how much of the
     /// budget a request fills; each option given changes one, and the settings are shown.
     Settings {
@@ -474,6 +492,39 @@ async fn run(cli: Cli) -> anyhow::Result<String> {
                 pinloom.set_tree_settings(tree, settings.clone()).await?;
             }
             Ok(settings_text(&settings))
+        }
+        Command::Compact { target, keep, profile } => {
+            let node = match target.node {
+                Some(node) => node,
+                None => {
+                    let (tree, thread) = tree_and_thread(&pinloom, &target).await?;
+                    pinloom.thread_end(tree, thread.clone()).await?.ok_or_else(|| {
+                        ApiError::invalid_input(format!(
+                            "thread {thread} has no messages yet: there is nothing to compact"
+                        ))
+                    })?
+                }
+            };
+            let profile = match profile.or_else(|| std::env::var("PINLOOM_PROFILE").ok()) {
+                Some(profile) => profile,
+                None => pinloom.profile_for_reply(Some(node)).await?,
+            };
+            let done = pinloom.compact(node, keep, profile).await?;
+            Ok(format!(
+                "Compaction {}: messages #{}–#{} ({}) compacted into {} tokens by {}; the last \
+                 {keep} turns stay verbatim. `pinloom uncompact {}` undoes it.",
+                done.id,
+                done.first,
+                done.up_to,
+                done.messages,
+                done.tokens,
+                done.written_by,
+                done.id
+            ))
+        }
+        Command::Uncompact { id } => {
+            pinloom.undo_compaction(id).await?;
+            Ok(format!("Compaction {id} undone: its messages are sent as they are again."))
         }
         Command::Exclude { nodes } => mark(&pinloom, &nodes, NodeAction::Exclude).await,
         Command::Include { nodes } => mark(&pinloom, &nodes, NodeAction::Include).await,

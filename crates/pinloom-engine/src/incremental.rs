@@ -52,6 +52,7 @@ fn try_fast(
     if rules.assistant_between_tool_and_user
         || rules.strict_alternation
         || !snapshot.fuse_sources.is_empty()
+        || snapshot.compaction.is_some()
     {
         return None;
     }

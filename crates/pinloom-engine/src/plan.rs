@@ -21,6 +21,9 @@ pub enum SliceKind {
     ToolDefinition,
     /// An ancestor thread's summary.
     AncestorSummary,
+    /// The current thread's older part, compacted into a summary: it stands for the messages
+    /// from the thread's start to the compaction's last.
+    Compaction,
     /// Task frames: the root thread's goal.
     RootGoal,
     /// A closed sibling pin's result, when the person opted in.
@@ -54,6 +57,7 @@ impl SliceKind {
             SliceKind::ContextSource => "contextSource",
             SliceKind::ToolDefinition => "toolDefinition",
             SliceKind::AncestorSummary => "ancestorSummary",
+            SliceKind::Compaction => "compaction",
             SliceKind::RootGoal => "rootGoal",
             SliceKind::SiblingResult => "siblingResult",
             SliceKind::PinResult => "pinResult",
@@ -156,6 +160,11 @@ pub enum PruneReason {
     ImageNotSeen,
     /// A page after one that did not fit: a PDF is kept from its first page on, without gaps.
     AfterCutPage,
+    /// A message of the current thread's older part, which a compaction stands for.
+    Compacted,
+    /// A compaction that no longer holds (a message it was written from was excluded, deleted or
+    /// moved since): its messages are planned as they are.
+    StaleCompaction,
 }
 
 /// Where a slice's content comes from, as the inspector labels it: what the path itself may
@@ -201,6 +210,7 @@ impl Provenance {
             ) => Provenance::Attachment,
             (
                 SliceKind::Prompt
+                | SliceKind::Compaction
                 | SliceKind::RootGoal
                 | SliceKind::PinResult
                 | SliceKind::RecentHistory
@@ -237,6 +247,8 @@ impl PruneReason {
             PruneReason::OffPath => "offPath",
             PruneReason::ImageNotSeen => "imageNotSeen",
             PruneReason::AfterCutPage => "afterCutPage",
+            PruneReason::Compacted => "compacted",
+            PruneReason::StaleCompaction => "staleCompaction",
         }
     }
 }

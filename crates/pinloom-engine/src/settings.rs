@@ -69,6 +69,7 @@ impl PriorityTable {
             SliceKind::File | SliceKind::ContextSource | SliceKind::Image => self.files,
             SliceKind::ToolDefinition => self.tools,
             SliceKind::AncestorSummary
+            | SliceKind::Compaction
             | SliceKind::RootGoal
             | SliceKind::SiblingResult
             | SliceKind::PinResult => self.ancestor_summaries,
@@ -195,6 +196,9 @@ pub struct Settings {
     /// How an ancestor thread's summary is framed: `{title}` is the thread's title, `{text}` the
     /// summary.
     pub summary_framing: String,
+    /// How a compaction of the current thread's older part is framed: `{count}` is how many
+    /// messages it stands for, `{text}` the summary.
+    pub compaction_framing: String,
     /// How an ancestor thread without a summary is framed: `{title}`, `{reason}` (why there is
     /// none) and `{text}`, its last messages before the branching point, verbatim.
     pub excerpt_framing: String,
@@ -252,6 +256,10 @@ impl Default for Settings {
                 .to_owned(),
             summary_framing: "Summary of the earlier thread \u{201c}{title}\u{201d}, up to where \
                               this conversation branched from it:\n{text}"
+                .to_owned(),
+            compaction_framing: "Summary of the first {count} messages of this conversation, \
+                                 which it stands for (the messages after it follow verbatim):\n\
+                                 {text}"
                 .to_owned(),
             excerpt_framing: "Summary of the earlier thread \u{201c}{title}\u{201d} not available \
                               ({reason}); its last messages before this conversation branched \

@@ -459,6 +459,24 @@ pub struct Snapshot {
     /// The answers the person chose to fuse into one, in their order; empty for every request
     /// but a fused answer's (see [`crate::permitted`], rule 7).
     pub fuse_sources: Vec<FuseSource>,
+    /// The current thread's compaction, when one covers the start of its path.
+    pub compaction: Option<Compaction>,
+}
+
+/// A summary standing for the current thread's messages from its start to `up_to`: those
+/// messages are left out of the request and the summary sent in their place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Compaction {
+    /// The app's number for it.
+    pub id: i64,
+    /// The last message it stands for (on the active path, in the current thread).
+    pub up_to: NodeId,
+    /// The summary.
+    pub text: String,
+    /// Who wrote it, in words ("Qwen 3 (local)", "you").
+    pub written_by: String,
+    /// Why it no longer holds, when it does not: its messages are then planned as they are.
+    pub stale: Option<String>,
 }
 
 /// An answer chosen to be fused: the store's facts about it, which the planner checks against

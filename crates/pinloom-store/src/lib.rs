@@ -15,6 +15,7 @@
 
 mod attachments;
 mod codec;
+mod compactions;
 mod drafts;
 mod error;
 mod interchange;
@@ -38,6 +39,7 @@ mod threads;
 mod token_counts;
 mod trees;
 
+pub use compactions::Compaction;
 pub use error::StoreError;
 pub use interchange::{
     AnnotationImport, AttachmentImport, ImportScope, ImportedTree, NodeImport, PROGRESS_EVERY,

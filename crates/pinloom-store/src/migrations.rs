@@ -484,6 +484,23 @@ const MIGRATIONS: &[(&str, Option<Fill>)] = &[
         "",
         Some(ordered_global_ids),
     ),
+    (
+        // 15: a thread's older part compacted: the summary of the thread up to `up_to_node_id`
+        // (a row of `summaries`, which follows its sources) stands for those messages in every
+        // request of the thread's path past it, until undone.
+        r#"
+    CREATE TABLE compactions (
+        id            INTEGER PRIMARY KEY,
+        tree_id       INTEGER NOT NULL REFERENCES trees(id) ON DELETE CASCADE,
+        pin_id        INTEGER REFERENCES pins(id) ON DELETE CASCADE,
+        up_to_node_id INTEGER NOT NULL REFERENCES nodes(id) ON DELETE CASCADE,
+        created_at_ms INTEGER NOT NULL,
+        undone_at_ms  INTEGER
+    ) STRICT;
+    CREATE INDEX compactions_by_thread ON compactions(tree_id, pin_id);
+    "#,
+        None,
+    ),
 ];
 
 /// Migration 11: the attachments table rebuilt to admit the `image` and `pdf` roles. Its

@@ -353,6 +353,28 @@ export type BackgroundRequestView = {
 	body: string | null,
 };
 
+/**  The compaction a plan meets: which messages a summary stands for, and whether it is sent. */
+export type CompactionNote = {
+	/**  Its number (`pinloom uncompact` takes it). */
+	id: number,
+	/**  The first message it stands for (absent while it is stale: it stands for none). */
+	first: number | null,
+	/**  The last message it stands for. */
+	upTo: number,
+	/**  How many messages it stands for. */
+	messages: number,
+	/**  The summary's tokens, framing included. */
+	tokens: number,
+	/**  Who wrote the summary: a profile's name, "you", "an agent". */
+	writtenBy: string,
+	/**  Whether the request carries it (it may not fit). */
+	included: boolean,
+	/**  Why not, when it does not (`overBudget`, `staleCompaction`). */
+	reason: string | null,
+	/**  Why it no longer holds, when it does not: the messages are sent as they are meanwhile. */
+	stale: string | null,
+};
+
 /**  How far each side of a comparison reaches from the message picked for it. */
 export type CompareReach = 
 /**  Each side ends at the message picked for it. */
@@ -1009,6 +1031,8 @@ export type PlanView = {
 	stepCut: StepCutView | null,
 	/**  The tree's task frames, when it assembles its requests so (seed 001). */
 	taskFrames: TaskFramesChoice | null,
+	/**  The compaction of the thread's older part, when one covers this message's path. */
+	compaction: CompactionNote | null,
 };
 
 /**  A model's prices per million tokens, in US dollars, as the person entered them. */

@@ -32,6 +32,7 @@ const ORDER = [
   "folderListing",
   "ancestorSummary",
   "anchor",
+  "compaction",
   "siblingResult",
   "pinResult",
   "searchResult",

@@ -221,6 +221,7 @@ export function planView(nodeId: number, profile: string, available: number, ext
     keptStart: 0,
     stepCut: null,
     taskFrames: null,
+    compaction: null,
     ...extra,
   };
 }

@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 
 use pinloom_engine::plan::{
-    AncestorContent, ExcerptReason, Slice, SliceKind, SliceStatus, SourceId,
+    AncestorContent, ExcerptReason, PruneReason, Slice, SliceKind, SliceStatus, SourceId,
 };
 use pinloom_engine::render::{buffer_document, chat_request, slice_text};
 use pinloom_engine::settings::TruncationStrategy;
@@ -437,6 +437,37 @@ pub(crate) fn plan_view(planned: &Planned) -> anyhow::Result<PlanView> {
             step_tokens: cut.step_tokens,
         }),
         task_frames: planned.settings.task_frames,
+        compaction: compaction_note(planned),
+    })
+}
+
+/// The compaction `planned` met, from its slices: the summary's own and the messages it stands
+/// for.
+fn compaction_note(planned: &Planned) -> Option<crate::json::CompactionNote> {
+    let compaction = planned.path.snapshot.compaction.as_ref()?;
+    let slices = &planned.plan.slices;
+    let summary = slices.iter().find(|slice| slice.kind == SliceKind::Compaction)?;
+    let compacted: Vec<i64> = slices
+        .iter()
+        .filter(|slice| slice.status == SliceStatus::Pruned(PruneReason::Compacted))
+        .filter_map(|slice| match slice.source {
+            SourceId::Node(node) => i64::try_from(node.0).ok(),
+            _ => None,
+        })
+        .collect();
+    Some(crate::json::CompactionNote {
+        id: compaction.id,
+        first: compacted.first().copied(),
+        up_to: i64::try_from(compaction.up_to.0).unwrap_or(i64::MAX),
+        messages: u32::try_from(compacted.len()).unwrap_or(u32::MAX),
+        tokens: summary.tokens,
+        written_by: compaction.written_by.clone(),
+        included: summary.is_included(),
+        reason: match summary.status {
+            SliceStatus::Included => None,
+            SliceStatus::Pruned(reason) => Some(reason.as_str().to_owned()),
+        },
+        stale: compaction.stale.clone(),
     })
 }
 

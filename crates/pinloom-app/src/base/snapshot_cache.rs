@@ -220,6 +220,10 @@ impl CachedPath {
         self.snapshot.attachments =
             store.attachments(tree.id)?.into_iter().map(attachment).collect();
         self.snapshot.retrieval = self.retrieval(store, tree.id, settings, prompt)?;
+        self.snapshot.compaction = match tree.mode {
+            store::TreeMode::Dialogue => self.compaction(store, tree.id)?,
+            store::TreeMode::Buffer => None,
+        };
         self.snapshot.tree = TreeInfo {
             // A title taken from a message since excluded or deleted would carry its words.
             title: if store.title_withdrawn(tree.id)? {
@@ -331,6 +335,39 @@ impl CachedPath {
             summaries.extend(chosen);
         }
         Ok((summaries, stale_notes))
+    }
+
+    /// The current thread's compaction: the newest in effect whose last message is on this path
+    /// before its end, with the summary that stands for its messages (the newest written on
+    /// purpose at that point), stale when that summary is.
+    fn compaction(
+        &self,
+        store: &Store,
+        tree: TreeId,
+    ) -> Result<Option<pinloom_engine::snapshot::Compaction>, StoreError> {
+        let on_path = |node: NodeId| node != self.end && self.store_ids.contains(&node);
+        let Some(compaction) =
+            store.compactions(tree, self.end_thread)?.into_iter().find(|c| on_path(c.up_to))
+        else {
+            return Ok(None);
+        };
+        let summary = store.thread_summaries(tree, self.end_thread)?.into_iter().find(|summary| {
+            summary.chosen
+                && summary.key.fitted_from.is_none()
+                && summary.key.path_end == Some(compaction.up_to)
+        });
+        Ok(summary.map(|summary| pinloom_engine::snapshot::Compaction {
+            id: compaction.id,
+            up_to: engine_node(compaction.up_to),
+            written_by: match summary.written_by {
+                store::SummaryAuthor::Person => "you".to_owned(),
+                store::SummaryAuthor::Agent => "an agent".to_owned(),
+                store::SummaryAuthor::File => "an imported file".to_owned(),
+                store::SummaryAuthor::Model => summary.key.summarizer.clone(),
+            },
+            text: summary.text,
+            stale: summary.stale,
+        }))
     }
 
     /// The retrieval candidates of `prompt`: what the path may know, searched, and the person's

@@ -4,6 +4,7 @@
 
 mod asking;
 pub(crate) mod attachments;
+mod compactions;
 pub(crate) mod fan_out;
 pub(crate) mod fusing;
 mod images;

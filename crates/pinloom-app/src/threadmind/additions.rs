@@ -262,6 +262,47 @@ impl Pinloom {
     }
 }
 
+/// What the report says of how the request was assembled: a compaction of the thread's older
+/// part, task frames.
+fn assembly_notes(plan: &PlanView) -> String {
+    let mut notes = String::new();
+    if let Some(compaction) = &plan.compaction {
+        notes.push_str(&match (&compaction.stale, compaction.first) {
+            (Some(why), _) => format!(
+                "\nThe compaction up to message #{} is stale: it was {why}, so the messages are \
+                 sent as they are; compact the thread again (`pinloom compact`) or undo it \
+                 (`pinloom uncompact {}`).\n",
+                compaction.up_to, compaction.id
+            ),
+            (None, first) => format!(
+                "\nMessages #{}–#{} ({}) are compacted into {} tokens by {}{}: `pinloom uncompact \
+                 {}` sends them as they are again.\n",
+                first.unwrap_or(compaction.up_to),
+                compaction.up_to,
+                compaction.messages,
+                compaction.tokens,
+                compaction.written_by,
+                compaction
+                    .reason
+                    .as_ref()
+                    .map(|reason| format!(" (the summary is left out: {reason})"))
+                    .unwrap_or_default(),
+                compaction.id
+            ),
+        });
+    }
+    if let Some(frames) = &plan.task_frames {
+        notes.push_str(&format!(
+            "\nAssembled as task frames (the tree's settings): the main thread stands as its goal, \
+             its first message, in at most {} % of the budget; the summaries of the threads above \
+             in at most {} %; closed sibling pins' results in at most {} %; the thread itself has \
+             the rest.\n",
+            frames.root_goal_percent, frames.path_summaries_percent, frames.sibling_results_percent
+        ));
+    }
+    notes
+}
+
 /// A plan as text: the budget, what the message knows of its ancestry, what goes in, and what
 /// was cut and why, the first to be cut first.
 fn plan_report(plan: &PlanView) -> String {
@@ -278,15 +319,7 @@ fn plan_report(plan: &PlanView) -> String {
     if let Some(warning) = &plan.provider_cut {
         out.push_str(&format!("\nWarning: {warning}\n"));
     }
-    if let Some(frames) = &plan.task_frames {
-        out.push_str(&format!(
-            "\nAssembled as task frames (the tree's settings): the main thread stands as its goal, \
-             its first message, in at most {} % of the budget; the summaries of the threads above \
-             in at most {} %; closed sibling pins' results in at most {} %; the thread itself has \
-             the rest.\n",
-            frames.root_goal_percent, frames.path_summaries_percent, frames.sibling_results_percent
-        ));
-    }
+    out.push_str(&assembly_notes(plan));
     if !plan.ancestry.is_empty() {
         out.push_str("\nWhat it knows of its ancestry, root first:\n");
         for ancestor in &plan.ancestry {

@@ -6,6 +6,7 @@
 mod ancestry;
 mod attachments;
 mod branches;
+mod compaction;
 mod conversation;
 mod files;
 mod hostile;

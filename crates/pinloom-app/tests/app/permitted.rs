@@ -1,7 +1,7 @@
 //! The rule of what a path may know, through the application layer on a real database file:
 //! random trees are written with the app's own calls (branches from any message, pins with their
-//! first question, continuations inside pins, notes, exclusions, deletions, edits, search hits the
-//! person adds), and the plan of a random message is checked against an oracle kept here, from
+//! first question, continuations inside pins, notes, exclusions, deletions, edits, compactions,
+//! search hits the person adds), and the plan of a random message is checked against an oracle kept here, from
 //! the parent links the test itself chose. Every message says `meander river` (so the search
 //! finds them all) and a marker of its own; no marker of a message the path may not know may
 //! appear in the request body. The path may know its own thread and each ancestor thread up to
@@ -37,6 +37,8 @@ enum Op {
     Summarise(usize, u32),
     /// A message edited: the edit is a new branch beside it, the original stays.
     Edit(usize),
+    /// The thread of a message compacted on its path to it, the last turns kept.
+    Compact(usize, u32),
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -49,6 +51,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => any::<usize>().prop_map(Op::Add),
         2 => (any::<usize>(), 8u32..400).prop_map(|(on, budget)| Op::Summarise(on, budget)),
         1 => any::<usize>().prop_map(Op::Edit),
+        1 => (any::<usize>(), 0u32..3).prop_map(|(on, keep)| Op::Compact(on, keep)),
     ]
 }
 
@@ -144,6 +147,11 @@ async fn write(pinloom: &Pinloom, tree: i64, ops: &[Op]) -> Written {
                 if let Ok(edit) = pinloom.edit_message(node, text(&marker)).await {
                     written.messages.push((edit.message.id, parent, thread, marker));
                 }
+            }
+            Op::Compact(on, keep) => {
+                let (node, ..) = pick(on);
+                // Refused when the thread is too short, or under a deleted message.
+                let _ = pinloom.compact(node, keep, "Tight".into()).await;
             }
             Op::Summarise(on, budget) => {
                 let (node, _, thread, _) = pick(on);

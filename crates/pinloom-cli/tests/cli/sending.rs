@@ -406,3 +406,49 @@ async fn a_trees_summaries_and_truncation_step_are_set_from_the_terminal() {
     let (shown, _, _) = pinloom(&db, &off, None).await;
     assert!(shown.contains("task frames: off") && shown.contains("search: none"), "{shown}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_thread_is_compacted_and_uncompacted_from_the_terminal() {
+    let server = Server::start(vec![
+        says(&["Erosion."]),
+        says(&["Deposition."]),
+        says(&["Oxbows."]),
+        says(&["They asked about erosion and deposition in meanders."]),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = database(dir.path(), &server).await;
+    for question in ["Why do rivers meander?", "What happens inside the bend?", "And later?"] {
+        let continued = if question.starts_with("Why") { vec!["ask"] } else { vec!["ask", "-c"] };
+        let args: Vec<&str> = continued.into_iter().chain([question]).collect();
+        let (_, err, code) = pinloom(&db, &args, None).await;
+        assert_eq!(code, 0, "{err}");
+    }
+    let too_many = ["compact", "--tree", "1", "--thread", "main", "--keep", "3"];
+    let (_, err, code) = pinloom(&db, &too_many, None).await;
+    assert_ne!(code, 0);
+    assert!(err.contains("a compaction needs at least 2"), "{err}");
+
+    let compact = ["compact", "--tree", "1", "--thread", "main", "--keep", "1"];
+    let (said, err, code) = pinloom(&db, &compact, None).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(said.starts_with("Compaction 1: messages #1–#4 (4) compacted into"), "{said}");
+    assert!(said.contains("`pinloom uncompact 1` undoes it"), "{said}");
+    let report = ["context", "--node", "6", "--format", "report"];
+    let (text, _, _) = pinloom(&db, &report, None).await;
+    assert!(text.contains("Messages #1–#4 (4) are compacted into"), "{text}");
+    let (request, _, _) =
+        pinloom(&db, &["context", "--node", "6", "--format", "request"], None).await;
+    assert!(request.contains("erosion and deposition in meanders"), "{request}");
+    assert!(!request.contains("What happens inside the bend?"), "{request}");
+
+    let (said, err, code) = pinloom(&db, &["uncompact", "1"], None).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(said.contains("Compaction 1 undone"), "{said}");
+    let (_, err, code) = pinloom(&db, &["uncompact", "1"], None).await;
+    assert_ne!(code, 0);
+    assert!(err.contains("is not in effect"), "{err}");
+    let (request, _, _) =
+        pinloom(&db, &["context", "--node", "6", "--format", "request"], None).await;
+    assert!(request.contains("What happens inside the bend?"), "{request}");
+}

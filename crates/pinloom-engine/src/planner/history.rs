@@ -25,10 +25,13 @@ impl<'a> Builder<'a> {
         // while the record is at hand rather than looked up again for each group.
         let mut kept: Vec<usize> = Vec::with_capacity(current.end - current.start);
         let mut plain_and_held: Vec<(bool, bool)> = Vec::with_capacity(current.end - current.start);
-        for &node_index in &path.nodes[current.start..current.end] {
+        let compacted = self.collect_compaction(path, current);
+        for (position, &node_index) in path.nodes[current.start..current.end].iter().enumerate() {
             let node = &snapshot.nodes[node_index];
             let tokens = self.node_tokens(node_index);
-            let why = if node.excluded {
+            let why = if position < compacted {
+                Some(PruneReason::Compacted)
+            } else if node.excluded {
                 Some(PruneReason::Excluded)
             } else if node.pruned {
                 Some(PruneReason::SoftDeleted)
@@ -168,8 +171,9 @@ impl<'a> Builder<'a> {
             }
             from_end_nodes += group.nodes;
         }
-        // truncateMiddle's kept start: groups holding the first keep_start_nodes nodes.
-        if self.settings.truncation == TruncationStrategy::TruncateMiddle {
+        // truncateMiddle's kept start: groups holding the first keep_start_nodes nodes; a thread
+        // whose start is compacted has it in the compaction.
+        if self.settings.truncation == TruncationStrategy::TruncateMiddle && compacted == 0 {
             let mut nodes = 0;
             for group in &groups[..groups.len() - 1] {
                 if nodes >= self.settings.keep_start_nodes {
@@ -181,6 +185,43 @@ impl<'a> Builder<'a> {
         }
         self.groups = groups;
         Ok(())
+    }
+
+    /// The slice of the current thread's compaction, when the snapshot has one whose last
+    /// message is on the path before the prompt; returns how many of the thread's messages it
+    /// stands for (0 when none, or when it no longer holds: its slice then says so).
+    fn collect_compaction(&mut self, path: &AncestorPath, current: ThreadSegment) -> usize {
+        let Some(compaction) = &self.snapshot.compaction else { return 0 };
+        let nodes = &path.nodes[current.start..current.end];
+        // The prompt is never compacted: a compaction ending at it or off the path does nothing.
+        let Some(last) = nodes[..nodes.len().saturating_sub(1)]
+            .iter()
+            .position(|&index| self.snapshot.nodes[index].id == compaction.up_to)
+        else {
+            return 0;
+        };
+        let count = last + 1;
+        let text = self
+            .settings
+            .compaction_framing
+            .replace("{count}", &count.to_string())
+            .replace("{text}", &compaction.text);
+        let tokens = self.count(&text);
+        let source = SourceId::Summary(current.thread);
+        if compaction.stale.is_some() {
+            self.push_with(
+                SliceKind::Compaction,
+                source,
+                tokens,
+                Origin::Text(text),
+                Need::Decided,
+                SliceStatus::Pruned(PruneReason::StaleCompaction),
+                None,
+            );
+            return 0;
+        }
+        self.push(SliceKind::Compaction, source, tokens, Origin::Text(text), Need::Optional);
+        count
     }
 
     /// Whether slice `i` is a search result whose message the history already carries.
