@@ -49,6 +49,8 @@ pub const ALL: &[&str] = &[
     "request_diff",
     "requests_list",
     "request_read",
+    "thread_compact",
+    "compaction_undo",
     "nodes_compare",
     "profiles_list",
     "profile_save",

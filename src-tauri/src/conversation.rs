@@ -6,9 +6,9 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use pinloom_app::json::{
-    AncestorView, BackgroundRequestView, CompareReach, Comparison, DeletedThreadView, Exchange,
-    FanOut, LaneAnswer, ModelProfile, NodeView, PinView, PlanView, RequestView, SendTarget,
-    SliceView, SummaryView, ThreadMessage, ThreadView,
+    AncestorView, BackgroundRequestView, CompactionView, CompareReach, Comparison,
+    DeletedThreadView, Exchange, FanOut, LaneAnswer, ModelProfile, NodeView, PinView, PlanView,
+    RequestView, SendTarget, SliceView, SummaryView, ThreadMessage, ThreadView,
 };
 use pinloom_app::{
     ApiError, CancellationToken, FanOutLane, NodeAction, Receipt, ReplyEvent, RequestDiff,
@@ -429,6 +429,26 @@ pub(crate) async fn requests_list(
 ) -> Result<Vec<BackgroundRequestView>, ApiError> {
     let limit = usize::try_from(limit).unwrap_or(usize::MAX);
     Ok(state.pinloom()?.background_requests(Some(tree_id), limit, false).await?)
+}
+
+/// Compacts the thread of message `node_id` on its path to it, keeping the last `keep` turns:
+/// the summariser writes the summary that stands for the rest.
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn thread_compact(
+    state: State<'_, AppState>,
+    node_id: i64,
+    keep: u32,
+    profile: String,
+) -> Result<CompactionView, ApiError> {
+    Ok(state.pinloom()?.compact(node_id, keep, profile).await?)
+}
+
+/// Undoes compaction `id`: its messages are sent as they are again.
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn compaction_undo(state: State<'_, AppState>, id: i64) -> Result<(), ApiError> {
+    Ok(state.pinloom()?.undo_compaction(id).await?)
 }
 
 /// Background request `id` with its body as sent, when the person opens it.

@@ -94,6 +94,8 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             conversation::request_diff,
             conversation::requests_list,
             conversation::request_read,
+            conversation::thread_compact,
+            conversation::compaction_undo,
             conversation::nodes_compare,
             conversation::profiles_list,
             conversation::profile_save,

@@ -473,6 +473,29 @@ describe("deep dives in the real window", () => {
     );
   });
 
+  harness.windowTest("a thread the budget cuts is compacted from the inspector, shown, and undone", async () => {
+    // The "Budget" tree of the test before: six messages, cut to fit 140 tokens.
+    provider.answers.push("Earlier: silt is carried past the bend.");
+    const before = provider.requests.length;
+    await harness.click("compact-thread");
+    const [note] = await harness.textsUntil(
+      "compaction-note",
+      ([text]) => /Messages #\d+–#\d+ \(2\) are compacted into \d+ tokens by Local test model/.test(text ?? ""),
+      "the inspector names the compacted messages",
+      20_000,
+    );
+    assert.ok(note);
+    assert.equal(provider.requests.length, before + 1, "one request, the summary's");
+    // A summary request of the thread (the 140-token window leaves the summariser little of it).
+    assert.match(provider.messages(before).join("\n"), /You write the summary of a conversation thread/);
+    await harness.click("compaction-show");
+    await harness.textsUntil("compaction-text", ([text]) => text === "Earlier: silt is carried past the bend.", "the summary shows");
+    await harness.screen("compaction");
+    await harness.click("compaction-undo");
+    await harness.driver.wait(async () => (await harness.findAll("compaction-note")).length === 0, 10_000, "undone");
+    await harness.find("compact-thread", 10_000);
+  });
+
   harness.windowTest("a reply cut off by a crash comes back after a restart, marked incomplete", async () => {
     await newTree("Crash");
     const whole = "Rivers **meander** because the outer bank erodes";

@@ -163,10 +163,10 @@ describe("the inspector", () => {
   it("says which messages a compaction stands for, or that it no longer holds", () => {
     installFakeBackend();
     const conversation = new Conversation();
-    const compaction = { id: 1, first: 3, upTo: 120, messages: 118, tokens: 812, writtenBy: "Qwen", included: true, reason: null, stale: null };
+    const compaction = { id: 1, first: 3, upTo: 120, messages: 118, tokens: 812, writtenBy: "Qwen", included: true, reason: null, stale: null, pinId: null, text: "Earlier: rivers." };
     conversation.plan = planOf({ compaction });
     const { unmount } = render(Inspector, { conversation });
-    expect(screen.getByTestId("compaction-note").textContent?.replace(/\s+/g, " ").trim()).toBe(
+    expect(screen.getByTestId("compaction-note").querySelector("p")?.textContent?.replace(/\s+/g, " ").trim()).toBe(
       "Messages #3–#120 (118) are compacted into 812 tokens by Qwen.",
     );
     unmount();

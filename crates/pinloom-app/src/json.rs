@@ -532,6 +532,11 @@ pub struct CompactionNote {
     pub reason: Option<String>,
     /// Why it no longer holds, when it does not: the messages are sent as they are meanwhile.
     pub stale: Option<String>,
+    /// The thread: a pin's id, absent for the root thread (with `up_to`, where the person's
+    /// own summary is written to edit it).
+    pub pin_id: Option<i64>,
+    /// The summary, as written.
+    pub text: String,
 }
 
 impl PlanView {

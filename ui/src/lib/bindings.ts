@@ -115,6 +115,13 @@ export const commands = {
 	requestsList: (treeId: number, limit: number) => typedError<BackgroundRequestView[], ApiError>(__TAURI_INVOKE("requests_list", { treeId, limit })),
 	/**  Background request `id` with its body as sent, when the person opens it. */
 	requestRead: (id: number) => typedError<BackgroundRequestView, ApiError>(__TAURI_INVOKE("request_read", { id })),
+	/**
+	 *  Compacts the thread of message `node_id` on its path to it, keeping the last `keep` turns:
+	 *  the summariser writes the summary that stands for the rest.
+	 */
+	threadCompact: (nodeId: number, keep: number, profile: string) => typedError<CompactionView, ApiError>(__TAURI_INVOKE("thread_compact", { nodeId, keep, profile })),
+	/**  Undoes compaction `id`: its messages are sent as they are again. */
+	compactionUndo: (id: number) => typedError<null, ApiError>(__TAURI_INVOKE("compaction_undo", { id })),
 	nodesCompare: (left: number, right: number, profile: string, reach: CompareReach) => typedError<Comparison, ApiError>(__TAURI_INVOKE("nodes_compare", { left, right, profile, reach })),
 	profilesList: () => typedError<ModelProfile[], ApiError>(__TAURI_INVOKE("profiles_list")),
 	profileSave: (profile: ModelProfile) => typedError<ModelProfile, ApiError>(__TAURI_INVOKE("profile_save", { profile })),
@@ -373,6 +380,31 @@ export type CompactionNote = {
 	reason: string | null,
 	/**  Why it no longer holds, when it does not: the messages are sent as they are meanwhile. */
 	stale: string | null,
+	/**
+	 *  The thread: a pin's id, absent for the root thread (with `up_to`, where the person's
+	 *  own summary is written to edit it).
+	 */
+	pinId: number | null,
+	/**  The summary, as written. */
+	text: string,
+};
+
+/**  A compaction just made: the thread's older part, which a summary now stands for. */
+export type CompactionView = {
+	/**  Its number (`pinloom uncompact` takes it). */
+	id: number,
+	/**  The first message it stands for. */
+	first: number,
+	/**  The last. */
+	upTo: number,
+	/**  How many messages it stands for. */
+	messages: number,
+	/**  The summary's tokens, counted for the model it was made for. */
+	tokens: number,
+	/**  The profile that wrote the summary. */
+	writtenBy: string,
+	/**  The summary. */
+	text: string,
 };
 
 /**  How far each side of a comparison reaches from the message picked for it. */

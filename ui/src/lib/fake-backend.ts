@@ -99,6 +99,8 @@ export type FakeState = {
   /// The requests Pinloom made on its own (summaries, condensations), bodies included, newest
   /// first: `requests_list` gives a tree's without bodies, `request_read` one with its body.
   requests: BackgroundRequestView[];
+  /// Compactions made with `thread_compact`, with the turns kept; `compaction_undo` marks one.
+  compactions: { id: number; treeId: number; nodeId: number; keep: number; undone: boolean }[];
 };
 
 
@@ -284,6 +286,7 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
     maps: new Map(),
     tokens: new Map(),
     requests: [],
+    compactions: [],
     ...initial,
   };
   let nextId = 100;
@@ -714,6 +717,18 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
       case "reply_receipt":
         treeOf(args.nodeId as number);
         return structuredClone(state.receipts.get(args.nodeId as number) ?? null);
+      case "thread_compact": {
+        const { treeId } = treeOf(args.nodeId as number);
+        const id = state.compactions.length + 1;
+        state.compactions.push({ id, treeId, nodeId: args.nodeId as number, keep: args.keep as number, undone: false });
+        return { id, first: 1, upTo: args.nodeId as number, messages: 2, tokens: 20, writtenBy: String(args.profile), text: "Compacted." };
+      }
+      case "compaction_undo": {
+        const compaction = state.compactions.find((one) => one.id === args.id && !one.undone);
+        if (!compaction) throw { code: "notFound", message: `compaction ${String(args.id)} is not in effect` } satisfies ApiError;
+        compaction.undone = true;
+        return null;
+      }
       case "requests_list":
         settingsOf(args.treeId as number);
         return state.requests

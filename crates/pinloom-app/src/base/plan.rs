@@ -468,6 +468,8 @@ fn compaction_note(planned: &Planned) -> Option<crate::json::CompactionNote> {
             SliceStatus::Pruned(reason) => Some(reason.as_str().to_owned()),
         },
         stale: compaction.stale.clone(),
+        pin_id: planned.path.end_thread.map(|PinId(pin)| pin),
+        text: compaction.text.clone(),
     })
 }
 
