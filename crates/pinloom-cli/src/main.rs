@@ -362,18 +362,29 @@ async fn plan(
     profile: Option<String>,
     format: PlanFormat,
 ) -> anyhow::Result<String> {
-    let node = match target.node {
-        Some(node) => node,
-        None => {
-            let (tree, thread) = tree_and_thread(pinloom, target).await?;
-            pinloom.thread_end(tree, thread.clone()).await?.ok_or_else(|| {
-                ApiError::invalid_input(format!(
-                    "thread {thread} has no messages yet: a plan is made for a message; --format markdown shows its summaries"
-                ))
-            })?
-        }
-    };
+    let node = target_node(
+        pinloom,
+        target,
+        "a plan is made for a message; --format markdown shows its summaries",
+    )
+    .await?;
     pinloom.plan_text(node, profile, format).await
+}
+
+/// The message `target` names: the one given, or the newest of the thread given; a thread with
+/// no message yet is refused, saying `empty_because`.
+async fn target_node(
+    pinloom: &Pinloom,
+    target: &Target,
+    empty_because: &str,
+) -> anyhow::Result<i64> {
+    if let Some(node) = target.node {
+        return Ok(node);
+    }
+    let (tree, thread) = tree_and_thread(pinloom, target).await?;
+    Ok(pinloom.thread_end(tree, thread.clone()).await?.ok_or_else(|| {
+        ApiError::invalid_input(format!("thread {thread} has no messages yet: {empty_because}"))
+    })?)
 }
 
 async fn tree_and_thread(pinloom: &Pinloom, target: &Target) -> anyhow::Result<(i64, String)> {
@@ -494,17 +505,7 @@ async fn run(cli: Cli) -> anyhow::Result<String> {
             Ok(settings_text(&settings))
         }
         Command::Compact { target, keep, profile } => {
-            let node = match target.node {
-                Some(node) => node,
-                None => {
-                    let (tree, thread) = tree_and_thread(&pinloom, &target).await?;
-                    pinloom.thread_end(tree, thread.clone()).await?.ok_or_else(|| {
-                        ApiError::invalid_input(format!(
-                            "thread {thread} has no messages yet: there is nothing to compact"
-                        ))
-                    })?
-                }
-            };
+            let node = target_node(&pinloom, &target, "there is nothing to compact").await?;
             let profile = match profile.or_else(|| std::env::var("PINLOOM_PROFILE").ok()) {
                 Some(profile) => profile,
                 None => pinloom.profile_for_reply(Some(node)).await?,

@@ -251,6 +251,12 @@ impl PruneReason {
             PruneReason::StaleCompaction => "staleCompaction",
         }
     }
+
+    /// Whether a message left out of the history for this reason is kept out of the search hits
+    /// too. A compacted message is summarised, not withdrawn: the search may still recover it.
+    pub fn keeps_out_of_search(self) -> bool {
+        self != PruneReason::Compacted
+    }
 }
 
 /// Included, or pruned with a reason.

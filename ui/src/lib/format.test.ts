@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { plural, relativeTime } from "./format";
+import { numberOrNull, plural, relativeTime } from "./format";
 
 describe("relativeTime", () => {
   const now = Date.UTC(2026, 10, 22, 12, 0, 0);
@@ -21,5 +21,14 @@ describe("plural", () => {
     expect(plural(1, "message")).toBe("1 message");
     expect(plural(0, "message")).toBe("0 messages");
     expect(plural(12_000, "message")).toBe("12,000 messages");
+  });
+});
+
+describe("numberOrNull", () => {
+  it("reads an empty field as unset and anything else as its number", () => {
+    expect(numberOrNull("")).toBeNull();
+    expect(numberOrNull("  ")).toBeNull();
+    expect(numberOrNull("0")).toBe(0);
+    expect(numberOrNull(" 25 ")).toBe(25);
   });
 });

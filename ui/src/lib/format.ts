@@ -18,6 +18,16 @@ export function relativeTime(thenMs: number, nowMs: number, locale = "en"): stri
   return "just now";
 }
 
+/// A number field's value: empty is "unset" (the default applies).
+export function numberOrNull(text: string): number | null {
+  return text.trim() === "" ? null : Number(text);
+}
+
+/// The trade-off of truncateMiddle's step, said where the step is set (a model's Budget, a tree's
+/// settings).
+export const STEP_TRADE_OFF =
+  "A larger step keeps the start of each request the same from one send to the next, so the provider's prompt cache keeps hitting, at the cost of tokens left unused; 0 fills the budget";
+
 /// "1 message", "12 messages".
 export function plural(count: number, one: string, many = `${one}s`): string {
   return `${count.toLocaleString("en")} ${count === 1 ? one : many}`;

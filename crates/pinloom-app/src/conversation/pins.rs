@@ -109,7 +109,8 @@ impl Pinloom {
         let (closed, tree) = self
             .write("could not close the pin", move |store| {
                 let closed = store.close_pin(PinId(pin_id), result.trim(), now_ms())?;
-                Ok((PinView::from(closed.clone()), closed.tree_id))
+                let tree = closed.tree_id;
+                Ok((PinView::from(closed), tree))
             })
             .await?;
         self.cancel_unneeded_summaries(tree).await?;

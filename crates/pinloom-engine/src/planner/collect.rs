@@ -307,8 +307,10 @@ impl<'a> Builder<'a> {
                 SliceStatus::Pruned(PruneReason::SoftDeleted)
             } else if let Some(history) = twin
                 && (self.need[history] == Need::Required || !self.slices[history].is_included())
-                // A compacted message is summarised, not sent: the search may still recover it.
-                && self.slices[history].status != SliceStatus::Pruned(PruneReason::Compacted)
+                && !matches!(
+                    self.slices[history].status,
+                    SliceStatus::Pruned(reason) if !reason.keeps_out_of_search()
+                )
             {
                 match self.slices[history].status {
                     // Kept out of the history for what it is (excluded, an orphan tool part):
