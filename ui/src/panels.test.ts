@@ -209,6 +209,12 @@ describe("the requests made on their own", () => {
     expect(screen.getByTestId("request-facts").textContent).toMatch(/^320 planned, counted 330 \+ 40 reply · no price set · just now, 1\.5 s$/);
     await fireEvent.click(screen.getByTestId("request-open"));
     expect((await screen.findByTestId("request-body")).textContent).toBe("user: Person: Why do rivers bend?");
+    // A provider's words are data: a failure that looks like markup is shown as text.
+    fake.requests = [{ ...fake.requests[0]!, id: 6, failure: '<img src="x" onerror="window.__pwned = 1">refused' }];
+    await conversation.summariesChanged(1);
+    const failure = await screen.findByTestId("request-failure");
+    expect(failure.textContent).toContain('<img src="x"');
+    expect(screen.getByTestId("requests-panel").querySelector("img")).toBeNull();
     // A summary landing reads the list again.
     fake.requests = [];
     await conversation.summariesChanged(1);
