@@ -418,7 +418,7 @@ pub(crate) async fn reply_receipt(
     Ok(state.pinloom()?.receipt(node_id).await?)
 }
 
-/// The requests Pinloom made on its own for tree `tree_id` (summaries, condensations), newest
+/// The requests Pinloom made on its own for tree `tree_id` (summaries, condensations, compactions), newest
 /// first, at most `limit`, without their bodies.
 #[tauri::command]
 #[specta::specta]
@@ -431,14 +431,14 @@ pub(crate) async fn requests_list(
     Ok(state.pinloom()?.background_requests(Some(tree_id), limit, false).await?)
 }
 
-/// Compacts the thread of message `node_id` on its path to it, keeping the last `keep` turns:
-/// the summariser writes the summary that stands for the rest.
+/// Compacts the thread of message `node_id` on its path to it, keeping the last `keep` turns
+/// (the tree's setting when absent): the summariser writes the summary that stands for the rest.
 #[tauri::command]
 #[specta::specta]
 pub(crate) async fn thread_compact(
     state: State<'_, AppState>,
     node_id: i64,
-    keep: u32,
+    keep: Option<u32>,
     profile: String,
 ) -> Result<CompactionView, ApiError> {
     Ok(state.pinloom()?.compact(node_id, keep, profile).await?)

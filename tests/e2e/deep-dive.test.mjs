@@ -473,10 +473,11 @@ describe("deep dives in the real window", () => {
     );
   });
 
-  harness.windowTest("a thread the budget cuts is compacted from the inspector, shown, and undone", async () => {
+  harness.windowTest("a thread the budget cuts is compacted from the inspector, marked in the thread, undone, then compacted before a send", async () => {
     // The "Budget" tree of the test before: six messages, cut to fit 140 tokens.
     provider.answers.push("Earlier: silt is carried past the bend.");
     const before = provider.requests.length;
+    await type("compact-keep", "2");
     await harness.click("compact-thread");
     const [note] = await harness.textsUntil(
       "compaction-note",
@@ -488,12 +489,43 @@ describe("deep dives in the real window", () => {
     assert.equal(provider.requests.length, before + 1, "one request, the summary's");
     // A summary request of the thread (the 140-token window leaves the summariser little of it).
     assert.match(provider.messages(before).join("\n"), /You write the summary of a conversation thread/);
+    // The thread itself marks it, after the last message it stands for.
+    await harness.textsUntil(
+      "thread-compaction-note",
+      ([text]) => /Messages #\d+–#\d+ \(2\) are compacted/.test(text ?? ""),
+      "the thread marks the compaction",
+    );
     await harness.click("compaction-show");
     await harness.textsUntil("compaction-text", ([text]) => text === "Earlier: silt is carried past the bend.", "the summary shows");
     await harness.screen("compaction");
-    await harness.click("compaction-undo");
+    await harness.click("thread-compaction-undo");
     await harness.driver.wait(async () => (await harness.findAll("compaction-note")).length === 0, 10_000, "undone");
+    await harness.textsWhen("thread-compaction-note", 0);
     await harness.find("compact-thread", 10_000);
+
+    // The tree compacts on its own now, once the history fills a tenth of the budget (with the
+    // message excluded above, what is left fits), keeping the last turn: the inspector says the
+    // send will.
+    await harness.click("open-settings", undefined, 20_000);
+    await harness.choose("tree-compaction", "automatic");
+    await type("tree-compact-at", "10");
+    await type("tree-compaction-keep", "1");
+    await harness.click("tree-settings-save");
+    await harness.textsUntil("settings-message", (texts) => texts.length > 0, "the tree's settings are saved");
+    await harness.click("settings-close");
+    await harness.textsUntil(
+      "compaction-due",
+      ([text]) => /: sending compacts the \d+ messages up to #\d+ \([\d,]+ tokens\) into a summary first, keeping the last turn\.$/.test(text ?? ""),
+      "the inspector says the send compacts first",
+    );
+    provider.answers.push("Earlier: the river drops silt where it slows.", "Downstream, in the delta.");
+    const sending = provider.requests.length;
+    const shown = (await harness.findAll("message-text")).length;
+    await send("composer-input", "composer-ask", "Where does it settle?", "message-text", shown + 2);
+    assert.equal(provider.requests.length, sending + 2, "the compaction's summary, then the reply");
+    assert.match(provider.messages(sending).join("\n"), /You write the summary of a conversation thread/);
+    assert.match(provider.messages(sending + 1).join("\n"), /the river drops silt where it slows/);
+    await harness.textsUntil("thread-compaction-note", ([text]) => /are compacted into/.test(text ?? ""), "the thread marks it");
   });
 
   harness.windowTest("a reply cut off by a crash comes back after a restart, marked incomplete", async () => {

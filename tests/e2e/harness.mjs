@@ -67,13 +67,36 @@ function freeDisplay() {
 /// can say what was last seen.
 async function waitFor(check, what, timeoutMs = 20_000) {
   const deadline = Date.now() + timeoutMs;
+  const said = () => (typeof what === "function" ? what() : what);
   for (;;) {
-    if (await check()) return;
-    if (Date.now() > deadline) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${typeof what === "function" ? what() : what}`);
+    // A WebDriver call that never returns (seen when the page is stuck) fails the wait at its
+    // deadline, with some grace for the call under way, instead of hanging the whole run.
+    let timer;
+    const stuck = new Promise((_, reject) => {
+      const left = Math.max(0, deadline - Date.now()) + STUCK_GRACE_MS;
+      timer = setTimeout(() => reject(new Error(`a WebDriver call did not return while waiting for ${said()}`)), left);
+    });
+    try {
+      if (await Promise.race([check(), stuck])) return;
+    } finally {
+      clearTimeout(timer);
     }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${said()}`);
     await new Promise((wake) => setTimeout(wake, 100));
   }
+}
+
+/// How long a check under way at a wait's deadline may still take before the wait gives up.
+const STUCK_GRACE_MS = 10_000;
+
+/// `promise`, or a rejection naming `what` after `ms`: a WebDriver call on a stuck page never
+/// returns, and a failed test's screenshot or the session's end must not hang the run.
+function bounded(promise, what, ms = 15_000) {
+  let timer;
+  const late = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`gave up after ${ms} ms waiting for ${what}`)), ms);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
 async function isListening(port) {
@@ -122,10 +145,12 @@ export class Harness {
         this.failed = true;
         if (this.driver) {
           const file = `tests/e2e/artifacts/${name.replace(/[^a-z0-9]+/gi, "-")}.png`;
-          const saved = await this.screenshot(file).catch(() => null);
+          const saved = await bounded(this.screenshot(file), "the failure's screenshot").catch(() => null);
           if (saved) process.stderr.write(`screenshot of the failure: ${saved}\n`);
           // Ended here, so the next test starts its own session instead of failing for want of one.
-          await this.quit().catch((quitting) => process.stderr.write(`the failed test's session did not end: ${quitting}\n`));
+          await bounded(this.quit(), "the failed test's session to end").catch((quitting) =>
+            process.stderr.write(`the failed test's session did not end: ${quitting}\n`),
+          );
         }
         throw error;
       }
@@ -584,7 +609,7 @@ export class Harness {
   /// printed if `failed`.
   async stop({ failed = this.failed } = {}) {
     try {
-      await this.quit();
+      await bounded(this.quit(), "the session to end");
     } catch {
       // The session may already be gone (the app crashed); the processes below still end.
     }

@@ -175,6 +175,23 @@ describe("the inspector", () => {
     expect(screen.getByTestId("compaction-note").textContent).toMatch(/no longer holds \(it was written before message #12 was excluded\)/);
   });
 
+  it("says what the tree's compaction setting does before the send, and offers the tree's turns", () => {
+    installFakeBackend();
+    const conversation = new Conversation();
+    const due = { automatic: true, upTo: 48, messages: 47, tokens: 3995, cut: 12, keepTurns: 2, reason: "the budget cuts 12 of the thread's history" };
+    conversation.plan = planOf({ compactionDue: due });
+    const { unmount } = render(Inspector, { conversation });
+    expect(screen.getByTestId("compaction-due").textContent).toBe(
+      "The budget cuts 12 of the thread's history: sending compacts the 47 messages up to #48 (3,995 tokens) into a summary first, keeping the last 2 turns.",
+    );
+    expect((screen.getByTestId("compact-keep") as HTMLInputElement).placeholder).toBe("2");
+    unmount();
+    conversation.plan = planOf({ compactionDue: { ...due, automatic: false } });
+    render(Inspector, { conversation });
+    expect(screen.getByTestId("compaction-due").dataset["automatic"]).toBe("false");
+    expect(screen.getByTestId("compaction-due").textContent).toMatch(/: compact the 47 messages up to #48 \(3,995 tokens\) into a summary instead, keeping the last 2 turns\?$/);
+  });
+
   it("says when the tree assembles its requests as task frames, with their shares", () => {
     installFakeBackend();
     const conversation = new Conversation();

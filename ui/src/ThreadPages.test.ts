@@ -3,35 +3,43 @@ import { afterEach, describe, expect, it } from "vitest";
 
 import App from "./App.svelte";
 import { THREAD_PAGE, type Message, type TreeSummary } from "./lib/bindings";
-import { installFakeBackend } from "./lib/fake-backend";
+import { installFakeBackend, planView } from "./lib/fake-backend";
+import { profile } from "./lib/test-fixtures";
 
 afterEach(() => {
   cleanup();
 });
 
+/// Tree 1, titled `title`: one thread of `count` messages, ids from 10, saying their places.
+function dialogueOf(title: string, count: number): { tree: TreeSummary; messages: Message[] } {
+  const slug = title.toLowerCase();
+  const tree: TreeSummary = {
+    id: 1,
+    slug,
+    title,
+    mode: "dialogue",
+    createdAtMs: 0,
+    updatedAtMs: 0,
+    messageCount: count,
+    globalId: `g-${slug}`,
+    sharedBy: null,
+  };
+  const messages: Message[] = Array.from({ length: count }, (_, i) => ({
+    id: 10 + i,
+    parentId: i === 0 ? null : 9 + i,
+    author: i % 2 === 0 ? "human" : "model",
+    text: `Message ${i}`,
+    createdAtMs: 0,
+    tokenEstimate: 3,
+  }));
+  return { tree, messages };
+}
+
 describe("a long thread", () => {
   it("shows its newest page of messages and reads the earlier ones a page at a time", async () => {
     // Two pages and a half.
     const total = 2 * THREAD_PAGE + THREAD_PAGE / 2;
-    const tree: TreeSummary = {
-      id: 1,
-      slug: "long",
-      title: "Long",
-      mode: "dialogue",
-      createdAtMs: 0,
-      updatedAtMs: 0,
-      messageCount: total,
-      globalId: "g-long",
-      sharedBy: null,
-    };
-    const messages: Message[] = Array.from({ length: total }, (_, i) => ({
-      id: 10 + i,
-      parentId: i === 0 ? null : 9 + i,
-      author: i % 2 === 0 ? "human" : "model",
-      text: `Message ${i}`,
-      createdAtMs: 0,
-      tokenEstimate: 3,
-    }));
+    const { tree, messages } = dialogueOf("Long", total);
     installFakeBackend({
       trees: [tree],
       messages: new Map([[1, messages]]),
@@ -55,5 +63,25 @@ describe("a long thread", () => {
     });
     expect(drawn()[0]).toBe("Message 0");
     expect(screen.queryByTestId("show-earlier")).toBeNull();
+  });
+});
+
+describe("a compacted thread", () => {
+  it("marks the compaction in the thread after the last message it stands for", async () => {
+    const { tree, messages } = dialogueOf("Rivers", 6);
+    const compaction = { id: 4, first: 10, upTo: 13, messages: 4, tokens: 120, writtenBy: "Qwen", included: true, reason: null, stale: null, pinId: null, text: "Earlier: the banks." };
+    installFakeBackend({
+      trees: [tree],
+      messages: new Map([[1, messages]]),
+      preferences: { lastTreeId: 1, defaultModel: "Local", theme: null, inspectorHidden: null },
+      profiles: [profile("Local")],
+      preview: planView(15, "Local", 4096, { compaction }),
+    });
+    render(App);
+    const marker = await screen.findByTestId("thread-compaction-note", {}, { timeout: 5000 });
+    expect(marker.textContent?.replace(/\s+/g, " ")).toContain("Messages #10–#13 (4) are compacted into 120 tokens by Qwen.");
+    expect(marker.closest("li")?.previousElementSibling?.getAttribute("data-node-id")).toBe("13");
+    await fireEvent.click(screen.getByTestId("thread-compaction-show"));
+    expect(screen.getByTestId("thread-compaction-text").textContent).toBe("Earlier: the banks.");
   });
 });

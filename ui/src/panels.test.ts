@@ -72,6 +72,20 @@ describe("Settings", () => {
     expect(fake.treeSettings.get(1)?.truncationStepPercent).toBe(0);
   });
 
+  it("sets when a thread's history is compacted, its share and the turns kept", async () => {
+    const { workspace, conversation } = await opened();
+    render(SettingsPanel, { workspace, conversation, onclose: () => undefined });
+    const when = (await screen.findByTestId("tree-compaction")) as HTMLSelectElement;
+    expect(when.value).toBe("ask");
+    expect(screen.queryByTestId("tree-compact-at")).toBeNull();
+    await fireEvent.change(when, { target: { value: "automatic" } });
+    await fireEvent.change(await screen.findByTestId("tree-compact-at"), { target: { value: "70" } });
+    await fireEvent.change(screen.getByTestId("tree-compaction-keep"), { target: { value: "3" } });
+    await fireEvent.click(screen.getByTestId("tree-settings-save"));
+    await waitFor(() => expect(fake.treeSettings.get(1)?.compaction).toBe("automatic"));
+    expect(fake.treeSettings.get(1)).toMatchObject({ compactAtPercent: 70, compactionKeepTurns: 3 });
+  });
+
   it("turns on task frames with seed 001's shares, and keeps messages out of the search", async () => {
     const { workspace, conversation } = await opened();
     render(SettingsPanel, { workspace, conversation, onclose: () => undefined });

@@ -508,6 +508,29 @@ pub struct PlanView {
     pub task_frames: Option<TaskFramesChoice>,
     /// The compaction of the thread's older part, when one covers this message's path.
     pub compaction: Option<CompactionNote>,
+    /// A compaction the tree's setting asks for here: offered (`ask`) or made before the send
+    /// (`automatic`).
+    pub compaction_due: Option<CompactionDue>,
+}
+
+/// A compaction the tree's setting asks for before this plan's send.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionDue {
+    /// Whether the send makes it (`automatic`) or only offers it (`ask`).
+    pub automatic: bool,
+    /// The last message it would stand for.
+    pub up_to: i64,
+    /// How many of the history's messages it would replace that are sent now or cut.
+    pub messages: u32,
+    /// Their tokens.
+    pub tokens: u32,
+    /// How many of those the plan cuts.
+    pub cut: u32,
+    /// The turns it keeps verbatim.
+    pub keep_turns: u32,
+    /// Why it is due, in words.
+    pub reason: String,
 }
 
 /// The compaction a plan meets: which messages a summary stands for, and whether it is sent.
@@ -1138,7 +1161,7 @@ pub struct BackgroundRequestView {
     pub id: i64,
     /// The tree it served.
     pub tree_id: i64,
-    /// `summary` or `condensation`.
+    /// `summary`, `condensation` or `compaction`.
     pub kind: String,
     /// The model profile asked.
     pub model: String,
@@ -1703,6 +1726,8 @@ pub struct CompactionView {
     pub up_to: i64,
     /// How many messages it stands for.
     pub messages: u32,
+    /// The turns after it, kept verbatim.
+    pub keep_turns: u32,
     /// The summary's tokens, counted for the model it was made for.
     pub tokens: u32,
     /// The profile that wrote the summary.
@@ -1754,6 +1779,39 @@ pub struct TreeSettings {
     /// How search hits among the thread's own messages are scored and filtered; seed 001's
     /// weights, a 10 % share and no filter when unset.
     pub retrieval: Option<RetrievalChoice>,
+    /// When the thread a message is sent in has its older part compacted into a summary: never,
+    /// offered when its history is cut (the default), or automatically before such a send.
+    pub compaction: CompactionWhen,
+    /// For automatic compaction: the share of the budget, in percent, the thread's own history
+    /// may fill before it is compacted ([`DEFAULT_COMPACT_AT_PERCENT`] when unset); a history
+    /// that is cut is compacted whatever its share.
+    pub compact_at_percent: Option<u32>,
+    /// The last turns a compaction keeps verbatim, the message being sent among them
+    /// ([`DEFAULT_COMPACTION_KEEP_TURNS`] when unset).
+    pub compaction_keep_turns: Option<u32>,
+}
+
+/// The share of the budget a thread's history may fill before automatic compaction.
+pub const DEFAULT_COMPACT_AT_PERCENT: u32 = 80;
+/// The turns a compaction keeps verbatim unless the tree or the person says otherwise.
+pub const DEFAULT_COMPACTION_KEEP_TURNS: u32 = 4;
+
+/// When a thread's older part is compacted into a summary as its history outgrows the budget.
+/// Each compaction is a request to the summariser: the person sees it coming (the plan's
+/// `compactionDue`) and finds it in the tree's requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub enum CompactionWhen {
+    /// Never on its own: truncation cuts the history; *Compact* stays at hand.
+    Off,
+    /// When a send would cut the thread's history, the plan offers compaction instead; nothing
+    /// is written until the person compacts.
+    #[default]
+    Ask,
+    /// Before a send whose thread's history is cut, or fills more than the tree's share of the
+    /// budget, the older part is compacted (the last turns kept); if the summariser fails, the
+    /// send goes with truncation and the failure is in the tree's requests.
+    Automatic,
 }
 
 /// When a tree's summariser is asked for the summaries a pin's ancestors need. Each summary is a

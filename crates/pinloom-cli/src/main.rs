@@ -11,7 +11,10 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use pinloom_app::json::{NodeAction, RetrievalChoice, SummaryWriting, TreeSettings};
+use pinloom_app::json::{
+    CompactionWhen, DEFAULT_COMPACT_AT_PERCENT, DEFAULT_COMPACTION_KEEP_TURNS, NodeAction,
+    RetrievalChoice, SummaryWriting, TreeSettings,
+};
 use pinloom_app::{
     APP_IDENTIFIER, ApiError, Connections, DATA_DIR_ENV, DATABASE_FILE_NAME, Pinloom, PlanFormat,
     ThreadMindReport,
@@ -128,9 +131,10 @@ enum Command {
     Compact {
         #[command(flatten)]
         target: Target,
-        /// The last turns (a message and its reply each) kept verbatim.
-        #[arg(long, default_value_t = 2)]
-        keep: u32,
+        /// The last turns (a message and its reply each) kept verbatim; the tree's (4 unless
+        /// `pinloom settings --compact-keep` changed it) when not given.
+        #[arg(long)]
+        keep: Option<u32>,
         /// The model the thread is planned for (its window sets the summary's budget); the
         /// tree's summariser writes the summary, this model when the tree names none.
         #[arg(long)]
@@ -163,8 +167,20 @@ enum Command {
         /// Messages the search never recalls, by number, comma-separated; `none` clears them.
         #[arg(long, value_name = "NUMBERS|none")]
         never_recall: Option<String>,
+        /// When a thread's older part is compacted into a summary: `off`, `ask` (a send whose
+        /// history is cut says so and offers `pinloom compact`) or `auto` (compacted before such
+        /// a send, or when the history fills the share --compact-at gives).
+        #[arg(long, value_enum)]
+        compaction: Option<CompactionWhenArg>,
+        /// Automatic compaction when the thread's history fills this share of the budget, in
+        /// percent (1 to 100); `default` is 80.
+        #[arg(long, value_name = "PERCENT|default")]
+        compact_at: Option<String>,
+        /// The last turns a compaction keeps verbatim; `default` is 4.
+        #[arg(long, value_name = "TURNS|default")]
+        compact_keep: Option<String>,
     },
-    /// The requests Pinloom made on its own (summaries, condensations), newest first: what each
+    /// The requests Pinloom made on its own (summaries, condensations, compactions), newest first: what each
     /// was for, the model, tokens planned and counted, cost, time, and how it ended. Replies keep
     /// theirs in their receipts.
     Requests {
@@ -292,6 +308,26 @@ enum ExportFormat {
 enum Toggle {
     On,
     Off,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum CompactionWhenArg {
+    /// Never on its own: truncation cuts the history.
+    Off,
+    /// A send whose history is cut says so and offers `pinloom compact`.
+    Ask,
+    /// Compacted before a send whose history is cut or fills the --compact-at share.
+    Auto,
+}
+
+impl From<CompactionWhenArg> for CompactionWhen {
+    fn from(when: CompactionWhenArg) -> CompactionWhen {
+        match when {
+            CompactionWhenArg::Off => CompactionWhen::Off,
+            CompactionWhenArg::Ask => CompactionWhen::Ask,
+            CompactionWhenArg::Auto => CompactionWhen::Automatic,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -470,36 +506,28 @@ async fn run(cli: Cli) -> anyhow::Result<String> {
                 requests_text(&requests)
             })
         }
-        Command::Settings { tree, summaries, step, task_frames, never_recall } => {
-            let changed = summaries.is_some()
-                || step.is_some()
-                || task_frames.is_some()
-                || never_recall.is_some();
+        Command::Settings {
+            tree,
+            summaries,
+            step,
+            task_frames,
+            never_recall,
+            compaction,
+            compact_at,
+            compact_keep,
+        } => {
+            let changes = SettingsChanges {
+                summaries,
+                step,
+                task_frames,
+                never_recall,
+                compaction,
+                compact_at,
+                compact_keep,
+            };
             let tree = pinloom.tree_by_reference(tree).await?;
             let mut settings = pinloom.tree_settings(tree).await?;
-            if let Some(when) = summaries {
-                settings.summary_writing = when.into();
-            }
-            if let Some(step) = step {
-                settings.truncation_step_percent = match step.as_str() {
-                    "model" => None,
-                    percent => Some(percent.parse().map_err(|_| {
-                        ApiError::invalid_input(format!(
-                            "--step takes a percentage from 0 to 100, or `model`; not {percent:?}"
-                        ))
-                    })?),
-                };
-            }
-            if let Some(toggle) = task_frames {
-                settings.task_frames =
-                    (toggle == Toggle::On).then(|| settings.task_frames.unwrap_or_default());
-            }
-            if let Some(numbers) = never_recall {
-                let exclude = message_numbers(&numbers)?;
-                let retrieval = settings.retrieval.get_or_insert_with(RetrievalChoice::default);
-                retrieval.exclude = exclude;
-            }
-            if changed {
+            if changes.apply(&mut settings)? {
                 pinloom.set_tree_settings(tree, settings.clone()).await?;
             }
             Ok(settings_text(&settings))
@@ -513,13 +541,14 @@ async fn run(cli: Cli) -> anyhow::Result<String> {
             let done = pinloom.compact(node, keep, profile).await?;
             Ok(format!(
                 "Compaction {}: messages #{}–#{} ({}) compacted into {} tokens by {}; the last \
-                 {keep} turns stay verbatim. `pinloom uncompact {}` undoes it.",
+                 {} turns stay verbatim. `pinloom uncompact {}` undoes it.",
                 done.id,
                 done.first,
                 done.up_to,
                 done.messages,
                 done.tokens,
                 done.written_by,
+                done.keep_turns,
                 done.id
             ))
         }
@@ -687,6 +716,64 @@ fn message_numbers(text: &str) -> anyhow::Result<Vec<i64>> {
         .collect()
 }
 
+/// What `pinloom settings` was asked to change.
+struct SettingsChanges {
+    summaries: Option<SummariesWhen>,
+    step: Option<String>,
+    task_frames: Option<Toggle>,
+    never_recall: Option<String>,
+    compaction: Option<CompactionWhenArg>,
+    compact_at: Option<String>,
+    compact_keep: Option<String>,
+}
+
+impl SettingsChanges {
+    /// Makes the changes in `settings`; whether they changed anything.
+    fn apply(self, settings: &mut TreeSettings) -> anyhow::Result<bool> {
+        let before = settings.clone();
+        if let Some(when) = self.summaries {
+            settings.summary_writing = when.into();
+        }
+        if let Some(step) = self.step {
+            settings.truncation_step_percent =
+                number_or(&step, "model", "--step", "a percentage from 0 to 100")?;
+        }
+        if let Some(toggle) = self.task_frames {
+            settings.task_frames =
+                (toggle == Toggle::On).then(|| settings.task_frames.unwrap_or_default());
+        }
+        if let Some(numbers) = self.never_recall {
+            let exclude = message_numbers(&numbers)?;
+            let retrieval = settings.retrieval.get_or_insert_with(RetrievalChoice::default);
+            retrieval.exclude = exclude;
+        }
+        if let Some(when) = self.compaction {
+            settings.compaction = when.into();
+        }
+        if let Some(percent) = self.compact_at {
+            settings.compact_at_percent =
+                number_or(&percent, "default", "--compact-at", "a percentage from 1 to 100")?;
+        }
+        if let Some(turns) = self.compact_keep {
+            settings.compaction_keep_turns =
+                number_or(&turns, "default", "--compact-keep", "a number of turns")?;
+        }
+        Ok(*settings != before)
+    }
+}
+
+/// `word` as a number, or `None` when it is `unset` (the word that leaves a setting to its
+/// default); anything else is refused, naming `option` and what it takes.
+fn number_or(word: &str, unset: &str, option: &str, takes: &str) -> anyhow::Result<Option<u32>> {
+    if word == unset {
+        return Ok(None);
+    }
+    word.parse().map(Some).map_err(|_| {
+        ApiError::invalid_input(format!("{option} takes {takes}, or `{unset}`; not {word:?}"))
+            .into()
+    })
+}
+
 /// The settings `pinloom settings` shows, one a line.
 fn settings_text(settings: &TreeSettings) -> String {
     let summaries = match settings.summary_writing {
@@ -713,9 +800,23 @@ fn settings_text(settings: &TreeSettings) -> String {
         .map_or("none".to_owned(), |retrieval| {
             retrieval.exclude.iter().map(|id| format!("#{id}")).collect::<Vec<_>>().join(", ")
         });
+    let keep = match settings.compaction_keep_turns.unwrap_or(DEFAULT_COMPACTION_KEEP_TURNS) {
+        1 => "the last turn".to_owned(),
+        turns => format!("the last {turns} turns"),
+    };
+    let compaction = match settings.compaction {
+        CompactionWhen::Off => "off".to_owned(),
+        CompactionWhen::Ask => {
+            format!("ask: a send whose history is cut offers it (keeping {keep})")
+        }
+        CompactionWhen::Automatic => format!(
+            "auto: before a send whose history is cut or fills {} % of the budget, keeping {keep}",
+            settings.compact_at_percent.unwrap_or(DEFAULT_COMPACT_AT_PERCENT)
+        ),
+    };
     format!(
         "summaries: {summaries}\nsummariser: {summarizer}\ncut in steps of: {step}\n\
-         task frames: {frames}\nnever recalled by search: {never}"
+         task frames: {frames}\nnever recalled by search: {never}\ncompaction: {compaction}"
     )
 }
 

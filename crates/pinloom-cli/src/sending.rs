@@ -282,6 +282,16 @@ fn finish(exchange: &Exchange, tree_id: i64, shown: &Shown, json: bool) {
     if shown.any && !shown.ends_line {
         drop(writeln!(stdout).and_then(|()| stdout.flush()));
     }
+    if let Some(due) = exchange.plan.compaction_due.as_ref().filter(|due| !due.automatic) {
+        eprintln!(
+            "[{}: `pinloom compact --node {}` has a summary stand for the thread's older part \
+             instead, keeping the last {} turns (`pinloom settings --tree {tree_id} --compaction \
+             auto` does it before such a send)]",
+            crate::terminal::shown(&due.reason),
+            reply.id,
+            due.keep_turns
+        );
+    }
     if std::io::stderr().is_terminal() {
         eprintln!(
             "[reply {} in tree {}: continue with `pinloom ask --node {} …`]",

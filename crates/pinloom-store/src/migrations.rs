@@ -501,6 +501,33 @@ const MIGRATIONS: &[(&str, Option<Fill>)] = &[
     "#,
         None,
     ),
+    (
+        // 16: a compaction's summary is a request of its own kind in the list of requests.
+        r#"
+    CREATE TABLE background_requests_widened (
+        id             INTEGER PRIMARY KEY,
+        tree_id        INTEGER NOT NULL REFERENCES trees(id) ON DELETE CASCADE,
+        kind           TEXT    NOT NULL
+            CHECK (kind IN ('summary', 'condensation', 'compaction')),
+        model          TEXT    NOT NULL,
+        pin_id         INTEGER REFERENCES pins(id) ON DELETE SET NULL,
+        up_to_node_id  INTEGER REFERENCES nodes(id) ON DELETE SET NULL,
+        planned_tokens INTEGER NOT NULL,
+        prompt_tokens  INTEGER,
+        reply_tokens   INTEGER,
+        cost_usd       REAL,
+        started_at_ms  INTEGER NOT NULL,
+        duration_ms    INTEGER NOT NULL,
+        failure        TEXT,
+        body_json      TEXT    NOT NULL
+    ) STRICT;
+    INSERT INTO background_requests_widened SELECT * FROM background_requests;
+    DROP TABLE background_requests;
+    ALTER TABLE background_requests_widened RENAME TO background_requests;
+    CREATE INDEX background_requests_by_tree ON background_requests(tree_id, id);
+    "#,
+        None,
+    ),
 ];
 
 /// Migration 11: the attachments table rebuilt to admit the `image` and `pdf` roles. Its

@@ -1,4 +1,4 @@
-//! The requests Pinloom makes on its own (summaries, condensations), kept so that a person can
+//! The requests Pinloom makes on its own (summaries, condensations, compactions), kept so that a person can
 //! see every one: what it was for, the model, the tokens planned and counted, the cost, the time,
 //! how it ended, and the body as sent.
 
@@ -16,6 +16,8 @@ pub enum RequestKind {
     Summary,
     /// A summary condensed to a smaller budget.
     Condensation,
+    /// The summary of a thread's older part that a compaction puts in its place.
+    Compaction,
 }
 
 impl RequestKind {
@@ -24,6 +26,7 @@ impl RequestKind {
         match self {
             RequestKind::Summary => "summary",
             RequestKind::Condensation => "condensation",
+            RequestKind::Compaction => "compaction",
         }
     }
 }
@@ -136,7 +139,11 @@ fn request_from_row(row: &Row<'_>) -> rusqlite::Result<BackgroundRequest> {
         id: row.get(0)?,
         tree_id: TreeId(row.get(1)?),
         // The column's CHECK admits only these names.
-        kind: if kind == "condensation" { RequestKind::Condensation } else { RequestKind::Summary },
+        kind: match kind.as_str() {
+            "condensation" => RequestKind::Condensation,
+            "compaction" => RequestKind::Compaction,
+            _ => RequestKind::Summary,
+        },
         model: row.get(3)?,
         pin_id: row.get::<_, Option<i64>>(4)?.map(PinId),
         up_to: row.get::<_, Option<i64>>(5)?.map(NodeId),

@@ -169,7 +169,7 @@ export const backend = {
   requestsList: (treeId: number, limit: number) => unwrap(commands.requestsList(treeId, limit)),
   /// One of them with its body as sent.
   requestRead: (id: number) => unwrap(commands.requestRead(id)),
-  threadCompact: (nodeId: number, keep: number, profile: string) => unwrap(commands.threadCompact(nodeId, keep, profile)),
+  threadCompact: (nodeId: number, keep: number | null, profile: string) => unwrap(commands.threadCompact(nodeId, keep, profile)),
   compactionUndo: (id: number) => unwrap(commands.compactionUndo(id)),
   nodesCompare: (left: number, right: number, profile: string, reach: CompareReach) =>
     unwrap(commands.nodesCompare(left, right, profile, reach)),

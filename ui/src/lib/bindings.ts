@@ -109,17 +109,17 @@ export const commands = {
 	/**  How reply `node_id`'s request differs from the one before it on its path. */
 	requestDiff: (nodeId: number) => typedError<RequestDiff, ApiError>(__TAURI_INVOKE("request_diff", { nodeId })),
 	/**
-	 *  The requests Pinloom made on its own for tree `tree_id` (summaries, condensations), newest
+	 *  The requests Pinloom made on its own for tree `tree_id` (summaries, condensations, compactions), newest
 	 *  first, at most `limit`, without their bodies.
 	 */
 	requestsList: (treeId: number, limit: number) => typedError<BackgroundRequestView[], ApiError>(__TAURI_INVOKE("requests_list", { treeId, limit })),
 	/**  Background request `id` with its body as sent, when the person opens it. */
 	requestRead: (id: number) => typedError<BackgroundRequestView, ApiError>(__TAURI_INVOKE("request_read", { id })),
 	/**
-	 *  Compacts the thread of message `node_id` on its path to it, keeping the last `keep` turns:
-	 *  the summariser writes the summary that stands for the rest.
+	 *  Compacts the thread of message `node_id` on its path to it, keeping the last `keep` turns
+	 *  (the tree's setting when absent): the summariser writes the summary that stands for the rest.
 	 */
-	threadCompact: (nodeId: number, keep: number, profile: string) => typedError<CompactionView, ApiError>(__TAURI_INVOKE("thread_compact", { nodeId, keep, profile })),
+	threadCompact: (nodeId: number, keep: number | null, profile: string) => typedError<CompactionView, ApiError>(__TAURI_INVOKE("thread_compact", { nodeId, keep, profile })),
 	/**  Undoes compaction `id`: its messages are sent as they are again. */
 	compactionUndo: (id: number) => typedError<null, ApiError>(__TAURI_INVOKE("compaction_undo", { id })),
 	nodesCompare: (left: number, right: number, profile: string, reach: CompareReach) => typedError<Comparison, ApiError>(__TAURI_INVOKE("nodes_compare", { left, right, profile, reach })),
@@ -334,7 +334,7 @@ export type BackgroundRequestView = {
 	id: number,
 	/**  The tree it served. */
 	treeId: number,
-	/**  `summary` or `condensation`. */
+	/**  `summary`, `condensation` or `compaction`. */
 	kind: string,
 	/**  The model profile asked. */
 	model: string,
@@ -358,6 +358,24 @@ export type BackgroundRequestView = {
 	failure: string | null,
 	/**  The request body as sent (JSON); absent in a list, which leaves bodies out. */
 	body: string | null,
+};
+
+/**  A compaction the tree's setting asks for before this plan's send. */
+export type CompactionDue = {
+	/**  Whether the send makes it (`automatic`) or only offers it (`ask`). */
+	automatic: boolean,
+	/**  The last message it would stand for. */
+	upTo: number,
+	/**  How many of the history's messages it would replace that are sent now or cut. */
+	messages: number,
+	/**  Their tokens. */
+	tokens: number,
+	/**  How many of those the plan cuts. */
+	cut: number,
+	/**  The turns it keeps verbatim. */
+	keepTurns: number,
+	/**  Why it is due, in words. */
+	reason: string,
 };
 
 /**  The compaction a plan meets: which messages a summary stands for, and whether it is sent. */
@@ -399,6 +417,8 @@ export type CompactionView = {
 	upTo: number,
 	/**  How many messages it stands for. */
 	messages: number,
+	/**  The turns after it, kept verbatim. */
+	keepTurns: number,
 	/**  The summary's tokens, counted for the model it was made for. */
 	tokens: number,
 	/**  The profile that wrote the summary. */
@@ -406,6 +426,26 @@ export type CompactionView = {
 	/**  The summary. */
 	text: string,
 };
+
+/**
+ *  When a thread's older part is compacted into a summary as its history outgrows the budget.
+ *  Each compaction is a request to the summariser: the person sees it coming (the plan's
+ *  `compactionDue`) and finds it in the tree's requests.
+ */
+export type CompactionWhen = 
+/**  Never on its own: truncation cuts the history; *Compact* stays at hand. */
+"off" | 
+/**
+ *  When a send would cut the thread's history, the plan offers compaction instead; nothing
+ *  is written until the person compacts.
+ */
+"ask" | 
+/**
+ *  Before a send whose thread's history is cut, or fills more than the tree's share of the
+ *  budget, the older part is compacted (the last turns kept); if the summariser fails, the
+ *  send goes with truncation and the failure is in the tree's requests.
+ */
+"automatic";
 
 /**  How far each side of a comparison reaches from the message picked for it. */
 export type CompareReach = 
@@ -1065,6 +1105,11 @@ export type PlanView = {
 	taskFrames: TaskFramesChoice | null,
 	/**  The compaction of the thread's older part, when one covers this message's path. */
 	compaction: CompactionNote | null,
+	/**
+	 *  A compaction the tree's setting asks for here: offered (`ask`) or made before the send
+	 *  (`automatic`).
+	 */
+	compactionDue: CompactionDue | null,
 };
 
 /**  A model's prices per million tokens, in US dollars, as the person entered them. */
@@ -1750,6 +1795,22 @@ export type TreeSettings = {
 	 *  weights, a 10 % share and no filter when unset.
 	 */
 	retrieval?: RetrievalChoice | null,
+	/**
+	 *  When the thread a message is sent in has its older part compacted into a summary: never,
+	 *  offered when its history is cut (the default), or automatically before such a send.
+	 */
+	compaction?: CompactionWhen,
+	/**
+	 *  For automatic compaction: the share of the budget, in percent, the thread's own history
+	 *  may fill before it is compacted ([`DEFAULT_COMPACT_AT_PERCENT`] when unset); a history
+	 *  that is cut is compacted whatever its share.
+	 */
+	compactAtPercent?: number | null,
+	/**
+	 *  The last turns a compaction keeps verbatim, the message being sent among them
+	 *  ([`DEFAULT_COMPACTION_KEEP_TURNS`] when unset).
+	 */
+	compactionKeepTurns?: number | null,
 };
 
 /**  A tree as the tree list shows it. */

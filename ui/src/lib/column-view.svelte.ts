@@ -4,7 +4,7 @@
 // the images waiting to go with the next message, and whether a send is under way. The
 // column's parts each show a piece of it, so it lives here, once per column, rather than in any
 // one of them.
-import type { NoteView, Promotion, ThreadMessage } from "./bindings";
+import type { CompactionNote, NoteView, Promotion, ThreadMessage } from "./bindings";
 import { lanesFor, type Conversation } from "./conversation.svelte";
 import { locateSelection } from "./markdown";
 import { MessageNotes } from "./notes.svelte";
@@ -59,6 +59,16 @@ export class ColumnView {
     readonly index: number,
   ) {
     this.tokens = new TokenProbabilities(conversation, index);
+  }
+
+  /// The compaction in effect on the thread this column shows, as the plan of the message in
+  /// focus met it (the column marks it after the last message it stands for); none when the
+  /// focus is in another thread.
+  get compaction(): CompactionNote | null {
+    const note = this.conversation.plan?.compaction ?? null;
+    const view = this.conversation.columns[this.index]?.view;
+    if (!note || !view || (view.pin?.id ?? null) !== note.pinId) return null;
+    return view.messages.some((message) => message.node.message.id === note.upTo) ? note : null;
   }
 
   /// The images waiting in this column's composer for the thread it shows now.

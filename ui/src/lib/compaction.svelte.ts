@@ -3,11 +3,18 @@
 // edited by the person (their text then stands for the messages), or the compaction undone.
 // Whatever it does, the inspector plans the focused message again to show what changed.
 import { attempt, backend, PinloomError } from "./backend";
-import type { CompactionNote } from "./bindings";
+import type { CompactionDue, CompactionNote } from "./bindings";
 import type { Conversation } from "./conversation.svelte";
 
-/// The turns kept verbatim when nothing else is chosen.
-export const KEPT_TURNS = 2;
+/// What the tree's compaction setting does before the send of a plan, in one sentence.
+export function dueSentence(due: CompactionDue): string {
+  const span = `the ${due.messages} messages up to #${due.upTo} (${due.tokens.toLocaleString("en")} tokens)`;
+  const reason = due.reason.charAt(0).toUpperCase() + due.reason.slice(1);
+  const kept = due.keepTurns === 1 ? "the last turn" : `the last ${due.keepTurns} turns`;
+  return due.automatic
+    ? `${reason}: sending compacts ${span} into a summary first, keeping ${kept}.`
+    : `${reason}: compact ${span} into a summary instead, keeping ${kept}?`;
+}
 
 export class ThreadCompaction {
   error = $state<PinloomError | null>(null);
@@ -18,8 +25,9 @@ export class ThreadCompaction {
 
   constructor(private readonly conversation: Conversation) {}
 
-  /// Compacts the focused message's thread, keeping its last `keep` turns; true when done.
-  async compact(keep: number): Promise<boolean> {
+  /// Compacts the focused message's thread, keeping its last `keep` turns (the tree's number
+  /// when `null`); true when done.
+  async compact(keep: number | null): Promise<boolean> {
     const focus = this.conversation.focus;
     const profile = this.conversation.profile;
     if (focus === null || !profile) return false;

@@ -42,6 +42,13 @@ describe("ThreadCompaction", () => {
     expect(compaction.working).toBeNull();
   });
 
+  it("keeps the tree's number of turns when none is chosen", async () => {
+    const conversation = await focused();
+    fake.treeSettings.set(1, { searchHits: [], compactionKeepTurns: 6 });
+    expect(await new ThreadCompaction(conversation).compact(null)).toBe(true);
+    expect(fake.compactions[0]?.keep).toBe(6);
+  });
+
   it("undoes it, and says so when it is no longer in effect", async () => {
     const compaction = new ThreadCompaction(await focused());
     await compaction.compact(2);

@@ -43,6 +43,8 @@ export type FakeState = {
   calls: string[];
   /// What `context_request` answers: the request behind a preview, which leaves its body out.
   previewRequest: RequestView;
+  /// What `context_preview` answers (made for whichever message is asked); no plan when null.
+  preview: PlanView | null;
   /// Trees whose opening waits this many milliseconds, as a slow disk or a busy file can make it.
   openDelayMs: Map<number, number>;
   /// What `reply_start` streams, and the error it then fails with (a reply that arrived but
@@ -96,7 +98,7 @@ export type FakeState = {
   /// What `reply_tokens` gives for a reply, by reply id, in place of the tokens the fake makes up
   /// (null: its server reported none).
   tokens: Map<number, TokenView[] | null>;
-  /// The requests Pinloom made on its own (summaries, condensations), bodies included, newest
+  /// The requests Pinloom made on its own (summaries, condensations, compactions), bodies included, newest
   /// first: `requests_list` gives a tree's without bodies, `request_read` one with its body.
   requests: BackgroundRequestView[];
   /// Compactions made with `thread_compact`, with the turns kept; `compaction_undo` marks one.
@@ -224,6 +226,7 @@ export function planView(nodeId: number, profile: string, available: number, ext
     stepCut: null,
     taskFrames: null,
     compaction: null,
+    compactionDue: null,
     ...extra,
   };
 }
@@ -260,6 +263,7 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
     failure: null,
     calls: [],
     previewRequest: { url: "http://127.0.0.1:9/v1/chat/completions", body: "{}" },
+    preview: null,
     openDelayMs: new Map(),
     replyThenFailure: null,
     replies: [],
@@ -492,7 +496,7 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
         state.preferences = args.preferences as UiPreferences;
         return null;
       case "context_preview":
-        return null;
+        return state.preview === null ? null : { ...structuredClone(state.preview), nodeId: args.nodeId as number };
       case "context_request":
         return structuredClone(state.previewRequest);
       case "pin_ancestry":
@@ -720,8 +724,9 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
       case "thread_compact": {
         const { treeId } = treeOf(args.nodeId as number);
         const id = state.compactions.length + 1;
-        state.compactions.push({ id, treeId, nodeId: args.nodeId as number, keep: args.keep as number, undone: false });
-        return { id, first: 1, upTo: args.nodeId as number, messages: 2, tokens: 20, writtenBy: String(args.profile), text: "Compacted." };
+        const keep = (args.keep as number | null) ?? (state.treeSettings.get(treeId)?.compactionKeepTurns ?? 4);
+        state.compactions.push({ id, treeId, nodeId: args.nodeId as number, keep, undone: false });
+        return { id, first: 1, upTo: args.nodeId as number, messages: 2, keepTurns: keep, tokens: 20, writtenBy: String(args.profile), text: "Compacted." };
       }
       case "compaction_undo": {
         const compaction = state.compactions.find((one) => one.id === args.id && !one.undone);

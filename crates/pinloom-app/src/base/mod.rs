@@ -3,6 +3,7 @@
 //! receipt a reply keeps, files opened and replaced safely, and what content from elsewhere (an
 //! imported file, a sync folder) may not decide.
 
+pub(crate) mod compaction_due;
 pub(crate) mod cost;
 pub(crate) mod engine_inputs;
 pub(crate) mod media;

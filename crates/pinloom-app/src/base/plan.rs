@@ -16,6 +16,7 @@ use pinloom_providers::wire::{Sampling, Task, build};
 use pinloom_providers::{ProviderError, WireRequest};
 use pinloom_store::{self as store, NodeId, PinId, Store};
 
+use crate::base::compaction_due::compaction_due;
 use crate::base::engine_inputs::{ANNOTATION_ID_BASE, ModelChoice, engine_pin};
 use crate::base::snapshot_cache::{CachedPath, CheckedOutPath, DraftPlace, store_pin};
 use crate::json::{
@@ -438,6 +439,7 @@ pub(crate) fn plan_view(planned: &Planned) -> anyhow::Result<PlanView> {
         }),
         task_frames: planned.settings.task_frames,
         compaction: compaction_note(planned),
+        compaction_due: compaction_due(plan, &planned.settings, planned.refusal.is_some()),
     })
 }
 

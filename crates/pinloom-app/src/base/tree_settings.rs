@@ -9,7 +9,10 @@ use pinloom_engine::snapshot::Author as EngineAuthor;
 use pinloom_providers::summary::SUMMARY_INSTRUCTION;
 
 use crate::ApiError;
-use crate::json::{AssemblySettings, Author, SummaryWriting, TreeSettings};
+use crate::json::{
+    AssemblySettings, Author, DEFAULT_COMPACT_AT_PERCENT, DEFAULT_COMPACTION_KEEP_TURNS,
+    SummaryWriting, TreeSettings,
+};
 
 /// The most summary budgets by distance a tree may set (one per level of a chain).
 pub(crate) const MAX_SUMMARY_BUDGETS: u8 = 50;
@@ -17,6 +20,9 @@ pub(crate) const MAX_SUMMARY_BUDGETS: u8 = 50;
 pub(crate) const MAX_SUMMARY_BUDGET: u32 = 200_000;
 /// The most tokens a tree may keep for the reply.
 pub(crate) const MAX_TOKEN_BUFFER: u32 = 1_000_000;
+
+/// The most turns a compaction may keep verbatim.
+pub(crate) const MAX_KEEP_TURNS: u32 = 1000;
 
 /// Seed 004's file size limit.
 pub(crate) const DEFAULT_MAX_FILE_BYTES: u64 = 100 * 1024;
@@ -68,6 +74,22 @@ impl TreeSettings {
             return Err(ApiError::invalid_input(format!(
                 "a truncation step of {percent} % is not possible; use 0 (message by message) \
                  to 100, or clear it to use the model's"
+            )));
+        }
+        if let Some(percent) = self.compact_at_percent
+            && !(1..=100).contains(&percent)
+        {
+            return Err(ApiError::invalid_input(format!(
+                "automatic compaction at {percent} % of the budget is not possible; use 1 to 100 \
+                 (80 compacts when the thread's history fills four fifths of it)"
+            )));
+        }
+        if let Some(turns) = self.compaction_keep_turns
+            && !(1..=MAX_KEEP_TURNS).contains(&turns)
+        {
+            return Err(ApiError::invalid_input(format!(
+                "a compaction keeps 1 to {MAX_KEEP_TURNS} turns verbatim (the message being sent \
+                 is in the last), not {turns}"
             )));
         }
         if self.max_file_bytes == Some(0) {
@@ -124,6 +146,16 @@ impl TreeSettings {
     /// The summariser's instruction for a budget.
     pub(crate) fn summary_instruction(&self) -> &str {
         self.summary_instruction.as_deref().unwrap_or(SUMMARY_INSTRUCTION)
+    }
+
+    /// The share of the budget a thread's history fills before automatic compaction.
+    pub(crate) fn compact_at_percent(&self) -> u32 {
+        self.compact_at_percent.unwrap_or(DEFAULT_COMPACT_AT_PERCENT)
+    }
+
+    /// The turns a compaction keeps verbatim.
+    pub(crate) fn compaction_keep_turns(&self) -> u32 {
+        self.compaction_keep_turns.unwrap_or(DEFAULT_COMPACTION_KEEP_TURNS)
     }
 
     pub(crate) fn max_file_bytes(&self) -> u64 {

@@ -126,6 +126,10 @@ impl Pinloom {
             .plan_writing_summaries(prompt, &profile, fuse, cancel)
             .await
             .context("could not plan the context")?;
+        let planned = self
+            .compact_when_due(planned, prompt, &profile, fuse, cancel)
+            .await
+            .context("could not plan the context")?;
         let view = plan_view(&planned)?;
         let streamed = self.stream(&planned, prompt, events, cancel).await?;
         let accounted = self.account(&planned, prompt, &streamed.reply).await?;

@@ -68,6 +68,8 @@ pub(crate) struct SummaryJob {
     pub(crate) budget: u32,
     pub(crate) condense: Option<i64>,
     pub(crate) summarizer: String,
+    /// Written for a compaction: listed as one among the tree's requests.
+    pub(crate) compaction: bool,
 }
 
 impl SummaryJob {
@@ -90,6 +92,7 @@ impl SummaryJob {
             budget: missing.budget,
             condense: missing.condense.and_then(|id| i64::try_from(id).ok()),
             summarizer: summarizer.to_owned(),
+            compaction: false,
         })
     }
 }
@@ -580,10 +583,10 @@ impl Pinloom {
         };
         let purpose = Purpose {
             tree: job.tree,
-            kind: if job.condense.is_some() {
-                RequestKind::Condensation
-            } else {
-                RequestKind::Summary
+            kind: match (job.condense, job.compaction) {
+                (Some(_), _) => RequestKind::Condensation,
+                (None, true) => RequestKind::Compaction,
+                (None, false) => RequestKind::Summary,
             },
             thread: job.thread,
             up_to: job.up_to,
@@ -684,6 +687,21 @@ impl Pinloom {
         budget: u32,
         profile: String,
     ) -> anyhow::Result<SummaryView> {
+        let thread = (TreeId(tree_id), pin_id.map(PinId));
+        self.write_summary_now(thread, NodeId(up_to), budget, profile, false).await
+    }
+
+    /// Writes the summary of `thread` up to `up_to` at `budget` now, by the tree's summariser
+    /// (`profile` when it names none), for a compaction when `compaction` says so.
+    pub(crate) async fn write_summary_now(
+        &self,
+        (tree, pin): (TreeId, Option<PinId>),
+        up_to: NodeId,
+        budget: u32,
+        profile: String,
+        compaction: bool,
+    ) -> anyhow::Result<SummaryView> {
+        let (tree_id, pin_id, up_to) = (tree.0, pin.map(|PinId(pin)| pin), up_to.0);
         if budget == 0 {
             return Err(
                 ApiError::invalid_input("a summary's budget must be at least 1 token").into()
@@ -706,6 +724,7 @@ impl Pinloom {
                     budget,
                     condense: None,
                     summarizer: settings.summarizer.unwrap_or(profile),
+                    compaction,
                 })
             })
             .await?;

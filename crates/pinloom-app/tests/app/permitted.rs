@@ -151,7 +151,7 @@ async fn write(pinloom: &Pinloom, tree: i64, ops: &[Op]) -> Written {
             Op::Compact(on, keep) => {
                 let (node, ..) = pick(on);
                 // Refused when the thread is too short, or under a deleted message.
-                let _ = pinloom.compact(node, keep, "Tight".into()).await;
+                let _ = pinloom.compact(node, Some(keep), "Tight".into()).await;
             }
             Op::Summarise(on, budget) => {
                 let (node, _, thread, _) = pick(on);

@@ -452,3 +452,63 @@ async fn a_thread_is_compacted_and_uncompacted_from_the_terminal() {
         pinloom(&db, &["context", "--node", "6", "--format", "request"], None).await;
     assert!(request.contains("What happens inside the bend?"), "{request}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tree_set_to_compact_on_its_own_compacts_before_the_send_and_lists_the_request() {
+    let server = Server::start(vec![
+        says(&["Erosion."]),
+        says(&["Deposition."]),
+        says(&["They asked about erosion and deposition; the code is OXBOW-9."]),
+        says(&["Oxbow lakes."]),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = database(dir.path(), &server).await;
+    // About 100 tokens: past 1 % of the model's budget.
+    let first =
+        format!("Why do rivers meander? {}", "Say what the banks and bends do. ".repeat(12));
+    let (shown, _, _) = pinloom(&db, &["ask", &first], None).await;
+    assert!(shown.contains("Erosion."), "{shown}");
+    let (_, err, code) = pinloom(&db, &["ask", "-c", "What happens inside the bend?"], None).await;
+    assert_eq!(code, 0, "{err}");
+    let (shown, _, _) = pinloom(&db, &["settings", "--tree", "1"], None).await;
+    assert!(shown.contains("compaction: ask: a send whose history is cut offers it"), "{shown}");
+
+    // A share of 1 %: any history is past it.
+    let auto = [
+        "settings",
+        "--tree",
+        "1",
+        "--compaction",
+        "auto",
+        "--compact-at",
+        "1",
+        "--compact-keep",
+        "1",
+    ];
+    let (shown, err, code) = pinloom(&db, &auto, None).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        shown.contains("compaction: auto: before a send whose history is cut or fills 1 % of the budget, keeping the last turn"),
+        "{shown}"
+    );
+    let (said, err, code) = pinloom(&db, &["ask", "-c", "And later?"], None).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(said.contains("Oxbow lakes."), "{said}");
+    let seen = server.seen();
+    assert!(seen[2].body.contains("Why do rivers meander?"), "the summariser read the start");
+    assert!(seen[3].body.contains("OXBOW-9"), "the reply's request carries the summary");
+    // Not as a message of the history (the search may still recall a detail of it).
+    assert!(!seen[3].body.contains(r#""content":"Why do rivers"#), "{}", seen[3].body);
+    assert!(seen[3].body.contains("What happens inside the bend?"), "the last turn is kept");
+    assert!(seen[3].body.contains("Deposition."), "{}", seen[3].body);
+    let (listed, _, _) = pinloom(&db, &["requests", "--tree", "1"], None).await;
+    assert!(listed.contains("compaction of the main thread up to #2"), "{listed}");
+
+    for bad in [["--compact-at", "0"], ["--compact-at", "most"], ["--compact-keep", "0"]] {
+        let args = ["settings", "--tree", "1", bad[0], bad[1]];
+        let (_, err, code) = pinloom(&db, &args, None).await;
+        assert_ne!(code, 0, "{bad:?}");
+        assert!(err.contains(bad[0]) || err.contains("1 to"), "{err}");
+    }
+}
