@@ -3,18 +3,21 @@
 
 #![allow(clippy::unwrap_used)] // a benchmark's setup failing should stop it loudly
 
+#[path = "engine/compaction.rs"]
+mod compaction;
+
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group};
 use pinloom_engine::incremental::append_node;
-use pinloom_engine::plan::{ContextPlan, SliceKind};
+use pinloom_engine::plan::{ContextPlan, PruneReason, SliceKind};
 use pinloom_engine::planner::plan;
 use pinloom_engine::profile::{ModelProfile, ProviderFamily, RoleRules};
 use pinloom_engine::render::{chat_request, request_body};
 use pinloom_engine::settings::{Settings, TruncationStrategy};
 use pinloom_engine::snapshot::{
-    Anchor, Author, CachedCount, NodeId, NodeRecord, ParentEdge, Part, PinId, PinRecord, Snapshot,
-    SummaryRecord, ThreadRef, TreeInfo,
+    Anchor, Author, CachedCount, Compaction, NodeId, NodeRecord, ParentEdge, Part, PinId,
+    PinRecord, Snapshot, SummaryRecord, ThreadRef, TreeInfo,
 };
 use pinloom_engine::tokens::Tokenizer;
 
@@ -328,11 +331,27 @@ fn w4(c: &mut Criterion) {
 /// truncation. Not a timing: totals printed for benches/README.md.
 fn w5(c: &mut Criterion) {
     let settings = Settings::default();
-    let full = w5_economy(settings.depth_budgets[0]);
-    let half = w5_economy(settings.depth_budgets[0] / 2);
-    for (label, run) in
-        [("summaries at their budget (800)", &full), ("summaries at half (400)", &half)]
-    {
+    let full = w5_economy(settings.depth_budgets[0], None);
+    let half = w5_economy(settings.depth_budgets[0] / 2, None);
+    // The variant: a 16,384-token window whose tree compacts the main thread automatically at a
+    // fifth of the budget, keeping the last 2 turns, its summaries 800 tokens like the pins'.
+    let compacting = MainCompaction {
+        window: 16_384,
+        at_percent: 20,
+        keep_turns: 2,
+        summary_tokens: settings.depth_budgets[0],
+    };
+    let compacted = w5_economy(settings.depth_budgets[0], Some(compacting));
+    println!(
+        "W5 with the main thread compacted automatically at 20 % of a 16,384-token window's \
+         budget, keeping 2 turns: {} compactions",
+        compacted.compactions
+    );
+    for (label, run) in [
+        ("summaries at their budget (800)", &full),
+        ("summaries at half (400)", &half),
+        ("summaries at 800, main thread compacted", &compacted),
+    ] {
         let fewer = |pins: u64, lines: u64| 100.0 * (1.0 - pins as f64 / lines as f64);
         println!(
             "W5 {label}: all {} requests: linear {} tokens, pins {} ({:.1} % fewer); with the {} \
@@ -363,6 +382,8 @@ fn w5(c: &mut Criterion) {
 
 /// What one run of W5 sent.
 struct Economy {
+    /// Compactions of the main thread (W5's variant).
+    compactions: u64,
     requests: u64,
     side_requests: u64,
     pins: u64,
@@ -384,8 +405,22 @@ fn w5_profile() -> ModelProfile {
     profile
 }
 
-/// W5 with summaries of `summary_tokens` each (at most the depth budget).
-fn w5_economy(summary_tokens: u32) -> Economy {
+/// The main thread compacted as a tree set to compact automatically does it, for W5's variant.
+#[derive(Clone, Copy)]
+struct MainCompaction {
+    /// The model's window (the share is of its budget).
+    window: u32,
+    /// The share of the budget the history fills before it is compacted, in percent.
+    at_percent: u64,
+    /// The turns kept verbatim.
+    keep_turns: usize,
+    /// The compaction summary's size (it keeps every fact of its span).
+    summary_tokens: u32,
+}
+
+/// W5 with summaries of `summary_tokens` each (at most the depth budget), and, with `compact`,
+/// the main thread compacted on the way (each main request then checked for every fact too).
+fn w5_economy(summary_tokens: u32, compact: Option<MainCompaction>) -> Economy {
     const MAIN_TURNS: u64 = 20;
     const DIGRESS_EVERY: u64 = 4;
     const SIDE_TURNS: u64 = 3;
@@ -393,8 +428,15 @@ fn w5_economy(summary_tokens: u32) -> Economy {
     const INSTRUCTION_TOKENS: u64 = 80;
     let tokenizer = Tokenizer::O200k;
     let mut rng = Rng(0xec0);
-    let profile = w5_profile();
+    let mut profile = w5_profile();
+    if let Some(compact) = compact {
+        profile.context_window = compact.window;
+    }
     let settings = Settings::default();
+    // The main thread's messages (id, tokens, the turn whose fact an answer states), and the
+    // compaction in effect on it.
+    let mut main_thread: Vec<(NodeId, u64, Option<u64>)> = Vec::new();
+    let mut main_compaction: Option<Compaction> = None;
     let fact = |turn: u64| {
         format!("Fact {turn}: the gauge at mile {} read {} cm.", turn * 7, turn * 13 + 5)
     };
@@ -416,6 +458,7 @@ fn w5_economy(summary_tokens: u32) -> Economy {
     };
     let (mut linear, mut pinned) = (base.clone(), base);
     let mut run = Economy {
+        compactions: 0,
         requests: 0,
         side_requests: 0,
         pins: 0,
@@ -448,11 +491,66 @@ fn w5_economy(summary_tokens: u32) -> Economy {
             linear.nodes.push(node(id, edge(linear_last), author, &text));
             pinned.nodes.push(node(id, edge(main_last), author, &text));
             (linear_last, main_last) = (Some(NodeId(id)), Some(NodeId(id)));
+            main_thread.push((
+                NodeId(id),
+                tokenizer.count(&text) + 4,
+                (author == Author::Model).then_some(turn),
+            ));
             if author == Author::Human {
-                let sent_linear = request(&mut linear, NodeId(id)).used;
-                let sent_pinned = request(&mut pinned, NodeId(id));
-                // Every main message is there: nothing was cut.
-                assert!(sent_pinned.pruned_report().is_empty());
+                let sent_linear = request(&mut linear, NodeId(id));
+                // The linear history is never cut either: the comparison is of whole histories.
+                assert!(sent_linear.pruned_report().is_empty());
+                let sent_linear = sent_linear.used;
+                pinned.compaction = main_compaction.clone();
+                let mut sent_pinned = request(&mut pinned, NodeId(id));
+                if let Some(compact) = compact {
+                    let history = main_thread.len() - 1;
+                    if compaction::due(&sent_pinned, compact.at_percent)
+                        && history > 2 * compact.keep_turns + 1
+                    {
+                        let end = history - 2 * compact.keep_turns;
+                        let facts: Vec<String> = main_thread[..end]
+                            .iter()
+                            .filter_map(|(.., turn)| turn.map(fact))
+                            .collect();
+                        let text = compaction::summary(
+                            &mut rng,
+                            tokenizer,
+                            &facts,
+                            compact.summary_tokens,
+                        );
+                        // The summariser reads the span whole: it fits its window.
+                        let span: u64 =
+                            main_thread[..end].iter().map(|(_, tokens, _)| tokens).sum();
+                        run.summariser += span + INSTRUCTION_TOKENS + tokenizer.count(&text);
+                        run.compactions += 1;
+                        main_compaction = Some(Compaction {
+                            id: i64::try_from(run.compactions).unwrap(),
+                            up_to: main_thread[end - 1].0,
+                            text,
+                            written_by: "the summariser".into(),
+                            stale: None,
+                        });
+                        pinned.compaction = main_compaction.clone();
+                        sent_pinned = request(&mut pinned, NodeId(id));
+                    }
+                    let body = request_body(&sent_pinned, &pinned, &profile);
+                    for fact in (1..turn).map(fact) {
+                        assert!(
+                            body.contains(fact.as_str()),
+                            "{fact} is missing from a main request"
+                        );
+                        run.facts_checked += 1;
+                    }
+                }
+                pinned.compaction = None;
+                // Every main message is there, or in the compaction: nothing was cut.
+                assert!(
+                    sent_pinned
+                        .pruned_report()
+                        .iter()
+                        .all(|cut| cut.reason == PruneReason::Compacted)
+                );
                 run.requests += 1;
                 run.linear_total += u64::from(sent_linear);
                 run.pinned_total += u64::from(sent_pinned.used);
@@ -538,7 +636,42 @@ fn w5_economy(summary_tokens: u32) -> Economy {
     run
 }
 
-criterion_group!(benches, w1, w2, w2_load, w3, w4, w5);
+/// W6, compaction against truncation on a long thread with planted facts (see
+/// `compaction.rs`). Not a timing but for the plan of the last request: totals printed for
+/// benches/README.md.
+fn w6(c: &mut Criterion) {
+    let percent = |part: u64, whole: u64| 100.0 * part as f64 / whole.max(1) as f64;
+    let mut last = None;
+    for summary_tokens in [2_048, 1_024] {
+        let (truncated, compacted, snapshot) = compaction::w6_runs(summary_tokens);
+        for (name, run) in [("truncation", &truncated), ("compaction", &compacted)] {
+            println!(
+                "W6 {name} (summaries of {summary_tokens}): {} tokens sent over the 120 requests \
+                 ({} with the summariser's {} for {} compactions); {:.1} % of the facts due \
+                 carried; the last request: {} tokens, {} of 119 facts",
+                run.sent,
+                run.sent + run.summariser,
+                run.summariser,
+                run.compactions,
+                percent(run.facts_carried, run.facts_due),
+                run.last_sent,
+                run.last_facts,
+            );
+        }
+        last = Some(snapshot);
+    }
+    let snapshot = last.unwrap();
+    let mut profile = ModelProfile::shipped(ProviderFamily::OpenAiCompatible, "gpt-4o");
+    profile.context_window = 16_384;
+    let settings = Settings::default();
+    let mut g = c.benchmark_group("W6_compaction_vs_truncation");
+    g.bench_function("plan_last_request_compacted", |b| {
+        b.iter(|| black_box(plan(&snapshot, &profile, &settings).unwrap()))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, w1, w2, w2_load, w3, w4, w5, w6);
 
 fn main() {
     // A child of `w2_load`: load one vocabulary, say how long it took, and stop.
