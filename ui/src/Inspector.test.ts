@@ -175,6 +175,20 @@ describe("the inspector", () => {
     expect(screen.getByTestId("compaction-note").textContent).toMatch(/no longer holds \(it was written before message #12 was excluded\)/);
   });
 
+  it("says when a small budget gave up the start, the marker and the step, or the first turn was not kept", () => {
+    installFakeBackend();
+    const conversation = new Conversation();
+    conversation.plan = planOf({ truncated: true, smallBudget: 412 });
+    const { unmount } = render(Inspector, { conversation });
+    expect(screen.getByTestId("small-budget").textContent).toContain("The budget is small (412 tokens for the history)");
+    expect(screen.queryByTestId("start-given-up")).toBeNull();
+    unmount();
+    conversation.plan = planOf({ truncated: true, startGivenUp: 2310 });
+    render(Inspector, { conversation });
+    expect(screen.getByTestId("start-given-up").textContent).toContain("first turn (2,310 tokens) is not kept");
+    expect(screen.queryByTestId("small-budget")).toBeNull();
+  });
+
   it("says what the tree's compaction setting does before the send, and offers the tree's turns", () => {
     installFakeBackend();
     const conversation = new Conversation();

@@ -472,7 +472,7 @@ pub struct PlanView {
     pub tokenizer: String,
     /// Whether anything was truncated or cut for the budget.
     pub truncated: bool,
-    /// How many messages the truncation marker stands for.
+    /// How many messages truncation left out (a marker stands for them, unless the budget is small).
     pub omitted_messages: u32,
     /// Every candidate, in render order (search results last, though they are sent right
     /// before the prompt), long runs of alike slices folded into one line each (`count`).
@@ -504,6 +504,12 @@ pub struct PlanView {
     pub kept_start: u32,
     /// What the truncation step left unused, when it cut messages that would have fitted.
     pub step_cut: Option<StepCutView>,
+    /// When truncateMiddle cut the history of a small budget: the history's room, in tokens.
+    /// It then keeps no start, no marker and no step, which would each cost a recent turn.
+    pub small_budget: Option<u32>,
+    /// When truncateMiddle cut the history without keeping the thread's first turn: its tokens
+    /// (it did not fit, or would have taken more than a quarter of the history's room).
+    pub start_given_up: Option<u32>,
     /// The tree's task frames, when it assembles its requests so (seed 001).
     pub task_frames: Option<TaskFramesChoice>,
     /// The compaction of the thread's older part, when one covers this message's path.

@@ -5,6 +5,8 @@
 
 #[path = "engine/compaction.rs"]
 mod compaction;
+#[path = "engine/small_budgets.rs"]
+mod small_budgets;
 
 use std::hint::black_box;
 
@@ -671,7 +673,27 @@ fn w6(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, w1, w2, w2_load, w3, w4, w5, w6);
+/// W7, small budgets (see `small_budgets.rs`): facts kept by truncateMiddle and by the newest
+/// messages that fit, at a quarter, a half and three quarters of each conversation. Counts only,
+/// for benches/README.md.
+fn w7(_: &mut Criterion) {
+    for (percent, step) in [(25, 25), (50, 25), (75, 25), (75, 0)] {
+        let kept = small_budgets::w7_at(percent, step);
+        let share = |part: u64| 100.0 * part as f64 / kept.facts.max(1) as f64;
+        println!(
+            "W7 at {percent} % of each conversation, steps of {step} %: {} facts due; \
+             truncateMiddle kept {:.1} %, the newest messages that fit {:.1} %; {} plans found \
+             the budget small; {} kept a first reply without its question",
+            kept.facts,
+            share(kept.pinloom),
+            share(kept.newest),
+            kept.small,
+            kept.split_starts,
+        );
+    }
+}
+
+criterion_group!(benches, w1, w2, w2_load, w3, w4, w5, w6, w7);
 
 fn main() {
     // A child of `w2_load`: load one vocabulary, say how long it took, and stop.

@@ -144,11 +144,10 @@ fn try_fast(
         p.used = u32::try_from(used).ok()?;
         return Some(AppendPath::Incremental);
     }
-    // Over budget under truncateMiddle's steps: where the tail starts is the full planner's
-    // decision (it depends on every message's place in the thread).
-    if settings.truncation == TruncationStrategy::TruncateMiddle
-        && settings.truncation_step_percent > 0
-    {
+    // Over budget under truncateMiddle: where the tail starts, whether the start is kept and
+    // whether the budget is small are the full planner's decisions (they depend on every
+    // message's place and size in the thread).
+    if settings.truncation == TruncationStrategy::TruncateMiddle {
         return None;
     }
     // Over budget: the table prunes higher priority numbers first; if any included non-history

@@ -502,6 +502,25 @@ pub struct StepCut {
     pub step_tokens: u32,
 }
 
+/// What truncateMiddle gave up for recent turns when the budget is small: the thread's kept
+/// start, the marker and the step each cost as much as a recent turn there, and keep less.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SmallBudget {
+    /// The history's room: the budget beside what is never cut.
+    pub room: u32,
+    /// Messages cut, which no marker stands for.
+    pub omitted: usize,
+}
+
+/// The thread's first turn, when truncateMiddle did not keep it: what it would have cost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StartGivenUp {
+    /// Its tokens.
+    pub tokens: u32,
+    /// The history's room it would have taken a share of.
+    pub room: u32,
+}
+
 /// One line of the pruned-slices report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PrunedEntry {
@@ -549,6 +568,12 @@ pub struct ContextPlan {
     pub kept_start: usize,
     /// What the truncation step left unused, when it cut anything that fitted.
     pub step_cut: Option<StepCut>,
+    /// Set when truncateMiddle cut the history of a small budget: it gave up the kept start,
+    /// the marker and the step for recent turns.
+    pub small_budget: Option<SmallBudget>,
+    /// Set when truncateMiddle cut the history and did not keep the thread's first turn (it
+    /// did not fit, or would have taken more than a quarter of the history's room).
+    pub start_given_up: Option<StartGivenUp>,
     /// Bookkeeping for the incremental append path.
     pub(crate) history: HistoryIndex,
 }

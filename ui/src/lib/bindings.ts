@@ -1101,6 +1101,16 @@ export type PlanView = {
 	keptStart: number,
 	/**  What the truncation step left unused, when it cut messages that would have fitted. */
 	stepCut: StepCutView | null,
+	/**
+	 *  When truncateMiddle cut the history of a small budget: the history's room, in tokens.
+	 *  It then keeps no start, no marker and no step, which would each cost a recent turn.
+	 */
+	smallBudget: number | null,
+	/**
+	 *  When truncateMiddle cut the history without keeping the thread's first turn: its tokens
+	 *  (it did not fit, or would have taken more than a quarter of the history's room).
+	 */
+	startGivenUp: number | null,
 	/**  The tree's task frames, when it assembles its requests so (seed 001). */
 	taskFrames: TaskFramesChoice | null,
 	/**  The compaction of the thread's older part, when one covers this message's path. */

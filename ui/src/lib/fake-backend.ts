@@ -224,6 +224,8 @@ export function planView(nodeId: number, profile: string, available: number, ext
     ancestry: [],
     keptStart: 0,
     stepCut: null,
+    smallBudget: null,
+    startGivenUp: null,
     taskFrames: null,
     compaction: null,
     compactionDue: null,

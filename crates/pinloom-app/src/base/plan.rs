@@ -419,10 +419,14 @@ pub(crate) fn plan_view(planned: &Planned) -> anyhow::Result<PlanView> {
         used: plan.used,
         tokenizer: tokenizer_label(plan.tokenizer),
         truncated: plan.truncated(),
-        omitted_messages: plan
-            .marker
-            .as_ref()
-            .map_or(0, |marker| u32::try_from(marker.omitted).unwrap_or(u32::MAX)),
+        omitted_messages: u32::try_from(
+            plan.marker
+                .as_ref()
+                .map(|marker| marker.omitted)
+                .or(plan.small_budget.map(|small| small.omitted))
+                .unwrap_or(0),
+        )
+        .unwrap_or(u32::MAX),
         slices,
         missing_summaries: u32::try_from(plan.missing_summaries.len()).unwrap_or(u32::MAX),
         provider_cut: planned.provider_cut.clone(),
@@ -437,6 +441,8 @@ pub(crate) fn plan_view(planned: &Planned) -> anyhow::Result<PlanView> {
             tokens: cut.tokens,
             step_tokens: cut.step_tokens,
         }),
+        small_budget: plan.small_budget.map(|small| small.room),
+        start_given_up: plan.start_given_up.map(|start| start.tokens),
         task_frames: planned.settings.task_frames,
         compaction: compaction_note(planned),
         compaction_due: compaction_due(plan, &planned.settings, planned.refusal.is_some()),

@@ -351,7 +351,7 @@ fn plan_report(plan: &PlanView) -> String {
             out.push_str(&format!("  - {} — {reason}\n", describe_slice(slice)));
         }
     }
-    if plan.omitted_messages > 0 {
+    if plan.omitted_messages > 0 && plan.small_budget.is_none() {
         out.push_str(&format!(
             "\nA marker stands for {} messages left out of the middle.\n",
             plan.omitted_messages
@@ -362,6 +362,20 @@ fn plan_report(plan: &PlanView) -> String {
             "The thread's first {} kept: truncateMiddle keeps the start of a thread (where its \
              question is usually asked) before the older middle.\n",
             plural(plan.kept_start, "message is", "messages are")
+        ));
+    }
+    if let Some(room) = plan.small_budget {
+        out.push_str(&format!(
+            "\nThe budget is small ({room} tokens for the history beside what is never cut): \
+             truncateMiddle left out {} messages and sent the newest that fit, with no marker, \
+             kept start or step, each of which would have cost a recent turn.\n",
+            plan.omitted_messages
+        ));
+    } else if let Some(tokens) = plan.start_given_up {
+        out.push_str(&format!(
+            "The thread's first turn ({tokens} tokens) is not kept: truncateMiddle keeps it only \
+             whole, and only when it fits in a quarter of the history's room; the newest \
+             messages have that room instead.\n"
         ));
     }
     let unused = plan.available.saturating_sub(plan.used);

@@ -1,7 +1,9 @@
 //! The conversation loop end to end: a real database file, a provider server on 127.0.0.1
 //! speaking the OpenAI-compatible stream byte for byte, and the use cases every front end calls.
 
-use pinloom_app::{ApiError, CancellationToken, Connections, ErrorCode, Pinloom, ReplyEvent};
+use pinloom_app::{
+    ApiError, CancellationToken, Connections, ErrorCode, Pinloom, PlanFormat, ReplyEvent,
+};
 use pinloom_providers::ProviderId;
 use pinloom_test_server::{Answer, Server, Then};
 
@@ -293,6 +295,11 @@ async fn a_preview_sends_nothing_and_shows_what_a_small_window_cuts() {
     assert!(!cut.is_empty());
     assert!(cut.iter().all(|slice| slice.reason.is_some()), "every cut says why");
     assert!(tight.omitted_messages > 0);
+    // 160 tokens is a small budget: the newest messages have it all, and the report says why.
+    assert!(tight.small_budget.is_some() && tight.kept_start == 0);
+    let report = pinloom.plan_text(last, Some("Tiny".into()), PlanFormat::Report).await.unwrap();
+    assert!(report.contains("The budget is small ("), "{report}");
+    assert!(!report.contains("A marker stands for"), "{report}");
 
     let draft = pinloom
         .preview(last, "Local".into(), Some("And where does the silt go?".into()))

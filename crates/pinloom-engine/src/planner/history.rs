@@ -258,9 +258,11 @@ impl<'a> Builder<'a> {
                 in_gap = false;
             }
         }
+        // Under a small budget no marker is sent: it would cost a recent turn's room.
         if omitted > 0
             && let Some(before) = gap_before
             && self.settings.truncation != TruncationStrategy::StopAtLimit
+            && self.small_room.is_none()
         {
             let text = self.marker_text(omitted);
             let tokens = self.count_marker(omitted as u64);

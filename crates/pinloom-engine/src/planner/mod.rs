@@ -15,7 +15,8 @@ use crate::error::EngineError;
 use crate::permitted;
 use crate::plan::{
     AncestorEntry, ContextPlan, HistoryIndex, MissingSummary, Origin, Provenance, PruneReason,
-    RoleFill, Slice, SliceKind, SliceStatus, SourceId, StepCut, TruncationMarker,
+    RoleFill, Slice, SliceKind, SliceStatus, SmallBudget, SourceId, StartGivenUp, StepCut,
+    TruncationMarker,
 };
 use crate::profile::ModelProfile;
 use crate::settings::Settings;
@@ -84,6 +85,10 @@ struct Builder<'a> {
     excerpted: Vec<NodeId>,
     /// What the truncation step cut that would have fitted.
     step_cut: Option<StepCut>,
+    /// The history's room, when truncateMiddle found it under [`SMALL_HISTORY_ROOM`].
+    small_room: Option<u64>,
+    /// The thread's first turn given up, when it was.
+    start_given_up: Option<StartGivenUp>,
     next_group: u32,
     /// History groups of the current thread, oldest first; the last is the prompt group.
     groups: Vec<Group>,
@@ -173,6 +178,8 @@ impl<'a> Builder<'a> {
             ancestors: Vec::new(),
             excerpted: Vec::new(),
             step_cut: None,
+            small_room: None,
+            start_given_up: None,
             next_group: 0,
             groups: Vec::new(),
             start_groups: 0,
@@ -370,10 +377,29 @@ impl<'a> Builder<'a> {
         } else {
             0
         };
+        let omitted = self.groups[..self.groups.len().saturating_sub(1)]
+            .iter()
+            .filter(|group| {
+                self.slices[group.first].status == SliceStatus::Pruned(PruneReason::Truncated)
+            })
+            .map(|group| group.nodes)
+            .sum::<usize>();
+        let small_budget = self
+            .small_room
+            .filter(|_| omitted > 0)
+            .map(|room| SmallBudget { room: clamp_u32(room), omitted });
         ContextPlan {
             reply_limit: reply_limit(self.profile, &self.snapshot.tree),
             kept_start: kept_start_included,
             step_cut: self.step_cut,
+            small_budget,
+            // Given up and then reached by the tail after all, the start is just history.
+            start_given_up: self.start_given_up.filter(|_| {
+                omitted > 0
+                    && self.groups[..self.start_groups]
+                        .iter()
+                        .all(|group| !self.slices[group.first].is_included())
+            }),
             ancestors: self.ancestors,
             available: self.available,
             used,
@@ -394,6 +420,14 @@ impl<'a> Builder<'a> {
         }
     }
 }
+
+/// Below this history room, in tokens, truncateMiddle keeps no start, no marker and no step: a
+/// provider caches no prompt shorter than 1,024 tokens (OpenAI's and Anthropic's least), so the
+/// step buys nothing there, and a kept first turn or a marker costs as much as a recent turn.
+pub(crate) const SMALL_HISTORY_ROOM: u64 = 1_024;
+
+/// The most of the history's room a kept start may take, in percent.
+pub(crate) const START_MAX_SHARE: u64 = 25;
 
 /// A boundary cut shorter than this is not worth the notice that opens it.
 const MIN_CUT_TOKENS: u64 = 32;

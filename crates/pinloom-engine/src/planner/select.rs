@@ -3,11 +3,11 @@
 //! names what to exclude instead.
 
 use crate::error::EngineError;
-use crate::plan::{Origin, PruneReason, SliceKind, SliceStatus, SourceId, StepCut};
+use crate::plan::{Origin, PruneReason, SliceKind, SliceStatus, SourceId, StartGivenUp, StepCut};
 use crate::settings::TruncationStrategy;
 use crate::snapshot::{NodeId, Part};
 
-use super::{Builder, MIN_CUT_TOKENS, Need, clamp_u32};
+use super::{Builder, Group, MIN_CUT_TOKENS, Need, SMALL_HISTORY_ROOM, START_MAX_SHARE, clamp_u32};
 
 impl<'a> Builder<'a> {
     /// Applies the budget.
@@ -52,10 +52,25 @@ impl<'a> Builder<'a> {
         let mut used = required + fill_reserve;
         if used + optional > available {
             let history_total = self.groups.len().saturating_sub(1);
-            let marker_reserve = if history_total > 0 { self.marker_reserve() } else { 0 };
+            // The history's room: the budget beside what is never cut. Under a small one,
+            // truncateMiddle gives up its start, marker and step before any recent turn.
+            let room = available.saturating_sub(used);
+            if self.settings.truncation == TruncationStrategy::TruncateMiddle
+                && history_total > 0
+                && room < SMALL_HISTORY_ROOM
+            {
+                self.small_room = Some(room);
+            }
+            let marker_reserve = if history_total > 0 && self.small_room.is_none() {
+                self.marker_reserve()
+            } else {
+                0
+            };
             used += marker_reserve;
             self.fill_by_priority(&mut used, available);
-            self.step_the_tail(&mut used, available);
+            if self.small_room.is_none() {
+                self.step_the_tail(&mut used, available);
+            }
         }
         // Whatever fitted, a message goes once: as history when the history carries it. A hit
         // the share or the budget left out says so too, which is the more useful reason.
@@ -289,22 +304,7 @@ impl<'a> Builder<'a> {
             // truncateMiddle keeps the start first, when it can.
             if !start_done {
                 start_done = true;
-                for group_index in 0..self.start_groups {
-                    let group = self.groups[group_index];
-                    if self.need[group.first] != Need::Optional {
-                        continue;
-                    }
-                    let t = self.group_tokens(&group);
-                    let refund = self.twin_refund(&group);
-                    if *used + t <= available + refund {
-                        *used = *used + t - refund;
-                        self.retire_twins(&group);
-                        self.mark_group(&group, Need::Required);
-                    } else {
-                        self.group_status(&group, SliceStatus::Pruned(PruneReason::Truncated));
-                        self.mark_group(&group, Need::Decided);
-                    }
-                }
+                self.keep_or_give_up_start(used, available);
             }
             for &group_index in history_here.iter().rev() {
                 let group = self.groups[group_index];
@@ -324,6 +324,37 @@ impl<'a> Builder<'a> {
                 }
                 self.group_status(&group, SliceStatus::Pruned(PruneReason::Truncated));
             }
+        }
+    }
+
+    /// truncateMiddle's kept start, a whole turn or nothing: its groups are kept together when
+    /// they fit, the budget is not small and they take at most [`START_MAX_SHARE`] % of the
+    /// history's room; otherwise they are old history like the rest (the tail reaches them
+    /// only if everything after them fits), and the plan says what keeping them would have cost.
+    fn keep_or_give_up_start(&mut self, used: &mut u64, available: u64) {
+        let start: Vec<Group> = self.groups[..self.start_groups]
+            .iter()
+            .copied()
+            .filter(|group| self.need[group.first] == Need::Optional)
+            .collect();
+        if start.is_empty() {
+            return;
+        }
+        let tokens: u64 = start.iter().map(|group| self.group_tokens(group)).sum();
+        let refund: u64 = start.iter().map(|group| self.twin_refund(group)).sum();
+        let room = available.saturating_sub(*used);
+        let keep = self.small_room.is_none()
+            && *used + tokens <= available + refund
+            && tokens * 100 <= room * START_MAX_SHARE;
+        if keep {
+            for group in &start {
+                self.retire_twins(group);
+                self.mark_group(group, Need::Required);
+            }
+            *used = *used + tokens - refund;
+        } else {
+            self.start_given_up =
+                Some(StartGivenUp { tokens: clamp_u32(tokens), room: clamp_u32(room) });
         }
     }
 

@@ -272,3 +272,94 @@ proptest! {
         prop_assert_eq!(Tokenizer::Cl100k.count(&text) as usize, cl100k.encode_ordinary(&text).len());
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(256)
+    ))]
+
+    /// Issue 47, point 7: on a random plain thread at a random budget, whenever truncateMiddle
+    /// keeps fewer of the newest tokens than the newest messages that fit the same room (what
+    /// LangChain's `trim_messages` keeps), the plan names what it spent the difference on (its
+    /// kept start, marker, step, role fills), and the difference is at most those and the one
+    /// message that no longer fitted beside them. The kept start is a whole turn or nothing.
+    #[test]
+    fn what_the_newest_messages_lose_the_plan_names(
+        sizes in prop::collection::vec(1usize..600, 3..80),
+        window in 30u32..8_000,
+        step in prop_oneof![Just(0u32), Just(25u32)],
+    ) {
+        let mut t = Tree::new("newest");
+        for (k, size) in sizes.iter().enumerate() {
+            let author = if k % 2 == 0 { Author::Human } else { Author::Model };
+            t.say(author, &"w".repeat(*size));
+        }
+        let settings = Settings { truncation_step_percent: step, ..Settings::default() };
+        let Ok(p) = plan(&t.snapshot, &profile(ProviderFamily::OpenAiCompatible, window), &settings)
+        else {
+            return Ok(()); // the protected messages alone do not fit: tested elsewhere
+        };
+        // The history, oldest first (the prompt aside): tokens, and whether it is sent.
+        let history: Vec<(u64, bool)> = p
+            .slices
+            .iter()
+            .filter(|slice| slice.kind.is_history() && matches!(slice.source, SourceId::Node(_)))
+            .map(|slice| (u64::from(slice.tokens), slice.is_included()))
+            .collect();
+        let prompt: u64 = p
+            .slices
+            .iter()
+            .filter(|slice| slice.kind == SliceKind::Prompt)
+            .map(|slice| u64::from(slice.tokens))
+            .sum();
+        let room = u64::from(p.available).saturating_sub(prompt);
+        let mut newest_that_fit = 0u64;
+        let mut fitting = 0usize;
+        for &(tokens, _) in history.iter().rev() {
+            if newest_that_fit + tokens > room {
+                break;
+            }
+            newest_that_fit += tokens;
+            fitting += 1;
+        }
+        let tail: Vec<u64> =
+            history.iter().rev().take_while(|(_, sent)| *sent).map(|&(tokens, _)| tokens).collect();
+        let kept_newest: u64 = tail.iter().sum();
+        if kept_newest < newest_that_fit {
+            let start: u64 = history[..history.len() - tail.len()]
+                .iter()
+                .filter(|(_, sent)| *sent)
+                .map(|&(tokens, _)| tokens)
+                .sum();
+            let spent = start
+                + p.marker.as_ref().map_or(0, |marker| u64::from(marker.tokens))
+                + p.step_cut.map_or(0, |cut| u64::from(cut.tokens))
+                + p.role_fills.iter().map(|fill| u64::from(fill.tokens)).sum::<u64>();
+            prop_assert!(spent > 0, "the newest messages lost room to nothing named: {p:?}");
+            // The message that no longer fitted beside what was spent is among those the newest
+            // that fit hold and the plan does not: at most the largest of them.
+            let boundary = history[history.len() - fitting..history.len() - tail.len()]
+                .iter()
+                .map(|&(tokens, _)| tokens)
+                .max()
+                .unwrap_or(0);
+            prop_assert!(
+                newest_that_fit - kept_newest <= spent + boundary,
+                "{newest_that_fit} newest tokens fit, {kept_newest} kept, {spent} spent on the start, \
+                 marker, step and fills, and the next message is {boundary}: {:?} {:?} {:?}",
+                p.marker, p.step_cut, p.small_budget
+            );
+        }
+        // A kept start is the whole first turn: its question never goes without its reply, and
+        // its reply goes without its question only as the oldest message of the tail.
+        if history.len() >= 2 {
+            let (question, reply) = (history[0].1, history[1].1);
+            prop_assert!(!question || reply, "the first question went alone: {:?}", history);
+            prop_assert!(
+                question || !reply || history[1..].iter().all(|(_, sent)| *sent),
+                "the first reply was kept as a start without its question: {:?}",
+                history
+            );
+        }
+    }
+}

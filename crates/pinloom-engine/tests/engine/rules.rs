@@ -673,18 +673,57 @@ fn long_chat(n: usize, chars: usize) -> Tree {
 
 #[test]
 fn truncate_middle_keeps_start_and_last_n_with_a_visible_marker_seed_002() {
-    let t = long_chat(20, 40); // 10 tokens each
-    let prof = profile(OPENAI, 100);
+    let t = long_chat(40, 400); // 100 tokens each
+    let prof = profile(OPENAI, 2_000);
     let p = plan(&t.snapshot, &prof, &Settings::default()).unwrap();
     let kept = history_ids(&p);
     assert_eq!(&kept[..2], &[1, 2], "the start is kept");
-    assert_eq!(&kept[kept.len() - 4..], &[17, 18, 19, 20], "the last 4 are kept");
+    assert_eq!(&kept[kept.len() - 4..], &[37, 38, 39, 40], "the last 4 are kept");
     let marker = p.marker.as_ref().unwrap();
-    assert_eq!(marker.omitted, 20 - kept.len());
+    assert_eq!(marker.omitted, 40 - kept.len());
+    assert_eq!((p.kept_start, p.small_budget, p.start_given_up), (2, None, None));
     let r = chat_request(&p, &t.snapshot, &prof);
     let texts: Vec<String> = r.messages.iter().map(|m| format!("{:?}", m.parts)).collect();
     assert!(texts.iter().any(|t| t.contains("earlier messages omitted")));
     assert!(p.used <= p.available);
+}
+
+#[test]
+fn a_small_budget_gives_up_the_start_the_marker_and_the_step_for_recent_turns() {
+    let t = long_chat(20, 40); // 10 tokens each
+    let p = plan(&t.snapshot, &profile(OPENAI, 100), &Settings::default()).unwrap();
+    // The newest ten fit: no first turn, no marker, no step takes any of the room.
+    assert_eq!(history_ids(&p), (11..=20).collect::<Vec<_>>());
+    assert!(p.marker.is_none() && p.step_cut.is_none());
+    assert_eq!(p.kept_start, 0);
+    let small = p.small_budget.expect("the plan says the budget is small");
+    assert_eq!((small.room, small.omitted), (60, 10), "100 less the 4 protected messages");
+    assert_eq!(p.used, 100);
+}
+
+#[test]
+fn the_kept_start_is_a_whole_turn_or_nothing() {
+    // A long first question and a one-line reply: the question alone is over a quarter of the
+    // history's room, so neither is kept (the reply without its question would read as one).
+    let mut t = Tree::new("t");
+    t.say(Author::Human, &"a long opening question ".repeat(100)); // 600 tokens
+    t.say(Author::Model, "Yes.");
+    for i in 0..40 {
+        let author = if i % 2 == 0 { Author::Human } else { Author::Model };
+        t.say(author, &format!("{i:0>400}")); // 100 tokens each
+    }
+    let p = plan(&t.snapshot, &profile(OPENAI, 2_500), &Settings::default()).unwrap();
+    let kept = history_ids(&p);
+    assert!(!kept.contains(&1) && !kept.contains(&2), "{kept:?}");
+    let given_up = p.start_given_up.expect("the plan says why the start is not kept");
+    assert_eq!(given_up.tokens, 601);
+    assert!(u64::from(given_up.tokens) * 4 > u64::from(given_up.room), "{given_up:?}");
+    assert!(p.marker.is_some() && p.small_budget.is_none());
+    // With a short opening question, the whole first turn is kept.
+    t.snapshot.nodes[0].parts = vec![Part::Text("Why do rivers bend?".into())];
+    let p = plan(&t.snapshot, &profile(OPENAI, 2_500), &Settings::default()).unwrap();
+    assert_eq!(&history_ids(&p)[..2], &[1, 2]);
+    assert_eq!((p.kept_start, p.start_given_up), (2, None));
 }
 
 #[test]
@@ -754,18 +793,23 @@ fn at_least_one_message_is_always_kept_or_the_error_says_why_seed_002() {
         &Settings { minimum_recent_nodes: 1, ..Settings::default() },
     )
     .unwrap();
-    assert_eq!(history_ids(&p), vec![20]);
+    // A budget this small sends no marker: the two messages before the prompt take its room.
+    assert_eq!(history_ids(&p), vec![18, 19, 20]);
 }
 
 #[test]
 fn minimum_recent_nodes_are_never_dropped_by_truncation_seed_002() {
-    let t = long_chat(20, 40);
+    let t = long_chat(40, 400); // 100 tokens each
     let settings = Settings { minimum_recent_nodes: 6, keep_start_nodes: 0, ..Settings::default() };
-    // Six 10-token messages and the 15-token marker; nothing else fits.
-    let p = plan(&t.snapshot, &profile(OPENAI, 80), &settings).unwrap();
-    assert_eq!(history_ids(&p), vec![15, 16, 17, 18, 19, 20]);
-    // Without room for the marker the protected nodes cannot be kept visibly: an error.
-    assert!(plan(&t.snapshot, &profile(OPENAI, 70), &settings).is_err());
+    // Six 100-token messages, the marker, and the room of a budget that is not small.
+    let p = plan(&t.snapshot, &profile(OPENAI, 1_700), &settings).unwrap();
+    assert!(history_ids(&p).ends_with(&[35, 36, 37, 38, 39, 40]));
+    assert!(p.marker.is_some());
+    // A budget that fits the six alone keeps them, and no marker takes their room.
+    let p = plan(&t.snapshot, &profile(OPENAI, 600), &settings).unwrap();
+    assert_eq!(history_ids(&p), vec![35, 36, 37, 38, 39, 40]);
+    assert!(p.marker.is_none() && p.small_budget.is_some());
+    assert!(plan(&t.snapshot, &profile(OPENAI, 599), &settings).is_err());
 }
 
 #[test]
@@ -858,7 +902,7 @@ fn retrieval_slice_is_scored_filtered_and_chosen_within_its_share_seed_001() {
         candidate(3, &text(3), 1.0), // weak
         candidate(5, &text(5), 9.0), // strong
         candidate(4, &text(4), 5.0), // filtered out below
-        candidate(1, &text(1), 9.0), // the kept start of the history
+        candidate(1, &text(1), 9.0), // the thread's start, which a budget this small gives up
     ];
     let mut settings = plain_retrieval(5); // 10 tokens: the best hit only
     settings.retrieval.filters.exclude = vec![NodeId(4)];
@@ -872,7 +916,7 @@ fn retrieval_slice_is_scored_filtered_and_chosen_within_its_share_seed_001() {
     let reasons: Vec<_> = p.pruned_report().iter().map(|e| (e.source, e.reason)).collect();
     assert!(reasons.contains(&(SourceId::Retrieval(NodeId(3)), PruneReason::OutsideShare)));
     assert!(reasons.contains(&(SourceId::Retrieval(NodeId(4)), PruneReason::Filtered)));
-    assert!(reasons.contains(&(SourceId::Retrieval(NodeId(1)), PruneReason::AlreadyInHistory)));
+    assert!(reasons.contains(&(SourceId::Retrieval(NodeId(1)), PruneReason::OutsideShare)));
 }
 
 #[test]
