@@ -48,6 +48,7 @@ pub const ALL: &[&str] = &[
     "reply_receipt",
     "request_diff",
     "requests_list",
+    "tree_spending",
     "request_read",
     "thread_compact",
     "compaction_undo",

@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use pinloom_app::json::{
     AncestorView, BackgroundRequestView, CompactionView, CompareReach, Comparison,
     DeletedThreadView, Exchange, FanOut, LaneAnswer, ModelProfile, NodeView, PinView, PlanView,
-    RequestView, SendTarget, SliceView, SummaryView, ThreadMessage, ThreadView,
+    RequestView, SendTarget, SliceView, SummaryView, ThreadMessage, ThreadView, TreeSpending,
 };
 use pinloom_app::{
     ApiError, CancellationToken, FanOutLane, NodeAction, Receipt, ReplyEvent, RequestDiff,
@@ -418,8 +418,8 @@ pub(crate) async fn reply_receipt(
     Ok(state.pinloom()?.receipt(node_id).await?)
 }
 
-/// The requests Pinloom made on its own for tree `tree_id` (summaries, condensations, compactions), newest
-/// first, at most `limit`, without their bodies.
+/// The requests Pinloom made on its own for tree `tree_id` (summaries, condensations,
+/// compactions, suggested results), newest first, at most `limit`, without their bodies.
 #[tauri::command]
 #[specta::specta]
 pub(crate) async fn requests_list(
@@ -536,4 +536,14 @@ mod tests {
         assert!(!first.is_cancelled());
         assert!(streaming.start(1).is_ok(), "a finished id is free again");
     }
+}
+
+/// What tree `tree_id` cost: its replies and the requests made on their own.
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn tree_spending(
+    state: State<'_, AppState>,
+    tree_id: i64,
+) -> Result<TreeSpending, ApiError> {
+    Ok(state.pinloom()?.tree_spending(tree_id).await?)
 }

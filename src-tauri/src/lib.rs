@@ -93,6 +93,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             conversation::reply_receipt,
             conversation::request_diff,
             conversation::requests_list,
+            conversation::tree_spending,
             conversation::request_read,
             conversation::thread_compact,
             conversation::compaction_undo,

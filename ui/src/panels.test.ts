@@ -72,7 +72,7 @@ describe("Settings", () => {
     expect(fake.treeSettings.get(1)?.truncationStepPercent).toBe(0);
   });
 
-  it("sets when a thread's history is compacted, its share and the turns kept", async () => {
+  it("sets when a thread's history is compacted, its share and the turns kept, and a daily limit", async () => {
     const { workspace, conversation } = await opened();
     render(SettingsPanel, { workspace, conversation, onclose: () => undefined });
     const when = (await screen.findByTestId("tree-compaction")) as HTMLSelectElement;
@@ -81,9 +81,11 @@ describe("Settings", () => {
     await fireEvent.change(when, { target: { value: "automatic" } });
     await fireEvent.change(await screen.findByTestId("tree-compact-at"), { target: { value: "70" } });
     await fireEvent.change(screen.getByTestId("tree-compaction-keep"), { target: { value: "3" } });
+    // And a daily limit on what is written on its own.
+    await fireEvent.change(screen.getByTestId("tree-daily-tokens"), { target: { value: "50000" } });
     await fireEvent.click(screen.getByTestId("tree-settings-save"));
     await waitFor(() => expect(fake.treeSettings.get(1)?.compaction).toBe("automatic"));
-    expect(fake.treeSettings.get(1)).toMatchObject({ compactAtPercent: 70, compactionKeepTurns: 3 });
+    expect(fake.treeSettings.get(1)).toMatchObject({ compactAtPercent: 70, compactionKeepTurns: 3, dailyTokenLimit: 50000 });
   });
 
   it("turns on task frames with seed 001's shares, and keeps messages out of the search", async () => {

@@ -1157,6 +1157,27 @@ pub struct SummaryView {
     pub stale: Option<String>,
 }
 
+/// What a tree cost: its replies (from their receipts) and the requests Pinloom made on its own
+/// for it, each with how many have a price (a model without prices costs nothing here).
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct TreeSpending {
+    /// Replies with a receipt.
+    pub replies: u32,
+    /// Those whose model has prices.
+    pub replies_priced: u32,
+    /// What those cost, in US dollars.
+    pub replies_usd: f64,
+    /// Requests made on their own (summaries, condensations, compactions, suggested results).
+    pub background: u32,
+    /// Those whose model has prices.
+    pub background_priced: u32,
+    /// What those cost, in US dollars.
+    pub background_usd: f64,
+    /// Both.
+    pub total_usd: f64,
+}
+
 /// A request Pinloom made on its own (a summary, a condensation), as `pinloom requests` lists
 /// it: what it was for, the model, the tokens planned and counted, the cost, the time, how it
 /// ended, and its body as sent.
@@ -1795,6 +1816,11 @@ pub struct TreeSettings {
     /// The last turns a compaction keeps verbatim, the message being sent among them
     /// ([`DEFAULT_COMPACTION_KEEP_TURNS`] when unset).
     pub compaction_keep_turns: Option<u32>,
+    /// The most tokens the tree's requests made on their own (summaries, condensations,
+    /// automatic compactions) may take in 24 hours, read and written; checked before each, so
+    /// one may go a little past it. No limit when unset. What the person asks for by hand
+    /// (Regenerate, Compact, a suggested result) is never held back by it, though it counts.
+    pub daily_token_limit: Option<u64>,
 }
 
 /// The share of the budget a thread's history may fill before automatic compaction.

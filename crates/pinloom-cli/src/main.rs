@@ -179,6 +179,10 @@ enum Command {
         /// The last turns a compaction keeps verbatim; `default` is 4.
         #[arg(long, value_name = "TURNS|default")]
         compact_keep: Option<String>,
+        /// The most tokens the tree's requests made on their own (summaries, automatic
+        /// compactions) may take in 24 hours; `none` lifts the limit.
+        #[arg(long, value_name = "TOKENS|none")]
+        daily_tokens: Option<String>,
     },
     /// The requests Pinloom made on its own (summaries, condensations, compactions), newest first: what each
     /// was for, the model, tokens planned and counted, cost, time, and how it ended. Replies keep
@@ -500,11 +504,15 @@ async fn run(cli: Cli) -> anyhow::Result<String> {
                 None => None,
             };
             let requests = pinloom.background_requests(tree, limit, json).await?;
-            Ok(if json {
-                serde_json::to_string_pretty(&requests)?
-            } else {
-                requests_text(&requests)
-            })
+            if json {
+                return Ok(serde_json::to_string_pretty(&requests)?);
+            }
+            let mut text = requests_text(&requests);
+            // For one tree, what it cost in all, its replies included.
+            if let Some(tree) = tree {
+                text.push_str(&format!("\n{}", spending_text(&pinloom.tree_spending(tree).await?)));
+            }
+            Ok(text)
         }
         Command::Settings {
             tree,
@@ -515,6 +523,7 @@ async fn run(cli: Cli) -> anyhow::Result<String> {
             compaction,
             compact_at,
             compact_keep,
+            daily_tokens,
         } => {
             let changes = SettingsChanges {
                 summaries,
@@ -524,6 +533,7 @@ async fn run(cli: Cli) -> anyhow::Result<String> {
                 compaction,
                 compact_at,
                 compact_keep,
+                daily_tokens,
             };
             let tree = pinloom.tree_by_reference(tree).await?;
             let mut settings = pinloom.tree_settings(tree).await?;
@@ -725,6 +735,7 @@ struct SettingsChanges {
     compaction: Option<CompactionWhenArg>,
     compact_at: Option<String>,
     compact_keep: Option<String>,
+    daily_tokens: Option<String>,
 }
 
 impl SettingsChanges {
@@ -757,6 +768,10 @@ impl SettingsChanges {
         if let Some(turns) = self.compact_keep {
             settings.compaction_keep_turns =
                 number_or(&turns, "default", "--compact-keep", "a number of turns")?;
+        }
+        if let Some(tokens) = self.daily_tokens {
+            settings.daily_token_limit =
+                number_or(&tokens, "none", "--daily-tokens", "a number of tokens")?.map(u64::from);
         }
         Ok(*settings != before)
     }
@@ -814,9 +829,13 @@ fn settings_text(settings: &TreeSettings) -> String {
             settings.compact_at_percent.unwrap_or(DEFAULT_COMPACT_AT_PERCENT)
         ),
     };
+    let daily = settings
+        .daily_token_limit
+        .map_or("none".to_owned(), |tokens| format!("{tokens} tokens a day"));
     format!(
         "summaries: {summaries}\nsummariser: {summarizer}\ncut in steps of: {step}\n\
-         task frames: {frames}\nnever recalled by search: {never}\ncompaction: {compaction}"
+         task frames: {frames}\nnever recalled by search: {never}\ncompaction: {compaction}\n\
+         limit on requests made on their own: {daily}"
     )
 }
 
@@ -843,7 +862,7 @@ fn requests_text(requests: &[pinloom_app::json::BackgroundRequestView]) -> Strin
                 "#{} tree {}: {} of {thread}{up_to} by {}, {} tokens planned{counted}{cost}, {:.1} s{ended}",
                 request.id,
                 request.tree_id,
-                request.kind,
+                if request.kind == "pinResult" { "suggested result" } else { request.kind.as_str() },
                 request.model,
                 request.planned_tokens,
                 request.duration_ms as f64 / 1000.0,
@@ -851,6 +870,34 @@ fn requests_text(requests: &[pinloom_app::json::BackgroundRequestView]) -> Strin
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// What a tree cost in all, in one line.
+fn spending_text(spending: &pinloom_app::json::TreeSpending) -> String {
+    let priced = |count: u32, with_price: u32, usd: f64, (one, many): (&str, &str)| {
+        let many = if count == 1 { one } else { many };
+        match with_price {
+            0 => format!("{count} {many} (no price set)"),
+            all if all == count => format!("{count} {many} ${usd:.4}"),
+            some => format!("{count} {many} ${usd:.4} (the {some} with a price)"),
+        }
+    };
+    format!(
+        "This tree cost ${:.4} in all: {}, {} made on their own.",
+        spending.total_usd,
+        priced(
+            spending.replies,
+            spending.replies_priced,
+            spending.replies_usd,
+            ("reply", "replies")
+        ),
+        priced(
+            spending.background,
+            spending.background_priced,
+            spending.background_usd,
+            ("request", "requests")
+        ),
+    )
 }
 
 /// Marks each of `nodes` with `action`, all of them checked to exist first, so that a wrong

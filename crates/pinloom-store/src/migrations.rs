@@ -502,13 +502,14 @@ const MIGRATIONS: &[(&str, Option<Fill>)] = &[
         None,
     ),
     (
-        // 16: a compaction's summary is a request of its own kind in the list of requests.
+        // 16: a compaction's summary and a pin's suggested result are requests of their own
+        // kinds in the list of requests.
         r#"
     CREATE TABLE background_requests_widened (
         id             INTEGER PRIMARY KEY,
         tree_id        INTEGER NOT NULL REFERENCES trees(id) ON DELETE CASCADE,
         kind           TEXT    NOT NULL
-            CHECK (kind IN ('summary', 'condensation', 'compaction')),
+            CHECK (kind IN ('summary', 'condensation', 'compaction', 'pinResult')),
         model          TEXT    NOT NULL,
         pin_id         INTEGER REFERENCES pins(id) ON DELETE SET NULL,
         up_to_node_id  INTEGER REFERENCES nodes(id) ON DELETE SET NULL,

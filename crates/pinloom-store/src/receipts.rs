@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::error::StoreError;
-use crate::model::{NodeId, Receipt};
+use crate::model::{NodeId, Receipt, TreeId};
 use crate::nodes::{id_list, require_node};
 use crate::store::Store;
 
@@ -19,6 +19,22 @@ impl Store {
             .query_row([node.0], |row| Ok(Receipt { json: row.get(0)?, provider_cut: row.get(1)? }))
             .optional()?;
         Ok(receipt)
+    }
+
+    /// The receipts of every reply of tree `tree`, deleted ones included (what they cost was
+    /// spent).
+    pub fn tree_receipts(&self, tree: TreeId) -> Result<Vec<Receipt>, StoreError> {
+        let conn = self.conn();
+        let mut statement = conn.prepare_cached(
+            "SELECT r.receipt_json, r.provider_cut FROM receipts r
+             JOIN nodes n ON n.id = r.node_id WHERE n.tree_id = ?1",
+        )?;
+        let receipts = statement
+            .query_map([tree.0], |row| {
+                Ok(Receipt { json: row.get(0)?, provider_cut: row.get(1)? })
+            })?
+            .collect::<Result<_, _>>()?;
+        Ok(receipts)
     }
 
     /// The receipts of those of `nodes` that have one.

@@ -18,6 +18,8 @@ pub enum RequestKind {
     Condensation,
     /// The summary of a thread's older part that a compaction puts in its place.
     Compaction,
+    /// A result for a pin, suggested for the person to edit before closing it.
+    PinResult,
 }
 
 impl RequestKind {
@@ -27,6 +29,7 @@ impl RequestKind {
             RequestKind::Summary => "summary",
             RequestKind::Condensation => "condensation",
             RequestKind::Compaction => "compaction",
+            RequestKind::PinResult => "pinResult",
         }
     }
 }
@@ -116,6 +119,34 @@ impl Store {
         Ok(requests)
     }
 
+    /// What tree `tree`'s background requests cost: how many there are, how many have a price,
+    /// and the sum of those prices in US dollars.
+    pub fn background_spending(&self, tree: TreeId) -> Result<(u64, u64, f64), StoreError> {
+        let conn = self.conn();
+        let spending = conn
+            .prepare_cached(
+                "SELECT count(*), count(cost_usd), coalesce(sum(cost_usd), 0.0)
+                 FROM background_requests WHERE tree_id = ?1",
+            )?
+            .query_row([tree.0], |row| Ok((count(row.get(0)?), count(row.get(1)?), row.get(2)?)))?;
+        Ok(spending)
+    }
+
+    /// The tokens tree `tree`'s background requests took since `since_ms`, in milliseconds
+    /// since the Unix epoch: what the provider counted (planned, where it said nothing) and the
+    /// replies.
+    pub fn background_tokens_since(&self, tree: TreeId, since_ms: i64) -> Result<u64, StoreError> {
+        let conn = self.conn();
+        let tokens: i64 = conn
+            .prepare_cached(
+                "SELECT coalesce(sum(coalesce(prompt_tokens, planned_tokens)
+                     + coalesce(reply_tokens, 0)), 0)
+                 FROM background_requests WHERE tree_id = ?1 AND started_at_ms >= ?2",
+            )?
+            .query_row(params![tree.0, since_ms], |row| row.get(0))?;
+        Ok(count(tokens))
+    }
+
     /// Background request `id` with its body, if it is kept.
     pub fn background_request(&self, id: i64) -> Result<Option<BackgroundRequest>, StoreError> {
         let conn = self.conn();
@@ -142,6 +173,7 @@ fn request_from_row(row: &Row<'_>) -> rusqlite::Result<BackgroundRequest> {
         kind: match kind.as_str() {
             "condensation" => RequestKind::Condensation,
             "compaction" => RequestKind::Compaction,
+            "pinResult" => RequestKind::PinResult,
             _ => RequestKind::Summary,
         },
         model: row.get(3)?,

@@ -167,6 +167,7 @@ export const backend = {
   requestDiff: (nodeId: number) => unwrap(commands.requestDiff(nodeId)),
   /// The requests Pinloom made on its own for a tree, newest first, without their bodies.
   requestsList: (treeId: number, limit: number) => unwrap(commands.requestsList(treeId, limit)),
+  treeSpending: (treeId: number) => unwrap(commands.treeSpending(treeId)),
   /// One of them with its body as sent.
   requestRead: (id: number) => unwrap(commands.requestRead(id)),
   threadCompact: (nodeId: number, keep: number | null, profile: string) => unwrap(commands.threadCompact(nodeId, keep, profile)),

@@ -109,10 +109,12 @@ export const commands = {
 	/**  How reply `node_id`'s request differs from the one before it on its path. */
 	requestDiff: (nodeId: number) => typedError<RequestDiff, ApiError>(__TAURI_INVOKE("request_diff", { nodeId })),
 	/**
-	 *  The requests Pinloom made on its own for tree `tree_id` (summaries, condensations, compactions), newest
-	 *  first, at most `limit`, without their bodies.
+	 *  The requests Pinloom made on its own for tree `tree_id` (summaries, condensations,
+	 *  compactions, suggested results), newest first, at most `limit`, without their bodies.
 	 */
 	requestsList: (treeId: number, limit: number) => typedError<BackgroundRequestView[], ApiError>(__TAURI_INVOKE("requests_list", { treeId, limit })),
+	/**  What tree `tree_id` cost: its replies and the requests made on their own. */
+	treeSpending: (treeId: number) => typedError<TreeSpending, ApiError>(__TAURI_INVOKE("tree_spending", { treeId })),
 	/**  Background request `id` with its body as sent, when the person opens it. */
 	requestRead: (id: number) => typedError<BackgroundRequestView, ApiError>(__TAURI_INVOKE("request_read", { id })),
 	/**
@@ -1057,7 +1059,7 @@ export type PlanView = {
 	tokenizer: string,
 	/**  Whether anything was truncated or cut for the budget. */
 	truncated: boolean,
-	/**  How many messages the truncation marker stands for. */
+	/**  How many messages truncation left out (a marker stands for them, unless the budget is small). */
 	omittedMessages: number,
 	/**
 	 *  Every candidate, in render order (search results last, though they are sent right
@@ -1821,6 +1823,34 @@ export type TreeSettings = {
 	 *  ([`DEFAULT_COMPACTION_KEEP_TURNS`] when unset).
 	 */
 	compactionKeepTurns?: number | null,
+	/**
+	 *  The most tokens the tree's requests made on their own (summaries, condensations,
+	 *  automatic compactions) may take in 24 hours, read and written; checked before each, so
+	 *  one may go a little past it. No limit when unset. What the person asks for by hand
+	 *  (Regenerate, Compact, a suggested result) is never held back by it, though it counts.
+	 */
+	dailyTokenLimit?: number | null,
+};
+
+/**
+ *  What a tree cost: its replies (from their receipts) and the requests Pinloom made on its own
+ *  for it, each with how many have a price (a model without prices costs nothing here).
+ */
+export type TreeSpending = {
+	/**  Replies with a receipt. */
+	replies: number,
+	/**  Those whose model has prices. */
+	repliesPriced: number,
+	/**  What those cost, in US dollars. */
+	repliesUsd: number | null,
+	/**  Requests made on their own (summaries, condensations, compactions, suggested results). */
+	background: number,
+	/**  Those whose model has prices. */
+	backgroundPriced: number,
+	/**  What those cost, in US dollars. */
+	backgroundUsd: number | null,
+	/**  Both. */
+	totalUsd: number | null,
 };
 
 /**  A tree as the tree list shows it. */

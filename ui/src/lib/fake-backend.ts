@@ -742,6 +742,26 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
           .filter((request) => request.treeId === args.treeId)
           .slice(0, args.limit as number)
           .map((request) => ({ ...structuredClone(request), body: null }));
+      case "tree_spending": {
+        settingsOf(args.treeId as number);
+        const ours = state.requests.filter((request) => request.treeId === args.treeId);
+        const priced = ours.filter((request) => request.costUsd !== null);
+        const backgroundUsd = priced.reduce((sum, request) => sum + (request.costUsd ?? 0), 0);
+        const replies = (state.messages.get(args.treeId as number) ?? []).flatMap((message) => {
+          const receipt = state.receipts.get(message.id);
+          return receipt ? [receipt] : [];
+        });
+        const repliesUsd = replies.reduce((sum, receipt) => sum + (receipt.cost?.total ?? 0), 0);
+        return {
+          replies: replies.length,
+          repliesPriced: replies.filter((receipt) => receipt.cost !== null).length,
+          repliesUsd,
+          background: ours.length,
+          backgroundPriced: priced.length,
+          backgroundUsd,
+          totalUsd: repliesUsd + backgroundUsd,
+        };
+      }
       case "request_read": {
         const request = state.requests.find((one) => one.id === args.id);
         if (!request) throw { code: "notFound", message: `request ${String(args.id)} is not kept: list a tree's requests to find one` } satisfies ApiError;

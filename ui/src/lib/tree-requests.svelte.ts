@@ -1,9 +1,9 @@
 // The requests Pinloom made on its own for the open tree (the summaries of a pin's ancestors,
-// their condensations): what each was for, the model asked, the tokens planned and counted, what
+// their condensations, compactions, suggested pin results): what each was for, the model asked, the tokens planned and counted, what
 // it cost, when and how long, and how it ended. Bodies can be long, so the list comes without
-// them and one is read when the person opens it.
+// them and one is read when the person opens it. Beside them, what the whole tree cost.
 import { backend, PinloomError } from "./backend";
-import type { BackgroundRequestView } from "./bindings";
+import type { BackgroundRequestView, TreeSpending } from "./bindings";
 import { plural } from "./format";
 
 /// How many of the newest requests the list reads.
@@ -13,7 +13,8 @@ export const REQUESTS_LISTED = 200;
 export function describeServed(request: BackgroundRequestView): string {
   const thread = request.pinId === null ? "the main thread" : `pin ${request.pinId}`;
   const upTo = request.upTo === null ? "" : ` up to #${request.upTo}`;
-  return `${request.kind} of ${thread}${upTo}`;
+  const kind = request.kind === "pinResult" ? "suggested result" : request.kind;
+  return `${kind} of ${thread}${upTo}`;
 }
 
 /// Its tokens: planned by Pinloom, and counted by the provider when it said.
@@ -47,8 +48,18 @@ export function readableBody(body: string): string {
   }
 }
 
+/// What the whole tree cost, replies and requests made on their own, in one sentence.
+export function describeSpending(spending: TreeSpending): string {
+  // Dollars cross as `number | null` (a sum that is not a number would be sent as null).
+  const priced = (count: number, withPrice: number, usd: number | null, what: string) =>
+    withPrice === 0 ? `${what} (no price set)` : `${what} $${(usd ?? 0).toFixed(4)}${withPrice < count ? ` (the ${withPrice} with a price)` : ""}`;
+  return `This tree cost $${(spending.totalUsd ?? 0).toFixed(4)} in all: ${priced(spending.replies, spending.repliesPriced, spending.repliesUsd, plural(spending.replies, "reply", "replies"))}, ${priced(spending.background, spending.backgroundPriced, spending.backgroundUsd, plural(spending.background, "request"))} made on their own.`;
+}
+
 export class TreeRequests {
   requests = $state<BackgroundRequestView[]>([]);
+  /// What the tree cost in all, replies included.
+  spending = $state<TreeSpending | null>(null);
   loaded = $state(false);
   error = $state<PinloomError | null>(null);
   /// The request opened, its body read; and the failure to read it.
@@ -63,9 +74,13 @@ export class TreeRequests {
   async load(): Promise<void> {
     const asked = ++this.asked;
     try {
-      const requests = await backend.requestsList(this.treeId, REQUESTS_LISTED);
+      const [requests, spending] = await Promise.all([
+        backend.requestsList(this.treeId, REQUESTS_LISTED),
+        backend.treeSpending(this.treeId),
+      ]);
       if (asked !== this.asked) return;
       this.requests = requests;
+      this.spending = spending;
       this.error = null;
     } catch (thrown) {
       if (asked === this.asked) this.error = PinloomError.from(thrown);

@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 
 import type { ApiError, BackgroundRequestView } from "./bindings";
 import { installFakeBackend, treeSummary, type FakeState } from "./fake-backend";
-import { describeServed, describeTokens, readableBody, TreeRequests } from "./tree-requests.svelte";
+import { describeServed, describeSpending, describeTokens, readableBody, TreeRequests } from "./tree-requests.svelte";
 
 function request(overrides: Partial<BackgroundRequestView>): BackgroundRequestView {
   return {
@@ -50,6 +50,11 @@ describe("the requests Pinloom made on its own", () => {
     expect(describeServed(list.requests[1]!)).toBe("summary of the main thread up to #4");
     expect(describeTokens(list.requests[0]!)).toBe("1,200 planned, not counted by the provider");
     expect(describeTokens(list.requests[1]!)).toBe("1,200 planned, counted 1,214 + 80 reply");
+    expect(describeServed(request({ kind: "pinResult", pinId: 7 }))).toBe("suggested result of pin 7 up to #4");
+    // Beside them, what the whole tree cost: no reply has a receipt here.
+    expect(describeSpending(list.spending!)).toBe(
+      "This tree cost $0.0021 in all: 0 replies (no price set), 2 requests $0.0021 (the 1 with a price) made on their own.",
+    );
   });
 
   it("opens one with its body as sent, and closes it again", async () => {

@@ -76,22 +76,7 @@ impl TreeSettings {
                  to 100, or clear it to use the model's"
             )));
         }
-        if let Some(percent) = self.compact_at_percent
-            && !(1..=100).contains(&percent)
-        {
-            return Err(ApiError::invalid_input(format!(
-                "automatic compaction at {percent} % of the budget is not possible; use 1 to 100 \
-                 (80 compacts when the thread's history fills four fifths of it)"
-            )));
-        }
-        if let Some(turns) = self.compaction_keep_turns
-            && !(1..=MAX_KEEP_TURNS).contains(&turns)
-        {
-            return Err(ApiError::invalid_input(format!(
-                "a compaction keeps 1 to {MAX_KEEP_TURNS} turns verbatim (the message being sent \
-                 is in the last), not {turns}"
-            )));
-        }
+        self.check_what_is_written_on_its_own()?;
         if self.max_file_bytes == Some(0) {
             return Err(ApiError::invalid_input("the file size limit must be above 0 bytes"));
         }
@@ -143,6 +128,33 @@ impl TreeSettings {
         Ok(())
     }
 
+    /// Refuses compaction settings and a daily limit that cannot work, saying what to change.
+    fn check_what_is_written_on_its_own(&self) -> Result<(), ApiError> {
+        if let Some(percent) = self.compact_at_percent
+            && !(1..=100).contains(&percent)
+        {
+            return Err(ApiError::invalid_input(format!(
+                "automatic compaction at {percent} % of the budget is not possible; use 1 to 100 \
+                 (80 compacts when the thread's history fills four fifths of it)"
+            )));
+        }
+        if let Some(turns) = self.compaction_keep_turns
+            && !(1..=MAX_KEEP_TURNS).contains(&turns)
+        {
+            return Err(ApiError::invalid_input(format!(
+                "a compaction keeps 1 to {MAX_KEEP_TURNS} turns verbatim (the message being sent \
+                 is in the last), not {turns}"
+            )));
+        }
+        if self.daily_token_limit == Some(0) {
+            return Err(ApiError::invalid_input(
+                "a daily limit of 0 tokens writes nothing: set the summaries to be written never \
+                 instead, or clear the limit",
+            ));
+        }
+        Ok(())
+    }
+
     /// The summariser's instruction for a budget.
     pub(crate) fn summary_instruction(&self) -> &str {
         self.summary_instruction.as_deref().unwrap_or(SUMMARY_INSTRUCTION)
@@ -156,6 +168,19 @@ impl TreeSettings {
     /// The turns a compaction keeps verbatim.
     pub(crate) fn compaction_keep_turns(&self) -> u32 {
         self.compaction_keep_turns.unwrap_or(DEFAULT_COMPACTION_KEEP_TURNS)
+    }
+
+    /// Why a request on the tree's own may not be made now, when its daily limit is spent:
+    /// `used` tokens in the last 24 hours.
+    pub(crate) fn over_daily_limit(&self, used: u64) -> Option<ApiError> {
+        let limit = self.daily_token_limit?;
+        (used >= limit).then(|| {
+            ApiError::invalid_input(format!(
+                "not sent: this tree's requests made on their own took {used} of their {limit} \
+                 tokens a day in the last 24 hours; raise the limit in Settings → This tree \
+                 (`pinloom settings --daily-tokens`), or write or regenerate the summary yourself"
+            ))
+        })
     }
 
     pub(crate) fn max_file_bytes(&self) -> u64 {

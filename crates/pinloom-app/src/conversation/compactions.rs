@@ -14,6 +14,7 @@ use crate::ApiError;
 use crate::base::compaction_due::compaction_due;
 use crate::base::engine_inputs::ModelChoice;
 use crate::base::plan::{Planned, ProfileRef, model_choice_in};
+use crate::conversation::summaries::DAY_MS;
 use crate::json::{CompactionView, TreeSettings};
 use crate::pinloom::Pinloom;
 use crate::runtime::now_ms;
@@ -67,6 +68,18 @@ impl Pinloom {
         let due = compaction_due(&planned.plan, &planned.settings, planned.refusal.is_some());
         let (Some(due), ProfileRef::Stored(name)) = (due, profile) else { return Ok(planned) };
         if !due.automatic || !fuse.is_empty() {
+            return Ok(planned);
+        }
+        // Made on its own, an automatic compaction counts against the tree's daily limit.
+        let tree = planned.tree.id;
+        let settings = planned.settings.clone();
+        let used = self
+            .read("could not read what the tree's requests took", move |store| {
+                Ok(store.background_tokens_since(tree, now_ms() - DAY_MS)?)
+            })
+            .await?;
+        if let Some(refused) = settings.over_daily_limit(used) {
+            tracing::warn!("the thread was not compacted before the send: {}", refused.message);
             return Ok(planned);
         }
         // The plan's path goes back to the cache before the compaction reads the thread.

@@ -2,9 +2,10 @@
 //! with a result (written by hand or summarised by a model) that shows in the parent thread.
 
 use anyhow::Context;
-use pinloom_store::{NodeId, PinId, TreeId};
+use pinloom_store::{NodeId, PinId, RequestKind, TreeId};
 use tokio_util::sync::CancellationToken;
 
+use super::summaries::{Purpose, Sent};
 use crate::ApiError;
 use crate::json::{DeletedThreadView, NodeView, PinView};
 use crate::pinloom::Pinloom;
@@ -139,7 +140,7 @@ impl Pinloom {
         profile: String,
     ) -> anyhow::Result<String> {
         let this = self.clone();
-        let (choice, transcript) = blocking(move || {
+        let (choice, transcript, (tree, end)) = blocking(move || {
             let store = &this.store;
             let pin = store.pin(PinId(pin_id))?;
             let end = match up_to {
@@ -174,6 +175,7 @@ impl Pinloom {
             Ok((
                 this.model_choice(&profile)?,
                 format!("{}{}", anchor.unwrap_or_default(), lines.join("\n\n")),
+                (pin.tree_id, end),
             ))
         })
         .await
@@ -187,13 +189,26 @@ impl Pinloom {
             PIN_RESULT_BUDGET,
         )?;
         let (sink, _) = tokio::sync::mpsc::unbounded_channel();
-        let reply = self
-            .provider
-            .stream(&wire, key.as_ref(), &sink, &CancellationToken::new())
-            .await
-            .with_context(|| {
-                format!("{} could not write the result; write it by hand", choice.name)
-            })?;
+        let started_at_ms = now_ms();
+        let sent =
+            self.provider.stream(&wire, key.as_ref(), &sink, &CancellationToken::new()).await;
+        // Kept whatever its outcome: a suggested result is a request too, with its cost.
+        let outcome = Sent {
+            reply: sent.as_ref().ok(),
+            failure: match &sent {
+                Err(error) => Some(error.to_string()),
+                Ok(reply) => reply.interruption.as_ref().map(ToString::to_string),
+            },
+            started_at_ms,
+            planned: choice.engine.tokenizer.count(PIN_RESULT_INSTRUCTION)
+                + choice.engine.tokenizer.count(&transcript),
+        };
+        let purpose =
+            Purpose { tree, kind: RequestKind::PinResult, thread: Some(PinId(pin_id)), up_to: end };
+        self.keep_request(purpose, &choice, &wire, outcome).await;
+        let reply = sent.with_context(|| {
+            format!("{} could not write the result; write it by hand", choice.name)
+        })?;
         if reply.text.trim().is_empty() {
             return Err(ApiError::invalid_input(format!(
                 "{} wrote an empty result: write it by hand, or try another model",

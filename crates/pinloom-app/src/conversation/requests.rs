@@ -1,5 +1,5 @@
-//! The requests Pinloom makes on its own, kept where a person finds them: a summary or a
-//! condensation is a request to a provider (possibly another than the conversation's, spending
+//! The requests Pinloom makes on its own, kept where a person finds them: a summary, a
+//! condensation, a compaction's summary or a suggested pin result is a request to a provider (possibly another than the conversation's, spending
 //! the person's money, for a pin opened and never asked in), so each is kept with what it was
 //! for, the model, the tokens planned and counted, the cost, the time, how it ended and its
 //! body (`pinloom requests`; kept by `conversation/summaries.rs`, which makes them). A reply keeps
@@ -8,13 +8,41 @@
 use pinloom_store::{BackgroundRequest, NodeId, PinId, TreeId};
 
 use crate::ApiError;
-use crate::json::BackgroundRequestView;
+use crate::json::{BackgroundRequestView, Cost, TreeSpending};
 use crate::pinloom::Pinloom;
 
 /// How many requests a list shows when not told otherwise.
 pub const REQUESTS_SHOWN: usize = 50;
 
 impl Pinloom {
+    /// What tree `tree_id` cost: its replies' receipts, and the requests made on their own.
+    pub async fn tree_spending(&self, tree_id: i64) -> anyhow::Result<TreeSpending> {
+        self.read("could not add up what the tree cost", move |store| {
+            let tree = TreeId(tree_id);
+            store.tree_setup(tree)?;
+            let receipts = store.tree_receipts(tree)?;
+            let costs: Vec<f64> = receipts
+                .iter()
+                .filter_map(|receipt| serde_json::from_str::<Priced>(&receipt.json).ok()?.cost)
+                .map(|cost| cost.total)
+                .collect();
+            let (background, background_priced, background_usd) =
+                store.background_spending(tree)?;
+            let replies_usd: f64 = costs.iter().sum();
+            let count = |n: u64| u32::try_from(n).unwrap_or(u32::MAX);
+            Ok(TreeSpending {
+                replies: count(receipts.len() as u64),
+                replies_priced: count(costs.len() as u64),
+                replies_usd,
+                background: count(background),
+                background_priced: count(background_priced),
+                background_usd,
+                total_usd: replies_usd + background_usd,
+            })
+        })
+        .await
+    }
+
     /// The requests Pinloom made on its own for tree `tree_id` (every tree's when absent),
     /// newest first, at most `limit`; with their bodies only when `bodies` is set (a list in the
     /// window reads one body when it is opened, `background_request`).
@@ -66,4 +94,10 @@ impl From<BackgroundRequest> for BackgroundRequestView {
             body: request.body_json,
         }
     }
+}
+
+/// What a receipt says of its cost: all a tree's spending reads of it.
+#[derive(serde::Deserialize)]
+struct Priced {
+    cost: Option<Cost>,
 }

@@ -286,6 +286,55 @@ async fn a_failing_summariser_never_fails_the_send_and_the_receipt_says_what_sto
     assert!(format!("{missing:#}").contains("is not kept"), "{missing:#}");
 }
 
+#[tokio::test]
+async fn a_trees_daily_limit_holds_back_what_is_written_on_its_own_and_says_why() {
+    let server = Server::start(vec![
+        says(ANSWER),
+        says("Deposition."),
+        says("The person asked why rivers meander."),
+        says("On the inner bank."),
+        says("Where the water slows."),
+    ])
+    .await;
+    let (pinloom, _dir) = pinloom_with(&server).await;
+    let tree = dialogue(&pinloom).await;
+    let first = ask(&pinloom, tree, None, "Why do rivers meander?").await.reply.message.id;
+    let second = ask(&pinloom, tree, Some(first), "And then?").await.reply.message.id;
+    let mut settings = pinloom.tree_settings(tree).await.unwrap();
+    settings.daily_token_limit = Some(0);
+    let refused = pinloom.set_tree_settings(tree, settings.clone()).await.unwrap_err();
+    assert!(format!("{refused:#}").contains("writes nothing"), "{refused:#}");
+    settings.daily_token_limit = Some(10);
+    pinloom.set_tree_settings(tree, settings).await.unwrap();
+
+    // Nothing taken yet: the first pin's summary is written, and takes the day's 10 tokens.
+    let pin = pinloom.pin_range(first, 0, 8, "Meanders".into(), String::new()).await.unwrap();
+    let (events, _received, cancel) = listen();
+    let exchange = pinloom
+        .send_in_pin(pin.id, None, "Where?".into(), "Local".into(), events, cancel)
+        .await
+        .unwrap();
+    assert_eq!(exchange.plan.ancestry[0].state, AncestorState::Summary);
+    // The next pin's summary is not sent: the pin carries the thread's last messages and why.
+    let pin = pinloom.pin_range(second, 0, 6, "Deposi".into(), String::new()).await.unwrap();
+    let (events, _received, cancel) = listen();
+    let exchange = pinloom
+        .send_in_pin(pin.id, None, "Why there?".into(), "Local".into(), events, cancel)
+        .await
+        .expect("the send goes on without the summary");
+    assert_eq!(server.seen().len(), 5, "no second summary request");
+    let ancestor = &exchange.plan.ancestry[0];
+    assert_eq!(ancestor.state, AncestorState::Excerpt, "{ancestor:?}");
+    let why = ancestor.unavailable.as_deref().unwrap_or_default();
+    assert!(why.contains("tokens a day in the last 24 hours"), "{why}");
+    assert!(why.contains("Settings → This tree"), "{why}");
+    // Asked for by hand, it is sent whatever the limit (the scripted server has no answer left
+    // for it, so it fails there, not here).
+    let failed = pinloom.regenerate_summary(tree, None, second, 800, "Local".into()).await;
+    assert!(!format!("{:#}", failed.unwrap_err()).contains("tokens a day"));
+    assert_eq!(server.seen().len(), 6, "the hand's request went out");
+}
+
 /// A tree whose first question gives a secret code and whose second asks why rivers meander
 /// (answered with [`ANSWER`]): the tree, the secret's message and the answer.
 async fn secret_then_rivers(pinloom: &Pinloom) -> (i64, i64, i64) {

@@ -111,6 +111,14 @@ async fn a_closed_pin_hands_its_result_to_the_parent_by_hand_or_by_model() {
     ])
     .await;
     let (pinloom, _dir) = pinloom_with(&server).await;
+    // Priced, so that what the tree cost is counted: $1 a million tokens in, $2 out.
+    let mut priced = pinloom.model_profiles().await.unwrap().remove(0);
+    priced.prices = Some(pinloom_app::json::Prices {
+        input_per_million: 1.0,
+        output_per_million: 2.0,
+        ..Default::default()
+    });
+    pinloom.save_model_profile(priced).await.unwrap();
     let tree = dialogue(&pinloom).await;
     let (events, _received, cancel) = listen();
     let root = pinloom
@@ -138,6 +146,21 @@ async fn a_closed_pin_hands_its_result_to_the_parent_by_hand_or_by_model() {
     let request = messages(&server.seen()[2].json());
     assert!(request[1].1.contains("Passage: \"Meanders\""), "{request:?}");
     assert!(request[1].1.contains("Person: Where does the silt go?"), "{request:?}");
+    // Both suggestions were requests of their own, listed with what they cost; the tree's cost
+    // counts them beside its reply.
+    let listed = pinloom.background_requests(Some(tree), 10, false).await.unwrap();
+    let kinds: Vec<&str> = listed.iter().map(|request| request.kind.as_str()).collect();
+    assert_eq!(kinds, ["pinResult", "pinResult"], "{listed:?}");
+    assert!(
+        listed.iter().all(|request| request.pin_id == Some(pin.id) && request.cost_usd.is_some())
+    );
+    let spending = pinloom.tree_spending(tree).await.unwrap();
+    assert_eq!((spending.replies, spending.replies_priced), (1, 1));
+    assert_eq!((spending.background, spending.background_priced), (2, 2));
+    let background: f64 = listed.iter().filter_map(|request| request.cost_usd).sum();
+    assert!((spending.background_usd - background).abs() < 1e-12, "{spending:?}");
+    assert!(spending.replies_usd > 0.0);
+    assert!((spending.total_usd - spending.replies_usd - background).abs() < 1e-12);
 
     let shown = pinloom.pins_on(reply).await.unwrap();
     assert_eq!(shown.len(), 1);

@@ -504,11 +504,35 @@ async fn a_tree_set_to_compact_on_its_own_compacts_before_the_send_and_lists_the
     assert!(seen[3].body.contains("Deposition."), "{}", seen[3].body);
     let (listed, _, _) = pinloom(&db, &["requests", "--tree", "1"], None).await;
     assert!(listed.contains("compaction of the main thread up to #2"), "{listed}");
+    // And what the tree cost in all: no model here has a price.
+    assert!(
+        listed.trim_end().ends_with(
+            "This tree cost $0.0000 in all: 3 replies (no price set), 1 request (no price set) \
+             made on their own."
+        ),
+        "{listed}"
+    );
 
-    for bad in [["--compact-at", "0"], ["--compact-at", "most"], ["--compact-keep", "0"]] {
+    let daily = ["settings", "--tree", "1", "--daily-tokens", "5000"];
+    let (shown, err, code) = pinloom(&db, &daily, None).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(shown.contains("limit on requests made on their own: 5000 tokens a day"), "{shown}");
+    let (shown, _, _) =
+        pinloom(&db, &["settings", "--tree", "1", "--daily-tokens", "none"], None).await;
+    assert!(shown.contains("limit on requests made on their own: none"), "{shown}");
+    for bad in [
+        ["--compact-at", "0"],
+        ["--compact-at", "most"],
+        ["--compact-keep", "0"],
+        ["--daily-tokens", "0"],
+        ["--daily-tokens", "lots"],
+    ] {
         let args = ["settings", "--tree", "1", bad[0], bad[1]];
         let (_, err, code) = pinloom(&db, &args, None).await;
         assert_ne!(code, 0, "{bad:?}");
-        assert!(err.contains(bad[0]) || err.contains("1 to"), "{err}");
+        assert!(
+            err.contains(bad[0]) || err.contains("1 to") || err.contains("writes nothing"),
+            "{err}"
+        );
     }
 }
