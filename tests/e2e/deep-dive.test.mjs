@@ -439,7 +439,9 @@ describe("deep dives in the real window", () => {
     );
 
     await (await harness.find("open-budget")).click();
-    await type("budget-window", "140");
+    // 110 tokens for the context: the six 23-token messages do not fit, the four protected ones
+    // do, and there is no room to keep a fifth.
+    await type("budget-window", "130");
     await type("budget-reserve", "20");
     await harness.textsUntil("budget-preview-cut", ([cut]) => Number(cut) > 0, "the live preview cuts");
     await (await harness.find("budget-save")).click();
@@ -474,7 +476,7 @@ describe("deep dives in the real window", () => {
   });
 
   harness.windowTest("a thread the budget cuts is compacted from the inspector, marked in the thread, undone, then compacted before a send", async () => {
-    // The "Budget" tree of the test before: six messages, cut to fit 140 tokens.
+    // The "Budget" tree of the test before: six messages, cut to fit 110 tokens.
     provider.answers.push("Earlier: silt is carried past the bend.");
     const before = provider.requests.length;
     await type("compact-keep", "2");
@@ -487,7 +489,7 @@ describe("deep dives in the real window", () => {
     );
     assert.ok(note);
     assert.equal(provider.requests.length, before + 1, "one request, the summary's");
-    // A summary request of the thread (the 140-token window leaves the summariser little of it).
+    // A summary request of the thread (the 130-token window leaves the summariser little of it).
     assert.match(provider.messages(before).join("\n"), /You write the summary of a conversation thread/);
     // The thread itself marks it, after the last message it stands for.
     await harness.textsUntil(

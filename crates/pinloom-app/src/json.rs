@@ -896,6 +896,10 @@ pub enum SendTarget {
     Continue {
         /// The end of the document on show.
         node_id: i64,
+        /// The most tokens the continuation may have (a loom's length); the tree's token
+        /// buffer, else the model's reserve, when absent.
+        #[serde(default)]
+        length: Option<u32>,
     },
     /// Write one answer from two or more answers to the same message, as a new answer beside
     /// them: its request carries the message's own context and the chosen answers.

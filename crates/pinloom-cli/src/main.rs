@@ -88,6 +88,10 @@ enum Command {
         /// The end of the text to continue.
         #[arg(long)]
         node: i64,
+        /// The most tokens the continuation may have; the tree's token buffer, else the model's
+        /// reserve, when absent.
+        #[arg(long)]
+        length: Option<u32>,
         #[command(flatten)]
         reply: ReplyOptions,
     },
@@ -940,7 +944,9 @@ fn sending_command(command: &Command) -> Option<sending::Send> {
             (Place::Pin { node: *node, passage: passage.clone(), question }, reply)
         }
         Command::Regenerate { node, reply } => (Place::Again { node: *node }, reply),
-        Command::Continue { node, reply } => (Place::Continue { node: *node }, reply),
+        Command::Continue { node, length, reply } => {
+            (Place::Continue { node: *node, length: *length }, reply)
+        }
         _ => return None,
     };
     Some(sending::Send { place, profile: reply.profile.clone(), json: reply.json })

@@ -35,7 +35,7 @@ pub(crate) enum Place {
     /// The message (or the reply's prompt) answered again.
     Again { node: i64 },
     /// A buffer document continued from a message.
-    Continue { node: i64 },
+    Continue { node: i64, length: Option<u32> },
 }
 
 /// The words of a question as given on the command line.
@@ -190,7 +190,9 @@ async fn target(pinloom: &Pinloom, place: Place) -> anyhow::Result<(SendTarget, 
             )
         }
         Place::Again { node } => (SendTarget::Regenerate { node_id: node }, Some(node)),
-        Place::Continue { node } => (SendTarget::Continue { node_id: node }, Some(node)),
+        Place::Continue { node, length } => {
+            (SendTarget::Continue { node_id: node, length }, Some(node))
+        }
     })
 }
 

@@ -1386,7 +1386,12 @@ text: string } |
 /**  Continue a buffer-mode document from a message. */
 { kind: "continue"; 
 /**  The end of the document on show. */
-nodeId: number } | 
+nodeId: number; 
+/**
+ *  The most tokens the continuation may have (a loom's length); the tree's token
+ *  buffer, else the model's reserve, when absent.
+ */
+length?: number | null } | 
 /**
  *  Write one answer from two or more answers to the same message, as a new answer beside
  *  them: its request carries the message's own context and the chosen answers.

@@ -126,6 +126,9 @@ export class Conversation {
   /// Replaced whole, never changed in place: held raw, since a plan of a 100,000-message thread
   /// has as many slices and deep reactivity cost a proxy for each.
   plan = $state.raw<PlanView | null>(null);
+  /// How long a buffer document's continuation may be, in tokens (a loom's length); the tree's
+  /// token buffer, else the model's reserve, when null.
+  continuationLength = $state<number | null>(null);
   planError = $state<PinloomError | null>(null);
   /// The first message picked for a comparison, then the comparison.
   comparePick = $state<number | null>(null);
@@ -517,14 +520,16 @@ export class Conversation {
   }
 
   /// Continues a buffer-mode document from the column's end: once, or `count` ways at once with
-  /// the chosen model, each continuation an alternative of the others.
+  /// the chosen model, each continuation an alternative of the others, each at most
+  /// `continuationLength` tokens long.
   continueDocument(index: number, count = 1): Promise<boolean> {
     const last = this.columns[index]?.view.end;
     if (last === undefined || last === null) return Promise.resolve(false);
     const lanes = this.continuationLanes(count);
+    const target = { kind: "continue" as const, nodeId: last, length: this.continuationLength };
     // Without a chosen model, the single reply says to choose one.
-    if (lanes.length < 2) return this.reply(index, { kind: "continue", nodeId: last });
-    return this.fanOut(index, { kind: "continue", nodeId: last }, lanes, "");
+    if (lanes.length < 2) return this.reply(index, target);
+    return this.fanOut(index, target, lanes, "");
   }
 
   /// The continuations one Continue weaves: `count` from each of the models chosen to continue

@@ -98,6 +98,8 @@ describe("Conversation", () => {
     await conversation.add(0, " Then");
     expect(await conversation.continueDocument(0)).toBe(true);
     expect(shown(conversation)).toEqual(["Once upon a time", " continued once.", " Then", " continued twice."]);
+    // A loom's length: the tree's until one is chosen.
+    expect(fake.continueLengths).toEqual([null, null]);
   });
 
   it("refuses an empty message beside the composer and saves nothing", async () => {
@@ -210,9 +212,11 @@ describe("Conversation", () => {
     const conversation = await opened("buffer");
     fake.replies = [" slowly.", " past the mill.", " under the ice."];
     expect(await conversation.add(0, "The river ran")).toBe(true);
+    conversation.continuationLength = 64;
     expect(await conversation.continueDocument(0, 3)).toBe(true);
     const continuation = conversation.columns[0]?.view.messages[1];
     expect(continuation?.alternatives.length).toBe(3);
+    expect(fake.continueLengths).toEqual([64]);
     expect(shown(conversation)[0]).toBe("The river ran");
     expect(fake.replies).toEqual([]);
   });

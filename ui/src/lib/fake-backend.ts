@@ -45,6 +45,8 @@ export type FakeState = {
   previewRequest: RequestView;
   /// What `context_preview` answers (made for whichever message is asked); no plan when null.
   preview: PlanView | null;
+  /// The length each Continue asked of its continuations (null: the tree's), in order.
+  continueLengths: (number | null)[];
   /// Trees whose opening waits this many milliseconds, as a slow disk or a busy file can make it.
   openDelayMs: Map<number, number>;
   /// What `reply_start` streams, and the error it then fails with (a reply that arrived but
@@ -266,6 +268,7 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
     calls: [],
     previewRequest: { url: "http://127.0.0.1:9/v1/chat/completions", body: "{}" },
     preview: null,
+    continueLengths: [],
     openDelayMs: new Map(),
     replyThenFailure: null,
     replies: [],
@@ -455,6 +458,7 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
           const found = treeOf(target.nodeId);
           treeId = found.treeId;
           prompt = found.message;
+          state.continueLengths.push(target.length ?? null);
         } else {
           throw new Error(`the fake backend fans out no ${target.kind} target`);
         }
@@ -894,6 +898,7 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
         const found = treeOf(target.nodeId);
         treeId = found.treeId;
         answered = found.message;
+        state.continueLengths.push(target.length ?? null);
         break;
       }
       case "pin":

@@ -35,6 +35,12 @@ const DRAFT_ID: u64 = u64::MAX - 1;
 pub(crate) enum ProfileRef {
     Stored(String),
     Unsaved(Box<crate::json::ModelProfile>),
+    /// A stored one asked for a reply of at most `length` tokens (a loom's continuation),
+    /// whatever the tree's token buffer or the model's reserve say.
+    Sized {
+        name: String,
+        length: u32,
+    },
 }
 
 /// A plan with the snapshot it was made from and what it was made for.
@@ -135,11 +141,17 @@ impl Pinloom {
         let draft = draft.map(str::to_owned);
         blocking(move || {
             let choice = match &profile {
-                ProfileRef::Stored(name) => this.model_choice(name)?,
+                ProfileRef::Stored(name) | ProfileRef::Sized { name, .. } => {
+                    this.model_choice(name)?
+                }
                 ProfileRef::Unsaved(edited) => this.unsaved_choice(edited)?,
             };
             let (mut path, tree, settings) =
                 this.path_for_plan(node, &choice, draft.as_deref(), place)?;
+            // Filled again from the tree's settings at the next check-out.
+            if let ProfileRef::Sized { length, .. } = &profile {
+                path.snapshot.tree.token_buffer = Some(*length);
+            }
             // Taken off again when the path goes back to the cache.
             path.snapshot.fuse_sources = fuse;
             let provider_cut = newest_reply_cut(&this.store, &path)?;

@@ -53,6 +53,8 @@ impl Pinloom {
         })
         .await?;
         let profiles: Vec<String> = lanes.iter().map(|lane| lane.profile.clone()).collect();
+        // A loom's continuations each have the length asked for; other answers the usual limit.
+        let mut length = None;
         let prompt: NodeView = match prompt {
             SendTarget::Thread { tree_id, parent_id, text, images } => {
                 let images = self.check_images(images, profiles).await?;
@@ -82,7 +84,8 @@ impl Pinloom {
             }
             // Several continuations of a document at once, as a loom weaves them: each lane
             // continues the same end, each continuation a sibling of the others.
-            SendTarget::Continue { node_id } => {
+            SendTarget::Continue { node_id, length: asked } => {
+                length = asked;
                 let end = self.document_end(node_id).await?;
                 self.read("could not continue the document", move |store| Ok(store.node(end)?))
                     .await?
@@ -92,7 +95,8 @@ impl Pinloom {
         let prompt_id = NodeId(prompt.message.id);
         let answered = &answered;
         let answers = join_all(lanes.iter().enumerate().map(|(lane, asked)| async move {
-            let replied = self.reply(prompt_id, &asked.profile, &asked.events, &asked.cancel).await;
+            let replied =
+                self.reply(prompt_id, &asked.profile, length, &asked.events, &asked.cancel).await;
             let (exchange, error) = match replied {
                 Ok(exchange) => (Some(exchange), None),
                 Err(error) => (None, Some(ApiError::from(error))),

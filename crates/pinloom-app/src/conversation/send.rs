@@ -73,13 +73,17 @@ impl Pinloom {
                 (NodeId(edited.message.id), Some(edited))
             }
             SendTarget::Regenerate { node_id } => (self.prompt_of(node_id).await?, None),
-            SendTarget::Continue { node_id } => (self.document_end(node_id).await?, None),
+            SendTarget::Continue { node_id, length } => {
+                let end = self.document_end(node_id).await?;
+                return self.reply(end, &profile, length, &events, &cancel).await;
+            }
             SendTarget::Fuse { node_ids } => {
                 let (prompt, sources) = self.fuse_sources(node_ids).await?;
+                let profile = ProfileRef::Stored(profile);
                 return self.reply_fusing(prompt, &profile, &sources, &events, &cancel).await;
             }
         };
-        let mut exchange = self.reply(prompt, &profile, &events, &cancel).await?;
+        let mut exchange = self.reply(prompt, &profile, None, &events, &cancel).await?;
         exchange.prompt = written;
         Ok(exchange)
     }
@@ -101,33 +105,44 @@ impl Pinloom {
         Ok(NodeId(node_id))
     }
 
-    /// Plans, streams, accounts for and writes a reply to `prompt`.
+    /// Plans, streams, accounts for and writes a reply to `prompt`, of at most `length` tokens
+    /// when given (a loom's continuation), else of the tree's token buffer or the model's reserve.
     pub(crate) async fn reply(
         &self,
         prompt: NodeId,
         profile: &str,
+        length: Option<u32>,
         events: &UnboundedSender<ReplyEvent>,
         cancel: &CancellationToken,
     ) -> anyhow::Result<Exchange> {
-        self.reply_fusing(prompt, profile, &[], events, cancel).await
+        let profile = match length {
+            Some(0) => {
+                return Err(ApiError::invalid_input(
+                    "a continuation of 0 tokens writes nothing: give a length of at least 1",
+                )
+                .into());
+            }
+            Some(length) => ProfileRef::Sized { name: profile.to_owned(), length },
+            None => ProfileRef::Stored(profile.to_owned()),
+        };
+        self.reply_fusing(prompt, &profile, &[], events, cancel).await
     }
 
     /// A reply to `prompt` written from the answers `fuse` (none: an ordinary reply).
     async fn reply_fusing(
         &self,
         prompt: NodeId,
-        profile: &str,
+        profile: &ProfileRef,
         fuse: &[FuseSource],
         events: &UnboundedSender<ReplyEvent>,
         cancel: &CancellationToken,
     ) -> anyhow::Result<Exchange> {
-        let profile = ProfileRef::Stored(profile.to_owned());
         let planned = self
-            .plan_writing_summaries(prompt, &profile, fuse, cancel)
+            .plan_writing_summaries(prompt, profile, fuse, cancel)
             .await
             .context("could not plan the context")?;
         let planned = self
-            .compact_when_due(planned, prompt, &profile, fuse, cancel)
+            .compact_when_due(planned, prompt, profile, fuse, cancel)
             .await
             .context("could not plan the context")?;
         let view = plan_view(&planned)?;

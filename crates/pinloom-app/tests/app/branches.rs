@@ -278,7 +278,7 @@ async fn a_fan_out_that_cannot_be_sent_writes_nothing() {
     let written = pinloom.append_message(tree, None, "A document".into()).await.unwrap();
     let continued = pinloom
         .fan_out(
-            SendTarget::Continue { node_id: written.id },
+            SendTarget::Continue { node_id: written.id, length: None },
             lanes(&["Local", "Second"]),
             |_: &LaneAnswer| {},
         )
@@ -596,7 +596,7 @@ async fn a_document_is_continued_several_ways_at_once_as_siblings_of_its_end() {
 
     let woven = pinloom
         .fan_out(
-            SendTarget::Continue { node_id: start.id },
+            SendTarget::Continue { node_id: start.id, length: None },
             lanes(&["Local", "Local", "Local"]),
             |_: &LaneAnswer| {},
         )

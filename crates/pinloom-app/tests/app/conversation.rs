@@ -1,6 +1,7 @@
 //! The conversation loop end to end: a real database file, a provider server on 127.0.0.1
 //! speaking the OpenAI-compatible stream byte for byte, and the use cases every front end calls.
 
+use pinloom_app::json::SendTarget;
 use pinloom_app::{
     ApiError, CancellationToken, Connections, ErrorCode, Pinloom, PlanFormat, ReplyEvent,
 };
@@ -257,6 +258,19 @@ async fn a_buffer_is_continued_through_the_completion_endpoint() {
     let seen = server.seen();
     assert_eq!(seen[0].path, "/v1/completions");
     assert_eq!(seen[0].json()["prompt"], "The river wound");
+    assert_eq!(seen[0].json()["max_tokens"], 1_024, "the model's reserve when no length is asked");
+
+    // A loom's length: the continuation asks for at most that many tokens, and plans for it.
+    let (events, _received, cancel) = listen();
+    let target = SendTarget::Continue { node_id: exchange.reply.message.id, length: Some(48) };
+    let short = pinloom.reply_to(target, "Local".into(), events, cancel).await;
+    assert!(short.is_err(), "the scripted server has no second answer");
+    assert_eq!(server.seen()[1].json()["max_tokens"], 48);
+    let (events, _received, cancel) = listen();
+    let target = SendTarget::Continue { node_id: opening.id, length: Some(0) };
+    let refused = pinloom.reply_to(target, "Local".into(), events, cancel).await.unwrap_err();
+    assert!(format!("{refused:#}").contains("at least 1"), "{refused:#}");
+    assert_eq!(server.seen().len(), 2, "nothing was sent for a length of 0");
 
     let dialogue_tree = dialogue(&pinloom).await;
     let first = pinloom.append_message(dialogue_tree, None, "Hi".into()).await.unwrap();

@@ -94,7 +94,9 @@ pub(crate) trait Sends {
         events: UnboundedSender<ReplyEvent>,
         cancel: CancellationToken,
     ) -> anyhow::Result<Exchange> {
-        self.app().reply_to(SendTarget::Continue { node_id }, profile, events, cancel).await
+        self.app()
+            .reply_to(SendTarget::Continue { node_id, length: None }, profile, events, cancel)
+            .await
     }
 }
 
