@@ -2,10 +2,16 @@
 //! what ARCHITECTURE.md promises about the code's shape, made a test so that it stays true.
 //!
 //! - only the store knows SQL, only the providers speak HTTP;
-//! - the application layer's areas are rooms: none imports a sibling, the boundary types import
-//!   no area, and everything an area shares with another lives in the layer below them (`base`);
+//! - the engine is pure: no files, clock, threads, processes, environment or network;
+//! - only the sync room runs `git`, and only the desktop shell knows Tauri;
+//! - the application layer's areas are rooms: none imports a sibling (grouped `use crate::{…}`
+//!   imports included), the boundary types import no area, and everything an area shares with
+//!   another lives in the layer below them (`base`);
 //! - no function in `pinloom-app` runs over 100 lines;
 //! - the window never swallows an error with a `.catch` or `catch` that drops it.
+//!
+//! Every check proves itself: a test plants a break of it in a tree made for the purpose and sees
+//! it caught, and a check that read no file fails rather than passing on nothing.
 //!
 //! Test code may use SQL (to damage a database on purpose) and HTTP (the scripted provider
 //! server); the rules are about the product's own source.
@@ -95,7 +101,72 @@ fn report(rule: &str, broken: &[String]) -> String {
     text
 }
 
-fn sql_outside_the_store(root: &Path) -> Vec<String> {
+/// What a check found: what breaks its rule, and how many files it read to say so.
+struct Found {
+    broken: Vec<String>,
+    read: usize,
+}
+
+impl Found {
+    /// The check's report, or nothing; a check that read no file is a broken check.
+    fn report(&self, rule: &str) -> String {
+        if self.read == 0 {
+            return format!("{rule}: the check read no file, so it proves nothing\n");
+        }
+        report(rule, &self.broken)
+    }
+}
+
+/// Lines of the product's Rust files outside `allowed` crates that contain one of `words`.
+fn words_outside(root: &Path, words: &[&str], allowed: impl Fn(&str, &Path) -> bool) -> Found {
+    let mut found = Found { broken: Vec::new(), read: 0 };
+    for (krate, path) in product_rust_files(root) {
+        if allowed(&krate, &path) {
+            continue;
+        }
+        found.read += 1;
+        let text = fs::read_to_string(&path).unwrap();
+        for (number, line) in code_lines(&text) {
+            if let Some(word) = words.iter().find(|word| line.contains(*word)) {
+                let place = shown(root, &path);
+                found.broken.push(format!("{place}:{number}: `{}` ({word})", line.trim()));
+            }
+        }
+    }
+    found
+}
+
+/// The engine's inputs come in as arguments: it reads no file, clock, thread, process,
+/// environment or socket, so that it can be tested exhaustively.
+fn impure_engine(root: &Path) -> Found {
+    const IMPURE: [&str; 9] = [
+        "std::fs",
+        "std::net",
+        "std::thread",
+        "std::process",
+        "std::env",
+        "SystemTime",
+        "Instant::now",
+        "tokio",
+        "rand::",
+    ];
+    words_outside(root, &IMPURE, |krate, _| krate != "pinloom-engine")
+}
+
+/// `git` runs in the sync room alone.
+fn git_outside_sync(root: &Path) -> Found {
+    let sync = root.join("crates/pinloom-app/src/sync");
+    words_outside(root, &["Command::new(\"git\")"], |_, path| path.starts_with(&sync))
+}
+
+/// Tauri is the desktop shell's alone.
+fn tauri_outside_the_shell(root: &Path) -> Found {
+    words_outside(root, &["tauri::", "use tauri", "tauri_plugin"], |krate, _| {
+        krate == "pinloom-desktop"
+    })
+}
+
+fn sql_outside_the_store(root: &Path) -> Found {
     // What only SQL says: a statement's opening words, or the SQLite driver itself.
     const SQL: [&str; 8] = [
         "rusqlite",
@@ -107,35 +178,12 @@ fn sql_outside_the_store(root: &Path) -> Vec<String> {
         "CREATE INDEX",
         "PRAGMA ",
     ];
-    let mut broken = Vec::new();
-    for (krate, path) in product_rust_files(root) {
-        if krate == "pinloom-store" {
-            continue;
-        }
-        let text = fs::read_to_string(&path).unwrap();
-        for (number, line) in code_lines(&text) {
-            if let Some(word) = SQL.iter().find(|word| line.contains(*word)) {
-                broken.push(format!("{}:{number}: `{}` ({word})", shown(root, &path), line.trim()));
-            }
-        }
-    }
-    broken
+    words_outside(root, &SQL, |krate, _| krate == "pinloom-store")
 }
 
-fn http_outside_the_providers(root: &Path) -> Vec<String> {
+fn http_outside_the_providers(root: &Path) -> Found {
     const HTTP: [&str; 5] = ["reqwest", "hyper::", "ureq", "TcpStream", "http::"];
-    let mut broken = Vec::new();
-    for (krate, path) in product_rust_files(root) {
-        if krate == "pinloom-providers" {
-            continue;
-        }
-        let text = fs::read_to_string(&path).unwrap();
-        for (number, line) in code_lines(&text) {
-            if let Some(word) = HTTP.iter().find(|word| line.contains(*word)) {
-                broken.push(format!("{}:{number}: `{}` ({word})", shown(root, &path), line.trim()));
-            }
-        }
-    }
+    let mut found = words_outside(root, &HTTP, |krate, _| krate == "pinloom-providers");
     // A crate that cannot name an HTTP client cannot speak HTTP: only the providers (and the
     // tests' scripted server) depend on one.
     for manifest in files_under(&root.join("crates"), &["Cargo.toml"]) {
@@ -144,20 +192,25 @@ fn http_outside_the_providers(root: &Path) -> Vec<String> {
         {
             continue;
         }
+        found.read += 1;
         let text = fs::read_to_string(&manifest).unwrap();
         for (number, line) in code_lines(&text) {
             if ["reqwest", "hyper", "ureq"].iter().any(|client| line.starts_with(client)) {
-                broken.push(format!("{}:{number}: `{}`", shown(root, &manifest), line.trim()));
+                found.broken.push(format!(
+                    "{}:{number}: `{}`",
+                    shown(root, &manifest),
+                    line.trim()
+                ));
             }
         }
     }
-    broken
+    found
 }
 
 /// The application layer's areas: its folders, the shared layer aside.
 fn app_areas(app_src: &Path) -> Vec<String> {
-    let mut areas: Vec<String> = fs::read_dir(app_src)
-        .unwrap()
+    let Ok(entries) = fs::read_dir(app_src) else { return Vec::new() };
+    let mut areas: Vec<String> = entries
         .flatten()
         .filter(|entry| entry.path().is_dir())
         .map(|entry| entry.file_name().to_string_lossy().into_owned())
@@ -167,10 +220,50 @@ fn app_areas(app_src: &Path) -> Vec<String> {
     areas
 }
 
-fn sibling_imports(root: &Path) -> Vec<String> {
+/// The `use crate::{…};` statements of a file, each as one line however rustfmt broke it, with
+/// the line it starts on.
+fn grouped_imports(text: &str) -> Vec<(usize, String)> {
+    let mut statements = Vec::new();
+    let mut open: Option<(usize, String)> = None;
+    for (number, line) in code_lines(text) {
+        let trimmed = line.trim();
+        if open.is_none()
+            && (trimmed.starts_with("use crate::{")
+                || trimmed.starts_with("pub use crate::{")
+                || trimmed.starts_with("pub(crate) use crate::{"))
+        {
+            open = Some((number, String::new()));
+        }
+        if let Some((_, statement)) = open.as_mut() {
+            statement.push_str(trimmed);
+            statement.push(' ');
+            if trimmed.ends_with(';') {
+                statements.extend(open.take());
+            }
+        }
+    }
+    statements
+}
+
+/// Whether `statement` (a `use crate::{…}` import) names `area` at its top level.
+fn names_area(statement: &str, area: &str) -> bool {
+    let compact: String = statement.split_whitespace().collect();
+    [
+        format!("{{{area}::"),
+        format!(",{area}::"),
+        format!("{{{area},"),
+        format!(",{area},"),
+        format!(",{area}}}"),
+        format!("{{{area}}}"),
+    ]
+    .iter()
+    .any(|form| compact.contains(form.as_str()))
+}
+
+fn sibling_imports(root: &Path) -> Found {
     let app_src = root.join("crates/pinloom-app/src");
     let areas = app_areas(&app_src);
-    let mut broken = Vec::new();
+    let mut found = Found { broken: Vec::new(), read: 0 };
     // The boundary types (`json.rs`) and the shared layer are below every area: they name none.
     let below: Vec<(String, PathBuf)> =
         std::iter::once(("json".to_owned(), app_src.join("json.rs")))
@@ -179,6 +272,7 @@ fn sibling_imports(root: &Path) -> Vec<String> {
                     .into_iter()
                     .map(|file| (SHARED_LAYER.to_owned(), file)),
             )
+            .filter(|(_, path)| path.exists())
             .collect();
     let within: Vec<(String, PathBuf)> = areas
         .iter()
@@ -188,23 +282,31 @@ fn sibling_imports(root: &Path) -> Vec<String> {
         .chain(below)
         .collect();
     for (home, path) in within {
+        found.read += 1;
         let text = fs::read_to_string(&path).unwrap();
-        for (number, line) in code_lines(&text) {
-            for area in areas.iter().filter(|area| **area != home) {
+        let mut reach = |number: usize, area: &str, what: &str| {
+            found.broken.push(format!(
+                "{}:{number}: {home} reaches into {area}: `{what}`",
+                shown(root, &path)
+            ));
+        };
+        for area in areas.iter().filter(|area| **area != home) {
+            for (number, line) in code_lines(&text) {
                 if line.contains(&format!("crate::{area}::"))
                     || line.contains(&format!("crate::{area}}}"))
                     || line.contains(&format!("crate::{area};"))
                 {
-                    broken.push(format!(
-                        "{}:{number}: {home} reaches into {area}: `{}`",
-                        shown(root, &path),
-                        line.trim()
-                    ));
+                    reach(number, area, line.trim());
+                }
+            }
+            for (number, statement) in grouped_imports(&text) {
+                if names_area(&statement, area) {
+                    reach(number, area, statement.trim());
                 }
             }
         }
     }
-    broken
+    found
 }
 
 /// A function's opening line: its indentation, if the line opens one.
@@ -255,25 +357,29 @@ fn long_functions(text: &str) -> Vec<(usize, String, usize)> {
     found
 }
 
-fn functions_over_a_hundred_lines(root: &Path) -> Vec<String> {
-    let mut broken = Vec::new();
+fn functions_over_a_hundred_lines(root: &Path) -> Found {
+    let mut found = Found { broken: Vec::new(), read: 0 };
     for path in files_under(&root.join("crates/pinloom-app/src"), &[".rs"]) {
+        found.read += 1;
         let text = fs::read_to_string(&path).unwrap();
         for (line, name, length) in long_functions(&text) {
-            broken.push(format!("{}:{line}: `{name}` runs {length} lines", shown(root, &path)));
+            let place = shown(root, &path);
+            found.broken.push(format!("{place}:{line}: `{name}` runs {length} lines"));
         }
     }
-    broken
+    found
 }
 
 /// A `.catch(…)` handler or a `catch` block that does nothing with what was thrown: the person
 /// would never learn that something failed.
-fn swallowed_errors(root: &Path) -> Vec<String> {
+fn swallowed_errors(root: &Path) -> Found {
     let mut broken = Vec::new();
+    let mut read = 0;
     for path in files_under(&root.join("ui/src"), &[".ts", ".svelte"]) {
         if path.to_string_lossy().ends_with(".test.ts") {
             continue;
         }
+        read += 1;
         let text = fs::read_to_string(&path).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         for (index, line) in lines.iter().enumerate() {
@@ -294,27 +400,128 @@ fn swallowed_errors(root: &Path) -> Vec<String> {
             }
         }
     }
-    broken
+    Found { broken, read }
+}
+
+/// A check: it reads a tree's files from its root.
+type Check = fn(&Path) -> Found;
+
+/// Every check, with the rule it keeps.
+fn checks() -> Vec<(String, Check)> {
+    vec![
+        ("SQL outside pinloom-store".to_owned(), sql_outside_the_store),
+        ("HTTP outside pinloom-providers".to_owned(), http_outside_the_providers),
+        ("the engine reading the world".to_owned(), impure_engine),
+        ("git run outside the sync room".to_owned(), git_outside_sync),
+        ("Tauri outside the desktop shell".to_owned(), tauri_outside_the_shell),
+        ("an area of pinloom-app reaching into a sibling".to_owned(), sibling_imports),
+        (
+            format!("functions in pinloom-app over {LONGEST_FUNCTION} lines"),
+            functions_over_a_hundred_lines,
+        ),
+        ("errors the window swallows".to_owned(), swallowed_errors),
+    ]
 }
 
 #[test]
 fn the_house_rules_hold() {
     let root = repo_root();
-    let text = [
-        report("SQL outside pinloom-store", &sql_outside_the_store(&root)),
-        report("HTTP outside pinloom-providers", &http_outside_the_providers(&root)),
-        report("an area of pinloom-app reaching into a sibling", &sibling_imports(&root)),
-        report(
-            &format!("functions in pinloom-app over {LONGEST_FUNCTION} lines"),
-            &functions_over_a_hundred_lines(&root),
-        ),
-        report("errors the window swallows", &swallowed_errors(&root)),
-    ]
-    .concat();
+    let text: String = checks().iter().map(|(rule, check)| check(&root).report(rule)).collect();
     assert!(text.is_empty(), "the house rules are broken:\n{text}");
 }
 
-/// The checks themselves can fail: each finds what it is for in a text made to break it.
+/// A tree of `files` (path, text) made to test the checks on.
+fn planted(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, text) in files {
+        let file = dir.path().join(path);
+        fs::create_dir_all(file.parent().unwrap()).unwrap();
+        fs::write(file, text).unwrap();
+    }
+    dir
+}
+
+/// Each check catches the break planted for it, passes the same tree without it, and fails when
+/// it reads nothing.
+#[test]
+fn every_check_catches_a_planted_break_and_reads_something() {
+    let long = format!("fn long() {{\n{}}}\n", "    step();\n".repeat(LONGEST_FUNCTION));
+    // A tree that keeps every rule, and one file to break each.
+    let clean: Vec<(&str, &str)> = vec![
+        ("crates/pinloom-store/src/lib.rs", "fn rows() { conn.execute(\"SELECT 1\"); }\n"),
+        ("crates/pinloom-store/Cargo.toml", "[dependencies]\nrusqlite = \"1\"\n"),
+        ("crates/pinloom-providers/src/lib.rs", "use reqwest::Client;\n"),
+        ("crates/pinloom-engine/src/lib.rs", "pub fn plan() {}\n"),
+        ("crates/pinloom-app/src/sync/git.rs", "fn run() { Command::new(\"git\"); }\n"),
+        ("crates/pinloom-app/src/base/plan.rs", "use crate::json::PlanView;\n"),
+        ("crates/pinloom-app/src/json.rs", "pub struct PlanView;\n"),
+        ("crates/pinloom-app/src/conversation/send.rs", "use crate::{base::plan, json::X};\n"),
+        ("crates/pinloom-app/src/window/compare.rs", "fn short() {\n    step();\n}\n"),
+        ("src-tauri/src/lib.rs", "use tauri::State;\n"),
+        ("ui/src/lib/a.ts", "try { go(); } catch (thrown) { show(thrown); }\n"),
+    ];
+    let breaks: Vec<(usize, &str, String)> = vec![
+        (0, "crates/pinloom-app/src/window/rows.rs", "fn rows() { q(\"SELECT 1\"); }\n".into()),
+        (1, "crates/pinloom-engine/Cargo.toml", "[dependencies]\nreqwest = \"1\"\n".into()),
+        (
+            2,
+            "crates/pinloom-engine/src/clock.rs",
+            "fn now() { std::time::SystemTime::now(); }\n".into(),
+        ),
+        (
+            3,
+            "crates/pinloom-app/src/window/pull.rs",
+            "fn pull() { Command::new(\"git\"); }\n".into(),
+        ),
+        (4, "crates/pinloom-app/src/window/shell.rs", "use tauri::AppHandle;\n".into()),
+        (
+            5,
+            "crates/pinloom-app/src/window/reach.rs",
+            "use crate::{\n    base::plan,\n    sync::git::run,\n};\n".into(),
+        ),
+        (6, "crates/pinloom-app/src/window/long.rs", long),
+        (7, "ui/src/lib/b.ts", "go().catch(() => {});\n".into()),
+    ];
+    let checks = checks();
+    assert_eq!(breaks.len(), checks.len(), "a planted break for every check");
+    let tree = planted(&clean);
+    for (rule, check) in &checks {
+        let found = check(tree.path());
+        assert!(found.read > 0, "{rule}: read nothing of the planted tree");
+        assert!(
+            found.broken.is_empty(),
+            "{rule}: found a break in a clean tree: {:?}",
+            found.broken
+        );
+    }
+    for (index, path, text) in &breaks {
+        let mut files = clean.clone();
+        files.push((path, text));
+        let tree = planted(&files);
+        let (rule, check) = &checks[*index];
+        let found = check(tree.path());
+        assert!(
+            found.broken.iter().any(|line| line.contains(path)),
+            "{rule}: missed the break planted in {path}: {:?}",
+            found.broken
+        );
+        // Every other check still passes: each break is its own check's alone.
+        for (_, (rule, check)) in checks.iter().enumerate().filter(|(other, _)| other != index) {
+            let found = check(tree.path());
+            assert!(
+                found.broken.is_empty(),
+                "{rule} blamed {path}, planted for another check: {:?}",
+                found.broken
+            );
+        }
+    }
+    let empty = planted(&[("crates/.keep", "")]);
+    for (rule, check) in &checks {
+        assert!(check(empty.path()).report(rule).contains("proves nothing"), "{rule}");
+    }
+}
+
+/// The long-function check's parts, on the forms rustfmt writes.
 #[test]
 fn the_checks_find_what_they_look_for() {
     let long_body =
