@@ -8,7 +8,7 @@
 //! on. Nothing here knows the store.
 //!
 //! - [`wire`]: pure request building, one function per family and task.
-//! - [`decode`]: pure stream decoding, one decoder per family; fuzzed (see the README).
+//! - [`decode`]: pure stream decoding, one decoder per family; fuzzed (see docs/developing.md).
 //! - [`error`]: the provider's error bodies classified into actionable errors.
 //! - [`retry`]: backoff with jitter, `Retry-After`, which failures are worth another try.
 //! - [`client`]: the HTTP client: retries, timeouts, cancel, the partial reply kept.

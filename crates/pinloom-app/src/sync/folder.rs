@@ -108,7 +108,7 @@ pub(crate) fn check_format(folder: &Path) -> Result<(), FolderError> {
                     "format": "pinloom-sync",
                     "version": FORMAT_VERSION,
                     "about": "Pinloom's trees as records written once and field changes stamped \
-                              with a hybrid logical clock; see Pinloom's README, Sync."
+                              with a hybrid logical clock; see Pinloom's docs/sync.md."
                 })
             );
             write_once(folder, Path::new("format.json"), text.as_bytes())

@@ -89,7 +89,7 @@ fn json_lines_rejoin_a_character_cut_inside_its_bytes() {
 #[test]
 fn arbitrary_bytes_never_panic_a_decoder() {
     // A small deterministic sweep through the fuzz targets' own entry point; `cargo fuzz` runs
-    // the same function without limits (README, "Fuzzing the stream decoders").
+    // the same function without limits (docs/developing.md, "Fuzzing the stream decoders").
     let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
     let alphabet = b"data: {}[]\":,\n\r event error choices delta content 0123 \xff\xfe DONE";
     let mut decoded_text = 0;
