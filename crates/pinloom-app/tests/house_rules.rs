@@ -7,7 +7,8 @@
 //! - the application layer's areas are rooms: none imports a sibling (grouped `use crate::{…}`
 //!   imports included), the boundary types import no area, and everything an area shares with
 //!   another lives in the layer below them (`base`);
-//! - no function in `pinloom-app` runs over 100 lines;
+//! - no function in the product's Rust runs over 100 lines (six older ones are held to their
+//!   length until they are split: `LONG_FUNCTIONS_TO_SPLIT`);
 //! - the window never swallows an error with a `.catch` or `catch` that drops it.
 //!
 //! Every check proves itself: a test plants a break of it in a tree made for the purpose and sees
@@ -357,14 +358,31 @@ fn long_functions(text: &str) -> Vec<(usize, String, usize)> {
     found
 }
 
+/// Functions over the limit when the rule went workspace-wide, each held to the length it had
+/// then (it may shrink, never grow) until it is split: (file, function, lines).
+const LONG_FUNCTIONS_TO_SPLIT: [(&str, &str, usize); 6] = [
+    ("crates/pinloom-store/src/interchange.rs", "import_tree", 229),
+    ("crates/pinloom-cli/src/main.rs", "run", 193),
+    ("crates/pinloom-engine/src/incremental.rs", "try_fast", 177),
+    ("crates/pinloom-engine/src/planner/history.rs", "collect_history", 173),
+    ("crates/pinloom-store/src/nodes.rs", "insert_node_with", 156),
+    // tauri-specta's list of every command, one entry a line.
+    ("src-tauri/src/lib.rs", "specta_builder", 103),
+];
+
 fn functions_over_a_hundred_lines(root: &Path) -> Found {
     let mut found = Found { broken: Vec::new(), read: 0 };
-    for path in files_under(&root.join("crates/pinloom-app/src"), &[".rs"]) {
+    for (_, path) in product_rust_files(root) {
         found.read += 1;
         let text = fs::read_to_string(&path).unwrap();
+        let place = shown(root, &path);
         for (line, name, length) in long_functions(&text) {
-            let place = shown(root, &path);
-            found.broken.push(format!("{place}:{line}: `{name}` runs {length} lines"));
+            let held = LONG_FUNCTIONS_TO_SPLIT.iter().any(|(file, function, most)| {
+                place == *file && name == *function && length <= *most
+            });
+            if !held {
+                found.broken.push(format!("{place}:{line}: `{name}` runs {length} lines"));
+            }
         }
     }
     found
@@ -415,10 +433,7 @@ fn checks() -> Vec<(String, Check)> {
         ("git run outside the sync room".to_owned(), git_outside_sync),
         ("Tauri outside the desktop shell".to_owned(), tauri_outside_the_shell),
         ("an area of pinloom-app reaching into a sibling".to_owned(), sibling_imports),
-        (
-            format!("functions in pinloom-app over {LONGEST_FUNCTION} lines"),
-            functions_over_a_hundred_lines,
-        ),
+        (format!("functions over {LONGEST_FUNCTION} lines"), functions_over_a_hundred_lines),
         ("errors the window swallows".to_owned(), swallowed_errors),
     ]
 }

@@ -40,8 +40,50 @@ impl<'a> Builder<'a> {
         let system_on = dialogue || snapshot.tree.buffer_mode_system_context;
         let current = path.threads[path.threads.len() - 1];
 
-        // System context: agent, then tree, then instruction sources (tree, thread, node scope in
-        // path order). Never truncated.
+        self.collect_system(path, system_on);
+
+        if dialogue {
+            for (i, tool) in snapshot.tools.iter().enumerate() {
+                let text = format!("{}\n{}\n{}", tool.name, tool.description, tool.parameters);
+                self.push_text(SliceKind::ToolDefinition, SourceId::Tool(i), text, Need::Optional);
+            }
+        }
+
+        self.collect_references(path);
+
+        self.collect_images(path, dialogue);
+
+        // Ancestor threads: by summary under depth budgets (task frames: root goal, path
+        // summaries, sibling results, each within its share).
+        self.collect_ancestors(path, current);
+
+        // The current pin's anchor, verbatim, framed; none for a pin opened without a highlight.
+        if let ThreadRef::Pin(pin_id) = current.thread
+            && let Some(pin) = snapshot.pin(pin_id)
+            && let Some(anchor) = &pin.anchor
+        {
+            let framed = settings.anchor_framing.replace("{anchor}", &anchor.text);
+            self.push_text(SliceKind::Anchor, SourceId::Anchor(pin_id), framed, Need::Required);
+        }
+
+        self.collect_history(path, current)?;
+
+        if !dialogue && !snapshot.working_buffer.is_empty() {
+            let text = snapshot.working_buffer.clone();
+            self.push_text(SliceKind::WorkingBuffer, SourceId::WorkingBuffer, text, Need::Required);
+        }
+
+        // Retrieval last: it knows the history, so a hit the history already carries is not
+        // sent twice, and it renders right before the prompt (see `ContextPlan::slices`).
+        self.collect_retrieval(path, current);
+        self.collect_fuse_sources();
+        Ok(())
+    }
+
+    /// System context: agent, then tree, then instruction sources (tree, thread, node scope in
+    /// path order). Never truncated; in a buffer document left out unless the tree turns it on.
+    fn collect_system(&mut self, path: &AncestorPath, system_on: bool) {
+        let snapshot = self.snapshot;
         let mut system_parts: Vec<(SourceId, String)> = Vec::new();
         if !self.profile.system_prompt.is_empty() {
             system_parts.push((SourceId::AgentPrompt, self.profile.system_prompt.clone()));
@@ -75,15 +117,12 @@ impl<'a> Builder<'a> {
                 );
             }
         }
+    }
 
-        if dialogue {
-            for (i, tool) in snapshot.tools.iter().enumerate() {
-                let text = format!("{}\n{}\n{}", tool.name, tool.description, tool.parameters);
-                self.push_text(SliceKind::ToolDefinition, SourceId::Tool(i), text, Need::Optional);
-            }
-        }
-
-        // Reference material: context sources, files, folders.
+    /// Reference material on the path: context sources, files, PDFs, then folder listings.
+    fn collect_references(&mut self, path: &AncestorPath) {
+        let snapshot = self.snapshot;
+        let settings = self.settings;
         for a in &snapshot.attachments {
             if !self.on_path(path, a.scope) {
                 continue;
@@ -133,34 +172,6 @@ impl<'a> Builder<'a> {
                 );
             }
         }
-
-        self.collect_images(path, dialogue);
-
-        // Ancestor threads: by summary under depth budgets (task frames: root goal, path
-        // summaries, sibling results, each within its share).
-        self.collect_ancestors(path, current);
-
-        // The current pin's anchor, verbatim, framed; none for a pin opened without a highlight.
-        if let ThreadRef::Pin(pin_id) = current.thread
-            && let Some(pin) = snapshot.pin(pin_id)
-            && let Some(anchor) = &pin.anchor
-        {
-            let framed = settings.anchor_framing.replace("{anchor}", &anchor.text);
-            self.push_text(SliceKind::Anchor, SourceId::Anchor(pin_id), framed, Need::Required);
-        }
-
-        self.collect_history(path, current)?;
-
-        if !dialogue && !snapshot.working_buffer.is_empty() {
-            let text = snapshot.working_buffer.clone();
-            self.push_text(SliceKind::WorkingBuffer, SourceId::WorkingBuffer, text, Need::Required);
-        }
-
-        // Retrieval last: it knows the history, so a hit the history already carries is not
-        // sent twice, and it renders right before the prompt (see `ContextPlan::slices`).
-        self.collect_retrieval(path, current);
-        self.collect_fuse_sources();
-        Ok(())
     }
 
     /// A PDF, page by page, each page framed with its number: pages past the file size limit
@@ -512,41 +523,8 @@ impl<'a> Builder<'a> {
             .collect();
         let written = |k: usize| summaries[k].fitted_from.is_none();
         let at_point = |k: usize| summaries[k].up_to == Some(up_to);
-        let chosen =
-            records
-                .iter()
-                .rev()
-                .copied()
-                .find(|&k| summaries[k].chosen && written(k) && at_point(k))
-                .or_else(|| {
-                    records.iter().rev().copied().find(|&k| {
-                        summaries[k].chosen && written(k) && summaries[k].up_to.is_none()
-                    })
-                });
-        if let Some(k) = chosen {
-            let record = &summaries[k];
-            let tokens = self.tokenizer.count_u32(&record.text);
-            if tokens <= budget {
-                return (record.text.clone(), AncestorContent::Summary { record: k });
-            }
-            let fitted = records.iter().rev().copied().find(|&f| {
-                summaries[f].fitted_from == Some(record.id)
-                    && summaries[f].budget == Some(budget)
-                    && self.tokenizer.count_u32(&summaries[f].text) <= budget
-            });
-            if let Some(f) = fitted {
-                return (summaries[f].text.clone(), AncestorContent::Fitted { record: f, from: k });
-            }
-            if self.settings.write_summaries {
-                self.missing.push(MissingSummary {
-                    thread: seg.thread,
-                    up_to,
-                    budget,
-                    condense: Some(record.id),
-                });
-            }
-            let text = self.cut_summary(&record.text, budget);
-            return (text, AncestorContent::Cut { record: k, whole_tokens: tokens });
+        if let Some(content) = self.chosen_content(&records, seg, up_to, budget) {
+            return content;
         }
         let automatic: Vec<usize> = records
             .iter()
@@ -611,6 +589,57 @@ impl<'a> Builder<'a> {
         self.excerpted.extend(quoted.iter().copied());
         self.excerpted.sort_unstable();
         (text, AncestorContent::Excerpt { quoted, reason })
+    }
+
+    /// Step 1 of [`Builder::ancestor_content`]: the summary chosen on purpose for the thread
+    /// (`records`, its non-empty summaries), at this point or for the whole thread: whole when
+    /// it fits, else its fitted version at `budget`, else cut at a sentence (and its fitted
+    /// version asked for). `None` when none was chosen.
+    fn chosen_content(
+        &mut self,
+        records: &[usize],
+        seg: ThreadSegment,
+        up_to: NodeId,
+        budget: u32,
+    ) -> Option<(String, AncestorContent)> {
+        let summaries = &self.snapshot.summaries;
+        let written = |k: usize| summaries[k].fitted_from.is_none();
+        let chosen =
+            records
+                .iter()
+                .rev()
+                .copied()
+                .find(|&k| summaries[k].chosen && written(k) && summaries[k].up_to == Some(up_to))
+                .or_else(|| {
+                    records.iter().rev().copied().find(|&k| {
+                        summaries[k].chosen && written(k) && summaries[k].up_to.is_none()
+                    })
+                })?;
+        let record = &summaries[chosen];
+        let tokens = self.tokenizer.count_u32(&record.text);
+        if tokens <= budget {
+            return Some((record.text.clone(), AncestorContent::Summary { record: chosen }));
+        }
+        let fitted = records.iter().rev().copied().find(|&f| {
+            summaries[f].fitted_from == Some(record.id)
+                && summaries[f].budget == Some(budget)
+                && self.tokenizer.count_u32(&summaries[f].text) <= budget
+        });
+        if let Some(f) = fitted {
+            let text = summaries[f].text.clone();
+            return Some((text, AncestorContent::Fitted { record: f, from: chosen }));
+        }
+        let (id, text) = (record.id, record.text.clone());
+        if self.settings.write_summaries {
+            self.missing.push(MissingSummary {
+                thread: seg.thread,
+                up_to,
+                budget,
+                condense: Some(id),
+            });
+        }
+        let cut = self.cut_summary(&text, budget);
+        Some((cut, AncestorContent::Cut { record: chosen, whole_tokens: tokens }))
     }
 
     /// Summary `k` whole when it fits `budget`, else cut at a sentence.

@@ -306,24 +306,29 @@ impl<'a> Builder<'a> {
                 start_done = true;
                 self.keep_or_give_up_start(used, available);
             }
-            for &group_index in history_here.iter().rev() {
-                let group = self.groups[group_index];
-                if self.need[group.first] != Need::Optional {
+            self.fill_tail(&history_here, used, available, &mut tail_open);
+        }
+    }
+
+    /// The history groups of one priority, newest first, into the tail while it is open; once
+    /// one does not fit the tail closes, and every older group is cut without weighing it.
+    fn fill_tail(&mut self, groups: &[usize], used: &mut u64, available: u64, open: &mut bool) {
+        for &group_index in groups.iter().rev() {
+            let group = self.groups[group_index];
+            if self.need[group.first] != Need::Optional {
+                continue;
+            }
+            if *open {
+                let t = self.group_tokens(&group);
+                let refund = self.twin_refund(&group);
+                if *used + t <= available + refund {
+                    *used = *used + t - refund;
+                    self.retire_twins(&group);
                     continue;
                 }
-                // Once the tail is closed, every older group is cut without weighing it.
-                if tail_open {
-                    let t = self.group_tokens(&group);
-                    let refund = self.twin_refund(&group);
-                    if *used + t <= available + refund {
-                        *used = *used + t - refund;
-                        self.retire_twins(&group);
-                        continue;
-                    }
-                    tail_open = false;
-                }
-                self.group_status(&group, SliceStatus::Pruned(PruneReason::Truncated));
+                *open = false;
             }
+            self.group_status(&group, SliceStatus::Pruned(PruneReason::Truncated));
         }
     }
 
