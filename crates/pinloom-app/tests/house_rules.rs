@@ -7,7 +7,7 @@
 //! - the application layer's areas are rooms: none imports a sibling (grouped `use crate::{…}`
 //!   imports included), the boundary types import no area, and everything an area shares with
 //!   another lives in the layer below them (`base`);
-//! - no function in the product's Rust runs over 100 lines (six older ones are held to their
+//! - no function in the product's Rust runs over 100 lines (two older ones are held to their
 //!   length until they are split: `LONG_FUNCTIONS_TO_SPLIT`);
 //! - the window never swallows an error with a `.catch` or `catch` that drops it.
 //!
@@ -360,12 +360,9 @@ fn long_functions(text: &str) -> Vec<(usize, String, usize)> {
 
 /// Functions over the limit when the rule went workspace-wide, each held to the length it had
 /// then (it may shrink, never grow) until it is split: (file, function, lines).
-const LONG_FUNCTIONS_TO_SPLIT: [(&str, &str, usize); 6] = [
-    ("crates/pinloom-store/src/interchange.rs", "import_tree", 229),
+const LONG_FUNCTIONS_TO_SPLIT: [(&str, &str, usize); 2] = [
+    // The command line's one match over its commands, an arm each.
     ("crates/pinloom-cli/src/main.rs", "run", 193),
-    ("crates/pinloom-engine/src/incremental.rs", "try_fast", 177),
-    ("crates/pinloom-engine/src/planner/history.rs", "collect_history", 173),
-    ("crates/pinloom-store/src/nodes.rs", "insert_node_with", 156),
     // tauri-specta's list of every command, one entry a line.
     ("src-tauri/src/lib.rs", "specta_builder", 103),
 ];

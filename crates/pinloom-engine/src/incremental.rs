@@ -48,51 +48,8 @@ fn try_fast(
     profile: &ModelProfile,
     settings: &Settings,
 ) -> Option<AppendPath> {
-    let rules = profile.role_rules;
-    if rules.assistant_between_tool_and_user
-        || rules.strict_alternation
-        || !snapshot.fuse_sources.is_empty()
-        || snapshot.compaction.is_some()
-    {
-        return None;
-    }
-    // A cut at the boundary depends on the whole budget's leftover: plan again.
-    if settings.truncation == TruncationStrategy::StopAtLimit
-        || settings.cut_boundary_message
-        || available_budget(profile, &snapshot.tree) != p.available
-        || profile.tokenizer.id() != p.tokenizer
-    {
-        return None;
-    }
-    // A message the user keeps changes what may be pruned anywhere in the thread: plan again.
-    if snapshot.nodes.iter().any(|node| node.kept) {
-        return None;
-    }
-    let index = snapshot.nodes.len().checked_sub(1)?;
+    let (index, prompt_slice) = appendable(p, snapshot, profile, settings)?;
     let node = &snapshot.nodes[index];
-    if node.id != snapshot.active
-        || node.excluded
-        || node.pruned
-        || node.has_tool_call()
-        || node.has_tool_result()
-    {
-        return None;
-    }
-    let ParentEdge::Continuation(parent) = node.edge else { return None };
-    let prompt_slice = *p.history.node_slices.last()?;
-    let prompt = &p.slices[prompt_slice];
-    if prompt.kind != SliceKind::Prompt || prompt.source != SourceId::Node(parent) {
-        return None;
-    }
-    // The prompt group must be a single node (no tool group to keep whole).
-    if p.history.prompt_start + 1 != p.history.node_slices.len() {
-        return None;
-    }
-    // Nothing after the prompt (a working buffer) may move.
-    if prompt_slice + 1 != p.slices.len() || snapshot.tree.mode != TreeMode::Dialogue {
-        return None;
-    }
-
     let overhead = profile.message_overhead;
     let tokens = match node.cached(p.tokenizer) {
         Some(c) => c,
@@ -138,12 +95,82 @@ fn try_fast(
         cut_from: None,
         origin: Origin::Node(index),
     });
-    let mut used = u64::from(p.used) + u64::from(tokens);
+    let used = u64::from(p.used) + u64::from(tokens);
     let available = u64::from(p.available);
     if used <= available {
         p.used = u32::try_from(used).ok()?;
         return Some(AppendPath::Incremental);
     }
+    prune_for_append(p, profile, settings, used, available)
+}
+
+/// Whether the fast path may append `snapshot`'s newest node to `p`: a plain message continuing
+/// the prompt, under rules that decide nothing far from it. Its index and the old prompt's slice.
+fn appendable(
+    p: &ContextPlan,
+    snapshot: &Snapshot,
+    profile: &ModelProfile,
+    settings: &Settings,
+) -> Option<(usize, usize)> {
+    let rules = profile.role_rules;
+    if rules.assistant_between_tool_and_user
+        || rules.strict_alternation
+        || !snapshot.fuse_sources.is_empty()
+        || snapshot.compaction.is_some()
+    {
+        return None;
+    }
+    // A cut at the boundary depends on the whole budget's leftover: plan again.
+    if settings.truncation == TruncationStrategy::StopAtLimit
+        || settings.cut_boundary_message
+        || available_budget(profile, &snapshot.tree) != p.available
+        || profile.tokenizer.id() != p.tokenizer
+    {
+        return None;
+    }
+    // A message the user keeps changes what may be pruned anywhere in the thread: plan again.
+    if snapshot.nodes.iter().any(|node| node.kept) {
+        return None;
+    }
+    let index = snapshot.nodes.len().checked_sub(1)?;
+    let node = &snapshot.nodes[index];
+    if node.id != snapshot.active
+        || node.excluded
+        || node.pruned
+        || node.has_tool_call()
+        || node.has_tool_result()
+    {
+        return None;
+    }
+    let ParentEdge::Continuation(parent) = node.edge else { return None };
+    let prompt_slice = *p.history.node_slices.last()?;
+    let prompt = &p.slices[prompt_slice];
+    if prompt.kind != SliceKind::Prompt || prompt.source != SourceId::Node(parent) {
+        return None;
+    }
+    // The prompt group must be a single node (no tool group to keep whole).
+    if p.history.prompt_start + 1 != p.history.node_slices.len() {
+        return None;
+    }
+    // Nothing after the prompt (a working buffer) may move.
+    if prompt_slice + 1 != p.slices.len() || snapshot.tree.mode != TreeMode::Dialogue {
+        return None;
+    }
+    Some((index, prompt_slice))
+}
+
+/// The fast path's append that went over the budget: the oldest kept history is pruned until
+/// the plan fits again, behind a marker; `None` when only the full planner may decide (under
+/// truncateMiddle, with a lower-priority slice that must go first, when the protected messages
+/// would be reached, or a tool group met).
+fn prune_for_append(
+    p: &mut ContextPlan,
+    profile: &ModelProfile,
+    settings: &Settings,
+    mut used: u64,
+    available: u64,
+) -> Option<AppendPath> {
+    let overhead = profile.message_overhead;
     // Over budget under truncateMiddle: where the tail starts, whether the start is kept and
     // whether the budget is small are the full planner's decisions (they depend on every
     // message's place and size in the thread).

@@ -377,6 +377,37 @@ fn import_tree(
     )?;
 
     let mut pins: Vec<Option<PinId>> = vec![None; import.pins.len()];
+    let nodes = import_nodes(conn, import, tree.id, &mut pins, progress)?;
+    for index in 0..import.pins.len() {
+        ensure_pin(conn, import, tree.id, index, &mut pins, &nodes)?;
+    }
+    let pins: Vec<PinId> = pins.into_iter().flatten().collect();
+    place_pins(conn, import, &pins)?;
+    // Soft deletion last: nothing may be written under a deleted branch.
+    for (index, node) in import.nodes.iter().enumerate() {
+        if let Some(at) = node.pruned_at_ms {
+            prune(conn, nodes[index], at)?;
+        }
+    }
+    import_extras(conn, import, tree.id, &nodes, &pins)?;
+    // The times the document gave, not the import's.
+    conn.execute(
+        "UPDATE trees SET created_at_ms = ?2, updated_at_ms = ?3 WHERE id = ?1",
+        params![tree.id.0, import.tree.created_at_ms, import.updated_at_ms],
+    )?;
+    Ok(ImportedTree { tree: tree_by_id(conn, tree.id)?, nodes, pins, copy_of })
+}
+
+/// The import's messages, written in its order (a parent before its children), each with its
+/// marks and global id; an edit's link to a message written after it is set once all are.
+/// Reports progress every [`PROGRESS_EVERY`] messages.
+fn import_nodes(
+    conn: &Connection,
+    import: &TreeImport,
+    tree: TreeId,
+    pins: &mut [Option<PinId>],
+    progress: &mut dyn FnMut(usize),
+) -> Result<Vec<NodeId>, StoreError> {
     let mut nodes: Vec<NodeId> = Vec::with_capacity(import.nodes.len());
     for (index, node) in import.nodes.iter().enumerate() {
         let reference = |other: Option<usize>, what: &str| -> Result<Option<NodeId>, StoreError> {
@@ -394,13 +425,13 @@ fn import_tree(
         let edited_from = node.edited_from.and_then(|other| nodes.get(other).copied());
         let pin = match node.pin {
             None => None,
-            Some(pin) => Some(ensure_pin(conn, import, tree.id, pin, &mut pins, &nodes)?),
+            Some(pin) => Some(ensure_pin(conn, import, tree, pin, pins, &nodes)?),
         };
         // A pin's first message hangs off its anchor; a message after it continues its thread.
         let begins_pin =
             pin.is_some() && node.parent.is_none_or(|parent| import.nodes[parent].pin != node.pin);
         let new = NewNode {
-            tree_id: tree.id,
+            tree_id: tree,
             parent_id: parent,
             pin_id: if begins_pin { pin } else { None },
             author: node.author,
@@ -451,10 +482,12 @@ fn import_tree(
             )?;
         }
     }
-    for index in 0..import.pins.len() {
-        ensure_pin(conn, import, tree.id, index, &mut pins, &nodes)?;
-    }
-    let pins: Vec<PinId> = pins.into_iter().flatten().collect();
+    Ok(nodes)
+}
+
+/// The import's threads placed among their siblings in the document's order, after every pin
+/// already in the file, each with its slug and its deletion.
+fn place_pins(conn: &Connection, import: &TreeImport, pins: &[PinId]) -> Result<(), StoreError> {
     // Places among siblings in the document's order, after every pin already in the file. The
     // document's numbers only rank its threads: written as they are, one near i64::MAX would
     // overflow here and leave no place for the next thread opened in the tree.
@@ -475,12 +508,6 @@ fn import_tree(
             "UPDATE pins SET list_order = ?2 WHERE id = ?1",
             params![pins[index].0, place],
         )?;
-    }
-    // Soft deletion last: nothing may be written under a deleted branch.
-    for (index, node) in import.nodes.iter().enumerate() {
-        if let Some(at) = node.pruned_at_ms {
-            prune(conn, nodes[index], at)?;
-        }
     }
     // Slugs: each pin gets the one it had where no live thread has it, else the next free one.
     // Insertion gave each a placeholder (a control character and its index) that no picked slug
@@ -503,7 +530,18 @@ fn import_tree(
         };
         conn.execute("UPDATE pins SET slug = ?2 WHERE id = ?1", params![pins[index].0, slug])?;
     }
+    Ok(())
+}
 
+/// The import's summaries (with their logs), attachments and notes, each naming its messages and
+/// threads by their place in the import.
+fn import_extras(
+    conn: &Connection,
+    import: &TreeImport,
+    tree: TreeId,
+    nodes: &[NodeId],
+    pins: &[PinId],
+) -> Result<(), StoreError> {
     // What the rest of the import names by index must exist: a planner's mistake is refused,
     // never a panic inside the transaction.
     let node_at = |index: usize, what: &str| {
@@ -532,7 +570,7 @@ fn import_tree(
             None => None,
         };
         let key = SummaryKey {
-            tree_id: tree.id,
+            tree_id: tree,
             pin_id: summary.pin.map(|index| pin_at(index, "a summary")).transpose()?,
             path_end: summary.path_end.map(|index| node_at(index, "a summary")).transpose()?,
             budget: summary.budget,
@@ -568,7 +606,7 @@ fn import_tree(
         let role = attachment.role;
         insert_attachment(
             conn,
-            tree.id,
+            tree,
             scope,
             role,
             &attachment.name,
@@ -580,12 +618,7 @@ fn import_tree(
         let node = node_at(note.node, "a note")?;
         insert_annotation(conn, node, &note.text, note.included, note.created_at_ms)?;
     }
-    // The times the document gave, not the import's.
-    conn.execute(
-        "UPDATE trees SET created_at_ms = ?2, updated_at_ms = ?3 WHERE id = ?1",
-        params![tree.id.0, import.tree.created_at_ms, import.updated_at_ms],
-    )?;
-    Ok(ImportedTree { tree: tree_by_id(conn, tree.id)?, nodes, pins, copy_of })
+    Ok(())
 }
 
 /// Gives row `row` of `table` the global id a document named, when it is one (a UUID's shape)

@@ -708,50 +708,7 @@ pub(crate) fn insert_node_with(
         return Err(StoreError::InvalidInput("a message needs content: it has no parts".into()));
     }
     require_tree(conn, node.tree_id)?;
-    let thread = match (node.pin_id, node.parent_id) {
-        (Some(pin_id), parent) => {
-            let pin = pin_in_tree(conn, pin_id, node.tree_id)?;
-            if pin.anchor_node_id != parent {
-                return Err(StoreError::InvalidInput(format!(
-                    "the first message of pin {} must hang off its anchor node",
-                    pin_id.0
-                )));
-            }
-            Some(pin_id)
-        }
-        (None, Some(parent)) => {
-            let parent = node_by_id(conn, parent)?;
-            if parent.tree_id != node.tree_id {
-                return Err(StoreError::InvalidInput(format!(
-                    "node {} belongs to another tree; a reply continues a node of its own tree",
-                    parent.id.0
-                )));
-            }
-            parent.pin_id
-        }
-        // An edit of the tree's first message is a second first message, beside the original.
-        (None, None)
-            if extra_roots
-                || node.edited_from.is_some_and(|original| is_first_message(conn, original)) =>
-        {
-            None
-        }
-        (None, None) => {
-            let has_root: bool = conn
-                .prepare_cached(
-                    "SELECT EXISTS (SELECT 1 FROM nodes
-                     WHERE tree_id = ?1 AND parent_id IS NULL AND pin_id IS NULL)",
-                )?
-                .query_row([node.tree_id.0], |row| row.get(0))?;
-            if has_root {
-                return Err(StoreError::InvalidInput(format!(
-                    "tree {} already has a first message; continue one of its messages instead",
-                    node.tree_id.0
-                )));
-            }
-            None
-        }
-    };
+    let thread = thread_of_new_node(conn, node, extra_roots)?;
     if let Some(parent) = node.parent_id
         && !under_deleted
         && in_deleted_branch(conn, parent)?
@@ -773,22 +730,7 @@ pub(crate) fn insert_node_with(
             StoreError::InvalidInput(format!("the message's parts cannot be stored: {error}"))
         })?),
     };
-    // Continue the parent's segment when the next position is free (a first child); otherwise
-    // the node heads its own segment, whose id is its own and is set once the id is known.
-    let segment: Option<(i64, i64)> = match node.parent_id {
-        None => None,
-        Some(parent) => {
-            let (segment_id, position): (i64, i64) = conn
-                .prepare_cached("SELECT segment_id, segment_pos FROM nodes WHERE id = ?1")?
-                .query_row([parent.0], |row| Ok((row.get(0)?, row.get(1)?)))?;
-            let taken: bool = conn
-                .prepare_cached(
-                    "SELECT EXISTS (SELECT 1 FROM nodes WHERE segment_id = ?1 AND segment_pos = ?2)",
-                )?
-                .query_row(params![segment_id, position + 1], |row| row.get(0))?;
-            (!taken).then_some((segment_id, position + 1))
-        }
-    };
+    let segment = segment_of_new_node(conn, node.parent_id)?;
     conn.prepare_cached(
         "INSERT INTO nodes (tree_id, parent_id, pin_id, author, text, parts_json, edited_from,
              model, generation_json, created_at_ms, segment_id, segment_pos, usage_json,
@@ -852,6 +794,83 @@ pub(crate) fn insert_node_with(
         kept: false,
         pruned_at_ms: None,
         created_at_ms: node.created_at_ms,
+    })
+}
+
+/// The thread a new node joins: its pin's (whose anchor it must hang off), its parent's (in its
+/// own tree), or the root thread for a tree's first message (a second one only as an edit of
+/// the first, or with `extra_roots`).
+fn thread_of_new_node(
+    conn: &Connection,
+    node: &NewNode,
+    extra_roots: bool,
+) -> Result<Option<PinId>, StoreError> {
+    Ok(match (node.pin_id, node.parent_id) {
+        (Some(pin_id), parent) => {
+            let pin = pin_in_tree(conn, pin_id, node.tree_id)?;
+            if pin.anchor_node_id != parent {
+                return Err(StoreError::InvalidInput(format!(
+                    "the first message of pin {} must hang off its anchor node",
+                    pin_id.0
+                )));
+            }
+            Some(pin_id)
+        }
+        (None, Some(parent)) => {
+            let parent = node_by_id(conn, parent)?;
+            if parent.tree_id != node.tree_id {
+                return Err(StoreError::InvalidInput(format!(
+                    "node {} belongs to another tree; a reply continues a node of its own tree",
+                    parent.id.0
+                )));
+            }
+            parent.pin_id
+        }
+        // An edit of the tree's first message is a second first message, beside the original.
+        (None, None)
+            if extra_roots
+                || node.edited_from.is_some_and(|original| is_first_message(conn, original)) =>
+        {
+            None
+        }
+        (None, None) => {
+            let has_root: bool = conn
+                .prepare_cached(
+                    "SELECT EXISTS (SELECT 1 FROM nodes
+                 WHERE tree_id = ?1 AND parent_id IS NULL AND pin_id IS NULL)",
+                )?
+                .query_row([node.tree_id.0], |row| row.get(0))?;
+            if has_root {
+                return Err(StoreError::InvalidInput(format!(
+                    "tree {} already has a first message; continue one of its messages instead",
+                    node.tree_id.0
+                )));
+            }
+            None
+        }
+    })
+}
+
+/// Where a new node goes among the segments: its parent's segment at the next position when that
+/// is free (a first child), else `None`: the node heads a segment of its own, whose id is its
+/// own and is set once the id is known.
+fn segment_of_new_node(
+    conn: &Connection,
+    parent: Option<NodeId>,
+) -> Result<Option<(i64, i64)>, StoreError> {
+    Ok(match parent {
+        None => None,
+        Some(parent) => {
+            let (segment_id, position): (i64, i64) = conn
+                .prepare_cached("SELECT segment_id, segment_pos FROM nodes WHERE id = ?1")?
+                .query_row([parent.0], |row| Ok((row.get(0)?, row.get(1)?)))?;
+            let taken: bool = conn
+            .prepare_cached(
+                "SELECT EXISTS (SELECT 1 FROM nodes WHERE segment_id = ?1 AND segment_pos = ?2)",
+            )?
+            .query_row(params![segment_id, position + 1], |row| row.get(0))?;
+            (!taken).then_some((segment_id, position + 1))
+        }
     })
 }
 

@@ -18,14 +18,30 @@ impl<'a> Builder<'a> {
         path: &AncestorPath,
         current: ThreadSegment,
     ) -> Result<(), EngineError> {
+        let compacted = self.collect_compaction(path, current);
+        let (kept, plain_and_held) = self.push_history_nodes(path, current, compacted);
+        let (groups, held) = self.group_tool_rounds(&kept, &plain_and_held);
+        let Some(prompt) = groups.last().copied() else {
+            return Err(EngineError::NoMessages);
+        };
+        self.protect_recent(&groups, &held, prompt, compacted);
+        self.groups = groups;
+        Ok(())
+    }
+
+    /// Each message of the current thread as a slice, those left out (compacted, excluded,
+    /// soft-deleted, a note not asked for) decided at once: the slice indices of the kept ones,
+    /// and for each whether it is a plain message (one text part by a person or a model: a group
+    /// of its own) and whether the person keeps it, read here while the record is at hand.
+    fn push_history_nodes(
+        &mut self,
+        path: &AncestorPath,
+        current: ThreadSegment,
+        compacted: usize,
+    ) -> (Vec<usize>, Vec<(bool, bool)>) {
         let snapshot = self.snapshot;
-        // Exclusion first: excluded, soft-deleted, annotations not asked for.
-        // Slice indices of kept nodes, and for each whether it is a plain message (one text part
-        // by a person or a model: a group of its own) and whether the person keeps it, read here
-        // while the record is at hand rather than looked up again for each group.
         let mut kept: Vec<usize> = Vec::with_capacity(current.end - current.start);
         let mut plain_and_held: Vec<(bool, bool)> = Vec::with_capacity(current.end - current.start);
-        let compacted = self.collect_compaction(path, current);
         for (position, &node_index) in path.nodes[current.start..current.end].iter().enumerate() {
             let node = &snapshot.nodes[node_index];
             let tokens = self.node_tokens(node_index);
@@ -73,7 +89,17 @@ impl<'a> Builder<'a> {
                 self.slices[slice].provenance = Provenance::AddedByPerson;
             }
         }
-        // Tool groups: a call and every one of its results, kept or dropped together.
+        (kept, plain_and_held)
+    }
+
+    /// Tool rounds: a call and every one of its results form one group, kept or dropped
+    /// together; a result without its call, or a call without all its results, is left out. The
+    /// groups, and for each whether the person keeps a message of it.
+    fn group_tool_rounds(
+        &mut self,
+        kept: &[usize],
+        plain_and_held: &[(bool, bool)],
+    ) -> (Vec<Group>, Vec<bool>) {
         let mut groups: Vec<Group> = Vec::with_capacity(kept.len());
         // Whether the person keeps a message of the group, for each group.
         let mut held: Vec<bool> = Vec::with_capacity(kept.len());
@@ -139,10 +165,13 @@ impl<'a> Builder<'a> {
             held.push(node.kept);
             k += 1;
         }
-        let Some(prompt) = groups.last().copied() else {
-            return Err(EngineError::NoMessages);
-        };
-        // Prompt, recent and old history; the last N nodes and the prompt are required.
+        (groups, held)
+    }
+
+    /// The prompt, recent and old history by place; the prompt, the last N nodes and what the
+    /// person keeps are required; truncateMiddle's kept start is marked (a thread whose start is
+    /// compacted has it in the compaction).
+    fn protect_recent(&mut self, groups: &[Group], held: &[bool], prompt: Group, compacted: usize) {
         let mut from_end_nodes = 0usize; // kept nodes after this group, prompt included
         let min_recent = self.settings.minimum_recent_nodes;
         let strategy_protects = self.settings.truncation != TruncationStrategy::StopAtLimit;
@@ -183,8 +212,6 @@ impl<'a> Builder<'a> {
                 self.start_groups += 1;
             }
         }
-        self.groups = groups;
-        Ok(())
     }
 
     /// The slice of the current thread's compaction, when the snapshot has one whose last
