@@ -502,6 +502,17 @@ pub struct StepCut {
     pub step_tokens: u32,
 }
 
+/// One message of the current thread's history as a plan fitted it ([`ContextPlan::history_fill`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HistoryFill {
+    /// The message.
+    pub node: NodeId,
+    /// Its tokens, all its slices together.
+    pub tokens: u32,
+    /// Whether the budget cut it, or part of it.
+    pub cut: bool,
+}
+
 /// What truncateMiddle gave up for recent turns when the budget is small: the thread's kept
 /// start, the marker and the step each cost as much as a recent turn there, and keep less.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -629,6 +640,31 @@ impl ContextPlan {
         let slices: u64 = self.included().map(|s| u64::from(s.tokens)).sum();
         let fills: u64 = self.role_fills.iter().map(|f| u64::from(f.tokens)).sum();
         slices + fills + self.marker.as_ref().map_or(0, |m| u64::from(m.tokens))
+    }
+
+    /// The current thread's history before the prompt as the budget left it, in path order:
+    /// each message sent or cut for room, with its tokens (its slices' together) and whether the
+    /// budget cut it or part of it. Messages left out for what they are (compacted, excluded,
+    /// deleted, a note not asked for) are not listed: no fitting concerns them. What a
+    /// compaction weighs (`pinloom-app`'s automatic compaction, the W6 benchmark).
+    pub fn history_fill(&self) -> Vec<HistoryFill> {
+        let mut history: Vec<HistoryFill> = Vec::new();
+        for slice in self.slices.iter().filter(|slice| slice.kind.is_history()) {
+            let SourceId::Node(node) = slice.source else { continue };
+            let cut = match slice.status {
+                SliceStatus::Included => slice.cut_from.is_some(),
+                SliceStatus::Pruned(PruneReason::OverBudget | PruneReason::Truncated) => true,
+                SliceStatus::Pruned(_) => continue,
+            };
+            match history.last_mut() {
+                Some(last) if last.node == node => {
+                    last.tokens = last.tokens.saturating_add(slice.tokens);
+                    last.cut |= cut;
+                }
+                _ => history.push(HistoryFill { node, tokens: slice.tokens, cut }),
+            }
+        }
+        history
     }
 
     /// Whether anything was truncated or pruned for budget.

@@ -4,9 +4,8 @@
 //! preview says what the send will do before it does it.
 
 use pinloom_engine::ContextPlan;
-use pinloom_engine::plan::{PruneReason, SliceStatus, SourceId};
-use pinloom_engine::snapshot::NodeId;
 
+use crate::base::plan::plural;
 use crate::json::{CompactionDue, CompactionWhen, TreeSettings};
 
 /// The compaction `settings` ask for before `plan` is sent; `refused` when the tree stops at
@@ -25,24 +24,9 @@ pub(crate) fn compaction_due(
         return None;
     }
     // The thread's own messages before the prompt that a compaction would stand for: those sent
-    // and those the budget cut, in path order (already compacted, excluded or deleted ones are
-    // none of its business).
-    let mut history: Vec<(NodeId, u32, bool)> = Vec::new();
-    for slice in plan.slices.iter().filter(|slice| slice.kind.is_history()) {
-        let SourceId::Node(node) = slice.source else { continue };
-        let cut = match slice.status {
-            SliceStatus::Included => slice.cut_from.is_some(),
-            SliceStatus::Pruned(PruneReason::OverBudget | PruneReason::Truncated) => true,
-            SliceStatus::Pruned(_) => continue,
-        };
-        match history.last_mut() {
-            Some((last, tokens, was_cut)) if *last == node => {
-                *tokens = tokens.saturating_add(slice.tokens);
-                *was_cut |= cut;
-            }
-            _ => history.push((node, slice.tokens, cut)),
-        }
-    }
+    // and those the budget cut (already compacted, excluded or deleted ones are none of its
+    // business).
+    let history = plan.history_fill();
     let keep_turns = settings.compaction_keep_turns();
     // Whole turns of the history are kept, a message and its reply each, and the prompt after them.
     let kept = usize::try_from(keep_turns.saturating_mul(2)).unwrap_or(usize::MAX);
@@ -50,8 +34,8 @@ pub(crate) fn compaction_due(
     if span.len() < 2 {
         return None;
     }
-    let tokens: u32 = history.iter().map(|(_, tokens, _)| *tokens).fold(0, u32::saturating_add);
-    let cut = history.iter().filter(|(_, _, cut)| *cut).count();
+    let tokens: u32 = history.iter().map(|entry| entry.tokens).fold(0, u32::saturating_add);
+    let cut = history.iter().filter(|entry| entry.cut).count();
     let share = settings.compact_at_percent();
     let over_share = u64::from(tokens) * 100 > u64::from(plan.available) * u64::from(share);
     let reason = if refused {
@@ -63,20 +47,16 @@ pub(crate) fn compaction_due(
     } else {
         return None;
     };
-    let span_tokens = span.iter().map(|(_, tokens, _)| *tokens).fold(0, u32::saturating_add);
+    let span_tokens = span.iter().map(|entry| entry.tokens).fold(0, u32::saturating_add);
     Some(CompactionDue {
         // A refused plan is never sent, so nothing is compacted on its way: the person is
         // offered it.
         automatic: automatic && !refused,
-        up_to: i64::try_from(span[span.len() - 1].0.0).unwrap_or(i64::MAX),
+        up_to: i64::try_from(span[span.len() - 1].node.0).unwrap_or(i64::MAX),
         messages: u32::try_from(span.len()).unwrap_or(u32::MAX),
         tokens: span_tokens,
-        cut: u32::try_from(span.iter().filter(|(_, _, cut)| *cut).count()).unwrap_or(u32::MAX),
+        cut: u32::try_from(span.iter().filter(|entry| entry.cut).count()).unwrap_or(u32::MAX),
         keep_turns,
         reason,
     })
-}
-
-fn plural(count: usize, one: &str) -> String {
-    format!("{count} {one}{}", if count == 1 { "" } else { "s" })
 }

@@ -744,7 +744,8 @@ fn describe_exclusions(exclude: &[SourceId], snapshot: &Snapshot) -> String {
 /// How many runs of messages a refusal names before it counts the rest.
 const RUNS_SHOWN: usize = 6;
 
-fn plural(count: usize, noun: &str) -> String {
+/// `count` and `noun`, plural unless the count is one ("1 message", "3 messages").
+pub(crate) fn plural(count: usize, noun: &str) -> String {
     if count == 1 { format!("1 {noun}") } else { format!("{count} {noun}s") }
 }
 

@@ -21,6 +21,9 @@ pub(crate) const MAX_SUMMARY_BUDGET: u32 = 200_000;
 /// The most tokens a tree may keep for the reply.
 pub(crate) const MAX_TOKEN_BUFFER: u32 = 1_000_000;
 
+/// A day, in milliseconds: the span of a tree's daily limit.
+const DAY_MS: i64 = 24 * 60 * 60 * 1000;
+
 /// The most turns a compaction may keep verbatim.
 pub(crate) const MAX_KEEP_TURNS: u32 = 1000;
 
@@ -170,17 +173,24 @@ impl TreeSettings {
         self.compaction_keep_turns.unwrap_or(DEFAULT_COMPACTION_KEEP_TURNS)
     }
 
-    /// Why a request on the tree's own may not be made now, when its daily limit is spent:
-    /// `used` tokens in the last 24 hours.
-    pub(crate) fn over_daily_limit(&self, used: u64) -> Option<ApiError> {
-        let limit = self.daily_token_limit?;
-        (used >= limit).then(|| {
+    /// Why tree `tree`'s next request made on its own may not be sent at `now_ms`: its daily
+    /// limit is spent (what its requests took in the 24 hours before). Reads the store only when
+    /// there is a limit: call it on a blocking thread.
+    pub(crate) fn daily_limit_refusal(
+        &self,
+        store: &pinloom_store::Store,
+        tree: pinloom_store::TreeId,
+        now_ms: i64,
+    ) -> anyhow::Result<Option<ApiError>> {
+        let Some(limit) = self.daily_token_limit else { return Ok(None) };
+        let used = store.background_tokens_since(tree, now_ms - DAY_MS)?;
+        Ok((used >= limit).then(|| {
             ApiError::invalid_input(format!(
                 "not sent: this tree's requests made on their own took {used} of their {limit} \
                  tokens a day in the last 24 hours; raise the limit in Settings → This tree \
                  (`pinloom settings --daily-tokens`), or write or regenerate the summary yourself"
             ))
-        })
+        }))
     }
 
     pub(crate) fn max_file_bytes(&self) -> u64 {

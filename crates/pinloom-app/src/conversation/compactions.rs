@@ -13,8 +13,7 @@ use tokio_util::sync::CancellationToken;
 use crate::ApiError;
 use crate::base::compaction_due::compaction_due;
 use crate::base::engine_inputs::ModelChoice;
-use crate::base::plan::{Planned, ProfileRef, model_choice_in};
-use crate::conversation::summaries::DAY_MS;
+use crate::base::plan::{Planned, ProfileRef, model_choice_in, plural};
 use crate::json::{CompactionView, TreeSettings};
 use crate::pinloom::Pinloom;
 use crate::runtime::now_ms;
@@ -73,12 +72,12 @@ impl Pinloom {
         // Made on its own, an automatic compaction counts against the tree's daily limit.
         let tree = planned.tree.id;
         let settings = planned.settings.clone();
-        let used = self
+        let refused = self
             .read("could not read what the tree's requests took", move |store| {
-                Ok(store.background_tokens_since(tree, now_ms() - DAY_MS)?)
+                settings.daily_limit_refusal(store, tree, now_ms())
             })
             .await?;
-        if let Some(refused) = settings.over_daily_limit(used) {
+        if let Some(refused) = refused {
             tracing::warn!("the thread was not compacted before the send: {}", refused.message);
             return Ok(planned);
         }
@@ -246,7 +245,3 @@ const MAX_STEPS: usize = 20;
 
 /// What a transcript adds to each message: its author and the blank line before it.
 const MESSAGE_FRAMING: u64 = 4;
-
-fn plural(count: usize, one: &str) -> String {
-    format!("{count} {one}{}", if count == 1 { "" } else { "s" })
-}

@@ -45,9 +45,6 @@ use crate::runtime::{blocking, now_ms};
 /// What ends a summary that came back over its budget and was cut to fit.
 pub const CUT_SUMMARY_NOTE: &str = " […summary cut to its budget]";
 
-/// A day, in milliseconds: the span of a tree's daily limit.
-pub(crate) const DAY_MS: i64 = 24 * 60 * 60 * 1000;
-
 /// The longest a send waits for the summaries it needs before it goes with what it has (the
 /// threads' last messages in place of the summaries not written by then).
 pub(crate) const SUMMARY_WAIT: Duration = Duration::from_secs(30);
@@ -476,11 +473,11 @@ impl Pinloom {
             let settings = TreeSettings::of_tree(&this.store, reading.tree)?;
             // What the process writes on its own stops at the tree's daily limit; what the
             // person asked for does not.
-            if !chosen {
-                let used = this.store.background_tokens_since(reading.tree, now_ms() - DAY_MS)?;
-                if let Some(refused) = settings.over_daily_limit(used) {
-                    return Err(refused.into());
-                }
+            if !chosen
+                && let Some(refused) =
+                    settings.daily_limit_refusal(&this.store, reading.tree, now_ms())?
+            {
+                return Err(refused.into());
             }
             let (input, instruction) = match reading.condense {
                 Some(source) => {

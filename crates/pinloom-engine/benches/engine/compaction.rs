@@ -12,7 +12,6 @@
 //! it; no search hits (the bench has no full-text index; in the app both recover some by search).
 
 use pinloom_engine::ContextPlan;
-use pinloom_engine::plan::{PruneReason, SliceStatus, SourceId};
 use pinloom_engine::planner::plan;
 use pinloom_engine::profile::{ModelProfile, ProviderFamily};
 use pinloom_engine::render::request_body;
@@ -139,20 +138,9 @@ pub(crate) fn w6_runs(summary_tokens: u32) -> (Fitted, Fitted, Snapshot) {
 /// Whether the app's automatic setting compacts before sending `made`: its history (sent or cut,
 /// not already compacted) is cut, or fills more than `at_percent` of the budget.
 pub(crate) fn due(made: &ContextPlan, at_percent: u64) -> bool {
-    let mut tokens = 0u64;
-    let mut cut = false;
-    for slice in made.slices.iter().filter(|slice| slice.kind.is_history()) {
-        if !matches!(slice.source, SourceId::Node(_)) {
-            continue;
-        }
-        match slice.status {
-            SliceStatus::Included => cut |= slice.cut_from.is_some(),
-            SliceStatus::Pruned(PruneReason::Truncated | PruneReason::OverBudget) => cut = true,
-            SliceStatus::Pruned(_) => continue,
-        }
-        tokens += u64::from(slice.tokens);
-    }
-    cut || tokens * 100 > u64::from(made.available) * at_percent
+    let history = made.history_fill();
+    let tokens: u64 = history.iter().map(|entry| u64::from(entry.tokens)).sum();
+    history.iter().any(|entry| entry.cut) || tokens * 100 > u64::from(made.available) * at_percent
 }
 
 /// The simulated summary: the facts in order while they fit, then prose up to its size.
