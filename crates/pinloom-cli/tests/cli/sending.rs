@@ -453,28 +453,23 @@ async fn a_thread_is_compacted_and_uncompacted_from_the_terminal() {
     assert!(request.contains("What happens inside the bend?"), "{request}");
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_tree_set_to_compact_on_its_own_compacts_before_the_send_and_lists_the_request() {
-    let server = Server::start(vec![
-        says(&["Erosion."]),
-        says(&["Deposition."]),
-        says(&["They asked about erosion and deposition; the code is OXBOW-9."]),
-        says(&["Oxbow lakes."]),
-    ])
-    .await;
-    let dir = tempfile::tempdir().unwrap();
-    let db = database(dir.path(), &server).await;
-    // About 100 tokens: past 1 % of the model's budget.
+/// A first question of about 100 tokens (past 1 % of the model's budget), then a second, both
+/// answered: the start of a thread worth compacting. What each ask printed.
+async fn two_turns(db: &Path) -> Vec<String> {
     let first =
         format!("Why do rivers meander? {}", "Say what the banks and bends do. ".repeat(12));
-    let (shown, _, _) = pinloom(&db, &["ask", &first], None).await;
-    assert!(shown.contains("Erosion."), "{shown}");
-    let (_, err, code) = pinloom(&db, &["ask", "-c", "What happens inside the bend?"], None).await;
-    assert_eq!(code, 0, "{err}");
-    let (shown, _, _) = pinloom(&db, &["settings", "--tree", "1"], None).await;
-    assert!(shown.contains("compaction: ask: a send whose history is cut offers it"), "{shown}");
+    let mut said = Vec::new();
+    for args in [vec!["ask", first.as_str()], vec!["ask", "-c", "What happens inside the bend?"]] {
+        let (shown, err, code) = pinloom(db, &args, None).await;
+        assert_eq!(code, 0, "{err}");
+        said.push(shown);
+    }
+    said
+}
 
-    // A share of 1 %: any history is past it.
+/// Tree 1 set to compact on its own whenever its history fills 1 % of the budget (any history
+/// does), keeping the last turn: what `pinloom settings` then shows.
+async fn compacting_on_its_own(db: &Path) -> String {
     let auto = [
         "settings",
         "--tree",
@@ -486,8 +481,28 @@ async fn a_tree_set_to_compact_on_its_own_compacts_before_the_send_and_lists_the
         "--compact-keep",
         "1",
     ];
-    let (shown, err, code) = pinloom(&db, &auto, None).await;
+    let (shown, err, code) = pinloom(db, &auto, None).await;
     assert_eq!(code, 0, "{err}");
+    shown
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tree_set_to_compact_on_its_own_compacts_before_the_send_and_lists_the_request() {
+    let server = Server::start(vec![
+        says(&["Erosion."]),
+        says(&["Deposition."]),
+        says(&["They asked about erosion and deposition; the code is OXBOW-9."]),
+        says(&["Oxbow lakes."]),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = database(dir.path(), &server).await;
+    let said = two_turns(&db).await;
+    assert!(said[0].contains("Erosion."), "{said:?}");
+    let (shown, _, _) = pinloom(&db, &["settings", "--tree", "1"], None).await;
+    assert!(shown.contains("compaction: ask: a send whose history is cut offers it"), "{shown}");
+
+    let shown = compacting_on_its_own(&db).await;
     assert!(
         shown.contains("compaction: auto: before a send whose history is cut or fills 1 % of the budget, keeping the last turn"),
         "{shown}"
@@ -534,5 +549,31 @@ async fn a_tree_set_to_compact_on_its_own_compacts_before_the_send_and_lists_the
             err.contains(bad[0]) || err.contains("1 to") || err.contains("writes nothing"),
             "{err}"
         );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failing_summarisers_words_reach_the_terminal_without_its_control_characters() {
+    // A hostile or broken server's error, with a clear-screen and a title-setting sequence.
+    let hostile = r#"{"error":{"message":"\u001b[2J\u001b]0;owned\u0007the summariser is down"}}"#;
+    let server = Server::start(vec![
+        says(&["Erosion."]),
+        says(&["Deposition."]),
+        // A 400 is not tried again (a 500 would be, and take the reply's answer).
+        Answer::error(400, hostile),
+        says(&["Oxbows."]),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = database(dir.path(), &server).await;
+    two_turns(&db).await;
+    compacting_on_its_own(&db).await;
+    let (said, err, code) = pinloom(&db, &["ask", "-c", "And then?"], None).await;
+    assert_eq!(code, 0, "the send goes on without the compaction: {err}");
+    assert!(said.contains("Oxbows."), "{said}");
+    let (listed, err, _) = pinloom(&db, &["requests", "--tree", "1"], None).await;
+    assert!(listed.contains("the summariser is down"), "{listed}");
+    for output in [&listed, &err, &said] {
+        assert!(!output.contains('\u{1b}') && !output.contains('\u{7}'), "{output:?}");
     }
 }
