@@ -60,11 +60,6 @@ impl From<anyhow::Error> for ApiError {
                 if let Some(provider) = cause.downcast_ref::<ProviderError>() {
                     return Some(code_of_provider_error(provider));
                 }
-                if cause.is::<crate::sync::git::GitError>()
-                    || cause.is::<crate::sync::folder::FolderError>()
-                {
-                    return Some(ErrorCode::SyncFailed);
-                }
                 cause.downcast_ref::<StoreError>().map(code_of_store_error)
             })
             .unwrap_or(ErrorCode::Internal);

@@ -361,7 +361,7 @@ pub struct Exchange {
     /// The model's reply, incomplete when it was cancelled or broke off.
     pub reply: NodeView,
     /// Why the reply is incomplete, when it is: `{ code, message }`.
-    pub interruption: Option<crate::ApiError>,
+    pub interruption: Option<crate::error::ApiError>,
     /// The plan the request was made from.
     pub plan: PlanView,
     /// The reply's receipt: what was planned and sent beside what the provider counted.
@@ -953,7 +953,7 @@ pub struct LaneAnswer {
     /// The reply with its plan and receipt (incomplete when stopped or broken off).
     pub exchange: Option<Exchange>,
     /// Why no reply was written: `{ code, message }`.
-    pub error: Option<crate::ApiError>,
+    pub error: Option<crate::error::ApiError>,
 }
 
 /// One prompt answered by several models, each reply a sibling branch.
@@ -1083,43 +1083,6 @@ pub struct AttachmentView {
     pub image: Option<String>,
     /// A PDF's number of pages.
     pub pages: Option<u32>,
-}
-
-impl From<store::Attachment> for AttachmentView {
-    fn from(attachment: store::Attachment) -> AttachmentView {
-        let role = match attachment.role {
-            store::AttachmentRole::File => "file",
-            store::AttachmentRole::Folder => "folder",
-            store::AttachmentRole::Context => "context",
-            store::AttachmentRole::Instruction => "instruction",
-            store::AttachmentRole::Image => "image",
-            store::AttachmentRole::Pdf => "pdf",
-        };
-        let image = match attachment.role {
-            store::AttachmentRole::Image => crate::base::media::stored_image(&attachment.content)
-                .map(|image| format!("data:{};base64,{}", image.media_type, image.data)),
-            _ => None,
-        };
-        let pages = match attachment.role {
-            store::AttachmentRole::Pdf => {
-                u32::try_from(attachment.content.split(crate::base::media::PAGE_BREAK).count()).ok()
-            }
-            _ => None,
-        };
-        let node_id = match attachment.scope {
-            store::AttachmentScope::Node(node) => Some(node.0),
-            _ => None,
-        };
-        AttachmentView {
-            id: attachment.id,
-            role: role.to_owned(),
-            name: attachment.name,
-            bytes: attachment.content.len() as u64,
-            node_id,
-            image,
-            pages,
-        }
-    }
 }
 
 /// Where an attachment hangs.

@@ -16,15 +16,14 @@ mod data_dir;
 mod error;
 mod interchange;
 pub mod json;
-mod pinloom;
-mod profiles;
-mod providers;
-mod readiness;
+mod models;
+mod open;
 mod runtime;
 mod sync;
 mod threadmind;
 mod window;
 
+pub use base::local_servers::LOCAL_SERVERS_VARIABLE;
 pub use conversation::attachments::MAX_FOLDER_ENTRIES;
 pub use conversation::fan_out::FAN_OUT_LANES;
 pub use conversation::fusing::FUSE_ANSWERS;
@@ -34,7 +33,12 @@ pub use data_dir::{
     APP_IDENTIFIER, DATA_DIR_ENV, DATA_DIR_FLAG, DATABASE_FILE_NAME, resolve_data_dir,
 };
 pub use error::{ApiError, ErrorCode};
-pub use readiness::LOCAL_SERVERS_VARIABLE;
+// The handle, and where attached PDFs are read: one of the connections a front end chooses,
+// served by the front end's own program.
+#[cfg(feature = "test-seams")]
+pub use base::pdf_reader::pdf_fuzz_case;
+pub use base::pdf_reader::{PdfReader, READ_PDF_ARGUMENT, serve_pdf_reader_if_asked};
+pub use base::pinloom::{Connections, KEYRING_SERVICE, OutsideWrites, Pinloom};
 // The boundary types every front end names, where they have always been named from.
 pub use interchange::files::MAX_IMPORT_BYTES;
 #[cfg(feature = "test-seams")]
@@ -43,12 +47,6 @@ pub use json::{
     Cost, DiffEntry, ExportOptions, FanOutLane, ImportReport, ImportedTreeSummary, KindTokens,
     NodeAction, PlanFormat, Prices, PromptState, Receipt, RequestDiff, ResourceText, SentSlice,
     ThreadMindReport, Verdict,
-};
-#[cfg(feature = "test-seams")]
-pub use pinloom::pdf_fuzz_case;
-pub use pinloom::{
-    Connections, KEYRING_SERVICE, OutsideWrites, PdfReader, Pinloom, READ_PDF_ARGUMENT,
-    serve_pdf_reader_if_asked,
 };
 pub use pinloom_providers::ReplyEvent;
 pub use sync::OWN_REMOTE;

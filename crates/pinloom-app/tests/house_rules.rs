@@ -4,12 +4,17 @@
 //! - only the store knows SQL, only the providers speak HTTP;
 //! - the engine is pure: no files, clock, threads, processes, environment or network;
 //! - only the sync room runs `git`, and only the desktop shell knows Tauri;
-//! - the application layer's areas are rooms: none imports a sibling (grouped `use crate::{…}`
-//!   imports included), the boundary types import no area, and everything an area shares with
-//!   another lives in the layer below them (`base`);
+//! - the application layer stands on floors: the files on the ground (`json.rs`, `error.rs`,
+//!   `runtime.rs`, `data_dir.rs`) name no folder, `base` names no folder above it, `models`
+//!   stands on `base`, and the rooms above them (`conversation`, `sync`, …) never name each
+//!   other (grouped `use crate::{…}` imports included): what rooms share lives below them;
+//! - a room's methods on `Pinloom` stay in the room: none is `pub(crate)` (so the compiler
+//!   refuses a call from elsewhere, `pub(in crate::room)` instead), and no public one is called
+//!   from another room or from a floor below;
 //! - no function in the product's Rust runs over 100 lines (two older ones are held to their
 //!   length until they are split: `LONG_FUNCTIONS_TO_SPLIT`);
-//! - the window never swallows an error with a `.catch` or `catch` that drops it.
+//! - the window never swallows an error with a `.catch` or `catch` that drops it;
+//! - the fuzz workspace locks the versions the main one does, so checking it reuses clippy's work.
 //!
 //! Every check proves itself: a test plants a break of it in a tree made for the purpose and sees
 //! it caught, and a check that read no file fails rather than passing on nothing.
@@ -24,9 +29,15 @@ use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// The application layer's areas: folders under `crates/pinloom-app/src` that must not reach
-/// into each other. `base` is below them all and is the one folder every area may use.
-const SHARED_LAYER: &str = "base";
+/// The application layer's floors below its rooms, lowest first: `base` names neither, `models`
+/// stands on `base`, and every other folder under `crates/pinloom-app/src` is a room that may use
+/// both and never another room.
+const LOWER_FLOORS: [&str; 2] = ["base", "models"];
+
+/// The files of `crates/pinloom-app/src` that stand above the rooms: the crate's face, and the
+/// opening of the application (which asks rooms to recover and seed). Every other file there is on
+/// the ground and names no folder.
+const ABOVE_THE_ROOMS: [&str; 2] = ["lib.rs", "open.rs"];
 
 /// The longest function the application layer allows, in lines from its signature to its
 /// closing brace.
@@ -208,17 +219,34 @@ fn http_outside_the_providers(root: &Path) -> Found {
     found
 }
 
-/// The application layer's areas: its folders, the shared layer aside.
-fn app_areas(app_src: &Path) -> Vec<String> {
+/// The application layer's folders, lowest first: the lower floors, then the rooms by name.
+fn app_folders(app_src: &Path) -> Vec<String> {
     let Ok(entries) = fs::read_dir(app_src) else { return Vec::new() };
-    let mut areas: Vec<String> = entries
+    let mut rooms: Vec<String> = entries
         .flatten()
         .filter(|entry| entry.path().is_dir())
         .map(|entry| entry.file_name().to_string_lossy().into_owned())
-        .filter(|name| name != SHARED_LAYER)
+        .filter(|name| !LOWER_FLOORS.contains(&name.as_str()))
         .collect();
-    areas.sort();
-    areas
+    rooms.sort();
+    LOWER_FLOORS
+        .iter()
+        .map(|floor| (*floor).to_owned())
+        .filter(|floor| app_src.join(floor).is_dir())
+        .chain(rooms)
+        .collect()
+}
+
+/// How high a folder of the application layer stands: 0 for `base`, 1 for `models`, 2 for
+/// every room.
+fn floor_of(folder: &str) -> usize {
+    LOWER_FLOORS.iter().position(|floor| *floor == folder).unwrap_or(LOWER_FLOORS.len())
+}
+
+/// Whether a file of `home` (a folder, or `""` for a file on the ground) may name `folder`: a
+/// lower floor, never a room beside it or anything above.
+fn may_name(home: &str, folder: &str) -> bool {
+    !home.is_empty() && floor_of(folder) < floor_of(home)
 }
 
 /// The `use crate::{…};` statements of a file, each as one line however rustfmt broke it, with
@@ -261,48 +289,130 @@ fn names_area(statement: &str, area: &str) -> bool {
     .any(|form| compact.contains(form.as_str()))
 }
 
-fn sibling_imports(root: &Path) -> Found {
+fn climbing_imports(root: &Path) -> Found {
     let app_src = root.join("crates/pinloom-app/src");
-    let areas = app_areas(&app_src);
+    let folders = app_folders(&app_src);
     let mut found = Found { broken: Vec::new(), read: 0 };
-    // The boundary types (`json.rs`) and the shared layer are below every area: they name none.
-    let below: Vec<(String, PathBuf)> =
-        std::iter::once(("json".to_owned(), app_src.join("json.rs")))
-            .chain(
-                files_under(&app_src.join(SHARED_LAYER), &[".rs"])
-                    .into_iter()
-                    .map(|file| (SHARED_LAYER.to_owned(), file)),
-            )
-            .filter(|(_, path)| path.exists())
-            .collect();
-    let within: Vec<(String, PathBuf)> = areas
-        .iter()
-        .flat_map(|area| {
-            files_under(&app_src.join(area), &[".rs"]).into_iter().map(|file| (area.clone(), file))
+    let ground = fs::read_dir(&app_src)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|extension| extension == "rs"))
+        .filter(|path| {
+            !ABOVE_THE_ROOMS.iter().any(|name| path.file_name().is_some_and(|file| file == *name))
         })
-        .chain(below)
+        .map(|path| (String::new(), path));
+    let within: Vec<(String, PathBuf)> = folders
+        .iter()
+        .flat_map(|home| {
+            files_under(&app_src.join(home), &[".rs"]).into_iter().map(|file| (home.clone(), file))
+        })
+        .chain(ground)
         .collect();
     for (home, path) in within {
         found.read += 1;
         let text = fs::read_to_string(&path).unwrap();
-        let mut reach = |number: usize, area: &str, what: &str| {
+        let mut reach = |number: usize, folder: &str, what: &str| {
+            let home = if home.is_empty() { "a file on the ground" } else { home.as_str() };
             found.broken.push(format!(
-                "{}:{number}: {home} reaches into {area}: `{what}`",
+                "{}:{number}: {home} reaches up or aside into {folder}: `{what}`",
                 shown(root, &path)
             ));
         };
-        for area in areas.iter().filter(|area| **area != home) {
+        for folder in folders.iter().filter(|folder| **folder != home && !may_name(&home, folder)) {
             for (number, line) in code_lines(&text) {
-                if line.contains(&format!("crate::{area}::"))
-                    || line.contains(&format!("crate::{area}}}"))
-                    || line.contains(&format!("crate::{area};"))
+                if line.contains(&format!("crate::{folder}::"))
+                    || line.contains(&format!("crate::{folder}}}"))
+                    || line.contains(&format!("crate::{folder};"))
                 {
-                    reach(number, area, line.trim());
+                    reach(number, folder, line.trim());
                 }
             }
             for (number, statement) in grouped_imports(&text) {
-                if names_area(&statement, area) {
-                    reach(number, area, statement.trim());
+                if names_area(&statement, folder) {
+                    reach(number, folder, statement.trim());
+                }
+            }
+        }
+    }
+    found
+}
+
+/// The bodies of a source text's `impl Pinloom` blocks, each with the line it starts on:
+/// rustfmt closes a top-level block with a `}` alone at the start of a line.
+fn pinloom_impls(text: &str) -> Vec<(usize, Vec<&str>)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut blocks = Vec::new();
+    for (start, line) in lines.iter().enumerate() {
+        if line.starts_with("impl Pinloom {") {
+            let end =
+                lines[start..].iter().position(|l| *l == "}").map_or(lines.len(), |at| start + at);
+            blocks.push((start + 1, lines[start..end].to_vec()));
+        }
+    }
+    blocks
+}
+
+/// A method's name where `line` declares one on the handle.
+fn declared_method(line: &str) -> Option<(&str, &str)> {
+    let trimmed = line.trim_start();
+    let (visibility, rest) = trimmed.split_once(' ')?;
+    if !visibility.starts_with("pub") {
+        return None;
+    }
+    let rest = rest.strip_prefix("async ").unwrap_or(rest);
+    let name = rest.strip_prefix("fn ")?.split(['(', '<']).next()?;
+    Some((visibility, name))
+}
+
+fn methods_across_rooms(root: &Path) -> Found {
+    let app_src = root.join("crates/pinloom-app/src");
+    let folders = app_folders(&app_src);
+    let mut found = Found { broken: Vec::new(), read: 0 };
+    let files: Vec<(String, PathBuf, String)> = folders
+        .iter()
+        .flat_map(|folder| {
+            files_under(&app_src.join(folder), &[".rs"])
+                .into_iter()
+                .map(|file| (folder.clone(), file.clone(), fs::read_to_string(file).unwrap()))
+        })
+        .collect();
+    // Who declares each public method: a room's others are its own.
+    let mut public: Vec<(String, String)> = Vec::new();
+    for (folder, path, text) in &files {
+        found.read += 1;
+        for (start, block) in pinloom_impls(text) {
+            for (offset, line) in block.iter().enumerate() {
+                match declared_method(line) {
+                    Some(("pub", name)) => public.push((name.to_owned(), folder.clone())),
+                    Some(("pub(crate)", name)) if folder != LOWER_FLOORS[0] => {
+                        found.broken.push(format!(
+                            "{}:{}: `{name}` is pub(crate): make it pub(in crate::{folder}), or \
+                             move what rooms share to base",
+                            shown(root, path),
+                            start + offset
+                        ))
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    for (folder, path, text) in &files {
+        for (start, block) in pinloom_impls(text) {
+            for (offset, line) in block.iter().enumerate() {
+                for (name, owner) in &public {
+                    if owner != folder
+                        && !may_name(folder, owner)
+                        && line.contains(&format!("self.{name}("))
+                    {
+                        found.broken.push(format!(
+                            "{}:{}: {folder} calls {owner}'s `{name}`",
+                            shown(root, path),
+                            start + offset
+                        ));
+                    }
                 }
             }
         }
@@ -385,6 +495,48 @@ fn functions_over_a_hundred_lines(root: &Path) -> Found {
     found
 }
 
+/// The `(name, version)` of every package a `Cargo.lock` names.
+fn locked_versions(text: &str) -> Vec<(String, String)> {
+    let mut locked = Vec::new();
+    let mut name = None;
+    for line in text.lines() {
+        if let Some(value) = line.strip_prefix("name = ") {
+            name = Some(value.trim_matches('"').to_owned());
+        } else if let (Some(value), Some(named)) = (line.strip_prefix("version = "), name.take()) {
+            locked.push((named, value.trim_matches('"').to_owned()));
+        }
+    }
+    locked
+}
+
+/// A package the fuzz workspace locks at a version the main workspace does not: checking the
+/// fuzz targets would check it anew instead of reusing what clippy checked.
+fn fuzz_versions_apart(root: &Path) -> Found {
+    let mut found = Found { broken: Vec::new(), read: 0 };
+    let (Ok(main), Ok(fuzz)) = (
+        fs::read_to_string(root.join("Cargo.lock")),
+        fs::read_to_string(root.join("fuzz/Cargo.lock")),
+    ) else {
+        return found;
+    };
+    found.read = 2;
+    let main = locked_versions(&main);
+    for (name, version) in locked_versions(&fuzz) {
+        let elsewhere: Vec<&str> = main
+            .iter()
+            .filter(|(known, _)| *known == name)
+            .map(|(_, locked)| locked.as_str())
+            .collect();
+        if !elsewhere.is_empty() && !elsewhere.contains(&version.as_str()) {
+            found.broken.push(format!(
+                "fuzz/Cargo.lock: {name} {version}, where Cargo.lock has {}",
+                elsewhere.join(", ")
+            ));
+        }
+    }
+    found
+}
+
 /// A `.catch(…)` handler or a `catch` block that does nothing with what was thrown: the person
 /// would never learn that something failed.
 fn swallowed_errors(root: &Path) -> Found {
@@ -429,9 +581,11 @@ fn checks() -> Vec<(String, Check)> {
         ("the engine reading the world".to_owned(), impure_engine),
         ("git run outside the sync room".to_owned(), git_outside_sync),
         ("Tauri outside the desktop shell".to_owned(), tauri_outside_the_shell),
-        ("an area of pinloom-app reaching into a sibling".to_owned(), sibling_imports),
+        ("pinloom-app's imports climbing or reaching aside".to_owned(), climbing_imports),
+        ("a room's methods used outside it".to_owned(), methods_across_rooms),
         (format!("functions over {LONGEST_FUNCTION} lines"), functions_over_a_hundred_lines),
         ("errors the window swallows".to_owned(), swallowed_errors),
+        ("the fuzz workspace locking other versions".to_owned(), fuzz_versions_apart),
     ]
 }
 
@@ -468,9 +622,16 @@ fn every_check_catches_a_planted_break_and_reads_something() {
         ("crates/pinloom-app/src/base/plan.rs", "use crate::json::PlanView;\n"),
         ("crates/pinloom-app/src/json.rs", "pub struct PlanView;\n"),
         ("crates/pinloom-app/src/conversation/send.rs", "use crate::{base::plan, json::X};\n"),
+        ("crates/pinloom-app/src/models/profiles.rs", "use crate::base::plan::Planned;\n"),
+        (
+            "crates/pinloom-app/src/window/map.rs",
+            "impl Pinloom {\n    pub async fn map(&self) {}\n    pub(in crate::window) fn tiles(&self) {\n        self.map();\n    }\n}\n",
+        ),
         ("crates/pinloom-app/src/window/compare.rs", "fn short() {\n    step();\n}\n"),
         ("src-tauri/src/lib.rs", "use tauri::State;\n"),
         ("ui/src/lib/a.ts", "try { go(); } catch (thrown) { show(thrown); }\n"),
+        ("Cargo.lock", "[[package]]\nname = \"serde\"\nversion = \"1.0.2\"\n"),
+        ("fuzz/Cargo.lock", "[[package]]\nname = \"serde\"\nversion = \"1.0.2\"\n"),
     ];
     let breaks: Vec<(usize, &str, String)> = vec![
         (0, "crates/pinloom-app/src/window/rows.rs", "fn rows() { q(\"SELECT 1\"); }\n".into()),
@@ -491,8 +652,18 @@ fn every_check_catches_a_planted_break_and_reads_something() {
             "crates/pinloom-app/src/window/reach.rs",
             "use crate::{\n    base::plan,\n    sync::git::run,\n};\n".into(),
         ),
-        (6, "crates/pinloom-app/src/window/long.rs", long),
-        (7, "ui/src/lib/b.ts", "go().catch(() => {});\n".into()),
+        (
+            6,
+            "crates/pinloom-app/src/conversation/marks.rs",
+            "impl Pinloom {\n    fn mark(&self) {\n        self.map();\n    }\n}\n".into(),
+        ),
+        (7, "crates/pinloom-app/src/window/long.rs", long),
+        (8, "ui/src/lib/b.ts", "go().catch(() => {});\n".into()),
+        (
+            9,
+            "fuzz/Cargo.lock",
+            "[[package]]\nname = \"serde\"\nversion = \"1.0.1\"\n[[package]]\nname = \"libfuzzer-sys\"\nversion = \"0.4.13\"\n".into(),
+        ),
     ];
     let checks = checks();
     assert_eq!(breaks.len(), checks.len(), "a planted break for every check");
@@ -544,4 +715,37 @@ fn the_checks_find_what_they_look_for() {
     assert!(long_functions(&short_body).is_empty());
     assert_eq!(function_start("    pub(crate) async fn reply("), Some(4));
     assert_eq!(function_start("    let f = 1;"), None);
+}
+
+/// The floors' other breaks than the one the table plants: the layer below reaching up, a file
+/// on the ground naming a folder, and a room's method opened to the crate.
+#[test]
+fn the_floors_catch_every_climb() {
+    let house = [
+        ("crates/pinloom-app/src/base/plan.rs", "use crate::json::PlanView;\n"),
+        ("crates/pinloom-app/src/models/profiles.rs", "use crate::base::plan::Planned;\n"),
+        ("crates/pinloom-app/src/conversation/send.rs", "use crate::models::profiles;\n"),
+        ("crates/pinloom-app/src/open.rs", "use crate::conversation::recover;\n"),
+    ];
+    assert!(climbing_imports(planted(&house).path()).broken.is_empty());
+    for (path, text) in [
+        ("crates/pinloom-app/src/base/check.rs", "use crate::models::profiles::named;\n"),
+        ("crates/pinloom-app/src/models/ready.rs", "use crate::conversation::send;\n"),
+        ("crates/pinloom-app/src/json.rs", "use crate::{base::media, error::ApiError};\n"),
+    ] {
+        let mut files = house.to_vec();
+        files.push((path, text));
+        let found = climbing_imports(planted(&files).path());
+        assert!(found.broken.iter().any(|line| line.contains(path)), "{path}: {:?}", found.broken);
+    }
+    let opened = [(
+        "crates/pinloom-app/src/sync/mod.rs",
+        "impl Pinloom {\n    pub(crate) async fn sync_now(&self) {}\n}\n",
+    )];
+    let found = methods_across_rooms(planted(&opened).path());
+    assert!(
+        found.broken.iter().any(|line| line.contains("`sync_now` is pub(crate)")),
+        "{:?}",
+        found.broken
+    );
 }

@@ -1,7 +1,7 @@
 //! What an image costs and which models see one: each provider counts an image by its own rule,
 //! from the image's size in pixels, not from its bytes.
 
-use crate::profile::ProviderFamily;
+use crate::family::ProviderFamily;
 
 /// The tokens an image of `width` × `height` pixels takes in a request of `family`, by the rule
 /// each provider documents:

@@ -14,6 +14,7 @@
 #![deny(missing_docs)]
 
 pub mod error;
+pub mod family;
 pub mod images;
 pub mod incremental;
 pub mod permitted;

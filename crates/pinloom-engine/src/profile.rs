@@ -1,20 +1,8 @@
 //! The model a plan is made for: its window, its reserve, and how its provider wants messages.
 
+// Named from here too, where it has always been named: a profile says which family it speaks.
+pub use crate::family::ProviderFamily;
 use crate::tokens::{Calibration, Tokenizer};
-
-/// The four wire families Pinloom speaks; the providers crate has one adapter for each.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ProviderFamily {
-    /// OpenAI Chat Completions and everything shaped like it (OpenRouter, Mistral, LM Studio,
-    /// vLLM, llama.cpp server).
-    OpenAiCompatible,
-    /// Anthropic Messages.
-    Anthropic,
-    /// Gemini generateContent.
-    Gemini,
-    /// Ollama's native `/api/chat`.
-    Ollama,
-}
 
 /// The message-order rules a provider or model template enforces (engine_anchors §2–3). They are
 /// data, not code per provider, because they differ by model inside one family (Mistral inside

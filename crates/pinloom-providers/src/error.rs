@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::wire::ProviderId;
+use crate::endpoint::ProviderId;
 
 /// What went wrong talking to a provider.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

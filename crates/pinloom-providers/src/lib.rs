@@ -21,6 +21,7 @@
 pub mod catalog;
 pub mod client;
 pub mod decode;
+pub mod endpoint;
 pub mod error;
 pub mod keys;
 pub mod local_servers;

@@ -7,7 +7,7 @@ use crate::error::StoreError;
 use crate::model::{
     Annotation, Attachment, AttachmentRole, AttachmentScope, NodeId, PinId, TreeId,
 };
-use crate::nodes::{node_by_id, require_node};
+use crate::node_rows::{node_by_id, require_node};
 use crate::pins::pin_in_tree;
 use crate::store::Store;
 use crate::trees::{require_tree, touch_tree};

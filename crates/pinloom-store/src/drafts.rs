@@ -2,11 +2,12 @@
 //! the app loses at most the last second of a reply, and the next start writes what was saved
 //! as an incomplete reply.
 
-use rusqlite::{Connection, params};
+use rusqlite::params;
 
 use crate::error::StoreError;
 use crate::model::{Author, NewNode, Node, NodeId, TreeId};
-use crate::nodes::{insert_node, require_node};
+use crate::node_rows::require_node;
+use crate::node_writes::{delete_draft, insert_node};
 use crate::store::Store;
 
 impl Store {
@@ -103,9 +104,4 @@ impl Store {
             Ok(written)
         })
     }
-}
-
-pub(crate) fn delete_draft(conn: &Connection, draft: i64) -> Result<(), StoreError> {
-    conn.prepare_cached("DELETE FROM reply_drafts WHERE id = ?1")?.execute([draft])?;
-    Ok(())
 }

@@ -10,7 +10,9 @@ use crate::model::{
     Anchor, Annotation, AttachmentRole, AttachmentScope, Author, ModelProfile, NewNode, Node,
     NodeId, Part, PinId, Receipt, SummaryAuthor, SummaryKey, SummaryWrite, Tree, TreeId,
 };
-use crate::nodes::{NODE_COLUMNS, insert_node, node_from_row, prune};
+use crate::node_rows::{NODE_COLUMNS, node_from_row};
+use crate::node_writes::insert_node;
+use crate::nodes::prune;
 use crate::pins::{PinPlace, insert_pin};
 use crate::profiles::insert_profile;
 use crate::receipts::write_receipt;

@@ -21,6 +21,8 @@ mod error;
 mod interchange;
 mod migrations;
 mod model;
+mod node_rows;
+mod node_writes;
 mod nodes;
 mod pins;
 mod profiles;

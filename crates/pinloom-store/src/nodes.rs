@@ -4,22 +4,22 @@ use std::collections::HashMap;
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
-use crate::codec::{author_from_sql, author_to_sql, count, unknown_value};
+use crate::codec::{author_from_sql, count, unknown_value};
 use crate::error::StoreError;
 use crate::model::{
     Author, Deleted, MAX_PIN_DEPTH, NewNode, Node, NodeId, OutlineRow, Part, PathStep, PinId,
     ReplyLearned, ShapeRow, StepContent, TreeId,
 };
-use crate::pins::{pin_by_id, pin_in_tree};
+use crate::node_rows::{
+    NODE_COLUMNS, deleted_depth, id_list, in_deleted_branch, node_by_id, node_from_row,
+    require_node,
+};
+use crate::node_writes::insert_node;
+use crate::pins::{pin_by_id, thread_depth};
 use crate::profiles::write_calibration;
-use crate::receipts::write_receipt;
 use crate::store::Store;
 use crate::token_counts::write_token_counts;
 use crate::trees::{require_tree, touch_tree};
-
-pub(crate) const NODE_COLUMNS: &str = "n.id, n.tree_id, n.parent_id, n.pin_id, n.author, n.text,
-    n.parts_json, n.edited_from, n.model, n.generation_json, n.usage_json, n.excluded,
-    n.bookmarked, n.incomplete, n.pruned_at_ms, n.created_at_ms, n.kept";
 
 impl Store {
     /// Appends a node in one transaction that also marks its tree as changed.
@@ -682,215 +682,6 @@ pub(crate) fn move_branch(
     Ok(moving)
 }
 
-pub(crate) fn id_list(ids: impl IntoIterator<Item = NodeId>) -> String {
-    let ids: Vec<String> = ids.into_iter().map(|id| id.0.to_string()).collect();
-    format!("[{}]", ids.join(","))
-}
-
-pub(crate) fn insert_node(
-    conn: &Connection,
-    node: &NewNode,
-    extra_roots: bool,
-) -> Result<Node, StoreError> {
-    insert_node_with(conn, node, extra_roots, false)
-}
-
-/// [`insert_node`], and with `under_deleted` a node may also hang under a deleted branch (a sync
-/// brings a message another machine wrote before the branch was deleted here); it is then part
-/// of that branch, in the trash with it.
-pub(crate) fn insert_node_with(
-    conn: &Connection,
-    node: &NewNode,
-    extra_roots: bool,
-    under_deleted: bool,
-) -> Result<Node, StoreError> {
-    if node.parts.is_empty() {
-        return Err(StoreError::InvalidInput("a message needs content: it has no parts".into()));
-    }
-    require_tree(conn, node.tree_id)?;
-    let thread = thread_of_new_node(conn, node, extra_roots)?;
-    if let Some(parent) = node.parent_id
-        && !under_deleted
-        && in_deleted_branch(conn, parent)?
-    {
-        return Err(StoreError::Deleted { node: parent.0 });
-    }
-    if let Some(original) = node.edited_from
-        && node_by_id(conn, original)?.tree_id != node.tree_id
-    {
-        return Err(StoreError::InvalidInput(format!(
-            "node {} belongs to another tree; an edit stays in its tree",
-            original.0
-        )));
-    }
-    let text = text_of(&node.parts);
-    let parts_json = match node.parts.as_slice() {
-        [Part::Text { .. }] => None,
-        parts => Some(serde_json::to_string(parts).map_err(|error| {
-            StoreError::InvalidInput(format!("the message's parts cannot be stored: {error}"))
-        })?),
-    };
-    let segment = segment_of_new_node(conn, node.parent_id)?;
-    conn.prepare_cached(
-        "INSERT INTO nodes (tree_id, parent_id, pin_id, author, text, parts_json, edited_from,
-             model, generation_json, created_at_ms, segment_id, segment_pos, usage_json,
-             incomplete)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
-    )?
-    .execute(params![
-        node.tree_id.0,
-        node.parent_id.map(|id| id.0),
-        thread.map(|id| id.0),
-        author_to_sql(node.author),
-        text,
-        parts_json,
-        node.edited_from.map(|id| id.0),
-        node.model,
-        node.generation_json,
-        node.created_at_ms,
-        segment.map(|(segment_id, _)| segment_id),
-        segment.map_or(0, |(_, position)| position),
-        node.usage_json,
-        node.incomplete,
-    ])?;
-    let id = NodeId(conn.last_insert_rowid());
-    if segment.is_none() {
-        conn.prepare_cached("UPDATE nodes SET segment_id = id WHERE id = ?1")?.execute([id.0])?;
-    }
-    if under_deleted && let Some(parent) = node.parent_id {
-        conn.prepare_cached(
-            "UPDATE nodes SET deleted_depth = (SELECT deleted_depth FROM nodes WHERE id = ?2)
-             WHERE id = ?1",
-        )?
-        .execute(params![id.0, parent.0])?;
-    }
-    write_token_counts(
-        conn,
-        id,
-        node.token_counts.iter().map(|(family, n)| (family.as_str(), *n)),
-    )?;
-    if let Some(receipt) = &node.receipt {
-        write_receipt(conn, id, receipt)?;
-    }
-    if let Some(draft) = node.replaces_draft {
-        crate::drafts::delete_draft(conn, draft)?;
-    }
-    touch_tree(conn, node.tree_id, node.created_at_ms)?;
-    Ok(Node {
-        id,
-        tree_id: node.tree_id,
-        parent_id: node.parent_id,
-        pin_id: thread,
-        author: node.author,
-        text,
-        parts: node.parts.clone(),
-        edited_from: node.edited_from,
-        model: node.model.clone(),
-        generation_json: node.generation_json.clone(),
-        usage_json: node.usage_json.clone(),
-        excluded: false,
-        bookmarked: false,
-        incomplete: node.incomplete,
-        kept: false,
-        pruned_at_ms: None,
-        created_at_ms: node.created_at_ms,
-    })
-}
-
-/// The thread a new node joins: its pin's (whose anchor it must hang off), its parent's (in its
-/// own tree), or the root thread for a tree's first message (a second one only as an edit of
-/// the first, or with `extra_roots`).
-fn thread_of_new_node(
-    conn: &Connection,
-    node: &NewNode,
-    extra_roots: bool,
-) -> Result<Option<PinId>, StoreError> {
-    Ok(match (node.pin_id, node.parent_id) {
-        (Some(pin_id), parent) => {
-            let pin = pin_in_tree(conn, pin_id, node.tree_id)?;
-            if pin.anchor_node_id != parent {
-                return Err(StoreError::InvalidInput(format!(
-                    "the first message of pin {} must hang off its anchor node",
-                    pin_id.0
-                )));
-            }
-            Some(pin_id)
-        }
-        (None, Some(parent)) => {
-            let parent = node_by_id(conn, parent)?;
-            if parent.tree_id != node.tree_id {
-                return Err(StoreError::InvalidInput(format!(
-                    "node {} belongs to another tree; a reply continues a node of its own tree",
-                    parent.id.0
-                )));
-            }
-            parent.pin_id
-        }
-        // An edit of the tree's first message is a second first message, beside the original.
-        (None, None)
-            if extra_roots
-                || node.edited_from.is_some_and(|original| is_first_message(conn, original)) =>
-        {
-            None
-        }
-        (None, None) => {
-            let has_root: bool = conn
-                .prepare_cached(
-                    "SELECT EXISTS (SELECT 1 FROM nodes
-                 WHERE tree_id = ?1 AND parent_id IS NULL AND pin_id IS NULL)",
-                )?
-                .query_row([node.tree_id.0], |row| row.get(0))?;
-            if has_root {
-                return Err(StoreError::InvalidInput(format!(
-                    "tree {} already has a first message; continue one of its messages instead",
-                    node.tree_id.0
-                )));
-            }
-            None
-        }
-    })
-}
-
-/// Where a new node goes among the segments: its parent's segment at the next position when that
-/// is free (a first child), else `None`: the node heads a segment of its own, whose id is its
-/// own and is set once the id is known.
-fn segment_of_new_node(
-    conn: &Connection,
-    parent: Option<NodeId>,
-) -> Result<Option<(i64, i64)>, StoreError> {
-    Ok(match parent {
-        None => None,
-        Some(parent) => {
-            let (segment_id, position): (i64, i64) = conn
-                .prepare_cached("SELECT segment_id, segment_pos FROM nodes WHERE id = ?1")?
-                .query_row([parent.0], |row| Ok((row.get(0)?, row.get(1)?)))?;
-            let taken: bool = conn
-            .prepare_cached(
-                "SELECT EXISTS (SELECT 1 FROM nodes WHERE segment_id = ?1 AND segment_pos = ?2)",
-            )?
-            .query_row(params![segment_id, position + 1], |row| row.get(0))?;
-            (!taken).then_some((segment_id, position + 1))
-        }
-    })
-}
-
-/// Whether `node` is a first message of its tree (no parent, in the root thread).
-fn is_first_message(conn: &Connection, node: NodeId) -> bool {
-    node_by_id(conn, node).is_ok_and(|node| node.parent_id.is_none() && node.pin_id.is_none())
-}
-
-/// The text search and token counts read: the text parts, one per line.
-fn text_of(parts: &[Part]) -> String {
-    let texts: Vec<&str> = parts
-        .iter()
-        .filter_map(|part| match part {
-            Part::Text { text } => Some(text.as_str()),
-            Part::ToolCall { .. } | Part::ToolResult { .. } => None,
-        })
-        .collect();
-    texts.join("\n")
-}
-
 /// Puts the rows of an ancestor walk in path order, root first: starting from `node`'s segment,
 /// each segment's nodes up to the position the walk came from, then the segment holding its
 /// head's parent. A segment reached twice, or a parent the walk did not reach, means the parent
@@ -1109,35 +900,6 @@ fn order_path<T: OnPath>(
     Ok(path)
 }
 
-pub(crate) fn node_by_id(conn: &Connection, id: NodeId) -> Result<Node, StoreError> {
-    conn.prepare_cached(&format!("SELECT {NODE_COLUMNS} FROM nodes n WHERE n.id = ?1"))?
-        .query_row([id.0], node_from_row)
-        .optional()?
-        .ok_or(StoreError::NotFound { kind: "node", id: id.0 })
-}
-
-/// Fails with [`StoreError::NotFound`] unless node `id` exists: the check of reads that take a
-/// node's id and need nothing of the node itself (decoding its text and parts for nothing was
-/// most of the cost of the check).
-pub(crate) fn require_node(conn: &Connection, id: NodeId) -> Result<(), StoreError> {
-    let exists: bool = conn
-        .prepare_cached("SELECT EXISTS (SELECT 1 FROM nodes WHERE id = ?1)")?
-        .query_row([id.0], |row| row.get(0))?;
-    if exists { Ok(()) } else { Err(StoreError::NotFound { kind: "node", id: id.0 }) }
-}
-
-/// Whether `node` or any node above it is soft-deleted.
-pub(crate) fn in_deleted_branch(conn: &Connection, node: NodeId) -> Result<bool, StoreError> {
-    Ok(deleted_depth(conn, node)? > 0)
-}
-
-fn deleted_depth(conn: &Connection, node: NodeId) -> Result<i64, StoreError> {
-    conn.prepare_cached("SELECT deleted_depth FROM nodes WHERE id = ?1")?
-        .query_row([node.0], |row| row.get(0))
-        .optional()?
-        .ok_or(StoreError::NotFound { kind: "node", id: node.0 })
-}
-
 /// Links `node` (and so its subtree) under `new_parent`, or makes it parentless (the first node
 /// of a pin whose parent thread has no message), keeping segments and deleted depths right. The caller has checked that this makes no cycle and has moved the threads.
 pub(crate) fn reparent(
@@ -1213,13 +975,6 @@ fn parent_thread(conn: &Connection, node: &Node) -> Result<Option<PinId>, StoreE
             Some(pin) => Ok(pin_by_id(conn, pin)?.parent_pin_id),
             None => Ok(None),
         },
-    }
-}
-
-pub(crate) fn thread_depth(conn: &Connection, thread: Option<PinId>) -> Result<u32, StoreError> {
-    match thread {
-        None => Ok(0),
-        Some(pin) => Ok(pin_by_id(conn, pin)?.depth),
     }
 }
 
@@ -1305,39 +1060,6 @@ fn path_step_from_row(row: &Row<'_>) -> rusqlite::Result<(PathStep, bool)> {
         tokens: row.get::<_, Option<i64>>(6)?.map(count),
     };
     Ok((step, flags & 8 != 0))
-}
-
-pub(crate) fn node_from_row(row: &Row<'_>) -> rusqlite::Result<Node> {
-    let text: String = row.get(5)?;
-    let parts = match row.get::<_, Option<String>>(6)? {
-        None => vec![Part::Text { text: text.clone() }],
-        Some(json) => serde_json::from_str(&json).map_err(|error| {
-            rusqlite::Error::FromSqlConversionFailure(
-                6,
-                rusqlite::types::Type::Text,
-                Box::new(error),
-            )
-        })?,
-    };
-    Ok(Node {
-        id: NodeId(row.get(0)?),
-        tree_id: TreeId(row.get(1)?),
-        parent_id: row.get::<_, Option<i64>>(2)?.map(NodeId),
-        pin_id: row.get::<_, Option<i64>>(3)?.map(PinId),
-        author: author_from_sql(row.get_ref(4)?.as_str()?)?,
-        text,
-        parts,
-        edited_from: row.get::<_, Option<i64>>(7)?.map(NodeId),
-        model: row.get(8)?,
-        generation_json: row.get(9)?,
-        usage_json: row.get(10)?,
-        excluded: row.get(11)?,
-        bookmarked: row.get(12)?,
-        incomplete: row.get(13)?,
-        pruned_at_ms: row.get(14)?,
-        created_at_ms: row.get(15)?,
-        kept: row.get(16)?,
-    })
 }
 
 /// Checks that a tree's parent links (`(message, the message before it)` for every message of

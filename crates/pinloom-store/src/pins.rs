@@ -4,7 +4,7 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use crate::error::StoreError;
 use crate::model::{Anchor, MAX_PIN_DEPTH, NodeId, Pin, PinId, TreeId};
-use crate::nodes::{id_list, in_deleted_branch, node_by_id, require_node, thread_depth};
+use crate::node_rows::{id_list, in_deleted_branch, node_by_id, require_node};
 use crate::slugs::{ROOT_THREAD_SLUG, slugify, unique_slug};
 use crate::store::Store;
 use crate::trees::{require_tree, touch_tree};
@@ -335,6 +335,13 @@ fn pin_from_row(row: &Row<'_>) -> rusqlite::Result<Pin> {
         slug: row.get(12)?,
         deleted_at_ms: row.get(13)?,
     })
+}
+
+pub(crate) fn thread_depth(conn: &Connection, thread: Option<PinId>) -> Result<u32, StoreError> {
+    match thread {
+        None => Ok(0),
+        Some(pin) => Ok(pin_by_id(conn, pin)?.depth),
+    }
 }
 
 #[cfg(test)]

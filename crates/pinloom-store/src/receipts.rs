@@ -6,7 +6,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::error::StoreError;
 use crate::model::{NodeId, Receipt, TreeId};
-use crate::nodes::{id_list, require_node};
+use crate::node_rows::{id_list, require_node};
 use crate::store::Store;
 
 impl Store {

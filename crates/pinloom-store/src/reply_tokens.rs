@@ -7,7 +7,7 @@ use rusqlite::{OptionalExtension, params};
 
 use crate::error::StoreError;
 use crate::model::NodeId;
-use crate::nodes::require_node;
+use crate::node_rows::require_node;
 use crate::store::Store;
 
 impl Store {

@@ -9,7 +9,8 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use crate::codec::author_from_sql;
 use crate::error::StoreError;
 use crate::model::{NodeId, PinId, SearchHit, TreeId};
-use crate::nodes::{PATH_SEGMENTS, require_node};
+use crate::node_rows::require_node;
+use crate::nodes::PATH_SEGMENTS;
 use crate::store::Store;
 use crate::trees::require_tree;
 

@@ -6,7 +6,7 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use crate::codec::count;
 use crate::error::StoreError;
 use crate::model::{NodeId, PinId, Summary, SummaryAuthor, SummaryKey, SummaryWrite, TreeId};
-use crate::nodes::node_by_id;
+use crate::node_rows::node_by_id;
 use crate::pins::pin_in_tree;
 use crate::store::Store;
 use crate::trees::{require_tree, touch_tree};

@@ -18,9 +18,9 @@ use crate::model::{
     AttachmentScope, NewNode, NodeId, PinId, Receipt, Sharing, SummaryAuthor, SummaryKey,
     SummaryWrite, TreeId,
 };
-use crate::nodes::{
-    in_deleted_branch, insert_node_with, move_branch, node_by_id, prune, reparent, unprune,
-};
+use crate::node_rows::{in_deleted_branch, node_by_id};
+use crate::node_writes::insert_node_with;
+use crate::nodes::{move_branch, prune, reparent, unprune};
 use crate::pins::{PinPlace, free_pin_slug, insert_pin};
 use crate::receipts::write_receipt;
 use crate::slugs::slugify;
@@ -1082,7 +1082,7 @@ fn set_pin_place(tx: &Connection, pin: PinId, value: &Value) -> Result<(), Store
     if now.parent_pin_id.map(|id| id.0) == parent && now.anchor_node_id.map(|id| id.0) == anchor {
         return Ok(());
     }
-    let depth = crate::nodes::thread_depth(tx, parent.map(PinId))? + 1;
+    let depth = crate::pins::thread_depth(tx, parent.map(PinId))? + 1;
     tx.execute(
         "UPDATE pins SET parent_pin_id = ?2, anchor_node_id = ?3, depth = ?4,
              range_start = NULL, range_end = NULL, anchor_text = NULL

@@ -6,10 +6,9 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::error::StoreError;
 use crate::model::{MAX_PIN_DEPTH, Node, NodeId, Pin, PinId, TreeId, Workspace};
-use crate::nodes::{
-    NODE_COLUMNS, node_from_row, prune, renumber_pin_depths, reparent, thread_depth, unprune,
-};
-use crate::pins::{free_pin_slug, pin_by_id, pin_in_tree, pins_where};
+use crate::node_rows::{NODE_COLUMNS, node_from_row};
+use crate::nodes::{prune, renumber_pin_depths, reparent, unprune};
+use crate::pins::{free_pin_slug, pin_by_id, pin_in_tree, pins_where, thread_depth};
 use crate::store::Store;
 use crate::trees::{require_tree, touch_tree};
 

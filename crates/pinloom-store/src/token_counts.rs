@@ -9,7 +9,7 @@ use rusqlite::{Connection, params};
 use crate::codec::count;
 use crate::error::StoreError;
 use crate::model::NodeId;
-use crate::nodes::{id_list, require_node};
+use crate::node_rows::{id_list, require_node};
 use crate::store::Store;
 
 impl Store {

@@ -5,7 +5,7 @@
 
 use pinloom_engine::ContextPlan;
 
-use crate::base::plan::plural;
+use crate::base::words::plural;
 use crate::json::{CompactionDue, CompactionWhen, TreeSettings};
 
 /// The compaction `settings` ask for before `plan` is sent; `refused` when the tree stops at

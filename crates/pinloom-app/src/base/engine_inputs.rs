@@ -10,7 +10,7 @@ use pinloom_providers::catalog::{self, TokenizerFamily};
 use pinloom_providers::{Endpoint, ProviderId, Sampling};
 use pinloom_store as store;
 
-use crate::ApiError;
+use crate::error::ApiError;
 use crate::json::SamplingSettings;
 
 /// The exact tokenizers, under the family names the store keeps their counts by. The estimating

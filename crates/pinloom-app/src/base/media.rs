@@ -6,7 +6,8 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 
-use crate::ApiError;
+use crate::error::ApiError;
+use crate::json::AttachmentView;
 
 /// The largest image accepted: OpenAI's and Gemini's limit for one image. (Anthropic takes up
 /// to 5 MB; a larger image sent there fails with the provider's own message.)
@@ -182,6 +183,45 @@ pub(crate) fn pdf_pages(bytes: &[u8], shown: &str) -> Result<Vec<String>, ApiErr
         )));
     }
     Ok(pages)
+}
+
+// Here rather than beside the view in `json`, since showing an attachment decodes what this
+// file encodes.
+impl From<pinloom_store::Attachment> for AttachmentView {
+    fn from(attachment: pinloom_store::Attachment) -> AttachmentView {
+        let role = match attachment.role {
+            pinloom_store::AttachmentRole::File => "file",
+            pinloom_store::AttachmentRole::Folder => "folder",
+            pinloom_store::AttachmentRole::Context => "context",
+            pinloom_store::AttachmentRole::Instruction => "instruction",
+            pinloom_store::AttachmentRole::Image => "image",
+            pinloom_store::AttachmentRole::Pdf => "pdf",
+        };
+        let image = match attachment.role {
+            pinloom_store::AttachmentRole::Image => stored_image(&attachment.content)
+                .map(|image| format!("data:{};base64,{}", image.media_type, image.data)),
+            _ => None,
+        };
+        let pages = match attachment.role {
+            pinloom_store::AttachmentRole::Pdf => {
+                u32::try_from(attachment.content.split(PAGE_BREAK).count()).ok()
+            }
+            _ => None,
+        };
+        let node_id = match attachment.scope {
+            pinloom_store::AttachmentScope::Node(node) => Some(node.0),
+            _ => None,
+        };
+        AttachmentView {
+            id: attachment.id,
+            role: role.to_owned(),
+            name: attachment.name,
+            bytes: attachment.content.len() as u64,
+            node_id,
+            image,
+            pages,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -15,8 +15,8 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::ApiError;
 use crate::base::media::{MAX_PDF_BYTES, pdf_pages};
+use crate::error::ApiError;
 
 /// The argument that makes a front end's program a PDF reader.
 pub const READ_PDF_ARGUMENT: &str = "--pinloom-read-pdf";

@@ -18,13 +18,14 @@ use pinloom_store::{self as store, NodeId, PinId, Store};
 
 use crate::base::compaction_due::compaction_due;
 use crate::base::engine_inputs::{ANNOTATION_ID_BASE, ModelChoice, engine_pin};
+use crate::base::pinloom::Pinloom;
 use crate::base::snapshot_cache::{CachedPath, CheckedOutPath, DraftPlace, store_pin};
+use crate::base::words::plural;
+use crate::error::{ApiError, ErrorCode};
 use crate::json::{
     AncestorState, AncestorView, PlanView, SliceView, StepCutView, SummaryAuthor, TreeSettings,
 };
-use crate::pinloom::Pinloom;
 use crate::runtime::{blocking, now_ms};
-use crate::{ApiError, ErrorCode};
 
 /// The id a draft prompt takes in a preview's snapshot: above every row id and annotation id.
 const DRAFT_ID: u64 = u64::MAX - 1;
@@ -230,7 +231,7 @@ impl Pinloom {
     /// The choice a profile being edited makes, checked as saving would check it, with the
     /// learned calibration of the stored profile of that name, if any. Runs on a blocking thread.
     fn unsaved_choice(&self, edited: &crate::json::ModelProfile) -> anyhow::Result<ModelChoice> {
-        crate::profiles::check(edited)?;
+        crate::base::profile_check::check(edited)?;
         let name = edited.name.trim();
         let record = edited.clone().into_record();
         let calibration = self.store.calibration(name)?.map(|(milli, _)| milli);
@@ -743,11 +744,6 @@ fn describe_exclusions(exclude: &[SourceId], snapshot: &Snapshot) -> String {
 
 /// How many runs of messages a refusal names before it counts the rest.
 const RUNS_SHOWN: usize = 6;
-
-/// `count` and `noun`, plural unless the count is one ("1 message", "3 messages").
-pub(crate) fn plural(count: usize, noun: &str) -> String {
-    if count == 1 { format!("1 {noun}") } else { format!("{count} {noun}s") }
-}
 
 /// What a context source is, in the words the window uses: a message by who wrote it and how it
 /// opens.

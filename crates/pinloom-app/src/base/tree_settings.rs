@@ -8,7 +8,7 @@ use pinloom_engine::snapshot as engine;
 use pinloom_engine::snapshot::Author as EngineAuthor;
 use pinloom_providers::summary::SUMMARY_INSTRUCTION;
 
-use crate::ApiError;
+use crate::error::ApiError;
 use crate::json::{
     AssemblySettings, Author, DEFAULT_COMPACT_AT_PERCENT, DEFAULT_COMPACTION_KEEP_TURNS,
     SummaryWriting, TreeSettings,

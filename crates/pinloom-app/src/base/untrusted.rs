@@ -48,10 +48,10 @@ pub(crate) fn admit_profiles(
         }
         // Every number as the budget panel checks it: a price from the file that is not a
         // number of dollars costs the file its prices; anything else wrong, the profile.
-        if let Err(refusal) = crate::profiles::check(&profile.clone().into()) {
+        if let Err(refusal) = crate::base::profile_check::check(&profile.clone().into()) {
             let without_prices = store::ModelProfile { prices_json: None, ..profile.clone() };
             if profile.prices_json.is_some()
-                && crate::profiles::check(&without_prices.clone().into()).is_ok()
+                && crate::base::profile_check::check(&without_prices.clone().into()).is_ok()
             {
                 notes(format!(
                     "model profile {:?}: its prices were not imported ({})",

@@ -3,9 +3,9 @@
 
 use pinloom_store::NodeId;
 
-use crate::ApiError;
+use crate::base::pinloom::Pinloom;
+use crate::error::ApiError;
 use crate::json::PinView;
-use crate::pinloom::Pinloom;
 use crate::runtime::now_ms;
 
 impl Pinloom {

@@ -7,12 +7,12 @@ use std::path::{Path, PathBuf};
 use pinloom_engine::planner::excluded_from_listing;
 use pinloom_store::{AttachmentRole, AttachmentScope, NodeId, PinId, TreeId};
 
-use crate::ApiError;
 use crate::base::media::{self, MAX_IMAGE_BYTES, MAX_PDF_BYTES, PAGE_BREAK, Sniffed};
 use crate::base::pdf_reader::{PdfReader, read_pdf};
+use crate::base::pinloom::Pinloom;
 use crate::base::safe_files::{Links, open_regular};
+use crate::error::ApiError;
 use crate::json::{AttachTo, AttachmentView, ImageInput, TreeSettings};
-use crate::pinloom::Pinloom;
 use crate::runtime::{blocking, now_ms};
 
 /// Seed 004's folder listing limit.

@@ -10,12 +10,13 @@ use pinloom_engine::snapshot::FuseSource;
 use pinloom_store::{NodeId, PinId, TreeId};
 use tokio_util::sync::CancellationToken;
 
-use crate::ApiError;
 use crate::base::compaction_due::compaction_due;
 use crate::base::engine_inputs::ModelChoice;
-use crate::base::plan::{Planned, ProfileRef, model_choice_in, plural};
+use crate::base::pinloom::Pinloom;
+use crate::base::plan::{Planned, ProfileRef, model_choice_in};
+use crate::base::words::plural;
+use crate::error::ApiError;
 use crate::json::{CompactionView, TreeSettings};
-use crate::pinloom::Pinloom;
 use crate::runtime::now_ms;
 
 /// The summary's budget: an eighth of the conversation model's window, within these bounds.
@@ -56,7 +57,7 @@ impl Pinloom {
     /// compaction), then plans again with it in effect. `planned` goes on unchanged when none is
     /// due; so does a compaction that fails: the send then goes with truncation, and the failed
     /// request is in the tree's list.
-    pub(crate) async fn compact_when_due(
+    pub(in crate::conversation) async fn compact_when_due(
         &self,
         planned: Planned,
         prompt: NodeId,

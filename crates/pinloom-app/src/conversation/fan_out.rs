@@ -7,9 +7,9 @@
 use futures_util::future::join_all;
 use pinloom_store::NodeId;
 
-use crate::ApiError;
+use crate::base::pinloom::Pinloom;
+use crate::error::ApiError;
 use crate::json::{FanOut, FanOutLane, LaneAnswer, NodeView, SendTarget};
-use crate::pinloom::Pinloom;
 
 /// The fewest and the most answers one prompt asks for at once: one is an ordinary send, and
 /// looms stop at eight, past which the alternatives are no longer read one by one.

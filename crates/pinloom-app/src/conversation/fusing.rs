@@ -8,9 +8,9 @@ use std::collections::HashSet;
 use pinloom_engine::snapshot::{Author as EngineAuthor, FuseSource};
 use pinloom_store::{self as store, Author, NodeId};
 
-use crate::ApiError;
 use crate::base::engine_inputs::engine_node;
-use crate::pinloom::Pinloom;
+use crate::base::pinloom::Pinloom;
+use crate::error::ApiError;
 
 /// How many answers one fused answer is written from: one is no fusion, and eight is the most a
 /// fan-out makes at once.
@@ -20,7 +20,7 @@ impl Pinloom {
     /// The message the answers `node_ids` answer, and the answers as the planner reads them.
     /// Refused, with what to choose instead: too few or too many, one chosen twice, one gone or
     /// deleted, a message of the person's, answers to different messages, a buffer document.
-    pub(crate) async fn fuse_sources(
+    pub(in crate::conversation) async fn fuse_sources(
         &self,
         node_ids: Vec<i64>,
     ) -> anyhow::Result<(NodeId, Vec<FuseSource>)> {

@@ -6,14 +6,14 @@
 
 use pinloom_store::{AttachmentRole, AttachmentScope, NodeId};
 
-use crate::ApiError;
 use crate::base::media::image_from_data_url;
+use crate::base::pinloom::Pinloom;
+use crate::error::ApiError;
 use crate::json::{ImageInput, ModelProfile};
-use crate::pinloom::Pinloom;
 use crate::runtime::{blocking, now_ms};
 
 /// Images checked and in their stored form: (name, stored data URL).
-pub(crate) struct CheckedImages(Vec<(String, String)>);
+pub(in crate::conversation) struct CheckedImages(Vec<(String, String)>);
 
 impl Pinloom {
     /// Checks `images` for a message to the models `profiles`: a model that does not see is
@@ -21,7 +21,7 @@ impl Pinloom {
     /// does not tell is asked of its server (Ollama's capabilities, llama.cpp's modalities); one
     /// its server says sees is remembered in its profile (Budget → Sees images), so its plans
     /// carry the images.
-    pub(crate) async fn check_images(
+    pub(in crate::conversation) async fn check_images(
         &self,
         images: Vec<ImageInput>,
         profiles: Vec<String>,
@@ -90,7 +90,7 @@ impl Pinloom {
     }
 
     /// Stores `images` as attachments of the message `node`.
-    pub(crate) async fn attach_images(
+    pub(in crate::conversation) async fn attach_images(
         &self,
         node: NodeId,
         images: CheckedImages,

@@ -3,8 +3,8 @@
 
 use pinloom_store::NodeId;
 
+use crate::base::pinloom::Pinloom;
 use crate::json::{NodeAction, NodeView};
-use crate::pinloom::Pinloom;
 use crate::runtime::now_ms;
 
 impl Pinloom {

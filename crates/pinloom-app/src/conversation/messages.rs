@@ -6,11 +6,11 @@ use std::sync::Arc;
 use anyhow::Context;
 use pinloom_store::{self as store, Author, NewNode, NodeId, Store, TreeId};
 
-use crate::ApiError;
 use crate::base::engine_inputs::{stored_counts, token_counts};
+use crate::base::pinloom::Pinloom;
 use crate::base::snapshot_cache::SnapshotCache;
+use crate::error::ApiError;
 use crate::json::{Message, NodeView};
-use crate::pinloom::Pinloom;
 use crate::runtime::{blocking, now_ms};
 
 impl Pinloom {
@@ -28,7 +28,7 @@ impl Pinloom {
 
     /// Writes the person's message in pin `pin_id`'s sub-thread, after its message `parent_id`
     /// or as its first message.
-    pub(crate) async fn append_in_pin(
+    pub(in crate::conversation) async fn append_in_pin(
         &self,
         pin_id: i64,
         parent_id: Option<i64>,
@@ -48,7 +48,7 @@ impl Pinloom {
     }
 
     /// The message answering `node_id` again answers: the reply's prompt, given a reply.
-    pub(crate) async fn prompt_of(&self, node_id: i64) -> anyhow::Result<NodeId> {
+    pub(in crate::conversation) async fn prompt_of(&self, node_id: i64) -> anyhow::Result<NodeId> {
         let node = self
             .read("could not answer again", move |store| Ok(store.node(NodeId(node_id))?))
             .await?;
@@ -107,7 +107,7 @@ impl Pinloom {
 
     /// Writes the person's message `text` in `tree` after `parent` (in `pin`'s sub-thread, when
     /// given), with its token counts, and extends the tree's cached path by it.
-    pub(crate) async fn append_human(
+    pub(in crate::conversation) async fn append_human(
         &self,
         tree: TreeId,
         parent: Option<NodeId>,

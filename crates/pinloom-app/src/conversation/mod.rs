@@ -8,11 +8,9 @@ mod compactions;
 pub(crate) mod fan_out;
 pub(crate) mod fusing;
 mod images;
-mod keys;
 mod marks;
 mod messages;
 mod pins;
-mod preview;
 mod promotions;
 mod reply_drafts;
 pub(crate) mod requests;
@@ -20,5 +18,6 @@ mod send;
 mod settings;
 pub(crate) mod summaries;
 mod tokens;
+mod trees;
 
 pub(crate) use reply_drafts::recover_replies;

@@ -6,9 +6,9 @@ use pinloom_store::{NodeId, PinId, RequestKind, TreeId};
 use tokio_util::sync::CancellationToken;
 
 use super::summaries::{Purpose, Sent};
-use crate::ApiError;
+use crate::base::pinloom::Pinloom;
+use crate::error::ApiError;
 use crate::json::{DeletedThreadView, NodeView, PinView};
-use crate::pinloom::Pinloom;
 use crate::runtime::{blocking, now_ms};
 
 /// What a pin's result is summarised with when closed by a model.

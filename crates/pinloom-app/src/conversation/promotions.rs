@@ -5,10 +5,10 @@
 
 use pinloom_store::{self as store, NodeId, Store};
 
-use crate::ApiError;
+use crate::base::pinloom::Pinloom;
 use crate::base::plan::model_choice_in;
+use crate::error::ApiError;
 use crate::json::{Message, Promotion};
-use crate::pinloom::Pinloom;
 
 impl Pinloom {
     /// What bringing `passage` of message `from_id` (all of it when absent) back after message

@@ -10,7 +10,7 @@ use pinloom_store::{self as store, NodeId, Store};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
-use crate::pinloom::Pinloom;
+use crate::base::pinloom::Pinloom;
 use crate::runtime::{blocking, now_ms};
 
 /// How often what has arrived of a streaming reply is saved: a crash loses at most this much.

@@ -7,9 +7,9 @@
 
 use pinloom_store::{BackgroundRequest, NodeId, PinId, TreeId};
 
-use crate::ApiError;
+use crate::base::pinloom::Pinloom;
+use crate::error::ApiError;
 use crate::json::{BackgroundRequestView, Cost, TreeSpending};
-use crate::pinloom::Pinloom;
 
 /// How many requests a list shows when not told otherwise.
 pub const REQUESTS_SHOWN: usize = 50;

@@ -18,14 +18,14 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 use super::reply_drafts::Drafting;
-use crate::ApiError;
 use crate::base::engine_inputs::{ANNOTATION_ID_BASE, exact_family, stored_counts, token_counts};
+use crate::base::pinloom::Pinloom;
 use crate::base::plan::{
     Planned, ProfileRef, earlier_replies, plan_view, tokenizer_label, wire_request,
 };
 use crate::base::receipts::{Sending, receipt};
+use crate::error::ApiError;
 use crate::json::{Exchange, PlanView, Receipt, ReplySettings, SendTarget, Verdict};
-use crate::pinloom::Pinloom;
 use crate::runtime::{blocking, now_ms};
 
 /// A streamed reply with text to write, and the draft it replaces.
@@ -89,7 +89,10 @@ impl Pinloom {
     }
 
     /// Message `node_id` as the end of a buffer document to continue; a dialogue is refused.
-    pub(crate) async fn document_end(&self, node_id: i64) -> anyhow::Result<NodeId> {
+    pub(in crate::conversation) async fn document_end(
+        &self,
+        node_id: i64,
+    ) -> anyhow::Result<NodeId> {
         let mode = self
             .read("could not continue the document", move |store| {
                 let node = store.node(NodeId(node_id))?;
@@ -107,7 +110,7 @@ impl Pinloom {
 
     /// Plans, streams, accounts for and writes a reply to `prompt`, of at most `length` tokens
     /// when given (a loom's continuation), else of the tree's token buffer or the model's reserve.
-    pub(crate) async fn reply(
+    pub(in crate::conversation) async fn reply(
         &self,
         prompt: NodeId,
         profile: &str,
@@ -348,7 +351,7 @@ fn sent_units(planned: &Planned) -> u64 {
 }
 
 /// A provider failure as it crosses to a front end.
-pub(crate) fn provider_api_error(error: ProviderError) -> ApiError {
+pub(in crate::conversation) fn provider_api_error(error: ProviderError) -> ApiError {
     ApiError::from(anyhow::Error::new(error))
 }
 

@@ -1,9 +1,9 @@
 //! A tree's settings and context as the person reads and changes them.
 
-use crate::ApiError;
+use crate::error::ApiError;
 use crate::json::{TreeContext, TreeSettings};
 
-impl crate::Pinloom {
+impl crate::base::pinloom::Pinloom {
     /// A tree's conversation settings.
     pub async fn tree_settings(&self, tree_id: i64) -> anyhow::Result<TreeSettings> {
         self.read("could not read the tree's settings", move |store| {

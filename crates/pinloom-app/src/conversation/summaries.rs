@@ -16,15 +16,12 @@
 //! Every write or failure is announced on [`SummaryJobs::landed`], so the window shows a summary
 //! the moment it lands.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use futures_util::FutureExt;
-use futures_util::future::{BoxFuture, Shared, join_all};
-use pinloom_engine::plan::MissingSummary;
-use pinloom_engine::snapshot::{FuseSource, SummaryNote, SummaryState};
+use futures_util::future::join_all;
+use pinloom_engine::snapshot::FuseSource;
 use pinloom_providers::WireRequest;
 use pinloom_providers::summary::{CONDENSE_INSTRUCTION, summary_request};
 use pinloom_store::{
@@ -34,12 +31,12 @@ use pinloom_store::{
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
-use crate::ApiError;
-use crate::base::engine_inputs::{ModelChoice, engine_node, engine_thread};
+use crate::base::engine_inputs::ModelChoice;
+use crate::base::pinloom::Pinloom;
 use crate::base::plan::{Planned, ProfileRef};
-use crate::base::snapshot_cache::store_pin;
+use crate::base::summary_jobs::{JobState, Outcome, SummaryJob};
+use crate::error::ApiError;
 use crate::json::{SummaryView, SummaryWriting, TreeSettings};
-use crate::pinloom::Pinloom;
 use crate::runtime::{blocking, now_ms};
 
 /// What ends a summary that came back over its budget and was cut to fit.
@@ -47,112 +44,16 @@ pub const CUT_SUMMARY_NOTE: &str = " […summary cut to its budget]";
 
 /// The longest a send waits for the summaries it needs before it goes with what it has (the
 /// threads' last messages in place of the summaries not written by then).
-pub(crate) const SUMMARY_WAIT: Duration = Duration::from_secs(30);
+pub(in crate::conversation) const SUMMARY_WAIT: Duration = Duration::from_secs(30);
 
 /// When a failed summary is tried again in the background, after each failure in turn; a send
 /// that needs it later tries again too.
-pub(crate) const RETRY_AFTER: [Duration; 3] =
+pub(in crate::conversation) const RETRY_AFTER: [Duration; 3] =
     [Duration::from_secs(30), Duration::from_secs(120), Duration::from_secs(600)];
 
 /// A failure this recent is not tried again by a send (it would only wait for the same failure);
 /// the background retries go on.
 const FRESH_FAILURE: Duration = Duration::from_secs(60);
-
-/// One summary to write: of `thread` up to `up_to` at `budget` by `summarizer`, from the thread's
-/// messages, or, with `condense`, the fitted version of chosen summary `condense` from its text.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub(crate) struct SummaryJob {
-    pub(crate) tree: TreeId,
-    pub(crate) thread: Option<PinId>,
-    pub(crate) up_to: NodeId,
-    pub(crate) budget: u32,
-    pub(crate) condense: Option<i64>,
-    pub(crate) summarizer: String,
-    /// Written for a compaction: listed as one among the tree's requests.
-    pub(crate) compaction: bool,
-}
-
-impl SummaryJob {
-    /// The summaries `planned` lacks, each to be written by `summarizer`.
-    fn all_missing(planned: &Planned, summarizer: &str) -> Vec<SummaryJob> {
-        let tree = planned.tree.id;
-        planned
-            .plan
-            .missing_summaries
-            .iter()
-            .filter_map(|missing| SummaryJob::of(tree, missing, summarizer))
-            .collect()
-    }
-
-    fn of(tree: TreeId, missing: &MissingSummary, summarizer: &str) -> Option<SummaryJob> {
-        Some(SummaryJob {
-            tree,
-            thread: store_pin(missing.thread),
-            up_to: NodeId(i64::try_from(missing.up_to.0).ok()?),
-            budget: missing.budget,
-            condense: missing.condense.and_then(|id| i64::try_from(id).ok()),
-            summarizer: summarizer.to_owned(),
-            compaction: false,
-        })
-    }
-}
-
-/// A write in progress, awaited by as many sends as need it.
-type Outcome = Shared<BoxFuture<'static, Result<(), String>>>;
-
-enum JobState {
-    /// Under way; `cancel` stops it when no open pin needs it any more.
-    Writing {
-        outcome: Outcome,
-        cancel: CancellationToken,
-    },
-    Failed {
-        message: String,
-        at: Instant,
-        attempts: usize,
-    },
-}
-
-/// The summaries this process is writing, and those whose last try failed.
-pub(crate) struct SummaryJobs {
-    jobs: Mutex<HashMap<SummaryJob, JobState>>,
-    landed: broadcast::Sender<i64>,
-}
-
-impl Default for SummaryJobs {
-    fn default() -> SummaryJobs {
-        SummaryJobs { jobs: Mutex::default(), landed: broadcast::channel(64).0 }
-    }
-}
-
-impl std::fmt::Debug for SummaryJobs {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SummaryJobs").field("jobs", &self.lock().len()).finish()
-    }
-}
-
-impl SummaryJobs {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<SummaryJob, JobState>> {
-        // Nothing is left half-done under this lock: a poisoned map is safe to keep using.
-        self.jobs.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    /// What the engine is told of tree `tree`'s summaries not yet in the store.
-    pub(crate) fn notes(&self, tree: TreeId) -> Vec<SummaryNote> {
-        self.lock()
-            .iter()
-            .filter(|(job, _)| job.tree == tree)
-            .map(|(job, state)| SummaryNote {
-                thread: engine_thread(job.thread),
-                up_to: engine_node(job.up_to),
-                state: match state {
-                    JobState::Writing { .. } => SummaryState::BeingWritten,
-                    JobState::Failed { message, .. } => SummaryState::Failed(message.clone()),
-                },
-            })
-            .collect()
-    }
-}
 
 impl Pinloom {
     /// Told the id of a tree whenever one of its summaries is written or fails: the window
@@ -164,7 +65,7 @@ impl Pinloom {
     /// The plan for answering `node` under `profile`, with the ancestor summaries it lacks written
     /// first ([`Pinloom::write_missing_summaries`]) and the plan made again when any was awaited;
     /// for a fused answer, the answers chosen to fuse after its own context.
-    pub(crate) async fn plan_writing_summaries(
+    pub(in crate::conversation) async fn plan_writing_summaries(
         &self,
         node: NodeId,
         profile: &ProfileRef,
@@ -188,17 +89,18 @@ impl Pinloom {
     /// writes go on. Returns how many it waited for: the plan is made again then, with what was
     /// written, or with why not. A failure is not an error here (the plan carries the thread's
     /// last messages, and the summary is tried again later).
-    pub(crate) async fn write_missing_summaries(
+    pub(in crate::conversation) async fn write_missing_summaries(
         &self,
         planned: &Planned,
         cancel: &CancellationToken,
     ) -> anyhow::Result<usize> {
         let summarizer =
             planned.settings.summarizer.clone().unwrap_or_else(|| planned.choice.name.clone());
-        let writes: Vec<Outcome> = SummaryJob::all_missing(planned, &summarizer)
-            .into_iter()
-            .filter_map(|job| self.start_summary(job, Retry::Unless(FRESH_FAILURE)))
-            .collect();
+        let writes: Vec<Outcome> =
+            SummaryJob::all_missing(planned.tree.id, &planned.plan.missing_summaries, &summarizer)
+                .into_iter()
+                .filter_map(|job| self.start_summary(job, Retry::Unless(FRESH_FAILURE)))
+                .collect();
         if writes.is_empty() {
             return Ok(0);
         }
@@ -230,7 +132,8 @@ impl Pinloom {
             .context("could not choose a summariser for the new pin")?;
         let Some((planning_profile, summarizer)) = chosen else { return Ok(()) };
         let planned = self.plan_first_in_pin(PinId(pin_id), &planning_profile).await?;
-        let jobs = SummaryJob::all_missing(&planned, &summarizer);
+        let jobs =
+            SummaryJob::all_missing(planned.tree.id, &planned.plan.missing_summaries, &summarizer);
         drop(planned);
         self.start_summaries(jobs);
         Ok(())
@@ -252,8 +155,11 @@ impl Pinloom {
         let views = crate::base::plan::ancestry_views(&planned);
         let summarizer = planned.settings.summarizer.clone().unwrap_or(profile);
         let prepare = prepare && planned.settings.summary_writing == SummaryWriting::WhenPinned;
-        let jobs =
-            if prepare { SummaryJob::all_missing(&planned, &summarizer) } else { Vec::new() };
+        let jobs = if prepare {
+            SummaryJob::all_missing(planned.tree.id, &planned.plan.missing_summaries, &summarizer)
+        } else {
+            Vec::new()
+        };
         drop(planned);
         self.start_summaries(jobs);
         Ok(views)
@@ -328,7 +234,11 @@ impl Pinloom {
 
     /// Starts `job` unless it is under way (its write is returned to wait for) or, with
     /// `Retry::Unless(age)`, failed less than `age` ago (`None`: nothing to wait for).
-    pub(crate) fn start_summary(&self, job: SummaryJob, retry: Retry) -> Option<Outcome> {
+    pub(in crate::conversation) fn start_summary(
+        &self,
+        job: SummaryJob,
+        retry: Retry,
+    ) -> Option<Outcome> {
         let mut jobs = self.summary_jobs.lock();
         let attempts = match jobs.get(&job) {
             Some(JobState::Writing { outcome, .. }) => return Some(outcome.clone()),
@@ -379,7 +289,10 @@ impl Pinloom {
     /// closed or deleted before anything was asked in it, when no other open pin hangs at the
     /// same place (or below one that does). Each stopped request is kept in the list of requests,
     /// said to be cancelled.
-    pub(crate) async fn cancel_unneeded_summaries(&self, tree: TreeId) -> anyhow::Result<()> {
+    pub(in crate::conversation) async fn cancel_unneeded_summaries(
+        &self,
+        tree: TreeId,
+    ) -> anyhow::Result<()> {
         let pending: Vec<SummaryJob> = self
             .summary_jobs
             .lock()
@@ -608,7 +521,7 @@ impl Pinloom {
 
     /// Keeps the request made to `summarizer` for `purpose`. Keeping it never fails the work it
     /// served: a database that refuses is said in the log.
-    pub(crate) async fn keep_request(
+    pub(in crate::conversation) async fn keep_request(
         &self,
         purpose: Purpose,
         summarizer: &ModelChoice,
@@ -701,7 +614,7 @@ impl Pinloom {
 
     /// Writes the summary of `thread` up to `up_to` at `budget` now, by the tree's summariser
     /// (`profile` when it names none), for a compaction when `compaction` says so.
-    pub(crate) async fn write_summary_now(
+    pub(in crate::conversation) async fn write_summary_now(
         &self,
         (tree, pin): (TreeId, Option<PinId>),
         up_to: NodeId,
@@ -762,28 +675,28 @@ impl Pinloom {
 
 /// What a background request was for: a summary of `thread` (`None`: the root thread) of
 /// `tree` up to `up_to`, or its condensation.
-pub(crate) struct Purpose {
-    pub(crate) tree: TreeId,
-    pub(crate) kind: RequestKind,
-    pub(crate) thread: Option<PinId>,
-    pub(crate) up_to: NodeId,
+pub(in crate::conversation) struct Purpose {
+    pub(in crate::conversation) tree: TreeId,
+    pub(in crate::conversation) kind: RequestKind,
+    pub(in crate::conversation) thread: Option<PinId>,
+    pub(in crate::conversation) up_to: NodeId,
 }
 
 /// How a background request went.
-pub(crate) struct Sent<'a> {
+pub(in crate::conversation) struct Sent<'a> {
     /// The provider's reply, when there was one.
-    pub(crate) reply: Option<&'a pinloom_providers::Reply>,
+    pub(in crate::conversation) reply: Option<&'a pinloom_providers::Reply>,
     /// Why it failed, when it did.
-    pub(crate) failure: Option<String>,
+    pub(in crate::conversation) failure: Option<String>,
     /// When it was sent.
-    pub(crate) started_at_ms: i64,
+    pub(in crate::conversation) started_at_ms: i64,
     /// The tokens Pinloom counted in what it sent.
-    pub(crate) planned: u64,
+    pub(in crate::conversation) planned: u64,
 }
 
 /// Whether [`Pinloom::start_summary`] tries a summary that failed again.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Retry {
+pub(in crate::conversation) enum Retry {
     /// Yes.
     Now,
     /// Unless it failed less than this long ago.
@@ -808,7 +721,7 @@ impl SummaryInput {
 }
 
 /// A summary cut to its budget when the model overran it, ending with a visible note.
-pub(crate) fn fit_summary(
+pub(in crate::conversation) fn fit_summary(
     tokenizer: pinloom_engine::tokens::Tokenizer,
     text: &str,
     budget: u32,

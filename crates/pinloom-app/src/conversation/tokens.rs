@@ -4,9 +4,9 @@
 use pinloom_providers::TokenChoice;
 use pinloom_store::{Author, NodeId};
 
-use crate::ApiError;
+use crate::base::pinloom::Pinloom;
+use crate::error::ApiError;
 use crate::json::{NodeView, TokenAlternative, TokenView};
-use crate::pinloom::Pinloom;
 
 impl Pinloom {
     /// The tokens reply `node_id` was generated as, with their probabilities and alternatives;

@@ -6,10 +6,10 @@ use serde_json::Value;
 
 use super::skim::{Refusal, Skim};
 use super::{open_loom_export, open_loom_import, socketteer};
-use crate::ApiError;
+use crate::base::pinloom::Pinloom;
 use crate::base::untrusted;
+use crate::error::ApiError;
 use crate::json::{ExportOptions, ImportReport, ImportedTreeSummary, TransferProgress};
-use crate::pinloom::Pinloom;
 use crate::runtime::{blocking, now_ms};
 
 impl Default for ExportOptions {
@@ -70,7 +70,7 @@ impl Pinloom {
     /// [`Pinloom::import_document`], telling `progress` how many messages the document holds
     /// and then how many of them are written so far. `source` names the file in what the import
     /// brings (its model profiles say they came from it).
-    pub(crate) async fn import_document_reporting(
+    pub(in crate::interchange) async fn import_document_reporting(
         &self,
         text: String,
         title_hint: String,
@@ -270,7 +270,7 @@ fn open_loom_text(
 }
 
 /// Writes the Open Loom document of `trees` to `out` as it is made.
-pub(crate) fn write_open_loom(
+pub(in crate::interchange) fn write_open_loom(
     store: &pinloom_store::Store,
     trees: &[i64],
     options: ExportOptions,

@@ -7,14 +7,14 @@ use std::path::{Path, PathBuf};
 
 use pinloom_store::TreeId;
 
-use crate::ApiError;
+use crate::base::pinloom::Pinloom;
 use crate::base::safe_files::{Links, open_regular, replace_with};
+use crate::error::ApiError;
 use crate::interchange;
 use crate::json::{
     ExportDone, ExportFormat, ExportOptions, ExportRequest, ImportReport, ImportReportView,
     ImportedTreeView, TransferProgress,
 };
-use crate::pinloom::Pinloom;
 use crate::runtime::blocking;
 
 /// The largest file an import reads. A document is parsed whole in memory (about five times its

@@ -3,7 +3,7 @@
 
 use pinloom_store::{self as store, NodeId, Store, TreeId};
 
-use crate::pinloom::Pinloom;
+use crate::base::pinloom::Pinloom;
 
 impl Pinloom {
     /// A thread as Markdown: the path from the tree's first message to `node_id`, pins on the way
@@ -44,7 +44,7 @@ impl Pinloom {
 }
 
 /// [`Pinloom::tree_markdown`]'s text; `progress` hears how many messages are written so far.
-pub(crate) fn tree_markdown_text(
+pub(in crate::interchange) fn tree_markdown_text(
     store: &Store,
     tree_id: TreeId,
     progress: &mut dyn FnMut(usize),

@@ -17,8 +17,8 @@ mod skim;
 mod socketteer;
 mod times;
 
-pub(crate) use documents::write_open_loom;
+pub(in crate::interchange) use documents::write_open_loom;
 #[cfg(feature = "test-seams")]
 pub use documents::{FuzzedImporter, import_fuzz_case};
-pub(crate) use open_loom_records::PINLOOM;
-pub(crate) use times::{iso, parse_time};
+pub(in crate::interchange) use open_loom_records::PINLOOM;
+pub(in crate::interchange) use times::{iso, parse_time};

@@ -25,9 +25,9 @@ use super::open_loom_records::{
 };
 use super::skim::{Shape, Skim, record};
 use super::{PINLOOM, parse_time};
-use crate::ApiError;
 use crate::base::engine_inputs::token_counts;
 use crate::base::receipts::{ReceiptSource, receipt_references};
+use crate::error::ApiError;
 
 /// Everything an import writes, and what it says about it.
 pub(super) struct ImportBatch {

@@ -20,7 +20,7 @@ use serde_json::Value;
 use super::skim::record;
 
 /// The extension namespace Pinloom writes its own data under.
-pub(crate) const PINLOOM: &str = "pinloom";
+pub(in crate::interchange) const PINLOOM: &str = "pinloom";
 
 /// A field that reads as absent when it holds something other than it should.
 #[derive(Debug, Clone, PartialEq)]

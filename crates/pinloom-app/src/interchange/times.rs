@@ -3,7 +3,7 @@
 use chrono::{DateTime, SecondsFormat, Utc};
 
 /// A time as Open Loom writes it: ISO-8601 in UTC with milliseconds.
-pub(crate) fn iso(ms: i64) -> String {
+pub(in crate::interchange) fn iso(ms: i64) -> String {
     DateTime::<Utc>::from_timestamp_millis(ms)
         .unwrap_or_default()
         .to_rfc3339_opts(SecondsFormat::Millis, true)
@@ -11,7 +11,7 @@ pub(crate) fn iso(ms: i64) -> String {
 
 /// An ISO-8601 time with a zone, in milliseconds since the Unix epoch; `None` without a zone or
 /// when it does not parse (the spec: leave it out rather than guess).
-pub(crate) fn parse_time(text: &str) -> Option<i64> {
+pub(in crate::interchange) fn parse_time(text: &str) -> Option<i64> {
     DateTime::parse_from_rfc3339(text).ok().map(|time| time.timestamp_millis())
 }
 

@@ -28,17 +28,17 @@ use crate::json::TreeSettings;
 
 /// What may be folded of what arrived, and what was refused.
 #[derive(Debug, Default)]
-pub(crate) struct Admitted {
-    pub(crate) records: Vec<SyncRecord>,
-    pub(crate) ops: Vec<SyncOp>,
+pub(in crate::sync) struct Admitted {
+    pub(in crate::sync) records: Vec<SyncRecord>,
+    pub(in crate::sync) ops: Vec<SyncOp>,
     /// Refused, with why (by id): reported once, marked as held.
-    pub(crate) refused: Vec<(String, String)>,
+    pub(in crate::sync) refused: Vec<(String, String)>,
     /// What was changed on the way in, in words (each said once).
-    pub(crate) notes: Vec<String>,
+    pub(in crate::sync) notes: Vec<String>,
 }
 
 /// Admits what arrived from the folder of `remote`; `from_team` for a team's.
-pub(crate) fn admit(
+pub(in crate::sync) fn admit(
     store: &Store,
     remote: &str,
     records: Vec<SyncRecord>,

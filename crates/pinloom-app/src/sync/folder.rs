@@ -26,25 +26,25 @@ use serde_json::{Value, json};
 use crate::base::safe_files::{Links, open_regular, replace_unsynced};
 
 /// The layout this build writes and reads.
-pub(crate) const FORMAT_VERSION: u64 = 1;
+pub(in crate::sync) const FORMAT_VERSION: u64 = 1;
 
 /// The largest record or operation file read: a message or attachment bigger than any Pinloom
 /// writes (imports stop at 64 MiB of a whole document) is refused rather than read into memory.
-pub(crate) const MAX_FILE_BYTES: u64 = 32 * 1024 * 1024;
+pub(in crate::sync) const MAX_FILE_BYTES: u64 = 32 * 1024 * 1024;
 
 /// The most new files one sync reads: a first sync of a 100,000-message tree is well under it;
 /// a remote holding more is read over several syncs, each saying so.
-pub(crate) const MAX_FILES_PER_SYNC: usize = 400_000;
+pub(in crate::sync) const MAX_FILES_PER_SYNC: usize = 400_000;
 
 /// The most bytes one sync reads from new files, for the same reason.
-pub(crate) const MAX_BYTES_PER_SYNC: u64 = 768 * 1024 * 1024;
+pub(in crate::sync) const MAX_BYTES_PER_SYNC: u64 = 768 * 1024 * 1024;
 
 /// The largest format.json read (Pinloom's is under 300 bytes).
 const MAX_FORMAT_BYTES: u64 = 64 * 1024;
 
 /// What can go wrong with the folder itself.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum FolderError {
+pub(in crate::sync) enum FolderError {
     /// A newer Pinloom wrote the folder; writing into it could mix layouts.
     #[error(
         "the sync folder {path} was written by a newer Pinloom (layout {found}, this one knows {FORMAT_VERSION}); update Pinloom on this machine to sync with it"
@@ -82,7 +82,7 @@ fn io<'a>(doing: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) ->
 /// Checks the folder's format.json, writing it when the folder has none yet. A format.json that
 /// is not a file of its own (a link a remote planted, to a device, to another folder's, or to
 /// nothing) is never read through nor written through: it is replaced by this build's.
-pub(crate) fn check_format(folder: &Path) -> Result<(), FolderError> {
+pub(in crate::sync) fn check_format(folder: &Path) -> Result<(), FolderError> {
     let path = folder.join("format.json");
     let planted = fs::symlink_metadata(&path).is_ok_and(|meta| !meta.file_type().is_file());
     if planted {
@@ -119,14 +119,14 @@ pub(crate) fn check_format(folder: &Path) -> Result<(), FolderError> {
 }
 
 /// Where a record lives in the folder, relative to it.
-pub(crate) fn record_path(record: &SyncRecord) -> PathBuf {
+pub(in crate::sync) fn record_path(record: &SyncRecord) -> PathBuf {
     let id = record.id();
     let fan = &id[id.len().saturating_sub(2)..];
     Path::new("records").join(record.folder()).join(fan).join(format!("{id}.json"))
 }
 
 /// Where an operation lives in the folder, relative to it.
-pub(crate) fn op_path(op: &SyncOp) -> PathBuf {
+pub(in crate::sync) fn op_path(op: &SyncOp) -> PathBuf {
     Path::new("ops").join(&op.device).join(format!("{}.json", op.id))
 }
 
@@ -142,7 +142,7 @@ fn remove_planted(path: &Path) -> Result<(), FolderError> {
 /// Removes what the repository holds as a link at `relative` (see `Git::links`): checked out as a
 /// file holding the link's text, or as a link by an older build. Never anything outside the
 /// folder: a path with `..` or a root is not one of the folder's.
-pub(crate) fn remove_link(folder: &Path, relative: &Path) -> Result<(), FolderError> {
+pub(in crate::sync) fn remove_link(folder: &Path, relative: &Path) -> Result<(), FolderError> {
     if !relative.components().all(|step| matches!(step, std::path::Component::Normal(_))) {
         return Ok(());
     }
@@ -202,7 +202,7 @@ fn write_once(folder: &Path, relative: &Path, bytes: &[u8]) -> Result<(), Folder
 
 /// Writes every outgoing record and operation; returns the ids written. A first sync writes a
 /// file per message, so the files are written on every core: creating them is most of its time.
-pub(crate) fn write_outgoing(
+pub(in crate::sync) fn write_outgoing(
     folder: &Path,
     outgoing: &SyncOutgoing,
 ) -> Result<Vec<String>, FolderError> {
@@ -246,29 +246,29 @@ pub(crate) fn write_outgoing(
 /// are never withdrawn, so each is a file written once: `shares/<id>.json`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub(crate) struct ShareFile {
+pub(in crate::sync) struct ShareFile {
     /// `share-`, the tree's global id and the team's target name.
-    pub(crate) id: String,
+    pub(in crate::sync) id: String,
     /// The team's target name (`team-` and its name).
-    pub(crate) team: String,
+    pub(in crate::sync) team: String,
     /// The team's remote, where the machine that shared it had joined it.
-    pub(crate) remote: Option<String>,
+    pub(in crate::sync) remote: Option<String>,
     /// The tree, by global id.
-    pub(crate) tree: String,
+    pub(in crate::sync) tree: String,
     /// Who shared it.
-    pub(crate) shared_by: String,
+    pub(in crate::sync) shared_by: String,
     /// When.
-    pub(crate) at_ms: i64,
+    pub(in crate::sync) at_ms: i64,
 }
 
 impl ShareFile {
-    pub(crate) fn id_of(tree: &str, team: &str) -> String {
+    pub(in crate::sync) fn id_of(tree: &str, team: &str) -> String {
         format!("share-{tree}-{team}")
     }
 }
 
 /// Writes the shares not written yet (by id, `known` aside); returns the ids written.
-pub(crate) fn write_shares(
+pub(in crate::sync) fn write_shares(
     folder: &Path,
     shares: &[ShareFile],
     known: &HashSet<String>,
@@ -284,7 +284,7 @@ pub(crate) fn write_shares(
 
 /// Reads the shares the database does not know the folder holds (the person's own remote's
 /// only: a team's folder has no say in what is shared with it).
-pub(crate) fn read_shares(
+pub(in crate::sync) fn read_shares(
     folder: &Path,
     known: &HashSet<String>,
 ) -> Result<ArrivedShares, FolderError> {
@@ -307,28 +307,28 @@ pub(crate) fn read_shares(
 }
 
 /// The shares a folder holds that the database does not know it holds.
-pub(crate) struct ArrivedShares {
-    pub(crate) shares: Vec<ShareFile>,
+pub(in crate::sync) struct ArrivedShares {
+    pub(in crate::sync) shares: Vec<ShareFile>,
     /// Files refused, with why (by id).
-    pub(crate) damaged: Vec<(String, String)>,
+    pub(in crate::sync) damaged: Vec<(String, String)>,
 }
 
 /// What the folder holds that the database does not know it holds.
 #[derive(Debug, Default)]
-pub(crate) struct Arrived {
-    pub(crate) records: Vec<SyncRecord>,
-    pub(crate) ops: Vec<SyncOp>,
+pub(in crate::sync) struct Arrived {
+    pub(in crate::sync) records: Vec<SyncRecord>,
+    pub(in crate::sync) ops: Vec<SyncOp>,
     /// Files refused, with why; their ids, to be marked as held (they will not read better later).
-    pub(crate) damaged: Vec<(String, String)>,
+    pub(in crate::sync) damaged: Vec<(String, String)>,
     /// Files of a kind this build does not know (a newer Pinloom's): reported, and read again by
     /// a build that knows them.
-    pub(crate) unknown: Vec<String>,
+    pub(in crate::sync) unknown: Vec<String>,
     /// Links and other things that are not files where the layout has files or folders: never
     /// followed, reported.
-    pub(crate) not_followed: Vec<String>,
+    pub(in crate::sync) not_followed: Vec<String>,
     /// New files left for the next sync because this one read as many files or bytes as one
     /// sync reads ([`MAX_FILES_PER_SYNC`], [`MAX_BYTES_PER_SYNC`]).
-    pub(crate) left_for_later: usize,
+    pub(in crate::sync) left_for_later: usize,
 }
 
 /// How much one reading has taken, against the per-sync bounds.
@@ -347,7 +347,10 @@ impl Taken {
 /// Reads every record and operation file whose id is not in `known`. Only real folders and
 /// regular files are read: a link anywhere in the layout is reported and never followed, so a
 /// remote cannot make this sync read another folder's records, a device or a secret.
-pub(crate) fn read_new(folder: &Path, known: &HashSet<String>) -> Result<Arrived, FolderError> {
+pub(in crate::sync) fn read_new(
+    folder: &Path,
+    known: &HashSet<String>,
+) -> Result<Arrived, FolderError> {
     let mut arrived = Arrived::default();
     let mut taken = Taken::default();
     for kind in folders_in(folder, Path::new("records"), &mut arrived)? {
@@ -540,7 +543,7 @@ fn is_real_folder(folder: &Path, dir: &Path, arrived: &mut Arrived) -> bool {
 
 /// A path of the folder as a report names it: its place in the layout, the characters a remote
 /// chose shown, not obeyed (a control character in a name could rewrite a terminal's screen).
-pub(crate) fn shown(relative: &Path) -> String {
+pub(in crate::sync) fn shown(relative: &Path) -> String {
     let mut text = String::new();
     for c in relative.display().to_string().chars() {
         if c.is_control() {

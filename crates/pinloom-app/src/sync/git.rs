@@ -10,7 +10,7 @@ const BRANCH: &str = "main";
 
 /// What git could not do.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum GitError {
+pub(in crate::sync) enum GitError {
     /// No `git` on the PATH.
     #[error(
         "git is not installed (or not on the PATH), and Pinloom syncs through it: install git (Debian and Ubuntu: `sudo apt install git`; macOS: `xcode-select --install`; Windows: Git for Windows) and sync again"
@@ -28,7 +28,7 @@ pub(crate) enum GitError {
 
 /// How a push went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Pushed {
+pub(in crate::sync) enum Pushed {
     /// The remote took the commits.
     Yes,
     /// The remote already had everything.
@@ -38,12 +38,12 @@ pub(crate) enum Pushed {
 }
 
 /// The sync folder's repository.
-pub(crate) struct Git {
+pub(in crate::sync) struct Git {
     folder: PathBuf,
 }
 
 impl Git {
-    pub(crate) fn new(folder: &Path) -> Git {
+    pub(in crate::sync) fn new(folder: &Path) -> Git {
         Git { folder: folder.to_owned() }
     }
 
@@ -83,7 +83,7 @@ impl Git {
     }
 
     /// Makes the folder a repository whose `origin` is `remote` (a URL or a path).
-    pub(crate) fn prepare(&self, remote: &str) -> Result<(), GitError> {
+    pub(in crate::sync) fn prepare(&self, remote: &str) -> Result<(), GitError> {
         std::fs::create_dir_all(&self.folder).map_err(|error| GitError::Failed {
             doing: "create the sync folder",
             detail: format!("{}: {error}", self.folder.display()),
@@ -114,7 +114,7 @@ impl Git {
     }
 
     /// Commits every file written and not committed yet; `false` when there were none.
-    pub(crate) fn commit(&self, message: &str) -> Result<bool, GitError> {
+    pub(in crate::sync) fn commit(&self, message: &str) -> Result<bool, GitError> {
         // Forced: a .gitignore a remote committed does not keep this machine's files out.
         self.run("add the new files", &["add", "--all", "--force", "."])?;
         let unchanged = self.output(&["diff", "--cached", "--quiet"])?.status.success();
@@ -139,7 +139,7 @@ impl Git {
     }
 
     /// Fetches the remote; `true` when it has the branch.
-    pub(crate) fn fetch(&self) -> Result<bool, GitError> {
+    pub(in crate::sync) fn fetch(&self) -> Result<bool, GitError> {
         self.run("fetch from the remote", &["fetch", "-q", "origin"])?;
         let found = self.output(&[
             "rev-parse",
@@ -152,7 +152,7 @@ impl Git {
 
     /// Merges what was fetched. Files are only ever added under unique names, so this never
     /// conflicts; two folders started apart (two machines' first syncs) merge too.
-    pub(crate) fn merge(&self) -> Result<(), GitError> {
+    pub(in crate::sync) fn merge(&self) -> Result<(), GitError> {
         let born = self.output(&["rev-parse", "-q", "--verify", "HEAD"])?.status.success();
         let remote = format!("origin/{BRANCH}");
         if !born {
@@ -171,7 +171,7 @@ impl Git {
     /// of the index, the work tree's files (removed by the caller, or Pinloom's own written in
     /// their place) are committed as the files they are, and no machine that syncs checks them
     /// out as links again.
-    pub(crate) fn forget_links(&self) -> Result<Vec<PathBuf>, GitError> {
+    pub(in crate::sync) fn forget_links(&self) -> Result<Vec<PathBuf>, GitError> {
         let output = self.output(&["ls-files", "--stage", "-z"])?;
         if !output.status.success() {
             return Err(failed("list the folder's files", &output));
@@ -217,7 +217,7 @@ impl Git {
     }
 
     /// Pushes the branch.
-    pub(crate) fn push(&self) -> Result<Pushed, GitError> {
+    pub(in crate::sync) fn push(&self) -> Result<Pushed, GitError> {
         let local = self.output(&["rev-parse", "-q", "--verify", "HEAD"])?;
         if !local.status.success() {
             return Ok(Pushed::NothingNew);
@@ -308,7 +308,7 @@ fn isolated(command: &mut Command) {
 }
 
 /// The person's name as git knows it (`user.name`), to mark what they share.
-pub(crate) fn configured_name() -> Option<String> {
+pub(in crate::sync) fn configured_name() -> Option<String> {
     let mut command = Command::new("git");
     isolated(&mut command);
     let output =

@@ -16,9 +16,11 @@ use anyhow::Context;
 use pinloom_store::{ReceiptRef, Store, SyncFolded, TurnReceipt};
 use serde_json::Value;
 
+use crate::base::pinloom::Pinloom;
 use crate::base::receipts::{ReceiptSource, admit_receipt, receipt_references};
+use crate::base::words::plural;
+use crate::error::{ApiError, ErrorCode};
 use crate::json::{SyncReport, SyncStatus};
-use crate::pinloom::Pinloom;
 use crate::runtime::{blocking, now_ms};
 use folder::Arrived;
 use git::{Git, Pushed};
@@ -34,7 +36,7 @@ const PUSH_ATTEMPTS: usize = 5;
 const LISTED: usize = 10;
 
 /// The folder a database syncs through a target: beside the database, one per target.
-pub(crate) fn sync_folder(database: &Path, target: &str) -> PathBuf {
+pub(in crate::sync) fn sync_folder(database: &Path, target: &str) -> PathBuf {
     let stem = database.file_stem().map(|stem| stem.to_string_lossy().into_owned());
     database
         .with_file_name(format!("{}-sync", stem.unwrap_or_else(|| "pinloom".into())))
@@ -94,7 +96,7 @@ impl Pinloom {
         let report = blocking(move || {
             let tree = store.tree(pinloom_store::TreeId(tree_id))?;
             if remote.is_none() && store.sync_target(&name)?.is_none() {
-                return Err(crate::ApiError::invalid_input(format!(
+                return Err(crate::error::ApiError::invalid_input(format!(
                     "this database has not joined the team {team} yet: give its remote once with --remote"
                 ))
                 .into());
@@ -152,7 +154,37 @@ impl Pinloom {
 }
 
 /// One whole sync with target `name`.
-pub(crate) fn sync_target(
+pub(in crate::sync) fn sync_target(
+    store: &Store,
+    name: &str,
+    remote: Option<String>,
+    shared_only: bool,
+) -> anyhow::Result<SyncReport> {
+    sync_target_uncoded(store, name, remote, shared_only).map_err(coded)
+}
+
+/// A failure of git or of the sync folder marked as a sync failure, so front ends show it as one:
+/// the error's own file names no room, so the room says which failures are its own. What a
+/// failure says is kept whole; one whose first known cause is something else is left as it is.
+fn coded(error: anyhow::Error) -> anyhow::Error {
+    let first_known = error.chain().find(|cause| {
+        cause.is::<ApiError>()
+            || cause.is::<pinloom_store::StoreError>()
+            || cause.is::<git::GitError>()
+            || cause.is::<folder::FolderError>()
+    });
+    match first_known {
+        Some(cause) if cause.is::<git::GitError>() || cause.is::<folder::FolderError>() => {
+            anyhow::Error::new(ApiError {
+                code: ErrorCode::SyncFailed,
+                message: format!("{error:#}"),
+            })
+        }
+        _ => error,
+    }
+}
+
+fn sync_target_uncoded(
     store: &Store,
     name: &str,
     remote: Option<String>,
@@ -291,7 +323,7 @@ fn admit_team_receipt(receipt: &Value, turn: &dyn Fn(ReceiptRef, &Value) -> Valu
 }
 
 fn no_remote() -> anyhow::Error {
-    crate::ApiError::invalid_input(
+    crate::error::ApiError::invalid_input(
         "this database has no sync remote yet: give one once with `pinloom sync --remote <git URL or path>` (or in Settings → Sync); it is remembered",
     )
     .into()
@@ -304,7 +336,7 @@ fn team_target(team: &str) -> anyhow::Result<String> {
         && team.len() <= 40
         && team.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
     if !fits {
-        return Err(crate::ApiError::invalid_input(format!(
+        return Err(crate::error::ApiError::invalid_input(format!(
             "{team:?} cannot name a team: use up to 40 letters, digits, '-' or '_'"
         ))
         .into());
@@ -360,7 +392,7 @@ impl SyncLock {
             .with_context(|| format!("could not open {}", path.display()))?;
         match file.try_lock() {
             Ok(()) => Ok(SyncLock { _held: file }),
-            Err(std::fs::TryLockError::WouldBlock) => Err(crate::ApiError::invalid_input(
+            Err(std::fs::TryLockError::WouldBlock) => Err(crate::error::ApiError::invalid_input(
                 "another sync of this database is running (the window's, or a `pinloom sync`); try again when it ends",
             )
             .into()),
@@ -543,8 +575,6 @@ fn list<T>(items: &[T], say: impl Fn(&T) -> String, more: &str, notes: &mut Vec<
 
 /// The report in words, as `pinloom sync` prints it.
 fn report_text(report: &SyncReport) -> String {
-    let plural =
-        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     let nothing = report.sent_records
         + report.sent_changes
         + report.received_records
@@ -561,10 +591,10 @@ fn report_text(report: &SyncReport) -> String {
         format!(
             "Synced with {}: sent {} and {}; received {} and {}.",
             report.remote,
-            plural(report.sent_records, "record", "records"),
-            plural(report.sent_changes, "change", "changes"),
-            plural(report.received_records, "record", "records"),
-            plural(report.received_changes, "change", "changes"),
+            plural(report.sent_records, "record"),
+            plural(report.sent_changes, "change"),
+            plural(report.received_records, "record"),
+            plural(report.received_changes, "change"),
         )
     };
     for note in &report.notes {

@@ -6,9 +6,10 @@ use pinloom_store::{Author, NodeId, ROOT_THREAD_SLUG, Workspace};
 
 use super::session::{NO_PROJECT, ThreadMindSession, active, missing, named_thread, refuse};
 use super::{chain, thread_list};
-use crate::ApiError;
+use crate::base::pinloom::Pinloom;
+use crate::base::words::{counted, plural};
+use crate::error::ApiError;
 use crate::json::{PlanFormat, PlanView, Provenance};
-use crate::pinloom::Pinloom;
 use crate::runtime::now_ms;
 
 impl ThreadMindSession {
@@ -199,9 +200,11 @@ impl ThreadMindSession {
         // back as an error result, carrying the report (what to exclude) or the plan.
         let (text, refused) = self.pinloom.plan_output(node, profile, format).await?;
         if refused {
-            return Err(
-                ApiError { code: crate::ErrorCode::ContextOverBudget, message: text }.into()
-            );
+            return Err(ApiError {
+                code: crate::error::ErrorCode::ContextOverBudget,
+                message: text,
+            }
+            .into());
         }
         Ok(text)
     }
@@ -222,7 +225,7 @@ impl Pinloom {
     /// [`Pinloom::plan_text`], and whether the plan is refused (the profile stops at the limit
     /// and the context does not fit). A refused plan has no request: `Request` fails with the
     /// refusal.
-    pub(crate) async fn plan_output(
+    pub(in crate::threadmind) async fn plan_output(
         &self,
         node_id: i64,
         profile: Option<String>,
@@ -250,7 +253,7 @@ impl Pinloom {
             PlanFormat::Request => match &plan.refusal {
                 Some(refusal) => {
                     return Err(ApiError {
-                        code: crate::ErrorCode::ContextOverBudget,
+                        code: crate::error::ErrorCode::ContextOverBudget,
                         message: format!("no request: {refusal}"),
                     }
                     .into());
@@ -361,7 +364,7 @@ fn plan_report(plan: &PlanView) -> String {
         out.push_str(&format!(
             "The thread's first {} kept: truncateMiddle keeps the start of a thread (where its \
              question is usually asked) before the older middle.\n",
-            plural(plan.kept_start, "message is", "messages are")
+            counted(plan.kept_start as usize, "message is", "messages are")
         ));
     }
     if let Some(room) = plan.small_budget {
@@ -388,7 +391,7 @@ fn plan_report(plan: &PlanView) -> String {
              settings or the model's Budget → Cut in steps of, or `pinloom settings --tree T \
              --step 0`.\n",
             step.step_tokens,
-            plural(step.messages, "message", "messages"),
+            plural(step.messages as usize, "message"),
             step.tokens
         ));
     }
@@ -396,7 +399,7 @@ fn plan_report(plan: &PlanView) -> String {
         out.push_str(&format!(
             "\n{} not written yet: the summariser writes {} before a send, and a send that \
              cannot wait carries the listed stand-ins.\n",
-            plural(plan.missing_summaries, "summary is", "summaries are"),
+            counted(plan.missing_summaries as usize, "summary is", "summaries are"),
             if plan.missing_summaries == 1 { "it" } else { "them" }
         ));
     }
@@ -404,11 +407,6 @@ fn plan_report(plan: &PlanView) -> String {
         out.push_str(&format!("\nRequest: POST {}", plan.url));
     }
     out
-}
-
-/// `count` with the singular or plural that follows it.
-fn plural(count: u32, one: &str, many: &str) -> String {
-    format!("{count} {}", if count == 1 { one } else { many })
 }
 
 /// One line of the report's list of slices: what, where from, tokens and priority, the start of

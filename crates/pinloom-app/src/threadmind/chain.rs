@@ -9,7 +9,7 @@ use pinloom_store::{self as store, NodeId, PinId, ROOT_THREAD_SLUG, Store, Summa
 use crate::base::engine_inputs::engine_author;
 
 /// A thread of a tree as ThreadMind names it: `main` is the root thread (`None`).
-pub(crate) fn find_thread(
+pub(in crate::threadmind) fn find_thread(
     store: &Store,
     tree: &Tree,
     id: &str,
@@ -21,7 +21,7 @@ pub(crate) fn find_thread(
 }
 
 /// A thread's ThreadMind id.
-pub(crate) fn thread_slug(
+pub(in crate::threadmind) fn thread_slug(
     store: &Store,
     thread: Option<PinId>,
 ) -> Result<String, store::StoreError> {
@@ -32,7 +32,7 @@ pub(crate) fn thread_slug(
 }
 
 /// The key ThreadMind's summary_update writes: the thread as a whole, by hand.
-pub(crate) fn own_summary_key(tree: &Tree, thread: Option<PinId>) -> SummaryKey {
+pub(in crate::threadmind) fn own_summary_key(tree: &Tree, thread: Option<PinId>) -> SummaryKey {
     SummaryKey {
         tree_id: tree.id,
         pin_id: thread,
@@ -47,7 +47,7 @@ pub(crate) fn own_summary_key(tree: &Tree, thread: Option<PinId>) -> SummaryKey 
 /// written on purpose where the next thread hangs off (`hang_at`), else the newest written on
 /// purpose for the whole thread (summary_update's), else the newest the summariser wrote where
 /// the next thread hangs off. Empty when it has none.
-pub(crate) fn thread_summary(
+pub(in crate::threadmind) fn thread_summary(
     store: &Store,
     tree: &Tree,
     thread: Option<PinId>,
@@ -75,7 +75,7 @@ pub(crate) fn thread_summary(
 
 /// How a chain shows an ancestor thread without a summary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Unsummarised {
+pub(in crate::threadmind) enum Unsummarised {
     /// As ThreadMind does (the MCP tools and resources): its section is left out.
     Skipped,
     /// Named, with what a send carries instead (Pinloom's own renderings: `pinloom context`,
@@ -84,14 +84,14 @@ pub(crate) enum Unsummarised {
 }
 
 /// What an ancestor thread's section says when it has no summary.
-pub(crate) const NO_SUMMARY_NOTE: &str = "_No summary of this thread yet: a send from here \
+pub(in crate::threadmind) const NO_SUMMARY_NOTE: &str = "_No summary of this thread yet: a send from here \
 carries its last messages before the sub-thread instead. Write one with summary_update, or under \
 \u{201c}What this pin knows\u{201d} in Pinloom's window._";
 
 /// The threads from the root to `thread`, root first, as ThreadMind's sections: each holds its
 /// summary, and the active one, when it has none, its messages on the path to `end` (its newest
 /// message when absent).
-pub(crate) fn chain(
+pub(in crate::threadmind) fn chain(
     store: &Store,
     tree: &Tree,
     thread: Option<PinId>,
@@ -132,7 +132,7 @@ pub(crate) fn chain(
 }
 
 /// The live messages of `thread` on the path to `end` (its newest message when absent).
-pub(crate) fn thread_path(
+pub(in crate::threadmind) fn thread_path(
     store: &Store,
     tree: &Tree,
     thread: Option<PinId>,
@@ -165,7 +165,7 @@ fn thread_messages_transcript(
 
 /// Every summary write of the tree, oldest first, named by its thread's id; deleted threads'
 /// writes stay, as ThreadMind's stats keep them.
-pub(crate) fn summary_writes(
+pub(in crate::threadmind) fn summary_writes(
     store: &Store,
     tree: &Tree,
 ) -> Result<Vec<SummaryWrite>, store::StoreError> {
@@ -187,7 +187,7 @@ pub(crate) fn summary_writes(
 }
 
 /// The tree's live threads as ThreadMind lists them, `main` first, and which entry is which pin.
-pub(crate) fn thread_entries(
+pub(in crate::threadmind) fn thread_entries(
     store: &Store,
     tree: &Tree,
 ) -> Result<(Vec<ThreadEntry>, Vec<store::Pin>), store::StoreError> {
@@ -204,7 +204,7 @@ pub(crate) fn thread_entries(
 }
 
 /// ThreadMind's thread list of the tree, `active` marked.
-pub(crate) fn thread_list(
+pub(in crate::threadmind) fn thread_list(
     store: &Store,
     tree: &Tree,
     active: Option<PinId>,

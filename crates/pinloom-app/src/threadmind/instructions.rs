@@ -14,7 +14,7 @@ const MARKER_END: &str = "<!-- threadmind:end -->";
 
 /// An AI client that reads an instruction file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum InstructionClient {
+pub(in crate::threadmind) enum InstructionClient {
     /// Claude Code reads `CLAUDE.md`.
     Claude,
     /// Cursor reads `.cursorrules`.
@@ -25,16 +25,16 @@ pub(crate) enum InstructionClient {
 
 impl InstructionClient {
     /// Every client, in ThreadMind's order.
-    pub(crate) const ALL: [InstructionClient; 3] =
+    pub(in crate::threadmind) const ALL: [InstructionClient; 3] =
         [InstructionClient::Claude, InstructionClient::Cursor, InstructionClient::Generic];
 
     /// The client by ThreadMind's name for it.
-    pub(crate) fn from_name(name: &str) -> Option<InstructionClient> {
+    pub(in crate::threadmind) fn from_name(name: &str) -> Option<InstructionClient> {
         InstructionClient::ALL.into_iter().find(|client| client.name() == name)
     }
 
     /// ThreadMind's name for it.
-    pub(crate) fn name(self) -> &'static str {
+    pub(in crate::threadmind) fn name(self) -> &'static str {
         match self {
             InstructionClient::Claude => "claude",
             InstructionClient::Cursor => "cursor",
@@ -53,18 +53,18 @@ impl InstructionClient {
 
 /// One file written, and how.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct InstructionFile {
+pub(in crate::threadmind) struct InstructionFile {
     /// The client it is for.
-    pub(crate) client: InstructionClient,
+    pub(in crate::threadmind) client: InstructionClient,
     /// Where it is.
-    pub(crate) path: PathBuf,
+    pub(in crate::threadmind) path: PathBuf,
     /// What happened to it.
-    pub(crate) action: WriteAction,
+    pub(in crate::threadmind) action: WriteAction,
 }
 
 /// What writing the section did to a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum WriteAction {
+pub(in crate::threadmind) enum WriteAction {
     /// The file did not exist.
     Created,
     /// The file had the markers; only what was between them changed.
@@ -75,7 +75,7 @@ pub(crate) enum WriteAction {
 
 impl InstructionFile {
     /// ThreadMind's note on the file in `threadmind_init`'s result.
-    pub(crate) fn note(&self) -> &'static str {
+    pub(in crate::threadmind) fn note(&self) -> &'static str {
         match self.action {
             WriteAction::Created => "created",
             WriteAction::Updated => "updated — existing content preserved",
@@ -85,7 +85,7 @@ impl InstructionFile {
 }
 
 /// Writes the section for each client (in the order given, a repeated one again) into `folder`.
-pub(crate) fn write_all(
+pub(in crate::threadmind) fn write_all(
     folder: &Path,
     project_title: &str,
     clients: &[InstructionClient],

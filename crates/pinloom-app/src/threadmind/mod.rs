@@ -13,5 +13,5 @@ mod chain;
 mod instructions;
 mod session;
 
-pub(crate) use chain::{chain, thread_list};
+pub(in crate::threadmind) use chain::{chain, thread_list};
 pub use session::ThreadMindSession;

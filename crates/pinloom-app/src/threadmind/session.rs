@@ -8,10 +8,10 @@ use pinloom_store::{
 
 use super::instructions::InstructionClient;
 
+use crate::base::pinloom::Pinloom;
+use crate::error::{ApiError, ErrorCode};
 use crate::json::{PromptState, ResourceText, SendTarget, ThreadMindReport};
-use crate::pinloom::Pinloom;
 use crate::runtime::{blocking, now_ms};
-use crate::{ApiError, ErrorCode};
 
 use super::chain::{self, Unsummarised, chain, summary_writes, thread_list};
 use super::instructions;

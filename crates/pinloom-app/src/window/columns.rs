@@ -3,8 +3,8 @@
 
 use pinloom_store::{self as store, NodeId, PinId, Store, TreeId};
 
+use crate::base::pinloom::Pinloom;
 use crate::json::{NodeView, PinView, ThreadMessage, ThreadView};
-use crate::pinloom::Pinloom;
 
 /// How many messages of a thread one read sends the window: the newest ones, or those around a
 /// message jumped to. Earlier and later ones come a page at a time ([`Pinloom::thread_page`]),
@@ -33,7 +33,7 @@ impl Pinloom {
                 Some(node) => {
                     // A message of another tree would show under this tree's title.
                     if store.node(NodeId(node))?.tree_id != tree.id {
-                        return Err(crate::ApiError::invalid_input(format!(
+                        return Err(crate::error::ApiError::invalid_input(format!(
                             "message {node} is not in tree {tree_id}; open its own tree"
                         ))
                         .into());
@@ -61,7 +61,7 @@ impl Pinloom {
             if let Some(node) = node_id
                 && store.node(NodeId(node))?.tree_id != tree.id
             {
-                return Err(crate::ApiError::invalid_input(format!(
+                return Err(crate::error::ApiError::invalid_input(format!(
                     "message {node} is not in the tree of thread {pin_id}"
                 ))
                 .into());
@@ -120,7 +120,11 @@ fn paged_view(
 /// The page of a thread of `len` messages to send: the newest `page`, or, when `focus` lies
 /// before them, `page` messages starting a quarter of a page before it (it shows near the top,
 /// with a little of what led to it above).
-pub(crate) fn page_around(len: usize, focus: Option<usize>, page: usize) -> (usize, usize) {
+pub(in crate::window) fn page_around(
+    len: usize,
+    focus: Option<usize>,
+    page: usize,
+) -> (usize, usize) {
     let newest = len.saturating_sub(page);
     match focus {
         Some(at) if at < newest => {

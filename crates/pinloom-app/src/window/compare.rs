@@ -7,14 +7,14 @@ use std::collections::HashMap;
 use pinloom_store::{self as store, Author, NodeId, Store};
 use similar::{ChangeTag, TextDiff};
 
-use crate::ApiError;
+use crate::base::pinloom::Pinloom;
 use crate::base::plan::{ProfileRef, Refusals};
 use crate::base::receipts::{diff, sent};
+use crate::error::ApiError;
 use crate::json::{
     CompareReach, ComparedRow, ComparedSide, Comparison, ContextDiff, ContextSource, DiffSpan,
     NodeView, Receipt, ReplySettings, SentSlice,
 };
-use crate::pinloom::Pinloom;
 
 /// What one read of the store gives a comparison.
 struct Branches {
@@ -234,7 +234,10 @@ fn rows(left: &[store::Node], right: &[store::Node]) -> Vec<ComparedRow> {
 /// Pairs two branches' messages step by step: messages of the same author at the same step pair
 /// up; where the authors differ, the side with more messages left shows one alone (on a tie, the
 /// left), so that what follows can pair again. Both sides are kept in order and whole.
-pub(crate) fn align(left: &[Author], right: &[Author]) -> Vec<(Option<usize>, Option<usize>)> {
+pub(in crate::window) fn align(
+    left: &[Author],
+    right: &[Author],
+) -> Vec<(Option<usize>, Option<usize>)> {
     let (mut l, mut r) = (0, 0);
     let mut rows = Vec::with_capacity(left.len().max(right.len()));
     while l < left.len() || r < right.len() {
@@ -262,7 +265,7 @@ pub(crate) fn align(left: &[Author], right: &[Author]) -> Vec<(Option<usize>, Op
 }
 
 /// The word-level difference of two texts, as runs of the same side.
-pub(crate) fn word_diff(left: &str, right: &str) -> Vec<DiffSpan> {
+pub(in crate::window) fn word_diff(left: &str, right: &str) -> Vec<DiffSpan> {
     let diff = TextDiff::from_words(left, right);
     let mut spans: Vec<DiffSpan> = Vec::new();
     for change in diff.iter_all_changes() {

@@ -12,8 +12,8 @@ use std::collections::HashMap;
 
 use pinloom_store::{Author, NodeId, Pin, ShapeRow, TreeId};
 
+use crate::base::pinloom::Pinloom;
 use crate::json::{MapPin, MapRun, TreeMapView};
-use crate::pinloom::Pinloom;
 
 /// How much of a pin's anchor the map carries for its hover card.
 const ANCHOR_CHARS: usize = 300;
@@ -40,7 +40,7 @@ struct Pending {
 
 /// Places every message of `rows` (a tree's live messages in write order; a message whose parent
 /// is not among them is left out with its subtree) and names the live `pins`.
-pub(crate) fn lay_out(rows: &[ShapeRow], pins: &[Pin]) -> TreeMapView {
+pub(in crate::window) fn lay_out(rows: &[ShapeRow], pins: &[Pin]) -> TreeMapView {
     let position: HashMap<NodeId, usize> =
         rows.iter().enumerate().map(|(index, row)| (row.id, index)).collect();
     let mut children: Vec<Vec<usize>> = vec![Vec::new(); rows.len()];

@@ -3,8 +3,8 @@
 
 use pinloom_store::{self as store, NodeId, TreeId};
 
+use crate::base::pinloom::Pinloom;
 use crate::json::{NoteView, OutlineEntry, SearchResult};
-use crate::pinloom::Pinloom;
 
 impl Pinloom {
     /// One page of the tree map: up to `limit` messages after `after`, in write order, each with

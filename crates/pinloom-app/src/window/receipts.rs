@@ -3,9 +3,9 @@
 use anyhow::Context;
 use pinloom_store::{self as store, NodeId};
 
+use crate::base::pinloom::Pinloom;
 use crate::base::receipts::diff;
 use crate::json::{Receipt, RequestDiff};
-use crate::pinloom::Pinloom;
 
 impl Pinloom {
     /// The receipt of reply `node_id`: what its request was planned to hold and what was sent,
@@ -27,7 +27,7 @@ impl Pinloom {
         self.read("could not compare the requests", move |store| {
             let later_id = NodeId(node_id);
             let later = store.receipt(later_id)?.ok_or_else(|| {
-                crate::ApiError::invalid_input(format!(
+                crate::error::ApiError::invalid_input(format!(
                     "message {node_id} has no receipt: only replies written by this version of \
                      Pinloom have one"
                 ))

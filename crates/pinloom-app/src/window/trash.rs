@@ -6,8 +6,8 @@ use std::collections::HashMap;
 
 use pinloom_store::{NodeId, TreeId};
 
+use crate::base::pinloom::Pinloom;
 use crate::json::{DeletedBranchView, EmptiedTrashView, TrashView, TreeSummary};
-use crate::pinloom::Pinloom;
 use crate::runtime::now_ms;
 
 /// How much of a deleted message the trash shows.

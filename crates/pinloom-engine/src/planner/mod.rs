@@ -1,7 +1,7 @@
 //! From a snapshot to a context plan: ancestry, exclusion, system context, anchor, summaries by
 //! depth budget, history under the truncation strategy, the priority table, role rules.
 
-mod ancestry;
+pub(crate) mod ancestry;
 mod collect;
 mod history;
 mod listing;

@@ -8,21 +8,11 @@ use pinloom_providers::wire::{Task, build};
 use pinloom_providers::{ApiKey, ProviderId, Sampling};
 use tokio_util::sync::CancellationToken;
 
-use crate::ApiError;
+use crate::base::pinloom::Pinloom;
+use crate::base::profile_check::provider_named;
+use crate::error::ApiError;
 use crate::json::{ConnectionCheck, KeyStatus};
-use crate::pinloom::Pinloom;
 use crate::runtime::blocking;
-
-/// The provider stored as `name`, or a refusal listing the names there are.
-pub(crate) fn provider_named(name: &str) -> Result<ProviderId, ApiError> {
-    ProviderId::from_name(name).ok_or_else(|| {
-        let known: Vec<&str> = ProviderId::ALL.iter().map(|p| p.name()).collect();
-        ApiError::invalid_input(format!(
-            "unknown provider \"{name}\"; choose one of {}",
-            known.join(", ")
-        ))
-    })
-}
 
 impl Pinloom {
     /// Whether each provider that takes a key has one, and where it comes from. Keys themselves

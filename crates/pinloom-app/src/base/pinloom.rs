@@ -1,24 +1,17 @@
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::Context;
 use pinloom_providers::keys::{Keyring, KeyringBackend};
 use pinloom_providers::retry::RetryPolicy;
 use pinloom_providers::{Provider, Timeouts};
-use pinloom_store::{Store, TreeId};
+use pinloom_store::Store;
 
-use crate::ApiError;
 use crate::base::snapshot_cache::SnapshotCache;
-use crate::conversation::summaries::SummaryJobs;
-use crate::data_dir::DATABASE_FILE_NAME;
-use crate::json::{TreeMode, TreeSummary};
-use crate::runtime::{blocking, now_ms};
+use crate::base::summary_jobs::SummaryJobs;
+use crate::runtime::blocking;
 
-// Where attached PDFs are read is one of the connections a front end chooses, and the program
-// that serves as the reader is the front end's own: both are named with the handle.
-#[cfg(feature = "test-seams")]
-pub use crate::base::pdf_reader::pdf_fuzz_case;
-pub use crate::base::pdf_reader::{PdfReader, READ_PDF_ARGUMENT, serve_pdf_reader_if_asked};
+use crate::base::pdf_reader::PdfReader;
 
 /// The keyring service Pinloom's keys are filed under: the app's identifier.
 pub const KEYRING_SERVICE: &str = "dev.pinloom.app";
@@ -48,7 +41,7 @@ impl Default for Connections {
             keyring_service: KEYRING_SERVICE.to_owned(),
             timeouts: Timeouts::default(),
             retry: RetryPolicy::default(),
-            local_servers: crate::readiness::places_to_look(),
+            local_servers: crate::base::local_servers::places_to_look(),
             pdf_reader: PdfReader::default(),
         }
     }
@@ -69,72 +62,6 @@ pub struct Pinloom {
 }
 
 impl Pinloom {
-    /// Opens (creating if needed) the database in `data_dir`, creating the folder too, with the
-    /// default connections.
-    pub async fn open(data_dir: PathBuf) -> anyhow::Result<Pinloom> {
-        Pinloom::open_with(data_dir, Connections::default()).await
-    }
-
-    /// Opens (creating if needed) the database file at `path`, as the command line's `--db`
-    /// chooses it; its folder must exist. Like [`Pinloom::open_with`], it loads no vocabulary
-    /// ahead: a command loads one only when it counts with it (in milliseconds from its table
-    /// snapshot, see `pinloom-tokenizers`), and most commands never do.
-    pub async fn open_database(path: PathBuf, connections: Connections) -> anyhow::Result<Pinloom> {
-        let provider = Provider::new(connections.timeouts, connections.retry)
-            .context("could not set up the HTTP client")?;
-        let keyring = Keyring::new(&connections.keyring_service, connections.keyring);
-        let store = blocking(move || {
-            let store = Store::open(&path)?;
-            crate::profiles::seed_from_catalog(&store)?;
-            crate::conversation::recover_replies(&store)?;
-            Ok(store)
-        })
-        .await
-        .context("could not open Pinloom's database")?;
-        Ok(Pinloom::over(store, provider, keyring, connections))
-    }
-
-    /// Opens (creating if needed) the database in `data_dir` with these connections.
-    pub async fn open_with(data_dir: PathBuf, connections: Connections) -> anyhow::Result<Pinloom> {
-        let provider = Provider::new(connections.timeouts, connections.retry)
-            .context("could not set up the HTTP client")?;
-        let keyring = Keyring::new(&connections.keyring_service, connections.keyring);
-        let store = blocking(move || {
-            std::fs::create_dir_all(&data_dir).map_err(|error| ApiError {
-                code: crate::ErrorCode::DatabaseUnusable,
-                message: format!(
-                    "cannot create the data folder {}: {error}; choose another with --data-dir",
-                    data_dir.display()
-                ),
-            })?;
-            let store = Store::open(&data_dir.join(DATABASE_FILE_NAME))?;
-            crate::profiles::seed_from_catalog(&store)?;
-            crate::conversation::recover_replies(&store)?;
-            Ok(store)
-        })
-        .await
-        .context("could not open Pinloom's database")?;
-        Ok(Pinloom::over(store, provider, keyring, connections))
-    }
-
-    /// A handle on an open store, with empty caches.
-    fn over(
-        store: Store,
-        provider: Provider,
-        keyring: Keyring,
-        connections: Connections,
-    ) -> Pinloom {
-        Pinloom {
-            local_servers: connections.local_servers.into(),
-            pdf_reader: Arc::new(connections.pdf_reader),
-            store: Arc::new(store),
-            provider,
-            keyring,
-            snapshot_cache: Arc::default(),
-            summary_jobs: Arc::default(),
-        }
-    }
-
     /// A watch for other processes' writes to the database (the desktop app, the MCP server,
     /// the command line), asked every `every`: what long-running front ends refresh on.
     pub async fn outside_writes(&self, every: std::time::Duration) -> OutsideWrites {
@@ -161,31 +88,6 @@ impl Pinloom {
     /// The database file in use.
     pub fn database_path(&self) -> &Path {
         self.store.path()
-    }
-
-    /// Creates an empty tree.
-    pub async fn create_tree(&self, title: String, mode: TreeMode) -> anyhow::Result<TreeSummary> {
-        let tree = self
-            .write("could not create the tree", move |store| {
-                Ok(store.create_tree(&title, mode.into(), now_ms())?)
-            })
-            .await?;
-        Ok(tree.into())
-    }
-
-    /// Every tree, the most recently changed first.
-    pub async fn list_trees(&self) -> anyhow::Result<Vec<TreeSummary>> {
-        let trees = self.read("could not list the trees", |store| Ok(store.list_trees()?)).await?;
-        Ok(trees.into_iter().map(TreeSummary::from).collect())
-    }
-
-    /// One tree as the tree list shows it (what a window opening it needs: the thread itself is
-    /// read by the thread view).
-    pub async fn tree_summary(&self, tree_id: i64) -> anyhow::Result<TreeSummary> {
-        let tree = self
-            .read("could not open the tree", move |store| Ok(store.tree(TreeId(tree_id))?))
-            .await?;
-        Ok(tree.into())
     }
 }
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 use anyhow::Context;
 use pinloom_providers::{ApiKey, ProviderError, ProviderId};
 
-use crate::pinloom::Pinloom;
+use crate::base::pinloom::Pinloom;
 
 /// How long a keyring may take to answer: a locked Secret Service can prompt, or hang on a broken
 /// session bus, and a send must not wait on it for ever.

@@ -4,10 +4,10 @@
 use anyhow::Context;
 use pinloom_store::NodeId;
 
+use crate::base::pinloom::Pinloom;
 use crate::base::plan::{ProfileRef, Refusals, plan_view, slice_views};
 use crate::base::snapshot_cache::PlanKey;
 use crate::json::{PlanView, RequestView, SliceView};
-use crate::pinloom::Pinloom;
 use crate::runtime::blocking;
 
 impl Pinloom {
