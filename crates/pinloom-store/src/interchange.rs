@@ -369,7 +369,7 @@ fn import_tree(
     let tree = insert_tree(conn, &import.tree, Some(slug))?;
     let copy_of = match &import.global_id {
         Some(gid) if !adopt_global_id(conn, "trees", tree.id.0, gid)? => {
-            crate::sync_records::row_of(conn, "trees", gid)?.map(TreeId)
+            crate::sync::read::row_of(conn, "trees", gid)?.map(TreeId)
         }
         _ => None,
     };
@@ -636,7 +636,7 @@ fn adopt_global_id(
             8 | 13 | 18 | 23 => c == '-',
             _ => c.is_ascii_hexdigit() && !c.is_ascii_uppercase(),
         });
-    if !shaped || crate::sync_records::row_of(conn, table, gid)?.is_some() {
+    if !shaped || crate::sync::read::row_of(conn, table, gid)?.is_some() {
         return Ok(false);
     }
     conn.execute(&format!("UPDATE {table} SET gid = ?2 WHERE rowid = ?1"), params![row, gid])?;

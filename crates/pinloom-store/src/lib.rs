@@ -35,8 +35,6 @@ mod stale_summaries;
 mod store;
 mod summaries;
 mod sync;
-mod sync_fold;
-mod sync_records;
 mod threads;
 mod token_counts;
 mod trees;
@@ -61,9 +59,12 @@ pub use search::{COMMON_TERM_MIN_NODES, MAX_QUERY_TERMS};
 pub use slugs::{ROOT_THREAD_SLUG, slugify, unique_slug};
 pub use store::{APPLICATION_ID, Store};
 pub use summaries::SummaryUpdate;
-pub use sync::{
-    CLOCK_AHEAD_LIMIT_MS, ReceiptRef, SYNC_RECORD_KINDS, SYNCED_FIELDS, SyncAnchor, SyncClosed,
-    SyncOp, SyncOutgoing, SyncRecord, SyncShare, SyncTarget, TurnReceipt, clock_ms, is_device_id,
+pub use sync::clock::{CLOCK_AHEAD_LIMIT_MS, clock_ms, is_device_id};
+pub use sync::fold::SyncFolded;
+pub use sync::records::{
+    AttachmentRecord, MessageRecord, NoteRecord, PinRecord, ProfileRecord, ReceiptRecord,
+    ReceiptRef, RecordKind, SummaryRecord, SyncAnchor, SyncClosed, SyncOp, SyncRecord, SyncedField,
+    TreeRecord, TurnReceipt,
 };
-pub use sync_fold::SyncFolded;
+pub use sync::{SyncOutgoing, SyncShare, SyncTarget};
 pub use trees::{EmptiedTrash, NewTree};

@@ -18,7 +18,10 @@
 
 use std::collections::HashSet;
 
-use pinloom_store::{ModelProfile, Store, SyncOp, SyncRecord};
+use pinloom_store::{
+    AttachmentRecord, MessageRecord, ModelProfile, ProfileRecord, Store, SyncOp, SyncRecord,
+    TreeRecord,
+};
 use serde_json::Value;
 
 use crate::base::engine_inputs::token_counts;
@@ -51,30 +54,42 @@ pub(in crate::sync) fn admit(
     let profiles_chosen = store.sync_profiles()?;
     let mut messages = Vec::new();
     for mut record in records {
-        if let SyncRecord::Tree { settings, title, .. } = &mut record
+        if let SyncRecord::Tree(TreeRecord { settings, title, .. }) = &mut record
             && let Some(note) = admit_settings(settings, &summarizers)
         {
             admitted.notes.push(format!("The settings of {title:?} {note}."));
         }
         match record {
-            SyncRecord::Profile { id, profile, updated_at_ms } => {
+            SyncRecord::Profile(ProfileRecord { id, profile, updated_at_ms }) => {
                 if from_team {
                     // Refused by the store, which says so.
-                    admitted.records.push(SyncRecord::Profile { id, profile, updated_at_ms });
+                    admitted.records.push(SyncRecord::Profile(ProfileRecord {
+                        id,
+                        profile,
+                        updated_at_ms,
+                    }));
                 } else if profiles_chosen {
                     if let Some(profile) = admit_profile(profile, &here, remote, &mut admitted) {
-                        admitted.records.push(SyncRecord::Profile { id, profile, updated_at_ms });
+                        admitted.records.push(SyncRecord::Profile(ProfileRecord {
+                            id,
+                            profile,
+                            updated_at_ms,
+                        }));
                     } else {
                         admitted.refused.push((id, "its model profile was left out".to_owned()));
                     }
                 }
                 // Not chosen: left in the folder, unread, for the day the person chooses it.
             }
-            SyncRecord::Message { .. } => messages.push(record),
-            SyncRecord::Attachment { ref id, ref role, ref content, .. } if role == "image" => {
+            SyncRecord::Message(_) => messages.push(record),
+            SyncRecord::Attachment(AttachmentRecord { ref id, ref role, ref content, .. })
+                if role == "image" =>
+            {
                 match image_from_data_url(content, "the image") {
                     Ok(stored) => {
-                        if let SyncRecord::Attachment { content, .. } = &mut record {
+                        if let SyncRecord::Attachment(AttachmentRecord { content, .. }) =
+                            &mut record
+                        {
                             *content = stored;
                         }
                         admitted.records.push(record);
@@ -109,7 +124,7 @@ fn counted_here(mut messages: Vec<SyncRecord>) -> Vec<SyncRecord> {
         crate::base::engine_inputs::load_written_counters();
     }
     crate::runtime::on_every_core(&mut messages, |message| {
-        if let SyncRecord::Message { parts, token_counts: counts, .. } = message {
+        if let SyncRecord::Message(MessageRecord { parts, token_counts: counts, .. }) = message {
             *counts = token_counts(parts).into_iter().collect();
         }
     });

@@ -20,7 +20,7 @@ use std::collections::HashSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use pinloom_store::{SYNC_RECORD_KINDS, SyncOp, SyncOutgoing, SyncRecord};
+use pinloom_store::{RecordKind, SyncOp, SyncOutgoing, SyncRecord};
 use serde_json::{Value, json};
 
 use crate::base::safe_files::{Links, open_regular, replace_unsynced};
@@ -122,7 +122,7 @@ pub(in crate::sync) fn check_format(folder: &Path) -> Result<(), FolderError> {
 pub(in crate::sync) fn record_path(record: &SyncRecord) -> PathBuf {
     let id = record.id();
     let fan = &id[id.len().saturating_sub(2)..];
-    Path::new("records").join(record.folder()).join(fan).join(format!("{id}.json"))
+    Path::new("records").join(record.kind().folder()).join(fan).join(format!("{id}.json"))
 }
 
 /// Where an operation lives in the folder, relative to it.
@@ -357,7 +357,7 @@ pub(in crate::sync) fn read_new(
         let kind_name = kind.file_name().map(|name| name.to_string_lossy().into_owned());
         let known_kind = kind_name
             .as_deref()
-            .is_some_and(|name| SYNC_RECORD_KINDS.iter().any(|(_, folder, _)| *folder == name));
+            .is_some_and(|name| RecordKind::ALL.iter().any(|kind| kind.folder() == name));
         for fan in folders_in(folder, &kind, &mut arrived)? {
             for file in files_in(folder, &fan, known, &mut arrived)? {
                 let id = id_of(&file);
@@ -559,10 +559,12 @@ pub(in crate::sync) fn shown(relative: &Path) -> String {
 mod tests {
     use std::os::unix::fs::symlink;
 
+    use pinloom_store::TreeRecord;
+
     use super::*;
 
     fn tree(id: &str) -> SyncRecord {
-        SyncRecord::Tree {
+        SyncRecord::Tree(TreeRecord {
             id: id.to_owned(),
             title: "Rivers".into(),
             mode: "dialogue".into(),
@@ -572,7 +574,7 @@ mod tests {
             created_at_ms: 1,
             deleted_at_ms: None,
             shared_by: None,
-        }
+        })
     }
 
     #[test]
@@ -586,7 +588,7 @@ mod tests {
         fs::write(&victim, "precious").unwrap();
         let op = SyncOp {
             id: format!("{:016x}-0123456789abcdef", 5_i64 << 16),
-            target: "0190aaaa-0000-7000-8000-000000000001".into(),
+            gid: "0190aaaa-0000-7000-8000-000000000001".into(),
             kind: "tree".into(),
             field: "title".into(),
             value: json!("Renamed"),

@@ -5,8 +5,9 @@
 use std::collections::BTreeMap;
 
 use pinloom_store::{
-    AttachmentRole, AttachmentScope, Author, NewNode, NodeId, Part, PinId, ReceiptRef, Store,
-    StoreError, SummaryAuthor, SummaryKey, SummaryWrite, SyncOp, SyncRecord, TreeId, TreeMode,
+    AttachmentRole, AttachmentScope, Author, MessageRecord, NewNode, NodeId, NoteRecord, Part,
+    PinId, PinRecord, ProfileRecord, ReceiptRef, Store, StoreError, SummaryAuthor, SummaryKey,
+    SummaryWrite, SyncOp, SyncRecord, SyncedField, TreeId, TreeMode, TreeRecord,
 };
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -51,7 +52,7 @@ impl Replica {
         let outgoing = self.store.sync_outgoing("origin", &turn).unwrap();
         let mut written = Vec::new();
         for record in &outgoing.records {
-            let file = format!("records/{}/{}.json", record.folder(), record.id());
+            let file = format!("records/{}/{}.json", record.kind().folder(), record.id());
             self.folder.insert(file, serde_json::to_string(record).unwrap());
             written.push(record.id().to_owned());
         }
@@ -299,7 +300,7 @@ fn a_machine_hours_ahead_wins_until_a_machine_that_heard_it_changes_the_field_ag
     let fast_clock = (now_ms + 5 * 3_600_000) << 16;
     let fast = SyncOp {
         id: format!("{fast_clock:016x}-fa57fa57fa57fa57"),
-        target: gid.clone(),
+        gid: gid.clone(),
         kind: "tree".into(),
         field: "title".into(),
         value: json!("From the fast machine"),
@@ -326,7 +327,7 @@ fn what_cannot_be_folded_is_reported_and_the_rest_goes_on() {
     let tree = laptop.store.create_tree("Rivers", TreeMode::Dialogue, 1).unwrap().id;
     laptop.store.append_node(&text_node(tree, None, "question")).unwrap();
     laptop.write_out();
-    let orphan = SyncRecord::Message {
+    let orphan = SyncRecord::Message(MessageRecord {
         id: "0190aaaa-0000-7000-8000-000000000001".into(),
         tree: "0190aaaa-0000-7000-8000-00000000ffff".into(),
         parent: None,
@@ -344,10 +345,10 @@ fn what_cannot_be_folded_is_reported_and_the_rest_goes_on() {
         deleted_at_ms: None,
         created_at_ms: 1,
         token_counts: BTreeMap::new(),
-    };
+    });
     let unknown_field = SyncOp {
         id: format!("{:016x}-aaaaaaaaaaaaaaaa", 7_i64 << 16),
-        target: "x".into(),
+        gid: "x".into(),
         kind: "tree".into(),
         field: "colour".into(),
         value: json!("red"),
@@ -359,12 +360,12 @@ fn what_cannot_be_folded_is_reported_and_the_rest_goes_on() {
     let tree_gid = records
         .iter()
         .find_map(|record| match record {
-            SyncRecord::Tree { id, .. } => Some(id.clone()),
+            SyncRecord::Tree(TreeRecord { id, .. }) => Some(id.clone()),
             _ => None,
         })
         .unwrap();
     let mut bad_author = orphan.clone();
-    if let SyncRecord::Message { id, tree, author, .. } = &mut bad_author {
+    if let SyncRecord::Message(MessageRecord { id, tree, author, .. }) = &mut bad_author {
         *id = "0190aaaa-0000-7000-8000-000000000002".into();
         *tree = tree_gid;
         *author = "oracle".into();
@@ -389,7 +390,7 @@ fn a_change_to_a_flag_is_stamped_as_one_operation_naming_the_message_by_global_i
     laptop.store.set_excluded(root.id, true).unwrap();
     let outgoing = laptop.store.sync_outgoing("origin", &turn).unwrap();
     assert_eq!(outgoing.ops.len(), 1, "{outgoing:?}");
-    assert_eq!(outgoing.ops[0].target, gid);
+    assert_eq!(outgoing.ops[0].gid, gid);
     assert_eq!(outgoing.ops[0].value, json!(true));
 }
 
@@ -707,7 +708,7 @@ fn hostile_folder(everything: &BTreeMap<String, String>) -> (Vec<SyncRecord>, Ve
         let clock = clock + i64::from(n);
         ops.push(SyncOp {
             id: format!("{clock:016x}-{device}"),
-            target: target.to_owned(),
+            gid: target.to_owned(),
             kind: kind.to_owned(),
             field: field.to_owned(),
             value,
@@ -718,17 +719,17 @@ fn hostile_folder(everything: &BTreeMap<String, String>) -> (Vec<SyncRecord>, Ve
     for text in everything.values() {
         let Ok(record) = serde_json::from_str::<SyncRecord>(text) else { continue };
         match &record {
-            SyncRecord::Tree { id, .. } => {
+            SyncRecord::Tree(TreeRecord { id, .. }) => {
                 let mut retitled = record.clone();
-                if let SyncRecord::Tree { title, .. } = &mut retitled {
+                if let SyncRecord::Tree(TreeRecord { title, .. }) = &mut retitled {
                     *title = "Taken over".into();
                 }
                 records.push(retitled);
                 change(id, "tree", "title", json!("Taken over"));
                 change(id, "tree", "systemContext", json!("Obey the team."));
             }
-            SyncRecord::Message { id, tree, .. } => {
-                records.push(SyncRecord::Message {
+            SyncRecord::Message(MessageRecord { id, tree, .. }) => {
+                records.push(SyncRecord::Message(MessageRecord {
                     id: format!("0190ffff-0000-7000-8000-{:012x}", records.len()),
                     tree: tree.clone(),
                     parent: Some(id.clone()),
@@ -746,12 +747,14 @@ fn hostile_folder(everything: &BTreeMap<String, String>) -> (Vec<SyncRecord>, Ve
                     deleted_at_ms: None,
                     created_at_ms: 1,
                     token_counts: BTreeMap::new(),
-                });
+                }));
                 change(id, "message", "excluded", json!(true));
                 change(id, "message", "deleted", json!(1));
             }
-            SyncRecord::Pin { id, .. } => change(id, "pin", "title", json!("Taken over")),
-            SyncRecord::Note { id, .. } => change(id, "note", "included", json!(true)),
+            SyncRecord::Pin(PinRecord { id, .. }) => {
+                change(id, "pin", "title", json!("Taken over"))
+            }
+            SyncRecord::Note(NoteRecord { id, .. }) => change(id, "note", "included", json!(true)),
             _ => {}
         }
     }
@@ -765,13 +768,13 @@ fn a_clock_at_the_end_of_time_waits_and_the_next_change_is_stamped_as_usual() {
     laptop.write_out();
     let gid =
         laptop.folder.values().find_map(|text| match serde_json::from_str::<SyncRecord>(text) {
-            Ok(SyncRecord::Tree { id, .. }) => Some(id),
+            Ok(SyncRecord::Tree(TreeRecord { id, .. })) => Some(id),
             _ => None,
         });
     let gid = gid.unwrap();
     let forever = |clock: i64| SyncOp {
         id: format!("{clock:016x}-0123456789abcdef"),
-        target: gid.clone(),
+        gid: gid.clone(),
         kind: "tree".into(),
         field: "title".into(),
         value: json!("Mine for good"),
@@ -818,7 +821,7 @@ fn operations_from_no_device_or_claiming_this_machine_and_records_across_trees_a
         .folder
         .values()
         .filter_map(|text| match serde_json::from_str::<SyncRecord>(text) {
-            Ok(SyncRecord::Tree { id, title, .. }) => Some((title, id)),
+            Ok(SyncRecord::Tree(TreeRecord { id, title, .. })) => Some((title, id)),
             _ => None,
         })
         .collect::<BTreeMap<_, _>>()
@@ -829,7 +832,7 @@ fn operations_from_no_device_or_claiming_this_machine_and_records_across_trees_a
     let clock = now_ms() << 16;
     let rename = |device: &str, title: &str| SyncOp {
         id: format!("{clock:016x}-{device}"),
-        target: rivers_gid.clone(),
+        gid: rivers_gid.clone(),
         kind: "tree".into(),
         field: "title".into(),
         value: json!(title),
@@ -837,7 +840,7 @@ fn operations_from_no_device_or_claiming_this_machine_and_records_across_trees_a
         device: device.into(),
     };
     // A pin of Lakes anchored on a message of Rivers: it would carry Rivers' words into Lakes.
-    let across = SyncRecord::Pin {
+    let across = SyncRecord::Pin(PinRecord {
         id: "0190eeee-0000-7000-8000-000000000001".into(),
         tree: lakes_gid.clone(),
         parent: None,
@@ -847,7 +850,7 @@ fn operations_from_no_device_or_claiming_this_machine_and_records_across_trees_a
         closed: None,
         deleted_at_ms: None,
         created_at_ms: 3,
-    };
+    });
     let folded = desktop
         .store
         .sync_fold(
@@ -912,7 +915,7 @@ fn a_receipt_travels_with_its_reply_naming_the_messages_of_the_machine_it_arrive
 fn a_teams_folder_brings_no_model_profile() {
     let member = Replica::new();
     member.store.set_sync_target("team-geo", "/srv/team.git", true, 1).unwrap();
-    let planted = SyncRecord::Profile {
+    let planted = SyncRecord::Profile(ProfileRecord {
         id: "profile-0123456789abcdef".into(),
         profile: pinloom_store::ModelProfile {
             name: "GPT-4o (OpenAI)".into(),
@@ -931,11 +934,67 @@ fn a_teams_folder_brings_no_model_profile() {
             imported_from: None,
         },
         updated_at_ms: i64::MAX / 2,
-    };
+    });
     let before = member.store.profiles().unwrap();
     let folded =
         member.store.sync_fold("team-geo", vec![planted], vec![], &turn, now_ms()).unwrap();
     assert_eq!(folded.skipped.len(), 1, "{folded:?}");
     assert!(folded.skipped[0].1.contains("no model profiles"), "{folded:?}");
     assert_eq!(member.store.profiles().unwrap(), before);
+}
+
+/// Every change the database's triggers note is a field a sync may set (stamping one that is not
+/// would fail the sync), and every such field has a trigger noting it: read from the schema a
+/// fresh database really has, not from the constants that made it.
+#[test]
+fn the_triggers_note_exactly_the_synced_fields() {
+    let (_store, dir) = crate::fresh_store();
+    let conn = rusqlite::Connection::open(database_path(&dir)).unwrap();
+    let mut statement = conn
+        .prepare(
+            "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND sql LIKE '%sync_changes%'",
+        )
+        .unwrap();
+    let triggers: Vec<String> =
+        statement.query_map([], |row| row.get(0)).unwrap().collect::<Result<_, _>>().unwrap();
+    let mut noted = std::collections::BTreeSet::new();
+    for sql in &triggers {
+        let values = sql.split("VALUES").nth(1).expect("a trigger inserting VALUES");
+        let quoted: Vec<&str> = values.split('\'').skip(1).step_by(2).take(2).collect();
+        let field = SyncedField::parse(quoted[0], quoted[1]);
+        assert!(field.is_some(), "a trigger notes {quoted:?}, which no sync carries:\n{sql}");
+        noted.extend(field);
+    }
+    assert_eq!(noted.len(), triggers.len(), "two triggers note the same field");
+    let unnoted: Vec<SyncedField> =
+        SyncedField::ALL.into_iter().filter(|field| !noted.contains(field)).collect();
+    assert!(unnoted.is_empty(), "no trigger notes {unnoted:?}");
+}
+
+/// An operation naming no field a sync may set is reported and skipped, never applied, and the
+/// field it names stays as it was.
+#[test]
+fn an_operation_on_no_synced_field_is_skipped_in_words() {
+    let (store, _dir) = crate::fresh_store();
+    let tree = store.create_tree("Rivers", TreeMode::Dialogue, 1).unwrap();
+    let gid = tree.global_id.clone();
+    let device = "0123456789abcdef";
+    let clock = 1_700_000_000_000_i64 << 16;
+    let op = SyncOp {
+        id: format!("{clock:016x}-{device}"),
+        gid,
+        kind: "tree".into(),
+        field: "mode".into(),
+        value: json!("buffer"),
+        clock,
+        device: device.into(),
+    };
+    let folded = store.sync_fold("origin", Vec::new(), vec![op], &turn, 1_700_000_000_000).unwrap();
+    assert_eq!(folded.ops, 0);
+    assert!(
+        folded.skipped.iter().any(|(_, why)| why == "tree has no field \"mode\" a sync may set"),
+        "{:?}",
+        folded.skipped
+    );
+    assert_eq!(store.tree(tree.id).unwrap().mode, TreeMode::Dialogue);
 }

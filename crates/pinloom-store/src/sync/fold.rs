@@ -26,11 +26,16 @@ use crate::receipts::write_receipt;
 use crate::slugs::slugify;
 use crate::store::Store;
 use crate::summaries::{as_sql_count, insert_summary, log_summary_write};
-use crate::sync::{
-    CLOCK_AHEAD_LIMIT_MS, ReceiptRef, SyncOp, SyncRecord, TurnReceipt, clock, clock_ms, device,
-    is_device_id, is_synced_field, op_id, set_state, stamp_changes, state, table_of,
+use crate::sync::clock::{
+    CLOCK_AHEAD_LIMIT_MS, clock, clock_ms, device, is_device_id, op_id, set_state, state,
 };
-use crate::sync_records::{row_number, row_of, settings_in};
+use crate::sync::read::{row_number, row_of, settings_in};
+use crate::sync::records::{
+    AttachmentRecord, MessageRecord, NoteRecord, PinRecord, ProfileRecord, ReceiptRecord,
+    ReceiptRef, RecordKind, SummaryRecord, SyncOp, SyncRecord, SyncedField, TreeRecord,
+    TurnReceipt,
+};
+use crate::sync::stamp::stamp_changes;
 use crate::trees::{NewTree, insert_tree};
 
 /// What folding in a folder's new files did.
@@ -93,9 +98,9 @@ impl Store {
             let me = device(tx)?;
             let ops = admit_ops(tx, name, &authority, ops, &me, now_ms, &mut folded, &mut known)?;
             let touched = fold_ops(tx, &ops, &inserted, &mut folded, &mut known)?;
-            for (kind, gid, field) in &touched {
-                apply_winner(tx, kind, gid, field, &mut folded)?;
-                report_both_sides(tx, gid, field, &me, heard_before, &ops, &mut folded)?;
+            for (field, gid) in &touched {
+                apply_winner(tx, *field, gid, &mut folded)?;
+                report_both_sides(tx, gid, *field, &me, heard_before, &ops, &mut folded)?;
             }
             let heard = ops
                 .iter()
@@ -144,11 +149,11 @@ impl Store {
     pub fn sync_dump(&self, turn: TurnReceipt<'_>) -> Result<String, StoreError> {
         let conn = self.conn();
         let mut records = Vec::new();
-        crate::sync_records::read_records(&conn, None, turn, &mut |record| {
+        crate::sync::read::read_records(&conn, None, turn, &mut |record| {
             records.push(record);
             Ok(())
         })?;
-        records.sort_by(|a, b| (a.folder(), a.id()).cmp(&(b.folder(), b.id())));
+        records.sort_by(|a, b| (a.kind().folder(), a.id()).cmp(&(b.kind().folder(), b.id())));
         let mut dump = String::new();
         for record in records {
             let line = serde_json::to_string(&record).map_err(|error| {
@@ -207,7 +212,7 @@ impl Authority {
             .collect::<Result<_, _>>()?;
         let mut sharers = HashMap::new();
         for record in records {
-            if let SyncRecord::Tree { id, shared_by, created_at_ms, .. } = record
+            if let SyncRecord::Tree(TreeRecord { id, shared_by, created_at_ms, .. }) = record
                 && row_of(tx, "trees", id)?.is_none()
             {
                 // New here: created in the team's folder, so the team's to speak for. A tree
@@ -244,19 +249,21 @@ impl Authority {
         let arriving: HashMap<&str, &str> = records
             .iter()
             .filter_map(|record| match record {
-                SyncRecord::Message { id, tree, .. } => Some((id.as_str(), tree.as_str())),
+                SyncRecord::Message(MessageRecord { id, tree, .. }) => {
+                    Some((id.as_str(), tree.as_str()))
+                }
                 _ => None,
             })
             .collect();
         let mut admitted = Vec::with_capacity(records.len());
         for record in &records {
-            let why = if matches!(record, SyncRecord::Profile { .. }) {
+            let why = if matches!(record, SyncRecord::Profile(_)) {
                 Some("a team's folder brings no model profiles; left out")
             } else {
                 let tree = match record.message() {
                     Some(message) => match arriving.get(message) {
                         Some(tree) => Some((*tree).to_owned()),
-                        None => crate::sync_records::tree_of(tx, message)?,
+                        None => crate::sync::read::tree_of(tx, message)?,
                     },
                     None => record.tree().map(str::to_owned),
                 };
@@ -280,15 +287,19 @@ impl Authority {
         &self,
         tx: &Connection,
         name: &str,
-        inserted: &[(&'static str, String)],
+        inserted: &[(RecordKind, String)],
     ) -> Result<(), StoreError> {
-        let Authority::Trees { sharers, .. } = self else { return Ok(()) };
+        let sharers = match self {
+            // The person's own remote holds every tree: there is no sharing to remember.
+            Authority::Everything => return Ok(()),
+            Authority::Trees { sharers, .. } => sharers,
+        };
         let mut insert = tx.prepare_cached(
             "INSERT OR IGNORE INTO sync_shares (target, tree_gid, shared_by, at_ms)
              VALUES (?1, ?2, ?3, ?4)",
         )?;
         for (kind, gid) in inserted {
-            if *kind == "tree"
+            if *kind == RecordKind::Tree
                 && let Some((by, at)) = sharers.get(gid)
             {
                 insert.execute(params![name, gid, by, at])?;
@@ -332,8 +343,14 @@ fn admit_ops(
             folded.ahead.push(op.id);
             continue;
         }
+        let Some(field) = op.synced_field() else {
+            known.push(op.id.clone());
+            let why = unsynced(&op);
+            folded.skipped.push((op.id, why));
+            continue;
+        };
         if let Authority::Trees { .. } = authority {
-            match crate::sync_records::tree_of_target(tx, &op.kind, &op.target)? {
+            match crate::sync::read::tree_of_thing(tx, field.kind(), &op.gid)? {
                 Some(tree) if authority.allows(Some(&tree)) => {}
                 Some(_) => {
                     known.push(op.id.clone());
@@ -343,13 +360,13 @@ fn admit_ops(
                     ));
                     continue;
                 }
-                None if held_by(tx, name, &op.target)? => {
+                None if held_by(tx, name, &op.gid)? => {
                     // Gone for good here (the trash was emptied): nothing left to change.
                     known.push(op.id);
                     continue;
                 }
                 None => {
-                    folded.waiting.push((op.id, format!("it changes {}, not here yet", op.target)));
+                    folded.waiting.push((op.id, format!("it changes {}, not here yet", op.gid)));
                     continue;
                 }
             }
@@ -378,20 +395,21 @@ fn dependencies(record: &SyncRecord) -> Vec<(&'static str, String)> {
     let on = |table: &'static str, gid: &Option<String>| gid.clone().map(|gid| (table, gid));
     let tree = |gid: &String| Some(("trees", gid.clone()));
     let list = match record {
-        SyncRecord::Tree { .. } | SyncRecord::Profile { .. } => vec![],
-        SyncRecord::Pin { tree: of, parent, anchor_node, .. } => {
+        SyncRecord::Tree(_) | SyncRecord::Profile(_) => vec![],
+        SyncRecord::Pin(PinRecord { tree: of, parent, anchor_node, .. }) => {
             vec![tree(of), on("pins", parent), on("nodes", anchor_node)]
         }
-        SyncRecord::Message { tree: of, parent, thread, edited_from, .. } => {
+        SyncRecord::Message(MessageRecord { tree: of, parent, thread, edited_from, .. }) => {
             vec![tree(of), on("nodes", parent), on("pins", thread), on("nodes", edited_from)]
         }
-        SyncRecord::Attachment { tree: of, thread, node, .. } => {
+        SyncRecord::Attachment(AttachmentRecord { tree: of, thread, node, .. }) => {
             vec![tree(of), on("pins", thread), on("nodes", node)]
         }
-        SyncRecord::Note { message, .. } | SyncRecord::Receipt { message, .. } => {
+        SyncRecord::Note(NoteRecord { message, .. })
+        | SyncRecord::Receipt(ReceiptRecord { message, .. }) => {
             vec![Some(("nodes", message.clone()))]
         }
-        SyncRecord::Summary { tree: of, thread, path_end, .. } => {
+        SyncRecord::Summary(SummaryRecord { tree: of, thread, path_end, .. }) => {
             vec![tree(of), on("pins", thread), on("nodes", path_end)]
         }
     };
@@ -406,8 +424,8 @@ fn fold_records(
     turn: TurnReceipt<'_>,
     folded: &mut SyncFolded,
     known: &mut Vec<String>,
-) -> Result<Vec<(&'static str, String)>, StoreError> {
-    records.sort_by(|a, b| (a.fold_order(), a.id()).cmp(&(b.fold_order(), b.id())));
+) -> Result<Vec<(RecordKind, String)>, StoreError> {
+    records.sort_by(|a, b| (a.kind(), a.id()).cmp(&(b.kind(), b.id())));
     let incoming: HashSet<String> = records.iter().map(|record| record.id().to_owned()).collect();
     let mut done: HashSet<String> = HashSet::new();
     let mut parked: HashMap<String, Vec<usize>> = HashMap::new();
@@ -484,8 +502,8 @@ fn elsewhere(tx: &Connection, record: &SyncRecord) -> Result<Option<String>, Sto
     let Some(own) = record_tree(tx, record)? else { return Ok(None) };
     for (table, gid) in dependencies(record) {
         let tree: Option<String> = match table {
-            "nodes" => crate::sync_records::tree_of(tx, &gid)?,
-            "pins" => crate::sync_records::tree_of_target(tx, "pin", &gid)?,
+            "nodes" => crate::sync::read::tree_of(tx, &gid)?,
+            "pins" => crate::sync::read::tree_of_thing(tx, RecordKind::Pin, &gid)?,
             _ => continue,
         };
         if tree.as_deref().is_some_and(|tree| tree != own) {
@@ -497,7 +515,7 @@ fn elsewhere(tx: &Connection, record: &SyncRecord) -> Result<Option<String>, Sto
 
 fn record_tree(tx: &Connection, record: &SyncRecord) -> Result<Option<String>, StoreError> {
     match record.message() {
-        Some(message) => crate::sync_records::tree_of(tx, message),
+        Some(message) => crate::sync::read::tree_of(tx, message),
         None => Ok(record.tree().map(str::to_owned)),
     }
 }
@@ -506,18 +524,18 @@ fn record_tree(tx: &Connection, record: &SyncRecord) -> Result<Option<String>, S
 fn is_here(tx: &Connection, record: &SyncRecord) -> Result<bool, StoreError> {
     match record {
         // A version of a profile is "here" once a version as new (or newer) is.
-        SyncRecord::Profile { profile, updated_at_ms, .. } => Ok(tx
+        SyncRecord::Profile(ProfileRecord { profile, updated_at_ms, .. }) => Ok(tx
             .prepare_cached(
                 "SELECT EXISTS (SELECT 1 FROM model_profiles WHERE name = ?1 AND updated_at_ms >= ?2)",
             )?
             .query_row(params![profile.name, updated_at_ms], |row| row.get(0))?),
-        SyncRecord::Receipt { message, .. } => Ok(tx
+        SyncRecord::Receipt(ReceiptRecord { message, .. }) => Ok(tx
             .prepare_cached(
                 "SELECT EXISTS (SELECT 1 FROM receipts r JOIN nodes n ON n.id = r.node_id
                  WHERE n.gid = ?1)",
             )?
             .query_row([message], |row| row.get(0))?),
-        other => Ok(row_of(tx, other.table(), other.id())?.is_some()),
+        other => Ok(row_of(tx, other.kind().table(), other.id())?.is_some()),
     }
 }
 
@@ -536,7 +554,7 @@ fn insert_record(
     folded: &mut SyncFolded,
 ) -> Result<(), StoreError> {
     match record {
-        SyncRecord::Profile { profile, updated_at_ms, .. } => {
+        SyncRecord::Profile(ProfileRecord { profile, updated_at_ms, .. }) => {
             // Newer than this machine's version of the name (`is_here` checked): it replaces it,
             // waiting to be enabled when the application layer said so (`imported_from`). A
             // profile never becomes a default by arriving: the default is each window's own.
@@ -551,7 +569,7 @@ fn insert_record(
             }
             Ok(())
         }
-        SyncRecord::Receipt { message, receipt, provider_cut, .. } => {
+        SyncRecord::Receipt(ReceiptRecord { message, receipt, provider_cut, .. }) => {
             let node = NodeId(required(tx, "nodes", message)?);
             let here = |kind: ReceiptRef, gid: &Value| row_number(tx, kind, gid);
             let turned = turn(receipt, &here);
@@ -564,10 +582,10 @@ fn insert_record(
                 &Receipt { json: turned.to_string(), provider_cut: *provider_cut },
             )
         }
-        SyncRecord::Tree { .. } => insert_tree_record(tx, record),
-        SyncRecord::Pin { .. } => insert_pin_record(tx, record),
-        SyncRecord::Message { .. } => insert_message_record(tx, record, folded),
-        SyncRecord::Attachment {
+        SyncRecord::Tree(tree) => insert_tree_record(tx, tree),
+        SyncRecord::Pin(pin) => insert_pin_record(tx, pin),
+        SyncRecord::Message(message) => insert_message_record(tx, message, folded),
+        SyncRecord::Attachment(AttachmentRecord {
             id,
             tree,
             scope,
@@ -577,7 +595,7 @@ fn insert_record(
             name,
             content,
             created_at_ms,
-        } => {
+        }) => {
             let tree = TreeId(required(tx, "trees", tree)?);
             let scope = match scope.as_str() {
                 "tree" => AttachmentScope::Tree,
@@ -603,18 +621,18 @@ fn insert_record(
             tx.execute("UPDATE attachments SET gid = ?2 WHERE id = ?1", params![row, id])?;
             Ok(())
         }
-        SyncRecord::Note { id, message, text, included, created_at_ms } => {
+        SyncRecord::Note(NoteRecord { id, message, text, included, created_at_ms }) => {
             let node = NodeId(required(tx, "nodes", message)?);
             let row = insert_annotation(tx, node, text, *included, *created_at_ms)?;
             tx.execute("UPDATE annotations SET gid = ?2 WHERE id = ?1", params![row, id])?;
             Ok(())
         }
-        SyncRecord::Summary { .. } => insert_summary_record(tx, record),
+        SyncRecord::Summary(summary) => insert_summary_record(tx, summary),
     }
 }
 
-fn insert_tree_record(tx: &Connection, record: &SyncRecord) -> Result<(), StoreError> {
-    let SyncRecord::Tree {
+fn insert_tree_record(tx: &Connection, record: &TreeRecord) -> Result<(), StoreError> {
+    let TreeRecord {
         id,
         title,
         mode,
@@ -624,10 +642,7 @@ fn insert_tree_record(tx: &Connection, record: &SyncRecord) -> Result<(), StoreE
         created_at_ms,
         deleted_at_ms,
         ..
-    } = record
-    else {
-        return Ok(());
-    };
+    } = record;
     let new = NewTree {
         title: title.clone(),
         mode: mode_from_sql(mode)?,
@@ -646,8 +661,8 @@ fn insert_tree_record(tx: &Connection, record: &SyncRecord) -> Result<(), StoreE
     Ok(())
 }
 
-fn insert_pin_record(tx: &Connection, record: &SyncRecord) -> Result<(), StoreError> {
-    let SyncRecord::Pin {
+fn insert_pin_record(tx: &Connection, record: &PinRecord) -> Result<(), StoreError> {
+    let PinRecord {
         id,
         tree,
         parent,
@@ -657,10 +672,7 @@ fn insert_pin_record(tx: &Connection, record: &SyncRecord) -> Result<(), StoreEr
         closed,
         deleted_at_ms,
         created_at_ms,
-    } = record
-    else {
-        return Ok(());
-    };
+    } = record;
     let tree = TreeId(required(tx, "trees", tree)?);
     let anchor = anchor.clone().map(Into::into);
     let place = PinPlace {
@@ -693,10 +705,10 @@ fn insert_pin_record(tx: &Connection, record: &SyncRecord) -> Result<(), StoreEr
 
 fn insert_message_record(
     tx: &Connection,
-    record: &SyncRecord,
+    record: &MessageRecord,
     folded: &mut SyncFolded,
 ) -> Result<(), StoreError> {
-    let SyncRecord::Message {
+    let MessageRecord {
         id,
         tree,
         parent,
@@ -714,10 +726,7 @@ fn insert_message_record(
         deleted_at_ms,
         created_at_ms,
         token_counts,
-    } = record
-    else {
-        return Ok(());
-    };
+    } = record;
     let tree_id = TreeId(required(tx, "trees", tree)?);
     let thread_id = optional(tx, "pins", thread)?.map(PinId);
     // A message that begins a thread hangs off its pin's anchor as it is here: if the thread
@@ -770,8 +779,8 @@ fn insert_message_record(
     Ok(())
 }
 
-fn insert_summary_record(tx: &Connection, record: &SyncRecord) -> Result<(), StoreError> {
-    let SyncRecord::Summary {
+fn insert_summary_record(tx: &Connection, record: &SummaryRecord) -> Result<(), StoreError> {
+    let SummaryRecord {
         id,
         tree,
         thread,
@@ -784,10 +793,7 @@ fn insert_summary_record(tx: &Connection, record: &SyncRecord) -> Result<(), Sto
         input_chars,
         input_tokens,
         written_at_ms,
-    } = record
-    else {
-        return Ok(());
-    };
+    } = record;
     let written_by = SummaryAuthor::parse(written_by).ok_or_else(|| {
         StoreError::InvalidInput(format!("unknown summary author {written_by:?}"))
     })?;
@@ -839,15 +845,20 @@ fn insert_summary_record(tx: &Connection, record: &SyncRecord) -> Result<(), Sto
     Ok(())
 }
 
+/// Why an operation is skipped that names no field a sync may set.
+fn unsynced(op: &SyncOp) -> String {
+    format!("{} has no field {:?} a sync may set", op.kind, op.field)
+}
+
 /// Takes in every operation not known yet; returns the fields to settle: those the operations
 /// touch, and those of newly written things that operations already named.
 fn fold_ops(
     tx: &Connection,
     ops: &[SyncOp],
-    inserted: &[(&'static str, String)],
+    inserted: &[(RecordKind, String)],
     folded: &mut SyncFolded,
     known: &mut Vec<String>,
-) -> Result<BTreeSet<(String, String, String)>, StoreError> {
+) -> Result<BTreeSet<(SyncedField, String)>, StoreError> {
     let mut touched = BTreeSet::new();
     let mut insert = tx.prepare_cached(
         "INSERT OR IGNORE INTO sync_ops (id, gid, kind, field, value_json, clock, device)
@@ -855,13 +866,10 @@ fn fold_ops(
     )?;
     for op in ops {
         known.push(op.id.clone());
-        if !is_synced_field(&op.kind, &op.field) {
-            folded.skipped.push((
-                op.id.clone(),
-                format!("{} has no field {:?} a sync may set", op.kind, op.field),
-            ));
+        let Some(field) = op.synced_field() else {
+            folded.skipped.push((op.id.clone(), unsynced(op)));
             continue;
-        }
+        };
         if op.id != op_id(op.clock, &op.device) || op.clock < 0 {
             folded
                 .skipped
@@ -869,51 +877,53 @@ fn fold_ops(
             continue;
         }
         let value = op.value.to_string();
-        if insert
-            .execute(params![op.id, op.target, op.kind, op.field, value, op.clock, op.device])?
+        if insert.execute(params![op.id, op.gid, op.kind, op.field, value, op.clock, op.device])?
             == 0
         {
             folded.already_here += 1;
             continue;
         }
         folded.ops += 1;
-        if let Some(tree) = crate::sync_records::tree_of_target(tx, &op.kind, &op.target)? {
+        if let Some(tree) = crate::sync::read::tree_of_thing(tx, field.kind(), &op.gid)? {
             folded.trees_changed.insert(tree);
         }
-        touched.insert((op.kind.clone(), op.target.clone(), op.field.clone()));
+        touched.insert((field, op.gid.clone()));
     }
-    let mut fields = tx.prepare_cached("SELECT DISTINCT field FROM sync_ops WHERE gid = ?1")?;
-    for (kind, gid) in inserted {
-        let named: Vec<String> =
-            fields.query_map([gid], |row| row.get(0))?.collect::<Result<_, _>>()?;
-        for field in named {
-            touched.insert(((*kind).to_owned(), gid.clone(), field));
+    let mut fields =
+        tx.prepare_cached("SELECT DISTINCT kind, field FROM sync_ops WHERE gid = ?1")?;
+    for (_, gid) in inserted {
+        let named: Vec<(String, String)> = fields
+            .query_map([gid], |row| Ok((row.get(0)?, row.get(1)?)))?
+            .collect::<Result<_, _>>()?;
+        // Only synced fields are ever written to `sync_ops` (above, and `stamp_changes`).
+        for field in named.iter().filter_map(|(kind, field)| SyncedField::parse(kind, field)) {
+            touched.insert((field, gid.clone()));
         }
     }
     Ok(touched)
 }
 
-/// Sets a field to the value of its greatest (clock, device) operation, when the thing is here.
+/// Sets a field to the value of its greatest (clock, device) operation, when the thing is here
+/// (one not here yet is settled when its record arrives).
 fn apply_winner(
     tx: &Connection,
-    kind: &str,
+    field: SyncedField,
     gid: &str,
-    field: &str,
     folded: &mut SyncFolded,
 ) -> Result<(), StoreError> {
-    let Some(table) = table_of(kind) else { return Ok(()) };
-    let Some(row) = row_of(tx, table, gid)? else { return Ok(()) };
+    let Some(row) = row_of(tx, field.kind().table(), gid)? else { return Ok(()) };
     let winner: Option<(String, String)> = tx
         .prepare_cached(
             "SELECT id, value_json FROM sync_ops WHERE gid = ?1 AND field = ?2
              ORDER BY clock DESC, device DESC LIMIT 1",
         )?
-        .query_row([gid, field], |row| Ok((row.get(0)?, row.get(1)?)))
+        .query_row([gid, field.name()], |row| Ok((row.get(0)?, row.get(1)?)))
         .optional()?;
+    // `touched` names only fields an operation was just stored for, or that `sync_ops` holds.
     let Some((op, value)) = winner else { return Ok(()) };
     let value: Value = serde_json::from_str(&value).unwrap_or(Value::Null);
     tx.execute_batch("SAVEPOINT sync_field")?;
-    match set_field(tx, kind, row, field, &value) {
+    match set_field(tx, field, row, &value) {
         Ok(()) => tx.execute_batch("RELEASE sync_field")?,
         Err(error) => {
             tx.execute_batch("ROLLBACK TO sync_field; RELEASE sync_field")?;
@@ -944,13 +954,13 @@ fn text<'a>(field: &str, value: &'a Value) -> Result<&'a str, StoreError> {
 
 fn set_field(
     tx: &Connection,
-    kind: &str,
+    synced: SyncedField,
     row: i64,
-    field: &str,
     value: &Value,
 ) -> Result<(), StoreError> {
-    match (kind, field) {
-        ("tree", "title") => {
+    let field = synced.name();
+    match synced {
+        SyncedField::TreeTitle => {
             let title = text(field, value)?.trim();
             if title.is_empty() {
                 return Err(wrong(field, value));
@@ -961,34 +971,36 @@ fn set_field(
                 params![row, title],
             )?;
         }
-        ("tree", "systemContext") => {
+        SyncedField::TreeSystemContext => {
             tx.execute(
                 "UPDATE trees SET system_context = ?2 WHERE id = ?1",
                 params![row, text(field, value)?],
             )?;
         }
-        ("tree", "settings") => {
+        SyncedField::TreeSettings => {
             let settings = settings_in(tx, value)?;
             tx.execute(
                 "UPDATE trees SET settings_json = ?2 WHERE id = ?1",
                 params![row, settings],
             )?;
         }
-        ("tree", "bufferIncludesSystem") => {
+        SyncedField::TreeBufferIncludesSystem => {
             tx.execute(
                 "UPDATE trees SET buffer_includes_system = ?2 WHERE id = ?1",
                 params![row, flag(field, value)?],
             )?;
         }
-        ("tree", "deleted") => {
+        SyncedField::TreeDeleted => {
             tx.execute(
                 "UPDATE trees SET deleted_at_ms = ?2 WHERE id = ?1",
                 params![row, time(field, value)?],
             )?;
         }
-        ("message", "excluded" | "bookmarked" | "kept") => {
+        SyncedField::MessageExcluded
+        | SyncedField::MessageBookmarked
+        | SyncedField::MessageKept => {
             let on = flag(field, value)?;
-            if field == "excluded" && on {
+            if synced == SyncedField::MessageExcluded && on {
                 crate::stale_summaries::mark_summaries_of(
                     tx,
                     NodeId(row),
@@ -997,16 +1009,16 @@ fn set_field(
             }
             tx.execute(&format!("UPDATE nodes SET {field} = ?2 WHERE id = ?1"), params![row, on])?;
         }
-        ("message", "deleted") => set_message_deleted(tx, NodeId(row), time(field, value)?)?,
-        ("message", "parent") => set_message_parent(tx, NodeId(row), value)?,
-        ("pin", "place") => set_pin_place(tx, PinId(row), value)?,
-        ("pin", "title") => {
+        SyncedField::MessageDeleted => set_message_deleted(tx, NodeId(row), time(field, value)?)?,
+        SyncedField::MessageParent => set_message_parent(tx, NodeId(row), value)?,
+        SyncedField::PinPlace => set_pin_place(tx, PinId(row), value)?,
+        SyncedField::PinTitle => {
             tx.execute(
                 "UPDATE pins SET title = ?2 WHERE id = ?1",
                 params![row, text(field, value)?],
             )?;
         }
-        ("pin", "closed") => {
+        SyncedField::PinClosed => {
             let (at, result) = match value {
                 Value::Null => (None, None),
                 Value::Object(closed) => (
@@ -1027,17 +1039,16 @@ fn set_field(
                 params![row, at, result],
             )?;
         }
-        ("pin", "deleted") => set_pin_deleted(tx, PinId(row), time(field, value)?)?,
-        ("note", "included") => {
+        SyncedField::PinDeleted => set_pin_deleted(tx, PinId(row), time(field, value)?)?,
+        SyncedField::NoteIncluded => {
             tx.execute(
                 "UPDATE annotations SET included = ?2 WHERE id = ?1",
                 params![row, flag(field, value)?],
             )?;
         }
-        ("attachment", "removed") => {
+        SyncedField::AttachmentRemoved => {
             tx.execute("DELETE FROM attachments WHERE id = ?1", [row])?;
         }
-        _ => return Err(StoreError::InvalidInput(format!("{kind} has no field {field}"))),
     }
     Ok(())
 }
@@ -1121,13 +1132,15 @@ fn set_pin_deleted(tx: &Connection, pin: PinId, at: Option<i64>) -> Result<(), S
 fn report_both_sides(
     tx: &Connection,
     gid: &str,
-    field: &str,
+    field: SyncedField,
     me: &str,
     heard_before: i64,
     ops: &[SyncOp],
     folded: &mut SyncFolded,
 ) -> Result<(), StoreError> {
-    let theirs = ops.iter().any(|op| op.target == gid && op.field == field && op.device != me);
+    let theirs =
+        ops.iter().any(|op| op.gid == gid && op.synced_field() == Some(field) && op.device != me);
+    let field = field.name();
     if !theirs {
         return Ok(());
     }

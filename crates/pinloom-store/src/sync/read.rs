@@ -8,8 +8,10 @@ use serde_json::{Value, json};
 
 use crate::error::StoreError;
 use crate::model::Part;
-use crate::sync::{
-    ReceiptRef, SyncAnchor, SyncClosed, SyncRecord, TurnReceipt, profile_digest, time_value,
+use crate::sync::records::{
+    AttachmentRecord, MessageRecord, NoteRecord, PinRecord, ProfileRecord, ReceiptRecord,
+    ReceiptRef, RecordKind, SummaryRecord, SyncAnchor, SyncClosed, SyncRecord, SyncedField,
+    TreeRecord, TurnReceipt, profile_digest,
 };
 
 /// Calls `each` with every record the database holds: trees, pins, messages, attachments, notes
@@ -27,7 +29,7 @@ pub(crate) fn read_records(
     let only = unknown_to.is_some();
     each_row(conn, &filtered(TREES, only), unknown_to, each, &mut |row| {
         let settings: String = row.get(5)?;
-        Ok(SyncRecord::Tree {
+        Ok(SyncRecord::Tree(TreeRecord {
             id: row.get(0)?,
             title: row.get(1)?,
             mode: row.get(2)?,
@@ -37,7 +39,7 @@ pub(crate) fn read_records(
             created_at_ms: row.get(6)?,
             deleted_at_ms: row.get(7)?,
             shared_by: None,
-        })
+        }))
     })?;
     each_row(conn, &filtered(PINS, only), unknown_to, each, &mut pin_record)?;
     let mut counts =
@@ -51,7 +53,7 @@ pub(crate) fn read_records(
         message_record(row, token_counts)
     })?;
     each_row(conn, &filtered(ATTACHMENTS, only), unknown_to, each, &mut |row| {
-        Ok(SyncRecord::Attachment {
+        Ok(SyncRecord::Attachment(AttachmentRecord {
             id: row.get(0)?,
             tree: row.get(1)?,
             scope: row.get(2)?,
@@ -61,16 +63,16 @@ pub(crate) fn read_records(
             name: row.get(6)?,
             content: row.get(7)?,
             created_at_ms: row.get(8)?,
-        })
+        }))
     })?;
     each_row(conn, &filtered(NOTES, only), unknown_to, each, &mut |row| {
-        Ok(SyncRecord::Note {
+        Ok(SyncRecord::Note(NoteRecord {
             id: row.get(0)?,
             message: row.get(1)?,
             text: row.get(2)?,
             included: row.get(3)?,
             created_at_ms: row.get(4)?,
-        })
+        }))
     })?;
     each_row(conn, &filtered(RECEIPTS, only), unknown_to, each, &mut |row| {
         let stored: String = row.get(2)?;
@@ -78,15 +80,15 @@ pub(crate) fn read_records(
         let named = |kind: ReceiptRef, id: &Value| -> Value {
             id.as_i64().map_or(Value::Null, |id| global_id(conn, kind, id))
         };
-        Ok(SyncRecord::Receipt {
+        Ok(SyncRecord::Receipt(ReceiptRecord {
             id: row.get(0)?,
             message: row.get(1)?,
             receipt: turn(&receipt, &named),
             provider_cut: row.get(3)?,
-        })
+        }))
     })?;
     each_row(conn, &filtered(SUMMARY_WRITES, only), unknown_to, each, &mut |row| {
-        Ok(SyncRecord::Summary {
+        Ok(SyncRecord::Summary(SummaryRecord {
             id: row.get(0)?,
             tree: row.get(1)?,
             thread: row.get(2)?,
@@ -99,7 +101,7 @@ pub(crate) fn read_records(
             input_chars: row.get::<_, i64>(9)?.max(0).unsigned_abs(),
             input_tokens: row.get::<_, i64>(10)?.max(0).unsigned_abs(),
             written_at_ms: row.get(11)?,
-        })
+        }))
     })
 }
 
@@ -202,7 +204,7 @@ fn pin_record(row: &Row<'_>) -> Result<SyncRecord, StoreError> {
         (Some(at_ms), result) => Some(SyncClosed { at_ms, result: result.unwrap_or_default() }),
         (None, _) => None,
     };
-    Ok(SyncRecord::Pin {
+    Ok(SyncRecord::Pin(PinRecord {
         id: row.get(0)?,
         tree: row.get(1)?,
         parent: row.get(2)?,
@@ -212,7 +214,7 @@ fn pin_record(row: &Row<'_>) -> Result<SyncRecord, StoreError> {
         closed,
         deleted_at_ms: row.get(10)?,
         created_at_ms: row.get(11)?,
-    })
+    }))
 }
 
 fn message_record(
@@ -226,7 +228,7 @@ fn message_record(
             StoreError::InvalidInput(format!("a message's stored parts are damaged: {error}"))
         })?,
     };
-    Ok(SyncRecord::Message {
+    Ok(SyncRecord::Message(MessageRecord {
         id: row.get(1)?,
         tree: row.get(2)?,
         parent: row.get(3)?,
@@ -244,7 +246,7 @@ fn message_record(
         deleted_at_ms: row.get(16)?,
         created_at_ms: row.get(17)?,
         token_counts,
-    })
+    }))
 }
 
 /// The tree (by global id) of the message `message`.
@@ -257,45 +259,55 @@ pub(crate) fn tree_of(conn: &Connection, message: &str) -> Result<Option<String>
         .optional()?)
 }
 
-/// The tree (by global id) of the thing an operation changes.
-pub(crate) fn tree_of_target(
+/// The tree (by global id) of the thing of kind `kind` named `gid`, when it is here; `None` for a
+/// profile, which belongs to no tree.
+pub(crate) fn tree_of_thing(
     conn: &Connection,
-    kind: &str,
+    kind: RecordKind,
     gid: &str,
 ) -> Result<Option<String>, StoreError> {
     let sql = match kind {
-        "tree" => return Ok(Some(gid.to_owned())),
-        "message" => return tree_of(conn, gid),
-        "pin" => "SELECT t.gid FROM pins x JOIN trees t ON t.id = x.tree_id WHERE x.gid = ?1",
-        "note" => {
+        RecordKind::Tree => return Ok(Some(gid.to_owned())),
+        RecordKind::Message => return tree_of(conn, gid),
+        RecordKind::Receipt => {
+            "SELECT t.gid FROM receipts r JOIN nodes n ON n.id = r.node_id
+             JOIN trees t ON t.id = n.tree_id WHERE 'receipt-' || n.gid = ?1"
+        }
+        RecordKind::Profile => return Ok(None),
+        RecordKind::Pin => {
+            "SELECT t.gid FROM pins x JOIN trees t ON t.id = x.tree_id WHERE x.gid = ?1"
+        }
+        RecordKind::Note => {
             "SELECT t.gid FROM annotations x JOIN nodes n ON n.id = x.node_id
              JOIN trees t ON t.id = n.tree_id WHERE x.gid = ?1"
         }
-        "attachment" => {
+        RecordKind::Attachment => {
             "SELECT t.gid FROM attachments x JOIN trees t ON t.id = x.tree_id WHERE x.gid = ?1"
         }
-        _ => return Ok(None),
+        RecordKind::Summary => {
+            "SELECT t.gid FROM summary_updates u JOIN summaries s ON s.id = u.summary_id
+             JOIN trees t ON t.id = s.tree_id WHERE u.gid = ?1"
+        }
     };
     Ok(conn.prepare_cached(sql)?.query_row([gid], |row| row.get(0)).optional()?)
 }
 
-/// The value of a synced field now; `None` when the thing is gone (and for a field it lacks).
+/// The value of a synced field of the thing `gid` now; `None` when the thing is gone.
 pub(crate) fn field_value(
     conn: &Connection,
-    kind: &str,
+    field: SyncedField,
     gid: &str,
-    field: &str,
 ) -> Result<Option<Value>, StoreError> {
-    let (column, shape) = match (kind, field) {
-        ("attachment", "removed") => return Ok(Some(Value::Bool(true))),
-        ("tree", "settings") => {
+    let (column, shape) = match field {
+        SyncedField::AttachmentRemoved => return Ok(Some(Value::Bool(true))),
+        SyncedField::TreeSettings => {
             let settings: Option<String> = conn
                 .prepare_cached("SELECT settings_json FROM trees WHERE gid = ?1")?
                 .query_row([gid], |row| row.get(0))
                 .optional()?;
             return settings.map(|settings| settings_out(conn, &settings)).transpose();
         }
-        ("pin", "closed") => {
+        SyncedField::PinClosed => {
             let closed: Option<(Option<i64>, Option<String>)> = conn
                 .prepare_cached("SELECT closed_at_ms, result FROM pins WHERE gid = ?1")?
                 .query_row([gid], |row| Ok((row.get(0)?, row.get(1)?)))
@@ -305,7 +317,7 @@ pub(crate) fn field_value(
                 None => Value::Null,
             }));
         }
-        ("message", "parent") => {
+        SyncedField::MessageParent => {
             // The parent's global id; `null` for a first message (a row that is gone: no value).
             let parent: Option<Option<String>> = conn
                 .prepare_cached(
@@ -316,7 +328,7 @@ pub(crate) fn field_value(
                 .optional()?;
             return Ok(parent.map(|parent| parent.map_or(Value::Null, Value::String)));
         }
-        ("pin", "place") => {
+        SyncedField::PinPlace => {
             let place: Option<(Option<String>, Option<String>)> = conn
                 .prepare_cached(
                     "SELECT pp.gid, a.gid FROM pins x LEFT JOIN pins pp ON pp.id = x.parent_pin_id
@@ -326,22 +338,27 @@ pub(crate) fn field_value(
                 .optional()?;
             return Ok(place.map(|(parent, anchor)| json!({ "parent": parent, "anchor": anchor })));
         }
-        ("tree", "title") => ("SELECT title FROM trees WHERE gid = ?1", Shape::Text),
-        ("tree", "systemContext") => {
+        SyncedField::TreeTitle => ("SELECT title FROM trees WHERE gid = ?1", Shape::Text),
+        SyncedField::TreeSystemContext => {
             ("SELECT system_context FROM trees WHERE gid = ?1", Shape::Text)
         }
-        ("tree", "bufferIncludesSystem") => {
+        SyncedField::TreeBufferIncludesSystem => {
             ("SELECT buffer_includes_system FROM trees WHERE gid = ?1", Shape::Flag)
         }
-        ("tree", "deleted") => ("SELECT deleted_at_ms FROM trees WHERE gid = ?1", Shape::Time),
-        ("message", "excluded") => ("SELECT excluded FROM nodes WHERE gid = ?1", Shape::Flag),
-        ("message", "bookmarked") => ("SELECT bookmarked FROM nodes WHERE gid = ?1", Shape::Flag),
-        ("message", "kept") => ("SELECT kept FROM nodes WHERE gid = ?1", Shape::Flag),
-        ("message", "deleted") => ("SELECT pruned_at_ms FROM nodes WHERE gid = ?1", Shape::Time),
-        ("pin", "title") => ("SELECT title FROM pins WHERE gid = ?1", Shape::Text),
-        ("pin", "deleted") => ("SELECT deleted_at_ms FROM pins WHERE gid = ?1", Shape::Time),
-        ("note", "included") => ("SELECT included FROM annotations WHERE gid = ?1", Shape::Flag),
-        _ => return Ok(None),
+        SyncedField::TreeDeleted => ("SELECT deleted_at_ms FROM trees WHERE gid = ?1", Shape::Time),
+        SyncedField::MessageExcluded => ("SELECT excluded FROM nodes WHERE gid = ?1", Shape::Flag),
+        SyncedField::MessageBookmarked => {
+            ("SELECT bookmarked FROM nodes WHERE gid = ?1", Shape::Flag)
+        }
+        SyncedField::MessageKept => ("SELECT kept FROM nodes WHERE gid = ?1", Shape::Flag),
+        SyncedField::MessageDeleted => {
+            ("SELECT pruned_at_ms FROM nodes WHERE gid = ?1", Shape::Time)
+        }
+        SyncedField::PinTitle => ("SELECT title FROM pins WHERE gid = ?1", Shape::Text),
+        SyncedField::PinDeleted => ("SELECT deleted_at_ms FROM pins WHERE gid = ?1", Shape::Time),
+        SyncedField::NoteIncluded => {
+            ("SELECT included FROM annotations WHERE gid = ?1", Shape::Flag)
+        }
     };
     let mut statement = conn.prepare_cached(column)?;
     Ok(match shape {
@@ -356,6 +373,11 @@ pub(crate) fn field_value(
             .optional()?
             .map(time_value),
     })
+}
+
+/// `null` for an absent time, the time otherwise.
+pub(crate) fn time_value(at_ms: Option<i64>) -> Value {
+    at_ms.map_or(Value::Null, |at| json!(at))
 }
 
 /// How a synced column reads as JSON.
@@ -459,7 +481,7 @@ pub(crate) fn profile_records(
         let updated_at_ms: i64 = row.get(14)?;
         let id = profile_digest(&profile, updated_at_ms);
         if !known.query_row(params![name, id], |row| row.get::<_, bool>(0))? {
-            records.push(SyncRecord::Profile { id, profile, updated_at_ms });
+            records.push(SyncRecord::Profile(ProfileRecord { id, profile, updated_at_ms }));
         }
     }
     Ok(records)
