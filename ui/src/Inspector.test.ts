@@ -30,7 +30,7 @@ describe("the inspector", () => {
       keptStart: 2,
       stepCut: { messages: 3, tokens: 639, stepTokens: 4000 },
     });
-    conversation.plan = plan;
+    conversation.inspector.plan = plan;
     render(Inspector, { conversation });
 
     // A folded run says how many messages it stands for, and which.
@@ -51,7 +51,7 @@ describe("the inspector", () => {
   it("names every ancestor thread, what stands for it, and a summary being written", () => {
     installFakeBackend();
     const conversation = new Conversation();
-    conversation.plan = planOf({
+    conversation.inspector.plan = planOf({
       ancestry: [
         {
           pinId: null,
@@ -118,7 +118,7 @@ describe("the inspector", () => {
         reason,
         preview: `--- file: /papers/meanders.pdf, page ${first} of 12 ---`,
       });
-    conversation.plan = planOf({
+    conversation.inspector.plan = planOf({
       slices: [
         oldHistorySlice(0, 1, { kind: "image", source: "attachment", sourceId: 41, reason: "imageNotSeen", preview: "[image: heron.png, 1024×1024, image/png]" }),
         page(1, 1, "overBudget"),
@@ -136,7 +136,7 @@ describe("the inspector", () => {
   it("reads a preview's request only when it is shown, and shows a sent plan's own", async () => {
     const backend = installFakeBackend({ previewRequest: { url: "http://127.0.0.1:9/v1/messages", body: '{"model":"m","messages":[]}' } });
     const conversation = new Conversation();
-    conversation.plan = planOf({ body: null });
+    conversation.inspector.plan = planOf({ body: null });
     render(Inspector, { conversation });
     expect(backend.calls).not.toContain("context_request");
     await fireEvent.click(screen.getByTestId("show-request"));
@@ -145,7 +145,7 @@ describe("the inspector", () => {
     expect(backend.calls.filter((call) => call === "context_request")).toHaveLength(1);
 
     // A sent request's plan carries the body it was sent with: shown as it is, nothing read.
-    conversation.plan = planOf({ body: '{"sent":true}', url: "http://127.0.0.1:9/v1/chat/completions" });
+    conversation.inspector.plan = planOf({ body: '{"sent":true}', url: "http://127.0.0.1:9/v1/chat/completions" });
     await waitFor(() => expect(screen.getByTestId("request-body").textContent).toBe('{"sent":true}'));
     expect(backend.calls.filter((call) => call === "context_request")).toHaveLength(1);
   });
@@ -153,7 +153,7 @@ describe("the inspector", () => {
   it("shows no request body for a refused plan", async () => {
     installFakeBackend();
     const conversation = new Conversation();
-    conversation.plan = planOf({ refusal: "too long", body: "" });
+    conversation.inspector.plan = planOf({ refusal: "too long", body: "" });
     render(Inspector, { conversation });
     await fireEvent.click(screen.getByTestId("show-request"));
     expect(screen.getByTestId("request-body-refused").textContent).toContain("No request");
@@ -164,13 +164,13 @@ describe("the inspector", () => {
     installFakeBackend();
     const conversation = new Conversation();
     const compaction = { id: 1, first: 3, upTo: 120, messages: 118, tokens: 812, writtenBy: "Qwen", included: true, reason: null, stale: null, pinId: null, text: "Earlier: rivers." };
-    conversation.plan = planOf({ compaction });
+    conversation.inspector.plan = planOf({ compaction });
     const { unmount } = render(Inspector, { conversation });
     expect(screen.getByTestId("compaction-note").querySelector("p")?.textContent?.replace(/\s+/g, " ").trim()).toBe(
       "Messages #3–#120 (118) are compacted into 812 tokens by Qwen.",
     );
     unmount();
-    conversation.plan = planOf({ compaction: { ...compaction, first: null, messages: 0, stale: "written before message #12 was excluded" } });
+    conversation.inspector.plan = planOf({ compaction: { ...compaction, first: null, messages: 0, stale: "written before message #12 was excluded" } });
     render(Inspector, { conversation });
     expect(screen.getByTestId("compaction-note").textContent).toMatch(/no longer holds \(it was written before message #12 was excluded\)/);
   });
@@ -178,12 +178,12 @@ describe("the inspector", () => {
   it("says when a small budget gave up the start, the marker and the step, or the first turn was not kept", () => {
     installFakeBackend();
     const conversation = new Conversation();
-    conversation.plan = planOf({ truncated: true, smallBudget: 412 });
+    conversation.inspector.plan = planOf({ truncated: true, smallBudget: 412 });
     const { unmount } = render(Inspector, { conversation });
     expect(screen.getByTestId("small-budget").textContent).toContain("The budget is small (412 tokens for the history)");
     expect(screen.queryByTestId("start-given-up")).toBeNull();
     unmount();
-    conversation.plan = planOf({ truncated: true, startGivenUp: 2310 });
+    conversation.inspector.plan = planOf({ truncated: true, startGivenUp: 2310 });
     render(Inspector, { conversation });
     expect(screen.getByTestId("start-given-up").textContent).toContain("first turn (2,310 tokens) is not kept");
     expect(screen.queryByTestId("small-budget")).toBeNull();
@@ -193,14 +193,14 @@ describe("the inspector", () => {
     installFakeBackend();
     const conversation = new Conversation();
     const due = { automatic: true, upTo: 48, messages: 47, tokens: 3995, cut: 12, keepTurns: 2, reason: "the budget cuts 12 of the thread's history" };
-    conversation.plan = planOf({ compactionDue: due });
+    conversation.inspector.plan = planOf({ compactionDue: due });
     const { unmount } = render(Inspector, { conversation });
     expect(screen.getByTestId("compaction-due").textContent).toBe(
       "The budget cuts 12 of the thread's history: sending compacts the 47 messages up to #48 (3,995 tokens) into a summary first, keeping the last 2 turns.",
     );
     expect((screen.getByTestId("compact-keep") as HTMLInputElement).placeholder).toBe("2");
     unmount();
-    conversation.plan = planOf({ compactionDue: { ...due, automatic: false } });
+    conversation.inspector.plan = planOf({ compactionDue: { ...due, automatic: false } });
     render(Inspector, { conversation });
     expect(screen.getByTestId("compaction-due").dataset["automatic"]).toBe("false");
     expect(screen.getByTestId("compaction-due").textContent).toMatch(/: compact the 47 messages up to #48 \(3,995 tokens\) into a summary instead, keeping the last 2 turns\?$/);
@@ -209,11 +209,11 @@ describe("the inspector", () => {
   it("says when the tree assembles its requests as task frames, with their shares", () => {
     installFakeBackend();
     const conversation = new Conversation();
-    conversation.plan = planOf({});
+    conversation.inspector.plan = planOf({});
     const { unmount } = render(Inspector, { conversation });
     expect(screen.queryByTestId("task-frames-note")).toBeNull();
     unmount();
-    conversation.plan = planOf({ taskFrames: { rootGoalPercent: 5, pathSummariesPercent: 15, siblingResultsPercent: 10 } });
+    conversation.inspector.plan = planOf({ taskFrames: { rootGoalPercent: 5, pathSummariesPercent: 15, siblingResultsPercent: 10 } });
     render(Inspector, { conversation });
     expect(screen.getByTestId("task-frames-note").textContent?.replace(/\s+/g, " ")).toContain(
       "the main thread's goal takes at most 5 %, the summaries above 15 %, closed siblings' results 10 %",

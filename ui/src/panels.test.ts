@@ -149,7 +149,7 @@ describe("a receipt", () => {
 describe("the budget panel", () => {
   it("edits the chosen profile, previews it as edited, and saves it", async () => {
     const { conversation } = await opened();
-    conversation.focus = 11;
+    conversation.inspector.focus = 11;
     render(BudgetPanel, { conversation, onclose: () => undefined });
     expect(((await screen.findByTestId("budget-name")) as HTMLInputElement).value).toBe("Local");
     await waitFor(() => expect(screen.getByTestId("budget-preview").textContent).toContain("of 7,168 tokens"));
@@ -189,13 +189,16 @@ describe("the budget panel", () => {
 describe("the tree map", () => {
   it("reads the outline when it is asked for, and starts at the message in focus", async () => {
     const { conversation } = await opened();
-    conversation.focus = 10;
+    conversation.inspector.focus = 10;
     fake.maps.set(1, { ids: [10, 11], authors: "hm", runs: [{ first: 0, len: 2, lane: 0, depth: 0, from: null, pinId: null }], pins: [], lanes: 1, depths: 2 });
     render(TreeMap, { conversation, onclose: () => undefined });
     expect((await screen.findByTestId("map-size")).textContent).toContain("2 messages");
     await fireEvent.click(screen.getByTestId("map-view-outline"));
     await waitFor(() => expect(screen.getAllByTestId("map-row")).toHaveLength(2));
-    expect(screen.getAllByTestId("map-row").find((row) => row.getAttribute("aria-selected") === "true")?.textContent).toContain("Why do rivers bend?");
+    // The row in focus is chosen once the outline is read, a moment after its rows are drawn.
+    await waitFor(() =>
+      expect(screen.getAllByTestId("map-row").find((row) => row.getAttribute("aria-selected") === "true")?.textContent).toContain("Why do rivers bend?"),
+    );
   });
 });
 

@@ -1,5 +1,5 @@
 // Settings → About: this Pinloom's version, and where it keeps its data and logs.
-import { backend, PinloomError } from "./backend";
+import { backend, showingFailure, type PinloomError } from "./backend";
 import type { About } from "./bindings";
 
 export class AboutPinloom {
@@ -7,13 +7,10 @@ export class AboutPinloom {
   error = $state<PinloomError | null>(null);
 
   /// True when it could be read.
-  async load(): Promise<boolean> {
-    try {
+  load(): Promise<boolean> {
+    return showingFailure(this, false, async () => {
       this.about = await backend.about();
       return true;
-    } catch (thrown) {
-      this.error = PinloomError.from(thrown);
-      return false;
-    }
+    });
   }
 }

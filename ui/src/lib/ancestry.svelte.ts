@@ -2,7 +2,7 @@
 // with what a send from the pin carries of it (a summary, a fitted or cut one, or the thread's
 // last messages while no summary can be had), and the person's edits and regenerations of those
 // summaries. A summary being written in the background shows as such until it lands.
-import { backend, PinloomError } from "./backend";
+import { backend, showingFailure, type PinloomError } from "./backend";
 import type { AncestorView } from "./bindings";
 
 /// In words: who wrote a summary and what became of it to fit.
@@ -73,13 +73,16 @@ export class PinAncestry {
   async load(profile: string): Promise<void> {
     if (!profile) return;
     const asked = ++this.asked;
+    const newest = (error: PinloomError) => {
+      if (asked === this.asked) this.error = error;
+    };
     try {
-      const ancestors = await backend.pinAncestry(this.pinId, profile);
-      if (asked !== this.asked) return;
-      this.ancestors = ancestors;
-      this.error = null;
-    } catch (thrown) {
-      if (asked === this.asked) this.error = PinloomError.from(thrown);
+      await showingFailure(newest, undefined, async () => {
+        const ancestors = await backend.pinAncestry(this.pinId, profile);
+        if (asked !== this.asked) return;
+        this.ancestors = ancestors;
+        this.error = null;
+      });
     } finally {
       if (asked === this.asked) this.loaded = true;
     }
@@ -124,12 +127,11 @@ export class PinAncestry {
   private async change(index: number, profile: string, write: () => Promise<void>): Promise<boolean> {
     this.working = index;
     try {
-      await write();
-      await this.load(profile);
-      return true;
-    } catch (thrown) {
-      this.error = PinloomError.from(thrown);
-      return false;
+      return await showingFailure(this, false, async () => {
+        await write();
+        await this.load(profile);
+        return true;
+      });
     } finally {
       this.working = null;
     }

@@ -2,9 +2,13 @@
 // searching the tree for messages to put in every plan's search slice. Attaching or removing
 // changes the context, so the inspector plans again after either. The conversation owns one
 // list: the attachments bar lists it, and each message card shows the images sent with it.
-import { backend, PinloomError } from "./backend";
+import { backend, showingFailure, type PinloomError } from "./backend";
 import type { AttachTo, AttachmentView, SearchResult } from "./bindings";
-import type { Conversation } from "./conversation.svelte";
+import type { ConversationState } from "./conversation-state";
+
+/// What attaching reads of the conversation: the open tree, its settings (the hits chosen from
+/// searches) and the inspector, which plans again after a change.
+type AttachedTo = Pick<ConversationState, "treeId" | "treeSettings" | "inspector">;
 
 /// An image attached to a message, as its card shows it.
 export type MessageImage = { id: number; name: string; dataUrl: string };
@@ -28,9 +32,9 @@ export class Attachments {
   /// What the last search found; null before any.
   results = $state<SearchResult[] | null>(null);
   error = $state<PinloomError | null>(null);
-  private readonly conversation: Conversation;
+  private readonly conversation: AttachedTo;
 
-  constructor(conversation: Conversation) {
+  constructor(conversation: AttachedTo) {
     this.conversation = conversation;
   }
 
@@ -38,28 +42,20 @@ export class Attachments {
   async refresh(): Promise<boolean> {
     const treeId = this.conversation.treeId;
     if (treeId === null) return false;
-    try {
+    return showingFailure(this, false, async () => {
       const list = await backend.attachmentsList(treeId);
       // Another tree was opened meanwhile: its own list is read for it.
       if (this.conversation.treeId !== treeId) return false;
       this.list = list;
       return true;
-    } catch (thrown) {
-      this.error = PinloomError.from(thrown);
-      return false;
-    }
+    });
   }
 
   /// Asks for files, or a folder, with the system's dialog and attaches what was chosen to what
   /// `to` names then; true when everything chosen was attached.
   async choose(folder: boolean, to: () => AttachTo): Promise<boolean> {
-    let paths: string[];
-    try {
-      paths = await backend.chooseAttachments(folder);
-    } catch (thrown) {
-      this.error = PinloomError.from(thrown);
-      return false;
-    }
+    const paths = await showingFailure(this, null, () => backend.chooseAttachments(folder));
+    if (paths === null) return false;
     return this.attach(paths, to());
   }
 
@@ -71,29 +67,25 @@ export class Attachments {
     this.error = null;
     let all = true;
     for (const path of paths) {
-      try {
+      const attached = await showingFailure(this, false, async () => {
         await backend.attachPath(treeId, to, path);
-      } catch (thrown) {
-        this.error = PinloomError.from(thrown);
-        all = false;
-      }
+        return true;
+      });
+      if (!attached) all = false;
     }
     await this.refresh();
-    await this.conversation.inspect(this.conversation.focus);
+    await this.conversation.inspector.refresh();
     return all;
   }
 
   /// Takes attachment `id` off; true when it was removed.
   async remove(id: number): Promise<boolean> {
-    let removed = true;
-    try {
+    const removed = await showingFailure(this, false, async () => {
       await backend.attachmentRemove(id);
-    } catch (thrown) {
-      this.error = PinloomError.from(thrown);
-      removed = false;
-    }
+      return true;
+    });
     await this.refresh();
-    await this.conversation.inspect(this.conversation.focus);
+    await this.conversation.inspector.refresh();
     return removed;
   }
 
@@ -102,12 +94,9 @@ export class Attachments {
     const treeId = this.conversation.treeId;
     if (treeId === null || !query.trim()) return false;
     this.error = null;
-    try {
-      this.results = await backend.treeSearch(treeId, query);
-    } catch (thrown) {
-      this.error = PinloomError.from(thrown);
-      return false;
-    }
+    const results = await showingFailure(this, null, () => backend.treeSearch(treeId, query));
+    if (results === null) return false;
+    this.results = results;
     // The hits already chosen show as such.
     const settings = this.conversation.treeSettings;
     if ((await settings.load(treeId)) !== null) return true;
@@ -123,7 +112,7 @@ export class Attachments {
       this.error = settings.error;
       return false;
     }
-    await this.conversation.inspect(this.conversation.focus);
+    await this.conversation.inspector.refresh();
     return true;
   }
 }

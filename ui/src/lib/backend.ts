@@ -5,6 +5,7 @@ import { Channel } from "@tauri-apps/api/core";
 
 import {
   commands,
+  events,
   type ApiError,
   type AttachTo,
   type CompareReach,
@@ -39,17 +40,32 @@ export class PinloomError extends Error {
   }
 }
 
+/// Where a state owner shows what went wrong: its `error`, or a function that puts the failure
+/// where the person will see it (in a column, in words of the owner's own).
+export type FailureShown = { error: PinloomError | null } | ((error: PinloomError) => void);
+
+/// Runs `work` for a state owner and shows what it throws where `shown` says; gives what the work
+/// gave, or `instead` when it failed. The owners catch here, in one way, so that no failure of a
+/// backend call is ever dropped on the way to the person.
+export async function showingFailure<T, F>(shown: FailureShown, instead: F, work: () => Promise<T>): Promise<T | F> {
+  try {
+    return await work();
+  } catch (thrown) {
+    const error = PinloomError.from(thrown);
+    if (typeof shown === "function") shown(error);
+    else shown.error = error;
+    return instead;
+  }
+}
+
 /// Runs `work` for a state owner: its error is cleared first and set to what went wrong, so the
 /// view shows it. True when the work succeeded.
 export async function attempt(owner: { error: PinloomError | null }, work: () => Promise<unknown>): Promise<boolean> {
   owner.error = null;
-  try {
+  return showingFailure(owner, false, async () => {
     await work();
     return true;
-  } catch (thrown) {
-    owner.error = PinloomError.from(thrown);
-    return false;
-  }
+  });
 }
 
 type Result<T> = { status: "ok"; data: T } | { status: "error"; error: ApiError };
@@ -65,6 +81,11 @@ async function unwrap<T>(call: Promise<Result<T>>): Promise<T> {
   return result.data;
 }
 
+/// A listener's `stop`: the listening begins at once, and stopping waits for it to have begun.
+function stopping(listening: Promise<() => void>): () => void {
+  return () => void listening.then((unlisten) => unlisten());
+}
+
 /// A channel whose messages go to `listener`: how a command streams to the window.
 function channelTo<T>(listener: (message: T) => void): Channel<T> {
   const channel = new Channel<T>();
@@ -76,6 +97,12 @@ function channelTo<T>(listener: (message: T) => void): Channel<T> {
 const WINDOW_START_GLOBAL = "__PINLOOM_START__";
 
 export const backend = {
+  /// What the shell says happened elsewhere (another window, an agent over MCP, the command-line
+  /// program, a summary written in the background); each returns the function that stops it.
+  onDatabaseChanged: (listener: () => void) => stopping(events.databaseChanged.listen(() => listener())),
+  onTreesChanged: (listener: () => void) => stopping(events.treesChanged.listen(() => listener())),
+  onSummariesChanged: (listener: (treeId: number) => void) =>
+    stopping(events.summariesChanged.listen((event) => listener(event.payload.treeId))),
   /// What the shell gave this page as it made the window (the list of trees and the
   /// preferences), taken once: `null` when it gave nothing (the database could not be read, or
   /// the page is not in Pinloom's window) or it was taken already.

@@ -19,7 +19,7 @@ async function answered(): Promise<ColumnView> {
   await conversation.open(workspace.open?.tree.id ?? -1);
   conversation.profile = "Local";
   fake.replies = ["Erosion on the outer bank."];
-  await conversation.ask(0, "Why do rivers bend?");
+  await conversation.sending.ask(0, "Why do rivers bend?");
   return new ColumnView(conversation, 0);
 }
 
@@ -61,13 +61,14 @@ describe("ColumnView", () => {
     const columnView = await answered();
     const question = messageAt(columnView, 0);
     columnView.startEdit(question);
-    expect(columnView.editing).toBe(question.node.message.id);
-    expect(columnView.editDraft).toBe("Why do rivers bend?");
+    expect(columnView.mode).toEqual({ kind: "editing", nodeId: question.node.message.id, reply: false, draft: "Why do rivers bend?" });
 
     fake.replies = ["Meanders grow."];
-    columnView.editDraft = "Why do meanders grow?";
+    const editing = columnView.openOn(question.node.message.id);
+    if (editing?.kind !== "editing") throw new Error("the edit form is not open");
+    editing.draft = "Why do meanders grow?";
     await columnView.sendEdit();
-    expect(columnView.editing).toBeNull();
+    expect(columnView.mode.kind).toBe("reading");
     expect(columnView.busy).toBe(false);
     expect(messageAt(columnView, 0).node.message.text).toBe("Why do meanders grow?");
   });
@@ -78,25 +79,44 @@ describe("ColumnView", () => {
     columnView.toggleRegenerateProfile("Local");
     columnView.toggleRegenerateProfile("Other");
     columnView.toggleRegenerateProfile("Local");
-    expect(columnView.regenerateProfiles).toEqual(["Other"]);
+    expect(columnView.mode).toEqual({ kind: "regenerating", nodeId: 11, profiles: ["Other"], samples: 1 });
     columnView.toggleRegenerating(12);
-    expect(columnView.regeneratingWith).toBe(12);
-    expect(columnView.regenerateProfiles).toEqual([]);
+    expect(columnView.mode).toEqual({ kind: "regenerating", nodeId: 12, profiles: [], samples: 1 });
     columnView.toggleRegenerating(12);
-    expect(columnView.regeneratingWith).toBeNull();
+    expect(columnView.mode.kind).toBe("reading");
 
     columnView.toggleReceipt(11);
     columnView.toggleReceipt(12);
-    expect(columnView.receiptOf).toBe(12);
+    expect(columnView.mode).toEqual({ kind: "receipt", nodeId: 12 });
     columnView.toggleReceipt(12);
-    expect(columnView.receiptOf).toBeNull();
+    expect(columnView.mode.kind).toBe("reading");
+  });
+
+  it("has one thing open at a time: opening another closes the one open", async () => {
+    const columnView = await answered();
+    const reply = messageAt(columnView, 1);
+    const id = reply.node.message.id;
+    columnView.startEdit(reply);
+    columnView.toggleReceipt(id);
+    expect(columnView.isOpen("receipt", id)).toBe(true);
+    expect(columnView.isOpen("editing", id)).toBe(false);
+    columnView.toggleFusing(reply);
+    expect(columnView.openOn(id)?.kind).toBe("fusing");
+    expect(columnView.isOpen("receipt", id)).toBe(false);
+    columnView.togglePinning(messageAt(columnView, 0).node.message.id);
+    expect(columnView.openOn(id)).toBeNull();
+    columnView.close();
+    expect(columnView.mode.kind).toBe("reading");
   });
 
   it("says why the root thread has nowhere to bring a message back to", async () => {
     const columnView = await answered();
     await columnView.startPromotion(messageAt(columnView, 1).node.message.id, null);
-    expect(columnView.promoting).toBeNull();
-    expect(columnView.promotionError).toBe("The parent thread has no message to bring it back after.");
+    expect(columnView.mode).toEqual({
+      kind: "promoting",
+      pending: null,
+      error: "The parent thread has no message to bring it back after.",
+    });
   });
 
   it("clears the note being written once it is saved, and keeps it when it is refused", async () => {

@@ -28,7 +28,7 @@ export class ThreadCompaction {
   /// Compacts the focused message's thread, keeping its last `keep` turns (the tree's number
   /// when `null`); true when done.
   async compact(keep: number | null): Promise<boolean> {
-    const focus = this.conversation.focus;
+    const focus = this.conversation.inspector.focus;
     const profile = this.conversation.profile;
     if (focus === null || !profile) return false;
     return this.run("compacting", () => backend.threadCompact(focus, keep, profile));
@@ -59,7 +59,7 @@ export class ThreadCompaction {
     try {
       const done = await attempt(this, async () => {
         await work();
-        await this.conversation.inspect(this.conversation.focus);
+        await this.conversation.inspector.refresh();
       });
       return done;
     } finally {

@@ -16,7 +16,7 @@ async function focused(): Promise<Conversation> {
   const conversation = new Conversation();
   await conversation.loadProfiles("Local");
   await conversation.open(1);
-  conversation.focus = 11;
+  conversation.inspector.focus = 11;
   return conversation;
 }
 

@@ -1,6 +1,6 @@
 // Settings → Deleted threads: threads of the open tree deleted whole (an agent's `tm:delete`,
 // say), offered back. Nothing was erased; restoring one brings back the threads below it too.
-import { backend, PinloomError } from "./backend";
+import { backend, showingFailure, type PinloomError } from "./backend";
 import type { DeletedThreadView } from "./bindings";
 import type { Conversation } from "./conversation.svelte";
 
@@ -14,14 +14,11 @@ export class DeletedThreads {
   }
 
   /// Reads the threads of `treeId` deleted whole; true when they could be read.
-  async load(treeId: number): Promise<boolean> {
-    try {
+  load(treeId: number): Promise<boolean> {
+    return showingFailure(this, false, async () => {
       this.list = await backend.threadsDeleted(treeId);
       return true;
-    } catch (thrown) {
-      this.error = PinloomError.from(thrown);
-      return false;
-    }
+    });
   }
 
   /// Restores `thread` with the threads below it, and shows the root column again (its pins'
@@ -30,20 +27,12 @@ export class DeletedThreads {
     const treeId = this.conversation.treeId;
     if (treeId === null) return null;
     this.error = null;
-    let restored: number;
-    try {
-      restored = (await backend.threadRestore(thread.id)).length;
-    } catch (thrown) {
-      this.error = PinloomError.from(thrown);
-      return null;
-    }
+    const restored = await showingFailure(this, null, async () => (await backend.threadRestore(thread.id)).length);
+    if (restored === null) return null;
     if (!(await this.load(treeId))) return null;
-    try {
+    return showingFailure(this, null, async () => {
       await this.conversation.reload(0);
-    } catch (thrown) {
-      this.error = PinloomError.from(thrown);
-      return null;
-    }
-    return restored;
+      return restored;
+    });
   }
 }

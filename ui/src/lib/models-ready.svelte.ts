@@ -1,7 +1,7 @@
 // Which models can answer now, said before the first send: saved profiles whose key is set or
 // whose local server answers, those that cannot yet (and why), and local servers' models found
 // on their usual ports, to add with one click.
-import { attempt, backend, PinloomError } from "./backend";
+import { attempt, backend, showingFailure, type PinloomError } from "./backend";
 import type { FoundModel, ModelsReady, WaitingModel } from "./bindings";
 
 export class ModelsReadiness {
@@ -18,12 +18,11 @@ export class ModelsReadiness {
     this.looking = true;
     this.error = null;
     try {
-      this.show(await backend.modelsReady());
-      this.looked = true;
-      return true;
-    } catch (thrown) {
-      this.error = PinloomError.from(thrown);
-      return false;
+      return await showingFailure(this, false, async () => {
+        this.show(await backend.modelsReady());
+        this.looked = true;
+        return true;
+      });
     } finally {
       this.looking = false;
     }

@@ -1,6 +1,6 @@
 // The notes under one message of a thread column: which message's notes are open, what they
 // are, and what went wrong, in one place. The column draws them and nothing else keeps a copy.
-import { backend, PinloomError } from "./backend";
+import { backend, showingFailure, type PinloomError } from "./backend";
 import type { NoteView } from "./bindings";
 
 export class MessageNotes {
@@ -25,38 +25,41 @@ export class MessageNotes {
   async add(text: string, included: boolean): Promise<boolean> {
     const nodeId = this.of;
     if (nodeId === null) return false;
-    try {
+    const added = await showingFailure(this.saying("Could not add the note"), false, async () => {
       await backend.noteAdd(nodeId, text, included);
-    } catch (thrown) {
-      this.error = `Could not add the note: ${PinloomError.from(thrown).message}`;
-      return false;
-    }
+      return true;
+    });
+    if (!added) return false;
     await this.read(nodeId, "The note was added, but the notes could not be read again");
     return true;
   }
 
   /// Puts a note in the contexts of its message or takes it out; true when it was saved.
   async setIncluded(note: NoteView, included: boolean): Promise<boolean> {
-    try {
+    const changed = await showingFailure(this.saying("Could not change the note"), false, async () => {
       await backend.noteInclude(note.id, included);
-    } catch (thrown) {
-      this.error = `Could not change the note: ${PinloomError.from(thrown).message}`;
-      return false;
-    }
+      return true;
+    });
+    if (!changed) return false;
     if (this.of !== null) await this.read(this.of, "The note was changed, but the notes could not be read again");
     return true;
   }
 
   private async read(nodeId: number, failure: string): Promise<void> {
-    try {
+    await showingFailure(this.saying(failure), undefined, async () => {
       const list = await backend.notesList(nodeId);
       // A reply for notes closed or switched meanwhile is not shown.
       if (this.of === nodeId) {
         this.list = list;
         this.error = null;
       }
-    } catch (thrown) {
-      this.error = `${failure}: ${PinloomError.from(thrown).message}`;
-    }
+    });
+  }
+
+  /// Shows a failure as `what` went wrong, then the backend's own words.
+  private saying(what: string): (error: PinloomError) => void {
+    return (error) => {
+      this.error = `${what}: ${error.message}`;
+    };
   }
 }

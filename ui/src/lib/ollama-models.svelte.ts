@@ -1,6 +1,6 @@
 // Settings → Local models (Ollama): the models a local Ollama server has, found when asked, and
 // adding one of them to the models the person chooses from.
-import { backend, PinloomError } from "./backend";
+import { backend, showingFailure, type PinloomError } from "./backend";
 import type { ModelProfile } from "./bindings";
 import type { Conversation } from "./conversation.svelte";
 
@@ -16,26 +16,22 @@ export class OllamaModels {
 
   /// Asks the Ollama server at `url` (its default address when blank) for its models; true when
   /// it answered, whether or not it has any.
-  async discover(url: string): Promise<boolean> {
+  discover(url: string): Promise<boolean> {
     this.error = null;
-    try {
+    return showingFailure(this, false, async () => {
       this.found = await backend.ollamaModels(url.trim() || null);
       return true;
-    } catch (thrown) {
-      this.error = PinloomError.from(thrown);
-      return false;
-    }
+    });
   }
 
   /// Saves a found model as a profile, which the model chooser then offers; true when it was saved.
   async add(profile: ModelProfile): Promise<boolean> {
     this.error = null;
-    try {
+    const saved = await showingFailure(this, false, async () => {
       await backend.profileSave(profile);
-    } catch (thrown) {
-      this.error = PinloomError.from(thrown);
-      return false;
-    }
+      return true;
+    });
+    if (!saved) return false;
     await this.conversation.loadProfiles(this.conversation.profile);
     return true;
   }

@@ -2,7 +2,7 @@
 // chosen with the system's dialog and read by the shell. They go with the next send of a new
 // message and stay until that message is written, so a refused send (a model that does not see
 // images) loses none of them.
-import { backend, PinloomError } from "./backend";
+import { backend, showingFailure, type PinloomError } from "./backend";
 import type { ImageInput } from "./bindings";
 
 /// The image files a paste holds. A copied screenshot is a file item of the clipboard; copied
@@ -41,13 +41,12 @@ export class PendingImages {
     this.error = null;
     let all = true;
     for (const file of files) {
-      try {
+      const kept = await showingFailure(this, false, async () => {
         const dataUrl = await dataUrlOf(file);
         this.list = [...this.list, { name: file.name || `pasted image ${++this.unnamed}.${extensionOf(file.type)}`, dataUrl }];
-      } catch (thrown) {
-        this.error = PinloomError.from(thrown);
-        all = false;
-      }
+        return true;
+      });
+      if (!kept) all = false;
     }
     return all;
   }
@@ -56,13 +55,8 @@ export class PendingImages {
   /// chosen was read (nothing chosen included).
   async choose(): Promise<boolean> {
     this.error = null;
-    let paths: string[];
-    try {
-      paths = await backend.chooseAttachments(false);
-    } catch (thrown) {
-      this.error = PinloomError.from(thrown);
-      return false;
-    }
+    const paths = await showingFailure(this, null, () => backend.chooseAttachments(false));
+    if (paths === null) return false;
     return this.read(paths);
   }
 
@@ -72,13 +66,12 @@ export class PendingImages {
     this.error = null;
     let all = true;
     for (const path of paths) {
-      try {
+      const kept = await showingFailure(this, false, async () => {
         const image = await backend.imageRead(path);
         this.list = [...this.list, image];
-      } catch (thrown) {
-        this.error = PinloomError.from(thrown);
-        all = false;
-      }
+        return true;
+      });
+      if (!kept) all = false;
     }
     return all;
   }

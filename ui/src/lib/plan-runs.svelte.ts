@@ -1,7 +1,7 @@
 // The inspector's folded runs. The backend folds long runs of alike slices into one line (a
 // 100,000-message thread's plan has as many slices); this holds the members of the runs the
 // person opened, read a page at a time, for one plan: another plan folds them all again.
-import { backend, PinloomError } from "./backend";
+import { backend, showingFailure, type PinloomError } from "./backend";
 import type { PlanView, SliceView } from "./bindings";
 
 /// How many members of a run are read at a time.
@@ -26,16 +26,13 @@ export class PlanRuns {
     const plan = this.plan;
     if (!plan) return false;
     const have = this.opened[line.first] ?? [];
-    try {
+    return showingFailure(this, false, async () => {
       const more = await backend.contextSlices(plan.nodeId, plan.profile, line.first + have.length, Math.min(RUN_PAGE, line.count - have.length));
       // The plan changed meanwhile: its runs are read afresh.
       if (this.plan !== plan) return false;
       this.opened[line.first] = [...have, ...more];
       return true;
-    } catch (thrown) {
-      this.error = PinloomError.from(thrown);
-      return false;
-    }
+    });
   }
 
   /// Opens run `line` (its first page), or folds it again.

@@ -1,7 +1,7 @@
 // The budget panel's profile being edited: a copy of the chosen model's profile, what its fields
 // may name, and a live preview of what the focused thread would keep and cut under the edited
 // numbers, before anything is saved. Saving or deleting changes the conversation's profiles.
-import { backend, PinloomError } from "./backend";
+import { backend, showingFailure, type PinloomError } from "./backend";
 import type { AssemblySettings, ModelProfile, PlanView, Prices, SamplingSettings } from "./bindings";
 import type { Conversation } from "./conversation.svelte";
 
@@ -32,16 +32,13 @@ export class ProfileEditor {
   }
 
   /// Reads what the fields may name; true when it could be read.
-  async loadChoices(): Promise<boolean> {
-    try {
+  loadChoices(): Promise<boolean> {
+    return showingFailure(this, false, async () => {
       const choices = await backend.profileChoices();
       this.providers = choices.providers;
       this.tokenizers = choices.tokenizers;
       return true;
-    } catch (thrown) {
-      this.error = PinloomError.from(thrown);
-      return false;
-    }
+    });
   }
 
   /// Starts from the chosen model's profile, once; after that the form is the person's. True once
@@ -74,51 +71,50 @@ export class ProfileEditor {
   /// preview is on show (false too when it was overtaken by a newer one, or nothing is focused).
   async refresh(): Promise<boolean> {
     this.saved = false;
-    const focus = this.conversation.focus;
+    const focus = this.conversation.inspector.focus;
     if (!this.edited || focus === null) return false;
     const ask = ++this.asked;
     const profile = $state.snapshot(this.edited);
-    try {
+    // An overtaken preview's failure is not shown either: the newest stands.
+    const newest = (error: PinloomError) => {
+      if (ask !== this.asked) return;
+      this.preview = null;
+      this.error = error;
+    };
+    return showingFailure(newest, false, async () => {
       const plan = await backend.contextPreviewUnsaved(focus, profile);
       if (ask !== this.asked) return false;
       this.preview = plan;
       this.error = null;
       return true;
-    } catch (thrown) {
-      if (ask !== this.asked) return false;
-      this.preview = null;
-      this.error = PinloomError.from(thrown);
-      return false;
-    }
+    });
   }
 
   /// Sets the counting the model id typed suggests, unless the person chose one.
   async suggestCounting(): Promise<void> {
     if (!this.edited || this.countingChosen) return;
     const { provider, modelId } = this.edited;
-    try {
+    await showingFailure(this, undefined, async () => {
       const suggested = await backend.profileCounting(provider, modelId);
       // Only for the model still typed, and only if the person has not chosen meanwhile.
       const edited = this.edited;
       if (suggested && edited && !this.countingChosen && edited.provider === provider && edited.modelId === modelId) {
         edited.tokenizer = suggested;
       }
-    } catch (thrown) {
-      this.error = PinloomError.from(thrown);
-    }
+    });
   }
 
   /// Saves the profile as edited (a new name saves a new one) and chooses it; true when saved.
   async save(): Promise<boolean> {
-    if (!this.edited) return false;
-    try {
-      await backend.profileSave($state.snapshot(this.edited));
-    } catch (thrown) {
-      this.error = PinloomError.from(thrown);
-      return false;
-    }
-    await this.conversation.loadProfiles(this.edited.name);
-    await this.conversation.inspect(this.conversation.focus);
+    const edited = this.edited;
+    if (!edited) return false;
+    const saved = await showingFailure(this, false, async () => {
+      await backend.profileSave($state.snapshot(edited));
+      return true;
+    });
+    if (!saved) return false;
+    await this.conversation.loadProfiles(edited.name);
+    await this.conversation.inspector.refresh();
     this.saved = true;
     this.error = null;
     return true;
@@ -126,13 +122,13 @@ export class ProfileEditor {
 
   /// Deletes the stored profile being edited; true when it was deleted.
   async remove(): Promise<boolean> {
-    if (!this.edited) return false;
-    try {
-      await backend.profileDelete(this.edited.name);
-    } catch (thrown) {
-      this.error = PinloomError.from(thrown);
-      return false;
-    }
+    const name = this.edited?.name;
+    if (name === undefined) return false;
+    const deleted = await showingFailure(this, false, async () => {
+      await backend.profileDelete(name);
+      return true;
+    });
+    if (!deleted) return false;
     await this.conversation.loadProfiles(null);
     return true;
   }

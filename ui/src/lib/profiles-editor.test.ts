@@ -15,7 +15,7 @@ beforeEach(() => {
 async function editing(): Promise<{ conversation: Conversation; editor: ProfileEditor }> {
   const conversation = new Conversation();
   await conversation.loadProfiles("Local");
-  conversation.focus = 11;
+  conversation.inspector.focus = 11;
   const editor = new ProfileEditor(conversation);
   expect(editor.begin()).toBe(true);
   return { conversation, editor };

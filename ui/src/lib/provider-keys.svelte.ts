@@ -1,7 +1,7 @@
 // Settings → Provider keys: where each provider's key comes from (the OS keyring, or an
 // environment variable, which wins), storing and removing keys, and a round trip to a model to
 // test the connection.
-import { attempt, backend, PinloomError } from "./backend";
+import { attempt, backend, showingFailure, type PinloomError } from "./backend";
 import type { ConnectionCheck, KeyStatus } from "./bindings";
 
 export class ProviderKeys {
@@ -9,14 +9,11 @@ export class ProviderKeys {
   error = $state<PinloomError | null>(null);
 
   /// Reads where each provider's key is; true when it could be read.
-  async load(): Promise<boolean> {
-    try {
+  load(): Promise<boolean> {
+    return showingFailure(this, false, async () => {
       this.keys = await backend.keysStatus();
       return true;
-    } catch (thrown) {
-      this.error = PinloomError.from(thrown);
-      return false;
-    }
+    });
   }
 
   /// Stores `key` for `provider` in the OS keyring; true when it was stored and the keys read again.
@@ -30,14 +27,9 @@ export class ProviderKeys {
   }
 
   /// Asks model `profile` for a short answer; null when it did not answer (see `error`).
-  async check(profile: string): Promise<ConnectionCheck | null> {
+  check(profile: string): Promise<ConnectionCheck | null> {
     this.error = null;
-    try {
-      return await backend.connectionCheck(profile);
-    } catch (thrown) {
-      this.error = PinloomError.from(thrown);
-      return null;
-    }
+    return showingFailure(this, null, () => backend.connectionCheck(profile));
   }
 
   private async change(write: () => Promise<unknown>): Promise<boolean> {

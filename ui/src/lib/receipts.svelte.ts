@@ -1,7 +1,7 @@
 // A reply's receipt: what its request was planned to hold, what was sent, what the provider
 // counted; and, when asked, how the request differed from the one before it on the path. Read
 // when a receipt is opened, since most replies are never asked about.
-import { backend, PinloomError } from "./backend";
+import { backend, showingFailure, type PinloomError } from "./backend";
 import type { Receipt, RequestDiff } from "./bindings";
 
 export class ReplyReceipt {
@@ -20,15 +20,15 @@ export class ReplyReceipt {
     this.error = null;
     this.diff = null;
     this.diffError = null;
-    try {
+    const stillAsked = (error: PinloomError) => {
+      if (this.nodeId === nodeId) this.error = error;
+    };
+    return showingFailure(stillAsked, false, async () => {
       const loaded = await backend.replyReceipt(nodeId);
       // Another reply's receipt was asked for meanwhile: it stands.
       if (this.nodeId === nodeId) this.receipt = loaded;
       return true;
-    } catch (thrown) {
-      if (this.nodeId === nodeId) this.error = PinloomError.from(thrown);
-      return false;
-    }
+    });
   }
 
   /// Compares the reply's request with the one before it on the path; true when it could.
@@ -36,13 +36,13 @@ export class ReplyReceipt {
     const nodeId = this.nodeId;
     if (nodeId === null) return false;
     this.diffError = null;
-    try {
+    const stillAsked = (error: PinloomError) => {
+      if (this.nodeId === nodeId) this.diffError = error;
+    };
+    return showingFailure(stillAsked, false, async () => {
       const diff = await backend.requestDiff(nodeId);
       if (this.nodeId === nodeId) this.diff = diff;
       return true;
-    } catch (thrown) {
-      if (this.nodeId === nodeId) this.diffError = PinloomError.from(thrown);
-      return false;
-    }
+    });
   }
 }

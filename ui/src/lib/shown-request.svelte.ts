@@ -2,7 +2,7 @@
 // out (it is as long as the whole context: 600 KB for a long thread, and the preview is read
 // again on every change), so it is read here only while shown; a sent request's plan carries its
 // own body, which is shown as it was sent.
-import { backend, PinloomError } from "./backend";
+import { backend, showingFailure, type PinloomError } from "./backend";
 import type { PlanView, RequestView } from "./bindings";
 
 export class ShownRequest {
@@ -36,12 +36,13 @@ export class ShownRequest {
       this.request = { url: plan.url, body: plan.body };
       return;
     }
-    try {
+    const stillShown = (error: PinloomError) => {
+      if (this.plan === plan) this.error = error;
+    };
+    await showingFailure(stillShown, undefined, async () => {
       const request = await backend.contextRequest(plan.nodeId, plan.profile);
       // Another plan came meanwhile: its own read shows its request.
       if (this.plan === plan) this.request = request;
-    } catch (thrown) {
-      if (this.plan === plan) this.error = PinloomError.from(thrown);
-    }
+    });
   }
 }

@@ -1,7 +1,7 @@
 // Settings → Sync's state: where this database syncs, whether on its own, what the last sync did
 // and what waits to go. Syncing on its own runs after each reply and every few minutes, while the
 // window is open; a sync that brings something tells the workspace, which shows it.
-import { backend, PinloomError } from "./backend";
+import { backend, showingFailure, type PinloomError } from "./backend";
 import type { SyncReport, SyncStatus } from "./bindings";
 
 /// How often a window that syncs on its own syncs when nothing else prompts it.
@@ -18,12 +18,10 @@ export class SyncState {
   private timer: ReturnType<typeof setInterval> | null = null;
 
   async load(): Promise<void> {
-    try {
+    await showingFailure(this, undefined, async () => {
       this.status = await backend.syncStatus();
       this.schedule();
-    } catch (thrown) {
-      this.error = PinloomError.from(thrown);
-    }
+    });
   }
 
   /// Syncs now, with `remote` when the person typed one (it is remembered), else the one this
@@ -33,12 +31,11 @@ export class SyncState {
     this.running = true;
     this.error = null;
     try {
-      const report = await backend.syncNow(remote?.trim() ? remote.trim() : null);
-      if (report.receivedRecords + report.receivedChanges > 0) await this.onarrived(report.treesChanged);
-      return report;
-    } catch (thrown) {
-      this.error = PinloomError.from(thrown);
-      return null;
+      return await showingFailure(this, null, async () => {
+        const report = await backend.syncNow(remote?.trim() ? remote.trim() : null);
+        if (report.receivedRecords + report.receivedChanges > 0) await this.onarrived(report.treesChanged);
+        return report;
+      });
     } finally {
       this.running = false;
       await this.load();
@@ -46,20 +43,16 @@ export class SyncState {
   }
 
   async setAutomatic(on: boolean): Promise<void> {
-    try {
+    await showingFailure(this, undefined, async () => {
       this.status = await backend.syncAutomaticSet(on);
       this.schedule();
-    } catch (thrown) {
-      this.error = PinloomError.from(thrown);
-    }
+    });
   }
 
   async setProfiles(on: boolean): Promise<void> {
-    try {
+    await showingFailure(this, undefined, async () => {
       this.status = await backend.syncProfilesSet(on);
-    } catch (thrown) {
-      this.error = PinloomError.from(thrown);
-    }
+    });
   }
 
   /// A reply was written: what it added goes out now, when this window syncs on its own.

@@ -1,6 +1,6 @@
 // The thread through a message as ThreadMind markdown, put on the clipboard and kept on show
 // to copy by hand where the clipboard is not available.
-import { backend, PinloomError } from "./backend";
+import { backend, showingFailure, type PinloomError } from "./backend";
 
 export class ThreadMindExport {
   /// The markdown of the last export.
@@ -10,21 +10,16 @@ export class ThreadMindExport {
   /// Exports the thread through `nodeId` and copies it; true when it was copied.
   async copy(nodeId: number): Promise<boolean> {
     this.error = null;
-    let text: string;
-    try {
-      text = await backend.threadmindExport(nodeId);
-    } catch (thrown) {
-      this.error = PinloomError.from(thrown).message;
-      return false;
-    }
+    const text = await showingFailure((error) => (this.error = error.message), null, () => backend.threadmindExport(nodeId));
+    if (text === null) return false;
     this.text = text;
-    try {
+    // The text is on show to copy by hand.
+    const notCopied = (error: PinloomError) => {
+      this.error = `Not copied to the clipboard (${error.message}); select the text below instead.`;
+    };
+    return showingFailure(notCopied, false, async () => {
       await navigator.clipboard?.writeText(text);
       return true;
-    } catch (thrown) {
-      // The text is on show to copy by hand.
-      this.error = `Not copied to the clipboard (${PinloomError.from(thrown).message}); select the text below instead.`;
-      return false;
-    }
+    });
   }
 }

@@ -1,7 +1,7 @@
 // A loom's look under a continuation: the tokens it was generated as, each with how likely the
 // model found it and what it might have written instead, and a branch at any of them. Tokens
 // never change once written, so each piece's are read once and kept.
-import { backend, PinloomError } from "./backend";
+import { backend, showingFailure, type PinloomError } from "./backend";
 import type { Conversation } from "./conversation.svelte";
 import type { ThreadMessage, TokenAlternative, TokenView } from "./bindings";
 
@@ -94,10 +94,10 @@ export class TokenProbabilities {
     if (this.read.has(nodeId) || this.reading.has(nodeId)) return;
     this.reading.add(nodeId);
     try {
-      const tokens = await backend.replyTokens(nodeId);
-      this.read = new Map(this.read).set(nodeId, tokens);
-    } catch (thrown) {
-      this.error = PinloomError.from(thrown);
+      await showingFailure(this, undefined, async () => {
+        const tokens = await backend.replyTokens(nodeId);
+        this.read = new Map(this.read).set(nodeId, tokens);
+      });
     } finally {
       this.reading.delete(nodeId);
     }
@@ -144,17 +144,16 @@ export class TokenProbabilities {
     this.error = null;
     this.branching = true;
     try {
-      try {
+      const branched = await showingFailure(this, false, async () => {
         const branch = await backend.replyBranchAtToken(nodeId, index, alternative);
         this.conversation.onchanged();
         // The branch has nothing after it yet: the document now ends with it, where Continue
         // goes on from.
         await this.conversation.reload(this.index, branch.message.id);
-      } catch (thrown) {
-        this.error = PinloomError.from(thrown);
-        return false;
-      }
-      return await this.conversation.continueDocument(this.index);
+        return true;
+      });
+      if (!branched) return false;
+      return await this.conversation.sending.continueDocument(this.index);
     } finally {
       this.branching = false;
     }

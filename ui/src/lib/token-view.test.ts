@@ -20,8 +20,8 @@ async function woven(): Promise<{ conversation: Conversation; tokens: TokenProba
   await conversation.open(workspace.open?.tree.id ?? -1);
   conversation.profile = "Local";
   fake.replies = [" The tide ran seaward."];
-  await conversation.add(0, "Once");
-  await conversation.continueDocument(0);
+  await conversation.sending.add(0, "Once");
+  await conversation.sending.continueDocument(0);
   return { conversation, tokens: new TokenProbabilities(conversation, 0) };
 }
 
@@ -125,7 +125,7 @@ describe("token probabilities", () => {
     expect(branch.alternatives).toEqual([original, branch.node.message.id]);
     // Continued as Continue does: from the document's end, now the branch.
     expect(pieceAt(conversation, 2).node.message.parentId).toBe(branch.node.message.id);
-    expect(conversation.focus).toBe(pieceAt(conversation, 2).node.message.id);
+    expect(conversation.inspector.focus).toBe(pieceAt(conversation, 2).node.message.id);
     expect(tokens.branching).toBe(false);
     expect(tokens.error).toBeNull();
 

@@ -1,7 +1,7 @@
 // Imports and exports of whole trees: through the system's file dialogs or by dropping files on
 // the window. This module owns their progress, the last import's report and the last export;
 // the sidebar and the tree header only show them.
-import { backend, PinloomError } from "./backend";
+import { backend, PinloomError, showingFailure } from "./backend";
 import type { ExportDone, ExportFormat, ImportReportView, TransferProgress } from "./bindings";
 
 /// What runs now, named for the person: "Importing weavers.json", "Exporting Rivers".
@@ -19,13 +19,8 @@ export class Transfers {
 
   /// Asks for files with the system's dialog and imports them.
   async chooseAndImport(): Promise<void> {
-    let picked: string[];
-    try {
-      picked = await backend.chooseImportFiles();
-    } catch (thrown) {
-      this.error = PinloomError.from(thrown);
-      return;
-    }
+    const picked = await showingFailure(this, null, () => backend.chooseImportFiles());
+    if (picked === null) return;
     await this.importPaths(picked); // None when the person closed the dialog.
   }
 
@@ -39,16 +34,17 @@ export class Transfers {
     for (const path of paths) {
       const file = fileName(path);
       this.running = { title: `Importing ${file}`, progress: null };
-      try {
+      // Which file failed is said first: the others may have come in.
+      const named = (error: PinloomError) => {
+        this.error = new PinloomError({ code: error.code, message: `${file}: ${error.message}` });
+      };
+      await showingFailure(named, undefined, async () => {
         const report = await backend.treeImport(path, (progress) => {
           if (this.running) this.running = { ...this.running, progress };
         });
         this.reports = [...this.reports, { file, report }];
         written.push(...report.trees.map((tree) => tree.id));
-      } catch (thrown) {
-        const error = PinloomError.from(thrown);
-        this.error = new PinloomError({ code: error.code, message: `${file}: ${error.message}` });
-      }
+      });
     }
     this.running = null;
     if (written.length > 0) await this.onimported(written);
@@ -61,14 +57,11 @@ export class Transfers {
     options: { withoutSystemPrompts: boolean; withoutRawResponses: boolean },
   ): Promise<void> {
     const extension = format === "openLoom" ? "json" : "md";
-    let path: string | null;
-    try {
-      path = await backend.chooseExportPath(`Export "${tree.title}"`, `${tree.slug}.${extension}`, format);
-    } catch (thrown) {
-      this.error = PinloomError.from(thrown);
-      return;
-    }
-    if (path === null) return;
+    const path = await showingFailure(this, undefined, () =>
+      backend.chooseExportPath(`Export "${tree.title}"`, `${tree.slug}.${extension}`, format),
+    );
+    // Failed (said), or the person closed the dialog.
+    if (path === undefined || path === null) return;
     await this.exportTo(tree, format, options, path);
   }
 
@@ -84,11 +77,11 @@ export class Transfers {
     this.reports = [];
     this.running = { title: `Exporting ${tree.title}`, progress: null };
     try {
-      this.exported = await backend.treeExport({ treeId: tree.id, format, path, ...options }, (progress) => {
-        if (this.running) this.running = { ...this.running, progress };
+      await showingFailure(this, undefined, async () => {
+        this.exported = await backend.treeExport({ treeId: tree.id, format, path, ...options }, (progress) => {
+          if (this.running) this.running = { ...this.running, progress };
+        });
       });
-    } catch (thrown) {
-      this.error = PinloomError.from(thrown);
     } finally {
       this.running = null;
     }

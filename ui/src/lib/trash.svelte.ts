@@ -1,7 +1,7 @@
 // The trash: trees deleted, and messages deleted with the branch below them, each restorable;
 // emptying it is the only step that erases anything. What comes back or goes for good the
 // workspace shows at once: the tree list, the columns, and Undo, which no longer applies.
-import { backend, PinloomError } from "./backend";
+import { backend, showingFailure, type PinloomError } from "./backend";
 import type { TrashView } from "./bindings";
 import { plural } from "./format";
 import type { Workspace } from "./workspace.svelte";
@@ -19,14 +19,11 @@ export class Trash {
   }
 
   /// True when it could be read.
-  async load(): Promise<boolean> {
-    try {
+  load(): Promise<boolean> {
+    return showingFailure(this, false, async () => {
       this.contents = await backend.trashList();
       return true;
-    } catch (thrown) {
-      this.error = PinloomError.from(thrown);
-      return false;
-    }
+    });
   }
 
   /// Takes tree `treeId` out of the trash and opens it (a failure shows in the tree list, as any
@@ -40,12 +37,11 @@ export class Trash {
   /// Brings back deleted message `nodeId` with its branch; true when it came back.
   async restoreBranch(nodeId: number): Promise<boolean> {
     this.error = null;
-    try {
+    const restored = await showingFailure(this, false, async () => {
       await backend.nodeMark(nodeId, "restore");
-    } catch (thrown) {
-      this.error = PinloomError.from(thrown);
-      return false;
-    }
+      return true;
+    });
+    if (!restored) return false;
     this.workspace.undoable = null;
     this.workspace.restored++;
     await this.workspace.refreshList();
@@ -55,13 +51,9 @@ export class Trash {
   /// Erases everything in the trash for good; true when it was erased.
   async empty(): Promise<boolean> {
     this.error = null;
-    try {
-      const erased = await backend.trashEmpty();
-      this.said = `Erased ${plural(erased.trees, "tree")}, ${plural(erased.branches, "deleted message")} with their branches and ${plural(erased.threads, "deleted thread")}.`;
-    } catch (thrown) {
-      this.error = PinloomError.from(thrown);
-      return false;
-    }
+    const erased = await showingFailure(this, null, () => backend.trashEmpty());
+    if (erased === null) return false;
+    this.said = `Erased ${plural(erased.trees, "tree")}, ${plural(erased.branches, "deleted message")} with their branches and ${plural(erased.threads, "deleted thread")}.`;
     this.workspace.undoable = null;
     await this.workspace.refreshList();
     return this.load();

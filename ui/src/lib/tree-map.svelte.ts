@@ -1,7 +1,7 @@
 // What the tree map shows, read from the backend: the outline, read only when asked for and page
 // by page (at 100,000 messages it is 20 pages), and the picture, with the previews of the
 // messages pointed at, read one at a time as the pointer or the keys reach them.
-import { backend, PinloomError } from "./backend";
+import { backend, showingFailure, type PinloomError } from "./backend";
 import type { OutlineEntry } from "./bindings";
 import { MapPicture, TreeLayout } from "./treemap";
 
@@ -15,8 +15,8 @@ export class TreeOutline {
   error = $state<PinloomError | null>(null);
 
   /// Reads the whole outline of `treeId`; true when it was read.
-  async load(treeId: number): Promise<boolean> {
-    try {
+  load(treeId: number): Promise<boolean> {
+    return showingFailure(this, false, async () => {
       const entries: OutlineEntry[] = [];
       for (;;) {
         const page = await backend.treeOutline(treeId, entries.at(-1)?.id ?? null, OUTLINE_PAGE);
@@ -26,10 +26,7 @@ export class TreeOutline {
       this.layout = new TreeLayout(entries);
       this.newest = entries.at(-1)?.id ?? null;
       return true;
-    } catch (thrown) {
-      this.error = PinloomError.from(thrown);
-      return false;
-    }
+    });
   }
 }
 
@@ -41,29 +38,27 @@ export class TreePicture {
   private treeId: number | null = null;
 
   /// Reads the picture of `treeId`; true when it was read.
-  async load(treeId: number): Promise<boolean> {
+  load(treeId: number): Promise<boolean> {
     this.treeId = treeId;
-    try {
+    return showingFailure(this, false, async () => {
       const view = await backend.treeMap(treeId);
       if (this.treeId === treeId) this.picture = new MapPicture(view);
       return true;
-    } catch (thrown) {
-      this.error = PinloomError.from(thrown);
-      return false;
-    }
+    });
   }
 
   /// Reads the start of message `id`'s text, unless it was read already.
   async preview(id: number): Promise<void> {
     const treeId = this.treeId;
     if (this.previews[id] !== undefined || treeId === null) return;
-    try {
+    // The hover card shows no text for this message, and the map says why.
+    const noPreview = (error: PinloomError) => {
+      this.previews[id] = "";
+      this.error = error;
+    };
+    await showingFailure(noPreview, undefined, async () => {
       const [entry] = await backend.treeOutline(treeId, id - 1, 1);
       this.previews[id] = entry?.id === id ? entry.preview.replace(/\s+/g, " ").trim() : "";
-    } catch (thrown) {
-      // The hover card shows no text for this message, and the map says why.
-      this.previews[id] = "";
-      this.error = PinloomError.from(thrown);
-    }
+    });
   }
 }

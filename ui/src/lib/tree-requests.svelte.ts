@@ -2,7 +2,7 @@
 // their condensations, compactions, suggested pin results): what each was for, the model asked, the tokens planned and counted, what
 // it cost, when and how long, and how it ended. Bodies can be long, so the list comes without
 // them and one is read when the person opens it. Beside them, what the whole tree cost.
-import { backend, PinloomError } from "./backend";
+import { backend, showingFailure, type PinloomError } from "./backend";
 import type { BackgroundRequestView, TreeSpending } from "./bindings";
 import { plural } from "./format";
 
@@ -73,17 +73,20 @@ export class TreeRequests {
   /// Reads the tree's newest requests.
   async load(): Promise<void> {
     const asked = ++this.asked;
+    const newest = (error: PinloomError) => {
+      if (asked === this.asked) this.error = error;
+    };
     try {
-      const [requests, spending] = await Promise.all([
-        backend.requestsList(this.treeId, REQUESTS_LISTED),
-        backend.treeSpending(this.treeId),
-      ]);
-      if (asked !== this.asked) return;
-      this.requests = requests;
-      this.spending = spending;
-      this.error = null;
-    } catch (thrown) {
-      if (asked === this.asked) this.error = PinloomError.from(thrown);
+      await showingFailure(newest, undefined, async () => {
+        const [requests, spending] = await Promise.all([
+          backend.requestsList(this.treeId, REQUESTS_LISTED),
+          backend.treeSpending(this.treeId),
+        ]);
+        if (asked !== this.asked) return;
+        this.requests = requests;
+        this.spending = spending;
+        this.error = null;
+      });
     } finally {
       if (asked === this.asked) this.loaded = true;
     }
@@ -96,12 +99,13 @@ export class TreeRequests {
       this.opened = null;
       return;
     }
-    try {
-      this.opened = await backend.requestRead(id);
-    } catch (thrown) {
+    const unread = (error: PinloomError) => {
       this.opened = null;
-      this.openError = PinloomError.from(thrown);
-    }
+      this.openError = error;
+    };
+    await showingFailure(unread, undefined, async () => {
+      this.opened = await backend.requestRead(id);
+    });
   }
 
   /// What the listed requests add up to: how many, how many failed, the tokens planned and the

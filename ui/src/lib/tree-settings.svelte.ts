@@ -1,7 +1,7 @@
 // The open tree's conversation settings and system context with one owner. The settings form edits
 // copies and saves them; the search box changes one chosen hit through the backend, which reads
 // and writes the list in one step. A form saved later keeps the hits chosen since it was opened.
-import { backend, PinloomError } from "./backend";
+import { backend, PinloomError, showingFailure } from "./backend";
 import type { TreeContext, TreeSettings } from "./bindings";
 
 export class TreeSettingsState {
@@ -19,32 +19,32 @@ export class TreeSettingsState {
   /// Reads the settings of `treeId`; null when they could not be read (see `error`).
   async load(treeId: number): Promise<TreeSettings | null> {
     this.treeId = treeId;
-    try {
+    const unread = (error: PinloomError) => {
+      if (this.treeId === treeId) this.settings = null;
+      this.error = error;
+    };
+    return showingFailure(unread, null, async () => {
       const loaded = await backend.treeSettingsGet(treeId);
       if (this.treeId === treeId) {
         this.settings = loaded;
         this.error = null;
       }
       return loaded;
-    } catch (thrown) {
-      if (this.treeId === treeId) this.settings = null;
-      this.error = PinloomError.from(thrown);
-      return null;
-    }
+    });
   }
 
   /// Reads the system context of `treeId`; null when it could not be read (see `error`).
   async loadContext(treeId: number): Promise<TreeContext | null> {
     this.treeId = treeId;
-    try {
+    const unread = (error: PinloomError) => {
+      if (this.treeId === treeId) this.context = null;
+      this.error = error;
+    };
+    return showingFailure(unread, null, async () => {
       const loaded = await backend.treeContextGet(treeId);
       if (this.treeId === treeId) this.context = loaded;
       return loaded;
-    } catch (thrown) {
-      if (this.treeId === treeId) this.context = null;
-      this.error = PinloomError.from(thrown);
-      return null;
-    }
+    });
   }
 
   /// Saves the settings form: its settings (as `save` does), the system context as it stands
@@ -53,7 +53,7 @@ export class TreeSettingsState {
   /// something was refused (see `error`; what was saved before it stays saved).
   async saveForm(edited: TreeSettings, systemContext: string, bufferIncludesSystem: boolean | null): Promise<TreeSettings | null> {
     const treeId = this.treeId;
-    try {
+    return showingFailure(this, null, async () => {
       const saved = await this.save(edited);
       await backend.systemContextSet(treeId!, systemContext);
       if (bufferIncludesSystem !== null) await backend.bufferSystemSet(treeId!, bufferIncludesSystem);
@@ -62,10 +62,7 @@ export class TreeSettingsState {
       }
       this.error = null;
       return saved;
-    } catch (thrown) {
-      this.error = PinloomError.from(thrown);
-      return null;
-    }
+    });
   }
 
   /// Saves a form's settings, with the chosen search hits as they stand now (the form does not
@@ -82,14 +79,11 @@ export class TreeSettingsState {
   async toggleSearchHit(nodeId: number): Promise<boolean> {
     const treeId = this.treeId;
     if (treeId === null) return false;
-    try {
+    return showingFailure(this, false, async () => {
       const saved = await backend.searchHitSet(treeId, nodeId, !this.searchHits.includes(nodeId));
       if (this.treeId === treeId) this.settings = saved;
       this.error = null;
       return true;
-    } catch (thrown) {
-      this.error = PinloomError.from(thrown);
-      return false;
-    }
+    });
   }
 }

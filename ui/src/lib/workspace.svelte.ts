@@ -2,7 +2,7 @@
 // these fields and call the methods; every backend call goes through `backend`.
 import { tick } from "svelte";
 
-import { backend, PinloomError } from "./backend";
+import { backend, PinloomError, showingFailure } from "./backend";
 import type { TreeMode, TreeSummary } from "./bindings";
 import { SyncState } from "./sync.svelte";
 import { Transfers } from "./transfers.svelte";
@@ -63,30 +63,30 @@ export class Workspace {
   /// is read; the last tree opens after it.
   async start(): Promise<void> {
     try {
-      // The marks are read by tests/perf/startup.mjs: where the window's start goes.
-      performance.mark("pinloom-start-begun");
-      // Given with the window, or else asked for.
-      const given = backend.windowStart();
-      const [trees, { lastTreeId, defaultModel, theme, inspectorHidden }] = given
-        ? [given.trees, given.preferences]
-        : await Promise.all([backend.treeList(), backend.preferencesGet()]);
-      // What was given is as old as the window: a page loaded again reads the list again.
-      if (given) void this.refreshList();
-      this.trees = trees;
-      this.listed = true;
-      this.defaultModel = defaultModel ?? null;
-      this.inspectorShown = !inspectorHidden;
-      this.applyTheme(theme === "light" || theme === "dark" ? theme : "system");
-      await tick();
-      performance.mark("pinloom-list-shown");
-      // The list is drawn, and the window answers a click, before the last tree opens (reading
-      // and drawing a long thread takes a while).
-      await afterNextPaint();
-      const last = this.trees.find((tree) => tree.id === lastTreeId) ?? this.trees[0];
-      if (last) await this.select(last.id);
-      void this.sync.load();
-    } catch (thrown) {
-      this.fail(thrown);
+      await showingFailure(this.failure, undefined, async () => {
+        // The marks are read by tests/perf/startup.mjs: where the window's start goes.
+        performance.mark("pinloom-start-begun");
+        // Given with the window, or else asked for.
+        const given = backend.windowStart();
+        const [trees, { lastTreeId, defaultModel, theme, inspectorHidden }] = given
+          ? [given.trees, given.preferences]
+          : await Promise.all([backend.treeList(), backend.preferencesGet()]);
+        // What was given is as old as the window: a page loaded again reads the list again.
+        if (given) void this.refreshList();
+        this.trees = trees;
+        this.listed = true;
+        this.defaultModel = defaultModel ?? null;
+        this.inspectorShown = !inspectorHidden;
+        this.applyTheme(theme === "light" || theme === "dark" ? theme : "system");
+        await tick();
+        performance.mark("pinloom-list-shown");
+        // The list is drawn, and the window answers a click, before the last tree opens (reading
+        // and drawing a long thread takes a while).
+        await afterNextPaint();
+        const last = this.trees.find((tree) => tree.id === lastTreeId) ?? this.trees[0];
+        if (last) await this.select(last.id);
+        void this.sync.load();
+      });
     } finally {
       this.listed = true;
       this.starting = false;
@@ -95,49 +95,44 @@ export class Workspace {
 
   async createTree(title: string, mode: TreeMode): Promise<boolean> {
     this.listError = null;
-    try {
+    return showingFailure(this.failure, false, async () => {
       const tree = await backend.treeCreate(title, mode);
       this.trees = [tree, ...this.trees.filter((other) => other.id !== tree.id)];
       await this.select(tree.id);
       return true;
-    } catch (thrown) {
-      this.fail(thrown);
-      return false;
-    }
+    });
   }
 
   async select(treeId: number): Promise<void> {
     this.listError = null;
     const choice = ++this.choices;
-    try {
+    const newest = (error: PinloomError) => {
+      if (choice === this.choices) this.failure(error);
+    };
+    await showingFailure(newest, undefined, async () => {
       const tree = await backend.treeOpen(treeId);
       // Another tree chosen meanwhile wins.
       if (choice !== this.choices) return;
       this.open = { tree };
       await backend.preferencesSet(this.preferences(treeId));
-    } catch (thrown) {
-      if (choice === this.choices) this.fail(thrown);
-    }
+    });
   }
 
   /// Gives tree `treeId` a new title. Returns whether it was saved.
   async renameTree(treeId: number, title: string): Promise<boolean> {
     this.listError = null;
-    try {
+    return showingFailure(this.failure, false, async () => {
       const renamed = await backend.treeRename(treeId, title);
       this.trees = this.trees.map((tree) => (tree.id === treeId ? renamed : tree));
       if (this.open?.tree.id === treeId) this.open = { ...this.open, tree: renamed };
       return true;
-    } catch (thrown) {
-      this.fail(thrown);
-      return false;
-    }
+    });
   }
 
   /// Puts tree `treeId` in the trash, opens the next tree, and offers Undo.
   async trashTree(treeId: number): Promise<void> {
     this.listError = null;
-    try {
+    await showingFailure(this.failure, undefined, async () => {
       const trashed = await backend.treeTrash(treeId);
       this.trees = this.trees.filter((tree) => tree.id !== treeId);
       this.offerUndo(`“${trashed.title}” is in the trash.`, () => this.restoreTree(treeId));
@@ -146,9 +141,7 @@ export class Workspace {
         const next = this.trees[0];
         if (next) await this.select(next.id);
       }
-    } catch (thrown) {
-      this.fail(thrown);
-    }
+    });
   }
 
   /// Takes tree `treeId` out of the trash and opens it.
@@ -156,13 +149,11 @@ export class Workspace {
     this.listError = null;
     // Whatever Undo offered is older than this; taking it back now could surprise.
     this.undoable = null;
-    try {
+    await showingFailure(this.failure, undefined, async () => {
       await backend.treeRestore(treeId);
       await this.refreshList();
       await this.select(treeId);
-    } catch (thrown) {
-      this.fail(thrown);
-    }
+    });
   }
 
   /// Offers to take back a deletion that just happened; a newer one replaces it.
@@ -199,15 +190,15 @@ export class Workspace {
   /// Saves the window's preferences; a failure changes nothing on show but is said, since the
   /// next start would forget `what`.
   private async savePreferences(what: string): Promise<void> {
-    try {
-      await backend.preferencesSet(this.preferences(this.open?.tree.id ?? null));
-    } catch (thrown) {
-      const error = PinloomError.from(thrown);
+    const forgotten = (error: PinloomError) => {
       this.listError = new PinloomError({
         code: error.code,
         message: `Pinloom could not remember ${what} for the next start: ${error.message}`,
       });
-    }
+    };
+    await showingFailure(forgotten, undefined, async () => {
+      await backend.preferencesSet(this.preferences(this.open?.tree.id ?? null));
+    });
   }
 
   private applyTheme(theme: "system" | "light" | "dark"): void {
@@ -228,17 +219,24 @@ export class Workspace {
 
   /// Re-reads the tree list (another window or process may have changed it).
   async refreshList(): Promise<void> {
-    try {
+    await showingFailure(this.failure, undefined, async () => {
       this.trees = await backend.treeList();
-    } catch (thrown) {
-      this.fail(thrown);
-    }
+    });
+  }
+
+  /// Another window, or another process (an agent over MCP, the command-line program), changed a
+  /// tree: the list is read again. Returns the function that stops listening.
+  listenForChanges(): () => void {
+    const stops = [
+      backend.onTreesChanged(() => void this.refreshList()),
+      backend.onDatabaseChanged(() => void this.refreshList()),
+    ];
+    return () => stops.forEach((stop) => stop());
   }
 
   /// Shows a failure of the tree list's actions in the sidebar, or the unusable-database notice.
-  private fail(thrown: unknown): void {
-    const error = PinloomError.from(thrown);
+  private readonly failure = (error: PinloomError): void => {
     if (error.code === "databaseUnusable") this.unusable = error;
     else this.listError = error;
-  }
+  };
 }
