@@ -6,7 +6,7 @@ mod sending;
 mod terminal;
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -455,38 +455,177 @@ async fn threadmind_text(
     }
 }
 
+/// `pinloom requests`: the tree's (or every tree's) background requests, and for one tree what it
+/// cost in all.
+async fn requests(
+    pinloom: &Pinloom,
+    tree: Option<String>,
+    limit: usize,
+    json: bool,
+) -> anyhow::Result<String> {
+    let tree = match tree {
+        Some(tree) => Some(pinloom.tree_by_reference(tree).await?),
+        None => None,
+    };
+    let requests = pinloom.background_requests(tree, limit, json).await?;
+    if json {
+        return Ok(serde_json::to_string_pretty(&requests)?);
+    }
+    let mut text = requests_text(&requests);
+    // For one tree, what it cost in all, its replies included.
+    if let Some(tree) = tree {
+        text.push_str(&format!("\n{}", spending_text(&pinloom.tree_spending(tree).await?)));
+    }
+    Ok(text)
+}
+
+/// `pinloom settings`: the tree's settings after `changes`, saved when they changed anything.
+async fn settings(
+    pinloom: &Pinloom,
+    tree: String,
+    changes: SettingsChanges,
+) -> anyhow::Result<String> {
+    let tree = pinloom.tree_by_reference(tree).await?;
+    let mut settings = pinloom.tree_settings(tree).await?;
+    if changes.apply(&mut settings)? {
+        pinloom.set_tree_settings(tree, settings.clone()).await?;
+    }
+    Ok(settings_text(&settings))
+}
+
+/// `pinloom compact`: the thread up to `target` compacted by `profile` (`PINLOOM_PROFILE`, or
+/// the model that would answer), keeping the tree's turns unless `keep` says otherwise.
+async fn compact(
+    pinloom: &Pinloom,
+    target: &Target,
+    keep: Option<u32>,
+    profile: Option<String>,
+) -> anyhow::Result<String> {
+    let node = target_node(pinloom, target, "there is nothing to compact").await?;
+    let profile = match profile.or_else(|| std::env::var("PINLOOM_PROFILE").ok()) {
+        Some(profile) => profile,
+        None => pinloom.profile_for_reply(Some(node)).await?,
+    };
+    let done = pinloom.compact(node, keep, profile).await?;
+    Ok(format!(
+        "Compaction {}: messages #{}–#{} ({}) compacted into {} tokens by {}; the last \
+         {} turns stay verbatim. `pinloom uncompact {}` undoes it.",
+        done.id,
+        done.first,
+        done.up_to,
+        done.messages,
+        done.tokens,
+        done.written_by,
+        done.keep_turns,
+        done.id
+    ))
+}
+
+/// `pinloom tree`: every tree, a line each.
+async fn tree_list(pinloom: &Pinloom) -> anyhow::Result<String> {
+    let trees = pinloom.list_trees().await?;
+    Ok(trees
+        .iter()
+        .map(|tree| {
+            let shared =
+                tree.shared_by.as_ref().map(|by| format!("\tshared by {by}")).unwrap_or_default();
+            format!(
+                "{}\t{}\t{}\t{} messages\t{}{shared}",
+                tree.id, tree.slug, tree.title, tree.message_count, tree.global_id
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n"))
+}
+
+/// `pinloom export`'s text: a thread or a tree as Markdown, or trees as Open Loom.
+async fn export(
+    pinloom: &Pinloom,
+    tree: Option<String>,
+    all: bool,
+    node: Option<i64>,
+    format: ExportFormat,
+    options: pinloom_app::ExportOptions,
+) -> anyhow::Result<String> {
+    Ok(match (node, format) {
+        (Some(_), ExportFormat::Openloom) => anyhow::bail!(ApiError::invalid_input(
+            "Open Loom holds whole trees: export --tree ID --format openloom"
+        )),
+        (Some(node), ExportFormat::Markdown) => pinloom.thread_markdown(node).await?,
+        (None, ExportFormat::Markdown) => match tree {
+            Some(tree) => {
+                let tree = pinloom.tree_by_reference(tree).await?;
+                pinloom.tree_markdown(tree).await?
+            }
+            None => anyhow::bail!(ApiError::invalid_input(
+                "Markdown is one tree at a time: export --tree ID"
+            )),
+        },
+        (None, ExportFormat::Openloom) => {
+            let trees = match tree {
+                Some(tree) => vec![pinloom.tree_by_reference(tree).await?],
+                None if all => {
+                    pinloom.list_trees().await?.into_iter().map(|tree| tree.id).collect()
+                }
+                None => {
+                    anyhow::bail!(ApiError::invalid_input(
+                        "export needs --tree ID, --all or --node ID"
+                    ))
+                }
+            };
+            pinloom.export_open_loom(trees, options).await?
+        }
+    })
+}
+
+/// Runs the commands that open the database their own way (making it when it is missing, or
+/// serving MCP); any other command is given back to be run on an existing one.
+async fn run_opening_its_own(
+    command: Command,
+    path: &Path,
+) -> anyhow::Result<Result<String, Command>> {
+    let path = path.to_path_buf();
+    Ok(Ok(match command {
+        Command::Import { file } => {
+            let pinloom = open(path, true).await?;
+            pinloom.import_file(file, |_| {}).await?.text()
+        }
+        Command::Sync { remote, team, with_profiles, without_profiles, json } => {
+            // A new machine's first sync makes the database the trees arrive in.
+            let pinloom = open(path, true).await?;
+            if with_profiles || without_profiles {
+                pinloom.set_sync_profiles(with_profiles).await?;
+            }
+            let report = match (team, remote) {
+                (Some(team), Some(remote)) => pinloom.join_team(team, remote).await?,
+                (_, remote) => pinloom.sync(remote).await?,
+            };
+            if json { serde_json::to_string(&report)? } else { report.text }
+        }
+        Command::Share { tree, team, remote, shared_by } => {
+            let pinloom = open(path, false).await?;
+            let tree = pinloom.tree_by_reference(tree).await?;
+            pinloom.share_tree(tree, team, remote, shared_by).await?.text
+        }
+        Command::Mcp => {
+            let pinloom = open(path, true).await?;
+            let folder = std::env::current_dir().context("could not read the working folder")?;
+            let folder = folder.canonicalize().unwrap_or(folder);
+            pinloom_mcp::serve_stdio(pinloom, folder.to_string_lossy().into_owned()).await?;
+            String::new()
+        }
+        other => return Ok(Err(other)),
+    }))
+}
+
 async fn run(cli: Cli) -> anyhow::Result<String> {
     let path = database(cli.db)?;
-    if let Command::Import { file } = &cli.command {
-        let pinloom = open(path, true).await?;
-        return Ok(pinloom.import_file(file.clone(), |_| {}).await?.text());
-    }
-    if let Command::Sync { remote, team, with_profiles, without_profiles, json } = cli.command {
-        // A new machine's first sync makes the database the trees arrive in.
-        let pinloom = open(path, true).await?;
-        if with_profiles || without_profiles {
-            pinloom.set_sync_profiles(with_profiles).await?;
-        }
-        let report = match (team, remote) {
-            (Some(team), Some(remote)) => pinloom.join_team(team, remote).await?,
-            (_, remote) => pinloom.sync(remote).await?,
-        };
-        return Ok(if json { serde_json::to_string(&report)? } else { report.text });
-    }
-    if let Command::Share { tree, team, remote, shared_by } = cli.command {
-        let pinloom = open(path, false).await?;
-        let tree = pinloom.tree_by_reference(tree).await?;
-        return Ok(pinloom.share_tree(tree, team, remote, shared_by).await?.text);
-    }
-    if let Command::Mcp = cli.command {
-        let pinloom = open(path, true).await?;
-        let folder = std::env::current_dir().context("could not read the working folder")?;
-        let folder = folder.canonicalize().unwrap_or(folder);
-        pinloom_mcp::serve_stdio(pinloom, folder.to_string_lossy().into_owned()).await?;
-        return Ok(String::new());
-    }
+    let command = match run_opening_its_own(cli.command, &path).await? {
+        Ok(said) => return Ok(said),
+        Err(command) => command,
+    };
     let pinloom = open(path, false).await?;
-    match cli.command {
+    match command {
         Command::Context { target, profile, format } => match format {
             ContextFormat::Markdown => {
                 threadmind_text(&pinloom, &target, ThreadMindReport::Context).await
@@ -502,22 +641,7 @@ async fn run(cli: Cli) -> anyhow::Result<String> {
             let tree = pinloom.tree_by_reference(id).await?;
             pinloom.tree_text(tree).await
         }
-        Command::Requests { tree, limit, json } => {
-            let tree = match tree {
-                Some(tree) => Some(pinloom.tree_by_reference(tree).await?),
-                None => None,
-            };
-            let requests = pinloom.background_requests(tree, limit, json).await?;
-            if json {
-                return Ok(serde_json::to_string_pretty(&requests)?);
-            }
-            let mut text = requests_text(&requests);
-            // For one tree, what it cost in all, its replies included.
-            if let Some(tree) = tree {
-                text.push_str(&format!("\n{}", spending_text(&pinloom.tree_spending(tree).await?)));
-            }
-            Ok(text)
-        }
+        Command::Requests { tree, limit, json } => requests(&pinloom, tree, limit, json).await,
         Command::Settings {
             tree,
             summaries,
@@ -539,32 +663,10 @@ async fn run(cli: Cli) -> anyhow::Result<String> {
                 compact_keep,
                 daily_tokens,
             };
-            let tree = pinloom.tree_by_reference(tree).await?;
-            let mut settings = pinloom.tree_settings(tree).await?;
-            if changes.apply(&mut settings)? {
-                pinloom.set_tree_settings(tree, settings.clone()).await?;
-            }
-            Ok(settings_text(&settings))
+            settings(&pinloom, tree, changes).await
         }
         Command::Compact { target, keep, profile } => {
-            let node = target_node(&pinloom, &target, "there is nothing to compact").await?;
-            let profile = match profile.or_else(|| std::env::var("PINLOOM_PROFILE").ok()) {
-                Some(profile) => profile,
-                None => pinloom.profile_for_reply(Some(node)).await?,
-            };
-            let done = pinloom.compact(node, keep, profile).await?;
-            Ok(format!(
-                "Compaction {}: messages #{}–#{} ({}) compacted into {} tokens by {}; the last \
-                 {} turns stay verbatim. `pinloom uncompact {}` undoes it.",
-                done.id,
-                done.first,
-                done.up_to,
-                done.messages,
-                done.tokens,
-                done.written_by,
-                done.keep_turns,
-                done.id
-            ))
+            compact(&pinloom, &target, keep, profile).await
         }
         Command::Uncompact { id } => {
             pinloom.undo_compaction(id).await?;
@@ -572,24 +674,7 @@ async fn run(cli: Cli) -> anyhow::Result<String> {
         }
         Command::Exclude { nodes } => mark(&pinloom, &nodes, NodeAction::Exclude).await,
         Command::Include { nodes } => mark(&pinloom, &nodes, NodeAction::Include).await,
-        Command::Tree { id: None } => {
-            let trees = pinloom.list_trees().await?;
-            Ok(trees
-                .iter()
-                .map(|tree| {
-                    let shared = tree
-                        .shared_by
-                        .as_ref()
-                        .map(|by| format!("\tshared by {by}"))
-                        .unwrap_or_default();
-                    format!(
-                        "{}\t{}\t{}\t{} messages\t{}{shared}",
-                        tree.id, tree.slug, tree.title, tree.message_count, tree.global_id
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join("\n"))
-        }
+        Command::Tree { id: None } => tree_list(&pinloom).await,
         Command::Export {
             tree,
             all,
@@ -599,37 +684,11 @@ async fn run(cli: Cli) -> anyhow::Result<String> {
             without_system_prompts,
             without_raw_responses,
         } => {
-            let text = match (node, format) {
-                (Some(_), ExportFormat::Openloom) => anyhow::bail!(ApiError::invalid_input(
-                    "Open Loom holds whole trees: export --tree ID --format openloom"
-                )),
-                (Some(node), ExportFormat::Markdown) => pinloom.thread_markdown(node).await?,
-                (None, ExportFormat::Markdown) => match tree {
-                    Some(tree) => {
-                        let tree = pinloom.tree_by_reference(tree).await?;
-                        pinloom.tree_markdown(tree).await?
-                    }
-                    None => anyhow::bail!(ApiError::invalid_input(
-                        "Markdown is one tree at a time: export --tree ID"
-                    )),
-                },
-                (None, ExportFormat::Openloom) => {
-                    let trees = match tree {
-                        Some(tree) => vec![pinloom.tree_by_reference(tree).await?],
-                        None if all => {
-                            pinloom.list_trees().await?.into_iter().map(|tree| tree.id).collect()
-                        }
-                        None => anyhow::bail!(ApiError::invalid_input(
-                            "export needs --tree ID, --all or --node ID"
-                        )),
-                    };
-                    let options = pinloom_app::ExportOptions {
-                        system_prompts: !without_system_prompts,
-                        raw_responses: !without_raw_responses,
-                    };
-                    pinloom.export_open_loom(trees, options).await?
-                }
+            let options = pinloom_app::ExportOptions {
+                system_prompts: !without_system_prompts,
+                raw_responses: !without_raw_responses,
             };
+            let text = export(&pinloom, tree, all, node, format, options).await?;
             match output {
                 None => Ok(text),
                 Some(file) => {

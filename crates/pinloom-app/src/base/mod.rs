@@ -13,6 +13,7 @@ pub(crate) mod engine_inputs;
 mod keys;
 pub(crate) mod local_servers;
 pub(crate) mod media;
+pub(crate) mod one_shot;
 pub(crate) mod pdf_reader;
 pub(crate) mod pinloom;
 pub(crate) mod plan;

@@ -6,6 +6,7 @@ use pinloom_store::{NodeId, PinId, RequestKind, TreeId};
 use tokio_util::sync::CancellationToken;
 
 use super::summaries::{Purpose, Sent};
+use crate::base::one_shot::Answer;
 use crate::base::pinloom::Pinloom;
 use crate::error::ApiError;
 use crate::json::{DeletedThreadView, NodeView, PinView};
@@ -188,41 +189,44 @@ impl Pinloom {
             &transcript,
             PIN_RESULT_BUDGET,
         )?;
-        let (sink, _) = tokio::sync::mpsc::unbounded_channel();
-        let started_at_ms = now_ms();
-        let sent =
-            self.provider.stream(&wire, key.as_ref(), &sink, &CancellationToken::new()).await;
+        let asked = self.ask_once(&wire, key.as_ref(), &CancellationToken::new()).await;
         // Kept whatever its outcome: a suggested result is a request too, with its cost.
         let outcome = Sent {
-            reply: sent.as_ref().ok(),
-            failure: match &sent {
-                Err(error) => Some(error.to_string()),
-                Ok(reply) => reply.interruption.as_ref().map(ToString::to_string),
+            reply: asked.reply(),
+            failure: match asked.answer() {
+                Answer::Failed(error) | Answer::BrokenOff(error) => Some(error.to_string()),
+                Answer::Empty | Answer::Text(_) => None,
             },
-            started_at_ms,
+            started_at_ms: asked.started_at_ms,
             planned: choice.engine.tokenizer.count(PIN_RESULT_INSTRUCTION)
                 + choice.engine.tokenizer.count(&transcript),
         };
         let purpose =
             Purpose { tree, kind: RequestKind::PinResult, thread: Some(PinId(pin_id)), up_to: end };
         self.keep_request(purpose, &choice, &wire, outcome).await;
-        let reply = sent.with_context(|| {
-            format!("{} could not write the result; write it by hand", choice.name)
-        })?;
-        if reply.text.trim().is_empty() {
-            return Err(ApiError::invalid_input(format!(
-                "{} wrote an empty result: write it by hand, or try another model",
-                choice.name
-            ))
-            .into());
-        }
-        if let Some(interruption) = reply.interruption {
-            return Err(anyhow::Error::new(interruption)
-                .context(format!("{} stopped before the result was written", choice.name)));
-        }
+        let text = match asked.answer() {
+            Answer::Text(text) => text,
+            Answer::Empty => {
+                return Err(ApiError::invalid_input(format!(
+                    "{} wrote an empty result: write it by hand, or try another model",
+                    choice.name
+                ))
+                .into());
+            }
+            Answer::Failed(error) => {
+                return Err(anyhow::Error::new(error.clone()).context(format!(
+                    "{} could not write the result; write it by hand",
+                    choice.name
+                )));
+            }
+            Answer::BrokenOff(error) => {
+                return Err(anyhow::Error::new(error.clone())
+                    .context(format!("{} stopped before the result was written", choice.name)));
+            }
+        };
         Ok(crate::conversation::summaries::fit_summary(
             choice.engine.tokenizer,
-            reply.text.trim(),
+            text,
             PIN_RESULT_BUDGET,
         ))
     }

@@ -32,6 +32,7 @@ use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use crate::base::engine_inputs::ModelChoice;
+use crate::base::one_shot::Answer;
 use crate::base::pinloom::Pinloom;
 use crate::base::plan::{Planned, ProfileRef};
 use crate::base::summary_jobs::{JobState, Outcome, SummaryJob};
@@ -477,29 +478,23 @@ impl Pinloom {
             summary_request(&summarizer.endpoint, &summarizer.engine, instruction, input, budget)?;
         let tokenizer = summarizer.engine.tokenizer;
         let planned = tokenizer.count(instruction) + tokenizer.count(input);
-        let started = now_ms();
-        // Nobody watches a summary arrive; its pieces go nowhere. A summary is the
-        // process's own work, not the person's send: the person's Stop does not end it; only
-        // `cancel` does, when no open pin needs it any more.
-        let (sink, _) = tokio::sync::mpsc::unbounded_channel();
-        let sent = self.provider.stream(&wire, key, &sink, cancel).await;
-        let written = match &sent {
-            Err(_) if cancel.is_cancelled() => Err(
+        // A summary is the process's own work, not the person's send: the person's Stop does not
+        // end it; only `cancel` does, when no open pin needs it any more.
+        let asked = self.ask_once(&wire, key, cancel).await;
+        let written = match asked.answer() {
+            Answer::Failed(_) if cancel.is_cancelled() => Err(
                 "cancelled: the pins it was for were closed or deleted before anything was asked \
                  in them"
                     .to_owned(),
             ),
-            Err(error) => Err(error.to_string()),
-            Ok(reply) => match (&reply.interruption, reply.text.trim()) {
-                (Some(interruption), _) => Err(interruption.to_string()),
-                (None, "") => Err("the summariser answered with nothing".to_owned()),
-                (None, text) => Ok(fit_summary(tokenizer, text, budget)),
-            },
+            Answer::Failed(error) | Answer::BrokenOff(error) => Err(error.to_string()),
+            Answer::Empty => Err("the summariser answered with nothing".to_owned()),
+            Answer::Text(text) => Ok(fit_summary(tokenizer, text, budget)),
         };
         let outcome = Sent {
-            reply: sent.as_ref().ok(),
+            reply: asked.reply(),
             failure: written.as_ref().err().cloned(),
-            started_at_ms: started,
+            started_at_ms: asked.started_at_ms,
             planned,
         };
         let purpose = Purpose {
@@ -513,10 +508,14 @@ impl Pinloom {
             up_to: job.up_to,
         };
         self.keep_request(purpose, summarizer, &wire, outcome).await;
-        if let Some(interruption) = sent?.interruption {
-            return Err(interruption.into());
+        // A provider's failure goes on typed, so that its kind reaches the front end.
+        match asked.sent {
+            Err(error) => Err(error.into()),
+            Ok(pinloom_providers::Reply { interruption: Some(interruption), .. }) => {
+                Err(interruption.into())
+            }
+            Ok(_) => written.map_err(anyhow::Error::msg),
         }
-        written.map_err(anyhow::Error::msg)
     }
 
     /// Keeps the request made to `summarizer` for `purpose`. Keeping it never fails the work it

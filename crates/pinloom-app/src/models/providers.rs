@@ -8,6 +8,7 @@ use pinloom_providers::wire::{Task, build};
 use pinloom_providers::{ApiKey, ProviderId, Sampling};
 use tokio_util::sync::CancellationToken;
 
+use crate::base::one_shot::Answer;
 use crate::base::pinloom::Pinloom;
 use crate::base::profile_check::provider_named;
 use crate::error::ApiError;
@@ -86,20 +87,24 @@ impl Pinloom {
             sampling,
             Task::Chat { request: &request, tools: &[] },
         )?;
-        let (sink, _) = tokio::sync::mpsc::unbounded_channel();
         let started = std::time::Instant::now();
-        let reply = self
-            .provider
-            .stream(&wire, key.as_ref(), &sink, &CancellationToken::new())
-            .await
-            .with_context(|| format!("{} did not answer", choice.name))?;
-        if let Some(interruption) = reply.interruption {
-            return Err(
-                anyhow::Error::new(interruption).context(format!("{} broke off", choice.name))
-            );
-        }
+        let asked = self.ask_once(&wire, key.as_ref(), &CancellationToken::new()).await;
+        let reply = match asked.answer() {
+            Answer::Failed(error) => {
+                return Err(anyhow::Error::new(error.clone())
+                    .context(format!("{} did not answer", choice.name)));
+            }
+            Answer::BrokenOff(error) => {
+                return Err(
+                    anyhow::Error::new(error.clone()).context(format!("{} broke off", choice.name))
+                );
+            }
+            // An empty answer still shows the connection works.
+            Answer::Empty => "",
+            Answer::Text(text) => text,
+        };
         Ok(ConnectionCheck {
-            reply: reply.text.trim().chars().take(200).collect(),
+            reply: reply.chars().take(200).collect(),
             milliseconds: u32::try_from(started.elapsed().as_millis()).unwrap_or(u32::MAX),
         })
     }
