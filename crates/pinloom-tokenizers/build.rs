@@ -16,6 +16,10 @@ use std::{env, fs};
 
 use sha2::{Digest, Sha256};
 
+// The one rule for where the cache folder is, which the crate itself follows too.
+#[path = "src/cache_folder.rs"]
+mod cache_folder;
+
 const RELEASE: &str = "quicktok_v1-0.4.0";
 /// The release as pip names it.
 const REQUIREMENT: &str = "quicktok-v1==0.4.0";
@@ -25,6 +29,8 @@ const ARCHIVE_SHA256: &str = "284b911dc841a2b809216d65aea2db2ce7f44233843cdc5533
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=cpp");
+    println!("cargo:rerun-if-changed=src/framing.rs");
+    println!("cargo:rerun-if-changed=src/cache_folder.rs");
     println!("cargo:rerun-if-env-changed=PINLOOM_QUICKTOK_SDIST");
     // Where the download folder is.
     for variable in ["XDG_CACHE_HOME", "LOCALAPPDATA", "HOME"] {
@@ -73,17 +79,15 @@ fn main() {
 
     println!("cargo:rustc-env=PINLOOM_QUICKTOK_DATA={}", source.join("data").display());
     // Names this build's table snapshots (src/lib.rs): a digest of the release and of the code
-    // that writes them, so a snapshot another build wrote is never read.
-    let writer = fs::read(manifest.join("cpp/tokenizer_snapshots.cpp"))
-        .unwrap_or_else(|error| fail(&format!("cannot read cpp/tokenizer_snapshots.cpp: {error}")));
-    let key: String = Sha256::new()
-        .chain_update(ARCHIVE_SHA256)
-        .chain_update(&writer)
-        .finalize()
-        .iter()
-        .take(8)
-        .map(|byte| format!("{byte:02x}"))
-        .collect();
+    // that writes and frames them, so a snapshot another build wrote is never read.
+    let mut writer = Sha256::new().chain_update(ARCHIVE_SHA256);
+    for file in ["cpp/tokenizer_snapshots.cpp", "cpp/pinloom_quicktok.h", "src/framing.rs"] {
+        writer.update(
+            fs::read(manifest.join(file))
+                .unwrap_or_else(|error| fail(&format!("cannot read {file}: {error}"))),
+        );
+    }
+    let key: String = writer.finalize().iter().take(8).map(|byte| format!("{byte:02x}")).collect();
     println!("cargo:rustc-env=PINLOOM_QUICKTOK_SNAPSHOT_KEY={key}");
     // The release's reference token ids (made by tiktoken and by the models' own tokenizers),
     // which the tests compare against.
@@ -117,10 +121,7 @@ fn archive() -> PathBuf {
 
 /// Where downloads are kept across build folders: the user's cache folder.
 fn download_folder() -> PathBuf {
-    let cache = env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| env::var_os("LOCALAPPDATA").map(PathBuf::from))
-        .or_else(|| env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))
+    let cache = cache_folder::user_cache_folder()
         .unwrap_or_else(|| PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR")));
     cache.join("pinloom").join("downloads")
 }

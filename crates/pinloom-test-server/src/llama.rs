@@ -10,17 +10,18 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+// Where `./dev setup` put the server: the cache folder by the one rule the token counter's
+// crate keeps (and `dev` says in shell), read from its file rather than written again here.
+#[path = "../../pinloom-tokenizers/src/cache_folder.rs"]
+mod cache_folder;
+
 /// The Python of the virtual environment that holds the server: `PINLOOM_LLAMA_PYTHON`, or the
 /// one `./dev setup` makes in the cache folder.
 pub fn python() -> PathBuf {
     if let Some(chosen) = std::env::var_os("PINLOOM_LLAMA_PYTHON") {
         return PathBuf::from(chosen);
     }
-    let cache = std::env::var_os("XDG_CACHE_HOME")
-        .filter(|folder| !folder.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))
-        .expect("HOME is set");
+    let cache = cache_folder::user_cache_folder().expect("HOME is set");
     let python = cache.join("pinloom/llama-server/venv/bin/python");
     assert!(
         python.is_file(),

@@ -8,16 +8,7 @@
 #include <cstdio>
 #include <cstring>
 
-
-extern "C" {
-
-struct pinloom_quicktok_file {
-    const char* name;
-    const unsigned char* bytes;
-    size_t length;
-};
-
-}  // extern "C"
+#include "pinloom_quicktok.h"
 
 namespace {
 

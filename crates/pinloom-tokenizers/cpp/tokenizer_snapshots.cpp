@@ -14,20 +14,12 @@
 #include <cstdlib>
 #include <new>
 
+#include "pinloom_quicktok.h"
+
 #ifdef __linux__
 #include <sys/mman.h>
 #include <unistd.h>
 #endif
-
-extern "C" {
-struct pinloom_quicktok_file {
-    const char* name;
-    const unsigned char* bytes;
-    size_t length;
-};
-// embedded_files.cpp: which files the library's opens on this thread see while it loads.
-void pinloom_quicktok_serve(const pinloom_quicktok_file* files, size_t count);
-}
 
 struct pinloom_tokenizer {
     quicktok::Tokenizer tok;
@@ -49,28 +41,15 @@ struct tables_access {
 };
 template struct tables_access<&quicktok::Tokenizer::impl>;
 
-// The snapshot's first bytes, and what must match between the build that wrote it and the build
-// that reads it: the table layout depends on these compile-time sizes.
-constexpr char MAGIC[8] = {'P', 'L', 'Q', 'T', 'S', 'N', 'P', '1'};
+// What must match between the build that wrote a snapshot and the build that reads it, at the
+// start of its body: the table layout depends on these compile-time sizes. (The file's framing,
+// its kind and checksum, is the Rust side's: src/framing.rs.)
 constexpr uint32_t ENDIAN_MARK = 0x01020304u;
 constexpr uint32_t LAYOUT[] = {ENDIAN_MARK, (uint32_t)sizeof(size_t), IVBITS, IVBITS_W,
                                (uint32_t)sizeof(Vocab::root_child)};
 
-// FNV-1a over 8-byte words: tells a damaged file from a whole one, fast over tens of megabytes.
-// It is no defence: anything that can write the file can recompute it. What keeps a crafted
-// snapshot out is check_tables, below.
-uint64_t checksum(const uint8_t* bytes, size_t length) {
-    uint64_t hash = 0xcbf29ce484222325ull;
-    size_t i = 0;
-    for (; i + 8 <= length; i += 8) {
-        uint64_t word;
-        std::memcpy(&word, bytes + i, 8);
-        hash = (hash ^ word) * 0x100000001b3ull;
-    }
-    for (; i < length; i++) hash = (hash ^ bytes[i]) * 0x100000001b3ull;
-    return hash;
-}
-
+// Writer and Reader offer the same verbs (`value`, `list`, `bytes`, and `flag` for a bool kept
+// as one byte), so that one list of the tables (`each_table`, below) both writes and reads them.
 struct Writer {
     std::vector<uint8_t> out;
     void put(const void* bytes, size_t length) {
@@ -84,6 +63,8 @@ struct Writer {
         value<uint64_t>(items.size());
         put(items.data(), items.size() * sizeof(T));
     }
+    void bytes(const void* from, size_t length) { put(from, length); }
+    void flag(bool v) { value<uint8_t>(v); }
 };
 
 struct Reader {
@@ -98,71 +79,62 @@ struct Reader {
     template <class T>
     T value() { T v{}; take(&v, sizeof v); return v; }
     template <class T>
+    void value(T& into) { take(&into, sizeof into); }
+    template <class T>
     void list(std::vector<T>& items) {
         uint64_t count = value<uint64_t>();
         if (!ok || count > (uint64_t)(end - at) / sizeof(T)) { ok = false; return; }
         items.resize((size_t)count);
         take(items.data(), (size_t)count * sizeof(T));
     }
+    void bytes(void* into, size_t length) { take(into, length); }
+    void flag(bool& into) { into = value<uint8_t>() != 0; }
 };
 
-void write_tables(Writer& w, const Vocab& V) {
-    w.value(V.n);
-    w.list(V.all);
-    w.list(V.tstart);
-    w.list(V.tlen);
-    w.list(V.etab);
-    w.value(V.emask);
-    w.put(V.root_child, sizeof V.root_child);
-    w.list(V.r2node);
-    w.list(V.r2best);
-    w.list(V.tnode_tok);
-    w.list(V.npm);
-    w.list(V.split);
-    w.list(V.plk);
-    w.value(V.plmask);
-    w.value(V.ivmask);
-    w.value<uint8_t>(V.wide_ids);
-    // The pair memos are caches filled while counting: only their sizes are kept.
-    w.value<uint64_t>(V.ivm.size());
-    w.value<uint64_t>(V.ivmw.size());
-    w.list(V.e2);
-    w.value(V.e2mask);
-    w.value(V.e2tb);
-    w.list(V.otab);
-    w.value(V.omask);
-    w.list(V.r3node);
-    w.list(V.r3best);
+// Every table of a snapshot, in its order: written by a Writer and read by a Reader through this
+// one list, so the two can never disagree. The pair memos are caches filled while counting: only
+// their sizes are kept (`memo`, `wide_memo`). src/snapshot_checks.rs names the same order for
+// its crafted snapshots (FIELDS).
+template <class Io>
+void each_table(Io& io, Vocab& V, uint64_t& memo, uint64_t& wide_memo) {
+    io.value(V.n);
+    io.list(V.all);
+    io.list(V.tstart);
+    io.list(V.tlen);
+    io.list(V.etab);
+    io.value(V.emask);
+    io.bytes(V.root_child, sizeof V.root_child);
+    io.list(V.r2node);
+    io.list(V.r2best);
+    io.list(V.tnode_tok);
+    io.list(V.npm);
+    io.list(V.split);
+    io.list(V.plk);
+    io.value(V.plmask);
+    io.value(V.ivmask);
+    io.flag(V.wide_ids);
+    io.value(memo);
+    io.value(wide_memo);
+    io.list(V.e2);
+    io.value(V.e2mask);
+    io.value(V.e2tb);
+    io.list(V.otab);
+    io.value(V.omask);
+    io.list(V.r3node);
+    io.list(V.r3best);
+}
+
+void write_tables(Writer& w, Vocab& V) {
+    uint64_t memo = V.ivm.size(), wide_memo = V.ivmw.size();
+    each_table(w, V, memo, wide_memo);
 }
 
 // Reads the tables back and checks that their sizes agree with each other; check_tables then
 // checks what is in them. `b2id` (bytes to id) stays empty: only `Tokenizer::token_id` reads it,
 // and Pinloom only counts.
 bool read_tables(Reader& r, Vocab& V) {
-    V.n = r.value<uint32_t>();
-    r.list(V.all);
-    r.list(V.tstart);
-    r.list(V.tlen);
-    r.list(V.etab);
-    V.emask = r.value<uint32_t>();
-    r.take(V.root_child, sizeof V.root_child);
-    r.list(V.r2node);
-    r.list(V.r2best);
-    r.list(V.tnode_tok);
-    r.list(V.npm);
-    r.list(V.split);
-    r.list(V.plk);
-    V.plmask = r.value<uint32_t>();
-    V.ivmask = r.value<uint32_t>();
-    V.wide_ids = r.value<uint8_t>() != 0;
-    uint64_t memo = r.value<uint64_t>(), wide_memo = r.value<uint64_t>();
-    r.list(V.e2);
-    V.e2mask = r.value<uint32_t>();
-    V.e2tb = r.value<uint32_t>();
-    r.list(V.otab);
-    V.omask = r.value<uint32_t>();
-    r.list(V.r3node);
-    r.list(V.r3best);
+    uint64_t memo = 0, wide_memo = 0;
+    each_table(r, V, memo, wide_memo);
     if (!r.ok || r.at != r.end) return false;
     const uint64_t n = V.n;
     bool sizes = n > 0 && n <= (1u << 18) && V.tstart.size() == n + 1 && V.tlen.size() == n &&
@@ -615,7 +587,8 @@ pinloom_tokenizer* load_serving(const char* encoding, const pinloom_quicktok_fil
 
 extern "C" {
 
-// Loads `encoding` from its vocabulary files (the slow way).
+// The functions pinloom_quicktok.h declares.
+
 pinloom_tokenizer* pinloom_quicktok_load(const char* encoding, const pinloom_quicktok_file* files,
                                          size_t count, char* error, size_t error_length) {
     pinloom_tokenizer* tokenizer = load_serving(encoding, files, count, error, error_length);
@@ -624,16 +597,13 @@ pinloom_tokenizer* pinloom_quicktok_load(const char* encoding, const pinloom_qui
     return tokenizer;
 }
 
-// The loaded tokenizer's tables as a snapshot, allocated with malloc (free with
-// pinloom_quicktok_free_bytes). Returns 0 on success.
+// The loaded tokenizer's tables as a snapshot's body: the layout, then the tables.
 int pinloom_quicktok_save(pinloom_tokenizer* tokenizer, unsigned char** bytes, size_t* length) {
     if (!tokenizer || !bytes || !length) return 1;
     try {
         Writer w;
-        w.put(MAGIC, sizeof MAGIC);
         for (uint32_t part : LAYOUT) w.value(part);
         write_tables(w, tables_of(tokenizer->tok));
-        w.value(checksum(w.out.data(), w.out.size()));
         unsigned char* copy = static_cast<unsigned char*>(std::malloc(w.out.size()));
         if (!copy) return 1;
         std::memcpy(copy, w.out.data(), w.out.size());
@@ -647,30 +617,23 @@ int pinloom_quicktok_save(pinloom_tokenizer* tokenizer, unsigned char** bytes, s
 
 void pinloom_quicktok_free_bytes(unsigned char* bytes) { std::free(bytes); }
 
-// Loads `encoding` with the tables of a snapshot `pinloom_quicktok_save` wrote. The encoding's
-// other files (its Unicode tables) come from `files`; its vocabulary file is not built from, only
-// compared with the snapshot's tokens. Returns NULL with a reason when the snapshot is damaged,
-// was written by a build with another layout, or holds any table other than the one this build
-// makes from the vocabulary (check_tables), before any of its tables is used.
+// Loads `encoding` with the tables of a snapshot body `pinloom_quicktok_save` made (the Rust side
+// has checked the file's framing). The encoding's other files (its Unicode tables) come from
+// `files`; its vocabulary file is not built from, only compared with the snapshot's tokens.
+// Returns NULL with a reason when the body was written by a build with another layout, or holds
+// any table other than the one this build makes from the vocabulary (check_tables), before any
+// of its tables is used.
 pinloom_tokenizer* pinloom_quicktok_restore(const char* encoding,
                                             const pinloom_quicktok_file* files, size_t count,
                                             const unsigned char* bytes, size_t length,
                                             char* error, size_t error_length) {
-    const size_t header = sizeof MAGIC + sizeof LAYOUT;
-    if (!bytes || length < header + 8 || std::memcmp(bytes, MAGIC, sizeof MAGIC) != 0 ||
-        std::memcmp(bytes + sizeof MAGIC, LAYOUT, sizeof LAYOUT) != 0) {
+    if (!bytes || length < sizeof LAYOUT || std::memcmp(bytes, LAYOUT, sizeof LAYOUT) != 0) {
         put_error(error, error_length, "not a snapshot of this build's tables");
-        return nullptr;
-    }
-    uint64_t stored;
-    std::memcpy(&stored, bytes + length - 8, 8);
-    if (checksum(bytes, length - 8) != stored) {
-        put_error(error, error_length, "the snapshot is damaged (its checksum does not match)");
         return nullptr;
     }
     try {
         Vocab tables;
-        Reader reader{bytes + header, bytes + length - 8};
+        Reader reader{bytes + sizeof LAYOUT, bytes + length};
         if (!read_tables(reader, tables)) {
             put_error(error, error_length, "the snapshot's tables do not fit together");
             return nullptr;

@@ -14,6 +14,8 @@
 
 use std::sync::{Mutex, OnceLock, PoisonError};
 
+mod cache_folder;
+mod framing;
 mod remembered;
 #[cfg(test)]
 mod snapshot_checks;
@@ -160,20 +162,22 @@ impl Encoding {
         folder: Option<&std::path::Path>,
     ) -> Result<(foreign::Tokenizer, LoadedFrom), LoadError> {
         let file = folder.map(|folder| snapshots::file(folder, self.quicktok_name()));
-        if let Some(snapshot) = file.as_deref().and_then(snapshots::read) {
-            // A damaged, foreign or crafted snapshot is refused by the C side (which checks every
-            // table against the vocabulary before using any), built again below, and its file
-            // replaced.
+        if let Some(snapshot) = file.as_deref().and_then(snapshots::read)
+            && let Some(tables) = framing::unframe(snapshots::MAGIC, &snapshot)
+        {
+            // A damaged or foreign file is refused by its framing; a crafted one by the C side,
+            // which checks every table against the vocabulary before using any. Either is built
+            // again below, and its file replaced.
             if let Ok(tokenizer) =
-                foreign::Tokenizer::restore(self.quicktok_name(), self.files(), &snapshot)
+                foreign::Tokenizer::restore(self.quicktok_name(), self.files(), tables)
             {
                 return Ok((tokenizer, LoadedFrom::Snapshot));
             }
         }
         let tokenizer = foreign::Tokenizer::load(self.quicktok_name(), self.files())
             .map_err(|reason| LoadError { encoding: self, reason })?;
-        if let (Some(file), Some(snapshot)) = (file, tokenizer.save()) {
-            snapshots::write(&file, &snapshot);
+        if let (Some(file), Some(tables)) = (file, tokenizer.save()) {
+            snapshots::write(&file, &framing::frame(snapshots::MAGIC, &tables));
         }
         Ok((tokenizer, LoadedFrom::Vocabulary))
     }
@@ -257,25 +261,16 @@ mod snapshots {
     /// The largest snapshot read: o200k's, the largest, is 26.4 MB.
     const LARGEST: u64 = 64 << 20;
 
+    /// A snapshot file's kind, before its body (`crate::framing`).
+    pub(super) const MAGIC: &[u8; 8] = b"PLQTSNP2";
+
     /// `PINLOOM_TOKENIZER_CACHE` names the folder (empty: keep no snapshots); otherwise
     /// `pinloom/tokenizers` in the user's cache folder.
     pub(super) fn folder() -> Option<PathBuf> {
         if let Some(chosen) = env::var_os("PINLOOM_TOKENIZER_CACHE") {
             return (!chosen.is_empty()).then(|| PathBuf::from(chosen));
         }
-        let cache = env::var_os("XDG_CACHE_HOME")
-            .filter(|folder| !folder.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| env::var_os("LOCALAPPDATA").map(PathBuf::from))
-            .or_else(|| {
-                let home = PathBuf::from(env::var_os("HOME")?);
-                Some(if cfg!(target_os = "macos") {
-                    home.join("Library/Caches")
-                } else {
-                    home.join(".cache")
-                })
-            })?;
-        Some(cache.join("pinloom").join("tokenizers"))
+        Some(crate::cache_folder::user_cache_folder()?.join("pinloom").join("tokenizers"))
     }
 
     /// The snapshot of `encoding` for this build: its name carries a digest of the tokenizer
@@ -382,7 +377,8 @@ mod foreign {
         _opaque: [u8; 0],
     }
 
-    /// One embedded file, as `cpp/embedded_files.cpp` reads it.
+    /// One embedded file: `struct pinloom_quicktok_file` of `cpp/pinloom_quicktok.h`, where the
+    /// functions below are declared for the C++ side.
     #[repr(C)]
     struct File {
         name: *const c_char,
@@ -485,10 +481,9 @@ mod foreign {
             if loaded.is_null() { Err(message(&error)) } else { Ok(Tokenizer(loaded)) }
         }
 
-        /// The encoding with the tables of a snapshot [`Tokenizer::save`] made; the C side
-        /// checks the snapshot's layout and checksum, then every table entry by entry against the
-        /// vocabulary (`check_tables`), before using any, and refuses a damaged or crafted one
-        /// with the reason.
+        /// The encoding with the tables [`Tokenizer::save`] gave (a snapshot's body); the C side
+        /// checks their layout, then every table entry by entry against the vocabulary
+        /// (`check_tables`), before using any, and refuses a crafted one with the reason.
         pub(super) fn restore(
             encoding: &str,
             files: &'static [(&'static str, &'static [u8])],
@@ -513,7 +508,7 @@ mod foreign {
             if restored.is_null() { Err(message(&error)) } else { Ok(Tokenizer(restored)) }
         }
 
-        /// The loaded tables as a snapshot, or `None` if quicktok could not write one.
+        /// The loaded tables as a snapshot's body, or `None` if quicktok could not write them.
         pub(super) fn save(&self) -> Option<Vec<u8>> {
             let mut bytes: *mut u8 = std::ptr::null_mut();
             let mut length = 0usize;

@@ -28,7 +28,7 @@
 //! believed is bounded by what is checkable without the vocabulary:
 //!
 //! - the file must be a regular file at the path itself (no link, FIFO or device), no larger
-//!   than [`KEEP`] entries make it, whole (checksum), and of this format;
+//!   than [`KEEP`] entries make it, whole and of this format (`crate::framing`);
 //! - each entry records its text's length in bytes beside the count, and the count must be
 //!   possible for that length: at least one token, at most one token per byte (a byte-level
 //!   encoding never has more), and at least one token per 255 bytes (no token of quicktok's
@@ -45,8 +45,10 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use crate::framing::{frame, unframe};
+
 /// The file's first bytes.
-const MAGIC: &[u8; 8] = b"PLQTCNT2";
+const MAGIC: &[u8; 8] = b"PLQTCNT3";
 /// The most counts kept: the oldest goes first. A plan remembers a handful of texts; this bounds
 /// the file (24 KB) whatever asks.
 pub(crate) const KEEP: usize = 1024;
@@ -137,8 +139,7 @@ impl Remembered {
     }
 
     fn encode(&self) -> Vec<u8> {
-        let mut bytes = Vec::with_capacity(MAGIC.len() + 4 + self.order.len() * ENTRY + 8);
-        bytes.extend_from_slice(MAGIC);
+        let mut bytes = Vec::with_capacity(4 + self.order.len() * ENTRY);
         bytes.extend_from_slice(&(self.order.len() as u32).to_le_bytes());
         for fingerprint in &self.order {
             let kept = self.counts[fingerprint];
@@ -146,9 +147,7 @@ impl Remembered {
             bytes.extend_from_slice(&kept.length.to_le_bytes());
             bytes.extend_from_slice(&kept.count.to_le_bytes());
         }
-        let sum = checksum(&bytes);
-        bytes.extend_from_slice(&sum.to_le_bytes());
-        bytes
+        frame(MAGIC, &bytes)
     }
 }
 
@@ -160,13 +159,9 @@ pub(crate) fn file(folder: &Path, encoding: &str) -> PathBuf {
 /// The entries of a file [`Remembered::encode`] wrote, or `None` if it is not one whole, holds
 /// more than [`KEEP`] entries, or any count impossible for its text's length.
 fn decode(bytes: &[u8]) -> Option<Vec<(u128, Kept)>> {
-    let body_end = bytes.len().checked_sub(8)?;
-    let (body, sum) = bytes.split_at(body_end);
-    if checksum(body).to_le_bytes() != sum || body.get(..MAGIC.len())? != MAGIC {
-        return None;
-    }
-    let count = u32::from_le_bytes(body.get(8..12)?.try_into().ok()?) as usize;
-    let entries = body.get(12..)?;
+    let body = unframe(MAGIC, bytes)?;
+    let count = u32::from_le_bytes(body.get(..4)?.try_into().ok()?) as usize;
+    let entries = body.get(4..)?;
     if count > KEEP || entries.len() != count.checked_mul(ENTRY)? {
         return None;
     }
@@ -194,17 +189,9 @@ pub(crate) fn fingerprint(text: &str) -> u128 {
         .fold(OFFSET, |hash, byte| (hash ^ u128::from(*byte)).wrapping_mul(PRIME))
 }
 
-/// FNV-1a over 64 bits: tells a damaged file from a whole one (not a forged one: anyone can
-/// compute it, see the module's notes).
-fn checksum(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
-        (hash ^ u64::from(*byte)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{ENTRY, KEEP, LARGEST, MAGIC, Remembered, checksum, fingerprint};
+    use super::{ENTRY, KEEP, LARGEST, MAGIC, Remembered, fingerprint};
 
     fn scratch_file(name: &str) -> std::path::PathBuf {
         let folder = std::env::temp_dir()
@@ -281,16 +268,13 @@ mod tests {
     /// (anyone can compute it) right, and each entry's fingerprint, recorded length and count
     /// chosen by the writer.
     fn forged(entries: &[(&str, u32, u32)]) -> Vec<u8> {
-        let mut bytes = MAGIC.to_vec();
-        bytes.extend_from_slice(&(entries.len() as u32).to_le_bytes());
+        let mut bytes = (entries.len() as u32).to_le_bytes().to_vec();
         for (text, length, count) in entries {
             bytes.extend_from_slice(&fingerprint(text).to_le_bytes());
             bytes.extend_from_slice(&length.to_le_bytes());
             bytes.extend_from_slice(&count.to_le_bytes());
         }
-        let sum = checksum(&bytes);
-        bytes.extend_from_slice(&sum.to_le_bytes());
-        bytes
+        crate::framing::frame(MAGIC, &bytes)
     }
 
     const BEFORE: &str = "[… ";

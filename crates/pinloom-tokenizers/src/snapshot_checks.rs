@@ -23,7 +23,7 @@ fn scratch_folder(name: &str) -> PathBuf {
     folder
 }
 
-/// What a table of a snapshot holds, and where: `write_tables` in `cpp/tokenizer_snapshots.cpp`
+/// What a table of a snapshot holds, and where: `each_table` in `cpp/tokenizer_snapshots.cpp`
 /// writes each list as its length (8 bytes) and then its items, and each value as it is.
 #[derive(Clone, Copy)]
 enum Field {
@@ -35,7 +35,7 @@ enum Field {
     Fixed(usize),
 }
 
-/// The snapshot's fields in the order `write_tables` writes them.
+/// The snapshot's fields in the order `each_table` writes them.
 const FIELDS: [(&str, Field); 25] = [
     ("n", Field::Value(4)),
     ("all", Field::List(1)),
@@ -95,7 +95,7 @@ impl Crafted {
             tables.insert(name, (at, size, count));
             at += size * count;
         }
-        assert_eq!(at + 8, bytes.len(), "the layout is write_tables's");
+        assert_eq!(at + 8, bytes.len(), "the layout is each_table's");
         Crafted { bytes: bytes.to_vec(), tables }
     }
 
@@ -142,20 +142,12 @@ impl Crafted {
         self.bytes[at..at + 8].copy_from_slice(&value.to_le_bytes());
     }
 
-    /// The checksum computed again over the changed bytes, as `checksum` in
-    /// `cpp/tokenizer_snapshots.cpp` does (FNV-1a over 8-byte words): anyone can.
+    /// The checksum computed again over the changed bytes, as the crate's framing does
+    /// (`crate::framing`): anyone can.
     fn sealed(mut self) -> Vec<u8> {
         let end = self.bytes.len() - 8;
-        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-        let mut words = self.bytes[..end].chunks_exact(8);
-        for word in &mut words {
-            let word = u64::from_ne_bytes(word.try_into().expect("eight bytes"));
-            hash = (hash ^ word).wrapping_mul(0x0000_0100_0000_01b3);
-        }
-        for byte in words.remainder() {
-            hash = (hash ^ u64::from(*byte)).wrapping_mul(0x0000_0100_0000_01b3);
-        }
-        self.bytes[end..].copy_from_slice(&hash.to_ne_bytes());
+        let sum = crate::framing::checksum(&self.bytes[..end]);
+        self.bytes[end..].copy_from_slice(&sum.to_le_bytes());
         self.bytes
     }
 }
