@@ -2,7 +2,7 @@
 
 use pinloom_app::ApiError;
 use pinloom_app::json::{
-    EmptiedTrashView, ExportDone, ExportRequest, ImportReportView, Message, NodeView, TokenView,
+    EmptiedTrashView, ExportDone, ExportRequest, ImportReportView, Message, NodeView, ReplyTokens,
     TransferProgress, TrashView, TreeMode, TreeSummary,
 };
 use serde::{Deserialize, Serialize};
@@ -194,7 +194,7 @@ pub(crate) async fn reply_edit(
 pub(crate) async fn reply_tokens(
     state: State<'_, AppState>,
     node_id: i64,
-) -> Result<Option<Vec<TokenView>>, ApiError> {
+) -> Result<ReplyTokens, ApiError> {
     Ok(state.pinloom()?.reply_tokens(node_id).await?)
 }
 

@@ -106,7 +106,8 @@ function importsAmong(sources: Record<string, string>): Map<string, string[]> {
   const edges = new Map<string, string[]>();
   for (const [path, source] of Object.entries(sources)) {
     const specifiers = [...source.matchAll(/\b(?:import|export)\b[^;'"]*?\bfrom\s*["']([^"']+)["']|\bimport\s*\(?\s*["']([^"']+)["']/g)];
-    edges.set(path, specifiers.map((found) => resolved(path, found[1] ?? found[2], paths)).filter((to) => to !== undefined));
+    const targets = specifiers.map((found) => resolved(path, found[1] ?? found[2] ?? "", paths));
+    edges.set(path, targets.filter((to): to is string => to !== undefined));
   }
   return edges;
 }

@@ -920,6 +920,21 @@ pub struct ImageInput {
     pub data_url: String,
 }
 
+/// A continuation's tokens, as the loom may show them.
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum ReplyTokens {
+    /// Its provider reported none (it was not asked, or does not say), or it is the person's.
+    None,
+    /// They spell another text than the reply's (a token ended inside a character).
+    Mismatch,
+    /// The tokens, in order.
+    Shown {
+        /// Each token with its probability and alternatives.
+        tokens: Vec<TokenView>,
+    },
+}
+
 /// One generated token of a continuation, as the loom shows it on hover.
 #[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
 #[serde(rename_all = "camelCase")]

@@ -276,7 +276,11 @@ async fn a_document_is_continued_through_the_completion_endpoint() {
     // hover), and they were kept with the continuation: they spell its text, the chosen token's
     // probability is among its place's alternatives, and choosing one branches the document.
     let continuation = view.messages[1].node.message.id;
-    let tokens = pinloom_app.reply_tokens(continuation).await.unwrap().expect("tokens were kept");
+    let pinloom_app::json::ReplyTokens::Shown { tokens } =
+        pinloom_app.reply_tokens(continuation).await.unwrap()
+    else {
+        panic!("tokens were kept, and spell the text");
+    };
     let spelled: String = tokens.iter().map(|token| token.text.as_str()).collect();
     assert_eq!(spelled, pieces);
     for token in &tokens {

@@ -446,6 +446,7 @@ fn import_nodes(
             token_counts: node.token_counts.clone(),
             created_at_ms: node.created_at_ms,
             receipt: None,
+            reply_tokens: Vec::new(),
             replaces_draft: None,
         };
         let written = insert_node(conn, &new, true)?;

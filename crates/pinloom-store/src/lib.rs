@@ -49,8 +49,9 @@ pub use migrations::SCHEMA_VERSION;
 pub use model::{
     Anchor, Annotation, Attachment, AttachmentRole, AttachmentScope, Author, Deleted,
     MAX_PIN_DEPTH, MAX_THREADS_ON_A_CHAIN, ModelProfile, NewNode, Node, NodeId, OutlineRow, Part,
-    PathStep, Pin, PinId, Receipt, ReplyLearned, SearchHit, ShapeRow, Sharing, StepContent,
-    Summary, SummaryAuthor, SummaryKey, SummaryWrite, Tree, TreeId, TreeMode, TreeSetup, Workspace,
+    PathStep, Pin, PinId, Receipt, ReplyLearned, ReplyToken, SearchHit, ShapeRow, Sharing,
+    StepContent, Summary, SummaryAuthor, SummaryKey, SummaryWrite, Tree, TreeId, TreeMode,
+    TreeSetup, Workspace,
 };
 pub use nodes::check_tree_links;
 pub use profiles::invisible_character;

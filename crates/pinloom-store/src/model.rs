@@ -255,7 +255,7 @@ pub struct ReplyLearned<'a> {
 }
 
 /// A node to append.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct NewNode {
     /// The tree to append to.
     pub tree_id: TreeId,
@@ -285,11 +285,28 @@ pub struct NewNode {
     pub created_at_ms: i64,
     /// For a model's reply: the receipt of the request that made it, written with it.
     pub receipt: Option<Receipt>,
+    /// For a continuation: the tokens it was generated as, when its provider reported them,
+    /// written with it.
+    pub reply_tokens: Vec<ReplyToken>,
     /// The streaming draft this reply finishes ([`Store::save_reply_draft`]): deleted in the
     /// same transaction the node is written in.
     ///
     /// [`Store::save_reply_draft`]: crate::Store::save_reply_draft
     pub replaces_draft: Option<i64>,
+}
+
+/// A token a continuation was generated as, as its provider reported it: the token's text, its
+/// natural log-probability, and the likeliest tokens at its place with theirs, most likely first.
+/// What the loom shows on hover and branches from; kept beside the reply, on this machine only (a
+/// sync or an export carries the reply's text, which is what a branch is made from).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReplyToken {
+    /// The token's text.
+    pub token: String,
+    /// Its natural log-probability.
+    pub logprob: f64,
+    /// The likeliest tokens at its place, most likely first, each with its log-probability.
+    pub top: Vec<(String, f64)>,
 }
 
 /// A reply's receipt as the application layer made it: what was planned and sent beside what the
@@ -325,6 +342,7 @@ impl NewNode {
             token_counts: Vec::new(),
             created_at_ms,
             receipt: None,
+            reply_tokens: Vec::new(),
             replaces_draft: None,
         }
     }

@@ -9,6 +9,7 @@ use crate::model::{NewNode, Node, NodeId, Part, PinId};
 use crate::node_rows::{in_deleted_branch, node_by_id};
 use crate::pins::pin_in_tree;
 use crate::receipts::write_receipt;
+use crate::reply_tokens::write_reply_tokens;
 use crate::token_counts::write_token_counts;
 use crate::trees::{require_tree, touch_tree};
 
@@ -89,17 +90,7 @@ pub(crate) fn insert_node_with(
         )?
         .execute(params![id.0, parent.0])?;
     }
-    write_token_counts(
-        conn,
-        id,
-        node.token_counts.iter().map(|(family, n)| (family.as_str(), *n)),
-    )?;
-    if let Some(receipt) = &node.receipt {
-        write_receipt(conn, id, receipt)?;
-    }
-    if let Some(draft) = node.replaces_draft {
-        delete_draft(conn, draft)?;
-    }
+    write_what_comes_with(conn, id, node)?;
     touch_tree(conn, node.tree_id, node.created_at_ms)?;
     Ok(Node {
         id,
@@ -125,6 +116,26 @@ pub(crate) fn insert_node_with(
 /// The thread a new node joins: its pin's (whose anchor it must hang off), its parent's (in its
 /// own tree), or the root thread for a tree's first message (a second one only as an edit of
 /// the first, or with `extra_roots`).
+/// What is written with a new node, in its transaction: its token counts, a continuation's
+/// tokens, a reply's receipt, and the streaming draft it finishes (deleted).
+fn write_what_comes_with(conn: &Connection, id: NodeId, node: &NewNode) -> Result<(), StoreError> {
+    write_token_counts(
+        conn,
+        id,
+        node.token_counts.iter().map(|(family, n)| (family.as_str(), *n)),
+    )?;
+    if !node.reply_tokens.is_empty() {
+        write_reply_tokens(conn, id, &node.reply_tokens)?;
+    }
+    if let Some(receipt) = &node.receipt {
+        write_receipt(conn, id, receipt)?;
+    }
+    if let Some(draft) = node.replaces_draft {
+        delete_draft(conn, draft)?;
+    }
+    Ok(())
+}
+
 fn thread_of_new_node(
     conn: &Connection,
     node: &NewNode,

@@ -88,6 +88,7 @@ impl Store {
                 token_counts,
                 created_at_ms,
                 receipt: None,
+                reply_tokens: Vec::new(),
                 replaces_draft: None,
             };
             insert_node(tx, &edit, false)

@@ -40,7 +40,7 @@ export const commands = {
 	 *  The tokens a continuation was generated as, with their probabilities and alternatives; none
 	 *  when its provider reported none.
 	 */
-	replyTokens: (nodeId: number) => typedError<TokenView[] | null, ApiError>(__TAURI_INVOKE("reply_tokens", { nodeId })),
+	replyTokens: (nodeId: number) => typedError<ReplyTokens, ApiError>(__TAURI_INVOKE("reply_tokens", { nodeId })),
 	/**
 	 *  Branches a continuation at its token `index` with `alternative` in its place, as a new
 	 *  sibling; nothing is sent (the window continues it).
@@ -1276,6 +1276,17 @@ export type ReplySettings = {
 	/**  The answers a fused answer was written from, in their order; empty for any other reply. */
 	fusedFrom?: number[],
 };
+
+/**  A continuation's tokens, as the loom may show them. */
+export type ReplyTokens = 
+/**  Its provider reported none (it was not asked, or does not say), or it is the person's. */
+{ kind: "none" } | 
+/**  They spell another text than the reply's (a token ended inside a character). */
+{ kind: "mismatch" } | 
+/**  The tokens, in order. */
+{ kind: "shown"; 
+/**  Each token with its probability and alternatives. */
+tokens: TokenView[] };
 
 /**  How a reply's request differs from the request before it on its path. */
 export type RequestDiff = {

@@ -19,6 +19,7 @@ import type {
   NoteView,
   PlanView,
   Receipt,
+  ReplyTokens,
   RequestDiff,
   RequestView,
   SearchResult,
@@ -365,8 +366,16 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
         madeFrom.set(edited.id, { editedFrom: message.id, fusedFrom: [] });
         return nodeOf(edited);
       }
-      case "reply_tokens":
-        return structuredClone(tokensOf(args.nodeId as number));
+      case "reply_tokens": {
+        // As the app answers: whether the tokens spell the reply is its one check.
+        const nodeId = args.nodeId as number;
+        const tokens = tokensOf(nodeId);
+        if (tokens === null) return { kind: "none" } satisfies ReplyTokens;
+        if (tokens.map((token) => token.text).join("") !== treeOf(nodeId).message.text) {
+          return { kind: "mismatch" } satisfies ReplyTokens;
+        }
+        return { kind: "shown", tokens: structuredClone(tokens) } satisfies ReplyTokens;
+      }
       case "reply_branch_at_token": {
         const { treeId, message } = treeOf(args.nodeId as number);
         if (message.author !== "model") {

@@ -3,11 +3,11 @@
 // never change once written, so each piece's are read once and kept.
 import { backend, showingFailure, type PinloomError } from "./backend";
 import type { Conversation } from "./conversation.svelte";
-import type { ThreadMessage, TokenAlternative, TokenView } from "./bindings";
+import type { ReplyTokens, ThreadMessage, TokenAlternative, TokenView } from "./bindings";
 
 /// What a piece shows of its tokens: nothing (they are off, or it is the person's); they are
-/// being read; its server reported none; they spell another text than the piece's (it was
-/// edited); or the tokens themselves.
+/// being read; its server reported none; they spell another text than the piece's (a token ended
+/// inside a character: the backend says so); or the tokens themselves.
 export type TokensOnShow =
   | { kind: "off" }
   | { kind: "reading" }
@@ -72,9 +72,9 @@ export class TokenProbabilities {
   /// A branch is being made (its continuation may stream for a while after).
   branching = $state(false);
   error = $state<PinloomError | null>(null);
-  /// Each piece's tokens once read, null when its server reported none: replaced whole, never
-  /// changed in place, and held raw (a long continuation has thousands of tokens).
-  private read = $state.raw(new Map<number, TokenView[] | null>());
+  /// Each piece's tokens once read, as the backend judged them: replaced whole, never changed in
+  /// place, and held raw (a long continuation has thousands of tokens).
+  private read = $state.raw(new Map<number, ReplyTokens>());
   private readonly reading = new Set<number>();
 
   constructor(
@@ -108,11 +108,10 @@ export class TokenProbabilities {
     const { message } = piece.node;
     if (!this.shown || message.author !== "model") return { kind: "off" };
     if (!this.read.has(message.id)) return { kind: "reading" };
-    const tokens = this.read.get(message.id) ?? null;
+    const tokens = this.read.get(message.id) ?? { kind: "none" };
     // A branch made at a token, or a rewrite, is the person's text: no server reported it.
-    if (tokens === null) return { kind: "none", handwritten: piece.node.editedFrom !== null };
-    if (tokens.map((token) => token.text).join("") !== message.text) return { kind: "mismatch" };
-    return { kind: "shown", tokens };
+    if (tokens.kind === "none") return { kind: "none", handwritten: piece.node.editedFrom !== null };
+    return tokens;
   }
 
   /// The token of `piece` whose alternatives are open, and its place in the piece, if one is.

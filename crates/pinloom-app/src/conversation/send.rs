@@ -18,6 +18,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 use super::reply_drafts::Drafting;
+use super::tokens::kept_token;
 use crate::base::engine_inputs::{ANNOTATION_ID_BASE, exact_family, stored_counts, token_counts};
 use crate::base::pinloom::Pinloom;
 use crate::base::plan::{
@@ -257,6 +258,7 @@ impl Pinloom {
             provider_cut: receipt.verdict == Verdict::ProviderCut,
         });
         node.replaces_draft = draft;
+        node.reply_tokens = tokens.into_iter().map(kept_token).collect();
         let store = self.store.clone();
         let snapshot_cache = self.snapshot_cache.clone();
         let written = blocking(move || {
@@ -278,16 +280,6 @@ impl Pinloom {
                 calibration: calibration.map(|milli| (choice.name.as_str(), milli)),
             };
             let written = append_reply(&store, &node, &learned)?;
-            // The tokens are kept beside the reply; failing to keep them loses a view of it,
-            // never the reply.
-            if !tokens.is_empty() {
-                let kept = serde_json::to_string(&tokens)
-                    .map_err(anyhow::Error::new)
-                    .and_then(|json| Ok(store.set_reply_tokens(written.id, &json)?));
-                if let Err(error) = kept {
-                    tracing::warn!("the reply's tokens were not kept: {error:#}");
-                }
-            }
             if family.is_some() {
                 path.remember_counts(tokenizer, &plan.newly_counted);
             }

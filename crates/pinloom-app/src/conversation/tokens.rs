@@ -2,23 +2,30 @@
 //! and the likeliest others at its place; choosing another branches the document there.
 
 use pinloom_providers::TokenChoice;
-use pinloom_store::{Author, NodeId};
+use pinloom_store::{Author, NodeId, ReplyToken};
 
 use crate::base::pinloom::Pinloom;
 use crate::error::ApiError;
-use crate::json::{NodeView, TokenAlternative, TokenView};
+use crate::json::{NodeView, ReplyTokens, TokenAlternative, TokenView};
 
 impl Pinloom {
-    /// The tokens reply `node_id` was generated as, with their probabilities and alternatives;
-    /// none when its provider reported none (it was not asked, or does not say).
-    pub async fn reply_tokens(&self, node_id: i64) -> anyhow::Result<Option<Vec<TokenView>>> {
-        let kept = self
+    /// The tokens reply `node_id` was generated as, with their probabilities and alternatives:
+    /// none when its provider reported none (it was not asked, or does not say), and said when
+    /// they do not spell the reply's text.
+    pub async fn reply_tokens(&self, node_id: i64) -> anyhow::Result<ReplyTokens> {
+        let (text, tokens) = self
             .read("could not read the reply's tokens", move |store| {
-                Ok(store.reply_tokens(NodeId(node_id))?)
+                let node = store.node(NodeId(node_id))?;
+                Ok((node.text, store.reply_tokens(NodeId(node_id))?))
             })
             .await?;
-        let Some(choices) = read_tokens(kept) else { return Ok(None) };
-        Ok(Some(choices.into_iter().map(token_view).collect()))
+        Ok(match tokens {
+            None => ReplyTokens::None,
+            Some(tokens) if !spell(&tokens, &text) => ReplyTokens::Mismatch,
+            Some(tokens) => {
+                ReplyTokens::Shown { tokens: tokens.into_iter().map(token_view).collect() }
+            }
+        })
     }
 
     /// Branches reply `node_id` at its token `index`: a new sibling with the reply's text up to
@@ -46,7 +53,14 @@ impl Pinloom {
                 Ok((node.text, store.reply_tokens(NodeId(node_id))?))
             })
             .await?;
-        let tokens = read_tokens(tokens).unwrap_or_default();
+        let tokens = tokens.unwrap_or_default();
+        if !spell(&tokens, &text) {
+            return Err(ApiError::invalid_input(
+                "this continuation's text is not the one its tokens spell (a token split inside \
+                 a character); edit it by hand instead",
+            )
+            .into());
+        }
         let index = usize::try_from(index).unwrap_or(usize::MAX);
         if index >= tokens.len() {
             return Err(ApiError::invalid_input(format!(
@@ -58,31 +72,61 @@ impl Pinloom {
             .into());
         }
         let before: String = tokens[..index].iter().map(|token| token.token.as_str()).collect();
-        if !text.starts_with(&before) {
-            return Err(ApiError::invalid_input(
-                "this continuation's text is not the one its tokens spell (a token split inside \
-                 a character); edit it by hand instead",
-            )
-            .into());
-        }
         self.edit_reply(node_id, format!("{before}{alternative}")).await
     }
 }
 
-/// The tokens kept for a reply, as stored. Pinloom wrote them itself; unreadable ones read as
-/// none rather than failing a view.
-fn read_tokens(kept: Option<String>) -> Option<Vec<TokenChoice>> {
-    serde_json::from_str(&kept?).ok()
+/// Whether `tokens` spell `text` exactly: the one check of it, for the loom's view and for a
+/// branch. They may not, when a token ends inside a character (its bytes split between two).
+fn spell(tokens: &[ReplyToken], text: &str) -> bool {
+    let mut rest = text;
+    tokens.iter().all(|token| match rest.strip_prefix(token.token.as_str()) {
+        Some(after) => {
+            rest = after;
+            true
+        }
+        None => false,
+    }) && rest.is_empty()
 }
 
-fn token_view(choice: TokenChoice) -> TokenView {
+/// A token as its provider reported it, as the store keeps it.
+pub(in crate::conversation) fn kept_token(choice: TokenChoice) -> ReplyToken {
+    ReplyToken { token: choice.token, logprob: choice.logprob, top: choice.top }
+}
+
+fn token_view(token: ReplyToken) -> TokenView {
     TokenView {
-        probability: choice.logprob.exp(),
-        alternatives: choice
+        probability: token.logprob.exp(),
+        alternatives: token
             .top
             .into_iter()
             .map(|(text, logprob)| TokenAlternative { text, probability: logprob.exp() })
             .collect(),
-        text: choice.token,
+        text: token.token,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use pinloom_store::ReplyToken;
+
+    use super::spell;
+
+    fn tokens(texts: &[&str]) -> Vec<ReplyToken> {
+        texts
+            .iter()
+            .map(|text| ReplyToken { token: (*text).to_owned(), logprob: -0.5, top: Vec::new() })
+            .collect()
+    }
+
+    #[test]
+    fn tokens_spell_a_text_only_whole_and_in_order() {
+        assert!(spell(&tokens(&[" The", " tide", " ran"]), " The tide ran"));
+        assert!(spell(&tokens(&[]), ""));
+        // A token ending inside a character comes as a replacement character.
+        assert!(!spell(&tokens(&[" caf", "\u{fffd}"]), " café"));
+        assert!(!spell(&tokens(&[" The", " tide"]), " The tide ran"), "a text longer");
+        assert!(!spell(&tokens(&[" The", " tide", " ran"]), " The tide"), "a text shorter");
+        assert!(!spell(&tokens(&[" tide", " The"]), " The tide"), "out of order");
     }
 }

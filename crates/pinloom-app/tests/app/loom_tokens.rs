@@ -2,6 +2,7 @@
 //! probabilities and alternatives, and branched from.
 
 use pinloom_app::ApiError;
+use pinloom_app::json::ReplyTokens;
 use pinloom_test_server::{Answer, Server};
 
 use crate::wire::{continue_locally, essay, pinloom_with};
@@ -43,7 +44,9 @@ async fn a_continuations_tokens_are_kept_shown_and_branched_from() {
     assert_eq!(reply.text, " slowly seaward");
     assert_eq!(server.seen()[0].json()["logprobs"], 5, "the server was asked for five a place");
 
-    let tokens = pinloom.reply_tokens(reply.id).await.unwrap().unwrap();
+    let ReplyTokens::Shown { tokens } = pinloom.reply_tokens(reply.id).await.unwrap() else {
+        panic!("the tokens were kept with the reply, and spell it");
+    };
     let texts: Vec<&str> = tokens.iter().map(|token| token.text.as_str()).collect();
     assert_eq!(texts, [" slowly", " seaward"]);
     assert!((tokens[1].probability - (-0.9_f64).exp()).abs() < 1e-9);
@@ -64,5 +67,5 @@ async fn a_continuations_tokens_are_kept_shown_and_branched_from() {
         ApiError::from(pinloom.branch_at_token(opening.id, 0, " x".into()).await.unwrap_err());
     assert!(refused.message.contains("only a model's continuation"), "{}", refused.message);
     // The branch is the person's text: it has no tokens of its own until it is continued.
-    assert!(pinloom.reply_tokens(branch.message.id).await.unwrap().is_none());
+    assert_eq!(pinloom.reply_tokens(branch.message.id).await.unwrap(), ReplyTokens::None);
 }

@@ -751,6 +751,7 @@ fn insert_message_record(
         token_counts: token_counts.iter().map(|(family, n)| (family.clone(), *n)).collect(),
         created_at_ms: *created_at_ms,
         receipt: None,
+        reply_tokens: Vec::new(),
         replaces_draft: None,
     };
     if let Some(parent) = parent_id
