@@ -11,11 +11,12 @@ mod small_budgets;
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group};
+use pinloom_engine::family::request_body;
 use pinloom_engine::incremental::append_node;
 use pinloom_engine::plan::{ContextPlan, PruneReason, SliceKind};
 use pinloom_engine::planner::plan;
 use pinloom_engine::profile::{ModelProfile, ProviderFamily, RoleRules};
-use pinloom_engine::render::{chat_request, request_body};
+use pinloom_engine::render::chat_request;
 use pinloom_engine::settings::{Settings, TruncationStrategy};
 use pinloom_engine::snapshot::{
     Anchor, Author, CachedCount, Compaction, NodeId, NodeRecord, ParentEdge, Part, PinId,

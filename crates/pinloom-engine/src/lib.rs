@@ -13,9 +13,9 @@
 
 #![deny(missing_docs)]
 
+mod ancestry;
 pub mod error;
 pub mod family;
-pub mod images;
 pub mod incremental;
 pub mod permitted;
 pub mod plan;

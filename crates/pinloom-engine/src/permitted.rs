@@ -34,7 +34,7 @@
 //! [`PruneReason::OffPath`]: crate::plan::PruneReason::OffPath
 //! [`Provenance::ChosenToFuse`]: crate::plan::Provenance::ChosenToFuse
 
-use crate::planner::ancestry::AncestorPath;
+use crate::ancestry::AncestorPath;
 use crate::snapshot::{AttachmentScope, NodeId, Snapshot};
 
 /// Where each of `nodes` sits on the path (its index in `path.nodes`), `None` for a node off

@@ -15,7 +15,6 @@ use crate::error::{ProviderError, classify, env_hint};
 use crate::keys::ApiKey;
 use crate::retry::{RetryPolicy, parse_retry_after, with_retries};
 use crate::wire::{Framing, ProviderId, WireRequest};
-use pinloom_engine::profile::ProviderFamily;
 
 /// How long to wait at each stage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -455,14 +454,9 @@ pub(crate) fn key_header(
     provider: ProviderId,
     key: &str,
 ) -> Result<(reqwest::header::HeaderName, reqwest::header::HeaderValue), ProviderError> {
-    use reqwest::header::{AUTHORIZATION, HeaderName, HeaderValue};
-    let (name, text) = match provider.family() {
-        ProviderFamily::Anthropic => (HeaderName::from_static("x-api-key"), key.to_owned()),
-        ProviderFamily::Gemini => (HeaderName::from_static("x-goog-api-key"), key.to_owned()),
-        ProviderFamily::OpenAiCompatible | ProviderFamily::Ollama => {
-            (AUTHORIZATION, format!("Bearer {key}"))
-        }
-    };
+    use reqwest::header::{HeaderName, HeaderValue};
+    let (name, text): (HeaderName, String) =
+        crate::family::wire_of(provider.family()).key_header(key);
     let mut value = HeaderValue::from_str(&text)
         .map_err(|_| ProviderError::KeyUnusable { provider: provider.display_name() })?;
     value.set_sensitive(true);

@@ -12,9 +12,9 @@
 //! it; no search hits (the bench has no full-text index; in the app both recover some by search).
 
 use pinloom_engine::ContextPlan;
+use pinloom_engine::family::request_body;
 use pinloom_engine::planner::plan;
 use pinloom_engine::profile::{ModelProfile, ProviderFamily};
-use pinloom_engine::render::request_body;
 use pinloom_engine::settings::Settings;
 use pinloom_engine::snapshot::{
     Author, CachedCount, Compaction, NodeId, NodeRecord, ParentEdge, Snapshot, TreeInfo,

@@ -6,10 +6,10 @@
 //! fit (what LangChain's `trim_messages` keeps), and the facts each request carries are counted;
 //! so are the plans whose first question was cut while its reply was kept as the start.
 
+use pinloom_engine::family::request_body;
 use pinloom_engine::plan::{SliceKind, SourceId};
 use pinloom_engine::planner::plan;
 use pinloom_engine::profile::{ModelProfile, ProviderFamily};
-use pinloom_engine::render::request_body;
 use pinloom_engine::settings::Settings;
 use pinloom_engine::snapshot::{Author, CachedCount, NodeRecord, ParentEdge, Snapshot};
 use pinloom_engine::tokens::Tokenizer;

@@ -5,7 +5,6 @@
 use std::collections::HashSet;
 
 use crate::error::EngineError;
-use crate::images;
 use crate::permitted;
 use crate::plan::{
     AfterStale, AncestorContent, AncestorEntry, ExcerptReason, MissingSummary, Origin, PruneReason,
@@ -206,7 +205,11 @@ impl<'a> Builder<'a> {
                 continue;
             }
             let label = format!("[image: {name}, {width}×{height}, {media_type}]");
-            let tokens = images::image_tokens(self.profile.family, *width, *height)
+            let tokens = self
+                .profile
+                .family
+                .rules()
+                .image_tokens(*width, *height)
                 .saturating_add(self.overhead);
             let source = SourceId::Attachment(a.id);
             if dialogue && self.profile.sees_images {

@@ -1,13 +1,12 @@
 //! From a snapshot to a context plan: ancestry, exclusion, system context, anchor, summaries by
 //! depth budget, history under the truncation strategy, the priority table, role rules.
 
-pub(crate) mod ancestry;
 mod collect;
 mod history;
 mod listing;
 mod select;
 
-pub use ancestry::{AncestorPath, ThreadSegment, ancestry};
+pub use crate::ancestry::{AncestorPath, ThreadSegment, ancestry};
 pub use collect::{FUSE_INSTRUCTION, FUSE_SOURCE_FRAMING};
 pub use listing::{excluded_from_listing, file_block, folder_listing, pdf_page_block};
 

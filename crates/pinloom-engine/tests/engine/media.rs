@@ -2,11 +2,11 @@
 //! see, sent as each wire family's image part with the message they belong to; a PDF kept page
 //! by page from its first page, its pages past the file limit or the budget left out as such.
 
-use pinloom_engine::images::image_tokens;
+use pinloom_engine::family::request_body;
 use pinloom_engine::plan::{PruneReason, SliceKind, SliceStatus, SourceId};
 use pinloom_engine::planner::plan;
 use pinloom_engine::profile::ProviderFamily;
-use pinloom_engine::render::{chat_request, request_body};
+use pinloom_engine::render::chat_request;
 use pinloom_engine::settings::Settings;
 use pinloom_engine::snapshot::{Attachment, AttachmentKind, AttachmentScope, Author, Part};
 use serde_json::Value;
@@ -50,7 +50,7 @@ fn an_image_costs_what_its_provider_counts_and_is_sent_with_its_message() {
         let p = plan(&t.snapshot, &model, &Settings::default()).unwrap();
         let slice = p.slices.iter().find(|s| s.kind == SliceKind::Image).unwrap();
         assert!(slice.is_included(), "{family:?}");
-        assert_eq!(slice.tokens, image_tokens(family, 1024, 1024), "{family:?}");
+        assert_eq!(slice.tokens, family.rules().image_tokens(1024, 1024), "{family:?}");
         // With the message it was attached to, before its text; not with the prompt.
         let request = chat_request(&p, &t.snapshot, &model);
         let first_user = &request.messages[0];

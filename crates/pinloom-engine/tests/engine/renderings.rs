@@ -1,9 +1,10 @@
 //! Snapshot tests of the renderings (expect-test: `UPDATE_EXPECT=1 cargo test` rewrites them).
 
 use expect_test::expect;
+use pinloom_engine::family::request_body;
 use pinloom_engine::planner::plan;
 use pinloom_engine::profile::{ProviderFamily, RoleRules};
-use pinloom_engine::render::{buffer_document, request_body};
+use pinloom_engine::render::buffer_document;
 use pinloom_engine::settings::Settings;
 use pinloom_engine::snapshot::{Author, TreeMode};
 use pinloom_engine::threadmind::{self, SummaryWrite, ThreadEntry, ThreadSection};
@@ -273,7 +274,7 @@ fn tool_body(family: ProviderFamily) -> String {
     let p = plan(&t.snapshot, &prof, &Settings::default()).unwrap();
     let written = request_body(&p, &t.snapshot, &prof);
     let request = pinloom_engine::render::chat_request(&p, &t.snapshot, &prof);
-    let value = pinloom_engine::render::wire_body(&request, &t.snapshot.tools, &prof);
+    let value = pinloom_engine::family::wire_body(&request, &t.snapshot.tools, &prof);
     assert_eq!(written, value.to_string(), "the two renderings of one body differ");
     written
 }
