@@ -8,58 +8,14 @@
 //! already handed over. The dialogs therefore run here, in the shell, not in the page: a path a
 //! dialog returned to the page would be indistinguishable from one the page made up.
 
-use std::collections::HashSet;
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::path::PathBuf;
 
 use pinloom_app::ApiError;
 use pinloom_app::json::ExportFormat;
 use tauri::{AppHandle, Runtime, State, WebviewWindow};
 use tauri_plugin_dialog::{DialogExt, FileDialogBuilder, FilePath};
 
-use crate::AppState;
-
-/// What the person chose with a dialog or a drop since the app started.
-#[derive(Debug, Default)]
-pub(crate) struct ChosenFiles {
-    paths: Mutex<HashSet<PathBuf>>,
-}
-
-/// What a chosen path is for, to say in a refusal what to do instead.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Use {
-    Import,
-    Export,
-    Attach,
-}
-
-impl ChosenFiles {
-    /// Remembers paths the person chose, as the dialog or the drop gave them.
-    pub(crate) fn remember(&self, paths: impl IntoIterator<Item = PathBuf>) {
-        let mut chosen = self.paths.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        chosen.extend(paths);
-    }
-
-    /// The path itself if the person chose it in this session, else a refusal saying how to
-    /// choose it. Compared as given: the window hands back exactly what it was handed.
-    pub(crate) fn check(&self, path: &str, to: Use) -> Result<PathBuf, ApiError> {
-        let path = Path::new(path);
-        let chosen = self.paths.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if chosen.contains(path) {
-            return Ok(path.to_owned());
-        }
-        let how = match to {
-            Use::Import => "choose it with Import… or drop it on the tree list",
-            Use::Export => "choose where to save with Export…",
-            Use::Attach => "choose it with Files… or Folder…, or drop it on the conversation",
-        };
-        Err(ApiError::invalid_input(format!(
-            "{} was not chosen in this window: Pinloom reads and writes only the files you pick \
-             in its dialogs or drop on it; {how}",
-            path.display()
-        )))
-    }
-}
+use crate::state::AppState;
 
 /// A dialog over the window, titled.
 fn dialog<R: Runtime>(
@@ -153,30 +109,4 @@ pub(crate) async fn choose_attachments(
     })
     .await;
     Ok(chosen(&state, picked))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_a_path_the_person_chose_is_accepted() {
-        let chosen = ChosenFiles::default();
-        let refused = chosen.check("/home/someone/.ssh/id_ed25519", Use::Attach).unwrap_err();
-        assert_eq!(
-            refused.message,
-            "/home/someone/.ssh/id_ed25519 was not chosen in this window: Pinloom reads and \
-             writes only the files you pick in its dialogs or drop on it; choose it with Files… \
-             or Folder…, or drop it on the conversation"
-        );
-        chosen.remember([PathBuf::from("/home/someone/notes.md")]);
-        assert_eq!(
-            chosen.check("/home/someone/notes.md", Use::Attach).unwrap(),
-            PathBuf::from("/home/someone/notes.md")
-        );
-        // Not its folder, a path through it or a prefix of it.
-        for other in ["/home/someone", "/home/someone/notes.md/..", "/home/someone/notes"] {
-            assert!(chosen.check(other, Use::Export).is_err(), "{other}");
-        }
-    }
 }

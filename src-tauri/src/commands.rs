@@ -10,9 +10,9 @@ use tauri::ipc::Channel;
 use tauri::{AppHandle, State};
 use tauri_specta::Event;
 
-use crate::AppState;
-use crate::chosen_files::Use;
 use crate::preferences::{self, UiPreferences};
+use crate::state::AppState;
+use crate::state::Use;
 
 /// Sent after any change to the list of trees or their contents, so every window refreshes.
 #[derive(Debug, Clone, Serialize, Deserialize, specta::Type, tauri_specta::Event)]
@@ -252,7 +252,7 @@ pub(crate) async fn about(state: State<'_, AppState>) -> Result<About, ApiError>
         version: env!("CARGO_PKG_VERSION").to_owned(),
         data_folder: data_dir.display().to_string(),
         database: data_dir.join(pinloom_app::DATABASE_FILE_NAME).display().to_string(),
-        log_folder: data_dir.join(crate::LOG_FOLDER).display().to_string(),
+        log_folder: data_dir.join(crate::state::LOG_FOLDER).display().to_string(),
     })
 }
 

@@ -2,22 +2,17 @@
 //! over a channel, stopping a reply, previews, comparison and the budget panel. Each adapts one
 //! application-layer use case.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-
 use pinloom_app::json::{
     AncestorView, BackgroundRequestView, CompactionView, CompareReach, Comparison,
     DeletedThreadView, Exchange, FanOut, LaneAnswer, ModelProfile, NodeView, PinView, PlanView,
     RequestView, SendTarget, SliceView, SummaryView, ThreadMessage, ThreadView, TreeSpending,
 };
-use pinloom_app::{
-    ApiError, CancellationToken, FanOutLane, NodeAction, Receipt, ReplyEvent, RequestDiff,
-};
+use pinloom_app::{ApiError, FanOutLane, NodeAction, Receipt, ReplyEvent, RequestDiff};
 use serde::Serialize;
 use tauri::State;
 use tauri::ipc::Channel;
 
-use crate::AppState;
+use crate::state::AppState;
 
 /// The person has started writing in a composer: the vocabularies a written message is counted
 /// with load now, on a thread of their own, so its send does not wait for them (the window does
@@ -52,49 +47,6 @@ pub(crate) enum ReplyPiece {
         /// How many characters are saved.
         characters: u32,
     },
-}
-
-/// The replies streaming now, by the window's request id, so the window can stop one.
-#[derive(Debug, Default)]
-pub(crate) struct Streaming {
-    replies: Mutex<HashMap<u32, CancellationToken>>,
-}
-
-impl Streaming {
-    fn start(&self, request_id: u32) -> Result<CancellationToken, ApiError> {
-        Ok(self.start_all(&[request_id])?.remove(0))
-    }
-
-    /// Tokens for replies under these request ids, all or none: an id already streaming, or
-    /// given twice, is refused, since only one reply could then be stopped by it.
-    fn start_all(&self, request_ids: &[u32]) -> Result<Vec<CancellationToken>, ApiError> {
-        let mut replies = self.lock();
-        for (at, id) in request_ids.iter().enumerate() {
-            if replies.contains_key(id) || request_ids[..at].contains(id) {
-                return Err(ApiError::invalid_input(format!(
-                    "request id {id} is already streaming a reply; each reply needs an id of its \
-                     own to be stopped by"
-                )));
-            }
-        }
-        Ok(request_ids
-            .iter()
-            .map(|id| {
-                let token = CancellationToken::new();
-                replies.insert(*id, token.clone());
-                token
-            })
-            .collect())
-    }
-
-    fn finish(&self, request_id: u32) {
-        self.lock().remove(&request_id);
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u32, CancellationToken>> {
-        // A token map cannot be left half-written; a poisoned lock is safe to keep using.
-        self.replies.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
 }
 
 /// A piece of one model's reply in a fan-out, or that model's answer once it ends.
@@ -518,24 +470,6 @@ pub(crate) async fn profile_save(
     profile: ModelProfile,
 ) -> Result<ModelProfile, ApiError> {
     Ok(state.pinloom()?.save_model_profile(profile).await?)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Streaming;
-
-    #[test]
-    fn a_request_id_streams_one_reply_at_a_time() {
-        let streaming = Streaming::default();
-        let first = streaming.start(1).unwrap();
-        assert!(streaming.start(1).is_err(), "a second reply under a streaming id");
-        assert!(streaming.start_all(&[2, 2]).is_err(), "one id twice in a fan-out");
-        assert!(streaming.start_all(&[3, 1]).is_err(), "an id already streaming");
-        assert!(streaming.start(3).is_ok(), "a refused fan-out started nothing");
-        streaming.finish(1);
-        assert!(!first.is_cancelled());
-        assert!(streaming.start(1).is_ok(), "a finished id is free again");
-    }
 }
 
 /// What tree `tree_id` cost: its replies and the requests made on their own.

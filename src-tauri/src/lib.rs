@@ -11,36 +11,21 @@ mod conversation;
 mod preferences;
 mod provider_settings;
 mod rendering;
+mod state;
 mod sync_commands;
 mod tree_tools;
 
 use std::path::PathBuf;
 
 use pinloom_app::{ApiError, Pinloom};
+
 use serde::Serialize;
 use specta_typescript::Typescript;
+use state::{AppState, LOG_FOLDER};
 use tauri::Manager;
 
 /// Where the committed bindings live, relative to the repository root.
 pub const BINDINGS_PATH: &str = "ui/src/lib/bindings.ts";
-
-/// What every command reaches through Tauri's state.
-struct AppState {
-    /// The open application, or why it could not be opened. A failure is kept, not fatal, so the
-    /// window can show the person what went wrong and what to do.
-    pinloom: Result<Pinloom, ApiError>,
-    data_dir: PathBuf,
-    /// The replies streaming now, so the window can stop one.
-    streaming: conversation::Streaming,
-    /// The files the person chose with a dialog or a drop: the only ones the window may name.
-    chosen: chosen_files::ChosenFiles,
-}
-
-impl AppState {
-    fn pinloom(&self) -> Result<&Pinloom, ApiError> {
-        self.pinloom.as_ref().map_err(Clone::clone)
-    }
-}
 
 /// The one description of the IPC surface: commands, events and their types.
 pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
@@ -157,9 +142,6 @@ pub fn export_bindings(path: &std::path::Path) -> anyhow::Result<()> {
         )
         .map_err(|error| anyhow::anyhow!("could not export the bindings: {error}"))
 }
-
-/// The folder in the data folder that holds the log files.
-const LOG_FOLDER: &str = "logs";
 
 /// Logs to standard error and to a file in the data folder (`logs/pinloom.YYYY-MM-DD.log`, a new
 /// one each day, the last seven kept), at the level `PINLOOM_LOG` chooses (`warn,pinloom=info`

@@ -4,7 +4,7 @@ use pinloom_app::ApiError;
 use pinloom_app::json::{ConnectionCheck, KeyStatus, ModelProfile, ModelsReady, ProfileChoices};
 use tauri::State;
 
-use crate::AppState;
+use crate::state::AppState;
 
 #[tauri::command]
 #[specta::specta]

@@ -5,7 +5,7 @@ use pinloom_app::ApiError;
 use pinloom_app::json::{SyncReport, SyncStatus};
 use tauri::State;
 
-use crate::AppState;
+use crate::state::AppState;
 
 /// Where this database syncs, whether on its own, the last result and what waits.
 #[tauri::command]

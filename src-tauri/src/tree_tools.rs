@@ -8,8 +8,8 @@ use pinloom_app::json::{
 };
 use tauri::State;
 
-use crate::AppState;
-use crate::chosen_files::Use;
+use crate::state::AppState;
+use crate::state::Use;
 
 #[tauri::command]
 #[specta::specta]

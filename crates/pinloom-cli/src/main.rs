@@ -715,7 +715,7 @@ async fn main() -> ExitCode {
     // A bug is still one line and exit code 2, as every other failure: no backtrace for a
     // person reading a terminal or a script reading stderr.
     std::panic::set_hook(Box::new(|info| {
-        let message = one_line(&info.to_string());
+        let message = terminal::one_line(&info.to_string());
         eprintln!("pinloom: internal error, please report it: {message}");
         std::process::exit(2);
     }));
@@ -733,7 +733,7 @@ async fn main() -> ExitCode {
         return match pinloom {
             Ok(pinloom) => sending::run(pinloom, send).await,
             Err(error) => {
-                eprintln!("pinloom: {}", one_line(&ApiError::from(error).message));
+                eprintln!("pinloom: {}", terminal::one_line(&ApiError::from(error).message));
                 ExitCode::from(2)
             }
         };
@@ -752,7 +752,7 @@ async fn main() -> ExitCode {
                 {
                     eprintln!(
                         "pinloom: could not write the output: {}",
-                        one_line(&error.to_string())
+                        terminal::one_line(&error.to_string())
                     );
                     return ExitCode::from(2);
                 }
@@ -763,7 +763,7 @@ async fn main() -> ExitCode {
             // The same `{ code, message }` the app's window gets, in words on stderr, on one line;
             // the code stays in the message's words, the exit status is 2 for every failure.
             let error = ApiError::from(error);
-            eprintln!("pinloom: {}", one_line(&error.message));
+            eprintln!("pinloom: {}", terminal::one_line(&error.message));
             ExitCode::from(2)
         }
     }
@@ -1009,10 +1009,4 @@ fn sending_command(command: &Command) -> Option<sending::Send> {
         _ => return None,
     };
     Some(sending::Send { place, profile: reply.profile.clone(), json: reply.json })
-}
-
-/// A message on one line, as it may be printed: line breaks inside it become spaces, and what a
-/// terminal would obey is shown instead (a server's error body is the server's text).
-fn one_line(message: &str) -> String {
-    terminal::shown(&message.split_whitespace().collect::<Vec<_>>().join(" ")).into_owned()
 }

@@ -84,7 +84,7 @@ pub(crate) async fn run(pinloom: Pinloom, send: Send) -> ExitCode {
         Ok(code) => code,
         Err(error) => {
             let error = ApiError::from(error);
-            eprintln!("pinloom: {}", crate::one_line(&error.message));
+            eprintln!("pinloom: {}", crate::terminal::one_line(&error.message));
             ExitCode::from(exit_code(error.code))
         }
     }
@@ -136,7 +136,7 @@ async fn send_and_show(pinloom: &Pinloom, send: Send) -> anyhow::Result<ExitCode
     Ok(match &exchange.interruption {
         None => ExitCode::SUCCESS,
         Some(broke) => {
-            eprintln!("pinloom: {}", crate::one_line(&broke.message));
+            eprintln!("pinloom: {}", crate::terminal::one_line(&broke.message));
             ExitCode::from(exit_code(broke.code).max(1))
         }
     })
@@ -244,7 +244,7 @@ impl Shown {
                     }
                     eprintln!(
                         "pinloom: {} — trying again in {} s (try {attempt}); the reply starts over",
-                        crate::one_line(reason),
+                        crate::terminal::one_line(reason),
                         wait.as_secs()
                     );
                     self.any = false;

@@ -40,6 +40,12 @@ pub(crate) fn shown(text: &str) -> Cow<'_, str> {
     Cow::Owned(safe)
 }
 
+/// A message on one line, as it may be printed: line breaks inside it become spaces, and what a
+/// terminal would obey is shown instead (a server's error body is the server's text).
+pub(crate) fn one_line(message: &str) -> String {
+    shown(&message.split_whitespace().collect::<Vec<_>>().join(" ")).into_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
