@@ -197,7 +197,8 @@ export class Harness {
     this.dataDir = mkdtempSync(join(tmpdir(), "pinloom-e2e-"));
     const display = freeDisplay();
     this.display = display;
-    this.spawn("Xvfb", [display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"]);
+    // Large enough for the largest window a test sizes (1920×1080, the layout at desktop size).
+    this.spawn("Xvfb", [display, "-screen", "0", "1920x1080x24", "-nolisten", "tcp"]);
     await waitFor(() => existsSync(`/tmp/.X11-unix/X${display.slice(1)}`), "Xvfb to start");
 
     this.port = await freePort();
@@ -595,6 +596,16 @@ export class Harness {
       if (source.exitCode === null) source.kill("SIGKILL");
       living.delete(source);
     }
+  }
+
+  /// Sizes the window to `width` × `height` and waits until the page has taken the new width.
+  async resize(width, height) {
+    await this.driver.manage().window().setRect({ width, height });
+    await this.driver.wait(
+      async () => (await this.driver.executeScript("return window.innerWidth")) <= width,
+      10_000,
+      `the window becomes ${width} wide`,
+    );
   }
 
   /// Saves the window as a PNG at `path` (relative to the repository root).

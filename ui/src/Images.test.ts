@@ -92,7 +92,7 @@ describe("the attachments bar", () => {
     await waitFor(() => expect(screen.getAllByTestId("attachment")).toHaveLength(2));
     const [image, pdf] = screen.getAllByTestId("attachment");
     expect(image!.querySelector("img")?.getAttribute("src")).toBe(PIXEL_PNG);
-    expect(pdf!.textContent).toContain("📕");
+    expect(pdf!.querySelector('svg[data-icon="document"]')?.getAttribute("aria-label")).toBe("PDF");
     expect(pdf!.textContent).toContain("/papers/meanders.pdf");
     expect(screen.getByTestId("attachment-pages").textContent).toBe("· 3 pages");
   });

@@ -50,7 +50,9 @@ describe("renderMarkdown", () => {
   it("renders the usual Markdown: emphasis, code, tables", () => {
     const html = renderMarkdown("**bold** and `code`\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```rust\nfn main() {}\n```");
     expect(html).toContain("<strong>bold</strong>");
-    expect(html).toContain("<table>");
+    // A wide table and a code block scroll sideways: each can take focus, so a keyboard scrolls it.
+    expect(html).toContain('<table tabindex="0">');
+    expect(html).toContain('<pre tabindex="0">');
     expect(html).toContain('class="hljs"');
     expect(html).toContain("hljs-keyword");
   });

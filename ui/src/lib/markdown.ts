@@ -72,8 +72,9 @@ function hookOnce(purifier: typeof DOMPurify) {
       if (kept.length > 0) node.setAttribute("class", kept.join(" "));
       else node.removeAttribute("class");
     }
-    // A code block scrolls sideways: it takes focus so the keyboard can scroll it too.
-    if (node.tagName === "PRE") node.setAttribute("tabindex", "0");
+    // A code block and a wide table scroll sideways: each takes focus so the keyboard can scroll
+    // it too.
+    if (node.tagName === "PRE" || node.tagName === "TABLE") node.setAttribute("tabindex", "0");
     if (node.tagName === "A") {
       const href = node.getAttribute("href");
       node.removeAttribute("href");

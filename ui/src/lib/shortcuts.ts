@@ -28,8 +28,8 @@ const plainKey = (...keys: string[]) => (event: KeyboardEvent) =>
   !command(event) && !event.altKey && keys.includes(event.key.toLowerCase());
 
 export const SHORTCUTS: readonly Shortcut[] = [
-  { keys: "Ctrl+Enter", what: "send the message to the chosen model", scope: "composer", action: "send", matches: (event) => event.key === "Enter" && command(event) },
-  { keys: "Alt+Enter", what: "add the message without asking for a reply", scope: "composer", action: "add", matches: (event) => event.key === "Enter" && event.altKey },
+  { keys: "Ctrl+Enter", what: "send the message to the chosen model (in a buffer tree: continue the document)", scope: "composer", action: "send", matches: (event) => event.key === "Enter" && command(event) },
+  { keys: "Alt+Enter", what: "add the message without asking for a reply (in a buffer tree: add it to the document)", scope: "composer", action: "add", matches: (event) => event.key === "Enter" && event.altKey },
   { keys: "Select text → Pin", what: "open a sub-thread on the passage", scope: "pointer" },
   { keys: "Compare… → Compare with picked", what: "two branches side by side from where they part", scope: "pointer" },
   { keys: "N or ]", what: "in a comparison: the next difference", scope: "comparison", action: "nextDifference", matches: plainKey("n", "]") },
