@@ -383,20 +383,29 @@ fn database(cli_db: Option<PathBuf>) -> anyhow::Result<PathBuf> {
 
 /// Opens the database; a missing one is created only for the MCP server (which a client may
 /// start before the app ever ran), an import and the sending commands.
-async fn open(path: PathBuf, create: bool) -> anyhow::Result<Pinloom> {
-    if !path.exists() {
-        if !create {
-            anyhow::bail!(ApiError::invalid_input(format!(
-                "there is no Pinloom database at {}; start the app once, or choose one with --db FILE",
-                path.display()
-            )));
-        }
-        if let Some(folder) = path.parent().filter(|folder| !folder.as_os_str().is_empty()) {
-            std::fs::create_dir_all(folder)
-                .with_context(|| format!("could not create the folder {}", folder.display()))?;
-        }
+async fn open(path: PathBuf) -> anyhow::Result<Pinloom> {
+    // Made on first use, by whichever command comes first: a person at a terminal may never open
+    // the window.
+    if !path.exists()
+        && let Some(folder) = path.parent().filter(|folder| !folder.as_os_str().is_empty())
+    {
+        std::fs::create_dir_all(folder)
+            .with_context(|| format!("could not create the folder {}", folder.display()))?;
     }
     Pinloom::open_database(path, Connections::default()).await
+}
+
+/// A remote as git will read it from the sync folder, where it runs: a path that names a folder
+/// from where the person stands made whole; a URL, or anything not found here, as it was given.
+fn remote_from_here(remote: String) -> anyhow::Result<String> {
+    let given = Path::new(&remote);
+    if given.is_absolute() || !given.exists() {
+        return Ok(remote);
+    }
+    let whole = given
+        .canonicalize()
+        .with_context(|| format!("could not read the remote folder {remote}"))?;
+    Ok(whole.to_string_lossy().into_owned())
 }
 
 /// The plan of a send from the target: the message named, or the newest of the thread.
@@ -587,12 +596,13 @@ async fn run_opening_its_own(
     let path = path.to_path_buf();
     Ok(Ok(match command {
         Command::Import { file } => {
-            let pinloom = open(path, true).await?;
+            let pinloom = open(path).await?;
             pinloom.import_file(file, |_| {}).await?.text()
         }
         Command::Sync { remote, team, with_profiles, without_profiles, json } => {
+            let remote = remote.map(remote_from_here).transpose()?;
             // A new machine's first sync makes the database the trees arrive in.
-            let pinloom = open(path, true).await?;
+            let pinloom = open(path).await?;
             if with_profiles || without_profiles {
                 pinloom.set_sync_profiles(with_profiles).await?;
             }
@@ -603,12 +613,13 @@ async fn run_opening_its_own(
             if json { serde_json::to_string(&report)? } else { report.text }
         }
         Command::Share { tree, team, remote, shared_by } => {
-            let pinloom = open(path, false).await?;
+            let remote = remote.map(remote_from_here).transpose()?;
+            let pinloom = open(path).await?;
             let tree = pinloom.tree_by_reference(tree).await?;
             pinloom.share_tree(tree, team, remote, shared_by).await?.text
         }
         Command::Mcp => {
-            let pinloom = open(path, true).await?;
+            let pinloom = open(path).await?;
             let folder = std::env::current_dir().context("could not read the working folder")?;
             let folder = folder.canonicalize().unwrap_or(folder);
             pinloom_mcp::serve_stdio(pinloom, folder.to_string_lossy().into_owned()).await?;
@@ -624,7 +635,7 @@ async fn run(cli: Cli) -> anyhow::Result<String> {
         Ok(said) => return Ok(said),
         Err(command) => command,
     };
-    let pinloom = open(path, false).await?;
+    let pinloom = open(path).await?;
     match command {
         Command::Context { target, profile, format } => match format {
             ContextFormat::Markdown => {
@@ -727,7 +738,7 @@ async fn main() -> ExitCode {
         // A person who lives in the terminal may never start the app: the first ask makes the
         // database, with the app's starting profiles.
         let pinloom = match database(cli.db.clone()) {
-            Ok(path) => open(path, true).await,
+            Ok(path) => open(path).await,
             Err(error) => Err(error),
         };
         return match pinloom {

@@ -319,13 +319,16 @@ async fn a_refused_plan_prints_no_request_and_exits_2() {
 }
 
 #[test]
-fn a_missing_database_is_named_with_what_to_do() {
+fn a_database_is_made_on_first_use_by_any_command() {
     let dir = tempfile::tempdir().unwrap();
-    let missing = dir.path().join("nowhere.sqlite3");
+    // In a folder that does not exist yet either: a person at a terminal may never open the window.
+    let missing = dir.path().join("new").join("trees.sqlite3");
     let (out, err, code) = pinloom(&missing, &["tree"]);
-    assert_eq!((out.as_str(), code), ("", 2));
-    assert!(err.contains("there is no Pinloom database at") && err.contains("--db FILE"), "{err}");
-    assert!(!missing.exists(), "nothing was created");
+    assert_eq!((out.as_str(), code), ("", 0), "{err}");
+    assert!(missing.exists(), "the database was made");
+    // And it is a database the next command reads, with the catalog's models seeded.
+    let (_, err, code) = pinloom(&missing, &["requests"]);
+    assert_eq!(code, 0, "{err}");
 }
 
 #[test]

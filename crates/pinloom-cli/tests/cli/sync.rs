@@ -108,6 +108,31 @@ impl Machines {
     }
 }
 
+/// A remote given as a path from where the person stands (`../trees.git`) is the folder they
+/// meant, though git runs in the sync folder.
+#[test]
+fn a_remote_path_is_read_from_where_the_person_stands() {
+    let machines = Machines::new();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_pinloom"));
+    command
+        .current_dir(machines.root.path().join("home"))
+        .arg("--db")
+        .arg(machines.db("laptop"))
+        .args(["sync", "--remote", "../trees.git"]);
+    machines.isolate(&mut command);
+    let output = command.output().unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(output.status.code(), Some(0), "{said}");
+    let whole = machines.remote().canonicalize().unwrap();
+    assert!(said.contains(&format!("Synced with {}", whole.display())), "{said}");
+    // Remembered whole: the next sync, from anywhere, finds it.
+    assert!(machines.sync("laptop").contains(&format!("Synced with {}", whole.display())));
+}
+
 /// The text of a tree as `pinloom tree <global id>` prints it (the same words on every machine).
 fn tree_text(machines: &Machines, machine: &str, global_id: &str) -> String {
     let (out, err, code) = machines.pinloom(machine, &["tree", global_id]);
