@@ -38,6 +38,13 @@ struct Cli {
     command: Command,
 }
 
+/// What `pinloom keys` does.
+#[derive(Debug, Subcommand)]
+enum KeysAction {
+    /// Which providers have a key, and whether from the environment or the OS keyring.
+    List,
+}
+
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Ask a model, streaming its reply: in a new tree, or continuing a message, a thread or the
@@ -187,6 +194,18 @@ enum Command {
         /// compactions) may take in 24 hours; `none` lifts the limit.
         #[arg(long, value_name = "TOKENS|none")]
         daily_tokens: Option<String>,
+    },
+    /// The model profiles, one a line: name, provider, model, window, and whether it can answer
+    /// now or what it lacks.
+    Models {
+        /// As JSON: the profiles, and which are ready and why the others are not.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Provider keys: which providers have one and where it comes from (never the key itself).
+    Keys {
+        #[command(subcommand)]
+        action: KeysAction,
     },
     /// The requests Pinloom made on its own (summaries, condensations, compactions), newest first: what each
     /// was for, the model, tokens planned and counted, cost, time, and how it ended. Replies keep
@@ -488,6 +507,64 @@ async fn requests(
     Ok(text)
 }
 
+/// `pinloom models`: every profile the person can send to, and whether it can answer now.
+async fn models(pinloom: &Pinloom, json: bool) -> anyhow::Result<String> {
+    let profiles = pinloom.model_profiles().await?;
+    let ready = pinloom.models_ready().await?;
+    if json {
+        return Ok(serde_json::to_string_pretty(&serde_json::json!({
+            "profiles": profiles,
+            "ready": ready,
+        }))?);
+    }
+    Ok(profiles
+        .iter()
+        .map(|profile| {
+            let state = if profile.imported_from.is_some() {
+                "came with an imported file: enable it in the window's Settings → Models from imported files"
+                    .to_owned()
+            } else if ready.ready.contains(&profile.name) {
+                "ready".to_owned()
+            } else {
+                ready
+                    .waiting
+                    .iter()
+                    .find(|waiting| waiting.profile == profile.name)
+                    .map_or_else(|| "not ready".to_owned(), |waiting| waiting.reason.clone())
+            };
+            format!(
+                "{}\t{}\t{}\t{} tokens\t{state}",
+                profile.name, profile.provider, profile.model_id, profile.context_window
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n"))
+}
+
+/// `pinloom keys list`: where each provider's key comes from, never the key.
+async fn keys(pinloom: &Pinloom) -> anyhow::Result<String> {
+    Ok(pinloom
+        .key_status()
+        .await?
+        .iter()
+        .map(|status| {
+            let source = match (status.from_environment, status.in_keyring, &status.problem) {
+                (true, _, _) => format!("from {}", status.variable),
+                (false, true, _) => "in the OS keyring".to_owned(),
+                // The keyring's own words are long (the window shows them in Settings).
+                (false, false, Some(_)) => {
+                    format!("none: the OS keyring cannot be used here; set {}", status.variable)
+                }
+                (false, false, None) => {
+                    format!("none: set {} or store one in the keyring", status.variable)
+                }
+            };
+            format!("{}\t{source}", status.display_name)
+        })
+        .collect::<Vec<_>>()
+        .join("\n"))
+}
+
 /// `pinloom settings`: the tree's settings after `changes`, saved when they changed anything.
 async fn settings(
     pinloom: &Pinloom,
@@ -653,6 +730,8 @@ async fn run(cli: Cli) -> anyhow::Result<String> {
             pinloom.tree_text(tree).await
         }
         Command::Requests { tree, limit, json } => requests(&pinloom, tree, limit, json).await,
+        Command::Models { json } => models(&pinloom, json).await,
+        Command::Keys { action: KeysAction::List } => keys(&pinloom).await,
         Command::Settings {
             tree,
             summaries,

@@ -318,6 +318,50 @@ async fn a_refused_plan_prints_no_request_and_exits_2() {
     assert_eq!(plan["body"], "", "the plan carries no body either");
 }
 
+/// `pinloom models` and `pinloom keys list` on a database made on first use: every profile with
+/// its provider, model and window, ready where its key is set and otherwise saying what it
+/// lacks; every key's source, and never a key.
+#[test]
+fn models_and_keys_are_listed_with_what_each_lacks() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("fresh.sqlite3");
+    let secret = "sk-test-never-printed-4f1c";
+    let run = |args: &[&str]| {
+        let output = Command::new(env!("CARGO_BIN_EXE_pinloom"))
+            .arg("--db")
+            .arg(&db)
+            .args(args)
+            .env_remove("PINLOOM_DATA_DIR")
+            .env_remove("ANTHROPIC_API_KEY")
+            .env("OPENAI_API_KEY", secret)
+            // Nothing listens there: no local server of this machine's is asked.
+            .env("PINLOOM_LOCAL_SERVERS", "llamacpp=http://127.0.0.1:9/v1")
+            .output()
+            .unwrap();
+        let out = String::from_utf8(output.stdout).unwrap();
+        let err = String::from_utf8(output.stderr).unwrap();
+        assert_eq!(output.status.code(), Some(0), "{err}");
+        assert!(!out.contains(secret) && !err.contains(secret), "a key was printed");
+        out
+    };
+    let models = run(&["models"]);
+    let gpt = models.lines().find(|line| line.starts_with("gpt-4o (OpenAI)\t")).expect(&models);
+    assert_eq!(
+        gpt.split('\t').collect::<Vec<_>>()[1..],
+        ["openai", "gpt-4o", "128000 tokens", "ready"]
+    );
+    let claude = models.lines().find(|line| line.contains("\tanthropic\t")).expect(&models);
+    assert!(claude.contains("ANTHROPIC_API_KEY"), "what it lacks: {claude}");
+    let json: serde_json::Value = serde_json::from_str(&run(&["models", "--json"])).unwrap();
+    assert!(
+        json["ready"]["ready"].as_array().unwrap().iter().any(|name| name == "gpt-4o (OpenAI)")
+    );
+    let keys = run(&["keys", "list"]);
+    assert!(keys.lines().any(|line| line == "OpenAI\tfrom OPENAI_API_KEY"), "{keys}");
+    let anthropic = keys.lines().find(|line| line.starts_with("Anthropic\t")).expect(&keys);
+    assert!(anthropic.contains("none") && anthropic.contains("ANTHROPIC_API_KEY"), "{anthropic}");
+}
+
 #[test]
 fn a_database_is_made_on_first_use_by_any_command() {
     let dir = tempfile::tempdir().unwrap();
