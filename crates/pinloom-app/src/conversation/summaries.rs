@@ -97,11 +97,10 @@ impl Pinloom {
     ) -> anyhow::Result<usize> {
         let summarizer =
             planned.settings.summarizer.clone().unwrap_or_else(|| planned.choice.name.clone());
-        let writes: Vec<Outcome> =
-            SummaryJob::all_missing(planned.tree.id, &planned.plan.missing_summaries, &summarizer)
-                .into_iter()
-                .filter_map(|job| self.start_summary(job, Retry::Unless(FRESH_FAILURE)))
-                .collect();
+        let writes: Vec<Outcome> = missing_jobs(planned, &summarizer)
+            .into_iter()
+            .filter_map(|job| self.start_summary(job, Retry::Unless(FRESH_FAILURE)))
+            .collect();
         if writes.is_empty() {
             return Ok(0);
         }
@@ -133,8 +132,7 @@ impl Pinloom {
             .context("could not choose a summariser for the new pin")?;
         let Some((planning_profile, summarizer)) = chosen else { return Ok(()) };
         let planned = self.plan_first_in_pin(PinId(pin_id), &planning_profile).await?;
-        let jobs =
-            SummaryJob::all_missing(planned.tree.id, &planned.plan.missing_summaries, &summarizer);
+        let jobs = missing_jobs(&planned, &summarizer);
         drop(planned);
         self.start_summaries(jobs);
         Ok(())
@@ -156,11 +154,7 @@ impl Pinloom {
         let views = crate::base::plan::ancestry_views(&planned);
         let summarizer = planned.settings.summarizer.clone().unwrap_or(profile);
         let prepare = prepare && planned.settings.summary_writing == SummaryWriting::WhenPinned;
-        let jobs = if prepare {
-            SummaryJob::all_missing(planned.tree.id, &planned.plan.missing_summaries, &summarizer)
-        } else {
-            Vec::new()
-        };
+        let jobs = if prepare { missing_jobs(&planned, &summarizer) } else { Vec::new() };
         drop(planned);
         self.start_summaries(jobs);
         Ok(views)
@@ -679,6 +673,11 @@ pub(in crate::conversation) struct Purpose {
     pub(in crate::conversation) kind: RequestKind,
     pub(in crate::conversation) thread: Option<PinId>,
     pub(in crate::conversation) up_to: NodeId,
+}
+
+/// The summaries `planned` lacks, each to be written by `summarizer`.
+fn missing_jobs(planned: &Planned, summarizer: &str) -> Vec<SummaryJob> {
+    SummaryJob::all_missing(planned.tree.id, &planned.plan.missing_summaries, summarizer)
 }
 
 /// How a background request went.
