@@ -368,6 +368,60 @@ pub struct Exchange {
     pub receipt: Option<Receipt>,
 }
 
+/// Where the person last asked from the terminal (`pinloom ask -c` continues there).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LastAsked {
+    /// Their question, or its reply once it was written.
+    pub node_id: i64,
+    /// Its tree.
+    pub tree_id: i64,
+    /// The question's text while it has no reply (the send failed or was stopped first).
+    pub unanswered: Option<String>,
+}
+
+/// One exchange of the log (`pinloom log`): a question and the reply it got, with what the
+/// reply's receipt says it took.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LoggedExchange {
+    /// The reply.
+    pub reply_id: i64,
+    /// Its tree.
+    pub tree_id: i64,
+    /// The tree's title.
+    pub tree_title: String,
+    /// The person's message it answers, when it answers one.
+    pub question_id: Option<i64>,
+    /// That message's text.
+    pub question: String,
+    /// The model profile that answered.
+    pub profile: String,
+    /// Tokens sent, by the provider's count when it gave one, else by the plan's.
+    pub prompt_tokens: u64,
+    /// Reply tokens the provider counted.
+    pub reply_tokens: Option<u64>,
+    /// What it cost, when the profile has prices.
+    pub cost_usd: Option<f64>,
+    /// When the reply was written, in milliseconds since the Unix epoch.
+    pub at_ms: i64,
+}
+
+/// A message found by a search across trees (`pinloom search`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FoundMessage {
+    /// Its tree.
+    pub tree_id: i64,
+    /// The tree's title.
+    pub tree_title: String,
+    /// The message and the start of its text.
+    #[serde(flatten)]
+    pub hit: SearchResult,
+    /// How well it matches, across every tree (lower is better: SQLite's bm25 rank).
+    pub rank: f64,
+}
+
 /// One candidate piece of context in a plan, included or cut with the reason.
 #[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
 #[serde(rename_all = "camelCase")]

@@ -27,6 +27,7 @@ pub use base::local_servers::LOCAL_SERVERS_VARIABLE;
 pub use conversation::attachments::MAX_FOLDER_ENTRIES;
 pub use conversation::fan_out::FAN_OUT_LANES;
 pub use conversation::fusing::FUSE_ANSWERS;
+pub use conversation::questions::{QuestionMaterial, ReadMaterial};
 pub use conversation::requests::REQUESTS_SHOWN;
 pub use conversation::summaries::CUT_SUMMARY_NOTE;
 pub use data_dir::{
@@ -48,7 +49,9 @@ pub use json::{
     NodeAction, PlanFormat, Prices, PromptState, Receipt, RequestDiff, ResourceText, SentSlice,
     ThreadMindReport, Verdict,
 };
+pub use pinloom_engine::threadmind::thousands;
 pub use pinloom_providers::ReplyEvent;
+pub use pinloom_store::SCHEMA_VERSION;
 pub use sync::OWN_REMOTE;
 #[cfg(feature = "test-seams")]
 pub use sync::sync_fuzz_case;

@@ -2,6 +2,9 @@
 //! names) and calls the same application layer, so a context assembled here is the one the app
 //! would send.
 
+mod messages;
+mod models;
+mod report;
 mod sending;
 mod terminal;
 
@@ -24,7 +27,10 @@ use pinloom_app::{
 #[command(
     name = "pinloom",
     version,
-    about = "Pinloom from the command line: the app's trees and contexts, without the window."
+    about = "Pinloom from the command line: the app's trees and contexts, without the window.",
+    after_help = "Exit status: 0 done; 1 the provider failed or broke off (what arrived is kept); \
+                  2 bad input or data (nothing written); 130 stopped with Ctrl+C (what arrived is \
+                  kept, marked incomplete)."
 )]
 struct Cli {
     /// The database file; the desktop app's by default (PINLOOM_DATA_DIR moves it, as for the app).
@@ -38,21 +44,17 @@ struct Cli {
     command: Command,
 }
 
-/// What `pinloom keys` does.
-#[derive(Debug, Subcommand)]
-enum KeysAction {
-    /// Which providers have a key, and whether from the environment or the OS keyring.
-    List,
-}
-
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Ask a model, streaming its reply: in a new tree, or continuing a message, a thread or the
-    /// latest conversation. Saved as the window saves it (drafts every second, the receipt).
+    /// Ask a model, streaming its reply: in a new tree, after a message, at the end of a thread,
+    /// or where you last asked (-c); with files (-a), system text (-s) and sampling (-o). Saved
+    /// as the window saves it (drafts every second, the receipt); one line on standard error
+    /// says what was sent, cut and summarised, and what it cost.
     Ask {
         /// The question; `-` reads it from standard input. Text piped in beside a question
         /// follows it.
-        question: String,
+        #[arg(required_unless_present = "again")]
+        question: Option<String>,
         /// Continue after this message, in its thread.
         #[arg(long, conflicts_with_all = ["tree", "continue_last"])]
         node: Option<i64>,
@@ -62,23 +64,36 @@ enum Command {
         /// The thread to continue (`main`, a pin's ThreadMind id, or its number).
         #[arg(long, requires = "tree", default_value = "main")]
         thread: String,
-        /// Continue the most recently changed tree's main thread.
+        /// Continue the conversation you last asked in from here, after its reply. When that
+        /// question has no reply yet (its send failed), asking it again in the same words, or
+        /// --again, answers it.
         #[arg(short = 'c', long)]
         continue_last: bool,
+        /// With -c: answer your last question again, as it was asked.
+        #[arg(long, requires = "continue_last")]
+        again: bool,
+        #[command(flatten)]
+        with: QuestionOptions,
         #[command(flatten)]
         reply: ReplyOptions,
     },
     /// Pin a passage of a message and ask in the sub-thread it opens, which sees the message's
-    /// ancestry and none of its other branches.
+    /// ancestry and none of its other branches; or close a pin (`pinloom pin close`).
+    #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
     Pin {
+        #[command(subcommand)]
+        action: Option<messages::PinAction>,
         /// The message holding the passage.
-        #[arg(long)]
-        node: i64,
+        #[arg(long, required = true)]
+        node: Option<i64>,
         /// The passage, word for word as the message reads it.
-        #[arg(long)]
-        passage: String,
+        #[arg(long, required = true)]
+        passage: Option<String>,
         /// The question; `-` reads it from standard input.
-        question: String,
+        #[arg(required = true)]
+        question: Option<String>,
+        #[command(flatten)]
+        with: QuestionOptions,
         #[command(flatten)]
         reply: ReplyOptions,
     },
@@ -102,12 +117,60 @@ enum Command {
         #[command(flatten)]
         reply: ReplyOptions,
     },
+    /// The model profiles, one a line: name, provider, model, window, and whether it can answer
+    /// now or what it lacks; `models add|edit|remove|default|found|enable` change them.
+    Models {
+        #[command(subcommand)]
+        action: Option<models::ModelsAction>,
+        /// As JSON: the profiles, which are ready and why the others are not, the default.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Provider keys: which providers have one and where it comes from (never the key itself);
+    /// `keys set PROVIDER` stores one from standard input.
+    Keys {
+        #[command(subcommand)]
+        action: models::KeysAction,
+    },
+    /// Whether this machine is ready: the database, the keyring, the models that can answer and
+    /// why the others cannot, local servers, git for sync.
+    Doctor,
+    /// The newest exchanges across trees: the reply's number, its tree, the model, the tokens
+    /// sent and replied, the cost and the question.
+    Log {
+        /// How many.
+        #[arg(short = 'n', long, default_value_t = 10)]
+        count: u32,
+        /// As JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Search every tree's messages (or one tree's) with the full-text index, best first.
+    Search {
+        /// The words to look for.
+        query: String,
+        /// Only this tree.
+        #[arg(long)]
+        tree: Option<String>,
+        /// How many.
+        #[arg(short = 'n', long, default_value_t = 20)]
+        limit: u32,
+        /// As JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A tree as indented text; the list of trees when no tree is given (number, ThreadMind
+    /// project id, title, size, and the global id every synced machine shares).
+    Tree {
+        /// The tree's number, ThreadMind project id or global id.
+        id: Option<String>,
+    },
     /// The context a send would carry: from a message, or from the newest message of a thread.
     Context {
         #[command(flatten)]
         target: Target,
-        /// The model profile (plan, report and request); the first one by name when absent.
-        #[arg(long)]
+        /// The model profile (plan, report and request); when absent, the one `ask` would use.
+        #[arg(long, short = 'm', alias = "model")]
         profile: Option<String>,
         /// How to show it.
         #[arg(long, value_enum, default_value_t = ContextFormat::Markdown)]
@@ -117,12 +180,6 @@ enum Command {
     Stats {
         #[command(flatten)]
         target: Target,
-    },
-    /// A tree as indented text; the list of trees when no tree is given (number, ThreadMind
-    /// project id, title, size, and the global id every synced machine shares).
-    Tree {
-        /// The tree's number, ThreadMind project id or global id.
-        id: Option<String>,
     },
     /// Keep messages out of every context from now on (the window's Exclude). A summary written
     /// from one of them no longer holds: it is not sent, and is written again.
@@ -136,6 +193,67 @@ enum Command {
         /// The messages, by the numbers `pinloom tree` shows.
         #[arg(required = true)]
         nodes: Vec<i64>,
+    },
+    /// Keep messages in every context the budget allows, whatever truncation cuts.
+    Keep {
+        /// The messages, by the numbers `pinloom tree` shows.
+        #[arg(required = true)]
+        nodes: Vec<i64>,
+    },
+    /// Let truncation treat kept messages as any other again.
+    Release {
+        /// The messages, by the numbers `pinloom tree` shows.
+        #[arg(required = true)]
+        nodes: Vec<i64>,
+    },
+    /// Delete messages with everything under them (restorable: `pinloom restore`).
+    Delete {
+        /// The messages, by the numbers `pinloom tree` shows.
+        #[arg(required = true)]
+        nodes: Vec<i64>,
+    },
+    /// Bring deleted messages back, with everything under them.
+    Restore {
+        /// The messages, by the numbers `pinloom tree` shows.
+        #[arg(required = true)]
+        nodes: Vec<i64>,
+    },
+    /// A note on a message: yours only, or sent with it in every context (--in-context).
+    Note {
+        /// The message.
+        node: i64,
+        /// The note; `-` reads it from standard input.
+        text: String,
+        /// Send it with the message in every context.
+        #[arg(long)]
+        in_context: bool,
+    },
+    /// A thread's summary: show it, write it yourself, or have it written again.
+    Summary {
+        #[command(subcommand)]
+        action: messages::SummaryAction,
+    },
+    /// Retitle a tree.
+    Title {
+        /// The tree (its number, ThreadMind project id or global id).
+        tree: String,
+        /// The new title.
+        text: String,
+    },
+    /// Compare two messages' branches: where they part, what each said, what each request
+    /// sent, what each cost, and which settings differ.
+    Compare {
+        /// The left message.
+        left: i64,
+        /// The right message.
+        right: i64,
+        /// Each side goes on down its newest continuation: two siblings of a fork compared as
+        /// the whole branches they start.
+        #[arg(long)]
+        branches: bool,
+        /// The profile a side without a receipt is planned for; the one `ask` would use.
+        #[arg(long, short = 'm', alias = "model")]
+        profile: Option<String>,
     },
     /// Compact a thread: its messages but the last turns are replaced in every request by a
     /// summary the summariser writes (the messages stay; `uncompact` sends them again).
@@ -195,18 +313,6 @@ enum Command {
         #[arg(long, value_name = "TOKENS|none")]
         daily_tokens: Option<String>,
     },
-    /// The model profiles, one a line: name, provider, model, window, and whether it can answer
-    /// now or what it lacks.
-    Models {
-        /// As JSON: the profiles, and which are ready and why the others are not.
-        #[arg(long)]
-        json: bool,
-    },
-    /// Provider keys: which providers have one and where it comes from (never the key itself).
-    Keys {
-        #[command(subcommand)]
-        action: KeysAction,
-    },
     /// The requests Pinloom made on its own (summaries, condensations, compactions), newest first: what each
     /// was for, the model, tokens planned and counted, cost, time, and how it ended. Replies keep
     /// theirs in their receipts.
@@ -252,9 +358,6 @@ enum Command {
         /// The file to read.
         file: PathBuf,
     },
-    /// Serve MCP on standard input and output: ThreadMind's tools, prompts and resources on this
-    /// database, plus pins. The active project and thread belong to the working folder.
-    Mcp,
     /// Sync every tree with a git remote your other machines sync with too: what is new here goes
     /// there, what is new there comes here. Git does the transport, with your credentials.
     /// Every team this database has joined is synced too (only the trees shared with it).
@@ -294,18 +397,58 @@ enum Command {
         #[arg(long = "as", value_name = "NAME")]
         shared_by: Option<String>,
     },
+    /// Serve MCP on standard input and output: ThreadMind's tools, prompts and resources on this
+    /// database, plus pins. The active project and thread belong to the working folder.
+    Mcp,
+    /// A completion script for your shell: `pinloom completions bash > ~/.local/share/bash-completion/completions/pinloom`.
+    Completions {
+        /// bash, zsh or fish.
+        shell: clap_complete::Shell,
+    },
+    /// The manual page, in roff: written when an installer is built (`man pinloom` after).
+    #[command(hide = true)]
+    ManPage,
 }
 
 /// How a reply is asked for and shown.
 #[derive(Debug, Args)]
 struct ReplyOptions {
     /// The model profile; else PINLOOM_PROFILE, else the one that wrote the thread's last reply,
-    /// else the first by name.
-    #[arg(long)]
+    /// else the default (`pinloom models default`), else the first by name that can answer.
+    #[arg(short = 'm', long = "model", alias = "profile", value_name = "PROFILE")]
     profile: Option<String>,
+    /// This send's sampling over the profile's, recorded with the reply: temperature=0.7,
+    /// top_p=0.9, max_tokens=500 (the reply limit). Repeat for more than one.
+    #[arg(short = 'o', long = "option", value_name = "KEY=VALUE")]
+    options: Vec<String>,
     /// JSON lines: each piece of the reply as it arrives, then the reply with its receipt.
     #[arg(long)]
     json: bool,
+    /// Print the reply once it has ended rather than as it arrives.
+    #[arg(long)]
+    no_stream: bool,
+    /// No line on standard error of what was sent, cut, summarised and what it cost.
+    #[arg(short = 'q', long)]
+    quiet: bool,
+}
+
+/// What goes with a question.
+#[derive(Debug, Args)]
+struct QuestionOptions {
+    /// A file for the model to read with the question: text, a PDF (its pages' text), or an
+    /// image for a model that sees. Repeat for more. It stays with the conversation below.
+    #[arg(short = 'a', long = "attach", value_name = "FILE")]
+    files: Vec<PathBuf>,
+    /// System text for this question and the conversation that continues from it, recorded
+    /// with it.
+    #[arg(short = 's', long, value_name = "TEXT")]
+    system: Option<String>,
+    /// A file whose text joins the system context (seed 002's Instruction role).
+    #[arg(long = "instruction", value_name = "FILE")]
+    instructions: Vec<PathBuf>,
+    /// A file whose text is reference material placed before the conversation (the Context role).
+    #[arg(long = "context", value_name = "FILE")]
+    contexts: Vec<PathBuf>,
 }
 
 /// A message, or a thread of a tree.
@@ -440,7 +583,12 @@ async fn plan(
         "a plan is made for a message; --format markdown shows its summaries",
     )
     .await?;
-    pinloom.plan_text(node, profile, format).await
+    // The profile `ask` would answer with, so a report shows the request a send would make.
+    let profile = match profile.or_else(|| std::env::var("PINLOOM_PROFILE").ok()) {
+        Some(profile) => profile,
+        None => pinloom.profile_for_reply(Some(node)).await?,
+    };
+    pinloom.plan_text(node, Some(profile), format).await
 }
 
 /// The message `target` names: the one given, or the newest of the thread given; a thread with
@@ -505,64 +653,6 @@ async fn requests(
         text.push_str(&format!("\n{}", spending_text(&pinloom.tree_spending(tree).await?)));
     }
     Ok(text)
-}
-
-/// `pinloom models`: every profile the person can send to, and whether it can answer now.
-async fn models(pinloom: &Pinloom, json: bool) -> anyhow::Result<String> {
-    let profiles = pinloom.model_profiles().await?;
-    let ready = pinloom.models_ready().await?;
-    if json {
-        return Ok(serde_json::to_string_pretty(&serde_json::json!({
-            "profiles": profiles,
-            "ready": ready,
-        }))?);
-    }
-    Ok(profiles
-        .iter()
-        .map(|profile| {
-            let state = if profile.imported_from.is_some() {
-                "came with an imported file: enable it in the window's Settings → Models from imported files"
-                    .to_owned()
-            } else if ready.ready.contains(&profile.name) {
-                "ready".to_owned()
-            } else {
-                ready
-                    .waiting
-                    .iter()
-                    .find(|waiting| waiting.profile == profile.name)
-                    .map_or_else(|| "not ready".to_owned(), |waiting| waiting.reason.clone())
-            };
-            format!(
-                "{}\t{}\t{}\t{} tokens\t{state}",
-                profile.name, profile.provider, profile.model_id, profile.context_window
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("\n"))
-}
-
-/// `pinloom keys list`: where each provider's key comes from, never the key.
-async fn keys(pinloom: &Pinloom) -> anyhow::Result<String> {
-    Ok(pinloom
-        .key_status()
-        .await?
-        .iter()
-        .map(|status| {
-            let source = match (status.from_environment, status.in_keyring, &status.problem) {
-                (true, _, _) => format!("from {}", status.variable),
-                (false, true, _) => "in the OS keyring".to_owned(),
-                // The keyring's own words are long (the window shows them in Settings).
-                (false, false, Some(_)) => {
-                    format!("none: the OS keyring cannot be used here; set {}", status.variable)
-                }
-                (false, false, None) => {
-                    format!("none: set {} or store one in the keyring", status.variable)
-                }
-            };
-            format!("{}\t{source}", status.display_name)
-        })
-        .collect::<Vec<_>>()
-        .join("\n"))
 }
 
 /// `pinloom settings`: the tree's settings after `changes`, saved when they changed anything.
@@ -713,6 +803,10 @@ async fn run(cli: Cli) -> anyhow::Result<String> {
         Err(command) => command,
     };
     let pinloom = open(path).await?;
+    let command = match run_on_messages(&pinloom, command).await? {
+        Ok(said) => return Ok(said),
+        Err(command) => command,
+    };
     match command {
         Command::Context { target, profile, format } => match format {
             ContextFormat::Markdown => {
@@ -730,8 +824,9 @@ async fn run(cli: Cli) -> anyhow::Result<String> {
             pinloom.tree_text(tree).await
         }
         Command::Requests { tree, limit, json } => requests(&pinloom, tree, limit, json).await,
-        Command::Models { json } => models(&pinloom, json).await,
-        Command::Keys { action: KeysAction::List } => keys(&pinloom).await,
+        Command::Models { action, json } => models::models(&pinloom, action, json).await,
+        Command::Keys { action } => models::keys(&pinloom, action).await,
+        Command::Doctor => models::doctor(&pinloom).await,
         Command::Settings {
             tree,
             summaries,
@@ -762,8 +857,6 @@ async fn run(cli: Cli) -> anyhow::Result<String> {
             pinloom.undo_compaction(id).await?;
             Ok(format!("Compaction {id} undone: its messages are sent as they are again."))
         }
-        Command::Exclude { nodes } => mark(&pinloom, &nodes, NodeAction::Exclude).await,
-        Command::Include { nodes } => mark(&pinloom, &nodes, NodeAction::Include).await,
         Command::Tree { id: None } => tree_list(&pinloom).await,
         Command::Export {
             tree,
@@ -791,11 +884,42 @@ async fn run(cli: Cli) -> anyhow::Result<String> {
         Command::Import { .. } | Command::Mcp | Command::Sync { .. } | Command::Share { .. } => {
             Ok(String::new())
         }
-        Command::Ask { .. }
-        | Command::Pin { .. }
-        | Command::Regenerate { .. }
-        | Command::Continue { .. } => Ok(String::new()),
+        // Run before: these never reach here.
+        _ => Ok(String::new()),
     }
+}
+
+/// Runs the commands that change or read messages one by one (marks, notes, pins, summaries,
+/// titles, search, the log, comparison); any other is given back.
+async fn run_on_messages(
+    pinloom: &Pinloom,
+    command: Command,
+) -> anyhow::Result<Result<String, Command>> {
+    let marked = |nodes: Vec<i64>, action: NodeAction| async move {
+        messages::mark(pinloom, &nodes, action).await
+    };
+    Ok(Ok(match command {
+        Command::Exclude { nodes } => marked(nodes, NodeAction::Exclude).await?,
+        Command::Include { nodes } => marked(nodes, NodeAction::Include).await?,
+        Command::Keep { nodes } => marked(nodes, NodeAction::Keep).await?,
+        Command::Release { nodes } => marked(nodes, NodeAction::Release).await?,
+        Command::Delete { nodes } => marked(nodes, NodeAction::Delete).await?,
+        Command::Restore { nodes } => marked(nodes, NodeAction::Restore).await?,
+        Command::Note { node, text, in_context } => {
+            messages::note(pinloom, node, text, in_context).await?
+        }
+        Command::Pin { action: Some(action), .. } => messages::pin(pinloom, action).await?,
+        Command::Summary { action } => messages::summary(pinloom, action).await?,
+        Command::Title { tree, text } => messages::title(pinloom, tree, text).await?,
+        Command::Search { query, tree, limit, json } => {
+            messages::search(pinloom, query, tree, limit, json).await?
+        }
+        Command::Log { count, json } => messages::log(pinloom, count, json).await?,
+        Command::Compare { left, right, branches, profile } => {
+            messages::compare(pinloom, left, right, profile, branches).await?
+        }
+        other => return Ok(Err(other)),
+    }))
 }
 
 #[tokio::main]
@@ -813,15 +937,32 @@ async fn main() -> ExitCode {
     if cli.raw {
         terminal::print_raw();
     }
+    if let Command::Completions { shell } = cli.command {
+        let mut command = <Cli as clap::CommandFactory>::command();
+        clap_complete::generate(shell, &mut command, "pinloom", &mut std::io::stdout());
+        return ExitCode::SUCCESS;
+    }
+    if let Command::ManPage = cli.command {
+        let page = clap_mangen::Man::new(<Cli as clap::CommandFactory>::command());
+        return match page.render(&mut std::io::stdout()) {
+            Ok(()) => ExitCode::SUCCESS,
+            // A reader that stops early (the page piped to head) is the reader's choice.
+            Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+            Err(error) => {
+                eprintln!("pinloom: could not write the manual page: {error}");
+                ExitCode::from(2)
+            }
+        };
+    }
     if let Some(send) = sending_command(&cli.command) {
         // A person who lives in the terminal may never start the app: the first ask makes the
         // database, with the app's starting profiles.
-        let pinloom = match database(cli.db.clone()) {
-            Ok(path) => open(path).await,
-            Err(error) => Err(error),
+        let pinloom = match (send, database(cli.db.clone())) {
+            (Ok(send), Ok(path)) => open(path).await.map(|pinloom| (pinloom, send)),
+            (Err(error), _) | (_, Err(error)) => Err(error),
         };
         return match pinloom {
-            Ok(pinloom) => sending::run(pinloom, send).await,
+            Ok((pinloom, send)) => sending::run(pinloom, send).await,
             Err(error) => {
                 eprintln!("pinloom: {}", terminal::one_line(&ApiError::from(error).message));
                 ExitCode::from(2)
@@ -1053,50 +1194,60 @@ fn spending_text(spending: &pinloom_app::json::TreeSpending) -> String {
     )
 }
 
-/// Marks each of `nodes` with `action`, all of them checked to exist first, so that a wrong
-/// number changes nothing; says what was done.
-async fn mark(pinloom: &Pinloom, nodes: &[i64], action: NodeAction) -> anyhow::Result<String> {
-    for node in nodes {
-        pinloom.node_tree(*node).await?;
-    }
-    for node in nodes {
-        pinloom.mark_node(*node, action).await?;
-    }
-    let list = nodes.iter().map(|node| format!("#{node}")).collect::<Vec<_>>().join(", ");
-    Ok(match action {
-        NodeAction::Exclude => format!(
-            "Excluded {list}: left out of every context from now on (summaries written from them are written again)."
-        ),
-        _ => format!("Included {list}: back in context."),
-    })
-}
-
-/// The send a command asks for, if it is one of the sending commands.
-fn sending_command(command: &Command) -> Option<sending::Send> {
+/// The send a command asks for, if it is one of the sending commands (or why its options are
+/// refused).
+fn sending_command(command: &Command) -> Option<anyhow::Result<sending::Send>> {
     use sending::{Place, Question};
-    let question = |words: &String| Question { words: words.clone() };
-    let (place, reply) = match command {
-        Command::Ask { question: words, node, tree, thread, continue_last, reply } => {
-            let question = question(words);
+    let question = |words: &Option<String>| Question { words: words.clone().unwrap_or_default() };
+    let no_material = QuestionOptions {
+        files: Vec::new(),
+        system: None,
+        instructions: Vec::new(),
+        contexts: Vec::new(),
+    };
+    let (place, with, reply) = match command {
+        Command::Ask { question: words, node, tree, thread, continue_last, again, with, reply } => {
             let place = match (node, tree, continue_last) {
-                (Some(node), _, _) => Place::After { node: *node, question },
-                (None, Some(tree), _) => {
-                    Place::Thread { tree: tree.clone(), thread: thread.clone(), question }
-                }
-                (None, None, true) => Place::Latest { question },
-                (None, None, false) => Place::NewTree { question },
+                (Some(node), _, _) => Place::After { node: *node, question: question(words) },
+                (None, Some(tree), _) => Place::Thread {
+                    tree: tree.clone(),
+                    thread: thread.clone(),
+                    question: question(words),
+                },
+                (None, None, true) => Place::Latest {
+                    question: words.as_ref().map(|words| Question { words: words.clone() }),
+                    again: *again,
+                },
+                (None, None, false) => Place::NewTree { question: question(words) },
             };
-            (place, reply)
+            (place, with, reply)
         }
-        Command::Pin { node, passage, question: words, reply } => {
-            let question = question(words);
-            (Place::Pin { node: *node, passage: passage.clone(), question }, reply)
+        Command::Pin {
+            action: None,
+            node: Some(node),
+            passage: Some(passage),
+            question: words,
+            with,
+            reply,
+        } => {
+            let place =
+                Place::Pin { node: *node, passage: passage.clone(), question: question(words) };
+            (place, with, reply)
         }
-        Command::Regenerate { node, reply } => (Place::Again { node: *node }, reply),
+        Command::Regenerate { node, reply } => (Place::Again { node: *node }, &no_material, reply),
         Command::Continue { node, length, reply } => {
-            (Place::Continue { node: *node, length: *length }, reply)
+            (Place::Continue { node: *node, length: *length }, &no_material, reply)
         }
         _ => return None,
     };
-    Some(sending::Send { place, profile: reply.profile.clone(), json: reply.json })
+    let material =
+        sending::material(&with.files, &with.instructions, &with.contexts, with.system.as_ref());
+    let shown = sending::Showing { json: reply.json, whole: reply.no_stream, quiet: reply.quiet };
+    Some(sending::sampling(&reply.options).map(|sampling| sending::Send {
+        place,
+        profile: reply.profile.clone(),
+        sampling,
+        material,
+        shown,
+    }))
 }

@@ -54,7 +54,11 @@ fn pinloom_command(db: &Path, args: &[&str]) -> Command {
 /// Runs `pinloom --db DB ARGS` to its end, off the runtime's threads: standard output, standard
 /// error, exit status.
 async fn pinloom(db: &Path, args: &[&str]) -> (String, String, i32) {
-    let mut command = pinloom_command(db, args);
+    finished(pinloom_command(db, args)).await
+}
+
+/// Runs `command` to its end, off the runtime's threads.
+async fn finished(mut command: Command) -> (String, String, i32) {
     tokio::task::spawn_blocking(move || {
         let output = command.output().unwrap();
         (
@@ -296,4 +300,56 @@ async fn a_document_is_continued_through_the_completion_endpoint() {
     let branch = pinloom_app.branch_at_token(continuation, 1, other.text.clone()).await.unwrap();
     assert_eq!(branch.message.text, format!("{}{}", tokens[0].text, other.text));
     assert_eq!(branch.message.parent_id, Some(start.id));
+}
+
+/// A first use from nothing (issue 50): the server's model found on the address
+/// PINLOOM_LOCAL_SERVERS gives, added with `models add`, made the default, asked with a system text and options, then `ask -c` and `log`, all by the binary on a
+/// database it made itself.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs llama.cpp's server: ./dev test llama"]
+async fn a_model_found_and_added_from_the_terminal_answers_with_its_options() {
+    let server = LlamaServer::start(model(), 2048);
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("new").join("pinloom.sqlite3");
+    let url = format!("{}/v1", server.base);
+    let places = format!("llamacpp={url}");
+    let run = |args: Vec<String>| {
+        let mut command = pinloom_command(&db, &[]);
+        command.args(args).env("PINLOOM_LOCAL_SERVERS", &places);
+        finished(command)
+    };
+    let words = |line: &str| line.split_whitespace().map(str::to_owned).collect::<Vec<_>>();
+
+    let (out, err, code) = run(words("models found")).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(&format!("--url {url}")), "the server is found: {out}");
+    // The window the server was started with (its /v1/models does not say it).
+    let add = format!("models add Tiny --provider llamacpp --model tiny --url {url} --window 2048");
+    let (out, err, code) = run(words(&format!("{add} --reply 24"))).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("2048 tokens of window, replies up to 24"), "{out}");
+    let (_, err, code) = run(words("models default Tiny")).await;
+    assert_eq!(code, 0, "{err}");
+
+    let mut args = words("ask --json -o temperature=0.3 -o max_tokens=12");
+    args.extend(["-s".into(), "Answer briefly.".into(), "Why do rivers meander?".into()]);
+    let (out, err, code) = run(args).await;
+    assert_eq!(code, 0, "{err}\n{}", server.log());
+    let reply = json_lines(&out).pop().unwrap();
+    assert_eq!(reply["model"], "Tiny");
+    let receipt = &reply["receipt"];
+    assert_eq!(receipt["provider"], "llamacpp");
+    let sent = receipt["sent"].to_string();
+    assert!(sent.contains("system"), "the system text was sent: {receipt}");
+
+    let (out, err, code) =
+        run(vec!["ask".into(), "-c".into(), "-q".into(), "And oxbows?".into()]).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(!out.is_empty() && err.is_empty(), "{out}\n{err}");
+    let (out, err, code) = run(words("log")).await;
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(lines[0].starts_with("#4\ttree 1") && lines[0].ends_with("And oxbows?"), "{out}");
+    assert!(lines[1].starts_with("#2\ttree 1") && lines[1].contains("\tTiny\t"), "{out}");
 }

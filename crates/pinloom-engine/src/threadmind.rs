@@ -285,8 +285,9 @@ fn pad_end(text: &str, units: usize) -> String {
     format!("{text}{}", " ".repeat(units.saturating_sub(have)))
 }
 
-/// `Number.prototype.toLocaleString()` in en-US for an integer: commas every three digits.
-fn thousands(n: u64) -> String {
+/// `Number.prototype.toLocaleString()` in en-US for an integer: commas every three digits, as a
+/// person reads a token count (the command line's report line uses it too).
+pub fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {

@@ -19,6 +19,7 @@ mod compactions;
 mod drafts;
 mod error;
 mod interchange;
+mod local_choices;
 mod migrations;
 mod model;
 mod node_rows;
@@ -45,6 +46,7 @@ pub use interchange::{
     AnnotationImport, AttachmentImport, ImportScope, ImportedTree, NodeImport, PROGRESS_EVERY,
     PinImport, Preserved, PreservedInterchange, SummaryImport, TreeImport,
 };
+pub use local_choices::LocalChoice;
 pub use migrations::SCHEMA_VERSION;
 pub use model::{
     Anchor, Annotation, Attachment, AttachmentRole, AttachmentScope, Author, Deleted,

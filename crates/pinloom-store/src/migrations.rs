@@ -529,6 +529,17 @@ const MIGRATIONS: &[(&str, Option<Fill>)] = &[
     "#,
         None,
     ),
+    (
+        // 17: what this machine's person chose for themselves and no other machine should follow
+        // (the default model, the conversation last asked in from the terminal). Never synced.
+        r#"
+    CREATE TABLE local_choices (
+        key   TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    ) STRICT, WITHOUT ROWID;
+    "#,
+        None,
+    ),
 ];
 
 /// Migration 11: the attachments table rebuilt to admit the `image` and `pdf` roles. Its

@@ -100,6 +100,11 @@ impl Store {
         node_by_id(&self.conn(), id)
     }
 
+    /// Whether `id` or a node above it is soft-deleted (hidden until restored).
+    pub fn is_deleted(&self, id: NodeId) -> Result<bool, StoreError> {
+        in_deleted_branch(&self.conn(), id)
+    }
+
     /// The nodes of `ids` that exist, in one query, in the order of `ids` (an id asked for twice
     /// comes twice).
     pub fn nodes(&self, ids: &[NodeId]) -> Result<Vec<Node>, StoreError> {

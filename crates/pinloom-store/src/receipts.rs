@@ -37,6 +37,18 @@ impl Store {
         Ok(receipts)
     }
 
+    /// The newest `limit` replies that have a receipt (the exchanges made from this database,
+    /// and those imported with theirs), newest first; deleted ones left out.
+    pub fn recent_replies(&self, limit: u32) -> Result<Vec<NodeId>, StoreError> {
+        let conn = self.conn();
+        let mut statement = conn.prepare_cached(
+            "SELECT r.node_id FROM receipts r JOIN nodes n ON n.id = r.node_id
+             WHERE n.deleted_depth = 0 ORDER BY r.node_id DESC LIMIT ?1",
+        )?;
+        let replies = statement.query_map([limit], |row| Ok(NodeId(row.get(0)?)))?;
+        Ok(replies.collect::<Result<_, _>>()?)
+    }
+
     /// The receipts of those of `nodes` that have one.
     pub fn receipts(&self, nodes: &[NodeId]) -> Result<HashMap<NodeId, Receipt>, StoreError> {
         let ids = id_list(nodes.iter().copied());

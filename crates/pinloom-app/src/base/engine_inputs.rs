@@ -170,6 +170,41 @@ pub(crate) struct ModelChoice {
 }
 
 impl ModelChoice {
+    /// This choice with one send's sampling over the profile's: a temperature from 0 to 2, a
+    /// top-p from 0 to 1, a reply limit of at least one token and less than the window (the
+    /// plan keeps it free, as it keeps the profile's).
+    pub(crate) fn tuned(mut self, sampling: &SamplingSettings) -> Result<ModelChoice, ApiError> {
+        if let Some(temperature) = sampling.temperature {
+            if !(0.0..=2.0).contains(&temperature) {
+                return Err(ApiError::invalid_input(format!(
+                    "temperature {temperature} is out of range: give one from 0 to 2"
+                )));
+            }
+            self.sampling.temperature = Some(temperature);
+        }
+        if let Some(top_p) = sampling.top_p {
+            if !(0.0..=1.0).contains(&top_p) {
+                return Err(ApiError::invalid_input(format!(
+                    "top_p {top_p} is out of range: give one from 0 to 1"
+                )));
+            }
+            self.sampling.top_p = Some(top_p);
+        }
+        if let Some(limit) = sampling.max_output_tokens {
+            let window = self.engine.context_window;
+            let limit = u32::try_from(limit).ok().filter(|limit| (1..window).contains(limit));
+            let Some(limit) = limit else {
+                return Err(ApiError::invalid_input(format!(
+                    "max_tokens must be at least 1 and less than {}'s window of {window} tokens",
+                    self.name
+                )));
+            };
+            self.sampling.max_output_tokens = Some(limit);
+            self.engine.reserve = limit;
+        }
+        Ok(self)
+    }
+
     /// The choice a stored profile makes, its estimate corrected by the learned calibration.
     pub(crate) fn from_record(
         record: &store::ModelProfile,

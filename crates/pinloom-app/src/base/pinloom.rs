@@ -76,11 +76,12 @@ impl Pinloom {
     }
 
     /// Loads the vocabularies every written message is counted with (o200k and cl100k, 66 MB
-    /// together) on a thread of their own, once, so that the message being written does not
+    /// together) on threads of their own, once, so that the message being written does not
     /// wait for them at its send (0.5 s the first time on a machine, before their table
     /// snapshots exist; tens of milliseconds after). The window calls it when the person starts
     /// writing, not at start: a window that is only read holds neither, and a plan loads the
-    /// one its model counts with when it needs it. Later calls do nothing.
+    /// one its model counts with when it needs it; the command line, as a send that writes a
+    /// question starts. Later calls do nothing.
     pub fn load_counters_ahead(&self) {
         load_written_counters_ahead();
     }
@@ -149,19 +150,18 @@ impl OutsideWrites {
     }
 }
 
-/// Loads the vocabularies every written message is counted with on a thread of their own, once
-/// per process: see [`Pinloom::load_counters_ahead`].
+/// Loads the vocabularies every written message is counted with, each on a thread of its own
+/// (most of a load is checking its table snapshot, which two cores do side by side), once per
+/// process: see [`Pinloom::load_counters_ahead`].
 fn load_written_counters_ahead() {
     static STARTED: std::sync::Once = std::sync::Once::new();
     STARTED.call_once(|| {
-        std::thread::spawn(|| {
-            for tokenizer in
-                crate::base::engine_inputs::COUNTED_WHEN_WRITTEN.map(|(_, tokenizer)| tokenizer)
-            {
+        for (_, tokenizer) in crate::base::engine_inputs::COUNTED_WHEN_WRITTEN {
+            std::thread::spawn(move || {
                 if let Err(error) = tokenizer.load_ahead() {
                     tracing::warn!("{error}; its counts fall back to one token a byte");
                 }
-            }
-        });
+            });
+        }
     });
 }

@@ -42,6 +42,12 @@ pub(crate) enum ProfileRef {
         name: String,
         length: u32,
     },
+    /// A stored one with this send's own sampling (`pinloom ask -o temperature=0.2`): what is
+    /// set here wins over the profile's, for this request only.
+    Tuned {
+        name: String,
+        sampling: crate::json::SamplingSettings,
+    },
 }
 
 /// A plan with the snapshot it was made from and what it was made for.
@@ -145,6 +151,7 @@ impl Pinloom {
                 ProfileRef::Stored(name) | ProfileRef::Sized { name, .. } => {
                     this.model_choice(name)?
                 }
+                ProfileRef::Tuned { name, sampling } => this.model_choice(name)?.tuned(sampling)?,
                 ProfileRef::Unsaved(edited) => this.unsaved_choice(edited)?,
             };
             let (mut path, tree, settings) =

@@ -1,11 +1,12 @@
 //! What a send from a terminal needs beyond the window's: the profile to answer with when none is
 //! named, and a passage pinned by its words rather than by a selection's offsets.
 
-use pinloom_store::NodeId;
+use pinloom_providers::ProviderId;
+use pinloom_store::{Author, Deleted, LocalChoice, NodeId};
 
 use crate::base::pinloom::Pinloom;
 use crate::error::ApiError;
-use crate::json::PinView;
+use crate::json::{LastAsked, PinView};
 use crate::runtime::now_ms;
 
 impl Pinloom {
@@ -19,9 +20,10 @@ impl Pinloom {
 
     /// The model profile a send after message `node_id` answers with when the person names none:
     /// the one that wrote the newest reply on its path, while it exists and is the person's (not
-    /// one that came with a file and is not enabled); else the person's first profile by name
-    /// that can be sent to now (a local server, or a provider whose key is set); else their
-    /// first by name, whose send then says which key is missing.
+    /// one that came with a file and is not enabled); else the default chosen on this machine
+    /// (`pinloom models default`); else the person's first profile by name that can be sent to
+    /// now (a local server, or a provider whose key is set); else their first by name, whose
+    /// send then says which key is missing.
     pub async fn profile_for_reply(&self, node_id: Option<i64>) -> anyhow::Result<String> {
         let usable: Vec<(String, String)> = self
             .model_profiles()
@@ -40,21 +42,43 @@ impl Pinloom {
                 .await?
             }
         };
-        if let Some(model) = last_model.filter(|model| usable.iter().any(|(name, _)| name == model))
+        let default = self.default_profile().await?;
+        if let Some(model) = last_model
+            .into_iter()
+            .chain(default)
+            .find(|model| usable.iter().any(|(name, _)| name == model))
         {
             return Ok(model);
         }
-        // A keyring that cannot be read leaves only the local servers and the environment.
-        let keys = self.key_status().await.unwrap_or_default();
-        let ready = |provider: &str| match keys.iter().find(|key| key.provider == provider) {
-            Some(key) => key.from_environment || key.in_keyring,
-            None => true,
-        };
-        let first_ready = usable.iter().find(|(_, provider)| ready(provider));
-        first_ready.or(usable.first()).map(|(name, _)| name.clone()).ok_or_else(|| {
+        // Looked at in order, and the keyring asked only for a cloud profile that comes before
+        // any that needs no key: a locked or absent keyring can take a while to say no, and a
+        // send from the terminal should not wait on it for a local model. A keyring that cannot
+        // be read leaves only the local servers and the environment.
+        let mut keyring_usable = true;
+        let mut first_ready = None;
+        for (name, provider) in &usable {
+            let ready = match ProviderId::from_name(provider) {
+                None => false,
+                Some(id) if id.key_variable().is_none() => true,
+                Some(id) if pinloom_providers::keys::key_from_environment(id).is_some() => true,
+                Some(_) if !keyring_usable => false,
+                Some(id) => match self.key_for(id).await {
+                    Ok(found) => found.is_some(),
+                    Err(_) => {
+                        keyring_usable = false;
+                        false
+                    }
+                },
+            };
+            if ready {
+                first_ready = Some(name);
+                break;
+            }
+        }
+        first_ready.or(usable.first().map(|(name, _)| name)).cloned().ok_or_else(|| {
             ApiError::invalid_input(
-                "there are no model profiles to answer with: add one in Pinloom's Settings, or \
-                 name one with --profile",
+                "there are no model profiles to answer with: add one with `pinloom models add` \
+                 or in the window's Settings",
             )
             .into()
         })
@@ -88,6 +112,39 @@ impl Pinloom {
                 );
             };
             Ok(store.pin_range(NodeId(node_id), start, end, &passage, "", now_ms())?.into())
+        })
+        .await
+    }
+
+    /// Remembers message `node_id` as where the person last asked from the terminal, for
+    /// `pinloom ask -c`: their question as soon as it is written, its reply once that is.
+    pub async fn remember_asked(&self, node_id: i64) -> anyhow::Result<()> {
+        self.write("could not remember the conversation", move |store| {
+            store.node(NodeId(node_id))?;
+            Ok(store.set_local_choice(LocalChoice::LastAsked, Some(&node_id.to_string()))?)
+        })
+        .await
+    }
+
+    /// Where the person last asked from the terminal, if that message is still there: the
+    /// message, its tree, and when it is their own question, its text (it has no reply yet, or
+    /// the reply would have been remembered instead).
+    pub async fn last_asked(&self) -> anyhow::Result<Option<LastAsked>> {
+        self.read("could not read the last conversation", move |store| {
+            let Some(id) = store.local_choice(LocalChoice::LastAsked)? else {
+                return Ok(None);
+            };
+            let Ok(node_id) = id.parse::<i64>() else { return Ok(None) };
+            // Deleted since, or gone with its tree: there is nothing to continue.
+            let Ok(node) = store.node(NodeId(node_id)) else { return Ok(None) };
+            if store.is_deleted(node.id)? {
+                return Ok(None);
+            }
+            let replies = store.children(node.id, Deleted::Left)?;
+            let unanswered = (node.author == Author::Human
+                && replies.iter().all(|child| child.author != Author::Model))
+            .then(|| node.text.clone());
+            Ok(Some(LastAsked { node_id, tree_id: node.tree_id.0, unanswered }))
         })
         .await
     }

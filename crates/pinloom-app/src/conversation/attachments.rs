@@ -48,7 +48,7 @@ impl Pinloom {
         self.write("could not attach the file", move |store| {
             let tree = store.tree_setup(TreeId(tree_id))?;
             let limit = TreeSettings::from_json(&tree.settings_json).max_file_bytes();
-            let (role, content) = match read_attachable(&path, Some(limit), &reader)? {
+            let (role, content) = match read_attachable(&path, Some(limit), &reader, None)? {
                 Attachable::Text(text) => (AttachmentRole::File, text),
                 Attachable::Pdf(pages) => {
                     (AttachmentRole::Pdf, pages.join(&PAGE_BREAK.to_string()))
@@ -68,7 +68,7 @@ impl Pinloom {
     pub async fn image_from_file(&self, path: PathBuf) -> anyhow::Result<ImageInput> {
         blocking(move || {
             let shown = path.display().to_string();
-            let data_url = match read_attachable(&path, None, &PdfReader::ThisProcess)? {
+            let data_url = match read_attachable(&path, None, &PdfReader::ThisProcess, None)? {
                 Attachable::Image(data_url) => data_url,
                 // Refused before reading: `read_attachable` wants only an image here.
                 Attachable::Pdf(_) | Attachable::Text(_) => unreachable!("only an image is read"),
@@ -155,7 +155,7 @@ fn scope(to: AttachTo) -> AttachmentScope {
 }
 
 /// What a file read to attach turned out to be.
-enum Attachable {
+pub(in crate::conversation) enum Attachable {
     Text(String),
     /// Each page's text.
     Pdf(Vec<String>),
@@ -165,11 +165,12 @@ enum Attachable {
 
 /// Reads the file at `path` once, deciding from its first bytes what it is: a PDF, an image, or
 /// text of at most `text_limit` bytes. With no limit only an image is wanted: anything else is
-/// refused unread.
-fn read_attachable(
+/// refused unread. Given `inside`, a link that leads out of that folder is refused.
+pub(in crate::conversation) fn read_attachable(
     path: &Path,
     text_limit: Option<u64>,
     reader: &PdfReader,
+    inside: Option<&Path>,
 ) -> Result<Attachable, ApiError> {
     let shown = path.display();
     if path.is_dir() {
@@ -180,7 +181,7 @@ fn read_attachable(
     // Opened once and checked on the handle: a regular file, not the kernel's own
     // (`/proc/self/environ` holds this process's keys) wherever a link leads, and nothing
     // swapped in between a check and the read.
-    let (file, size) = open_regular(path, Links::Followed, None).map_err(|error| {
+    let (file, size) = open_regular(path, Links::Followed, inside).map_err(|error| {
         let advice = if error.kind() == std::io::ErrorKind::InvalidInput {
             "; attach a copy of what you need instead"
         } else {

@@ -66,7 +66,10 @@ impl Pinloom {
         cancel: &CancellationToken,
     ) -> anyhow::Result<Planned> {
         let due = compaction_due(&planned.plan, &planned.settings, planned.refusal.is_some());
-        let (Some(due), ProfileRef::Stored(name)) = (due, profile) else { return Ok(planned) };
+        let (Some(due), ProfileRef::Stored(name) | ProfileRef::Tuned { name, .. }) = (due, profile)
+        else {
+            return Ok(planned);
+        };
         if !due.automatic || !fuse.is_empty() {
             return Ok(planned);
         }

@@ -12,6 +12,7 @@ mod marks;
 mod messages;
 mod pins;
 mod promotions;
+pub(crate) mod questions;
 mod reply_drafts;
 pub(crate) mod requests;
 mod send;

@@ -9,7 +9,7 @@ use pinloom_store::{BackgroundRequest, NodeId, PinId, TreeId};
 
 use crate::base::pinloom::Pinloom;
 use crate::error::ApiError;
-use crate::json::{BackgroundRequestView, Cost, TreeSpending};
+use crate::json::{BackgroundRequestView, Cost, LoggedExchange, TreeSpending};
 
 /// How many requests a list shows when not told otherwise.
 pub const REQUESTS_SHOWN: usize = 50;
@@ -73,6 +73,59 @@ impl Pinloom {
             .await?;
         Ok(request.into())
     }
+}
+
+impl Pinloom {
+    /// The newest `limit` exchanges across every tree, newest first: each reply with a receipt,
+    /// the question it answers, and what its receipt says it took.
+    pub async fn recent_exchanges(&self, limit: u32) -> anyhow::Result<Vec<LoggedExchange>> {
+        self.read("could not read the recent exchanges", move |store| {
+            let replies = store.recent_replies(limit)?;
+            let receipts = store.receipts(&replies)?;
+            let mut titles = std::collections::HashMap::new();
+            let mut logged = Vec::with_capacity(replies.len());
+            for reply in store.nodes(&replies)? {
+                let Some(receipt) = receipts.get(&reply.id) else { continue };
+                let Ok(read) = serde_json::from_str::<Logged>(&receipt.json) else { continue };
+                let question = match reply.parent_id {
+                    Some(parent) => Some(store.node(parent)?),
+                    None => None,
+                };
+                let tree_title = match titles.get(&reply.tree_id) {
+                    Some(title) => Clone::clone(title),
+                    None => {
+                        let title = store.tree(reply.tree_id)?.title;
+                        titles.insert(reply.tree_id, title.clone());
+                        title
+                    }
+                };
+                logged.push(LoggedExchange {
+                    reply_id: reply.id.0,
+                    tree_id: reply.tree_id.0,
+                    tree_title,
+                    question_id: question.as_ref().map(|question| question.id.0),
+                    question: question.map(|question| question.text).unwrap_or_default(),
+                    profile: read.profile,
+                    prompt_tokens: read.counted.unwrap_or(u64::from(read.planned)),
+                    reply_tokens: read.output,
+                    cost_usd: read.cost.map(|cost| cost.total),
+                    at_ms: reply.created_at_ms,
+                });
+            }
+            Ok(logged)
+        })
+        .await
+    }
+}
+
+/// What the log reads of a receipt.
+#[derive(serde::Deserialize)]
+struct Logged {
+    profile: String,
+    planned: u32,
+    counted: Option<u64>,
+    output: Option<u64>,
+    cost: Option<Cost>,
 }
 
 impl From<BackgroundRequest> for BackgroundRequestView {

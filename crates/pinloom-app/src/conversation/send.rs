@@ -26,7 +26,9 @@ use crate::base::plan::{
 };
 use crate::base::receipts::{Sending, receipt};
 use crate::error::ApiError;
-use crate::json::{Exchange, PlanView, Receipt, ReplySettings, SendTarget, Verdict};
+use crate::json::{
+    Exchange, PlanView, Receipt, ReplySettings, SamplingSettings, SendTarget, Verdict,
+};
 use crate::runtime::{blocking, now_ms};
 
 /// A streamed reply with text to write, and the draft it replaces.
@@ -87,6 +89,26 @@ impl Pinloom {
         let mut exchange = self.reply(prompt, &profile, None, &events, &cancel).await?;
         exchange.prompt = written;
         Ok(exchange)
+    }
+
+    /// Answers message `node_id` (a reply's prompt, given a reply) with `profile`, this send's
+    /// `sampling` over the profile's (what `pinloom ask -o` sets; the reply's settings record
+    /// what was asked for). A question written beforehand (`write_question`) is answered so.
+    pub async fn answer(
+        &self,
+        node_id: i64,
+        profile: String,
+        sampling: SamplingSettings,
+        events: UnboundedSender<ReplyEvent>,
+        cancel: CancellationToken,
+    ) -> anyhow::Result<Exchange> {
+        let prompt = self.prompt_of(node_id).await?;
+        let profile = if sampling == SamplingSettings::default() {
+            ProfileRef::Stored(profile)
+        } else {
+            ProfileRef::Tuned { name: profile, sampling }
+        };
+        self.reply_fusing(prompt, &profile, &[], &events, &cancel).await
     }
 
     /// Message `node_id` as the end of a buffer document to continue; a dialogue is refused.

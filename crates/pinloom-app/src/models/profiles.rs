@@ -5,9 +5,10 @@
 use anyhow::Context;
 use pinloom_providers::ProviderId;
 use pinloom_providers::catalog::{self, SHIPPED, TokenizerFamily};
-use pinloom_store::{Store, StoreError};
+use pinloom_store::{LocalChoice, Store, StoreError};
 
 use crate::base::pinloom::Pinloom;
+use crate::error::ApiError;
 use crate::json::{ModelProfile, ProfileChoices};
 use crate::runtime::now_ms;
 
@@ -151,10 +152,93 @@ impl Pinloom {
         Ok(enabled.into())
     }
 
-    /// Deletes the profile named `name`.
+    /// Deletes the profile named `name`; when it was the default, there is none after.
     pub async fn delete_model_profile(&self, name: String) -> anyhow::Result<()> {
         self.write("could not delete the model profile", move |store| {
-            Ok(store.delete_profile(&name)?)
+            store.delete_profile(&name)?;
+            if store.local_choice(LocalChoice::DefaultProfile)?.as_deref() == Some(name.as_str()) {
+                store.set_local_choice(LocalChoice::DefaultProfile, None)?;
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    /// A new profile named `name` for `model` at `provider` (at `base_url` when given), filled
+    /// with what Pinloom knows of the model: its window, reply reserve, system role, whether it
+    /// continues documents, and how its tokens are counted; for a local server, the window the
+    /// server reports for it when it reports one and `ask_server` is set. Not saved: the caller
+    /// changes what the person said otherwise and saves it.
+    pub async fn profile_known(
+        &self,
+        name: String,
+        provider: String,
+        model: String,
+        base_url: Option<String>,
+        ask_server: bool,
+    ) -> anyhow::Result<ModelProfile> {
+        let id = crate::base::profile_check::provider_named(&provider)?;
+        let engine = catalog::profile(id, &model);
+        let counting = match catalog::find(id, &model) {
+            Some(entry) => entry.tokenizer,
+            None if id.is_local() => TokenizerFamily::for_open_model(&model),
+            None => TokenizerFamily::Other,
+        };
+        let mut profile = ModelProfile::new(
+            &name,
+            id.name(),
+            &model,
+            i64::from(engine.context_window),
+            i64::from(engine.reserve),
+            counting.name(),
+        );
+        profile.native_system = engine.native_system;
+        profile.completion_endpoint = catalog::completion_supported(id, &model);
+        profile.base_url = base_url.filter(|url| !url.trim().is_empty());
+        if id.is_local() && ask_server {
+            let endpoint = match &profile.base_url {
+                Some(url) => pinloom_providers::Endpoint::at(id, url),
+                None => pinloom_providers::Endpoint::new(id),
+            };
+            let served = self.provider.served_models(&endpoint).await.unwrap_or_default();
+            if let Some(window) =
+                served.iter().find(|served| served.id == model).and_then(|m| m.context_window)
+            {
+                profile.context_window = i64::from(window);
+                profile.reserve = profile.reserve.min(i64::from(window / 4).max(1));
+            }
+        }
+        Ok(profile)
+    }
+
+    /// The profile a send answers with on this machine when none is named and its thread names
+    /// none, if the person chose one (`pinloom models default`).
+    pub async fn default_profile(&self) -> anyhow::Result<Option<String>> {
+        self.read("could not read the default model", move |store| {
+            Ok(store.local_choice(LocalChoice::DefaultProfile)?)
+        })
+        .await
+    }
+
+    /// Makes `name` the default profile on this machine: it must exist and be the person's (not
+    /// one that came with a file and is not enabled yet).
+    pub async fn set_default_profile(&self, name: String) -> anyhow::Result<ModelProfile> {
+        self.write("could not choose the default model", move |store| {
+            let Some(profile) = store.profiles()?.into_iter().find(|p| p.name == name) else {
+                return Err(ApiError::not_found(format!(
+                    "there is no model profile named {name:?}: `pinloom models` lists them"
+                ))
+                .into());
+            };
+            if let Some(file) = &profile.imported_from {
+                return Err(ApiError::invalid_input(format!(
+                    "{name} came with {file} and is not enabled: `pinloom models enable {name:?}` \
+                     makes it yours first"
+                ))
+                .into());
+            }
+            store.set_local_choice(LocalChoice::DefaultProfile, Some(&name))?;
+            Ok(profile.into())
         })
         .await
     }

@@ -307,6 +307,16 @@ fn isolated(command: &mut Command) {
     command.env("GIT_TERMINAL_PROMPT", "0").env("LC_ALL", "C");
 }
 
+/// The git this machine would sync with, as it names itself (`git version 2.47.3`); `None` when
+/// there is none to run.
+pub(in crate::sync) fn version() -> Option<String> {
+    let mut command = Command::new("git");
+    isolated(&mut command);
+    let output = command.arg("--version").stdin(Stdio::null()).output().ok()?;
+    let said = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+    (output.status.success() && !said.is_empty()).then_some(said)
+}
+
 /// The person's name as git knows it (`user.name`), to mark what they share.
 pub(in crate::sync) fn configured_name() -> Option<String> {
     let mut command = Command::new("git");

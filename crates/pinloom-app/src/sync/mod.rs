@@ -114,6 +114,12 @@ impl Pinloom {
         report.context("could not share the tree")
     }
 
+    /// The git sync would run, as it names itself; `None` when this machine has none (a sync
+    /// then fails saying so).
+    pub async fn git_version(&self) -> Option<String> {
+        crate::runtime::blocking(|| Ok(git::version())).await.ok().flatten()
+    }
+
     /// Where this database syncs, whether on its own, what the last sync did and what waits.
     pub async fn sync_status(&self) -> anyhow::Result<SyncStatus> {
         self.read("could not read the sync settings", |store| {

@@ -573,6 +573,16 @@ impl Pinloom {
         .await
     }
 
+    /// The pin whose sub-thread `thread_id` names in tree `tree_id` (`main`, a pin's slug or
+    /// number); `None` for the tree's main thread.
+    pub async fn thread_pin(&self, tree_id: i64, thread_id: String) -> anyhow::Result<Option<i64>> {
+        self.read("could not find the thread", move |store| {
+            let tree = store.tree(pinloom_store::TreeId(tree_id))?;
+            Ok(thread_by_reference(store, &tree, &thread_id)?.map(|pin| pin.0))
+        })
+        .await
+    }
+
     /// Where `text` goes to continue a thread of `tree_id` named by its ThreadMind id (`main`, a
     /// pin's slug, or a pin's number): after its newest live message, or as the first message of
     /// a pin's sub-thread (or of the tree) that has none yet.

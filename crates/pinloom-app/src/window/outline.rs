@@ -4,7 +4,7 @@
 use pinloom_store::{self as store, NodeId, TreeId};
 
 use crate::base::pinloom::Pinloom;
-use crate::json::{NoteView, OutlineEntry, SearchResult};
+use crate::json::{FoundMessage, NoteView, OutlineEntry, SearchResult};
 
 impl Pinloom {
     /// One page of the tree map: up to `limit` messages after `after`, in write order, each with
@@ -46,6 +46,45 @@ impl Pinloom {
                     preview: hit.text.chars().take(200).collect(),
                 })
                 .collect())
+        })
+        .await
+    }
+}
+
+impl Pinloom {
+    /// Full-text search across every tree's live messages (or one tree's), best first across
+    /// them all: each tree's best `limit` taken, then the best `limit` of those (bm25's ranks
+    /// compare across trees: the index is one).
+    pub async fn search_everywhere(
+        &self,
+        query: String,
+        tree_id: Option<i64>,
+        limit: u32,
+    ) -> anyhow::Result<Vec<FoundMessage>> {
+        self.read("could not search", move |store| {
+            let trees = match tree_id {
+                Some(tree) => vec![store.tree(TreeId(tree))?],
+                None => store.list_trees()?,
+            };
+            let mut found = Vec::new();
+            for tree in trees {
+                for hit in store.search(tree.id, &query, limit)? {
+                    found.push(FoundMessage {
+                        tree_id: tree.id.0,
+                        tree_title: tree.title.clone(),
+                        rank: hit.bm25,
+                        hit: SearchResult {
+                            node_id: hit.node_id.0,
+                            pin_id: hit.pin_id.map(|pin| pin.0),
+                            author: hit.author.into(),
+                            preview: hit.text.chars().take(200).collect(),
+                        },
+                    });
+                }
+            }
+            found.sort_by(|a, b| a.rank.total_cmp(&b.rank));
+            found.truncate(limit as usize);
+            Ok(found)
         })
         .await
     }

@@ -136,7 +136,15 @@ fn every_command_and_option_a_hint_names_is_one_the_command_line_has() {
                 wrong.push(format!("{}: `pinloom {command}`: no command {sub}", path.display()));
                 continue;
             }
-            let options = help(&[sub]);
+            let mut options = help(&[sub]);
+            let mut words = words.peekable();
+            // `pinloom models add …`: the options are the subcommand's.
+            if let Some(action) = words.next_if(|word| {
+                word.chars().all(|c| c.is_ascii_lowercase())
+                    && options.lines().any(|line| line.starts_with(&format!("  {word} ")))
+            }) {
+                options = help(&[sub, action]);
+            }
             for option in words.filter(|word| word.starts_with("--")) {
                 if !options.contains(&format!("{option} "))
                     && !options.contains(&format!("{option}\n"))

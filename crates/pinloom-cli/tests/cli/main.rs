@@ -12,6 +12,7 @@ mod mcp;
 mod pdfs;
 mod sending;
 mod sync;
+mod terminal;
 
 use std::path::Path;
 use std::process::Command;

@@ -9,6 +9,36 @@ use lopdf::{Document, Object, Stream, dictionary};
 use pinloom_app::json::{AttachTo, TreeMode};
 use pinloom_app::{ApiError, Connections, PdfReader, Pinloom};
 
+/// A PDF with a page of Helvetica text for each of `pages`.
+pub(crate) fn pdf_with_pages(pages: &[&str]) -> Vec<u8> {
+    let mut doc = Document::with_version("1.5");
+    let parent = doc.new_object_id();
+    let font = doc.add_object(dictionary! {
+        "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica",
+    });
+    let resources = doc.add_object(dictionary! { "Font" => dictionary! { "F1" => font } });
+    let mut kids: Vec<Object> = Vec::new();
+    for text in pages {
+        let drawing = format!("BT /F1 12 Tf 72 720 Td ({text}) Tj ET");
+        let contents = doc.add_object(Stream::new(dictionary! {}, drawing.into_bytes()));
+        let page = doc.add_object(dictionary! {
+            "Type" => "Page", "Parent" => parent, "Contents" => contents, "Resources" => resources,
+            "MediaBox" => vec![0.into(), 0.into(), 595.into(), 842.into()],
+        });
+        kids.push(page.into());
+    }
+    let count = i64::try_from(kids.len()).unwrap();
+    doc.objects.insert(
+        parent,
+        Object::Dictionary(dictionary! { "Type" => "Pages", "Kids" => kids, "Count" => count }),
+    );
+    let catalog = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => parent });
+    doc.trailer.set("Root", catalog);
+    let mut bytes = Vec::new();
+    doc.save_to(&mut bytes).unwrap();
+    bytes
+}
+
 /// A one-page PDF drawing `content` with Helvetica as F1; with `mirror`, the page's resources
 /// hold a form, X1, whose own drawing is `/X1 Do`: drawn, it draws itself, forever deeper.
 fn pdf(content: &[u8], mirror: bool) -> Vec<u8> {

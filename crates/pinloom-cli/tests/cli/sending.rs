@@ -27,10 +27,19 @@ async fn database(dir: &Path, server: &Server) -> PathBuf {
 }
 
 /// Runs `pinloom --db DB ARGS` with `stdin` as its standard input, off the runtime's threads (the
-/// scripted server answers on them): standard output, standard error, exit status.
-async fn pinloom(db: &Path, args: &[&str], stdin: Option<&str>) -> (String, String, i32) {
+/// scripted server answers on them): standard output, standard error, exit status. No local
+/// server of this machine's is looked for, and no key of the person's is seen.
+pub(crate) async fn pinloom(
+    db: &Path,
+    args: &[&str],
+    stdin: Option<&str>,
+) -> (String, String, i32) {
     let mut command = Command::new(env!("CARGO_BIN_EXE_pinloom"));
     command.arg("--db").arg(db).args(args).env_remove("PINLOOM_PROFILE");
+    command.env("PINLOOM_LOCAL_SERVERS", "vllm=http://127.0.0.1:9/v1");
+    for variable in ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"] {
+        command.env_remove(variable);
+    }
     command.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() });
     command.stdout(Stdio::piped()).stderr(Stdio::piped());
     let stdin = stdin.map(str::to_owned);
