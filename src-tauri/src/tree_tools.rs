@@ -3,8 +3,8 @@
 
 use pinloom_app::ApiError;
 use pinloom_app::json::{
-    AttachTo, AttachmentView, ImageInput, Message, NoteView, OutlineEntry, Promotion, SearchResult,
-    TreeContext, TreeMapView, TreeSettings,
+    AttachAs, AttachTo, AttachmentView, ImageInput, Message, NoteView, OutlineEntry, Promotion,
+    SearchResult, TreeContext, TreeMapView, TreeSettings,
 };
 use tauri::State;
 
@@ -61,6 +61,8 @@ pub(crate) async fn note_include(
     Ok(state.pinloom()?.include_annotation(note_id, included).await?)
 }
 
+/// Attaches a chosen file or folder: a file as it is, or its text as an instruction or a
+/// context (`stands_as`).
 #[tauri::command]
 #[specta::specta]
 pub(crate) async fn attach_path(
@@ -68,9 +70,10 @@ pub(crate) async fn attach_path(
     tree_id: i64,
     to: AttachTo,
     path: String,
+    stands_as: AttachAs,
 ) -> Result<AttachmentView, ApiError> {
     let path = state.chosen.check(&path, Use::Attach)?;
-    Ok(state.pinloom()?.attach_path(tree_id, to, path).await?)
+    Ok(state.pinloom()?.attach_path_as(tree_id, to, path, stands_as).await?)
 }
 
 /// The image at a chosen `path`, read to go with the message being written.

@@ -157,6 +157,17 @@ describe("trees in and out through files", () => {
     const [attached] = await harness.textsUntil("attachment", (texts) => texts.length === 1, "the dropped file attached");
     assert.match(attached, /field notes\.txt/);
     assert.equal((await harness.textsWhen("tree-title", trees)).length, trees, "no tree was imported");
+
+    // Attached as an instruction, chosen in the bar before the drop: its text joins the system
+    // context, and the list says so.
+    const style = join(files, "style.md");
+    writeFileSync(style, "Answer as a hydrologist.\n");
+    await harness.click("attachments-toggle");
+    await harness.find("attach-as");
+    await harness.choose("attach-as", "instruction");
+    await harness.dragFiles([style], { x: 600, y: 400 });
+    const listed = await harness.textsUntil("attachment", (texts) => texts.length === 2, "the instruction attached");
+    assert.ok(listed.some((text) => /style\.md/.test(text) && /as an instruction/.test(text)), listed.join(" | "));
     await harness.quit();
   });
 });

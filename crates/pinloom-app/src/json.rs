@@ -1166,6 +1166,20 @@ pub enum AttachTo {
     Node(i64),
 }
 
+/// What a file attached stands as in every request it reaches: the file as it is (text, a PDF's
+/// pages, an image), or its text in one of seed 002's edge roles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub enum AttachAs {
+    /// As it is: text, a PDF's pages or an image, placed with the reference material.
+    #[default]
+    File,
+    /// Its text joins the system context (the Instruction role).
+    Instruction,
+    /// Its text is reference material placed before the conversation (the Context role).
+    Context,
+}
+
 /// A summary of a thread's path up to a message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
 #[serde(rename_all = "camelCase")]

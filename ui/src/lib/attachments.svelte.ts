@@ -3,7 +3,7 @@
 // changes the context, so the inspector plans again after either. The conversation owns one
 // list: the attachments bar lists it, and each message card shows the images sent with it.
 import { backend, showingFailure, type PinloomError } from "./backend";
-import type { AttachTo, AttachmentView, SearchResult } from "./bindings";
+import type { AttachAs, AttachTo, AttachmentView, SearchResult } from "./bindings";
 import type { ConversationState } from "./conversation-state";
 
 /// What attaching reads of the conversation: the open tree, its settings (the hits chosen from
@@ -52,23 +52,24 @@ export class Attachments {
   }
 
   /// Asks for files, or a folder, with the system's dialog and attaches what was chosen to what
-  /// `to` names then; true when everything chosen was attached.
-  async choose(folder: boolean, to: () => AttachTo): Promise<boolean> {
+  /// `to` names then, standing as `standsAs` says; true when everything chosen was attached.
+  async choose(folder: boolean, to: () => AttachTo, standsAs: AttachAs = "file"): Promise<boolean> {
     const paths = await showingFailure(this, null, () => backend.chooseAttachments(folder));
     if (paths === null) return false;
-    return this.attach(paths, to());
+    return this.attach(paths, to(), standsAs);
   }
 
-  /// Attaches each of `paths` (chosen in a dialog or dropped); one refused is said and the
-  /// others are still attached. True when all were.
-  async attach(paths: string[], to: AttachTo): Promise<boolean> {
+  /// Attaches each of `paths` (chosen in a dialog or dropped), as it is or its text as an
+  /// instruction or a context; one refused is said and the others are still attached. True when
+  /// all were.
+  async attach(paths: string[], to: AttachTo, standsAs: AttachAs = "file"): Promise<boolean> {
     const treeId = this.conversation.treeId;
     if (treeId === null) return false;
     this.error = null;
     let all = true;
     for (const path of paths) {
       const attached = await showingFailure(this, false, async () => {
-        await backend.attachPath(treeId, to, path);
+        await backend.attachPath(treeId, to, path, standsAs);
         return true;
       });
       if (!attached) all = false;

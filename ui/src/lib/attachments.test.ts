@@ -1,6 +1,7 @@
-import { beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 
 import { Attachments } from "./attachments.svelte";
+import { backend } from "./backend";
 import { Conversation } from "./conversation.svelte";
 import { PIXEL_PNG, type FakeState } from "./fake-backend";
 import { installRiversBackend } from "./test-fixtures";
@@ -9,6 +10,10 @@ let fake: FakeState;
 
 beforeEach(() => {
   fake = installRiversBackend();
+});
+
+afterEach(() => {
+  vi.restoreAllMocks();
 });
 
 /// Tree 1 open, with a model chosen so the inspector plans.
@@ -48,6 +53,32 @@ describe("Attachments", () => {
     // The next attach starts without the last one's failure.
     expect(await attachments.attach([], { on: "tree" })).toBe(true);
     expect(attachments.error).toBeNull();
+  });
+
+  it("attaches a file's text as an instruction or a context, and refuses a folder or an image as one", async () => {
+    const attachments = new Attachments(await opened());
+    fake.chosen.add("/notes/style.md");
+    fake.chosen.add("/notes/background.md");
+    const attachPath = vi.spyOn(backend, "attachPath");
+    expect(await attachments.attach(["/notes/style.md"], { on: "tree" }, "instruction")).toBe(true);
+    expect(attachPath).toHaveBeenCalledWith(1, { on: "tree" }, "/notes/style.md", "instruction");
+    expect(await attachments.attach(["/notes/background.md"], { on: "tree" }, "context")).toBe(true);
+    expect(attachments.error).toBeNull();
+    expect(attachments.list.map((one) => [one.name, one.role])).toEqual([
+      ["/notes/style.md", "instruction"],
+      ["/notes/background.md", "context"],
+    ]);
+
+    fake.chosen.add("/notes/figures");
+    fake.chosen.add("/photos/heron.png");
+    expect(await attachments.attach(["/notes/figures"], { on: "tree" }, "instruction")).toBe(false);
+    expect(attachments.error?.code).toBe("invalidInput");
+    expect(attachments.error?.message).toBe(
+      "/notes/figures is a folder, attached only as its listing: choose files to attach as an instruction or a context",
+    );
+    expect(await attachments.attach(["/photos/heron.png"], { on: "tree" }, "context")).toBe(false);
+    expect(attachments.error?.message).toBe("/photos/heron.png is an image: an instruction or a context is text; attach it as a file");
+    expect(attachments.list).toHaveLength(2);
   });
 
   it("says why an attachment was not removed, and still lists it", async () => {

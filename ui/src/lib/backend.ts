@@ -7,6 +7,7 @@ import {
   commands,
   events,
   type ApiError,
+  type AttachAs,
   type AttachTo,
   type CompareReach,
   type ErrorCode,
@@ -212,8 +213,10 @@ export const backend = {
   noteAdd: (nodeId: number, text: string, included: boolean) =>
     unwrap(commands.noteAdd(nodeId, text, included)),
   noteInclude: (noteId: number, included: boolean) => unwrap(commands.noteInclude(noteId, included)),
-  attachPath: (treeId: number, to: AttachTo, path: string) =>
-    unwrap(commands.attachPath(treeId, to, path)),
+  /// Attaches the chosen file or folder at `path`, standing as `standsAs` says: as it is, or its
+  /// text as an instruction or a context (a folder only as it is, its listing).
+  attachPath: (treeId: number, to: AttachTo, path: string, standsAs: AttachAs) =>
+    unwrap(commands.attachPath(treeId, to, path, standsAs)),
   /// Reads an image chosen in the dialog (or dropped) to go with the message being written.
   imageRead: (path: string) => unwrap(commands.imageRead(path)),
   attachmentsList: (treeId: number) => unwrap(commands.attachmentsList(treeId)),

@@ -136,7 +136,11 @@ export const commands = {
 	notesList: (nodeId: number) => typedError<NoteView[], ApiError>(__TAURI_INVOKE("notes_list", { nodeId })),
 	noteAdd: (nodeId: number, text: string, included: boolean) => typedError<number, ApiError>(__TAURI_INVOKE("note_add", { nodeId, text, included })),
 	noteInclude: (noteId: number, included: boolean) => typedError<null, ApiError>(__TAURI_INVOKE("note_include", { noteId, included })),
-	attachPath: (treeId: number, to: AttachTo, path: string) => typedError<AttachmentView, ApiError>(__TAURI_INVOKE("attach_path", { treeId, to, path })),
+	/**
+	 *  Attaches a chosen file or folder: a file as it is, or its text as an instruction or a
+	 *  context (`stands_as`).
+	 */
+	attachPath: (treeId: number, to: AttachTo, path: string, standsAs: AttachAs) => typedError<AttachmentView, ApiError>(__TAURI_INVOKE("attach_path", { treeId, to, path, standsAs })),
 	/**  The image at a chosen `path`, read to go with the message being written. */
 	imageRead: (path: string) => typedError<ImageInput, ApiError>(__TAURI_INVOKE("image_read", { path })),
 	attachmentsList: (treeId: number) => typedError<AttachmentView[], ApiError>(__TAURI_INVOKE("attachments_list", { treeId })),
@@ -289,6 +293,18 @@ export type AssemblySettings = {
 	 */
 	seesImages?: boolean | null,
 };
+
+/**
+ *  What a file attached stands as in every request it reaches: the file as it is (text, a PDF's
+ *  pages, an image), or its text in one of seed 002's edge roles.
+ */
+export type AttachAs = 
+/**  As it is: text, a PDF's pages or an image, placed with the reference material. */
+"file" | 
+/**  Its text joins the system context (the Instruction role). */
+"instruction" | 
+/**  Its text is reference material placed before the conversation (the Context role). */
+"context";
 
 /**  Where an attachment hangs. */
 export type AttachTo = 

@@ -6,6 +6,7 @@ import { THREAD_PAGE } from "./bindings";
 import type {
   AncestorView,
   ApiError,
+  AttachAs,
   AttachTo,
   AttachmentView,
   BackgroundRequestView,
@@ -691,7 +692,17 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
         }
         const extension = /\.([a-z]+)$/.exec(path)?.[1];
         const to = args.to as AttachTo;
-        const role = !extension ? "folder" : extension === "pdf" ? "pdf" : IMAGE_TYPES[extension] ? "image" : "file";
+        const standsAs = (args.standsAs ?? "file") as AttachAs;
+        const kind = !extension ? "folder" : extension === "pdf" ? "pdf" : IMAGE_TYPES[extension] ? "image" : "file";
+        // As the backend: a folder stands only as its listing, an image has no text to stand as
+        // an instruction or a context.
+        if (standsAs !== "file" && kind === "folder") {
+          throw { code: "invalidInput", message: `${path} is a folder, attached only as its listing: choose files to attach as an instruction or a context` } satisfies ApiError;
+        }
+        if (standsAs !== "file" && kind === "image") {
+          throw { code: "invalidInput", message: `${path} is an image: an instruction or a context is text; attach it as a file` } satisfies ApiError;
+        }
+        const role = standsAs === "file" ? kind : standsAs;
         const attachment = {
           id: nextId++,
           role,

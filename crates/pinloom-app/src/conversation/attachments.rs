@@ -12,7 +12,7 @@ use crate::base::pdf_reader::{PdfReader, read_pdf};
 use crate::base::pinloom::Pinloom;
 use crate::base::safe_files::{Links, open_regular};
 use crate::error::ApiError;
-use crate::json::{AttachTo, AttachmentView, ImageInput, TreeSettings};
+use crate::json::{AttachAs, AttachTo, AttachmentView, ImageInput, TreeSettings};
 use crate::runtime::{blocking, now_ms};
 
 /// Seed 004's folder listing limit.
@@ -27,10 +27,27 @@ impl Pinloom {
         to: AttachTo,
         path: PathBuf,
     ) -> anyhow::Result<AttachmentView> {
-        if path.is_dir() {
-            self.attach_folder(tree_id, to, path).await
-        } else {
-            self.attach_file(tree_id, to, path).await
+        self.attach_path_as(tree_id, to, path, AttachAs::File).await
+    }
+
+    /// Attaches what is at `path` standing `as_` says: a file as it is, or its text as an
+    /// instruction or a context (a folder only as its listing).
+    pub async fn attach_path_as(
+        &self,
+        tree_id: i64,
+        to: AttachTo,
+        path: PathBuf,
+        as_: AttachAs,
+    ) -> anyhow::Result<AttachmentView> {
+        match (path.is_dir(), as_) {
+            (true, AttachAs::File) => self.attach_folder(tree_id, to, path).await,
+            (true, _) => Err(ApiError::invalid_input(format!(
+                "{} is a folder, attached only as its listing: choose files to attach as an \
+                 instruction or a context",
+                path.display()
+            ))
+            .into()),
+            (false, as_) => self.attach_file_as(tree_id, to, path, as_).await,
         }
     }
 
@@ -44,18 +61,24 @@ impl Pinloom {
         to: AttachTo,
         path: PathBuf,
     ) -> anyhow::Result<AttachmentView> {
+        self.attach_file_as(tree_id, to, path, AttachAs::File).await
+    }
+
+    /// [`Pinloom::attach_file`], the file standing `as_` says.
+    async fn attach_file_as(
+        &self,
+        tree_id: i64,
+        to: AttachTo,
+        path: PathBuf,
+        as_: AttachAs,
+    ) -> anyhow::Result<AttachmentView> {
         let reader = self.pdf_reader.clone();
         self.write("could not attach the file", move |store| {
             let tree = store.tree_setup(TreeId(tree_id))?;
             let limit = TreeSettings::from_json(&tree.settings_json).max_file_bytes();
-            let (role, content) = match read_attachable(&path, Some(limit), &reader, None)? {
-                Attachable::Text(text) => (AttachmentRole::File, text),
-                Attachable::Pdf(pages) => {
-                    (AttachmentRole::Pdf, pages.join(&PAGE_BREAK.to_string()))
-                }
-                Attachable::Image(data_url) => (AttachmentRole::Image, data_url),
-            };
             let name = path.display().to_string();
+            let read = read_attachable(&path, Some(limit), &reader, None)?;
+            let (role, content) = stored_as(read, as_, &name)?;
             let attachment =
                 store.add_attachment(tree.id, scope(to), role, &name, &content, now_ms())?;
             Ok(attachment.into())
@@ -152,6 +175,34 @@ fn scope(to: AttachTo) -> AttachmentScope {
         AttachTo::Thread(pin) => AttachmentScope::Thread(pin.map(PinId)),
         AttachTo::Node(node) => AttachmentScope::Node(NodeId(node)),
     }
+}
+
+/// What a file read to attach is stored as, standing `as_` says: as it is, or its text (a PDF's
+/// pages' text too) in an edge role; an image has no text to stand as one, and is refused.
+pub(in crate::conversation) fn stored_as(
+    read: Attachable,
+    as_: AttachAs,
+    shown: &str,
+) -> Result<(AttachmentRole, String), ApiError> {
+    let role = match as_ {
+        AttachAs::File => None,
+        AttachAs::Instruction => Some(AttachmentRole::Instruction),
+        AttachAs::Context => Some(AttachmentRole::Context),
+    };
+    Ok(match (read, role) {
+        (Attachable::Text(text), None) => (AttachmentRole::File, text),
+        (Attachable::Pdf(pages), None) => {
+            (AttachmentRole::Pdf, pages.join(&PAGE_BREAK.to_string()))
+        }
+        (Attachable::Image(data_url), None) => (AttachmentRole::Image, data_url),
+        (Attachable::Text(text), Some(role)) => (role, text),
+        (Attachable::Pdf(pages), Some(role)) => (role, pages.join("\n\n")),
+        (Attachable::Image(_), Some(_)) => {
+            return Err(ApiError::invalid_input(format!(
+                "{shown} is an image: an instruction or a context is text; attach it as a file"
+            )));
+        }
+    })
 }
 
 /// What a file read to attach turned out to be.

@@ -9,11 +9,10 @@ use std::path::{Path, PathBuf};
 
 use pinloom_store::{AttachmentRole, AttachmentScope, NodeId, TreeId};
 
-use super::attachments::{Attachable, read_attachable};
-use crate::base::media::PAGE_BREAK;
+use super::attachments::{read_attachable, stored_as};
 use crate::base::pinloom::Pinloom;
 use crate::error::ApiError;
-use crate::json::{ImageInput, SendTarget, TreeSettings};
+use crate::json::{AttachAs, ImageInput, SendTarget, TreeSettings};
 use crate::runtime::{blocking, now_ms};
 
 /// What goes with a question, as paths given on a command line.
@@ -96,13 +95,13 @@ impl Pinloom {
                 });
             }
             let roles = [
-                (AttachmentRole::Instruction, &material.instructions),
-                (AttachmentRole::Context, &material.contexts),
-                (AttachmentRole::File, &material.files),
+                (AttachAs::Instruction, &material.instructions),
+                (AttachAs::Context, &material.contexts),
+                (AttachAs::File, &material.files),
             ];
-            for (role, paths) in roles {
+            for (as_, paths) in roles {
                 for path in paths {
-                    pieces.push(read_piece(path, role, limit, &reader)?);
+                    pieces.push(read_piece(path, as_, limit, &reader)?);
                 }
             }
             Ok(ReadMaterial { pieces })
@@ -161,11 +160,10 @@ impl Pinloom {
     }
 }
 
-/// One file of the material, read as its role wants it: an instruction or a context as text (a
-/// PDF's pages' text too), a file as whatever it is.
+/// One file of the material, read as it stands `as_` says.
 fn read_piece(
     path: &Path,
-    role: AttachmentRole,
+    as_: AttachAs,
     limit: u64,
     reader: &crate::base::pdf_reader::PdfReader,
 ) -> Result<Piece, ApiError> {
@@ -181,19 +179,9 @@ fn read_piece(
         Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let (role, content) = match (read_attachable(path, Some(limit), reader, Some(&folder))?, role) {
-        (Attachable::Image(data_url), AttachmentRole::File) => (AttachmentRole::Image, data_url),
-        (Attachable::Image(_), _) => {
-            return Err(ApiError::invalid_input(format!(
-                "{shown} is an image: an instruction or a context is text; give it with -a"
-            )));
-        }
-        (Attachable::Pdf(pages), AttachmentRole::File) => {
-            (AttachmentRole::Pdf, pages.join(&PAGE_BREAK.to_string()))
-        }
-        (Attachable::Pdf(pages), role) => (role, pages.join("\n\n")),
-        (Attachable::Text(text), role) => (role, text),
-    };
+    let read = read_attachable(path, Some(limit), reader, Some(&folder))?;
+    let (role, content) = stored_as(read, as_, &shown)?;
+    // An image goes by its file's name, as the window's composer names one.
     let name = match role {
         AttachmentRole::Image => {
             path.file_name().map_or(shown.clone(), |name| name.to_string_lossy().into_owned())
@@ -212,7 +200,7 @@ mod tests {
         let folder = tempfile::tempdir().unwrap();
         let refused = read_piece(
             folder.path(),
-            AttachmentRole::File,
+            AttachAs::File,
             1024,
             &crate::base::pdf_reader::PdfReader::ThisProcess,
         )

@@ -1,6 +1,6 @@
 //! Attachments read from disk when attached, and what the plan makes of them.
 
-use pinloom_app::json::{AttachTo, TreeSettings};
+use pinloom_app::json::{AttachAs, AttachTo, TreeSettings};
 use pinloom_app::{ApiError, ErrorCode, MAX_FOLDER_ENTRIES};
 use pinloom_test_server::Server;
 
@@ -31,6 +31,44 @@ async fn a_file_is_read_when_attached_and_never_again() {
     assert!(pinloom.attachments(tree).await.unwrap().is_empty());
     let plan = pinloom.preview(first, "Local".into(), None).await.unwrap();
     assert!(!plan.request_body().contains("Meanders migrate"));
+}
+
+#[tokio::test]
+async fn a_file_attached_as_an_instruction_or_a_context_takes_that_role_in_the_plan() {
+    let server = Server::start(vec![]).await;
+    let (pinloom, dir) = pinloom_with(&server).await;
+    let tree = dialogue(&pinloom).await;
+    let first = pinloom.append_message(tree, None, "Review my notes.".into()).await.unwrap().id;
+    let style = dir.path().join("style.md");
+    std::fs::write(&style, "Answer as a hydrologist.").unwrap();
+    let notes = dir.path().join("notes.md");
+    std::fs::write(&notes, "Meanders migrate downstream.").unwrap();
+    let instruction =
+        pinloom.attach_path_as(tree, AttachTo::Tree, style, AttachAs::Instruction).await.unwrap();
+    assert_eq!(instruction.role, "instruction");
+    let context =
+        pinloom.attach_path_as(tree, AttachTo::Tree, notes, AttachAs::Context).await.unwrap();
+    assert_eq!(context.role, "context");
+
+    let plan = pinloom.preview(first, "Local".into(), None).await.unwrap();
+    let kind_of = |id: i64| {
+        plan.slices.iter().find(|slice| slice.source_id == Some(id)).unwrap().kind.clone()
+    };
+    assert_eq!(kind_of(instruction.id), "system");
+    assert_eq!(kind_of(context.id), "contextSource");
+    let body: serde_json::Value = serde_json::from_str(plan.request_body()).unwrap();
+    let system = body["messages"][0]["content"].as_str().unwrap();
+    assert!(system.contains("Answer as a hydrologist."), "{system}");
+
+    // A folder is attached only as its listing.
+    let refused = ApiError::from(
+        pinloom
+            .attach_path_as(tree, AttachTo::Tree, dir.path().to_owned(), AttachAs::Context)
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(refused.code, ErrorCode::InvalidInput);
+    assert!(refused.message.contains("attached only as its listing"), "{}", refused.message);
 }
 
 #[tokio::test]
