@@ -337,7 +337,7 @@ describe("deep dives in the real window", () => {
     const refused = await harness.driver.executeAsyncScript(`
       const done = arguments[arguments.length - 1];
       window.__TAURI_INTERNALS__
-        .invoke("attach_path", { treeId: 1, to: { on: "tree" }, path: ${JSON.stringify(notes)} })
+        .invoke("attach_path", { treeId: 1, to: { on: "tree" }, path: ${JSON.stringify(notes)}, standsAs: "file" })
         .then(() => done("attached"), (error) => done(error.message));
     `);
     assert.match(refused, /was not chosen in this window/);
