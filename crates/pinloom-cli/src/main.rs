@@ -352,8 +352,10 @@ enum Command {
         #[arg(long)]
         without_raw_responses: bool,
     },
-    /// Import an Open Loom v2 document or a socketteer/loom tree. Everything in it is written, or
-    /// nothing; the report says what could not be mapped.
+    /// Import an Open Loom v2 document, a socketteer/loom tree, or ChatGPT's data export (the zip
+    /// as downloaded, or its conversations.json: every conversation a tree, with its branches).
+    /// A document is written whole or not at all; an export a batch at a time, a second import
+    /// adding only what is new. The report says what could not be mapped.
     Import {
         /// The file to read.
         file: PathBuf,
@@ -764,7 +766,9 @@ async fn run_opening_its_own(
     Ok(Ok(match command {
         Command::Import { file } => {
             let pinloom = open(path).await?;
-            pinloom.import_file(file, |_| {}).await?.text()
+            let imported = pinloom.import_file(file, terminal::progress_line).await;
+            terminal::progress_done();
+            imported?.text()
         }
         Command::Sync { remote, team, with_profiles, without_profiles, json } => {
             let remote = remote.map(remote_from_here).transpose()?;

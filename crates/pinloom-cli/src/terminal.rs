@@ -46,6 +46,39 @@ pub(crate) fn one_line(message: &str) -> String {
     shown(&message.split_whitespace().collect::<Vec<_>>().join(" ")).into_owned()
 }
 
+/// How far an import has come, on one line of standard error rewritten in place, when standard
+/// error is a terminal (a script reading it gets the report alone).
+pub(crate) fn progress_line(progress: pinloom_app::json::TransferProgress) {
+    use pinloom_app::json::TransferProgress;
+    use std::io::{IsTerminal, Write};
+    let mut stderr = std::io::stderr();
+    if !stderr.is_terminal() {
+        return;
+    }
+    let megabytes = |bytes: u64| bytes as f64 / (1024.0 * 1024.0);
+    let line = match progress {
+        TransferProgress::Reading { bytes, total } => {
+            format!("reading the file: {:.0} of {:.0} MB", megabytes(bytes), megabytes(total))
+        }
+        TransferProgress::Checked { total } => format!("checked {total} messages; writing them"),
+        TransferProgress::Writing { messages, total } => {
+            format!("writing {messages} of {total} messages")
+        }
+        _ => return,
+    };
+    // Our own carriage return and line clearing: the line is ours, never the file's text.
+    drop(write!(stderr, "\r\u{1b}[2K{line}").and_then(|()| stderr.flush()));
+}
+
+/// Clears the progress line, when there is one, before what comes after it.
+pub(crate) fn progress_done() {
+    use std::io::{IsTerminal, Write};
+    let mut stderr = std::io::stderr();
+    if stderr.is_terminal() {
+        drop(write!(stderr, "\r\u{1b}[2K").and_then(|()| stderr.flush()));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

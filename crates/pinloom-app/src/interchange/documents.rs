@@ -85,7 +85,7 @@ impl Pinloom {
 }
 
 /// A document read and checked, ready to write.
-struct ReadDocument {
+pub(super) struct ReadDocument {
     batch: open_loom_import::ImportBatch,
     /// The file it came from, as its profiles will name it.
     source: String,
@@ -96,7 +96,7 @@ struct ReadDocument {
 /// is refused with where and why. An Open Loom document is read a message at a time, leaving
 /// unread what Pinloom only keeps ([`skim`]); socketteer's format is read whole, then as the
 /// Open Loom document it maps to.
-fn read_document(
+pub(super) fn read_document(
     text: String,
     title_hint: &str,
     source: &str,
@@ -144,7 +144,7 @@ fn read_document(
 
 /// Writes every tree of a read document into `store` in one transaction, keeping out what a
 /// document may not decide.
-fn write_document(
+pub(super) fn write_document(
     store: &pinloom_store::Store,
     read: ReadDocument,
     progress: &mut dyn FnMut(TransferProgress),

@@ -11,11 +11,12 @@ use crate::base::pinloom::Pinloom;
 use crate::base::safe_files::{Links, open_regular, replace_with};
 use crate::error::ApiError;
 use crate::interchange;
+use crate::interchange::histories;
 use crate::json::{
     ExportDone, ExportFormat, ExportOptions, ExportRequest, ImportReport, ImportReportView,
     ImportedTreeView, TransferProgress,
 };
-use crate::runtime::blocking;
+use crate::runtime::{blocking, now_ms};
 
 /// The largest file an import reads. A document is parsed whole in memory (about five times its
 /// size), so this keeps a mistaken pick (a disk image, `/dev/zero`) from exhausting memory; an
@@ -35,9 +36,19 @@ impl Pinloom {
         path: PathBuf,
         mut progress: impl FnMut(TransferProgress) + Send + 'static,
     ) -> anyhow::Result<ImportReport> {
-        // Read on the blocking pool, which hands `progress` back for the writing.
         let source =
             path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
+        // Another tool's history is read as a stream, a conversation at a time, and written in
+        // batches; what it is, its first bytes say.
+        let head_of = path.clone();
+        if let Some(history) = blocking(move || Ok(history_of(&head_of))).await? {
+            return self
+                .write("the import stopped", move |store| {
+                    histories::import(store, &path, history, &source, &mut progress, now_ms())
+                })
+                .await;
+        }
+        // Read on the blocking pool, which hands `progress` back for the writing.
         let (text, hint, progress) = blocking(move || {
             let (text, hint) = read_file(&path, &mut progress)?;
             Ok((text, hint, progress))
@@ -147,6 +158,18 @@ fn read_file(
     let hint = path.file_stem().map(|stem| stem.to_string_lossy().into_owned()).unwrap_or_default();
     Ok((text, hint))
 }
+
+/// The history the file at `path` holds, if its first bytes say it is one; a file that cannot be
+/// read is left to the document reader, which says why.
+fn history_of(path: &Path) -> Option<histories::History> {
+    let (file, _) = open_regular(path, Links::Followed, None).ok()?;
+    let mut head = Vec::with_capacity(HEAD_BYTES);
+    file.take(HEAD_BYTES as u64).read_to_end(&mut head).ok()?;
+    histories::recognise(&head)
+}
+
+/// How much of a file is read to tell what it holds.
+const HEAD_BYTES: usize = 64 * 1024;
 
 /// Writes `bytes` to a new file beside `path` and renames it over `path`, so that `path` holds
 /// either what it held before or the whole new content, never a part.

@@ -9,6 +9,7 @@ mod branches;
 mod compaction;
 mod conversation;
 mod files;
+mod histories;
 mod hostile;
 mod integrity;
 mod interchange;

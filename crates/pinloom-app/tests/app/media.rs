@@ -9,7 +9,7 @@ use crate::wire::{dialogue, listen, local_profile, pinloom_with, says};
 
 /// A PNG's first bytes: its signature and a header of `width` × `height` pixels, which is all
 /// that is read of an image before it is sent.
-fn png(width: u32, height: u32) -> Vec<u8> {
+pub(crate) fn png(width: u32, height: u32) -> Vec<u8> {
     let mut bytes = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
     bytes.extend(width.to_be_bytes());
     bytes.extend(height.to_be_bytes());

@@ -1,0 +1,347 @@
+//! Histories other tools keep, imported as a stream of conversations: each mapped to an Open Loom
+//! tree (`chatgpt.rs`), gathered in batches and written by the Open Loom importer, a batch a
+//! transaction. A file is recognised by its content, never its name. A conversation already here
+//! (its id kept as its tree's global id) is passed over, so a second import of a later export
+//! adds what is new; a stop (a damaged file, a conversation refused) keeps the batches written
+//! before it and says where it stopped.
+
+use std::io::{BufReader, Read};
+use std::path::Path;
+
+use pinloom_store::Store;
+use serde_json::{Value, json};
+
+use super::chatgpt::{self, Image, Mapped, StreamError};
+use super::documents::{read_document, write_document};
+use super::open_loom_import::Notes;
+use crate::base::media::{self, MAX_IMAGE_BYTES};
+use crate::base::safe_files::{Links, open_regular};
+use crate::error::ApiError;
+use crate::json::{ImportReport, TransferProgress};
+
+/// A history Pinloom reads, as its file's first bytes say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum History {
+    /// ChatGPT's `conversations.json`.
+    ChatGptConversations,
+    /// A zip, read when it is ChatGPT's export as downloaded.
+    Zip,
+}
+
+/// The history the first bytes of a file (at least the first 64 KB, or all of a smaller file)
+/// say it is, if it is one.
+pub(crate) fn recognise(head: &[u8]) -> Option<History> {
+    if head.starts_with(b"PK\x03\x04") {
+        return Some(History::Zip);
+    }
+    chatgpt::looks_like_conversations(head).then_some(History::ChatGptConversations)
+}
+
+/// The most a history's conversations file may hold: it is read as a stream, a conversation at a
+/// time, so this bounds the time a mistaken pick takes, not memory.
+pub(crate) const MAX_HISTORY_BYTES: u64 = 8 * 1024 * 1024 * 1024;
+/// The most conversations one import writes; a larger export is imported in turns (each import
+/// passes over what the ones before wrote).
+pub(crate) const MAX_CONVERSATIONS: usize = 20_000;
+/// A batch is written when it holds this many messages, or [`BATCH_TREES`] conversations.
+const BATCH_MESSAGES: usize = 5_000;
+const BATCH_TREES: usize = 200;
+/// How far a zip's entry may say it inflates beside what it takes: more is a bomb, refused
+/// before a byte is inflated (text compresses to about a tenth; 100 is generous).
+const MAX_INFLATION: u64 = 100;
+
+/// Imports the history at `path`, recognised as `history`, telling `progress` how far into the
+/// file it is. `source` names the file in the report.
+pub(crate) fn import(
+    store: &Store,
+    path: &Path,
+    history: History,
+    source: &str,
+    progress: &mut dyn FnMut(TransferProgress),
+    now_ms: i64,
+) -> anyhow::Result<ImportReport> {
+    let cannot = |error: &dyn std::fmt::Display| {
+        ApiError::invalid_input(format!("cannot read {}: {error}", path.display()))
+    };
+    let (file, total) = open_regular(path, Links::Followed, None).map_err(|e| cannot(&e))?;
+    match history {
+        History::ChatGptConversations => {
+            if total > MAX_HISTORY_BYTES {
+                anyhow::bail!(cannot(&"it is larger than the 8 GB an import reads"));
+            }
+            let reader = Counted {
+                inner: BufReader::with_capacity(1 << 16, file),
+                read: 0,
+                total,
+                progress,
+            };
+            let mut writer = Batches::new(store, source, now_ms);
+            let stopped = stream(reader, &mut |_| None, &mut writer);
+            writer.finish(stopped)
+        }
+        History::Zip => {
+            let mut archive = zip::ZipArchive::new(file)
+                .map_err(|error| cannot(&format!("it is not a zip Pinloom can read ({error})")))?;
+            let (index, size) = conversations_entry(&mut archive).map_err(|why| cannot(&why))?;
+            // Images are read from a second handle while the first streams the conversations.
+            let (again, _) = open_regular(path, Links::Followed, None).map_err(|e| cannot(&e))?;
+            let mut images = zip::ZipArchive::new(again).map_err(|e| cannot(&e))?;
+            let names = image_names(&mut images);
+            let entry = archive.by_index(index).map_err(|e| cannot(&e))?;
+            // No more than the entry said it holds: a header that lies stops there.
+            let reader = Counted {
+                inner: BufReader::with_capacity(1 << 16, entry.take(size + 1)),
+                read: 0,
+                total: size,
+                progress,
+            };
+            let mut image = |asset: &str| image_in_zip(&mut images, &names, asset);
+            let mut writer = Batches::new(store, source, now_ms);
+            let stopped = stream(reader, &mut image, &mut writer);
+            writer.finish(stopped)
+        }
+    }
+}
+
+/// Reads every conversation of `reader`, mapping each and handing it to `writer`.
+fn stream(
+    reader: impl Read,
+    image: &mut dyn FnMut(&str) -> Option<Image>,
+    writer: &mut Batches<'_>,
+) -> Result<(), StreamError> {
+    chatgpt::each_conversation(reader, &mut |index, conversation| {
+        if index >= MAX_CONVERSATIONS {
+            return Err(format!(
+                "an import writes at most {MAX_CONVERSATIONS} conversations; import the file again to \
+                 bring the rest (what is here already is passed over)"
+            ));
+        }
+        writer.seen = index + 1;
+        let Some(mapped) = chatgpt::tree_of(&conversation, index, image, &mut writer.notes) else {
+            return Ok(());
+        };
+        writer
+            .add(mapped, conversation_title(&conversation, index))
+            .map_err(|error| format!("{error:#}"))
+    })
+}
+
+fn conversation_title(conversation: &Value, index: usize) -> String {
+    match conversation.get("title").and_then(Value::as_str).map(str::trim) {
+        Some(title) if !title.is_empty() => title.to_owned(),
+        _ => format!("ChatGPT conversation {}", index + 1),
+    }
+}
+
+/// The conversations gathered and written a batch at a time.
+struct Batches<'a> {
+    store: &'a Store,
+    source: String,
+    now_ms: i64,
+    pending: Vec<Value>,
+    titles: Vec<String>,
+    messages: usize,
+    /// How many conversations the file held up to where it was read.
+    seen: usize,
+    passed_over: usize,
+    notes: Notes,
+    report: ImportReport,
+}
+
+impl<'a> Batches<'a> {
+    fn new(store: &'a Store, source: &str, now_ms: i64) -> Batches<'a> {
+        Batches {
+            store,
+            source: source.to_owned(),
+            now_ms,
+            pending: Vec::new(),
+            titles: Vec::new(),
+            messages: 0,
+            seen: 0,
+            passed_over: 0,
+            notes: Notes::default(),
+            report: ImportReport { trees: Vec::new(), notes: Vec::new() },
+        }
+    }
+
+    /// Adds a conversation, writing the batch once it is full; one already here is passed over.
+    fn add(&mut self, mapped: Mapped, title: String) -> anyhow::Result<()> {
+        if let Some(gid) = &mapped.global_id
+            && self.store.tree_by_global_id(gid)?.is_some()
+        {
+            self.passed_over += 1;
+            return Ok(());
+        }
+        self.pending.push(mapped.tree);
+        self.titles.push(title);
+        self.messages += mapped.messages;
+        if self.pending.len() >= BATCH_TREES || self.messages >= BATCH_MESSAGES {
+            self.write()?;
+        }
+        Ok(())
+    }
+
+    /// Writes the batch gathered, in one transaction.
+    fn write(&mut self) -> anyhow::Result<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let trees = std::mem::take(&mut self.pending);
+        let titles = std::mem::take(&mut self.titles);
+        self.messages = 0;
+        let document =
+            json!({ "format": "open-loom", "version": "2.0", "trees": trees }).to_string();
+        let read = read_document(document, "ChatGPT conversation", &self.source, self.now_ms)
+            .map_err(|error| stopped_at(&titles, error))?;
+        let written = write_document(self.store, read, &mut |_| {})
+            .map_err(|error| stopped_at(&titles, error))?;
+        self.report.trees.extend(written.trees);
+        self.report.notes.extend(written.notes);
+        Ok(())
+    }
+
+    /// The report, once the file is read: the last batch written first. A stop keeps what was
+    /// written and is an error that says where it stopped and what came in before.
+    fn finish(mut self, stopped: Result<(), StreamError>) -> anyhow::Result<ImportReport> {
+        let stopped = match stopped {
+            Ok(()) => self.write().err().map(|error| format!("{error:#}")),
+            Err(StreamError::Syntax(error)) => {
+                let before =
+                    self.write().err().map(|error| format!("; {error:#}")).unwrap_or_default();
+                Some(format!(
+                    "the file is not readable JSON from conversation {} on ({error}){before}",
+                    self.seen + 1
+                ))
+            }
+            Err(StreamError::Stopped(why)) => Some(why),
+        };
+        let mut notes = std::mem::take(&mut self.notes).into_lines();
+        if self.passed_over > 0 {
+            notes.insert(0, format!(
+                "{} conversations already here (the same ids, from an import before) were passed over",
+                self.passed_over
+            ));
+        }
+        self.report.notes.splice(0..0, notes);
+        match stopped {
+            None if self.report.trees.is_empty() && self.passed_over == 0 => {
+                Err(ApiError::invalid_input(
+                    "the export holds no conversation with a message to show; nothing was imported",
+                )
+                .into())
+            }
+            None => Ok(self.report),
+            Some(why) => {
+                let kept = match self.report.trees.len() {
+                    0 => "nothing was imported".to_owned(),
+                    n => format!("the {n} conversations before it were imported and stay"),
+                };
+                Err(ApiError::invalid_input(format!("the import stopped: {why}; {kept}")).into())
+            }
+        }
+    }
+}
+
+/// A batch that could not be read or written, named by its conversations.
+fn stopped_at(titles: &[String], error: anyhow::Error) -> anyhow::Error {
+    let named: Vec<String> = titles.iter().take(3).map(|title| format!("{title:?}")).collect();
+    let more =
+        if titles.len() > 3 { format!(" and {} more", titles.len() - 3) } else { String::new() };
+    anyhow::Error::new(ApiError::invalid_input(format!(
+        "the batch of {}{more} could not be written ({})",
+        named.join(", "),
+        ApiError::from(error).message
+    )))
+}
+
+/// A reader that tells `progress` how far into the file it is.
+struct Counted<'p, R> {
+    inner: R,
+    read: u64,
+    total: u64,
+    progress: &'p mut dyn FnMut(TransferProgress),
+}
+
+impl<R: Read> Read for Counted<'_, R> {
+    fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
+        let read = self.inner.read(buffer)?;
+        let before = self.read / (4 << 20);
+        self.read += read as u64;
+        if self.read / (4 << 20) != before || read == 0 {
+            (self.progress)(TransferProgress::Reading { bytes: self.read, total: self.total });
+        }
+        Ok(read)
+    }
+}
+
+/// The export's `conversations.json` in the zip (the one nearest its root) and the size it says
+/// it inflates to, refused when that is more than an import reads or more than its compressed
+/// size can honestly hold.
+fn conversations_entry<R: Read + std::io::Seek>(
+    archive: &mut zip::ZipArchive<R>,
+) -> Result<(usize, u64), String> {
+    let mut found: Option<(usize, usize)> = None;
+    for index in 0..archive.len() {
+        let Some(Ok(name)) = archive.name_for_index(index) else { continue };
+        let depth = name.matches('/').count();
+        if (name == "conversations.json" || name.ends_with("/conversations.json"))
+            && found.is_none_or(|(_, shallowest)| depth < shallowest)
+        {
+            found = Some((index, depth));
+        }
+    }
+    let Some((index, _)) = found else {
+        return Err("it is a zip without conversations.json: choose ChatGPT's export as downloaded, or an Open Loom file".to_owned());
+    };
+    let entry = archive.by_index_raw(index).map_err(|error| error.to_string())?;
+    let (size, packed) = (entry.size(), entry.compressed_size().max(1));
+    if size > MAX_HISTORY_BYTES {
+        return Err(
+            "its conversations.json says it holds more than the 8 GB an import reads".to_owned()
+        );
+    }
+    if size > packed.saturating_mul(MAX_INFLATION) && size > (1 << 20) {
+        return Err(format!(
+            "its conversations.json says it inflates {size} bytes from {packed}: more than text \
+             compresses, so it was not inflated"
+        ));
+    }
+    Ok((index, size))
+}
+
+/// The entries of the zip that may be images, by their file's name.
+fn image_names<R: Read + std::io::Seek>(archive: &mut zip::ZipArchive<R>) -> Vec<(String, usize)> {
+    (0..archive.len())
+        .filter_map(|index| {
+            let name = archive.name_for_index(index)?.ok()?;
+            let base = name.rsplit('/').next()?;
+            (!base.is_empty() && !base.ends_with(".json") && !base.ends_with(".html"))
+                .then(|| (base.to_owned(), index))
+        })
+        .collect()
+}
+
+/// The image whose file the asset id names (`file-…` / `file_…`, the name's start), read when it
+/// says it holds no more than an image may be and is one models take.
+fn image_in_zip<R: Read + std::io::Seek>(
+    archive: &mut zip::ZipArchive<R>,
+    names: &[(String, usize)],
+    asset: &str,
+) -> Option<Image> {
+    if asset.len() < 8 {
+        return None;
+    }
+    let (name, index) = names.iter().find(|(name, _)| name.starts_with(asset))?;
+    let entry = archive.by_index(*index).ok()?;
+    let packed = entry.compressed_size().max(1);
+    if entry.size() > MAX_IMAGE_BYTES || entry.size() > packed.saturating_mul(MAX_INFLATION) {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    entry.take(MAX_IMAGE_BYTES + 1).read_to_end(&mut bytes).ok()?;
+    if bytes.len() as u64 > MAX_IMAGE_BYTES {
+        return None;
+    }
+    let data_url = media::image_data_url(&bytes, name).ok()?;
+    Some(Image { name: name.clone(), data_url })
+}

@@ -1,0 +1,266 @@
+//! ChatGPT's data export imported (issue 51): `conversations.json` alone and in the zip as
+//! downloaded, written here in the export's current shape (a mapping of nodes with parents and
+//! children, `current_node`, hidden system messages, regenerations and edits as siblings, tool and
+//! code messages, image pointers), never a person's data.
+
+use std::io::Write;
+
+use pinloom_app::json::TreeMode;
+use pinloom_app::{ApiError, Pinloom};
+use serde_json::{Value, json};
+
+use crate::media::png;
+
+const RIVERS: &str = "6f1c2a4e-0b3d-4c5e-8f9a-1b2c3d4e5f60";
+const LOOP: &str = "7a2b3c4d-5e6f-4a1b-9c2d-3e4f5a6b7c80";
+
+/// A node of a conversation's mapping.
+fn node(id: &str, parent: Option<&str>, children: &[&str], message: Value) -> (String, Value) {
+    (id.to_owned(), json!({ "id": id, "message": message, "parent": parent, "children": children }))
+}
+
+/// A message, written at the time the number in its id gives (`aaaa0003-…`: the fourth): ChatGPT's
+/// ids do not order, its times do, and the newest message is the end of the branch it shows.
+fn message(id: &str, role: &str, content: Value, metadata: Value) -> Value {
+    let step: f64 = id.get(4..8).and_then(|digits| digits.parse().ok()).unwrap_or(0.0);
+    let at = 1_720_000_000.5 + step * 10.0;
+    json!({
+        "id": id, "author": { "role": role, "name": null, "metadata": {} },
+        "create_time": at, "update_time": null, "content": content,
+        "status": "finished_successfully", "end_turn": true, "weight": 1.0,
+        "metadata": metadata, "recipient": "all", "channel": null
+    })
+}
+
+fn text(parts: &[&str]) -> Value {
+    json!({ "content_type": "text", "parts": parts })
+}
+
+/// A conversation with what an export holds: ChatGPT's root without a message, a hidden system
+/// message, custom instructions, a question edited (two siblings), an answer regenerated (two
+/// siblings, two models), a tool's output, code, reasoning summaries, and a question with two
+/// images, one of them in the zip.
+fn rivers() -> Value {
+    let ids = |n: u32| format!("aaaa{n:04}-0000-4000-8000-000000000000");
+    let (root, system, custom, asked, edited, first, second, thoughts, code, tool, reply, pictured) = (
+        ids(0),
+        ids(1),
+        ids(2),
+        ids(3),
+        ids(4),
+        ids(5),
+        ids(6),
+        ids(7),
+        ids(8),
+        ids(9),
+        ids(10),
+        ids(11),
+    );
+    let mapping: serde_json::Map<String, Value> = [
+        node(&root, None, &[&system], Value::Null),
+        node(&system, Some(&root), &[&custom], message(&system, "system", text(&[""]), json!({ "is_visually_hidden_from_conversation": true }))),
+        node(&custom, Some(&system), &[&asked, &edited], message(&custom, "user", json!({ "content_type": "user_editable_context", "user_profile": "I am a hydrologist.", "user_instructions": "" }), json!({ "is_visually_hidden_from_conversation": true }))),
+        node(&asked, Some(&custom), &[&first, &second], message(&asked, "user", text(&["Why do rivers meander?"]), json!({}))),
+        node(&edited, Some(&custom), &[], message(&edited, "user", text(&["Why do rivers bend?"]), json!({}))),
+        node(&first, Some(&asked), &[], message(&first, "assistant", text(&["Because the outer bank erodes."]), json!({ "model_slug": "gpt-4o" }))),
+        node(&second, Some(&asked), &[&thoughts], message(&second, "assistant", text(&["Erosion on the outside of each bend."]), json!({ "model_slug": "gpt-4o-mini" }))),
+        node(&thoughts, Some(&second), &[&code], message(&thoughts, "assistant", json!({ "content_type": "thoughts", "thoughts": [{ "summary": "Plan", "content": "…" }] }), json!({}))),
+        node(&code, Some(&thoughts), &[&tool], message(&code, "assistant", json!({ "content_type": "code", "language": "python", "text": "print(2 * 21)" }), json!({ "model_slug": "gpt-4o-mini" }))),
+        node(&tool, Some(&code), &[&reply], message(&tool, "tool", json!({ "content_type": "execution_output", "text": "42" }), json!({}))),
+        node(&reply, Some(&tool), &[&pictured], message(&reply, "assistant", text(&["The sinuosity works out to 42."]), json!({ "model_slug": "gpt-4o-mini" }))),
+        node(&pictured, Some(&reply), &[], message(&pictured, "user", json!({
+            "content_type": "multimodal_text",
+            "parts": [
+                { "content_type": "image_asset_pointer", "asset_pointer": "file-service://file-Xq12Ab34Cd56", "size_bytes": 69, "width": 1, "height": 1 },
+                { "content_type": "image_asset_pointer", "asset_pointer": "sediment://file_00000000missing", "size_bytes": 69, "width": 1, "height": 1 },
+                "What about this bend?"
+            ]
+        }), json!({}))),
+    ]
+    .into_iter()
+    .collect();
+    json!({
+        "title": "Meanders", "create_time": 1_720_000_000.0, "update_time": 1_720_000_900.25,
+        "mapping": mapping, "moderation_results": [], "current_node": pictured,
+        "plugin_ids": null, "conversation_id": RIVERS, "id": RIVERS,
+        "default_model_slug": "gpt-4o", "is_archived": false
+    })
+}
+
+/// A conversation whose two messages name each other as parents (a damaged export), beside one
+/// good message.
+fn looped() -> Value {
+    let mapping: serde_json::Map<String, Value> = [
+        node("r", None, &["good"], Value::Null),
+        node(
+            "good",
+            Some("r"),
+            &[],
+            message("good", "user", text(&["A good question."]), json!({})),
+        ),
+        node("a", Some("b"), &["b"], message("a", "user", text(&["In a loop."]), json!({}))),
+        node("b", Some("a"), &["a"], message("b", "assistant", text(&["Also."]), json!({}))),
+    ]
+    .into_iter()
+    .collect();
+    json!({ "title": "Looped", "mapping": mapping, "current_node": "good", "conversation_id": LOOP, "id": LOOP })
+}
+
+/// Only what ChatGPT hides: nothing to show.
+fn hidden_only() -> Value {
+    let mapping: serde_json::Map<String, Value> = [
+        node("r", None, &["s"], Value::Null),
+        node(
+            "s",
+            Some("r"),
+            &[],
+            message(
+                "s",
+                "system",
+                text(&[""]),
+                json!({ "is_visually_hidden_from_conversation": true }),
+            ),
+        ),
+    ]
+    .into_iter()
+    .collect();
+    json!({ "title": "Empty", "mapping": mapping, "current_node": "s" })
+}
+
+/// A zip as ChatGPT's export is laid out: its JSON files at the root, images beside them.
+fn zipped(path: &std::path::Path, files: &[(&str, &[u8])]) {
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(path).unwrap());
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    for (name, bytes) in files {
+        zip.start_file(*name, options).unwrap();
+        zip.write_all(bytes).unwrap();
+    }
+    zip.finish().unwrap();
+}
+
+async fn fresh() -> (Pinloom, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    (Pinloom::open(dir.path().to_owned()).await.unwrap(), dir)
+}
+
+#[tokio::test]
+async fn a_chatgpt_export_becomes_trees_with_every_branch_and_only_what_is_new_comes_again() {
+    let (pinloom, dir) = fresh().await;
+    let file = dir.path().join("conversations.json");
+    let export = json!([rivers(), looped(), hidden_only()]);
+    std::fs::write(&file, serde_json::to_vec_pretty(&export).unwrap()).unwrap();
+
+    let report = pinloom.import_file(file.clone(), |_| {}).await.unwrap();
+    let titles: Vec<&str> = report.trees.iter().map(|tree| tree.title.as_str()).collect();
+    assert_eq!(titles, ["Meanders", "Looped"]);
+    // Asked, edited, two answers, code, the tool's output, the reply, the picture's question.
+    assert_eq!(report.trees[0].messages, 8);
+    assert_eq!(report.trees[1].messages, 1);
+    let notes = report.notes.join("\n");
+    for said in [
+        "messages ChatGPT hides",
+        "custom instructions and the model's memory",
+        "reasoning summaries",
+        "image file_00000000missing is not in the export",
+        "2 messages of \"Looped\" were left out: their parents loop",
+        "conversation \"Empty\" has no message to show",
+    ] {
+        assert!(notes.contains(said), "{said:?} missing from:\n{notes}");
+    }
+
+    let tree = report.trees[0].id;
+    let text = pinloom.tree_text(tree).await.unwrap();
+    for said in [
+        "Why do rivers meander?",
+        "Why do rivers bend?",
+        "Because the outer bank erodes.",
+        "Erosion on the outside of each bend.",
+        "```python\nprint(2 * 21)\n```",
+        "42",
+        "What about this bend?",
+    ] {
+        assert!(text.contains(said.lines().next().unwrap()), "{said:?} missing from:\n{text}");
+    }
+    // The branch ChatGPT showed is the one the tree opens on, its replies by their models.
+    let view = pinloom.thread_view(tree, None).await.unwrap();
+    let shown: Vec<(&str, Option<&str>)> = view
+        .messages
+        .iter()
+        .map(|m| (m.node.message.text.as_str(), m.node.model.as_deref()))
+        .collect();
+    assert_eq!(shown.first().unwrap().0, "Why do rivers meander?");
+    assert_eq!(shown[1], ("Erosion on the outside of each bend.", Some("gpt-4o-mini")));
+    assert_eq!(shown.last().unwrap().0, "What about this bend?");
+    assert_eq!(
+        pinloom.list_trees().await.unwrap().iter().find(|t| t.id == tree).unwrap().global_id,
+        RIVERS
+    );
+    // Nothing in it is a model to send to.
+    assert!(pinloom.model_profiles().await.unwrap().iter().all(|p| p.imported_from.is_none()));
+
+    // The same export again: nothing new, and the report says so.
+    let again = pinloom.import_file(file, |_| {}).await.unwrap();
+    assert!(again.trees.is_empty(), "{:?}", again.trees);
+    assert!(again.notes[0].starts_with("2 conversations already here"), "{:?}", again.notes);
+    assert_eq!(pinloom.list_trees().await.unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn the_zip_as_downloaded_brings_the_images_its_messages_point_at() {
+    let (pinloom, dir) = fresh().await;
+    let file = dir.path().join("export.zip");
+    let export = serde_json::to_vec(&json!([rivers()])).unwrap();
+    zipped(
+        &file,
+        &[
+            ("user.json", b"{}"),
+            ("conversations.json", &export),
+            ("file-Xq12Ab34Cd56-bend.png", &png(1, 1)),
+            ("chat.html", b"<html></html>"),
+        ],
+    );
+    let report = pinloom.import_file(file, |_| {}).await.unwrap();
+    let tree = report.trees[0].id;
+    let attachments = pinloom.attachments(tree).await.unwrap();
+    assert_eq!(attachments.len(), 1, "{attachments:?}");
+    assert_eq!(attachments[0].role, "image");
+    assert_eq!(attachments[0].name, "file-Xq12Ab34Cd56-bend.png");
+    assert!(attachments[0].node_id.is_some());
+    assert!(report.notes.iter().any(|note| note.contains("image file_00000000missing")));
+}
+
+#[tokio::test]
+async fn a_zip_of_something_else_a_bomb_and_a_cut_file_are_refused_in_words_keeping_what_came() {
+    let (pinloom, dir) = fresh().await;
+    let refused = |error: anyhow::Error| ApiError::from(error).message;
+
+    let other = dir.path().join("photos.zip");
+    zipped(&other, &[("bend.png", &png(1, 1))]);
+    let said = refused(pinloom.import_file(other, |_| {}).await.unwrap_err());
+    assert!(said.contains("a zip without conversations.json"), "{said}");
+
+    // 20 MB of spaces deflate to a few kilobytes: refused before a byte is inflated.
+    let bomb = dir.path().join("bomb.zip");
+    let mut spaces = vec![b' '; 20 << 20];
+    spaces[0] = b'[';
+    *spaces.last_mut().unwrap() = b']';
+    zipped(&bomb, &[("conversations.json", &spaces)]);
+    let said = refused(pinloom.import_file(bomb, |_| {}).await.unwrap_err());
+    assert!(said.contains("more than text compresses"), "{said}");
+
+    // Cut in the middle of its second conversation: the first is imported, and stays.
+    let cut = dir.path().join("conversations.json");
+    let whole = serde_json::to_string(&json!([rivers(), looped()])).unwrap();
+    let at = whole.find("\"Looped\"").unwrap();
+    std::fs::write(&cut, &whole[..at]).unwrap();
+    let said = refused(pinloom.import_file(cut, |_| {}).await.unwrap_err());
+    assert!(
+        said.contains("the import stopped: the file is not readable JSON from conversation 2"),
+        "{said}"
+    );
+    assert!(said.contains("the 1 conversations before it were imported and stay"), "{said}");
+    let trees = pinloom.list_trees().await.unwrap();
+    assert_eq!(trees.iter().map(|t| t.title.as_str()).collect::<Vec<_>>(), ["Meanders"]);
+    assert!(trees.iter().all(|t| t.mode == TreeMode::Dialogue));
+}
