@@ -16,13 +16,14 @@
 //! before it. A conversation already here (by its id, kept as the tree's global id) is passed over,
 //! so importing the same export again adds only what is new.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fmt;
 use std::io::Read;
 
 use serde::de::{DeserializeSeed, SeqAccess, Visitor};
 use serde_json::{Map, Value, json};
 
+use super::branching::{Header, Mapped, conversation_tree, is_global_id};
 use super::open_loom_import::Notes;
 use super::times::iso;
 
@@ -33,15 +34,6 @@ pub(super) fn looks_like_conversations(head: &[u8]) -> bool {
     let text = String::from_utf8_lossy(head);
     let text = text.trim_start_matches('\u{feff}').trim_start();
     text.starts_with('[') && text.contains("\"mapping\"") && text.contains("\"current_node\"")
-}
-
-/// Whether a conversation's id can be its tree's global id (a UUID as Pinloom writes one).
-fn is_global_id(id: &str) -> bool {
-    id.len() == 36
-        && id.char_indices().all(|(at, c)| match at {
-            8 | 13 | 18 | 23 => c == '-',
-            _ => c.is_ascii_hexdigit() && !c.is_ascii_uppercase(),
-        })
 }
 
 /// An image a message points at, read from the export.
@@ -110,16 +102,6 @@ impl<'de> DeserializeSeed<'de> for OneValue {
     }
 }
 
-/// A conversation read into an Open Loom tree.
-pub(super) struct Mapped {
-    /// The tree, as an Open Loom document holds it.
-    pub(super) tree: Value,
-    /// Its messages.
-    pub(super) messages: usize,
-    /// The conversation's id, when it can be the tree's global id.
-    pub(super) global_id: Option<String>,
-}
-
 /// The Open Loom tree of `conversation` (the `index`th of the export); `None` when it holds no
 /// message to show (said in `notes`). `image` finds the file an image pointer names.
 pub(super) fn tree_of(
@@ -144,68 +126,18 @@ pub(super) fn tree_of(
         .or_else(|| conversation.get("id"))
         .and_then(Value::as_str)
         .unwrap_or("");
-    let global_id = is_global_id(id).then(|| id.to_owned());
-
-    let Messages { mut kept, mut attachments, system_context } = messages_of(mapping, image, notes);
-
-    let parent_of =
-        |key: &str| mapping.get(key).and_then(|node| node.get("parent")).and_then(Value::as_str);
-    let current = conversation.get("current_node").and_then(Value::as_str);
-    let Branches { nodes, edges, root_ids } = branches(mapping, &mut kept, current);
-    if !kept.is_empty() {
-        notes.add(format!(
-            "{} messages of {title:?} were left out: their parents loop, or name no message",
-            kept.len()
-        ));
-    }
-    if nodes.is_empty() {
-        notes.add(format!("conversation {title:?} has no message to show and was left out"));
-        return None;
-    }
-    let messages = nodes.len();
-    // The branch ChatGPT showed: its end, or its nearest ancestor kept.
-    let mut current = conversation.get("current_node").and_then(Value::as_str);
-    let mut steps = 0;
-    while let Some(key) = current.filter(|key| !nodes.contains_key(*key)) {
-        current = parent_of(key);
-        steps += 1;
-        if steps > mapping.len() {
-            current = None;
-        }
-    }
+    let Messages { kept, attachments, system_context } = messages_of(mapping, image, notes);
     let times = |field: &str| conversation.get(field).and_then(Value::as_f64).and_then(seconds_iso);
-    let mut pinloom = Map::new();
-    if let Some(gid) = &global_id {
-        pinloom.insert("globalId".into(), json!(gid));
-    }
-    attachments.retain(|attachment| {
-        attachment["node"].as_str().is_some_and(|node| nodes.contains_key(node))
-    });
-    if !attachments.is_empty() {
-        pinloom.insert("attachments".into(), Value::Array(attachments));
-    }
-    let mut tree = json!({
-        "id": if id.is_empty() { format!("chatgpt-{}", index + 1) } else { id.to_owned() },
-        "title": title,
-        "mode": "dialogue",
-        "rootNodeIds": root_ids,
-        "nodes": nodes,
-        "edges": edges,
-        "extensions": { "pinloom": pinloom },
-    });
-    if let Some(current) = current {
-        tree["currentNodeId"] = json!(current);
-    }
-    if !system_context.is_empty() {
-        tree["systemContext"] = json!(system_context.join("\n\n"));
-    }
-    if let Some(at) = times("create_time") {
-        tree["createdAt"] = json!(at);
-    }
-    if let Some(at) = times("update_time") {
-        tree["updatedAt"] = json!(at);
-    }
-    Some(Mapped { tree, messages, global_id })
+    let header = Header {
+        id: if id.is_empty() { format!("chatgpt-{}", index + 1) } else { id.to_owned() },
+        title,
+        attachments,
+        system_context: (!system_context.is_empty()).then(|| system_context.join("\n\n")),
+        created_at: times("create_time"),
+        updated_at: times("update_time"),
+    };
+    let current = conversation.get("current_node").and_then(Value::as_str);
+    conversation_tree(mapping, kept, current, header, notes)
 }
 
 /// The messages of a mapping a conversation shows, by their keys, the images they carry as
@@ -243,80 +175,6 @@ fn messages_of<'m>(
         }
     }
     Messages { kept, attachments, system_context }
-}
-
-/// A tree's nodes, its edges in sibling order, and its roots.
-struct Branches {
-    nodes: Map<String, Value>,
-    edges: Vec<Value>,
-    root_ids: Vec<Value>,
-}
-
-/// The messages `kept` (taken out of it as they are placed) as Open Loom nodes and edges: depth
-/// first from the roots through each node's children in order, a loop of parents never followed
-/// twice. A node left out passes its children to its nearest kept ancestor. What stays in `kept`
-/// hangs on no root.
-fn branches(
-    mapping: &Map<String, Value>,
-    kept: &mut HashMap<&str, Value>,
-    current: Option<&str>,
-) -> Branches {
-    let parent_of =
-        |key: &str| mapping.get(key).and_then(|node| node.get("parent")).and_then(Value::as_str);
-    let roots: Vec<&str> = mapping
-        .keys()
-        .map(String::as_str)
-        .filter(|key| parent_of(key).is_none_or(|parent| !mapping.contains_key(parent)))
-        .collect();
-    // The branch ChatGPT showed, from `current_node` up (a loop of parents stops the walk).
-    let mut on_shown_branch: HashSet<&str> = HashSet::new();
-    let mut up = current;
-    while let Some(key) = up.filter(|key| mapping.contains_key(*key)) {
-        if !on_shown_branch.insert(key) {
-            break;
-        }
-        up = parent_of(key);
-    }
-    let mut seen: HashSet<&str> = HashSet::new();
-    let mut nodes = Map::new();
-    let mut edges = Vec::new();
-    let mut root_ids = Vec::new();
-    let mut stack: Vec<(&str, Option<&str>)> =
-        roots.iter().rev().map(|root| (*root, None)).collect();
-    while let Some((key, kept_above)) = stack.pop() {
-        if !seen.insert(key) {
-            continue;
-        }
-        let mut above = kept_above;
-        if let Some(node) = kept.remove(key) {
-            nodes.insert(key.to_owned(), node);
-            match kept_above {
-                Some(parent) => edges.push(json!({
-                    "type": "continuation",
-                    "sources": [{ "nodeId": parent }],
-                    "targetNodeId": key,
-                })),
-                None => root_ids.push(json!(key)),
-            }
-            above = Some(key);
-        }
-        let children =
-            mapping.get(key).and_then(|node| node.get("children")).and_then(Value::as_array);
-        let children: Vec<&str> =
-            children.into_iter().flatten().filter_map(Value::as_str).collect();
-        let children: Vec<&str> = children
-            .into_iter()
-            .filter(|child| mapping.contains_key(*child) && parent_of(child) == Some(key))
-            .collect();
-        // The child on the branch ChatGPT showed goes last among its siblings (pushed first, so
-        // written last): the newest branch is the one a tree opens on.
-        let (shown, others): (Vec<&str>, Vec<&str>) =
-            children.into_iter().partition(|child| on_shown_branch.contains(child));
-        for child in shown.into_iter().chain(others.into_iter().rev()) {
-            stack.push((child, above));
-        }
-    }
-    Branches { nodes, edges, root_ids }
 }
 
 /// What a message of the export is here.

@@ -1,17 +1,20 @@
 //! Histories other tools keep, imported as a stream of conversations: each mapped to an Open Loom
-//! tree (`chatgpt.rs`), gathered in batches and written by the Open Loom importer, a batch a
+//! tree (`chatgpt.rs`, `claude.rs`), gathered in batches and written by the Open Loom importer, a batch a
 //! transaction. A file is recognised by its content, never its name. A conversation already here
 //! (its id kept as its tree's global id) is passed over, so a second import of a later export
 //! adds what is new; a stop (a damaged file, a conversation refused) keeps the batches written
 //! before it and says where it stopped.
 
+use std::collections::HashMap;
 use std::io::{BufReader, Read};
 use std::path::Path;
 
 use pinloom_store::Store;
 use serde_json::{Value, json};
 
-use super::chatgpt::{self, Image, Mapped, StreamError};
+use super::branching::Mapped;
+use super::chatgpt::{self, Image, StreamError};
+use super::claude;
 use super::documents::{read_document, write_document};
 use super::open_loom_import::Notes;
 use crate::base::media::{self, MAX_IMAGE_BYTES};
@@ -22,10 +25,17 @@ use crate::json::{ImportReport, TransferProgress};
 /// A history Pinloom reads, as its file's first bytes say.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum History {
-    /// ChatGPT's `conversations.json`.
-    ChatGptConversations,
-    /// A zip, read when it is ChatGPT's export as downloaded.
+    /// A tool's `conversations.json`.
+    Conversations(Tool),
+    /// A zip, read when it holds a tool's export as downloaded.
     Zip,
+}
+
+/// Whose conversations a file holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Tool {
+    ChatGpt,
+    Claude,
 }
 
 /// The history the first bytes of a file (at least the first 64 KB, or all of a smaller file)
@@ -34,7 +44,18 @@ pub(crate) fn recognise(head: &[u8]) -> Option<History> {
     if head.starts_with(b"PK\x03\x04") {
         return Some(History::Zip);
     }
-    chatgpt::looks_like_conversations(head).then_some(History::ChatGptConversations)
+    tool_of(head).map(History::Conversations)
+}
+
+/// Whose `conversations.json` begins with `head`, if a tool's Pinloom reads.
+fn tool_of(head: &[u8]) -> Option<Tool> {
+    if chatgpt::looks_like_conversations(head) {
+        Some(Tool::ChatGpt)
+    } else if claude::looks_like_conversations(head) {
+        Some(Tool::Claude)
+    } else {
+        None
+    }
 }
 
 /// The most a history's conversations file may hold: it is read as a stream, a conversation at a
@@ -65,7 +86,7 @@ pub(crate) fn import(
     };
     let (file, total) = open_regular(path, Links::Followed, None).map_err(|e| cannot(&e))?;
     match history {
-        History::ChatGptConversations => {
+        History::Conversations(tool) => {
             if total > MAX_HISTORY_BYTES {
                 anyhow::bail!(cannot(&"it is larger than the 8 GB an import reads"));
             }
@@ -76,7 +97,8 @@ pub(crate) fn import(
                 progress,
             };
             let mut writer = Batches::new(store, source, now_ms);
-            let stopped = stream(reader, &mut |_| None, &mut writer);
+            let mapping = Mapping { tool, image: &mut |_| None, projects: HashMap::new() };
+            let stopped = stream(reader, mapping, &mut writer);
             writer.finish(stopped)
         }
         History::Zip => {
@@ -87,6 +109,10 @@ pub(crate) fn import(
             let (again, _) = open_regular(path, Links::Followed, None).map_err(|e| cannot(&e))?;
             let mut images = zip::ZipArchive::new(again).map_err(|e| cannot(&e))?;
             let names = image_names(&mut images);
+            let tool = zipped_tool(&mut archive, index).ok_or_else(|| {
+                cannot(&"its conversations.json is neither ChatGPT's nor Claude's export")
+            })?;
+            let projects = zipped_projects(&mut images);
             let entry = archive.by_index(index).map_err(|e| cannot(&e))?;
             // No more than the entry said it holds: a header that lies stops there.
             let reader = Counted {
@@ -97,18 +123,28 @@ pub(crate) fn import(
             };
             let mut image = |asset: &str| image_in_zip(&mut images, &names, asset);
             let mut writer = Batches::new(store, source, now_ms);
-            let stopped = stream(reader, &mut image, &mut writer);
+            let stopped =
+                stream(reader, Mapping { tool, image: &mut image, projects }, &mut writer);
             writer.finish(stopped)
         }
     }
 }
 
+/// How a tool's conversations are mapped: by whose they are, with the images and project
+/// instructions their export holds beside them.
+struct Mapping<'i> {
+    tool: Tool,
+    image: &'i mut dyn FnMut(&str) -> Option<Image>,
+    projects: HashMap<String, String>,
+}
+
 /// Reads every conversation of `reader`, mapping each and handing it to `writer`.
 fn stream(
     reader: impl Read,
-    image: &mut dyn FnMut(&str) -> Option<Image>,
+    mapping: Mapping<'_>,
     writer: &mut Batches<'_>,
 ) -> Result<(), StreamError> {
+    let Mapping { tool, image, projects } = mapping;
     chatgpt::each_conversation(reader, &mut |index, conversation| {
         if index >= MAX_CONVERSATIONS {
             return Err(format!(
@@ -117,7 +153,12 @@ fn stream(
             ));
         }
         writer.seen = index + 1;
-        let Some(mapped) = chatgpt::tree_of(&conversation, index, image, &mut writer.notes) else {
+        let notes = &mut writer.notes;
+        let mapped = match tool {
+            Tool::ChatGpt => chatgpt::tree_of(&conversation, index, image, notes),
+            Tool::Claude => claude::tree_of(&conversation, index, &projects, notes),
+        };
+        let Some(mapped) = mapped else {
             return Ok(());
         };
         writer
@@ -126,10 +167,12 @@ fn stream(
     })
 }
 
+/// A conversation's title as the report names it (ChatGPT's `title`, Claude's `name`).
 fn conversation_title(conversation: &Value, index: usize) -> String {
-    match conversation.get("title").and_then(Value::as_str).map(str::trim) {
+    let titled = conversation.get("title").or_else(|| conversation.get("name"));
+    match titled.and_then(Value::as_str).map(str::trim) {
         Some(title) if !title.is_empty() => title.to_owned(),
-        _ => format!("ChatGPT conversation {}", index + 1),
+        _ => format!("conversation {}", index + 1),
     }
 }
 
@@ -191,7 +234,7 @@ impl<'a> Batches<'a> {
         self.messages = 0;
         let document =
             json!({ "format": "open-loom", "version": "2.0", "trees": trees }).to_string();
-        let read = read_document(document, "ChatGPT conversation", &self.source, self.now_ms)
+        let read = read_document(document, "Imported conversation", &self.source, self.now_ms)
             .map_err(|error| stopped_at(&titles, error))?;
         let written = write_document(self.store, read, &mut |_| {})
             .map_err(|error| stopped_at(&titles, error))?;
@@ -291,7 +334,7 @@ fn conversations_entry<R: Read + std::io::Seek>(
         }
     }
     let Some((index, _)) = found else {
-        return Err("it is a zip without conversations.json: choose ChatGPT's export as downloaded, or an Open Loom file".to_owned());
+        return Err("it is a zip without conversations.json: choose ChatGPT's or Claude's export as downloaded, or an Open Loom file".to_owned());
     };
     let entry = archive.by_index_raw(index).map_err(|error| error.to_string())?;
     let (size, packed) = (entry.size(), entry.compressed_size().max(1));
@@ -307,6 +350,38 @@ fn conversations_entry<R: Read + std::io::Seek>(
         ));
     }
     Ok((index, size))
+}
+
+/// Whose export the zip's `conversations.json` (entry `index`) is, from its first bytes.
+fn zipped_tool<R: Read + std::io::Seek>(
+    archive: &mut zip::ZipArchive<R>,
+    index: usize,
+) -> Option<Tool> {
+    let entry = archive.by_index(index).ok()?;
+    let mut head = Vec::with_capacity(64 * 1024);
+    entry.take(64 * 1024).read_to_end(&mut head).ok()?;
+    tool_of(&head)
+}
+
+/// The instructions of each project in a Claude export's `projects.json`, when the zip holds one
+/// no larger than 64 MB that reads.
+fn zipped_projects<R: Read + std::io::Seek>(
+    archive: &mut zip::ZipArchive<R>,
+) -> HashMap<String, String> {
+    const MAX_PROJECTS_BYTES: u64 = 64 << 20;
+    let Ok(entry) = archive.by_name("projects.json") else { return HashMap::new() };
+    if entry.size() > MAX_PROJECTS_BYTES
+        || entry.size() > entry.compressed_size().max(1).saturating_mul(MAX_INFLATION)
+    {
+        return HashMap::new();
+    }
+    let mut text = Vec::new();
+    if entry.take(MAX_PROJECTS_BYTES).read_to_end(&mut text).is_err() {
+        return HashMap::new();
+    }
+    serde_json::from_slice(&text)
+        .map(|projects| claude::project_instructions(&projects))
+        .unwrap_or_default()
 }
 
 /// The entries of the zip that may be images, by their file's name.

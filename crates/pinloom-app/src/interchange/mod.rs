@@ -7,7 +7,9 @@
 //! export → import → export gives the same document but for the export time. An import is one
 //! transaction: a document that cannot be read writes nothing.
 
+mod branching;
 mod chatgpt;
+mod claude;
 mod documents;
 pub(crate) mod files;
 pub(crate) mod histories;

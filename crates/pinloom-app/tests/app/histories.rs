@@ -1,7 +1,8 @@
-//! ChatGPT's data export imported (issue 51): `conversations.json` alone and in the zip as
-//! downloaded, written here in the export's current shape (a mapping of nodes with parents and
-//! children, `current_node`, hidden system messages, regenerations and edits as siblings, tool and
-//! code messages, image pointers), never a person's data.
+//! ChatGPT's and Claude's data exports imported (issue 51): `conversations.json` alone and in the
+//! zip as downloaded, written here in each export's current shape (ChatGPT's mapping of nodes with
+//! parents and children, `current_node`, hidden system messages, regenerations and edits as
+//! siblings, tool and code messages, image pointers; Claude's messages with their parents, text
+//! and thinking blocks, files' extracted text, projects' instructions), never a person's data.
 
 use std::io::Write;
 
@@ -263,4 +264,79 @@ async fn a_zip_of_something_else_a_bomb_and_a_cut_file_are_refused_in_words_keep
     let trees = pinloom.list_trees().await.unwrap();
     assert_eq!(trees.iter().map(|t| t.title.as_str()).collect::<Vec<_>>(), ["Meanders"]);
     assert!(trees.iter().all(|t| t.mode == TreeMode::Dialogue));
+}
+
+/// A Claude conversation: a question, an answer with its thinking, a retry beside it (the same
+/// parent), a follow-up on the retry carrying a file's extracted text, in a project.
+fn claude_conversation() -> Value {
+    let id = |n: u32| format!("cccc{n:04}-0000-4000-8000-000000000000");
+    let block = |kind: &str, said: &str| json!({ "type": kind, kind: said, "citations": [] });
+    json!({
+        "uuid": "9b1c2d3e-4f5a-4b6c-8d7e-9f0a1b2c3d4e", "name": "Deltas",
+        "created_at": "2024-07-01T10:00:00.000000Z", "updated_at": "2024-07-01T10:30:00.000000Z",
+        "account": { "uuid": "00000000-1111-4222-8333-444444444444" },
+        "project_uuid": "5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b",
+        "chat_messages": [
+            { "uuid": id(1), "text": "How do deltas form?", "content": [block("text", "How do deltas form?")],
+              "sender": "human", "created_at": "2024-07-01T10:00:00Z", "updated_at": "2024-07-01T10:00:00Z",
+              "attachments": [], "files": [], "parent_message_uuid": "00000000-0000-4000-8000-000000000000" },
+            { "uuid": id(2), "text": "", "content": [block("thinking", "Sediment, slowing water…"), block("text", "Where a river slows at the sea.")],
+              "sender": "assistant", "created_at": "2024-07-01T10:00:05Z", "updated_at": "2024-07-01T10:00:05Z",
+              "attachments": [], "files": [], "parent_message_uuid": id(1) },
+            { "uuid": id(3), "text": "", "content": [block("text", "Sediment drops as the current slows.")],
+              "sender": "assistant", "created_at": "2024-07-01T10:01:00Z", "updated_at": "2024-07-01T10:01:00Z",
+              "attachments": [], "files": [], "parent_message_uuid": id(1) },
+            { "uuid": id(4), "text": "What does my survey say?", "content": [block("text", "What does my survey say?")],
+              "sender": "human", "created_at": "2024-07-01T10:02:00Z", "updated_at": "2024-07-01T10:02:00Z",
+              "attachments": [{ "file_name": "survey.txt", "file_size": 31, "file_type": "txt", "extracted_content": "Mississippi delta, lobe 7." }],
+              "files": [{ "file_name": "survey.txt" }], "parent_message_uuid": id(3) }
+        ]
+    })
+}
+
+#[tokio::test]
+async fn a_claude_export_keeps_its_retries_files_and_project_instructions() {
+    let (pinloom, dir) = fresh().await;
+    let file = dir.path().join("claude-export.zip");
+    let conversations = serde_json::to_vec(&json!([claude_conversation()])).unwrap();
+    let projects = serde_json::to_vec(&json!([{
+        "uuid": "5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b", "name": "Rivers",
+        "prompt_template": "Answer as a geomorphologist.", "docs": []
+    }]))
+    .unwrap();
+    zipped(
+        &file,
+        &[
+            ("conversations.json", &conversations),
+            ("projects.json", &projects),
+            ("users.json", b"[]"),
+        ],
+    );
+    let report = pinloom.import_file(file, |_| {}).await.unwrap();
+    assert_eq!(report.trees.len(), 1);
+    assert_eq!(report.trees[0].title, "Deltas");
+    assert_eq!(report.trees[0].messages, 4);
+    assert!(
+        report.notes.iter().any(|note| note.contains("Claude's thinking")),
+        "{:?}",
+        report.notes
+    );
+    let tree = report.trees[0].id;
+
+    // The retry is the branch that opens (Claude's last message is on it), the first answer beside it.
+    let view = pinloom.thread_view(tree, None).await.unwrap();
+    let shown: Vec<&str> = view.messages.iter().map(|m| m.node.message.text.as_str()).collect();
+    assert_eq!(
+        shown,
+        ["How do deltas form?", "Sediment drops as the current slows.", "What does my survey say?"]
+    );
+    assert!(pinloom.tree_text(tree).await.unwrap().contains("Where a river slows at the sea."));
+    let attachments = pinloom.attachments(tree).await.unwrap();
+    assert_eq!(attachments.len(), 1);
+    assert_eq!(
+        (attachments[0].role.as_str(), attachments[0].name.as_str()),
+        ("file", "survey.txt")
+    );
+    let context = pinloom.tree_context(tree).await.unwrap();
+    assert_eq!(context.system_context, "Answer as a geomorphologist.");
 }
