@@ -1,13 +1,15 @@
 //! What every history's conversations share on their way to Open Loom trees: a conversation's
-//! messages, each naming its parent, laid out as branches in sibling order with the branch the
-//! tool showed written last (so the tree opens on it), and ids kept as global ids where they are
-//! shaped as Pinloom's.
+//! messages, each naming its parent, laid out as branches in the tool's sibling order but for the
+//! branch the tool showed, written last (a tree opens on the root of its last-written message,
+//! then down the newest reply by time: the shown branch, unless the person went back to an older
+//! reply there), and ids kept as global ids where they are shaped as Pinloom's.
 
 use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value, json};
 
 use super::open_loom_import::Notes;
+use super::times::iso;
 
 /// Whether a conversation's id can be its tree's global id (a UUID as Pinloom writes one).
 pub(super) fn is_global_id(id: &str) -> bool {
@@ -27,8 +29,7 @@ struct Branches {
 
 /// The messages `kept` (taken out of it as they are placed) as Open Loom nodes and edges.
 /// `mapping` names each message's `parent` and its `children` in order, as ChatGPT's export does
-/// (other histories are put in that shape); `current` is the end of the branch the tool showed.
-/// Depth first from the roots through each node's children in order, a loop of parents never followed
+/// (other histories are put in that shape); `current` ends the branch the tool showed. Depth first from the roots through each node's children in order, a loop of parents never followed
 /// twice. A node left out passes its children to its nearest kept ancestor. What stays in `kept`
 /// hangs on no root.
 fn branches(
@@ -43,7 +44,7 @@ fn branches(
         .map(String::as_str)
         .filter(|key| parent_of(key).is_none_or(|parent| !mapping.contains_key(parent)))
         .collect();
-    // The branch ChatGPT showed, from `current_node` up (a loop of parents stops the walk).
+    // The branch the tool showed, from `current` up (a loop of parents stops the walk).
     let mut on_shown_branch: HashSet<&str> = HashSet::new();
     let mut up = current;
     while let Some(key) = up.filter(|key| mapping.contains_key(*key)) {
@@ -83,8 +84,9 @@ fn branches(
             .into_iter()
             .filter(|child| mapping.contains_key(*child) && parent_of(child) == Some(key))
             .collect();
-        // The child on the branch ChatGPT showed goes last among its siblings (pushed first, so
-        // written last): the newest branch is the one a tree opens on.
+        // The child on the branch the tool showed is written last among its siblings (pushed
+        // first): a tree opens on the root of its last-written message, then down each newest
+        // reply by time.
         let (shown, others): (Vec<&str>, Vec<&str>) =
             children.into_iter().partition(|child| on_shown_branch.contains(child));
         for child in shown.into_iter().chain(others.into_iter().rev()) {
@@ -179,4 +181,10 @@ pub(super) fn conversation_tree(
         }
     }
     Some(Mapped { tree, messages, global_id })
+}
+
+/// Seconds since the epoch, as ChatGPT and Open WebUI write times, as an ISO-8601 time.
+pub(super) fn seconds_iso(seconds: f64) -> Option<String> {
+    let ms = seconds * 1_000.0;
+    (ms.is_finite() && (0.0..=253_402_300_799_000.0).contains(&ms)).then(|| iso(ms as i64))
 }

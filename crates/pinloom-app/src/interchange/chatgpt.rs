@@ -23,9 +23,8 @@ use std::io::Read;
 use serde::de::{DeserializeSeed, SeqAccess, Visitor};
 use serde_json::{Map, Value, json};
 
-use super::branching::{Header, Mapped, conversation_tree, is_global_id};
+use super::branching::{Header, Mapped, conversation_tree, is_global_id, seconds_iso};
 use super::open_loom_import::Notes;
-use super::times::iso;
 
 /// Whether the start of a file is ChatGPT's `conversations.json`: an array whose first
 /// conversation has a `mapping` (the first 64 KB are enough: a conversation's fields come before
@@ -313,12 +312,6 @@ fn message_text(
         _ => {}
     }
     (text.join("\n\n"), images)
-}
-
-/// Seconds since the epoch, as ChatGPT writes times, as an ISO-8601 time.
-fn seconds_iso(seconds: f64) -> Option<String> {
-    let ms = seconds * 1_000.0;
-    (ms.is_finite() && (0.0..=253_402_300_799_000.0).contains(&ms)).then(|| iso(ms as i64))
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 //! Histories other tools keep, imported as a stream of conversations: each mapped to an Open Loom
-//! tree (`chatgpt.rs`, `claude.rs`), gathered in batches and written by the Open Loom importer, a batch a
+//! tree (`chatgpt.rs`, `claude.rs`, `open_webui.rs`), gathered in batches and written by the Open Loom importer, a batch a
 //! transaction. A file is recognised by its content, never its name. A conversation already here
 //! (its id kept as its tree's global id) is passed over, so a second import of a later export
 //! adds what is new; a stop (a damaged file, a conversation refused) keeps the batches written
@@ -14,9 +14,9 @@ use serde_json::{Value, json};
 
 use super::branching::Mapped;
 use super::chatgpt::{self, Image, StreamError};
-use super::claude;
 use super::documents::{read_document, write_document};
 use super::open_loom_import::Notes;
+use super::{claude, open_webui};
 use crate::base::media::{self, MAX_IMAGE_BYTES};
 use crate::base::safe_files::{Links, open_regular};
 use crate::error::ApiError;
@@ -36,6 +36,7 @@ pub(crate) enum History {
 pub(crate) enum Tool {
     ChatGpt,
     Claude,
+    OpenWebUi,
 }
 
 /// The history the first bytes of a file (at least the first 64 KB, or all of a smaller file)
@@ -53,6 +54,8 @@ fn tool_of(head: &[u8]) -> Option<Tool> {
         Some(Tool::ChatGpt)
     } else if claude::looks_like_conversations(head) {
         Some(Tool::Claude)
+    } else if open_webui::looks_like_chats(head) {
+        Some(Tool::OpenWebUi)
     } else {
         None
     }
@@ -157,6 +160,7 @@ fn stream(
         let mapped = match tool {
             Tool::ChatGpt => chatgpt::tree_of(&conversation, index, image, notes),
             Tool::Claude => claude::tree_of(&conversation, index, &projects, notes),
+            Tool::OpenWebUi => open_webui::tree_of(&conversation, index, notes),
         };
         let Some(mapped) = mapped else {
             return Ok(());

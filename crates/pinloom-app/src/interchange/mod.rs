@@ -17,6 +17,7 @@ pub(crate) mod markdown;
 mod open_loom_export;
 mod open_loom_import;
 mod open_loom_records;
+mod open_webui;
 mod skim;
 mod socketteer;
 mod times;

@@ -140,6 +140,12 @@ fn zipped(path: &std::path::Path, files: &[(&str, &[u8])]) {
     zip.finish().unwrap();
 }
 
+/// The messages a tree opens on, each with the model that wrote it.
+async fn opened(pinloom: &Pinloom, tree: i64) -> Vec<(String, Option<String>)> {
+    let view = pinloom.thread_view(tree, None).await.unwrap();
+    view.messages.into_iter().map(|m| (m.node.message.text, m.node.model)).collect()
+}
+
 async fn fresh() -> (Pinloom, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     (Pinloom::open(dir.path().to_owned()).await.unwrap(), dir)
@@ -184,12 +190,9 @@ async fn a_chatgpt_export_becomes_trees_with_every_branch_and_only_what_is_new_c
         assert!(text.contains(said.lines().next().unwrap()), "{said:?} missing from:\n{text}");
     }
     // The branch ChatGPT showed is the one the tree opens on, its replies by their models.
-    let view = pinloom.thread_view(tree, None).await.unwrap();
-    let shown: Vec<(&str, Option<&str>)> = view
-        .messages
-        .iter()
-        .map(|m| (m.node.message.text.as_str(), m.node.model.as_deref()))
-        .collect();
+    let shown = opened(&pinloom, tree).await;
+    let shown: Vec<(&str, Option<&str>)> =
+        shown.iter().map(|(text, model)| (text.as_str(), model.as_deref())).collect();
     assert_eq!(shown.first().unwrap().0, "Why do rivers meander?");
     assert_eq!(shown[1], ("Erosion on the outside of each bend.", Some("gpt-4o-mini")));
     assert_eq!(shown.last().unwrap().0, "What about this bend?");
@@ -339,4 +342,51 @@ async fn a_claude_export_keeps_its_retries_files_and_project_instructions() {
     );
     let context = pinloom.tree_context(tree).await.unwrap();
     assert_eq!(context.system_context, "Answer as a geomorphologist.");
+}
+
+#[tokio::test]
+async fn an_open_webui_export_keeps_its_regenerations_models_and_images() {
+    let (pinloom, dir) = fresh().await;
+    let image = format!(
+        "data:image/png;base64,{}",
+        base64::Engine::encode(&base64::engine::general_purpose::STANDARD, png(1, 1))
+    );
+    let id = |n: u32| format!("dddd{n:04}-0000-4000-8000-000000000000");
+    let chat = json!({
+        "id": "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d", "user_id": "u", "title": "Floodplains",
+        "chat": {
+            "id": "", "title": "Floodplains", "models": ["llama3.1:8b"], "params": {},
+            "history": {
+                "messages": {
+                    id(1): { "id": id(1), "parentId": null, "childrenIds": [id(2), id(3)], "role": "user",
+                             "content": "What is this floodplain?", "timestamp": 1_720_000_000,
+                             "files": [{ "type": "image", "url": image }] },
+                    id(2): { "id": id(2), "parentId": id(1), "childrenIds": [], "role": "assistant",
+                             "content": "A wide valley floor.", "model": "llama3.1:8b", "timestamp": 1_720_000_010 },
+                    id(3): { "id": id(3), "parentId": id(1), "childrenIds": [], "role": "assistant",
+                             "content": "Land the river floods.", "model": "qwen2.5:7b", "timestamp": 1_720_000_020 }
+                },
+                "currentId": id(3)
+            },
+            "messages": [], "timestamp": 1_720_000_000_000_u64
+        },
+        "updated_at": 1_720_000_030, "created_at": 1_720_000_000, "archived": false, "pinned": false
+    });
+    let file = dir.path().join("chat-export-1720000030.json");
+    std::fs::write(&file, serde_json::to_vec(&json!([chat])).unwrap()).unwrap();
+    let report = pinloom.import_file(file, |_| {}).await.unwrap();
+    assert_eq!(report.trees.len(), 1, "{:?}", report.notes);
+    assert_eq!((report.trees[0].title.as_str(), report.trees[0].messages), ("Floodplains", 3));
+    let tree = report.trees[0].id;
+    // The answer Open WebUI showed (the newest) opens, by its model; the other stands beside it.
+    let shown = opened(&pinloom, tree).await;
+    let shown: Vec<(&str, Option<&str>)> =
+        shown.iter().map(|(text, model)| (text.as_str(), model.as_deref())).collect();
+    assert_eq!(
+        shown,
+        [("What is this floodplain?", None), ("Land the river floods.", Some("qwen2.5:7b"))]
+    );
+    assert!(pinloom.tree_text(tree).await.unwrap().contains("A wide valley floor."));
+    let attachments = pinloom.attachments(tree).await.unwrap();
+    assert_eq!(attachments.iter().map(|a| a.role.as_str()).collect::<Vec<_>>(), ["image"]);
 }
