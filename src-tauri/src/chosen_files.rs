@@ -58,7 +58,11 @@ pub(crate) async fn choose_import_files(
 ) -> Result<Vec<String>, ApiError> {
     let picked = answer_of(|answer| {
         dialog(&app, &window, "Import trees")
-            .add_filter("Loom trees (Open Loom, socketteer)", &["json"])
+            // What is read is told by the content; the filter only narrows what is shown.
+            .add_filter(
+                "Trees and chat histories (Open Loom, socketteer, ChatGPT, Claude, Open WebUI, llm)",
+                &["json", "openloom", "zip", "db"],
+            )
             .pick_files(move |picked| drop(answer.send(picked)));
     })
     .await;

@@ -352,9 +352,9 @@ enum Command {
         #[arg(long)]
         without_raw_responses: bool,
     },
-    /// Import an Open Loom v2 document, a socketteer/loom tree, or ChatGPT's, Claude's or Open
-    /// WebUI's export (a zip as downloaded, or its JSON: every conversation a tree, with its
-    /// branches).
+    /// Import an Open Loom v2 document, a socketteer/loom tree, ChatGPT's, Claude's or Open
+    /// WebUI's export (a zip as downloaded, or its JSON), or llm's logs.db: every conversation a
+    /// tree, with its branches.
     /// A document is written whole or not at all; an export a batch at a time, a second import
     /// adding only what is new. The report says what could not be mapped.
     Import {

@@ -18,6 +18,7 @@ mod codec;
 mod compactions;
 mod drafts;
 mod error;
+mod foreign;
 mod interchange;
 mod local_choices;
 mod migrations;
@@ -42,6 +43,7 @@ mod trees;
 
 pub use compactions::Compaction;
 pub use error::StoreError;
+pub use foreign::{LlmConversation, LlmResponse, is_sqlite, read_llm_log};
 pub use interchange::{
     AnnotationImport, AttachmentImport, ImportScope, ImportedTree, NodeImport, PROGRESS_EVERY,
     PinImport, Preserved, PreservedInterchange, SummaryImport, TreeImport,

@@ -1,5 +1,5 @@
 //! Histories other tools keep, imported as a stream of conversations: each mapped to an Open Loom
-//! tree (`chatgpt.rs`, `claude.rs`, `open_webui.rs`), gathered in batches and written by the Open Loom importer, a batch a
+//! tree (`chatgpt.rs`, `claude.rs`, `open_webui.rs`, `llm_log.rs`), gathered in batches and written by the Open Loom importer, a batch a
 //! transaction. A file is recognised by its content, never its name. A conversation already here
 //! (its id kept as its tree's global id) is passed over, so a second import of a later export
 //! adds what is new; a stop (a damaged file, a conversation refused) keeps the batches written
@@ -16,7 +16,7 @@ use super::branching::Mapped;
 use super::chatgpt::{self, Image, StreamError};
 use super::documents::{read_document, write_document};
 use super::open_loom_import::Notes;
-use super::{claude, open_webui};
+use super::{claude, llm_log, open_webui};
 use crate::base::media::{self, MAX_IMAGE_BYTES};
 use crate::base::safe_files::{Links, open_regular};
 use crate::error::ApiError;
@@ -29,6 +29,8 @@ pub(crate) enum History {
     Conversations(Tool),
     /// A zip, read when it holds a tool's export as downloaded.
     Zip,
+    /// A SQLite file, read when it is `llm`'s `logs.db`.
+    Sqlite,
 }
 
 /// Whose conversations a file holds.
@@ -44,6 +46,9 @@ pub(crate) enum Tool {
 pub(crate) fn recognise(head: &[u8]) -> Option<History> {
     if head.starts_with(b"PK\x03\x04") {
         return Some(History::Zip);
+    }
+    if pinloom_store::is_sqlite(head) {
+        return Some(History::Sqlite);
     }
     tool_of(head).map(History::Conversations)
 }
@@ -104,6 +109,33 @@ pub(crate) fn import(
             let stopped = stream(reader, mapping, &mut writer);
             writer.finish(stopped)
         }
+        History::Sqlite => {
+            drop(file);
+            let mut writer = Batches::new(store, source, now_ms);
+            let mut index = 0;
+            let read = pinloom_store::read_llm_log(path, &mut |conversation| {
+                if index >= MAX_CONVERSATIONS {
+                    return Err(too_many());
+                }
+                writer.seen = index + 1;
+                let title = conversation.name.clone().unwrap_or_default();
+                let mapped = llm_log::tree_of(&conversation, index, &mut writer.notes);
+                index += 1;
+                match mapped {
+                    Some(mapped) => writer.add(mapped, title).map_err(|error| format!("{error:#}")),
+                    None => Ok(()),
+                }
+            });
+            let stopped = match read {
+                Ok(()) => Ok(()),
+                Err(Ok(why)) => Err(StreamError::Stopped(why)),
+                Err(Err(error)) if writer.seen == 0 => {
+                    anyhow::bail!(cannot(&ApiError::from(anyhow::Error::new(error)).message))
+                }
+                Err(Err(error)) => Err(StreamError::Stopped(error.to_string())),
+            };
+            writer.finish(stopped)
+        }
         History::Zip => {
             let mut archive = zip::ZipArchive::new(file)
                 .map_err(|error| cannot(&format!("it is not a zip Pinloom can read ({error})")))?;
@@ -150,10 +182,7 @@ fn stream(
     let Mapping { tool, image, projects } = mapping;
     chatgpt::each_conversation(reader, &mut |index, conversation| {
         if index >= MAX_CONVERSATIONS {
-            return Err(format!(
-                "an import writes at most {MAX_CONVERSATIONS} conversations; import the file again to \
-                 bring the rest (what is here already is passed over)"
-            ));
+            return Err(too_many());
         }
         writer.seen = index + 1;
         let notes = &mut writer.notes;
@@ -169,6 +198,14 @@ fn stream(
             .add(mapped, conversation_title(&conversation, index))
             .map_err(|error| format!("{error:#}"))
     })
+}
+
+/// Why an import stops at [`MAX_CONVERSATIONS`].
+fn too_many() -> String {
+    format!(
+        "an import writes at most {MAX_CONVERSATIONS} conversations; import the file again to \
+         bring the rest (what is here already is passed over)"
+    )
 }
 
 /// A conversation's title as the report names it (ChatGPT's `title`, Claude's `name`).

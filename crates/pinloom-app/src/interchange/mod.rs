@@ -13,6 +13,7 @@ mod claude;
 mod documents;
 pub(crate) mod files;
 pub(crate) mod histories;
+mod llm_log;
 pub(crate) mod markdown;
 mod open_loom_export;
 mod open_loom_import;

@@ -390,3 +390,61 @@ async fn an_open_webui_export_keeps_its_regenerations_models_and_images() {
     let attachments = pinloom.attachments(tree).await.unwrap();
     assert_eq!(attachments.iter().map(|a| a.role.as_str()).collect::<Vec<_>>(), ["image"]);
 }
+
+/// `llm`'s logs.db as its migrations leave it (the columns Pinloom reads, and others it does
+/// not), with one conversation of two exchanges and a system prompt.
+fn llm_log(path: &std::path::Path) {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.execute_batch(
+        "CREATE TABLE conversations (id TEXT PRIMARY KEY, name TEXT, model TEXT);
+         CREATE TABLE responses (id TEXT PRIMARY KEY, model TEXT, prompt TEXT, system TEXT,
+             prompt_json TEXT, options_json TEXT, response TEXT, response_json TEXT,
+             conversation_id TEXT REFERENCES conversations(id), duration_ms INTEGER,
+             datetime_utc TEXT, input_tokens INTEGER, output_tokens INTEGER, token_details TEXT);
+         INSERT INTO conversations VALUES ('01J0ABCDEFGHJKMNPQRSTVWXYZ', 'Levees', 'gpt-4o-mini');
+         INSERT INTO responses VALUES ('01J0ABCDEFGHJKMNPQRSTVWXY0', 'gpt-4o-mini', 'What is a levee?',
+             'Answer briefly.', NULL, '{\"temperature\": 0.2}', 'A bank that holds a river in.', NULL,
+             '01J0ABCDEFGHJKMNPQRSTVWXYZ', 900, '2024-07-01T10:00:00.123456', 12, 9, NULL);
+         INSERT INTO responses VALUES ('01J0ABCDEFGHJKMNPQRSTVWXY1', 'gpt-4o-mini', 'Natural ones too?',
+             'Answer briefly.', NULL, '{}', 'Yes: floods build them.', NULL,
+             '01J0ABCDEFGHJKMNPQRSTVWXYZ', 700, '2024-07-01T10:01:00.000000', 30, 6, NULL);",
+    )
+    .unwrap();
+}
+
+#[tokio::test]
+async fn an_llm_log_becomes_trees_of_its_conversations_once() {
+    let (pinloom, dir) = fresh().await;
+    let file = dir.path().join("logs.db");
+    llm_log(&file);
+    let report = pinloom.import_file(file.clone(), |_| {}).await.unwrap();
+    assert_eq!(report.trees.len(), 1, "{:?}", report.notes);
+    assert_eq!((report.trees[0].title.as_str(), report.trees[0].messages), ("Levees", 4));
+    let tree = report.trees[0].id;
+    let shown = opened(&pinloom, tree).await;
+    let texts: Vec<&str> = shown.iter().map(|(text, _)| text.as_str()).collect();
+    assert_eq!(
+        texts,
+        [
+            "What is a levee?",
+            "A bank that holds a river in.",
+            "Natural ones too?",
+            "Yes: floods build them."
+        ]
+    );
+    assert_eq!(shown[1].1.as_deref(), Some("gpt-4o-mini"));
+    assert_eq!(pinloom.tree_context(tree).await.unwrap().system_context, "Answer briefly.");
+    // The same log again brings nothing new.
+    let again = pinloom.import_file(file, |_| {}).await.unwrap();
+    assert!(again.trees.is_empty());
+    assert!(again.notes[0].starts_with("1 conversations already here"), "{:?}", again.notes);
+
+    // A SQLite file that is not llm's is refused in words.
+    let other = dir.path().join("other.db");
+    rusqlite::Connection::open(&other)
+        .unwrap()
+        .execute_batch("CREATE TABLE notes (text TEXT);")
+        .unwrap();
+    let said = ApiError::from(pinloom.import_file(other, |_| {}).await.unwrap_err()).message;
+    assert!(said.contains("not llm's log"), "{said}");
+}
