@@ -32,6 +32,35 @@ function chainDocument(title, length) {
   });
 }
 
+/// ChatGPT's conversations.json with one conversation, in the export's shape: a root without a
+/// message, a question, two answers (the second a regeneration, the one ChatGPT showed), and a
+/// follow-up under the second.
+function chatGptExport() {
+  const id = (n) => `aaaa${String(n).padStart(4, "0")}-0000-4000-8000-000000000000`;
+  const said = (n, role, text, slug) => ({
+    id: id(n),
+    author: { role, name: null, metadata: {} },
+    create_time: 1_720_000_000 + n * 10,
+    content: { content_type: "text", parts: [text] },
+    status: "finished_successfully",
+    metadata: slug ? { model_slug: slug } : {},
+    recipient: "all",
+  });
+  const node = (n, parent, children, message) => [id(n), { id: id(n), message, parent: parent === null ? null : id(parent), children: children.map(id) }];
+  const mapping = Object.fromEntries([
+    node(0, null, [1], null),
+    node(1, 0, [2, 3], said(1, "user", "Why do rivers meander?")),
+    node(2, 1, [], said(2, "assistant", "Because the outer bank erodes while the inner bank gains silt.", "gpt-4o")),
+    node(3, 1, [4], said(3, "assistant", "Water runs fastest along the outside of each bend.", "gpt-4o-mini")),
+    node(4, 3, [5], said(4, "user", "And then?")),
+    node(5, 4, [], said(5, "assistant", "The bend grows until it is cut off.", "gpt-4o-mini")),
+  ]);
+  const conversationId = "6f1c2a4e-0b3d-4c5e-8f9a-1b2c3d4e5f61";
+  return JSON.stringify([
+    { title: "Meanders", create_time: 1_720_000_000, update_time: 1_720_000_100, mapping, current_node: id(5), conversation_id: conversationId, id: conversationId },
+  ]);
+}
+
 describe("trees in and out through files", () => {
   const harness = new Harness();
   let files;
@@ -130,6 +159,32 @@ describe("trees in and out through files", () => {
       "the list counts the imported messages",
     );
     assert.ok(meta);
+    await harness.quit();
+  });
+
+  harness.windowTest("a ChatGPT export dropped on the tree list keeps its regenerations, and an old answer is pinned", async () => {
+    const file = join(files, "conversations.json");
+    writeFileSync(file, chatGptExport());
+    await harness.launch();
+    await harness.click("tree-item", (items) => items.at(-1));
+    await harness.textsWhen("message-text", 2, 30_000);
+    await harness.dragFiles([file], { x: 140, y: 600 });
+    const [report] = await harness.textsUntil("import-report", (texts) => texts.length === 1, "the export's import report");
+    assert.match(report, /^Imported "Meanders" as tree \d+ \(meanders\): 5 messages, 0 threads\./);
+    await harness.textsUntil("thread-title", (texts) => texts.includes("Meanders"), "the conversation opens");
+    // The branch ChatGPT showed; its answer is the second of two.
+    await harness.textsUntil("message-text", (texts) => texts.at(-1) === "The bend grows until it is cut off.", "the shown branch");
+    await harness.textsUntil("alternative-position", (texts) => texts.includes("2/2"), "the regeneration's switcher");
+    await harness.driver.executeScript(`document.querySelector('[aria-label="Previous alternative"]').click();`);
+    await harness.textsUntil(
+      "message-text",
+      (texts) => texts.includes("Because the outer bank erodes while the inner bank gains silt."),
+      "the first answer, switched to",
+    );
+    const old = (await harness.findAll("message-text")).at(-1);
+    await harness.select(old, "the outer bank erodes");
+    await (await harness.find("pin-button")).click();
+    await harness.textsUntil("pin-anchor", (texts) => texts[0] === "the outer bank erodes", "a pin on the old answer");
     await harness.quit();
   });
 
