@@ -43,6 +43,8 @@ pub use base::pinloom::{Connections, KEYRING_SERVICE, OutsideWrites, Pinloom};
 // The boundary types every front end names, where they have always been named from.
 pub use interchange::files::MAX_IMPORT_BYTES;
 #[cfg(feature = "test-seams")]
+pub use interchange::histories::history_fuzz_case;
+#[cfg(feature = "test-seams")]
 pub use interchange::{FuzzedImporter, import_fuzz_case};
 pub use json::{
     Cost, DiffEntry, ExportOptions, FanOutLane, ImportReport, ImportedTreeSummary, KindTokens,

@@ -461,3 +461,16 @@ fn image_in_zip<R: Read + std::io::Seek>(
     let data_url = media::image_data_url(&bytes, name).ok()?;
     Some(Image { name: name.clone(), data_url })
 }
+
+/// One fuzz case for the history importers: `data` as a tool's conversations file (ChatGPT's,
+/// Claude's or Open WebUI's, told by its content), imported into a fresh database in memory a
+/// conversation at a time. The import may refuse it or stop; it may not panic.
+#[cfg(feature = "test-seams")]
+pub fn history_fuzz_case(data: &[u8]) -> Option<ImportReport> {
+    let tool = tool_of(data)?;
+    let store = Store::open(Path::new(":memory:")).ok()?;
+    let mut writer = Batches::new(&store, "fuzz", 0);
+    let mapping = Mapping { tool, image: &mut |_| None, projects: HashMap::new() };
+    let stopped = stream(data, mapping, &mut writer);
+    writer.finish(stopped).ok()
+}

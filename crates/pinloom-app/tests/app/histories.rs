@@ -448,3 +448,27 @@ async fn an_llm_log_becomes_trees_of_its_conversations_once() {
     let said = ApiError::from(pinloom.import_file(other, |_| {}).await.unwrap_err()).message;
     assert!(said.contains("not llm's log"), "{said}");
 }
+
+#[tokio::test]
+async fn an_imported_export_goes_out_as_open_loom_and_comes_back_the_same() {
+    let (pinloom, dir) = fresh().await;
+    let file = dir.path().join("export.zip");
+    let export = serde_json::to_vec(&json!([rivers()])).unwrap();
+    zipped(&file, &[("conversations.json", &export), ("file-Xq12Ab34Cd56-bend.png", &png(1, 1))]);
+    let tree = pinloom.import_file(file, |_| {}).await.unwrap().trees[0].id;
+    let document = pinloom.export_open_loom(vec![tree], Default::default()).await.unwrap();
+
+    let (again, _dir) = fresh().await;
+    let back = again.import_document(document, "round trip".into()).await.unwrap().trees[0].id;
+    assert_eq!(again.tree_text(back).await.unwrap(), pinloom.tree_text(tree).await.unwrap());
+    assert_eq!(opened(&again, back).await, opened(&pinloom, tree).await);
+    let attached = |list: Vec<pinloom_app::json::AttachmentView>| {
+        list.into_iter().map(|a| (a.role, a.name, a.bytes)).collect::<Vec<_>>()
+    };
+    assert_eq!(
+        attached(again.attachments(back).await.unwrap()),
+        attached(pinloom.attachments(tree).await.unwrap())
+    );
+    let global = |trees: Vec<pinloom_app::json::TreeSummary>| trees[0].global_id.clone();
+    assert_eq!(global(again.list_trees().await.unwrap()), RIVERS);
+}
