@@ -63,18 +63,19 @@ pub(crate) struct Question {
     pub(crate) words: String,
 }
 
+/// Standard input, read whole.
+fn read_stdin() -> anyhow::Result<String> {
+    let mut text = String::new();
+    std::io::stdin().lock().read_to_string(&mut text).map_err(|error| {
+        ApiError::invalid_input(format!("could not read standard input: {error}"))
+    })?;
+    Ok(text)
+}
+
 /// `words`, or standard input read whole when they are `-`; `what` names it in the refusal of
 /// an empty one.
 pub(crate) fn words_or_stdin(words: &str, what: &str) -> anyhow::Result<String> {
-    let text = if words == "-" {
-        let mut text = String::new();
-        std::io::stdin().lock().read_to_string(&mut text).map_err(|error| {
-            ApiError::invalid_input(format!("could not read standard input: {error}"))
-        })?;
-        text
-    } else {
-        words.to_owned()
-    };
+    let text = if words == "-" { read_stdin()? } else { words.to_owned() };
     if text.trim().is_empty() {
         anyhow::bail!(ApiError::invalid_input(format!(
             "{what} is empty: give it as an argument, or pipe it in with -"
@@ -125,32 +126,15 @@ impl Question {
     /// The question's text: `-` reads standard input whole; a question given while standard
     /// input is piped is followed by what was piped (as `cat notes.md | pinloom ask "Sum up:"`).
     fn text(&self) -> anyhow::Result<String> {
-        let stdin = std::io::stdin();
-        let piped = |stdin: &std::io::Stdin| -> anyhow::Result<String> {
-            let mut text = String::new();
-            stdin.lock().read_to_string(&mut text).map_err(|error| {
-                ApiError::invalid_input(format!("could not read standard input: {error}"))
-            })?;
-            Ok(text)
-        };
-        let text = if self.words == "-" {
-            piped(&stdin)?
-        } else if !stdin.is_terminal() {
-            let more = piped(&stdin)?;
-            if more.trim().is_empty() {
-                self.words.clone()
-            } else {
-                format!("{}\n\n{}", self.words, more.trim_end())
-            }
-        } else {
-            self.words.clone()
-        };
-        if text.trim().is_empty() {
-            anyhow::bail!(ApiError::invalid_input(
-                "the question is empty: give it as an argument, or pipe it in with -"
-            ));
+        if self.words == "-" || std::io::stdin().is_terminal() {
+            return words_or_stdin(&self.words, "the question");
         }
-        Ok(text)
+        let more = read_stdin()?;
+        Ok(if more.trim().is_empty() {
+            words_or_stdin(&self.words, "the question")?
+        } else {
+            format!("{}\n\n{}", self.words, more.trim_end())
+        })
     }
 }
 

@@ -188,3 +188,11 @@ pub(super) fn seconds_iso(seconds: f64) -> Option<String> {
     let ms = seconds * 1_000.0;
     (ms.is_finite() && (0.0..=253_402_300_799_000.0).contains(&ms)).then(|| iso(ms as i64))
 }
+
+/// Whether `head` (a file's first bytes) starts a JSON array, after a byte-order mark and
+/// spaces, and names each of `keys` as an object's key: how each tool's export is told apart.
+pub(super) fn json_array_naming(head: &[u8], keys: &[&str]) -> bool {
+    let text = String::from_utf8_lossy(head);
+    let text = text.trim_start_matches('\u{feff}').trim_start();
+    text.starts_with('[') && keys.iter().all(|key| text.contains(&format!("\"{key}\"")))
+}

@@ -17,22 +17,19 @@
 //! so importing the same export again adds only what is new.
 
 use std::collections::HashMap;
-use std::fmt;
-use std::io::Read;
 
-use serde::de::{DeserializeSeed, SeqAccess, Visitor};
 use serde_json::{Map, Value, json};
 
-use super::branching::{Header, Mapped, conversation_tree, is_global_id, seconds_iso};
+use super::branching::{
+    Header, Mapped, conversation_tree, is_global_id, json_array_naming, seconds_iso,
+};
 use super::open_loom_import::Notes;
 
 /// Whether the start of a file is ChatGPT's `conversations.json`: an array whose first
 /// conversation has a `mapping` (the first 64 KB are enough: a conversation's fields come before
 /// its messages' end, and the title, times and mapping start early).
 pub(super) fn looks_like_conversations(head: &[u8]) -> bool {
-    let text = String::from_utf8_lossy(head);
-    let text = text.trim_start_matches('\u{feff}').trim_start();
-    text.starts_with('[') && text.contains("\"mapping\"") && text.contains("\"current_node\"")
+    json_array_naming(head, &["mapping", "current_node"])
 }
 
 /// An image a message points at, read from the export.
@@ -41,64 +38,6 @@ pub(super) struct Image {
     pub(super) name: String,
     /// Its bytes as a `data:` URL, checked to be an image models take.
     pub(super) data_url: String,
-}
-
-/// Calls `each` with every conversation of the array `reader` holds, one at a time, never the
-/// whole array in memory; stops at the first error `each` returns.
-pub(super) fn each_conversation<R: Read>(
-    reader: R,
-    each: &mut dyn FnMut(usize, Value) -> Result<(), String>,
-) -> Result<(), StreamError> {
-    let mut deserializer = serde_json::Deserializer::from_reader(reader);
-    let stopped = serde::Deserializer::deserialize_seq(&mut deserializer, Conversations { each });
-    match stopped {
-        Ok(Ok(())) => deserializer.end().map_err(StreamError::Syntax),
-        Ok(Err(stopped)) => Err(StreamError::Stopped(stopped)),
-        Err(error) => Err(StreamError::Syntax(error)),
-    }
-}
-
-/// Why reading the conversations stopped.
-#[derive(Debug)]
-pub(super) enum StreamError {
-    /// The file is not the JSON it should be, from this point on.
-    Syntax(serde_json::Error),
-    /// The caller stopped it.
-    Stopped(String),
-}
-
-struct Conversations<'a> {
-    each: &'a mut dyn FnMut(usize, Value) -> Result<(), String>,
-}
-
-impl<'de> Visitor<'de> for Conversations<'_> {
-    type Value = Result<(), String>;
-
-    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        formatter.write_str("an array of conversations")
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut index = 0;
-        while let Some(conversation) = seq.next_element_seed(OneValue)? {
-            if let Err(stopped) = (self.each)(index, conversation) {
-                return Ok(Err(stopped));
-            }
-            index += 1;
-        }
-        Ok(Ok(()))
-    }
-}
-
-/// One element, read whole (a conversation is small beside its export).
-struct OneValue;
-
-impl<'de> DeserializeSeed<'de> for OneValue {
-    type Value = Value;
-
-    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
-        serde::Deserialize::deserialize(deserializer)
-    }
 }
 
 /// The Open Loom tree of `conversation` (the `index`th of the export); `None` when it holds no
@@ -325,18 +264,5 @@ mod tests {
         ));
         assert!(!looks_like_conversations(b"{\"format\": \"open-loom\"}"));
         assert!(!looks_like_conversations(b"[{\"text\": \"a\", \"children\": []}]"));
-    }
-
-    #[test]
-    fn conversations_are_read_one_at_a_time_and_a_damaged_tail_says_where() {
-        let mut titles = Vec::new();
-        let text = r#"[{"title": "One"}, {"title": "Two"}, {"title": "#;
-        let error = each_conversation(text.as_bytes(), &mut |_, conversation| {
-            titles.push(conversation["title"].as_str().unwrap_or("").to_owned());
-            Ok(())
-        })
-        .unwrap_err();
-        assert_eq!(titles, ["One", "Two"]);
-        assert!(matches!(error, StreamError::Syntax(_)));
     }
 }

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value, json};
 
-use super::branching::{Header, Mapped, conversation_tree, is_global_id};
+use super::branching::{Header, Mapped, conversation_tree, is_global_id, json_array_naming};
 use super::open_loom_import::Notes;
 
 /// The parent Claude names for a conversation's first message: none.
@@ -19,9 +19,7 @@ const ROOT_PARENT: &str = "00000000-0000-4000-8000-000000000000";
 /// Whether the start of a file is Claude's `conversations.json`: an array of conversations with
 /// their `chat_messages`.
 pub(super) fn looks_like_conversations(head: &[u8]) -> bool {
-    let text = String::from_utf8_lossy(head);
-    let text = text.trim_start_matches('\u{feff}').trim_start();
-    text.starts_with('[') && text.contains("\"chat_messages\"") && text.contains("\"uuid\"")
+    json_array_naming(head, &["chat_messages", "uuid"])
 }
 
 /// The instructions of each project, by its id, from `projects.json`.

@@ -6,14 +6,16 @@
 //! before it and says where it stopped.
 
 use std::collections::HashMap;
+use std::fmt;
 use std::io::{BufReader, Read};
 use std::path::Path;
 
 use pinloom_store::Store;
+use serde::de::{DeserializeSeed, SeqAccess, Visitor};
 use serde_json::{Value, json};
 
 use super::branching::Mapped;
-use super::chatgpt::{self, Image, StreamError};
+use super::chatgpt::{self, Image};
 use super::documents::{read_document, write_document};
 use super::open_loom_import::Notes;
 use super::{claude, llm_log, open_webui};
@@ -180,7 +182,7 @@ fn stream(
     writer: &mut Batches<'_>,
 ) -> Result<(), StreamError> {
     let Mapping { tool, image, projects } = mapping;
-    chatgpt::each_conversation(reader, &mut |index, conversation| {
+    each_conversation(reader, &mut |index, conversation| {
         if index >= MAX_CONVERSATIONS {
             return Err(too_many());
         }
@@ -198,6 +200,64 @@ fn stream(
             .add(mapped, conversation_title(&conversation, index))
             .map_err(|error| format!("{error:#}"))
     })
+}
+
+/// Calls `each` with every conversation of the array `reader` holds, one at a time, never the
+/// whole array in memory; stops at the first error `each` returns.
+fn each_conversation<R: Read>(
+    reader: R,
+    each: &mut dyn FnMut(usize, Value) -> Result<(), String>,
+) -> Result<(), StreamError> {
+    let mut deserializer = serde_json::Deserializer::from_reader(reader);
+    let stopped = serde::Deserializer::deserialize_seq(&mut deserializer, Conversations { each });
+    match stopped {
+        Ok(Ok(())) => deserializer.end().map_err(StreamError::Syntax),
+        Ok(Err(stopped)) => Err(StreamError::Stopped(stopped)),
+        Err(error) => Err(StreamError::Syntax(error)),
+    }
+}
+
+/// Why reading the conversations stopped.
+#[derive(Debug)]
+enum StreamError {
+    /// The file is not the JSON it should be, from this point on.
+    Syntax(serde_json::Error),
+    /// The caller stopped it.
+    Stopped(String),
+}
+
+struct Conversations<'a> {
+    each: &'a mut dyn FnMut(usize, Value) -> Result<(), String>,
+}
+
+impl<'de> Visitor<'de> for Conversations<'_> {
+    type Value = Result<(), String>;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("an array of conversations")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut index = 0;
+        while let Some(conversation) = seq.next_element_seed(OneValue)? {
+            if let Err(stopped) = (self.each)(index, conversation) {
+                return Ok(Err(stopped));
+            }
+            index += 1;
+        }
+        Ok(Ok(()))
+    }
+}
+
+/// One element, read whole (a conversation is small beside its export).
+struct OneValue;
+
+impl<'de> DeserializeSeed<'de> for OneValue {
+    type Value = Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        serde::Deserialize::deserialize(deserializer)
+    }
 }
 
 /// Why an import stops at [`MAX_CONVERSATIONS`].
@@ -473,4 +533,22 @@ pub fn history_fuzz_case(data: &[u8]) -> Option<ImportReport> {
     let mapping = Mapping { tool, image: &mut |_| None, projects: HashMap::new() };
     let stopped = stream(data, mapping, &mut writer);
     writer.finish(stopped).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conversations_are_read_one_at_a_time_and_a_damaged_tail_says_where() {
+        let mut titles = Vec::new();
+        let text = r#"[{"title": "One"}, {"title": "Two"}, {"title": "#;
+        let error = each_conversation(text.as_bytes(), &mut |_, conversation| {
+            titles.push(conversation["title"].as_str().unwrap_or("").to_owned());
+            Ok(())
+        })
+        .unwrap_err();
+        assert_eq!(titles, ["One", "Two"]);
+        assert!(matches!(error, StreamError::Syntax(_)));
+    }
 }

@@ -8,15 +8,15 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value, json};
 
-use super::branching::{Header, Mapped, conversation_tree, is_global_id, seconds_iso};
+use super::branching::{
+    Header, Mapped, conversation_tree, is_global_id, json_array_naming, seconds_iso,
+};
 use super::open_loom_import::Notes;
 
 /// Whether the start of a file is Open WebUI's chat export: an array of chats with their history
 /// of messages naming their children.
 pub(super) fn looks_like_chats(head: &[u8]) -> bool {
-    let text = String::from_utf8_lossy(head);
-    let text = text.trim_start_matches('\u{feff}').trim_start();
-    text.starts_with('[') && text.contains("\"history\"") && text.contains("\"childrenIds\"")
+    json_array_naming(head, &["history", "childrenIds"])
 }
 
 /// The Open Loom tree of `chat` (the `index`th of the export); `None` when it holds no message

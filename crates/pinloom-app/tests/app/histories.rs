@@ -447,6 +447,22 @@ async fn an_llm_log_becomes_trees_of_its_conversations_once() {
         .unwrap();
     let said = ApiError::from(pinloom.import_file(other, |_| {}).await.unwrap_err()).message;
     assert!(said.contains("not llm's log"), "{said}");
+
+    // One whose `responses` is a view (which could be made to loop, or to read another table)
+    // is refused too, before anything is read from it.
+    let disguised = dir.path().join("disguised.db");
+    rusqlite::Connection::open(&disguised)
+        .unwrap()
+        .execute_batch(
+            "CREATE TABLE conversations (id TEXT PRIMARY KEY, name TEXT, model TEXT);
+             INSERT INTO conversations VALUES ('01J0ABCDEFGHJKMNPQRSTVWXYA', 'Loop', NULL);
+             CREATE VIEW responses AS WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n)
+                 SELECT i AS id, NULL AS conversation_id FROM n;",
+        )
+        .unwrap();
+    let said = ApiError::from(pinloom.import_file(disguised, |_| {}).await.unwrap_err()).message;
+    assert!(said.contains("not llm's log"), "{said}");
+    assert_eq!(pinloom.list_trees().await.unwrap().len(), 1);
 }
 
 #[tokio::test]
