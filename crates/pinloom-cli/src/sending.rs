@@ -518,7 +518,8 @@ impl Shown {
             );
         }
         if !showing.quiet {
-            eprintln!("[{}]", crate::report::sent(exchange, tree_id));
+            // Profile names can come from a synced or imported file: shown, never obeyed.
+            eprintln!("[{}]", crate::terminal::one_line(&crate::report::sent(exchange, tree_id)));
         }
     }
 }
