@@ -29,7 +29,7 @@ pub const BINDINGS_PATH: &str = "ui/src/lib/bindings.ts";
 
 /// The one description of the IPC surface: commands, events and their types.
 pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
-    tauri_specta::Builder::<tauri::Wry>::new()
+    let builder = tauri_specta::Builder::<tauri::Wry>::new()
         .commands(tauri_specta::collect_commands![
             commands::about,
             commands::tree_create,
@@ -119,12 +119,20 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             commands::TreesChanged,
             commands::DatabaseChanged,
             commands::SummariesChanged
-        ])
+        ]);
+    shared_types(builder)
+}
+
+/// What the window shares with the shell besides commands and events: the types and limits it
+/// reads, and how numbers and optional fields cross.
+fn shared_types(builder: tauri_specta::Builder<tauri::Wry>) -> tauri_specta::Builder<tauri::Wry> {
+    builder
         // What the window is given at its creation (`window_start`).
         .typ::<WindowStart>()
         // Limits the window shares with the application layer, written in one place.
         .constant("THREAD_PAGE", pinloom_app::THREAD_PAGE)
         .constant("MOST_ANSWERS_AT_ONCE", *pinloom_app::FAN_OUT_LANES.end())
+        .constant("MOST_PICKS", pinloom_app::MOST_PICKS)
         // Ids are SQLite row ids and timestamps are milliseconds: both stay far below 2^53, the
         // largest integer a JavaScript number holds exactly.
         .dangerously_cast_bigints_to_number()

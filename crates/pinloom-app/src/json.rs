@@ -429,12 +429,14 @@ pub struct SliceView {
     /// What it is: `system`, `prompt`, `anchor`, `file`, `contextSource`, `toolDefinition`,
     /// `ancestorSummary`, `rootGoal`, `siblingResult`, `pinResult` (a pin closed on this
     /// thread's path hands its result back), `recentHistory`, `oldHistory`,
-    /// `folderListing`, `searchResult`, `workingBuffer`, `fuseSource` or `image`.
+    /// `folderListing`, `searchResult`, `workingBuffer`, `fuseSource`, `image` or `picked` (a
+    /// message picked for a question over several branches, or its branch's summary).
     pub kind: String,
     /// Where it comes from: `agentPrompt`, `treeSystemContext`, `attachment`, `node`,
     /// `annotation`, `summary`, `anchor`, `tool`, `retrieval`, `addedSearchHit`, `pinResult`,
-    /// `workingBuffer`, `fuseSource`, `fuseInstruction` or `pdfPage` (one page of a PDF: the
-    /// attachment's id, the page in the preview's marker).
+    /// `workingBuffer`, `fuseSource`, `fuseInstruction`, `picked`, `pickedSummary` (the picked
+    /// message's id) or `pdfPage` (one page of a PDF: the attachment's id, the page in the
+    /// preview's marker).
     pub source: String,
     /// Whose it is: the path's own, an ancestor's summary, settings, or added by the person.
     pub provenance: Provenance,
@@ -961,6 +963,44 @@ pub enum SendTarget {
         /// The answers chosen, in the order they are numbered in the request.
         node_ids: Vec<i64>,
     },
+    /// A question over messages picked from several branches and pins of one tree: a new thread
+    /// at the tree's top whose every request carries the picked messages, labelled as the
+    /// person's, and nothing else of their branches.
+    OverPicked {
+        /// The messages picked, in the order picked.
+        picks: Vec<PickInput>,
+        /// The question.
+        text: String,
+    },
+}
+
+/// A message picked for a question over several branches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct PickInput {
+    /// The message.
+    pub node_id: i64,
+    /// Whether its branch's summary up to it goes too.
+    pub with_summary: bool,
+}
+
+/// A message a thread's question was asked over, as the thread shows it at its top: a link back
+/// to where it came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct PickedView {
+    /// The message.
+    pub node_id: i64,
+    /// Its thread: a pin's id, absent for the root thread.
+    pub pin_id: Option<i64>,
+    /// Where it came from, in words ("the pin “Costs”, an answer by qwen3").
+    pub came_from: String,
+    /// Its opening words.
+    pub opening: String,
+    /// Whether its branch's summary up to it goes too.
+    pub with_summary: bool,
+    /// Left out since it was picked: excluded or deleted, in words; absent while it goes.
+    pub left_out: Option<String>,
 }
 
 /// An image that goes with a message being written: pasted in the window, or chosen in the
@@ -1315,6 +1355,9 @@ pub struct ThreadView {
     /// The branch's last message in this thread (what a send continues); absent for an empty
     /// thread.
     pub end: Option<i64>,
+    /// For a thread started by a question over several branches: the messages it was asked
+    /// over, in the order picked. Empty for every other thread.
+    pub picked: Vec<PickedView>,
 }
 
 /// Which models can answer now, as a first start shows them.

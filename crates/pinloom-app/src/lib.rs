@@ -43,7 +43,7 @@ pub use base::pinloom::{Connections, KEYRING_SERVICE, OutsideWrites, Pinloom};
 // The boundary types every front end names, where they have always been named from.
 pub use interchange::files::MAX_IMPORT_BYTES;
 #[cfg(feature = "test-seams")]
-pub use interchange::histories::history_fuzz_case;
+pub use interchange::histories::{FuzzedHistory, history_fuzz_case};
 #[cfg(feature = "test-seams")]
 pub use interchange::{FuzzedImporter, import_fuzz_case};
 pub use json::{
@@ -53,6 +53,8 @@ pub use json::{
 };
 pub use pinloom_engine::threadmind::thousands;
 pub use pinloom_providers::ReplyEvent;
+/// The most messages a question over several branches is asked over.
+pub use pinloom_store::MAX_PICKS as MOST_PICKS;
 pub use pinloom_store::SCHEMA_VERSION;
 pub use sync::OWN_REMOTE;
 #[cfg(feature = "test-seams")]

@@ -16,7 +16,7 @@ use anyhow::Context;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use pinloom_app::json::{
     CompactionWhen, DEFAULT_COMPACT_AT_PERCENT, DEFAULT_COMPACTION_KEEP_TURNS, NodeAction,
-    RetrievalChoice, SummaryWriting, TreeSettings,
+    PickInput, RetrievalChoice, SummaryWriting, TreeSettings,
 };
 use pinloom_app::{
     APP_IDENTIFIER, ApiError, Connections, DATA_DIR_ENV, DATABASE_FILE_NAME, Pinloom, PlanFormat,
@@ -58,6 +58,14 @@ enum Command {
         /// Continue after this message, in its thread.
         #[arg(long, conflicts_with_all = ["tree", "continue_last"])]
         node: Option<i64>,
+        /// Ask over this message, picked from any branch or pin of its tree (repeat it): the
+        /// question starts a thread of its own that carries each picked message, labelled as
+        /// yours, and nothing else of their branches.
+        #[arg(long = "with", value_name = "NODE", conflicts_with_all = ["node", "tree", "continue_last"])]
+        picked: Vec<i64>,
+        /// As --with, and the summary of the message's branch up to it goes too.
+        #[arg(long = "with-summary", value_name = "NODE", conflicts_with_all = ["node", "tree", "continue_last"])]
+        picked_with_summary: Vec<i64>,
         /// Continue this tree (its number or ThreadMind project id), at the end of --thread.
         #[arg(long, conflicts_with = "continue_last")]
         tree: Option<String>,
@@ -1211,8 +1219,29 @@ fn sending_command(command: &Command) -> Option<anyhow::Result<sending::Send>> {
         contexts: Vec::new(),
     };
     let (place, with, reply) = match command {
-        Command::Ask { question: words, node, tree, thread, continue_last, again, with, reply } => {
+        Command::Ask {
+            question: words,
+            node,
+            picked,
+            picked_with_summary,
+            tree,
+            thread,
+            continue_last,
+            again,
+            with,
+            reply,
+        } => {
+            let picks: Vec<PickInput> = picked
+                .iter()
+                .map(|&node_id| PickInput { node_id, with_summary: false })
+                .chain(
+                    picked_with_summary
+                        .iter()
+                        .map(|&node_id| PickInput { node_id, with_summary: true }),
+                )
+                .collect();
             let place = match (node, tree, continue_last) {
+                _ if !picks.is_empty() => Place::OverPicked { picks, question: question(words) },
                 (Some(node), _, _) => Place::After { node: *node, question: question(words) },
                 (None, Some(tree), _) => Place::Thread {
                     tree: tree.clone(),

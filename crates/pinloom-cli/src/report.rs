@@ -1,6 +1,7 @@
 //! What a send sent, said in one line on standard error after the reply: the tokens of the
-//! window, what was cut or folded, how the ancestor threads came, search hits, what the provider
-//! counted and what it cost, and where the reply is. The receipt in full is `--json`'s.
+//! window, what was cut or folded, how the ancestor threads came, search hits, messages picked
+//! from other branches, what the provider counted and what it cost, and where the reply is. The
+//! receipt in full is `--json`'s.
 
 use pinloom_app::json::{AncestorState, Exchange};
 use pinloom_app::{Verdict, thousands};
@@ -72,6 +73,16 @@ pub(crate) fn sent(exchange: &Exchange, tree_id: i64) -> String {
         .sum::<u32>();
     if hits > 0 {
         parts.push(count(hits, "search hit", "search hits"));
+    }
+    let picked = |source: &str| {
+        plan.slices.iter().filter(|slice| slice.included && slice.source == source).count() as u32
+    };
+    let (picks, pick_summaries) = (picked("picked"), picked("pickedSummary"));
+    if picks > 0 {
+        parts.push(format!("{} added by you", count(picks, "picked message", "picked messages")));
+    }
+    if pick_summaries > 0 {
+        parts.push(count(pick_summaries, "picked branch's summary", "picked branches' summaries"));
     }
     if let Some(receipt) = &exchange.receipt {
         parts.push(match (receipt.verdict, receipt.counted) {

@@ -7,7 +7,7 @@ use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use pinloom_app::json::{Exchange, SamplingSettings, SendTarget, TreeMode};
+use pinloom_app::json::{Exchange, PickInput, SamplingSettings, SendTarget, TreeMode};
 use pinloom_app::{
     ApiError, CancellationToken, ErrorCode, Pinloom, QuestionMaterial, ReadMaterial, ReplyEvent,
 };
@@ -51,6 +51,8 @@ pub(crate) enum Place {
     Latest { question: Option<Question>, again: bool },
     /// As the first message of a pin opened on a passage of a message.
     Pin { node: i64, passage: String, question: Question },
+    /// Over messages picked from several branches and pins of one tree: a thread of its own.
+    OverPicked { picks: Vec<PickInput>, question: Question },
     /// The message (or the reply's prompt) answered again.
     Again { node: i64 },
     /// A buffer document continued from a message.
@@ -295,6 +297,16 @@ impl Asking {
                 Asking::Thread { tree, target }
             }
             Place::Latest { question, again } => latest(pinloom, question, again).await?,
+            Place::OverPicked { picks, question } => {
+                let text = question.text()?;
+                let Some(first) = picks.first() else {
+                    anyhow::bail!(ApiError::invalid_input(
+                        "name the messages to ask over with --with"
+                    ));
+                };
+                let tree = pinloom.node_tree(first.node_id).await?;
+                Asking::Thread { tree, target: SendTarget::OverPicked { picks, text } }
+            }
             Place::Pin { node, passage, question } => {
                 let text = question.text()?;
                 let tree = pinloom.node_tree(node).await?;

@@ -23,8 +23,13 @@
 //! 7. For a fused answer only: the answers to M the person chose to fuse, each whole, and the
 //!    instruction to fuse them ([`Provenance::ChosenToFuse`]). Each must be a model's answer to
 //!    M itself; an answer to anything else is left out as off the path.
+//! 8. For a question asked over several branches, and every message continuing it: the messages
+//!    the person picked for that question, from any branch or pin of the tree, each whole, and,
+//!    where they asked for it, the summary of its own thread up to it
+//!    ([`Provenance::AddedByPerson`]). Only while the question is on M's path; nothing else of
+//!    those branches.
 //!
-//! Nothing else: no other branch, regenerated alternative (but those chosen to fuse), replaced
+//! Nothing else: no other branch, regenerated alternative (but those chosen to fuse or picked), replaced
 //! edit, sibling pin, or parent thread message after the anchor. The store's search offers only
 //! hits on the path, and the planner checks every candidate against the path again (a hit
 //! elsewhere is pruned as [`PruneReason::OffPath`]), so a mistake upstream shows in the

@@ -44,6 +44,9 @@ pub enum SliceKind {
     FuseSource,
     /// An image, sent as an image part; its text is only its label for the inspector.
     Image,
+    /// A message the person picked from another branch or pin for a question over several
+    /// branches, or its branch's summary up to it.
+    Picked,
 }
 
 impl SliceKind {
@@ -68,6 +71,7 @@ impl SliceKind {
             SliceKind::WorkingBuffer => "workingBuffer",
             SliceKind::FuseSource => "fuseSource",
             SliceKind::Image => "image",
+            SliceKind::Picked => "picked",
         }
     }
 
@@ -106,6 +110,10 @@ pub enum SourceId {
     FuseSource(NodeId),
     /// What the model is asked to do with the answers chosen to be fused.
     FuseInstruction,
+    /// A message picked for a question over several branches.
+    Picked(NodeId),
+    /// The summary of a picked message's thread up to it.
+    PickedSummary(NodeId),
     /// One page of an attached PDF (numbered from 1).
     PdfPage {
         /// The attachment.
@@ -183,7 +191,8 @@ pub enum Provenance {
     Anchor,
     /// A closed sibling pin's result, which the person opted in to.
     SiblingResult,
-    /// Added by the person: a search hit they chose, a note they included.
+    /// Added by the person: a search hit they chose, a note they included, a message they
+    /// picked for a question over several branches (and its branch's summary).
     AddedByPerson,
     /// An answer the person chose to fuse, and the instruction to fuse them.
     ChosenToFuse,
@@ -194,7 +203,7 @@ impl Provenance {
     /// included note is the person's, though it sits in the history).
     pub fn of(kind: SliceKind, source: SourceId) -> Provenance {
         match (kind, source) {
-            (_, SourceId::AddedSearchHit(_)) => Provenance::AddedByPerson,
+            (_, SourceId::AddedSearchHit(_)) | (SliceKind::Picked, _) => Provenance::AddedByPerson,
             (SliceKind::FuseSource, _) => Provenance::ChosenToFuse,
             (_, SourceId::Attachment(_) | SourceId::PdfPage { .. }) => Provenance::Attachment,
             (SliceKind::System | SliceKind::ToolDefinition, _) => Provenance::Setting,

@@ -72,7 +72,8 @@ impl PriorityTable {
             | SliceKind::Compaction
             | SliceKind::RootGoal
             | SliceKind::SiblingResult
-            | SliceKind::PinResult => self.ancestor_summaries,
+            | SliceKind::PinResult
+            | SliceKind::Picked => self.ancestor_summaries,
             SliceKind::RecentHistory => self.recent_history,
             SliceKind::FolderListing => self.folders,
             SliceKind::SearchResult => self.search,

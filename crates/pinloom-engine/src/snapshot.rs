@@ -461,6 +461,35 @@ pub struct Snapshot {
     pub fuse_sources: Vec<FuseSource>,
     /// The current thread's compaction, when one covers the start of its path.
     pub compaction: Option<Compaction>,
+    /// Messages the person picked from other branches and pins for a question asked over them
+    /// (see [`crate::permitted`], rule 8): each names the question whose thread they start.
+    pub picked: Vec<PickedSource>,
+}
+
+/// A message picked for a question over several branches: the store's facts about it, which the
+/// planner checks against the path being answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PickedSource {
+    /// The question asked over it: it comes only into requests whose path holds that question.
+    pub question: NodeId,
+    /// The message picked.
+    pub node: NodeId,
+    /// Where it came from, as the request and the inspector name it ("the thread 'Costs', an
+    /// answer by Qwen 3").
+    pub label: String,
+    /// Its text.
+    pub text: String,
+    /// Excluded by the person since it was picked.
+    pub excluded: bool,
+    /// Soft-deleted since it was picked.
+    pub deleted: bool,
+    /// Whether the person asked for its branch's summary up to it as well.
+    pub with_summary: bool,
+    /// That summary, when one is written and holds: of the picked message's thread from its
+    /// start to the message.
+    pub summary: Option<String>,
+    /// The thread the picked message is in, whose summary up to it is asked for.
+    pub thread: ThreadRef,
 }
 
 /// A summary standing for the current thread's messages from its start to `up_to`: those

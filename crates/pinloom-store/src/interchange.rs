@@ -2,24 +2,29 @@
 //! (all of it or none), and the reads an export needs. What a document carried that Pinloom does
 //! not model is kept as JSON beside the tree and each node, to be written back on export.
 
+use std::collections::HashMap;
+
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::attachments::{annotation_from_row, insert_annotation, insert_attachment};
+use crate::codec::author_to_sql;
 use crate::error::StoreError;
+use crate::local_choices::remember_place;
 use crate::model::{
     Anchor, Annotation, AttachmentRole, AttachmentScope, Author, ModelProfile, NewNode, Node,
     NodeId, Part, PinId, Receipt, SummaryAuthor, SummaryKey, SummaryWrite, Tree, TreeId,
 };
-use crate::node_rows::{NODE_COLUMNS, node_from_row};
-use crate::node_writes::insert_node;
+use crate::node_rows::{NODE_COLUMNS, node_by_id, node_from_row};
+use crate::node_writes::{insert_node, text_of};
 use crate::nodes::prune;
+use crate::picks::{Pick, write_picks};
 use crate::pins::{PinPlace, insert_pin};
 use crate::profiles::insert_profile;
 use crate::receipts::write_receipt;
 use crate::slugs::{ROOT_THREAD_SLUG, SlugPicker, slugify};
 use crate::store::Store;
 use crate::summaries::{SummaryUpdate, as_sql_count, insert_summary, log_summary_write};
-use crate::trees::{NewTree, insert_tree, tree_by_id};
+use crate::trees::{NewTree, insert_tree, require_tree, tree_by_id};
 
 /// A tree to write whole. Nodes, pins and summaries refer to each other by their index in these
 /// lists; nodes come parents first.
@@ -48,6 +53,9 @@ pub struct TreeImport {
     pub attachments: Vec<AttachmentImport>,
     /// Its notes.
     pub annotations: Vec<AnnotationImport>,
+    /// The message the tool it came from showed (the end of its current branch): where the
+    /// tree opens until something is written in it.
+    pub current: Option<usize>,
 }
 
 impl AsRef<TreeImport> for TreeImport {
@@ -94,6 +102,9 @@ pub struct NodeImport {
     /// For a reply with a receipt: whether its provider cut the context. The receipt itself is
     /// asked for once the ids it names are known ([`Preserved::Receipt`]).
     pub receipt_cut: Option<bool>,
+    /// For a question over picked messages (a first message): the picked messages' indices, in
+    /// the order picked, each with whether its branch's summary goes too.
+    pub picked: Vec<(usize, bool)>,
 }
 
 /// A pin to import.
@@ -226,6 +237,97 @@ pub struct ImportedTree {
 }
 
 impl Store {
+    /// Adds `import`'s messages to tree `tree`, already here, in one transaction: a conversation
+    /// imported before and exported again since, whose new messages hang on those already here
+    /// (`hang_on`, by import index), with their attachments, notes and picks; `preserved` is what
+    /// each keeps for export. The import's threads and summaries are not written (a history has
+    /// none); its current message becomes where the tree opens. Returns the messages' ids.
+    pub fn import_into_tree(
+        &self,
+        tree: TreeId,
+        import: &TreeImport,
+        hang_on: &[Option<NodeId>],
+        preserved: &[Option<String>],
+    ) -> Result<Vec<NodeId>, StoreError> {
+        if !import.pins.is_empty() || !import.summaries.is_empty() {
+            return Err(StoreError::InvalidInput(
+                "only messages are added to a tree already here, not threads or summaries".into(),
+            ));
+        }
+        self.write(|tx| {
+            require_tree(tx, tree)?;
+            let nodes = import_nodes(tx, import, tree, hang_on, &mut [], &mut |_| {})?;
+            for (index, node) in import.nodes.iter().enumerate() {
+                if let Some(at) = node.pruned_at_ms {
+                    prune(tx, nodes[index], at)?;
+                }
+                if let Some(Some(json)) = preserved.get(index) {
+                    tx.execute(
+                        "UPDATE nodes SET interchange_json = ?2 WHERE id = ?1",
+                        params![nodes[index].0, json],
+                    )?;
+                }
+            }
+            import_extras(tx, import, tree, &nodes, &[])?;
+            if let Some(current) = import.current.and_then(|index| nodes.get(index)) {
+                remember_place(tx, tree, *current)?;
+            }
+            tx.execute(
+                "UPDATE trees SET updated_at_ms = max(updated_at_ms, ?2) WHERE id = ?1",
+                params![tree.0, import.updated_at_ms],
+            )?;
+            Ok(nodes)
+        })
+    }
+
+    /// A live message of tree `tree`'s root thread under `parent` (`None`: a first message) by
+    /// `author` that reads as `parts` do, and whose global id Pinloom made (a UUIDv7: its tool
+    /// gave it none): a message an import would otherwise bring again under the id its tool gives
+    /// it now. A message its tool named is known by that name alone, so that two alike in the
+    /// tool (an edit that kept the words) stay two.
+    pub fn same_message_here(
+        &self,
+        tree: TreeId,
+        parent: Option<NodeId>,
+        author: Author,
+        parts: &[Part],
+    ) -> Result<Option<NodeId>, StoreError> {
+        let conn = self.conn();
+        let found: Option<i64> = conn
+            .prepare_cached(
+                "SELECT id FROM nodes WHERE tree_id = ?1 AND parent_id IS ?2 AND pin_id IS NULL
+                   AND author = ?3 AND text = ?4 AND pruned_at_ms IS NULL
+                   AND substr(gid, 15, 1) = '7'
+                 ORDER BY id LIMIT 1",
+            )?
+            .query_row(
+                params![tree.0, parent.map(|id| id.0), author_to_sql(author), text_of(parts)],
+                |row| row.get(0),
+            )
+            .optional()?;
+        Ok(found.map(NodeId))
+    }
+
+    /// The messages of tree `tree` among those with the global ids `gids`, by global id.
+    pub fn nodes_by_global_id(
+        &self,
+        tree: TreeId,
+        gids: &[&str],
+    ) -> Result<HashMap<String, NodeId>, StoreError> {
+        let conn = self.conn();
+        let mut statement =
+            conn.prepare_cached("SELECT id FROM nodes WHERE gid = ?1 AND tree_id = ?2")?;
+        let mut found = HashMap::new();
+        for gid in gids {
+            if let Some(id) =
+                statement.query_row(params![gid, tree.0], |row| row.get::<_, i64>(0)).optional()?
+            {
+                found.insert((*gid).to_owned(), NodeId(id));
+            }
+        }
+        Ok(found)
+    }
+
     /// Writes every tree in one transaction (all of them, or nothing), and the model profiles
     /// not yet here by name. `kept` gives the JSON a tree or node keeps for export once the
     /// tree's node ids are known (it may name nodes). Returns what was written and the names of
@@ -379,7 +481,7 @@ fn import_tree(
     )?;
 
     let mut pins: Vec<Option<PinId>> = vec![None; import.pins.len()];
-    let nodes = import_nodes(conn, import, tree.id, &mut pins, progress)?;
+    let nodes = import_nodes(conn, import, tree.id, &[], &mut pins, progress)?;
     for index in 0..import.pins.len() {
         ensure_pin(conn, import, tree.id, index, &mut pins, &nodes)?;
     }
@@ -392,6 +494,9 @@ fn import_tree(
         }
     }
     import_extras(conn, import, tree.id, &nodes, &pins)?;
+    if let Some(current) = import.current.and_then(|index| nodes.get(index)) {
+        remember_place(conn, tree.id, *current)?;
+    }
     // The times the document gave, not the import's.
     conn.execute(
         "UPDATE trees SET created_at_ms = ?2, updated_at_ms = ?3 WHERE id = ?1",
@@ -401,12 +506,15 @@ fn import_tree(
 }
 
 /// The import's messages, written in its order (a parent before its children), each with its
-/// marks and global id; an edit's link to a message written after it is set once all are.
-/// Reports progress every [`PROGRESS_EVERY`] messages.
+/// marks and global id; an edit's link to a message written after it is set once all are. A
+/// message without a parent in the import hangs on `hang_on`'s message of the same index when
+/// it names one (a message of `tree` already here). Reports progress every [`PROGRESS_EVERY`]
+/// messages.
 fn import_nodes(
     conn: &Connection,
     import: &TreeImport,
     tree: TreeId,
+    hang_on: &[Option<NodeId>],
     pins: &mut [Option<PinId>],
     progress: &mut dyn FnMut(usize),
 ) -> Result<Vec<NodeId>, StoreError> {
@@ -422,7 +530,19 @@ fn import_nodes(
                 }),
             }
         };
-        let parent = reference(node.parent, "the parent")?;
+        let parent = match (reference(node.parent, "the parent")?, hang_on.get(index)) {
+            (Some(parent), _) => Some(parent),
+            (None, Some(Some(here))) => {
+                if node_by_id(conn, *here)?.tree_id != tree {
+                    return Err(StoreError::InvalidInput(format!(
+                        "message {index} of the import hangs on message {}, which is in another tree",
+                        here.0
+                    )));
+                }
+                Some(*here)
+            }
+            (None, _) => None,
+        };
         // An edit may name a node written after it; that link is set once all are written.
         let edited_from = node.edited_from.and_then(|other| nodes.get(other).copied());
         let pin = match node.pin {
@@ -620,6 +740,17 @@ fn import_extras(
     for note in &import.annotations {
         let node = node_at(note.node, "a note")?;
         insert_annotation(conn, node, &note.text, note.included, note.created_at_ms)?;
+    }
+    for (index, node) in import.nodes.iter().enumerate().filter(|(_, node)| !node.picked.is_empty())
+    {
+        let mut picks: Vec<Pick> = Vec::with_capacity(node.picked.len());
+        for &(picked, with_summary) in &node.picked {
+            let picked = node_at(picked, "a question's pick")?;
+            if !picks.iter().any(|pick| pick.node == picked) {
+                picks.push(Pick { node: picked, with_summary });
+            }
+        }
+        write_picks(conn, node_at(index, "a question")?, &picks)?;
     }
     Ok(())
 }

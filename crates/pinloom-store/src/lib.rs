@@ -26,6 +26,7 @@ mod model;
 mod node_rows;
 mod node_writes;
 mod nodes;
+mod picks;
 mod pins;
 mod profiles;
 mod receipts;
@@ -58,6 +59,7 @@ pub use model::{
     TreeSetup, Workspace,
 };
 pub use nodes::check_tree_links;
+pub use picks::{MAX_PICKS, Pick, Picked};
 pub use profiles::invisible_character;
 pub use requests::{BackgroundRequest, RequestKind};
 pub use search::{COMMON_TERM_MIN_NODES, MAX_QUERY_TERMS};
@@ -67,9 +69,9 @@ pub use summaries::SummaryUpdate;
 pub use sync::clock::{CLOCK_AHEAD_LIMIT_MS, clock_ms, is_device_id};
 pub use sync::fold::SyncFolded;
 pub use sync::records::{
-    AttachmentRecord, MessageRecord, NoteRecord, PinRecord, ProfileRecord, ReceiptRecord,
-    ReceiptRef, RecordKind, SummaryRecord, SyncAnchor, SyncClosed, SyncOp, SyncRecord, SyncedField,
-    TreeRecord, TurnReceipt,
+    AttachmentRecord, MessageRecord, NoteRecord, PickedRecord, PinRecord, ProfileRecord,
+    ReceiptRecord, ReceiptRef, RecordKind, SummaryRecord, SyncAnchor, SyncClosed, SyncOp,
+    SyncRecord, SyncedField, TreeRecord, TurnReceipt,
 };
 pub use sync::{SyncOutgoing, SyncShare, SyncTarget};
 pub use trees::{EmptiedTrash, NewTree};

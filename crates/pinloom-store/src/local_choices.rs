@@ -1,9 +1,10 @@
 //! What the person chose on this machine alone: kept beside the trees, never synced, so another
-//! machine's default model or last conversation never moves this one's.
+//! machine's default model, last conversation or place in a tree never moves this one's.
 
-use rusqlite::{OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::error::StoreError;
+use crate::model::{NodeId, TreeId};
 use crate::store::Store;
 
 /// A choice kept on this machine.
@@ -52,4 +53,43 @@ impl Store {
         };
         Ok(())
     }
+
+    /// Remembers `node` as where tree `tree` was last shown on this machine, with the tree's
+    /// newest message now.
+    pub fn remember_place(&self, tree: TreeId, node: NodeId) -> Result<(), StoreError> {
+        remember_place(&self.conn(), tree, node)
+    }
+
+    /// Where tree `tree` was last shown, while it holds: the message (of the root thread) is not
+    /// deleted and nothing was written in the tree since (a reply from the terminal, a sync, an import), which then
+    /// opens instead.
+    pub fn place(&self, tree: TreeId) -> Result<Option<NodeId>, StoreError> {
+        let conn = self.conn();
+        let place: Option<i64> = conn
+            .prepare_cached(
+                "SELECT p.node_id FROM tree_places p JOIN nodes n ON n.id = p.node_id
+                 WHERE p.tree_id = ?1 AND n.tree_id = ?1 AND n.pin_id IS NULL
+                   AND n.deleted_depth = 0
+                   AND p.newest_id >= (SELECT max(id) FROM nodes WHERE tree_id = ?1)",
+            )?
+            .query_row([tree.0], |row| row.get(0))
+            .optional()?;
+        Ok(place.map(NodeId))
+    }
+}
+
+/// Remembers `node` as where `tree` was last shown: see [`Store::remember_place`].
+pub(crate) fn remember_place(
+    conn: &Connection,
+    tree: TreeId,
+    node: NodeId,
+) -> Result<(), StoreError> {
+    conn.prepare_cached(
+        "INSERT INTO tree_places (tree_id, node_id, newest_id)
+         SELECT ?1, ?2, max(id) FROM nodes WHERE tree_id = ?1
+         ON CONFLICT (tree_id) DO UPDATE SET node_id = excluded.node_id,
+             newest_id = excluded.newest_id",
+    )?
+    .execute(params![tree.0, node.0])?;
+    Ok(())
 }

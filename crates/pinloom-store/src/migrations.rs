@@ -540,6 +540,29 @@ const MIGRATIONS: &[(&str, Option<Fill>)] = &[
     "#,
         None,
     ),
+    (
+        // 18: a question over several branches: the messages picked for it, in the order picked,
+        // each with whether its branch's summary up to it goes too. The question's thread (it and
+        // what continues it) carries them; a message deleted for good takes its pick with it.
+        // And where this machine last showed each tree (never synced): the message, and the
+        // tree's newest message then, so that anything written since opens instead.
+        r#"
+    CREATE TABLE tree_places (
+        tree_id   INTEGER PRIMARY KEY REFERENCES trees(id) ON DELETE CASCADE,
+        node_id   INTEGER NOT NULL REFERENCES nodes(id) ON DELETE CASCADE,
+        newest_id INTEGER NOT NULL
+    ) STRICT;
+    CREATE TABLE picked_sources (
+        question_id  INTEGER NOT NULL REFERENCES nodes(id) ON DELETE CASCADE,
+        position     INTEGER NOT NULL,
+        source_id    INTEGER NOT NULL REFERENCES nodes(id) ON DELETE CASCADE,
+        with_summary INTEGER NOT NULL CHECK (with_summary IN (0, 1)),
+        PRIMARY KEY (question_id, position)
+    ) STRICT, WITHOUT ROWID;
+    CREATE INDEX picked_sources_by_source ON picked_sources(source_id);
+    "#,
+        None,
+    ),
 ];
 
 /// Migration 11: the attachments table rebuilt to admit the `image` and `pdf` roles. Its

@@ -216,7 +216,7 @@ fn is_first_message(conn: &Connection, node: NodeId) -> bool {
 }
 
 /// The text search and token counts read: the text parts, one per line.
-fn text_of(parts: &[Part]) -> String {
+pub(crate) fn text_of(parts: &[Part]) -> String {
     let texts: Vec<&str> = parts
         .iter()
         .filter_map(|part| match part {

@@ -180,6 +180,8 @@ export const events = {
 /* Constants */
 export const MOST_ANSWERS_AT_ONCE = 8 as const;
 
+export const MOST_PICKS = 12 as const;
+
 export const THREAD_PAGE = 30 as const;
 
 /* Types */
@@ -1041,6 +1043,33 @@ export type OutlineEntry = {
 	deleted: boolean,
 };
 
+/**  A message picked for a question over several branches. */
+export type PickInput = {
+	/**  The message. */
+	nodeId: number,
+	/**  Whether its branch's summary up to it goes too. */
+	withSummary: boolean,
+};
+
+/**
+ *  A message a thread's question was asked over, as the thread shows it at its top: a link back
+ *  to where it came from.
+ */
+export type PickedView = {
+	/**  The message. */
+	nodeId: number,
+	/**  Its thread: a pin's id, absent for the root thread. */
+	pinId: number | null,
+	/**  Where it came from, in words ("the pin “Costs”, an answer by qwen3"). */
+	cameFrom: string,
+	/**  Its opening words. */
+	opening: string,
+	/**  Whether its branch's summary up to it goes too. */
+	withSummary: boolean,
+	/**  Left out since it was picked: excluded or deleted, in words; absent while it goes. */
+	leftOut: string | null,
+};
+
 /**  A pin: a sub-thread opened on a passage. */
 export type PinView = {
 	/**  Its id. */
@@ -1425,7 +1454,17 @@ length?: number | null } |
  */
 { kind: "fuse"; 
 /**  The answers chosen, in the order they are numbered in the request. */
-nodeIds: number[] };
+nodeIds: number[] } | 
+/**
+ *  A question over messages picked from several branches and pins of one tree: a new thread
+ *  at the tree's top whose every request carries the picked messages, labelled as the
+ *  person's, and nothing else of their branches.
+ */
+{ kind: "overPicked"; 
+/**  The messages picked, in the order picked. */
+picks: PickInput[]; 
+/**  The question. */
+text: string };
 
 /**  One thing a request sent: a slice, or a run of consecutive messages of the path. */
 export type SentSlice = {
@@ -1459,14 +1498,16 @@ export type SliceView = {
 	 *  What it is: `system`, `prompt`, `anchor`, `file`, `contextSource`, `toolDefinition`,
 	 *  `ancestorSummary`, `rootGoal`, `siblingResult`, `pinResult` (a pin closed on this
 	 *  thread's path hands its result back), `recentHistory`, `oldHistory`,
-	 *  `folderListing`, `searchResult`, `workingBuffer`, `fuseSource` or `image`.
+	 *  `folderListing`, `searchResult`, `workingBuffer`, `fuseSource`, `image` or `picked` (a
+	 *  message picked for a question over several branches, or its branch's summary).
 	 */
 	kind: string,
 	/**
 	 *  Where it comes from: `agentPrompt`, `treeSystemContext`, `attachment`, `node`,
 	 *  `annotation`, `summary`, `anchor`, `tool`, `retrieval`, `addedSearchHit`, `pinResult`,
-	 *  `workingBuffer`, `fuseSource`, `fuseInstruction` or `pdfPage` (one page of a PDF: the
-	 *  attachment's id, the page in the preview's marker).
+	 *  `workingBuffer`, `fuseSource`, `fuseInstruction`, `picked`, `pickedSummary` (the picked
+	 *  message's id) or `pdfPage` (one page of a PDF: the attachment's id, the page in the
+	 *  preview's marker).
 	 */
 	source: string,
 	/**  Whose it is: the path's own, an ancestor's summary, settings, or added by the person. */
@@ -1682,6 +1723,11 @@ export type ThreadView = {
 	 *  thread.
 	 */
 	end: number | null,
+	/**
+	 *  For a thread started by a question over several branches: the messages it was asked
+	 *  over, in the order picked. Empty for every other thread.
+	 */
+	picked: PickedView[],
 };
 
 /**  A token the model might have written instead. */

@@ -43,6 +43,19 @@ describe("budget bars", () => {
     expect(bars.cut.map((segment) => segment.kind)).toEqual(["oldHistory", "recentHistory"]);
   });
 
+  it("put the messages picked for a question after the pins' results, in a colour of their own", () => {
+    const bars = budgetBars(
+      [
+        { kind: "prompt", tokens: 10, included: true },
+        { kind: "picked", tokens: 30, included: true },
+        { kind: "pinResult", tokens: 20, included: true },
+      ],
+      100,
+    );
+    expect(bars.kept.map((segment) => segment.kind)).toEqual(["pinResult", "picked", "prompt"]);
+    expect(kindColour("picked")).toBe("hsl(330 60% 50%)");
+  });
+
   it("leave out empty kinds and give every kind a colour", () => {
     const bars = budgetBars([{ kind: "anchor", tokens: 0, included: true }], 100);
     expect(bars.kept).toEqual([]);

@@ -35,6 +35,7 @@ const ORDER = [
   "compaction",
   "siblingResult",
   "pinResult",
+  "picked",
   "searchResult",
   "oldHistory",
   "recentHistory",
@@ -88,6 +89,8 @@ export function kindColour(kind: string): string {
     searchResult: "hsl(300 35% 55%)",
     file: "hsl(90 40% 45%)",
     image: "hsl(185 55% 40%)",
+    // What the person picked stands out from what the path brought, as their additions do.
+    picked: "hsl(330 60% 50%)",
   };
   if (fixed[kind]) return fixed[kind];
   let hue = 0;

@@ -2,8 +2,9 @@
 // those, without limit), each streaming its own reply; and the models to choose from. What is
 // done in the columns has owners of its own, composed here since each works on these columns:
 // what is sent (`sending`), pins (`pins`), marks on messages (`marks`), the context inspector
-// (`inspector`), a comparison of two branches (`comparison`), and what is attached to the tree
-// (`attachments`, the images sent with a message among it). Each owner sees the conversation
+// (`inspector`), a comparison of two branches (`comparison`), the messages picked for a question
+// over several branches (`questionPicks`), and what is attached to the tree (`attachments`, the
+// images sent with a message among it). Each owner sees the conversation
 // through `ConversationState` (`conversation-state.ts`), which this class implements.
 import { Attachments } from "./attachments.svelte";
 import { backend, showingFailure, type PinloomError } from "./backend";
@@ -14,6 +15,7 @@ import { ContextInspector } from "./context-inspector.svelte";
 import { MessageMarks } from "./marks.svelte";
 import { ModelsReadiness } from "./models-ready.svelte";
 import { Pins } from "./pins.svelte";
+import { QuestionPicks } from "./question-picks.svelte";
 import { Sending } from "./sending.svelte";
 import { TreeSettingsState } from "./tree-settings.svelte";
 
@@ -38,6 +40,8 @@ export class Conversation implements ConversationState {
   readonly comparison: BranchComparison = new BranchComparison(this);
   /// The person's messages and the replies asked for them, and how many models answer at once.
   readonly sending: Sending = new Sending(this);
+  /// The messages picked from several branches for one question, and the question asked over them.
+  readonly questionPicks: QuestionPicks = new QuestionPicks(this, this.sending);
   /// Pinning a passage, opening and closing pins, bringing a passage back.
   readonly pins: Pins = new Pins(this);
   /// Bookmarks, exclusions, kept messages and deletions.
@@ -90,6 +94,9 @@ export class Conversation implements ConversationState {
 
   /// Opens a tree's root thread as the only column.
   async open(treeId: number): Promise<void> {
+    // The picks belong to the tree they were picked in; the same tree opened again (renamed, say)
+    // keeps them, as the person may still be picking.
+    if (this.treeId !== treeId) this.questionPicks.clear();
     this.treeId = treeId;
     this.comparison.clear();
     // A failure reading a tree no longer chosen is not shown either.

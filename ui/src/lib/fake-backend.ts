@@ -18,6 +18,7 @@ import type {
   ModelProfile,
   NodeView,
   NoteView,
+  PickedView,
   PlanView,
   Receipt,
   ReplyTokens,
@@ -56,6 +57,11 @@ export type FakeState = {
   replyThenFailure: { pieces: string[]; error: ApiError } | null;
   /// Replies `reply_start` saves, in order, when `replyThenFailure` is not set.
   replies: string[];
+  /// What each `reply_start` was asked to answer, in order.
+  sent: SendTarget[];
+  /// The messages each question over picked messages was asked over, by the question's id: the
+  /// thread it starts shows them at its top.
+  picked: Map<number, PickedView[]>;
   /// Fails the next `reply_start` with this error after saving the person's message, as a
   /// provider that is down does.
   providerDown: ApiError | null;
@@ -190,6 +196,14 @@ function pathThrough(all: Message[], nodeId: number | null): Message[] {
   return path;
 }
 
+/// A picked message as the thread asked over it shows it (the fake has no pins: all come from the
+/// root thread).
+function pickedView(message: Message, withSummary: boolean): PickedView {
+  const who = message.author === "model" ? "an answer by Fake" : "your message";
+  const opening = message.text.replace(/\s+/g, " ").trim().slice(0, 60);
+  return { nodeId: message.id, pinId: null, cameFrom: `the main thread, ${who}`, opening, withSummary, leftOut: null };
+}
+
 /// A tree as the tree list shows it: a dialogue of two messages, made at time 0 and shared by
 /// nobody, unless `extra` says otherwise.
 export function treeSummary(id: number, slug: string, title: string, extra: Partial<TreeSummary> = {}): TreeSummary {
@@ -274,6 +288,8 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
     openDelayMs: new Map(),
     replyThenFailure: null,
     replies: [],
+    sent: [],
+    picked: new Map(),
     providerDown: null,
     notes: new Map(),
     treeSettings: new Map(),
@@ -403,12 +419,13 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
         const all = state.messages.get(tree.id) ?? [];
         const nodeId = (args.nodeId as number | null) ?? null;
         const path = pathThrough(all, nodeId);
+        const picked = structuredClone(state.picked.get(path[0]?.id ?? -1) ?? []);
         // A page, as the app sends it: the newest, or from a quarter page before the message.
         const at = path.findIndex((message) => message.id === nodeId);
         const newest = Math.max(0, path.length - THREAD_PAGE);
         const first = at >= 0 && at < newest ? Math.max(0, at - Math.floor(THREAD_PAGE / 4)) : newest;
         const messages = path.slice(first, first + THREAD_PAGE).map((message) => threadMessage(all, message));
-        return { tree, pin: null, messages, first, total: path.length, end: path.at(-1)?.id ?? null };
+        return { tree, pin: null, messages, first, total: path.length, end: path.at(-1)?.id ?? null, picked };
       }
       case "thread_page": {
         const { treeId } = treeOf(args.endId as number);
@@ -439,6 +456,7 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
       case "reply_start": {
         const channel = args.onPiece as { onmessage: (piece: unknown) => void };
         refuseUnseenImages(args.target as SendTarget, [String(args.profile)]);
+        state.sent.push(received(args.target as SendTarget));
         const script = state.replyThenFailure;
         if (script) {
           for (const text of script.pieces) channel.onmessage({ kind: "text", text });
@@ -923,6 +941,22 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
       }
       case "pin":
         throw new Error("the fake backend has no pins");
+      case "overPicked": {
+        // Refused before anything is written, as the backend refuses.
+        if (!target.text.trim()) throw { code: "invalidInput", message: "the question is empty: type something first" } satisfies ApiError;
+        const found = target.picks.map((pick) => ({ ...treeOf(pick.nodeId), withSummary: pick.withSummary }));
+        if (!found[0]) throw { code: "invalidInput", message: "no message is picked: pick the messages to ask over first" } satisfies ApiError;
+        if (found.length > 12) throw { code: "invalidInput", message: "a question is asked over at most 12 messages" } satisfies ApiError;
+        if (new Set(target.picks.map((pick) => pick.nodeId)).size < found.length) {
+          throw { code: "invalidInput", message: "a message is picked twice" } satisfies ApiError;
+        }
+        treeId = found[0].treeId;
+        if (found.some((pick) => pick.treeId !== treeId)) throw { code: "invalidInput", message: "the picked messages are of different trees" } satisfies ApiError;
+        prompt = write(treeId, null, "human", target.text);
+        state.picked.set(prompt.id, found.map(({ message, withSummary }) => pickedView(message, withSummary)));
+        answered = prompt;
+        break;
+      }
       case "fuse": {
         if (target.nodeIds.length < 2) throw { code: "invalidInput", message: "choose 2 to 8 answers" } satisfies ApiError;
         const found = treeOf(target.nodeIds[0]!);

@@ -1,7 +1,7 @@
 // One owner for what a column sends, so every way of asking streams, stops and fails alike.
 import { backend, PinloomError, showingFailure } from "./backend";
 import { MOST_ANSWERS_AT_ONCE } from "./bindings";
-import type { ImageInput, ReplyPiece, SendTarget } from "./bindings";
+import type { ImageInput, PickInput, ReplyPiece, SendTarget, ThreadView } from "./bindings";
 import type { ConversationState, Lane } from "./conversation-state";
 
 /// How many models one prompt goes to at once at most: the backend's own limit, exported with
@@ -36,9 +36,9 @@ export function lanesFor(models: string[], samples: number): string[] {
 }
 
 /// The person's messages, and the replies asked for them from one model or several at once
-/// (fan-out, samples, a document's continuations, fusions), each streaming into its column until
-/// it is written or stopped; and how many models and answers a send goes to, which the composer
-/// chooses and every way of asking reads.
+/// (fan-out, samples, a document's continuations, fusions, a question over picked messages), each
+/// streaming into its column until it is written or stopped; and how many models and answers a
+/// send goes to, which the composer chooses and every way of asking reads.
 export class Sending {
   /// The models a send goes to at once when the person chose several; empty for a send to the
   /// chosen model.
@@ -147,6 +147,47 @@ export class Sending {
   /// answer beside them; the column then shows it.
   fuse(index: number, nodeIds: number[]): Promise<boolean> {
     return this.reply(index, { kind: "fuse", nodeIds });
+  }
+
+  /// Asks `text` over the messages `picks` (from several branches and pins, in the order picked):
+  /// the question starts a thread of its own at the tree's top, which the root column then shows.
+  /// Says what became of it, as `ask` does.
+  async overPicked(picks: PickInput[], text: string): Promise<SendOutcome> {
+    const conversation = this.conversation;
+    // The new thread shows in the root column (column 0, always the root thread); the pins open
+    // beside it belong to the thread it showed, and would leave it folded to a rail.
+    conversation.columns = conversation.columns.slice(0, 1);
+    if (await this.reply(0, { kind: "overPicked", picks, text })) return "answered";
+    return (await this.showUnanswered(picks, text)) ? "unanswered" : "unsaved";
+  }
+
+  /// After a question over `picks` got no reply: when it was saved all the same (the provider
+  /// failed after), it is the tree's newest thread, unanswered, and the root column shows it, so
+  /// that it is answered again from there rather than asked twice. True when it was saved.
+  private async showUnanswered(picks: PickInput[], text: string): Promise<boolean> {
+    const conversation = this.conversation;
+    const treeId = conversation.treeId;
+    if (treeId === null) return false;
+    let view: ThreadView;
+    try {
+      view = await backend.threadView(treeId, null);
+    } catch {
+      // The root column already says why the send failed; whether it saved is left unsaid.
+      return false;
+    }
+    const question = view.messages[0]?.node.message;
+    const saved =
+      view.first === 0 &&
+      view.total === 1 &&
+      question?.parentId === null &&
+      question.author === "human" &&
+      question.text.trim() === text.trim() &&
+      view.picked.map((pick) => pick.nodeId).join() === picks.map((pick) => pick.nodeId).join();
+    const root = conversation.columns[0];
+    if (!saved || !question || !root) return false;
+    conversation.columns[0] = { ...root, view };
+    await conversation.inspector.inspect(question.id);
+    return true;
   }
 
   /// Writes `text` as a new version of the person's message `nodeId` beside the original, and

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { comparisonAction, composerAction, SHORTCUTS, windowAction } from "./shortcuts";
+import { comparisonAction, composerAction, mapAction, SHORTCUTS, windowAction } from "./shortcuts";
 
 const press = (key: string, modifiers: Partial<KeyboardEventInit> = {}) => new KeyboardEvent("keydown", { key, ...modifiers });
 
@@ -37,6 +37,15 @@ describe("shortcuts", () => {
     expect(comparisonAction(press("["))).toBe("previousDifference");
     expect(comparisonAction(press("n", { ctrlKey: true }))).toBeNull();
     expect(comparisonAction(press("q"))).toBeNull();
+  });
+
+  it("tells the map's P (a comparison) from Shift+P (a question over branches)", () => {
+    expect(mapAction(press("p"))).toBe("pickForComparison");
+    expect(mapAction(press("P", { shiftKey: true }))).toBe("pickForQuestion");
+    expect(mapAction(press("p", { ctrlKey: true }))).toBeNull();
+    expect(mapAction(press("P", { shiftKey: true, altKey: true }))).toBeNull();
+    expect(mapAction(press("n"))).toBeNull();
+    expect(SHORTCUTS.map((shortcut) => shortcut.keys)).toContain("Shift+P");
   });
 
   it("lists every shortcut once, with words for the help", () => {

@@ -7,6 +7,8 @@ export type WindowAction = "map" | "budget" | "settings" | "stop" | "inspector" 
 export type ComposerAction = "send" | "add";
 /// What a shortcut in the comparison of two branches does.
 export type ComparisonAction = "nextDifference" | "previousDifference";
+/// What a shortcut on the tree map (its picture or its outline) does to the current message.
+export type MapAction = "pickForComparison" | "pickForQuestion";
 
 type Shortcut = {
   /// As the help overlay shows the keys.
@@ -17,6 +19,7 @@ type Shortcut = {
   | { scope: "window"; action: WindowAction; matches: (event: KeyboardEvent, typing: boolean) => boolean }
   | { scope: "composer"; action: ComposerAction; matches: (event: KeyboardEvent) => boolean }
   | { scope: "comparison"; action: ComparisonAction; matches: (event: KeyboardEvent) => boolean }
+  | { scope: "map"; action: MapAction; matches: (event: KeyboardEvent) => boolean }
   /// Done with the mouse; listed so the help tells the whole story.
   | { scope: "pointer" }
 );
@@ -34,6 +37,10 @@ export const SHORTCUTS: readonly Shortcut[] = [
   { keys: "Compare… → Compare with picked", what: "two branches side by side from where they part", scope: "pointer" },
   { keys: "N or ]", what: "in a comparison: the next difference", scope: "comparison", action: "nextDifference", matches: plainKey("n", "]") },
   { keys: "P or [", what: "in a comparison: the previous difference", scope: "comparison", action: "previousDifference", matches: plainKey("p", "[") },
+  { keys: "More → Pick for a question", what: "pick messages from several branches and pins, then ask one question over them in a thread of its own", scope: "pointer" },
+  // Shift tells the two picks apart: plain P stays the comparison's, as it always was.
+  { keys: "P", what: "on the tree map: pick the message for a comparison (the second pick compares)", scope: "map", action: "pickForComparison", matches: (event) => plainKey("p")(event) && !event.shiftKey },
+  { keys: "Shift+P", what: "on the tree map: pick the message for a question over several branches, or unpick it", scope: "map", action: "pickForQuestion", matches: (event) => plainKey("p")(event) && event.shiftKey },
   { keys: "Ctrl+M", what: "the tree map (arrows move, Enter opens)", scope: "window", action: "map", matches: commandKey("m") },
   { keys: "Ctrl+B", what: "the budget panel of the chosen model", scope: "window", action: "budget", matches: commandKey("b") },
   { keys: "Ctrl+,", what: "settings: keys, local models, this tree, theme", scope: "window", action: "settings", matches: (event) => command(event) && event.key === "," },
@@ -56,6 +63,14 @@ export function windowAction(event: KeyboardEvent, typing: boolean): WindowActio
 export function composerAction(event: KeyboardEvent): ComposerAction | null {
   for (const shortcut of SHORTCUTS) {
     if (shortcut.scope === "composer" && shortcut.matches(event)) return shortcut.action;
+  }
+  return null;
+}
+
+/// The tree map's action `event` asks for, if any.
+export function mapAction(event: KeyboardEvent): MapAction | null {
+  for (const shortcut of SHORTCUTS) {
+    if (shortcut.scope === "map" && shortcut.matches(event)) return shortcut.action;
   }
   return null;
 }

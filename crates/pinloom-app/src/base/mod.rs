@@ -15,6 +15,7 @@ pub(crate) mod local_servers;
 pub(crate) mod media;
 pub(crate) mod one_shot;
 pub(crate) mod pdf_reader;
+pub(crate) mod picked;
 pub(crate) mod pinloom;
 pub(crate) mod plan;
 mod preview;

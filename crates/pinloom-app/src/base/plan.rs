@@ -20,7 +20,7 @@ use crate::base::compaction_due::compaction_due;
 use crate::base::engine_inputs::{ANNOTATION_ID_BASE, ModelChoice, engine_pin};
 use crate::base::pinloom::Pinloom;
 use crate::base::snapshot_cache::{CachedPath, CheckedOutPath, DraftPlace, store_pin};
-use crate::base::words::plural;
+use crate::base::words::{opening_words, plural};
 use crate::error::{ApiError, ErrorCode};
 use crate::json::{
     AncestorState, AncestorView, PlanView, SliceView, StepCutView, SummaryAuthor, TreeSettings,
@@ -646,6 +646,8 @@ pub(crate) fn source_view(source: SourceId) -> (String, Option<i64>) {
         SourceId::AddedSearchHit(node) => ("addedSearchHit", id(node.0)),
         SourceId::FuseSource(node) => ("fuseSource", id(node.0)),
         SourceId::FuseInstruction => ("fuseInstruction", None),
+        SourceId::Picked(node) => ("picked", id(node.0)),
+        SourceId::PickedSummary(node) => ("pickedSummary", id(node.0)),
         SourceId::PinResult(pin) => ("pinResult", id(pin.0)),
         SourceId::WorkingBuffer => ("workingBuffer", None),
     };
@@ -780,18 +782,9 @@ fn describe_source(source: SourceId, snapshot: &Snapshot) -> String {
         SourceId::WorkingBuffer => "the working buffer".to_owned(),
         SourceId::FuseSource(_) => "an answer chosen to fuse".to_owned(),
         SourceId::FuseInstruction => "the instruction to fuse the answers".to_owned(),
+        SourceId::Picked(_) => "a message you picked for the question".to_owned(),
+        SourceId::PickedSummary(_) => "the summary of a picked message's branch".to_owned(),
     }
-}
-
-/// The start of `text` on one line, cut at a word within `limit` characters, with "…" when cut.
-fn opening_words(text: &str, limit: usize) -> String {
-    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if flat.chars().count() <= limit {
-        return flat;
-    }
-    let cut: String = flat.chars().take(limit).collect();
-    let at_word = cut.rfind(' ').filter(|&at| at > limit / 2).map_or(cut.as_str(), |at| &cut[..at]);
-    format!("{at_word}…")
 }
 
 /// Model profile `name` as a plan uses it, with its learned calibration; a name no profile has is

@@ -419,9 +419,10 @@ pub(crate) fn receipt_references<T: serde::Serialize>(
     if let Some(Value::Array(sent)) = receipt.get_mut("sent") {
         for entry in sent {
             let source = match entry.get("source").and_then(Value::as_str) {
-                Some("node" | "retrieval" | "addedSearchHit" | "fuseSource") => {
-                    Some(ReceiptSource::Node)
-                }
+                Some(
+                    "node" | "retrieval" | "addedSearchHit" | "fuseSource" | "picked"
+                    | "pickedSummary",
+                ) => Some(ReceiptSource::Node),
                 Some("summary" | "anchor" | "pinResult") => Some(ReceiptSource::Pin),
                 _ => None,
             };

@@ -220,6 +220,16 @@ impl CachedPath {
         self.snapshot.attachments =
             store.attachments(tree.id)?.into_iter().map(attachment).collect();
         self.snapshot.retrieval = self.retrieval(store, tree.id, settings, prompt)?;
+        // A question over picked messages starts a thread at the tree's top: only a first
+        // message of the path can have been asked so.
+        let firsts: Vec<NodeId> = self
+            .snapshot
+            .nodes
+            .iter()
+            .filter(|node| node.edge == ParentEdge::Root)
+            .filter_map(|node| i64::try_from(node.id.0).ok().map(NodeId))
+            .collect();
+        self.snapshot.picked = crate::base::picked::picked_sources(store, &firsts)?;
         self.snapshot.compaction = match tree.mode {
             store::TreeMode::Dialogue => self.compaction(store, tree.id)?,
             store::TreeMode::Buffer => None,

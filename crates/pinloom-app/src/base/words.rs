@@ -11,3 +11,14 @@ pub(crate) fn plural(count: usize, noun: &str) -> String {
 pub(crate) fn counted(count: usize, one: &str, many: &str) -> String {
     format!("{count} {}", if count == 1 { one } else { many })
 }
+
+/// The start of `text` on one line, cut at a word within `limit` characters, with "…" when cut.
+pub(crate) fn opening_words(text: &str, limit: usize) -> String {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= limit {
+        return flat;
+    }
+    let cut: String = flat.chars().take(limit).collect();
+    let at_word = cut.rfind(' ').filter(|&at| at > limit / 2).map_or(cut.as_str(), |at| &cut[..at]);
+    format!("{at_word}…")
+}

@@ -70,6 +70,9 @@ impl Pinloom {
                 node
             }
             SendTarget::Edit { node_id, text } => self.edit_message(node_id, text).await?,
+            SendTarget::OverPicked { picks, text } => {
+                self.ask_over_picked(picks, text).await?.into()
+            }
             SendTarget::Regenerate { node_id } => {
                 let prompt = self.prompt_of(node_id).await?;
                 self.read("could not answer again", move |store| Ok(store.node(prompt)?))

@@ -10,6 +10,7 @@ pub(crate) mod fusing;
 mod images;
 mod marks;
 mod messages;
+mod over_picked;
 mod pins;
 mod promotions;
 pub(crate) mod questions;

@@ -130,9 +130,11 @@ impl Pinloom {
             SendTarget::Pin { pin_id, parent_id, text, images } if images.is_empty() => {
                 NodeId(self.append_in_pin(pin_id, parent_id, text).await?.message.id)
             }
+            SendTarget::OverPicked { picks, text } => self.ask_over_picked(picks, text).await?.id,
             _ => {
                 return Err(ApiError::invalid_input(
-                    "a question is written in a thread or a pin, its images given as material",
+                    "a question is written in a thread, a pin or over picked messages, its images \
+                     given as material",
                 )
                 .into());
             }

@@ -75,6 +75,10 @@ impl Pinloom {
                 let edited = self.edit_message(node_id, text).await?;
                 (NodeId(edited.message.id), Some(edited))
             }
+            SendTarget::OverPicked { picks, text } => {
+                let node = self.ask_over_picked(picks, text).await?;
+                (node.id, Some(node.into()))
+            }
             SendTarget::Regenerate { node_id } => (self.prompt_of(node_id).await?, None),
             SendTarget::Continue { node_id, length } => {
                 let end = self.document_end(node_id).await?;

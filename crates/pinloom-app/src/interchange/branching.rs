@@ -1,8 +1,7 @@
 //! What every history's conversations share on their way to Open Loom trees: a conversation's
 //! messages, each naming its parent, laid out as branches in the tool's sibling order but for the
-//! branch the tool showed, written last (a tree opens on the root of its last-written message,
-//! then down the newest reply by time: the shown branch, unless the person went back to an older
-//! reply there), and ids kept as global ids where they are shaped as Pinloom's.
+//! branch the tool showed, written last (and named as the tree's current message, where it
+//! opens), and ids kept as global ids where they are shaped as Pinloom's.
 
 use std::collections::{HashMap, HashSet};
 
@@ -85,8 +84,7 @@ fn branches(
             .filter(|child| mapping.contains_key(*child) && parent_of(child) == Some(key))
             .collect();
         // The child on the branch the tool showed is written last among its siblings (pushed
-        // first): a tree opens on the root of its last-written message, then down each newest
-        // reply by time.
+        // first), so that where the tree opens and the order of its switchers agree.
         let (shown, others): (Vec<&str>, Vec<&str>) =
             children.into_iter().partition(|child| on_shown_branch.contains(child));
         for child in shown.into_iter().chain(others.into_iter().rev()) {

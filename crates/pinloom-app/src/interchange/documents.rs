@@ -92,6 +92,18 @@ pub(super) struct ReadDocument {
     at_ms: i64,
 }
 
+impl ReadDocument {
+    /// The one tree of a document made from one conversation, and the document's text, which
+    /// what its messages keep for export is expanded from.
+    pub(super) fn into_only_tree(self) -> anyhow::Result<(open_loom_import::TreeBatch, Skim)> {
+        let open_loom_import::ImportBatch { skim, mut trees, .. } = self.batch;
+        match (trees.pop(), trees.is_empty()) {
+            (Some(tree), true) => Ok((tree, skim)),
+            _ => anyhow::bail!("a conversation read as {} trees", trees.len() + 1),
+        }
+    }
+}
+
 /// Reads `text` as an Open Loom v2 document or a socketteer/loom tree; a text that is neither
 /// is refused with where and why. An Open Loom document is read a message at a time, leaving
 /// unread what Pinloom only keeps ([`skim`]); socketteer's format is read whole, then as the

@@ -1,26 +1,28 @@
 //! Histories other tools keep, imported as a stream of conversations: each mapped to an Open Loom
 //! tree (`chatgpt.rs`, `claude.rs`, `open_webui.rs`, `llm_log.rs`), gathered in batches and written by the Open Loom importer, a batch a
 //! transaction. A file is recognised by its content, never its name. A conversation already here
-//! (its id kept as its tree's global id) is passed over, so a second import of a later export
-//! adds what is new; a stop (a damaged file, a conversation refused) keeps the batches written
-//! before it and says where it stopped.
+//! (its id kept as its tree's global id) gains only its new messages (`merging.rs`), so a second
+//! import of a later export adds what is new; a stop (a damaged file, a conversation refused)
+//! keeps the batches written before it and says where it stopped.
 
 use std::collections::HashMap;
 use std::fmt;
 use std::io::{BufReader, Read};
 use std::path::Path;
 
-use pinloom_store::Store;
+use pinloom_store::{Store, TreeId};
 use serde::de::{DeserializeSeed, SeqAccess, Visitor};
 use serde_json::{Value, json};
 
 use super::branching::Mapped;
 use super::chatgpt::{self, Image};
 use super::documents::{read_document, write_document};
+use super::merging;
 use super::open_loom_import::Notes;
 use super::{claude, llm_log, open_webui};
 use crate::base::media::{self, MAX_IMAGE_BYTES};
 use crate::base::safe_files::{Links, open_regular};
+use crate::base::words::counted;
 use crate::error::ApiError;
 use crate::json::{ImportReport, TransferProgress};
 
@@ -288,6 +290,8 @@ struct Batches<'a> {
     /// How many conversations the file held up to where it was read.
     seen: usize,
     passed_over: usize,
+    /// Conversations here already that had new messages: (title, tree, messages added).
+    merged: Vec<(String, i64, usize)>,
     notes: Notes,
     report: ImportReport,
 }
@@ -303,24 +307,60 @@ impl<'a> Batches<'a> {
             messages: 0,
             seen: 0,
             passed_over: 0,
+            merged: Vec::new(),
             notes: Notes::default(),
             report: ImportReport { trees: Vec::new(), notes: Vec::new() },
         }
     }
 
-    /// Adds a conversation, writing the batch once it is full; one already here is passed over.
+    /// Adds a conversation, writing the batch once it is full; one already here gains its new
+    /// messages now, or is passed over when it has none.
     fn add(&mut self, mapped: Mapped, title: String) -> anyhow::Result<()> {
         if let Some(gid) = &mapped.global_id
-            && self.store.tree_by_global_id(gid)?.is_some()
+            && let Some(here) = self.store.tree_by_global_id(gid)?
         {
-            self.passed_over += 1;
-            return Ok(());
+            return self.merge(here, mapped, title);
         }
         self.pending.push(mapped.tree);
         self.titles.push(title);
         self.messages += mapped.messages;
         if self.pending.len() >= BATCH_TREES || self.messages >= BATCH_MESSAGES {
             self.write()?;
+        }
+        Ok(())
+    }
+
+    /// Writes the new messages of a conversation imported before into its tree `here`.
+    fn merge(&mut self, here: TreeId, mapped: Mapped, title: String) -> anyhow::Result<()> {
+        let gids: Vec<&str> = mapped
+            .tree
+            .get("nodes")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flat_map(|nodes| nodes.values())
+            .filter_map(|node| node.pointer("/extensions/pinloom/globalId")?.as_str())
+            .collect();
+        // Most conversations of a later export are unchanged: no reading for them.
+        if merging::new_global_ids(self.store, here, &gids)?.is_empty() {
+            self.passed_over += 1;
+            return Ok(());
+        }
+        let document = json!({ "format": "open-loom", "version": "2.0", "trees": [mapped.tree] });
+        let read =
+            read_document(document.to_string(), "Imported conversation", &self.source, self.now_ms)
+                .map_err(|error| stopped_at(std::slice::from_ref(&title), error))?;
+        let merged = merging::merge_document(self.store, read, here)
+            .map_err(|error| stopped_at(std::slice::from_ref(&title), error))?;
+        if merged.unplaced > 0 {
+            self.notes.add(format!(
+                "{} new messages of {title:?} were left out: what they answer is not in tree {}",
+                merged.unplaced, here.0
+            ));
+        }
+        if merged.added > 0 {
+            self.merged.push((title, here.0, merged.added));
+        } else {
+            self.passed_over += 1;
         }
         Ok(())
     }
@@ -360,15 +400,28 @@ impl<'a> Batches<'a> {
             Err(StreamError::Stopped(why)) => Some(why),
         };
         let mut notes = std::mem::take(&mut self.notes).into_lines();
+        for (title, tree, added) in self.merged.iter().rev() {
+            notes.insert(
+                0,
+                format!(
+                    "{title:?} was imported before (tree {tree}): {} added to it",
+                    counted(*added, "new message was", "new messages were")
+                ),
+            );
+        }
         if self.passed_over > 0 {
             notes.insert(0, format!(
-                "{} conversations already here (the same ids, from an import before) were passed over",
-                self.passed_over
+                "{} already here (the same ids, from an import before) had nothing new and {} passed over",
+                counted(self.passed_over, "conversation", "conversations"),
+                if self.passed_over == 1 { "was" } else { "were" }
             ));
         }
         self.report.notes.splice(0..0, notes);
         match stopped {
-            None if self.report.trees.is_empty() && self.passed_over == 0 => {
+            None if self.report.trees.is_empty()
+                && self.passed_over == 0
+                && self.merged.is_empty() =>
+            {
                 Err(ApiError::invalid_input(
                     "the export holds no conversation with a message to show; nothing was imported",
                 )
@@ -522,13 +575,50 @@ fn image_in_zip<R: Read + std::io::Seek>(
     Some(Image { name: name.clone(), data_url })
 }
 
-/// One fuzz case for the history importers: `data` as a tool's conversations file (ChatGPT's,
-/// Claude's or Open WebUI's, told by its content), imported into a fresh database in memory a
-/// conversation at a time. The import may refuse it or stop; it may not panic.
+/// Which history a fuzz case is read as: one target per format.
 #[cfg(feature = "test-seams")]
-pub fn history_fuzz_case(data: &[u8]) -> Option<ImportReport> {
-    let tool = tool_of(data)?;
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FuzzedHistory {
+    /// ChatGPT's `conversations.json`.
+    ChatGpt,
+    /// Claude's `conversations.json`.
+    Claude,
+    /// Open WebUI's chat export.
+    OpenWebUi,
+    /// An export's zip as downloaded.
+    Zip,
+    /// `llm`'s `logs.db`.
+    LlmLog,
+}
+
+/// One fuzz case for the history importers: `data` as the file `format` names (cases its content
+/// says are another are skipped), imported into a fresh database in memory a conversation at a
+/// time, a zip or a SQLite file from a file of its own as a person's would be. The import may
+/// refuse it or stop; it may not panic.
+#[cfg(feature = "test-seams")]
+pub fn history_fuzz_case(format: FuzzedHistory, data: &[u8]) -> Option<ImportReport> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static CASES: AtomicUsize = AtomicUsize::new(0);
+    let history = recognise(&data[..data.len().min(64 << 10)])?;
+    let wanted = match history {
+        History::Conversations(Tool::ChatGpt) => FuzzedHistory::ChatGpt,
+        History::Conversations(Tool::Claude) => FuzzedHistory::Claude,
+        History::Conversations(Tool::OpenWebUi) => FuzzedHistory::OpenWebUi,
+        History::Zip => FuzzedHistory::Zip,
+        History::Sqlite => FuzzedHistory::LlmLog,
+    };
+    if wanted != format {
+        return None;
+    }
     let store = Store::open(Path::new(":memory:")).ok()?;
+    let History::Conversations(tool) = history else {
+        let case = CASES.fetch_add(1, Ordering::Relaxed);
+        let path = std::env::temp_dir().join(format!("pinloom-fuzz-{}-{case}", std::process::id()));
+        std::fs::write(&path, data).ok()?;
+        let report = import(&store, &path, history, "fuzz", &mut |_| {}, 0);
+        let _ = std::fs::remove_file(&path);
+        return report.ok();
+    };
     let mut writer = Batches::new(&store, "fuzz", 0);
     let mapping = Mapping { tool, image: &mut |_| None, projects: HashMap::new() };
     let stopped = stream(data, mapping, &mut writer);

@@ -30,7 +30,7 @@ pub(super) fn tree_of(
     let mut system: Option<&str> = None;
     for response in &conversation.responses {
         let key = uuid_of(&response.id).unwrap_or_else(|| format!("llm-{}", response.id));
-        let asked = format!("{key}-prompt");
+        let asked = prompt_uuid_of(&response.id).unwrap_or_else(|| format!("{key}-prompt"));
         let at =
             response.datetime_utc.as_deref().map(|at| format!("{}Z", at.trim_end_matches('Z')));
         match (system, response.system.as_deref().filter(|s| !s.trim().is_empty())) {
@@ -42,9 +42,13 @@ pub(super) fn tree_of(
         }
         let mut pair = Vec::new();
         if let Some(prompt) = response.prompt.as_deref().filter(|p| !p.trim().is_empty()) {
-            pair.push((asked.clone(), json!({
+            let mut node = json!({
                 "id": asked, "content": [{ "type": "text", "text": prompt }], "author": { "role": "human" },
-            })));
+            });
+            if prompt_uuid_of(&response.id).is_some() {
+                node["extensions"] = json!({ "pinloom": { "globalId": asked } });
+            }
+            pair.push((asked.clone(), node));
         }
         if let Some(reply) = response.response.as_deref().filter(|r| !r.trim().is_empty()) {
             let mut generation = json!({});
@@ -100,6 +104,18 @@ pub(super) fn tree_of(
 
 /// A ULID's 128 bits written as a UUID's digits (lowercase, dashed), when `id` is a ULID.
 fn uuid_of(id: &str) -> Option<String> {
+    ulid_bits(id).map(uuid_digits)
+}
+
+/// The global id of the question of the response with ULID `id`: the response's with the top bit
+/// of its random part flipped, so that the two never meet and neither meets a ULID `llm` wrote
+/// next (those of one millisecond count up from the bottom).
+fn prompt_uuid_of(id: &str) -> Option<String> {
+    ulid_bits(id).map(|bits| uuid_digits(bits ^ (1 << 79)))
+}
+
+/// A ULID's 128 bits.
+fn ulid_bits(id: &str) -> Option<u128> {
     const CROCKFORD: &[u8] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
     if id.len() != 26 {
         return None;
@@ -109,8 +125,12 @@ fn uuid_of(id: &str) -> Option<String> {
         let digit = CROCKFORD.iter().position(|c| *c == byte.to_ascii_uppercase())?;
         bits = bits.checked_mul(32)?.checked_add(digit as u128)?;
     }
+    Some(bits)
+}
+
+fn uuid_digits(bits: u128) -> String {
     let hex = format!("{bits:032x}");
-    Some(format!("{}-{}-{}-{}-{}", &hex[..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..]))
+    format!("{}-{}-{}-{}-{}", &hex[..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..])
 }
 
 #[cfg(test)]

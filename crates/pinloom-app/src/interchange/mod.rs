@@ -15,6 +15,7 @@ pub(crate) mod files;
 pub(crate) mod histories;
 mod llm_log;
 pub(crate) mod markdown;
+mod merging;
 mod open_loom_export;
 mod open_loom_import;
 mod open_loom_records;

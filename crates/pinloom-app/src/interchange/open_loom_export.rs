@@ -197,6 +197,8 @@ struct PreparedTree {
     /// What an import kept of each message's own fields.
     node_preserved: HashMap<NodeId, Map<String, Value>>,
     receipts: HashMap<NodeId, store::Receipt>,
+    /// The messages each question over picked messages was asked over, in the order picked.
+    picks: HashMap<NodeId, Vec<(NodeId, bool)>>,
     annotations: Vec<store::Annotation>,
     /// The tree's `extensions`, Pinloom's own (threads, summaries, attachments, settings) in.
     extensions: Map<String, Value>,
@@ -274,6 +276,12 @@ impl PreparedTree {
         };
         let document_preserved = preserved_document(store, &tree_preserved)?;
         let annotations = store.tree_annotations(tree_id)?;
+        let firsts: Vec<NodeId> =
+            nodes.iter().filter(|node| node.parent_id.is_none()).map(|node| node.id).collect();
+        let mut picks: HashMap<NodeId, Vec<(NodeId, bool)>> = HashMap::new();
+        for picked in store.picked_for(&firsts)? {
+            picks.entry(picked.question).or_default().push((picked.node.id, picked.with_summary));
+        }
         Ok(PreparedTree {
             id: format!("t{number}"),
             tree,
@@ -284,6 +292,7 @@ impl PreparedTree {
             global_ids: store.node_global_ids(tree_id)?,
             node_preserved,
             receipts,
+            picks,
             annotations,
             extensions,
             tree_preserved: filter_system_prompts(tree_preserved, options),
@@ -807,6 +816,15 @@ fn node_out<'a>(
         kept: node.kept.then_some(true).into(),
         model: node.model.clone().into(),
         parts: (!plain).then(|| serde_json::to_value(&node.parts).unwrap_or(Value::Null)),
+        picked: prepared.picks.get(&node.id).map(|picks| {
+            picks
+                .iter()
+                .filter_map(|(picked, with_summary)| {
+                    let id = prepared.node_ids.get(picked)?;
+                    Some(json!({ "node": id, "withSummary": with_summary }))
+                })
+                .collect()
+        }),
         pruned_at: node.pruned_at_ms.map(iso).into(),
         receipt: prepared
             .receipts
@@ -996,7 +1014,9 @@ fn receipt_json(
             let reference = |value: Option<&Value>| -> Value {
                 let Some(id) = value.and_then(Value::as_i64) else { return Value::Null };
                 let named = match source {
-                    "node" | "retrieval" | "addedSearchHit" => node_ids.get(&NodeId(id)),
+                    "node" | "retrieval" | "addedSearchHit" | "picked" | "pickedSummary" => {
+                        node_ids.get(&NodeId(id))
+                    }
                     "summary" | "anchor" | "pinResult" => pin_ids.get(&PinId(id)),
                     _ => None,
                 };

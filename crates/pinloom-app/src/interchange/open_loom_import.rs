@@ -341,15 +341,7 @@ fn read_tree(
     if !edges.preserved.is_empty() {
         preserved_tree.insert("edges".into(), Value::Array(edges.preserved));
     }
-    if let Some(current) = tree.get("currentNodeId").and_then(Value::as_str) {
-        match index.get(current).and_then(|&node| order.placed(node)) {
-            Some(at) => {
-                preserved_tree.insert("currentNode".into(), json!(at));
-            }
-            None => notes
-                .add(format!("{path}.currentNodeId names no message of the tree and was dropped")),
-        }
-    }
+    let current_node = read_current(tree, &index, &order, path, &mut preserved_tree, notes);
 
     let (summaries, attachments, settings) =
         read_extension_lists(skim, &pinloom, &references, path, now_ms)?;
@@ -370,6 +362,7 @@ fn read_tree(
         summaries,
         attachments,
         annotations,
+        current: current_node,
     };
     Ok(TreeBatch {
         import,
@@ -450,6 +443,15 @@ fn read_messages(
         let read = read_node(&value, &node_path, now_ms, notes, references);
         let mut import = read.import;
         import.parent = edges.incoming[node].as_ref().map(|edge| order.position[edge.parent]);
+        // Only a question that starts a thread at the tree's top is asked over picks: anywhere
+        // else they would ride along unseen.
+        if !import.picked.is_empty() && (import.parent.is_some() || import.pin.is_some()) {
+            notes.add(format!(
+                "{node_path} continues another message, so the messages it names as picked were \
+                 dropped"
+            ));
+            import.picked.clear();
+        }
         let mut preserved = read.preserved;
         if let Some(edge) = &edges.incoming[node]
             && !edge.preserved.is_empty()
@@ -461,6 +463,29 @@ fn read_messages(
         receipts.push(read.receipt);
     }
     Ok((imports, preserved_nodes, receipts))
+}
+
+/// The message the tree's tool showed (`currentNodeId`), by write position: kept for export,
+/// and where the tree opens. One that names no message is dropped, and said.
+fn read_current(
+    tree: &Map<String, Value>,
+    index: &HashMap<&str, usize>,
+    order: &WriteOrder,
+    path: &str,
+    preserved_tree: &mut Map<String, Value>,
+    notes: &mut Notes,
+) -> Option<usize> {
+    let current = tree.get("currentNodeId").and_then(Value::as_str)?;
+    let at = index.get(current).and_then(|&node| order.placed(node));
+    match at {
+        Some(at) => {
+            preserved_tree.insert("currentNode".into(), json!(at));
+        }
+        None => {
+            notes.add(format!("{path}.currentNodeId names no message of the tree and was dropped"))
+        }
+    }
+    at
 }
 
 /// A thread opens from the thread of the message it hangs off, whatever the file says: a parent
@@ -1195,8 +1220,48 @@ fn read_node(
         pruned_at_ms,
         created_at_ms: created_at_ms.unwrap_or(now_ms),
         receipt_cut,
+        picked: read_picked(ours.picked.as_ref(), path, notes, references),
     };
     NodeRead { import, preserved, receipt }
+}
+
+/// A question's picks as the document names them: messages of the same tree, each once, at most
+/// [`pinloom_store::MAX_PICKS`]; anything else is dropped, and said. Whether the question is a
+/// first message (the only kind asked over picks) is checked once the tree is laid out.
+fn read_picked(
+    value: Option<&Value>,
+    path: &str,
+    notes: &mut Notes,
+    references: &References<'_>,
+) -> Vec<(usize, bool)> {
+    let Some(value) = value else { return Vec::new() };
+    let Some(list) = value.as_array() else {
+        notes.add(format!("{path}'s picked messages are not a list and were dropped"));
+        return Vec::new();
+    };
+    let mut picked: Vec<(usize, bool)> = Vec::new();
+    let mut dropped = 0;
+    for entry in list {
+        let found = references.node(entry.get("node"));
+        let with_summary = entry.get("withSummary").and_then(Value::as_bool).unwrap_or(false);
+        match found {
+            Some(index)
+                if picked.len() < pinloom_store::MAX_PICKS
+                    && !picked.iter().any(|(earlier, _)| *earlier == index) =>
+            {
+                picked.push((index, with_summary));
+            }
+            _ => dropped += 1,
+        }
+    }
+    if dropped > 0 {
+        notes.add(format!(
+            "{path} names {dropped} picked messages that are not messages of the tree, are named \
+             twice or are past the {} a question is asked over; they were dropped",
+            pinloom_store::MAX_PICKS
+        ));
+    }
+    picked
 }
 
 /// A message's content as parts: text blocks become text parts; anything else is kept whole for

@@ -263,6 +263,10 @@ pub(super) struct NodeExtension {
     /// The exact parts (tool calls and results), when the content's text blocks are not all.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) parts: Option<Value>,
+    /// For a question over picked messages: `[{"node": id, "withSummary": bool}]`, in the order
+    /// picked; read through the untrusted-input rules (messages of the same tree, each once).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) picked: Option<Value>,
     #[serde(skip_serializing_if = "Lenient::is_absent")]
     pub(super) pruned_at: Lenient<String>,
     /// Read only when an object, and then through the untrusted-input rules.
@@ -287,6 +291,7 @@ impl NodeExtension {
             && self.kept.is_absent()
             && self.model.is_absent()
             && self.parts.is_none()
+            && self.picked.is_none()
             && self.pruned_at.is_absent()
             && self.receipt.is_none()
             && self.thread.is_absent()

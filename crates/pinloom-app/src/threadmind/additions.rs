@@ -416,6 +416,8 @@ fn describe_slice(slice: &crate::json::SliceView) -> String {
         "node" => "messages".to_owned(),
         "annotation" => "notes".to_owned(),
         "retrieval" | "addedSearchHit" => "search hits".to_owned(),
+        "picked" => "picked messages".to_owned(),
+        "pickedSummary" => "picked branches' summaries".to_owned(),
         other => format!("{other}s"),
     };
     let source = match (slice.source_id, slice.count) {

@@ -3,8 +3,10 @@
 
 use pinloom_store::{self as store, NodeId, PinId, Store, TreeId};
 
+use crate::base::picked::picked_label;
 use crate::base::pinloom::Pinloom;
-use crate::json::{NodeView, PinView, ThreadMessage, ThreadView};
+use crate::base::words::opening_words;
+use crate::json::{NodeView, PickedView, PinView, ThreadMessage, ThreadView};
 
 /// How many messages of a thread one read sends the window: the newest ones, or those around a
 /// message jumped to. Earlier and later ones come a page at a time ([`Pinloom::thread_page`]),
@@ -16,34 +18,44 @@ pub const THREAD_PAGE: usize = 30;
 
 impl Pinloom {
     /// The root thread of a tree through its message `node_id` and that message's newest
-    /// continuation (the newest branch from the first message when absent), with each message's
-    /// alternatives and pins. The messages of sub-threads on the way are left out: they show in
-    /// their own columns. Only a page of it is sent ([`THREAD_PAGE`]): the newest messages, or,
-    /// for a message further back, the page around it.
+    /// continuation, with each message's alternatives and pins. Without a message: through where
+    /// this machine last showed the tree (or, for an imported tree, the message its tool
+    /// showed), unless something was written in it since; else the newest branch. The messages
+    /// of sub-threads on the way are left out: they show in their own columns. Only a page of
+    /// it is sent ([`THREAD_PAGE`]): the newest messages, or, for a message further back, the
+    /// page around it.
     pub async fn thread_view(
         &self,
         tree_id: i64,
         node_id: Option<i64>,
     ) -> anyhow::Result<ThreadView> {
+        // A read that also remembers the place shown: no cached path or plan depends on it.
         self.read("could not open the thread", move |store| {
             let tree = store.tree(TreeId(tree_id))?;
             // From a chosen message (an alternative the person switched to), on down its newest
             // continuation.
             let from = match node_id {
                 Some(node) => {
+                    let chosen = store.node(NodeId(node))?;
                     // A message of another tree would show under this tree's title.
-                    if store.node(NodeId(node))?.tree_id != tree.id {
+                    if chosen.tree_id != tree.id {
                         return Err(crate::error::ApiError::invalid_input(format!(
                             "message {node} is not in tree {tree_id}; open its own tree"
                         ))
                         .into());
                     }
-                    Some(NodeId(node))
+                    if chosen.pin_id.is_none() {
+                        store.remember_place(tree.id, chosen.id)?;
+                    }
+                    Some(chosen.id)
                 }
-                None => store
-                    .newest_node(TreeId(tree_id))?
-                    .map(|newest| store.path_root(newest))
-                    .transpose()?,
+                None => match store.place(tree.id)? {
+                    Some(place) => Some(place),
+                    None => store
+                        .newest_node(TreeId(tree_id))?
+                        .map(|newest| store.path_root(newest))
+                        .transpose()?,
+                },
             };
             let end = store.newest_continuation_from(from, None)?;
             paged_view(store, tree.into(), None, end, node_id.map(NodeId))
@@ -102,11 +114,24 @@ fn paged_view(
     focus: Option<NodeId>,
 ) -> anyhow::Result<ThreadView> {
     let Some(end) = end else {
-        return Ok(ThreadView { tree, pin, messages: Vec::new(), first: 0, total: 0, end: None });
+        return Ok(ThreadView {
+            tree,
+            pin,
+            messages: Vec::new(),
+            first: 0,
+            total: 0,
+            end: None,
+            picked: Vec::new(),
+        });
     };
     let ids = store.thread_ids(end)?;
     let at = focus.and_then(|focus| ids.iter().position(|id| *id == focus));
     let (from, to) = page_around(ids.len(), at, THREAD_PAGE);
+    // Only the root thread's first message can have been asked over picked messages.
+    let picked = match (&pin, ids.first()) {
+        (None, Some(first)) => picked_views(store, *first)?,
+        _ => Vec::new(),
+    };
     Ok(ThreadView {
         tree,
         pin,
@@ -114,7 +139,32 @@ fn paged_view(
         first: u32::try_from(from).unwrap_or(u32::MAX),
         total: u32::try_from(ids.len()).unwrap_or(u32::MAX),
         end: Some(end.0),
+        picked,
     })
+}
+
+/// The messages question `question` was asked over, as its thread shows them at its top.
+fn picked_views(store: &Store, question: NodeId) -> anyhow::Result<Vec<PickedView>> {
+    let mut views = Vec::new();
+    for picked in store.picked_for(&[question])? {
+        let node = &picked.node;
+        let left_out = if node.pruned_at_ms.is_some() {
+            Some("deleted since it was picked: restore it to send it again".to_owned())
+        } else if node.excluded {
+            Some("excluded since it was picked: include it to send it again".to_owned())
+        } else {
+            None
+        };
+        views.push(PickedView {
+            node_id: node.id.0,
+            pin_id: node.pin_id.map(|pin| pin.0),
+            came_from: picked_label(store, node)?,
+            opening: opening_words(&node.text, 80),
+            with_summary: picked.with_summary,
+            left_out,
+        });
+    }
+    Ok(views)
 }
 
 /// The page of a thread of `len` messages to send: the newest `page`, or, when `focus` lies

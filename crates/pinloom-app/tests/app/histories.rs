@@ -211,6 +211,88 @@ async fn a_chatgpt_export_becomes_trees_with_every_branch_and_only_what_is_new_c
 }
 
 #[tokio::test]
+async fn a_tree_opens_where_its_tool_then_the_person_last_was_until_something_is_written() {
+    let (pinloom, dir) = fresh().await;
+    let file = dir.path().join("conversations.json");
+    // ChatGPT showed the first answer, older than the second that regenerated it.
+    let mut shown_older = rivers();
+    shown_older["current_node"] = json!("aaaa0005-0000-4000-8000-000000000000");
+    std::fs::write(&file, serde_json::to_vec(&json!([shown_older])).unwrap()).unwrap();
+    let tree = pinloom.import_file(file, |_| {}).await.unwrap().trees[0].id;
+    let texts = |shown: Vec<(String, Option<String>)>| {
+        shown.into_iter().map(|(text, _)| text).collect::<Vec<_>>()
+    };
+    assert_eq!(
+        texts(opened(&pinloom, tree).await),
+        ["Why do rivers meander?", "Because the outer bank erodes."]
+    );
+
+    // Switched to the edited question, the tree opens there next time.
+    let outline = pinloom.tree_outline(tree, None, 100).await.unwrap();
+    let id_of =
+        |text: &str| outline.iter().find(|entry| entry.preview.starts_with(text)).unwrap().id;
+    pinloom.thread_view(tree, Some(id_of("Why do rivers bend?"))).await.unwrap();
+    assert_eq!(texts(opened(&pinloom, tree).await), ["Why do rivers bend?"]);
+
+    // Something written since (from the terminal, a sync) opens instead.
+    let after = id_of("The sinuosity works out to 42.");
+    pinloom.append_message(tree, Some(after), "And the delta?".into()).await.unwrap();
+    assert_eq!(texts(opened(&pinloom, tree).await).last().unwrap(), "And the delta?");
+}
+
+#[tokio::test]
+async fn a_later_export_adds_the_new_messages_of_a_conversation_imported_before() {
+    let (pinloom, dir) = fresh().await;
+    let file = dir.path().join("conversations.json");
+    std::fs::write(&file, serde_json::to_vec(&json!([rivers()])).unwrap()).unwrap();
+    let tree = pinloom.import_file(file.clone(), |_| {}).await.unwrap().trees[0].id;
+
+    // Since, in ChatGPT: the picture answered, and the first question answered a third time.
+    let ids = |n: u32| format!("aaaa{n:04}-0000-4000-8000-000000000000");
+    let mut later = rivers();
+    let mapping = later["mapping"].as_object_mut().unwrap();
+    mapping[&ids(11)]["children"] = json!([ids(12)]);
+    mapping[&ids(3)]["children"].as_array_mut().unwrap().push(json!(ids(13)));
+    for (id, parent, words) in [
+        (ids(12), ids(11), "A bend that tight will soon be cut off."),
+        (ids(13), ids(3), "Meanders grow by erosion and deposition."),
+    ] {
+        let (key, value) = node(
+            &id,
+            Some(&parent),
+            &[],
+            message(&id, "assistant", text(&[words]), json!({ "model_slug": "gpt-4o" })),
+        );
+        mapping.insert(key, value);
+    }
+    later["current_node"] = json!(ids(12));
+    std::fs::write(&file, serde_json::to_vec(&json!([later])).unwrap()).unwrap();
+    let report = pinloom.import_file(file.clone(), |_| {}).await.unwrap();
+    assert!(report.trees.is_empty(), "no new tree: {:?}", report.trees);
+    assert_eq!(
+        report.notes[0],
+        format!("\"Meanders\" was imported before (tree {tree}): 2 new messages were added to it")
+    );
+    let outline = pinloom.tree_outline(tree, None, 100).await.unwrap();
+    assert_eq!(outline.len(), 10, "the 8 messages of before and the 2 new ones, once each");
+    let parent_of = |text: &str| {
+        let entry = outline.iter().find(|entry| entry.preview.starts_with(text)).unwrap();
+        let parent = outline.iter().find(|other| Some(other.id) == entry.parent_id).unwrap();
+        parent.preview.clone()
+    };
+    assert_eq!(parent_of("A bend that tight"), "What about this bend?");
+    assert_eq!(parent_of("Meanders grow by erosion"), "Why do rivers meander?");
+    // It opens where ChatGPT showed it now.
+    let shown = opened(&pinloom, tree).await;
+    assert_eq!(shown.last().unwrap().0, "A bend that tight will soon be cut off.");
+
+    // Once more: nothing new.
+    let again = pinloom.import_file(file, |_| {}).await.unwrap();
+    assert!(again.notes[0].starts_with("1 conversation already here"), "{:?}", again.notes);
+    assert_eq!(pinloom.tree_outline(tree, None, 100).await.unwrap().len(), 10);
+}
+
+#[tokio::test]
 async fn the_zip_as_downloaded_brings_the_images_its_messages_point_at() {
     let (pinloom, dir) = fresh().await;
     let file = dir.path().join("export.zip");
@@ -434,10 +516,43 @@ async fn an_llm_log_becomes_trees_of_its_conversations_once() {
     );
     assert_eq!(shown[1].1.as_deref(), Some("gpt-4o-mini"));
     assert_eq!(pinloom.tree_context(tree).await.unwrap().system_context, "Answer briefly.");
+    // As an earlier Pinloom left it: the questions under ids of its own.
+    rusqlite::Connection::open(dir.path().join(pinloom_app::DATABASE_FILE_NAME))
+        .unwrap()
+        .execute_batch(
+            "UPDATE nodes SET gid = '01900000-0000-7000-8000-0000000000' || printf('%02d', id)
+             WHERE author = 'human'",
+        )
+        .unwrap();
     // The same log again brings nothing new.
-    let again = pinloom.import_file(file, |_| {}).await.unwrap();
+    let again = pinloom.import_file(file.clone(), |_| {}).await.unwrap();
     assert!(again.trees.is_empty());
-    assert!(again.notes[0].starts_with("1 conversations already here"), "{:?}", again.notes);
+    assert!(again.notes[0].starts_with("1 conversation already here"), "{:?}", again.notes);
+    // Continued with `llm -c` since: the new exchange comes in after the last.
+    rusqlite::Connection::open(&file)
+        .unwrap()
+        .execute_batch(
+            "INSERT INTO responses VALUES ('01J0ABCDEFGHJKMNPQRSTVWXY2', 'gpt-4o-mini',
+                 'And artificial ones?', NULL, NULL, '{}', 'Built of earth, higher.', NULL,
+                 '01J0ABCDEFGHJKMNPQRSTVWXYZ', 500, '2024-07-02T09:00:00.000000', 40, 5, NULL);",
+        )
+        .unwrap();
+    let later = pinloom.import_file(file, |_| {}).await.unwrap();
+    assert_eq!(
+        later.notes[0],
+        format!("\"Levees\" was imported before (tree {tree}): 2 new messages were added to it")
+    );
+    let shown = opened(&pinloom, tree).await;
+    let texts: Vec<&str> = shown.iter().map(|(text, _)| text.as_str()).collect();
+    assert_eq!(
+        texts[2..],
+        [
+            "Natural ones too?",
+            "Yes: floods build them.",
+            "And artificial ones?",
+            "Built of earth, higher."
+        ]
+    );
 
     // A SQLite file that is not llm's is refused in words.
     let other = dir.path().join("other.db");

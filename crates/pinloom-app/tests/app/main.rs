@@ -16,6 +16,7 @@ mod interchange;
 mod keys;
 mod loom_tokens;
 mod media;
+mod over_picked;
 mod permitted;
 mod profiles;
 mod shared_files;

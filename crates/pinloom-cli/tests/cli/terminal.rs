@@ -455,3 +455,39 @@ async fn a_key_set_from_standard_input_is_in_the_keyring() {
     assert!(out.contains("Anthropic\tin the OS keyring"), "{out}");
     assert!(!out.contains("sk-ant-test"), "the key itself is never printed: {out}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_question_over_two_branches_sends_the_two_picked_messages_and_nothing_else() {
+    let server = Server::start(vec![
+        says(&["Erosion of the outer bank."]),
+        says(&["Uplift of the land."]),
+        says(&["Both: the bank erodes while the land rises."]),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = added(dir.path(), &server, &[]).await;
+    let (_, err, code) = pinloom(&db, &["ask", "Why do rivers meander?"], None).await;
+    assert_eq!(code, 0, "{err}");
+    let (_, err, code) = pinloom(&db, &["regenerate", "--node", "2"], None).await;
+    assert_eq!(code, 0, "{err}");
+
+    let ask = ["ask", "--with", "2", "--with", "3", "What do the two answers share?"];
+    let (out, err, code) = pinloom(&db, &ask, None).await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "Both: the bank erodes while the land rises.\n");
+    let request = server.seen()[2].json();
+    let sent = request["messages"].to_string();
+    assert!(sent.contains("Added by you, from the main thread, an answer by Local:\\nErosion"));
+    assert!(sent.contains("Added by you, from the main thread, an answer by Local:\\nUplift"));
+    assert!(!sent.contains("Why do rivers meander?"), "their branches' question stays out: {sent}");
+    assert!(err.contains("2 picked messages added by you"), "{err}");
+    assert_eq!(written(&db).await, (1, 5), "the question and its answer, in the same tree");
+
+    // A message of nowhere is one line, exit 2, nothing written.
+    let (_, err, code) = pinloom(&db, &["ask", "--with", "99", "Over what?"], None).await;
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let (_, err, code) = pinloom(&db, &["ask", "--with", "2", "--node", "2", "Both?"], None).await;
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(written(&db).await, (1, 5));
+}

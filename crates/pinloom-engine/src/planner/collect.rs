@@ -56,6 +56,9 @@ impl<'a> Builder<'a> {
         // summaries, sibling results, each within its share).
         self.collect_ancestors(path, current);
 
+        // Messages picked from other branches for the question this thread started with.
+        self.collect_picked(path);
+
         // The current pin's anchor, verbatim, framed; none for a pin opened without a highlight.
         if let ThreadRef::Pin(pin_id) = current.thread
             && let Some(pin) = snapshot.pin(pin_id)
@@ -779,7 +782,7 @@ impl<'a> Builder<'a> {
 
 /// `template` with each placeholder replaced in one pass, so that text put in for one (a title
 /// holding `{text}`, say) is never read as another.
-fn fill(template: &str, values: &[(&str, &str)]) -> String {
+pub(super) fn fill(template: &str, values: &[(&str, &str)]) -> String {
     let mut out =
         String::with_capacity(template.len() + values.iter().map(|(_, v)| v.len()).sum::<usize>());
     let mut rest = template;

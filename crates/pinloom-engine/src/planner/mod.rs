@@ -4,11 +4,13 @@
 mod collect;
 mod history;
 mod listing;
+mod picked;
 mod select;
 
 pub use crate::ancestry::{AncestorPath, ThreadSegment, ancestry};
 pub use collect::{FUSE_INSTRUCTION, FUSE_SOURCE_FRAMING};
 pub use listing::{excluded_from_listing, file_block, folder_listing, pdf_page_block};
+pub use picked::{PICKED_FRAMING, PICKED_SUMMARY_FRAMING};
 
 use crate::error::EngineError;
 use crate::permitted;
@@ -161,6 +163,7 @@ impl<'a> Builder<'a> {
             + snapshot.summaries.len()
             + snapshot.pins.len()
             + snapshot.tools.len()
+            + 2 * snapshot.picked.len()
             + 8;
         Builder {
             snapshot,

@@ -6,7 +6,9 @@
 //! without a passage, closed pins with results, notes (included or not), exclusions, soft
 //! deletes, and summaries, attachments and retrieval candidates aimed at random places, some on
 //! the path and most not, some added by the person; some requests fuse answers, chosen among the
-//! active message's own answers and from anywhere else. Every included slice of every plan must
+//! active message's own answers and from anywhere else; some messages are picked from anywhere
+//! for a question over several branches, that question on the path or not, with their branch's
+//! summary or without. Every included slice of every plan must
 //! be permitted, and no text of anything else may appear in the rendered request.
 //! Cases: PROPTEST_CASES (default 256).
 
@@ -24,8 +26,8 @@ use pinloom_engine::render::{chat_request, slice_text};
 use pinloom_engine::settings::{AssemblyStrategy, Settings, TaskFrameShares};
 use pinloom_engine::snapshot::{
     Anchor, Attachment, AttachmentKind, AttachmentScope, Author, FuseSource, NodeId, NodeRecord,
-    ParentEdge, Part, PinId, PinRecord, RetrievalCandidate, Snapshot, SummaryAuthor, SummaryRecord,
-    ThreadRef,
+    ParentEdge, Part, PickedSource, PinId, PinRecord, RetrievalCandidate, Snapshot, SummaryAuthor,
+    SummaryRecord, ThreadRef,
 };
 
 use crate::fixtures::{profile, strategies};
@@ -75,6 +77,9 @@ struct Extras {
     /// Answers chosen to fuse from anywhere (an index picks a node), and whether the active
     /// message's own answers are chosen too.
     fuse: (Vec<usize>, bool),
+    /// Messages picked for a question over several branches: (the question: on the path at this
+    /// index, or any message; the message picked; with its branch's summary; that summary written).
+    picked: Vec<(Option<usize>, usize, bool, bool)>,
 }
 
 fn extras() -> impl Strategy<Value = Extras> {
@@ -84,13 +89,13 @@ fn extras() -> impl Strategy<Value = Extras> {
         prop::collection::vec((any::<usize>(), prop::bool::weighted(0.2), 0u16..1000), 0..24),
         any::<bool>(),
         (prop::collection::vec(any::<usize>(), 0..3), prop::bool::weighted(0.3)),
+        prop::collection::vec(
+            (prop::option::of(any::<usize>()), any::<usize>(), any::<bool>(), any::<bool>()),
+            0..4,
+        ),
     )
-        .prop_map(|(summaries, attachments, candidates, aim_at_anchors, fuse)| Extras {
-            summaries,
-            attachments,
-            candidates,
-            aim_at_anchors,
-            fuse,
+        .prop_map(|(summaries, attachments, candidates, aim_at_anchors, fuse, picked)| {
+            Extras { summaries, attachments, candidates, aim_at_anchors, fuse, picked }
         })
 }
 
@@ -277,6 +282,15 @@ fn check(
                     && !node.pruned
             })
     };
+    // Rule 8: picked for a question on the path, and neither excluded nor deleted since.
+    let pickable = |id: NodeId| {
+        snapshot.picked.iter().any(|pick| {
+            pick.node == id
+                && permitted.on_path.contains(&pick.question)
+                && !pick.deleted
+                && !pick.excluded
+        })
+    };
     for slice in plan.included() {
         let why = format!("{:?} {:?}", slice.kind, slice.source);
         match slice.source {
@@ -375,11 +389,32 @@ fn check(
                 let attachment = snapshot.attachments.iter().find(|a| a.id == id).unwrap();
                 prop_assert!(permitted.attachment_allowed(attachment.scope), "{}", why);
             }
+            SourceId::Picked(id) => {
+                prop_assert!(pickable(id), "not picked for a question on the path: {}", why);
+                prop_assert_eq!(slice.provenance, Provenance::AddedByPerson);
+            }
+            SourceId::PickedSummary(id) => {
+                let asked = snapshot
+                    .picked
+                    .iter()
+                    .any(|pick| pick.node == id && pick.with_summary && pick.summary.is_some());
+                prop_assert!(pickable(id) && asked, "a summary nobody asked for: {}", why);
+                prop_assert_eq!(slice.provenance, Provenance::AddedByPerson);
+            }
             SourceId::AgentPrompt
             | SourceId::TreeSystemContext
             | SourceId::Tool(_)
             | SourceId::WorkingBuffer => {}
         }
+    }
+    // Every message picked for a question on the path is sent, whatever its branch: one slice
+    // per pick, in the order picked.
+    let picked_slices = plan.slices.iter().filter(|s| matches!(s.source, SourceId::Picked(_)));
+    for (pick, slice) in snapshot.picked.iter().zip(picked_slices) {
+        prop_assert_eq!(slice.source, SourceId::Picked(pick.node));
+        let permitted_pick =
+            permitted.on_path.contains(&pick.question) && !pick.deleted && !pick.excluded;
+        prop_assert_eq!(slice.is_included(), permitted_pick, "{:?}", slice);
     }
     // A chosen answer is left out only for a reason, and every permitted one is sent.
     for slice in &plan.slices {
@@ -392,7 +427,8 @@ fn check(
     let added: HashSet<NodeId> =
         snapshot.retrieval.iter().filter(|c| c.added).map(|c| c.node).collect();
     for node in &snapshot.nodes {
-        if !permitted.on_path.contains(&node.id) && !added.contains(&node.id) && !fusable(node.id) {
+        let elsewhere_allowed = added.contains(&node.id) || fusable(node.id) || pickable(node.id);
+        if !permitted.on_path.contains(&node.id) && !elsewhere_allowed {
             forbidden.push(format!("m{}q", node.id.0));
         }
     }
@@ -407,6 +443,11 @@ fn check(
             .is_some_and(|&up_to| serves(snapshot, source, summary.thread, up_to));
         if !allowed {
             forbidden.push(format!("s{k}q"));
+        }
+    }
+    for (k, pick) in snapshot.picked.iter().enumerate() {
+        if !(pick.with_summary && pickable(pick.node)) {
+            forbidden.push(format!("k{k}q"));
         }
     }
     for attachment in &snapshot.attachments {
@@ -596,6 +637,42 @@ fn furnish(world: &mut World, extras: &Extras, active: usize) {
             }
         })
         .collect();
+    // Messages picked from anywhere for a question on the path or anywhere else.
+    let path = oracle(snapshot).path;
+    snapshot.picked = extras
+        .picked
+        .iter()
+        .enumerate()
+        .map(|(k, &(question, n, with_summary, written))| {
+            let node = records[&NodeId((n % snapshot.nodes.len()) as u64 + 1)];
+            let mut thread = ThreadRef::Root;
+            let mut at = node;
+            loop {
+                match at.edge {
+                    ParentEdge::Pin { pin, .. } => {
+                        thread = ThreadRef::Pin(pin);
+                        break;
+                    }
+                    ParentEdge::Root => break,
+                    edge => at = records[&edge.parent().unwrap()],
+                }
+            }
+            PickedSource {
+                question: match question {
+                    Some(at) => path[at % path.len()],
+                    None => pick(n / 7),
+                },
+                node: node.id,
+                label: format!("the thread {thread:?}"),
+                text: by_id[&node.id].clone(),
+                excluded: node.excluded,
+                deleted: node.pruned,
+                with_summary,
+                summary: written.then(|| format!("k{k}q summary")),
+                thread,
+            }
+        })
+        .collect();
     // Candidates from anywhere, as a faulty store might offer them; some added by the person.
     snapshot.retrieval = extras
         .candidates
@@ -624,6 +701,7 @@ struct Tally {
     refusals: AtomicUsize,
     with_hit: AtomicUsize,
     fused: AtomicUsize,
+    picked: AtomicUsize,
     ancestors: AtomicUsize,
     summaries: AtomicUsize,
     fitted_or_cut: AtomicUsize,
@@ -637,6 +715,7 @@ static TALLY: Tally = Tally {
     refusals: AtomicUsize::new(0),
     with_hit: AtomicUsize::new(0),
     fused: AtomicUsize::new(0),
+    picked: AtomicUsize::new(0),
     ancestors: AtomicUsize::new(0),
     summaries: AtomicUsize::new(0),
     fitted_or_cut: AtomicUsize::new(0),
@@ -664,6 +743,7 @@ fn tally(plan: Option<&ContextPlan>) {
                 &TALLY.fused,
                 usize::from(plan.included().any(|s| matches!(s.source, SourceId::FuseSource(_)))),
             );
+            add(&TALLY.picked, usize::from(plan.included().any(|s| s.kind == SliceKind::Picked)));
             for entry in &plan.ancestors {
                 add(&TALLY.ancestors, 1);
                 match entry.content {
@@ -682,7 +762,7 @@ fn tally(plan: Option<&ContextPlan>) {
         let get = |counter: &AtomicUsize| counter.load(Ordering::Relaxed);
         eprintln!(
             "permitted: {} cases, {} plans checked, {} refusals, {} with a search hit, {} fusing \
-             answers; {} \
+             answers, {} with messages picked from other branches; {} \
              ancestor threads: {} as a summary, {} fitted or cut, {} as their last messages, {} \
              cut for the budget with the reason listed",
             cases(),
@@ -690,6 +770,7 @@ fn tally(plan: Option<&ContextPlan>) {
             get(&TALLY.refusals),
             get(&TALLY.with_hit),
             get(&TALLY.fused),
+            get(&TALLY.picked),
             get(&TALLY.ancestors),
             get(&TALLY.summaries),
             get(&TALLY.fitted_or_cut),

@@ -12,8 +12,8 @@ use pinloom_engine::settings::{
 };
 use pinloom_engine::snapshot::{
     Attachment, AttachmentKind, AttachmentScope, Author, CachedCount, FuseSource, NodeId,
-    NodeRecord, ParentEdge, Part, PinId, PinRecord, RetrievalCandidate, SummaryAuthor, SummaryNote,
-    SummaryRecord, SummaryState, ThreadRef, TreeInfo, TreeMode,
+    NodeRecord, ParentEdge, Part, PickedSource, PinId, PinRecord, RetrievalCandidate,
+    SummaryAuthor, SummaryNote, SummaryRecord, SummaryState, ThreadRef, TreeInfo, TreeMode,
 };
 use pinloom_engine::tokens::{CharHeuristic, Tokenizer, TokenizerId};
 
@@ -1004,6 +1004,81 @@ fn a_fused_answer_carries_the_chosen_answers_after_its_question_and_nothing_else
     let sent = turns.iter().map(|(_, text)| text.as_str()).collect::<Vec<_>>().join("\n");
     assert!(!sent.contains("uplift"), "an answer not chosen is not sent");
     assert!(!sent.contains("stray"), "an answer to another message is not sent");
+}
+
+#[test]
+fn a_question_over_picked_messages_carries_them_labelled_and_nothing_else_of_their_branches() {
+    // 1 → 2 and 1 → 3 are two branches; 4 → 5 is the question asked over 2 and 3, and its answer.
+    let mut t = Tree::new("t");
+    let first = t.say(Author::Human, "why do rivers meander?");
+    let erosion = t.say(Author::Model, "erosion");
+    let uplift = t.push(ParentEdge::Continuation(first), Author::Model, "uplift");
+    let question = t.push(ParentEdge::Root, Author::Human, "what do both say?");
+    let answer = t.push(ParentEdge::Continuation(question), Author::Model, "both agree");
+    let follow = t.push(ParentEdge::Continuation(answer), Author::Human, "and then?");
+    let picked = |node: NodeId, text: &str, question: NodeId| PickedSource {
+        question,
+        node,
+        label: format!("the main thread, answer {}", node.0),
+        text: text.into(),
+        excluded: false,
+        deleted: false,
+        with_summary: false,
+        summary: None,
+        thread: ThreadRef::Root,
+    };
+    t.snapshot.picked = vec![
+        picked(erosion, "erosion", question),
+        picked(uplift, "uplift", question),
+        // Asked over by another question, off this path.
+        picked(first, "why do rivers meander?", first),
+    ];
+    t.snapshot.active = follow;
+
+    let p = plan(&t.snapshot, &profile(OPENAI, 1000), &Settings::default()).unwrap();
+    let kept: Vec<_> = p.included().filter(|s| s.kind == SliceKind::Picked).collect();
+    assert_eq!(
+        kept.iter().map(|s| s.source).collect::<Vec<_>>(),
+        [SourceId::Picked(erosion), SourceId::Picked(uplift)]
+    );
+    assert!(kept.iter().all(|s| s.provenance == Provenance::AddedByPerson));
+    let reasons: Vec<_> = p.pruned_report().iter().map(|e| (e.source, e.reason)).collect();
+    assert_eq!(reasons, [(SourceId::Picked(first), PruneReason::OffPath)]);
+    let request = chat_request(&p, &t.snapshot, &profile(OPENAI, 1000));
+    let system = request.system.clone().unwrap_or_default();
+    assert!(system.contains("Added by you, from the main thread, answer 2:\nerosion"), "{system}");
+    let sent: String =
+        request.messages.iter().flat_map(|m| m.parts.iter().map(|p| p.text())).collect();
+    assert!(!(system + &sent).contains("why do rivers meander?"), "their branch stays out");
+
+    // Deleted since: left out and why; its summary asked for, and none written: a summary to
+    // write, of its thread up to it.
+    t.snapshot.picked[1].deleted = true;
+    t.snapshot.picked[0].with_summary = true;
+    let p = plan(&t.snapshot, &profile(OPENAI, 1000), &Settings::default()).unwrap();
+    let reasons: Vec<_> = p.pruned_report().iter().map(|e| (e.source, e.reason)).collect();
+    assert!(reasons.contains(&(SourceId::Picked(uplift), PruneReason::SoftDeleted)));
+    assert_eq!(
+        p.missing_summaries.iter().map(|m| (m.thread, m.up_to)).collect::<Vec<_>>(),
+        [(ThreadRef::Root, erosion)]
+    );
+    // Written, it goes before its message, a label that cannot be read as a placeholder kept.
+    t.snapshot.picked[0].summary = Some("the person asked; erosion".into());
+    t.snapshot.picked[0].label = "the pin “{text}”".into();
+    let p = plan(&t.snapshot, &profile(OPENAI, 1000), &Settings::default()).unwrap();
+    let texts: Vec<String> = p
+        .included()
+        .filter(|s| s.kind == SliceKind::Picked)
+        .map(|s| slice_text(s, &t.snapshot).into_owned())
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            "Added by you, a summary of the pin “{text}” up to the message picked from it:\nthe \
+             person asked; erosion",
+            "Added by you, from the pin “{text}”:\nerosion"
+        ]
+    );
 }
 
 #[test]

@@ -21,6 +21,7 @@ use crate::model::{
 use crate::node_rows::{in_deleted_branch, node_by_id};
 use crate::node_writes::insert_node_with;
 use crate::nodes::{move_branch, prune, reparent, unprune};
+use crate::picks::{MAX_PICKS, Pick, write_picks};
 use crate::pins::{PinPlace, free_pin_slug, insert_pin};
 use crate::receipts::write_receipt;
 use crate::slugs::slugify;
@@ -31,9 +32,9 @@ use crate::sync::clock::{
 };
 use crate::sync::read::{row_number, row_of, settings_in};
 use crate::sync::records::{
-    AttachmentRecord, MessageRecord, NoteRecord, PinRecord, ProfileRecord, ReceiptRecord,
-    ReceiptRef, RecordKind, SummaryRecord, SyncOp, SyncRecord, SyncedField, TreeRecord,
-    TurnReceipt,
+    AttachmentRecord, MessageRecord, NoteRecord, PickedRecord, PinRecord, ProfileRecord,
+    ReceiptRecord, ReceiptRef, RecordKind, SummaryRecord, SyncOp, SyncRecord, SyncedField,
+    TreeRecord, TurnReceipt,
 };
 use crate::sync::stamp::stamp_changes;
 use crate::trees::{NewTree, insert_tree};
@@ -399,8 +400,18 @@ fn dependencies(record: &SyncRecord) -> Vec<(&'static str, String)> {
         SyncRecord::Pin(PinRecord { tree: of, parent, anchor_node, .. }) => {
             vec![tree(of), on("pins", parent), on("nodes", anchor_node)]
         }
-        SyncRecord::Message(MessageRecord { tree: of, parent, thread, edited_from, .. }) => {
-            vec![tree(of), on("nodes", parent), on("pins", thread), on("nodes", edited_from)]
+        SyncRecord::Message(MessageRecord {
+            tree: of,
+            parent,
+            thread,
+            edited_from,
+            picked,
+            ..
+        }) => {
+            let mut list =
+                vec![tree(of), on("nodes", parent), on("pins", thread), on("nodes", edited_from)];
+            list.extend(picked.iter().map(|pick| Some(("nodes", pick.message.clone()))));
+            list
         }
         SyncRecord::Attachment(AttachmentRecord { tree: of, thread, node, .. }) => {
             vec![tree(of), on("pins", thread), on("nodes", node)]
@@ -726,6 +737,7 @@ fn insert_message_record(
         deleted_at_ms,
         created_at_ms,
         token_counts,
+        picked,
     } = record;
     let tree_id = TreeId(required(tx, "trees", tree)?);
     let thread_id = optional(tx, "pins", thread)?.map(PinId);
@@ -777,7 +789,37 @@ fn insert_message_record(
     if let Some(at) = deleted_at_ms {
         prune(tx, node.id, *at)?;
     }
-    Ok(())
+    insert_picks(tx, node.id, tree_id, picked)
+}
+
+/// A question's picks as they arrived: only messages of its own tree, each once, at most
+/// [`MAX_PICKS`]; anything else a record names is left out, since every request of the
+/// question's thread sends each pick whole.
+fn insert_picks(
+    tx: &Connection,
+    question: NodeId,
+    tree: TreeId,
+    picked: &[PickedRecord],
+) -> Result<(), StoreError> {
+    let mut kept: Vec<(i64, bool)> = Vec::new();
+    for pick in picked {
+        let found: Option<(i64, i64)> = tx
+            .prepare_cached("SELECT id, tree_id FROM nodes WHERE gid = ?1")?
+            .query_row([&pick.message], |row| Ok((row.get(0)?, row.get(1)?)))
+            .optional()?;
+        if let Some((node, of)) = found
+            && of == tree.0
+            && !kept.iter().any(|(earlier, _)| *earlier == node)
+            && kept.len() < MAX_PICKS
+        {
+            kept.push((node, pick.with_summary));
+        }
+    }
+    let picks: Vec<Pick> = kept
+        .into_iter()
+        .map(|(node, with_summary)| Pick { node: NodeId(node), with_summary })
+        .collect();
+    write_picks(tx, question, &picks)
 }
 
 fn insert_summary_record(tx: &Connection, record: &SummaryRecord) -> Result<(), StoreError> {

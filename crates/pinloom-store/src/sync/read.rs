@@ -9,9 +9,9 @@ use serde_json::{Value, json};
 use crate::error::StoreError;
 use crate::model::Part;
 use crate::sync::records::{
-    AttachmentRecord, MessageRecord, NoteRecord, PinRecord, ProfileRecord, ReceiptRecord,
-    ReceiptRef, RecordKind, SummaryRecord, SyncAnchor, SyncClosed, SyncRecord, SyncedField,
-    TreeRecord, TurnReceipt, profile_digest,
+    AttachmentRecord, MessageRecord, NoteRecord, PickedRecord, PinRecord, ProfileRecord,
+    ReceiptRecord, ReceiptRef, RecordKind, SummaryRecord, SyncAnchor, SyncClosed, SyncRecord,
+    SyncedField, TreeRecord, TurnReceipt, profile_digest,
 };
 
 /// Calls `each` with every record the database holds: trees, pins, messages, attachments, notes
@@ -44,13 +44,25 @@ pub(crate) fn read_records(
     each_row(conn, &filtered(PINS, only), unknown_to, each, &mut pin_record)?;
     let mut counts =
         conn.prepare_cached("SELECT family, tokens FROM node_tokens WHERE node_id = ?1")?;
+    let mut picks = conn.prepare_cached(
+        "SELECT n.gid, p.with_summary FROM picked_sources p JOIN nodes n ON n.id = p.source_id
+         WHERE p.question_id = ?1 ORDER BY p.position",
+    )?;
     each_row(conn, &filtered(MESSAGES, only), unknown_to, each, &mut |row| {
+        let id = row.get::<_, i64>(0)?;
         let token_counts: BTreeMap<String, u64> = counts
-            .query_map([row.get::<_, i64>(0)?], |row| {
-                Ok((row.get(0)?, row.get::<_, i64>(1)?.max(0).unsigned_abs()))
-            })?
+            .query_map([id], |row| Ok((row.get(0)?, row.get::<_, i64>(1)?.max(0).unsigned_abs())))?
             .collect::<Result<_, _>>()?;
-        message_record(row, token_counts)
+        // Only a first message can have been asked over picks: the rest skip the lookup.
+        let picked = match row.get::<_, Option<String>>(3)? {
+            Some(_) => Vec::new(),
+            None => picks
+                .query_map([id], |row| {
+                    Ok(PickedRecord { message: row.get(0)?, with_summary: row.get(1)? })
+                })?
+                .collect::<Result<_, _>>()?,
+        };
+        message_record(row, token_counts, picked)
     })?;
     each_row(conn, &filtered(ATTACHMENTS, only), unknown_to, each, &mut |row| {
         Ok(SyncRecord::Attachment(AttachmentRecord {
@@ -220,6 +232,7 @@ fn pin_record(row: &Row<'_>) -> Result<SyncRecord, StoreError> {
 fn message_record(
     row: &Row<'_>,
     token_counts: BTreeMap<String, u64>,
+    picked: Vec<PickedRecord>,
 ) -> Result<SyncRecord, StoreError> {
     let text: String = row.get(7)?;
     let parts = match row.get::<_, Option<String>>(8)? {
@@ -246,6 +259,7 @@ fn message_record(
         deleted_at_ms: row.get(16)?,
         created_at_ms: row.get(17)?,
         token_counts,
+        picked,
     }))
 }
 

@@ -99,6 +99,20 @@ pub struct MessageRecord {
     pub created_at_ms: i64,
     /// Its exact token counts by tokenizer family.
     pub token_counts: BTreeMap<String, u64>,
+    /// For a question over picked messages: those messages (of the same tree), in the order
+    /// picked. A Pinloom that predates them reads the question as a plain first message.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub picked: Vec<PickedRecord>,
+}
+
+/// A message picked for a question.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PickedRecord {
+    /// The message's global id.
+    pub message: String,
+    /// Whether its branch's summary up to it goes too.
+    pub with_summary: bool,
 }
 
 /// A pin: a sub-thread opened from a message.

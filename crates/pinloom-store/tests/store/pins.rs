@@ -141,6 +141,7 @@ fn import_with(pins: Vec<pinloom_store::PinImport>) -> pinloom_store::TreeImport
         created_at_ms: 1,
         token_counts: Vec::new(),
         receipt_cut: None,
+        picked: Vec::new(),
     };
     pinloom_store::TreeImport {
         tree: pinloom_store::NewTree {
@@ -160,6 +161,7 @@ fn import_with(pins: Vec<pinloom_store::PinImport>) -> pinloom_store::TreeImport
         summaries: Vec::new(),
         attachments: Vec::new(),
         annotations: Vec::new(),
+        current: None,
     }
 }
 

@@ -6,8 +6,9 @@ use std::collections::BTreeMap;
 
 use pinloom_store::{
     AttachmentRole, AttachmentScope, Author, MessageRecord, NewNode, NodeId, NoteRecord, Part,
-    PinId, PinRecord, ProfileRecord, ReceiptRef, Store, StoreError, SummaryAuthor, SummaryKey,
-    SummaryWrite, SyncOp, SyncRecord, SyncedField, TreeId, TreeMode, TreeRecord,
+    Pick, PickedRecord, PinId, PinRecord, ProfileRecord, ReceiptRef, Store, StoreError,
+    SummaryAuthor, SummaryKey, SummaryWrite, SyncOp, SyncRecord, SyncedField, TreeId, TreeMode,
+    TreeRecord,
 };
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -345,6 +346,7 @@ fn what_cannot_be_folded_is_reported_and_the_rest_goes_on() {
         deleted_at_ms: None,
         created_at_ms: 1,
         token_counts: BTreeMap::new(),
+        picked: Vec::new(),
     });
     let unknown_field = SyncOp {
         id: format!("{:016x}-aaaaaaaaaaaaaaaa", 7_i64 << 16),
@@ -747,6 +749,7 @@ fn hostile_folder(everything: &BTreeMap<String, String>) -> (Vec<SyncRecord>, Ve
                     deleted_at_ms: None,
                     created_at_ms: 1,
                     token_counts: BTreeMap::new(),
+                    picked: Vec::new(),
                 }));
                 change(id, "message", "excluded", json!(true));
                 change(id, "message", "deleted", json!(1));
@@ -997,4 +1000,62 @@ fn an_operation_on_no_synced_field_is_skipped_in_words() {
         folded.skipped
     );
     assert_eq!(store.tree(tree.id).unwrap().mode, TreeMode::Dialogue);
+}
+
+#[test]
+fn a_question_over_picked_messages_arrives_with_its_picks_and_never_one_of_another_tree() {
+    let (mut laptop, mut desktop) = (Replica::new(), Replica::new());
+    let tree = laptop.store.create_tree("Rivers", TreeMode::Dialogue, 1).unwrap().id;
+    let question = laptop.store.append_node(&text_node(tree, None, "why?")).unwrap().id;
+    let reply = |text: &str| NewNode::text(tree, Some(question), Author::Model, text, 1_000);
+    let erosion = laptop.store.append_node(&reply("erosion")).unwrap().id;
+    let uplift = laptop.store.append_node(&reply("uplift")).unwrap().id;
+    let lakes = laptop.store.create_tree("Lakes", TreeMode::Dialogue, 1).unwrap().id;
+    let elsewhere = laptop.store.append_node(&text_node(lakes, None, "lakes?")).unwrap().id;
+    let picks =
+        [Pick { node: erosion, with_summary: true }, Pick { node: uplift, with_summary: false }];
+    let over = laptop.store.ask_over_picked(&text_node(tree, None, "both?"), &picks).unwrap();
+    sync(&mut laptop, &mut desktop);
+
+    let there = find_node(&desktop.store, "both?").unwrap();
+    let picked = desktop.store.picked_for(&[there]).unwrap();
+    let arrived: Vec<(&str, bool)> =
+        picked.iter().map(|pick| (pick.node.text.as_str(), pick.with_summary)).collect();
+    assert_eq!(arrived, [("erosion", true), ("uplift", false)]);
+    assert_eq!(laptop.store.sync_dump(&turn).unwrap(), desktop.store.sync_dump(&turn).unwrap());
+
+    // A record naming a message of another tree is left out, and says so, as any record that
+    // hangs from another tree's message; one naming a message twice keeps it once.
+    let hostile_fold = |picked: Vec<PickedRecord>| {
+        let hostile = Replica::new();
+        let over_gid = laptop.gid_of_node(over.id);
+        let mut records: Vec<SyncRecord> =
+            laptop.folder.values().filter_map(|text| serde_json::from_str(text).ok()).collect();
+        for record in &mut records {
+            if let SyncRecord::Message(MessageRecord { id, picked: its, .. }) = record
+                && *id == over_gid
+            {
+                *its = picked.clone();
+            }
+        }
+        let folded = hostile.store.sync_fold("origin", records, vec![], &turn, now_ms()).unwrap();
+        let picks = find_node(&hostile.store, "both?")
+            .map(|there| hostile.store.picked_for(&[there]).unwrap());
+        (
+            folded,
+            picks.map(|picks| picks.into_iter().map(|pick| pick.node.text).collect::<Vec<_>>()),
+        )
+    };
+    let named = |node: NodeId, with_summary: bool| PickedRecord {
+        message: laptop.gid_of_node(node),
+        with_summary,
+    };
+    let (folded, picks) = hostile_fold(vec![named(elsewhere, false), named(erosion, false)]);
+    assert_eq!(picks, None, "the question is left out");
+    assert!(
+        folded.skipped.iter().any(|(_, why)| why.contains("belongs to another tree")),
+        "{folded:?}"
+    );
+    let (_, picks) = hostile_fold(vec![named(erosion, false), named(erosion, true)]);
+    assert_eq!(picks, Some(vec!["erosion".to_owned()]), "its own tree's message, once");
 }

@@ -200,6 +200,7 @@ fn message_record(
         deleted_at_ms: None,
         created_at_ms: 2,
         token_counts: [("o200k".to_owned(), 1)].into(),
+        picked: Vec::new(),
     })
 }
 
