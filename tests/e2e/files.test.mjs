@@ -11,6 +11,7 @@ import { after, before, describe } from "node:test";
 import { Key } from "selenium-webdriver";
 
 import { Harness } from "./harness.mjs";
+import { ScriptedProvider } from "./provider.mjs";
 
 /// An Open Loom document with one tree: a chain of `length` messages, person and model in turn.
 function chainDocument(title, length) {
@@ -63,15 +64,18 @@ function chatGptExport() {
 
 describe("trees in and out through files", () => {
   const harness = new Harness();
+  const provider = new ScriptedProvider();
   let files;
 
   before(async () => {
+    await provider.start();
     await harness.start();
     files = mkdtempSync(join(tmpdir(), "pinloom-e2e-files-"));
   });
 
   after(async () => {
     await harness.stop();
+    await provider.stop();
     rmSync(files, { recursive: true, force: true });
   });
 
@@ -162,7 +166,7 @@ describe("trees in and out through files", () => {
     await harness.quit();
   });
 
-  harness.windowTest("a ChatGPT export dropped on the tree list keeps its regenerations, and an old answer is pinned", async () => {
+  harness.windowTest("a ChatGPT export dropped on the tree list keeps its regenerations, and an old answer is pinned and asked about", async () => {
     const file = join(files, "conversations.json");
     writeFileSync(file, chatGptExport());
     await harness.launch();
@@ -181,10 +185,41 @@ describe("trees in and out through files", () => {
       (texts) => texts.includes("Because the outer bank erodes while the inner bank gains silt."),
       "the first answer, switched to",
     );
+    // A model to ask with, then a passage of the old answer pinned and asked about: the pin sees
+    // the old answer's branch as its summary and the passage, never the answer ChatGPT showed.
+    await harness.addLocalModel(provider.base);
+    provider.answers.push("The person asked why rivers meander; the outer bank erodes.");
+    provider.answers.push("Faster water on the outside of the bend carries the bank away.");
+    const asked = provider.requests.length;
     const old = (await harness.findAll("message-text")).at(-1);
     await harness.select(old, "the outer bank erodes");
     await (await harness.find("pin-button")).click();
     await harness.textsUntil("pin-anchor", (texts) => texts[0] === "the outer bank erodes", "a pin on the old answer");
+    // The summary of what the pin hangs from is written as it opens; asked once it has landed, the
+    // two requests come in a known order.
+    await harness.driver.wait(
+      () =>
+        harness.driver.executeScript(
+          `return [...document.querySelectorAll('[data-testid="pin-column"] [data-testid="ancestor"]')].some((row) => row.dataset.state === "summary");`,
+        ),
+      30_000,
+      "the summary of the pin's ancestry lands",
+    );
+    await harness.type("pin-composer-input", "Why does it erode there?");
+    await harness.click("pin-composer-ask");
+    await harness.textsUntil(
+      "message-text",
+      (texts) => texts.includes("Faster water on the outside of the bend carries the bank away."),
+      "the pin's answer",
+      30_000,
+    );
+    const requests = provider.requests.slice(asked).map((_, at) => provider.messages(asked + at).join("\n"));
+    assert.equal(requests.length, 2, "the pin's summary of its ancestry, then its question");
+    assert.match(requests[1], /"the outer bank erodes"/, "the passage travels verbatim");
+    assert.match(requests[1], /Why does it erode there\?$/);
+    for (const request of requests) {
+      assert.ok(!request.includes("The bend grows until it is cut off."), `never the branch ChatGPT showed: ${request}`);
+    }
     await harness.quit();
   });
 
