@@ -15,12 +15,13 @@ use crate::model::{
     NodeId, Part, PinId, Receipt, SummaryAuthor, SummaryKey, SummaryWrite, Tree, TreeId,
 };
 use crate::node_rows::{NODE_COLUMNS, node_by_id, node_from_row};
-use crate::node_writes::{insert_node, text_of};
+use crate::node_writes::{insert_node_with, text_of};
 use crate::nodes::prune;
 use crate::picks::{Pick, write_picks};
 use crate::pins::{PinPlace, insert_pin};
 use crate::profiles::insert_profile;
 use crate::receipts::write_receipt;
+use crate::search::indexed_at_the_end;
 use crate::slugs::{ROOT_THREAD_SLUG, SlugPicker, slugify};
 use crate::store::Store;
 use crate::summaries::{SummaryUpdate, as_sql_count, insert_summary, log_summary_write};
@@ -256,7 +257,9 @@ impl Store {
         }
         self.write(|tx| {
             require_tree(tx, tree)?;
-            let nodes = import_nodes(tx, import, tree, hang_on, &mut [], &mut |_| {})?;
+            let nodes = indexed_at_the_end(tx, || {
+                import_nodes(tx, import, tree, hang_on, &mut [], &mut |_| {})
+            })?;
             for (index, node) in import.nodes.iter().enumerate() {
                 if let Some(at) = node.pruned_at_ms {
                     prune(tx, nodes[index], at)?;
@@ -345,58 +348,61 @@ impl Store {
             crate::profiles::validate(profile)?;
         }
         self.write(|tx| {
-            let mut written = Vec::with_capacity(trees.len());
-            let mut messages_before = 0;
-            // Every tree slug read once, so a document of many trees with one title costs a
-            // probe per tree, not one per tree per earlier namesake.
-            let mut tree_slugs = SlugPicker::new(
-                tx.prepare("SELECT slug FROM trees")?
-                    .query_map([], |row| row.get::<_, String>(0))?
-                    .collect::<Result<Vec<_>, _>>()?,
-            );
-            for (index, tree) in trees.iter().map(AsRef::as_ref).enumerate() {
-                let wanted = tree.slug.clone().unwrap_or_else(|| slugify(tree.tree.title.trim()));
-                let slug = tree_slugs.pick(&wanted);
-                let imported = import_tree(tx, tree, &slug, &mut |in_tree| {
-                    progress(messages_before + in_tree)
-                })?;
-                messages_before += tree.nodes.len();
-                tx.execute(
-                    "UPDATE trees SET interchange_json = ?2 WHERE id = ?1",
-                    params![imported.tree.id.0, kept(Preserved::Tree(index), &imported)],
-                )?;
-                if let Some(settings) = kept(Preserved::Settings(index), &imported) {
+            indexed_at_the_end(tx, || {
+                let mut written = Vec::with_capacity(trees.len());
+                let mut messages_before = 0;
+                // Every tree slug read once, so a document of many trees with one title costs a
+                // probe per tree, not one per tree per earlier namesake.
+                let mut tree_slugs = SlugPicker::new(
+                    tx.prepare("SELECT slug FROM trees")?
+                        .query_map([], |row| row.get::<_, String>(0))?
+                        .collect::<Result<Vec<_>, _>>()?,
+                );
+                for (index, tree) in trees.iter().map(AsRef::as_ref).enumerate() {
+                    let wanted =
+                        tree.slug.clone().unwrap_or_else(|| slugify(tree.tree.title.trim()));
+                    let slug = tree_slugs.pick(&wanted);
+                    let imported = import_tree(tx, tree, &slug, &mut |in_tree| {
+                        progress(messages_before + in_tree)
+                    })?;
+                    messages_before += tree.nodes.len();
                     tx.execute(
-                        "UPDATE trees SET settings_json = ?2 WHERE id = ?1",
-                        params![imported.tree.id.0, settings],
+                        "UPDATE trees SET interchange_json = ?2 WHERE id = ?1",
+                        params![imported.tree.id.0, kept(Preserved::Tree(index), &imported)],
                     )?;
-                }
-                for (node, id) in imported.nodes.iter().enumerate() {
-                    if let Some(json) = kept(Preserved::Node(index, node), &imported) {
+                    if let Some(settings) = kept(Preserved::Settings(index), &imported) {
                         tx.execute(
-                            "UPDATE nodes SET interchange_json = ?2 WHERE id = ?1",
-                            params![id.0, json],
+                            "UPDATE trees SET settings_json = ?2 WHERE id = ?1",
+                            params![imported.tree.id.0, settings],
                         )?;
                     }
-                    if let Some(provider_cut) = tree.nodes[node].receipt_cut
-                        && let Some(json) = kept(Preserved::Receipt(index, node), &imported)
-                    {
-                        write_receipt(tx, *id, &Receipt { json, provider_cut })?;
+                    for (node, id) in imported.nodes.iter().enumerate() {
+                        if let Some(json) = kept(Preserved::Node(index, node), &imported) {
+                            tx.execute(
+                                "UPDATE nodes SET interchange_json = ?2 WHERE id = ?1",
+                                params![id.0, json],
+                            )?;
+                        }
+                        if let Some(provider_cut) = tree.nodes[node].receipt_cut
+                            && let Some(json) = kept(Preserved::Receipt(index, node), &imported)
+                        {
+                            write_receipt(tx, *id, &Receipt { json, provider_cut })?;
+                        }
+                    }
+                    written.push(imported);
+                }
+                let mut kept = Vec::new();
+                for profile in profiles {
+                    if !insert_profile(tx, profile, false, at_ms)? {
+                        kept.push(profile.name.clone());
                     }
                 }
-                written.push(imported);
-            }
-            let mut kept = Vec::new();
-            for profile in profiles {
-                if !insert_profile(tx, profile, false, at_ms)? {
-                    kept.push(profile.name.clone());
+                // Reread: the tree's counts and times now include everything written.
+                for imported in &mut written {
+                    imported.tree = tree_by_id(tx, imported.tree.id)?;
                 }
-            }
-            // Reread: the tree's counts and times now include everything written.
-            for imported in &mut written {
-                imported.tree = tree_by_id(tx, imported.tree.id)?;
-            }
-            Ok((written, kept))
+                Ok((written, kept))
+            })
         })
     }
 
@@ -569,7 +575,8 @@ fn import_nodes(
             reply_tokens: Vec::new(),
             replaces_draft: None,
         };
-        let written = insert_node(conn, &new, true)?;
+        let gid = node.global_id.as_deref().map(|gid| free_global_id(conn, "nodes", gid));
+        let written = insert_node_with(conn, &new, true, false, gid.transpose()?.flatten())?;
         if written.pin_id != pin {
             return Err(StoreError::InvalidInput(format!(
                 "message {index} of the import is said to be in another thread than its parent's"
@@ -585,9 +592,6 @@ fn import_nodes(
                 node.bookmarked,
                 node.kept
             ])?;
-        }
-        if let Some(gid) = &node.global_id {
-            adopt_global_id(conn, "nodes", written.id.0, gid)?;
         }
         nodes.push(written.id);
         if nodes.len().is_multiple_of(PROGRESS_EVERY) {
@@ -763,16 +767,26 @@ fn adopt_global_id(
     row: i64,
     gid: &str,
 ) -> Result<bool, StoreError> {
+    let Some(gid) = free_global_id(conn, table, gid)? else { return Ok(false) };
+    conn.execute(&format!("UPDATE {table} SET gid = ?2 WHERE rowid = ?1"), params![row, gid])?;
+    Ok(true)
+}
+
+/// `gid` when a row of `table` may take it: shaped as a UUID, and no row here has it.
+fn free_global_id<'g>(
+    conn: &Connection,
+    table: &str,
+    gid: &'g str,
+) -> Result<Option<&'g str>, StoreError> {
     let shaped = gid.len() == 36
         && gid.char_indices().all(|(at, c)| match at {
             8 | 13 | 18 | 23 => c == '-',
             _ => c.is_ascii_hexdigit() && !c.is_ascii_uppercase(),
         });
     if !shaped || crate::sync::read::row_of(conn, table, gid)?.is_some() {
-        return Ok(false);
+        return Ok(None);
     }
-    conn.execute(&format!("UPDATE {table} SET gid = ?2 WHERE rowid = ?1"), params![row, gid])?;
-    Ok(true)
+    Ok(Some(gid))
 }
 
 /// The pin of import index `index`, written first if it is not yet (its parent pin before it).

@@ -545,8 +545,16 @@ const MIGRATIONS: &[(&str, Option<Fill>)] = &[
         // each with whether its branch's summary up to it goes too. The question's thread (it and
         // what continues it) carries them; a message deleted for good takes its pick with it.
         // And where this machine last showed each tree (never synced): the message, and the
-        // tree's newest message then, so that anything written since opens instead.
+        // tree's newest message then, so that anything written since opens instead. And a
+        // message's full-text indexing left to the end of a write of many
+        // (`search::indexed_at_the_end`), which the insert trigger then leaves alone.
         r#"
+    DROP TRIGGER nodes_fts_after_insert;
+    CREATE TRIGGER nodes_fts_after_insert AFTER INSERT ON nodes
+    WHEN NOT EXISTS (SELECT 1 FROM sync_state WHERE key = 'indexed at the end')
+    BEGIN
+        INSERT INTO nodes_fts(rowid, text) VALUES (new.id, new.text);
+    END;
     CREATE TABLE tree_places (
         tree_id   INTEGER PRIMARY KEY REFERENCES trees(id) ON DELETE CASCADE,
         node_id   INTEGER NOT NULL REFERENCES nodes(id) ON DELETE CASCADE,

@@ -18,17 +18,19 @@ pub(crate) fn insert_node(
     node: &NewNode,
     extra_roots: bool,
 ) -> Result<Node, StoreError> {
-    insert_node_with(conn, node, extra_roots, false)
+    insert_node_with(conn, node, extra_roots, false, None)
 }
 
 /// [`insert_node`], and with `under_deleted` a node may also hang under a deleted branch (a sync
 /// brings a message another machine wrote before the branch was deleted here); it is then part
-/// of that branch, in the trash with it.
+/// of that branch, in the trash with it. `gid` is its global id when the caller has one for it
+/// (free here: checked by the caller); without, a trigger gives it a new one.
 pub(crate) fn insert_node_with(
     conn: &Connection,
     node: &NewNode,
     extra_roots: bool,
     under_deleted: bool,
+    gid: Option<&str>,
 ) -> Result<Node, StoreError> {
     if node.parts.is_empty() {
         return Err(StoreError::InvalidInput("a message needs content: it has no parts".into()));
@@ -60,8 +62,8 @@ pub(crate) fn insert_node_with(
     conn.prepare_cached(
         "INSERT INTO nodes (tree_id, parent_id, pin_id, author, text, parts_json, edited_from,
              model, generation_json, created_at_ms, segment_id, segment_pos, usage_json,
-             incomplete)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+             incomplete, gid)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
     )?
     .execute(params![
         node.tree_id.0,
@@ -78,6 +80,7 @@ pub(crate) fn insert_node_with(
         segment.map_or(0, |(_, position)| position),
         node.usage_json,
         node.incomplete,
+        gid,
     ])?;
     let id = NodeId(conn.last_insert_rowid());
     if segment.is_none() {

@@ -24,6 +24,7 @@ use crate::nodes::{move_branch, prune, reparent, unprune};
 use crate::picks::{MAX_PICKS, Pick, write_picks};
 use crate::pins::{PinPlace, free_pin_slug, insert_pin};
 use crate::receipts::write_receipt;
+use crate::search::indexed_at_the_end;
 use crate::slugs::slugify;
 use crate::store::Store;
 use crate::summaries::{as_sql_count, insert_summary, log_summary_write};
@@ -94,7 +95,9 @@ impl Store {
             let mut known = Vec::new();
             let authority = Authority::of(tx, name, &records)?;
             let records = authority.admit_records(tx, records, &mut folded, &mut known)?;
-            let inserted = fold_records(tx, records, turn, &mut folded, &mut known)?;
+            let inserted = indexed_at_the_end(tx, || {
+                fold_records(tx, records, turn, &mut folded, &mut known)
+            })?;
             authority.remember_shares(tx, name, &inserted)?;
             let me = device(tx)?;
             let ops = admit_ops(tx, name, &authority, ops, &me, now_ms, &mut folded, &mut known)?;
@@ -771,7 +774,8 @@ fn insert_message_record(
     {
         folded.under_deleted.push(id.clone());
     }
-    let node = insert_node_with(tx, &new, true, true)?;
+    // Not here yet (`is_here`): the record's global id is free.
+    let node = insert_node_with(tx, &new, true, true, Some(id))?;
     if let Some(pin) = node.pin_id {
         let (closed, gid): (bool, String) = tx.query_row(
             "SELECT closed_at_ms IS NOT NULL, gid FROM pins WHERE id = ?1",
@@ -782,10 +786,12 @@ fn insert_message_record(
             folded.into_closed.push(gid);
         }
     }
-    tx.execute(
-        "UPDATE nodes SET gid = ?2, excluded = ?3, bookmarked = ?4, kept = ?5 WHERE id = ?1",
-        params![node.id.0, id, excluded, bookmarked, kept],
-    )?;
+    if *excluded || *bookmarked || *kept {
+        tx.execute(
+            "UPDATE nodes SET excluded = ?2, bookmarked = ?3, kept = ?4 WHERE id = ?1",
+            params![node.id.0, excluded, bookmarked, kept],
+        )?;
+    }
     if let Some(at) = deleted_at_ms {
         prune(tx, node.id, *at)?;
     }

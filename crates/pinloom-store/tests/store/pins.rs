@@ -198,4 +198,8 @@ fn a_thread_opens_only_from_the_thread_of_the_message_it_hangs_off() {
     let first = store.live_threads(tree).unwrap();
     let depths: Vec<u32> = first.iter().map(|pin| pin.depth).collect();
     assert_eq!(depths, [1, 2]);
+    // Indexed for search once the import's transaction ends, every message once; a refused
+    // import left nothing in the index.
+    let hits = store.search(tree, "words", 10).unwrap();
+    assert_eq!(hits.len(), trees[0].nodes.len());
 }

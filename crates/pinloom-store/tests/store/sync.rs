@@ -1022,6 +1022,9 @@ fn a_question_over_picked_messages_arrives_with_its_picks_and_never_one_of_anoth
     let arrived: Vec<(&str, bool)> =
         picked.iter().map(|pick| (pick.node.text.as_str(), pick.with_summary)).collect();
     assert_eq!(arrived, [("erosion", true), ("uplift", false)]);
+    // What a sync writes is in the search index, indexed as the fold ends.
+    let desktop_tree = desktop.store.node(there).unwrap().tree_id;
+    assert_eq!(desktop.store.search(desktop_tree, "uplift", 10).unwrap().len(), 1);
     assert_eq!(laptop.store.sync_dump(&turn).unwrap(), desktop.store.sync_dump(&turn).unwrap());
 
     // A record naming a message of another tree is left out, and says so, as any record that
