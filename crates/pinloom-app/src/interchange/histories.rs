@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 use super::branching::Mapped;
 use super::chatgpt::{self, Image};
-use super::documents::{read_document, write_document};
+use super::documents::{ReadDocument, read_document, write_document};
 use super::merging;
 use super::open_loom_import::Notes;
 use super::{claude, llm_log, open_webui};
@@ -77,8 +77,8 @@ pub(crate) const MAX_HISTORY_BYTES: u64 = 8 * 1024 * 1024 * 1024;
 /// passes over what the ones before wrote).
 pub(crate) const MAX_CONVERSATIONS: usize = 20_000;
 /// A batch is written when it holds this many messages, or [`BATCH_TREES`] conversations.
-const BATCH_MESSAGES: usize = 5_000;
-const BATCH_TREES: usize = 200;
+const BATCH_MESSAGES: usize = 2_500;
+const BATCH_TREES: usize = 100;
 /// How far a zip's entry may say it inflates beside what it takes: more is a bomb, refused
 /// before a byte is inflated (text compresses to about a tenth; 100 is generous).
 const MAX_INFLATION: u64 = 100;
@@ -108,37 +108,46 @@ pub(crate) fn import(
                 total,
                 progress,
             };
-            let mut writer = Batches::new(store, source, now_ms);
-            let mapping = Mapping { tool, image: &mut |_| None, projects: HashMap::new() };
-            let stopped = stream(reader, mapping, &mut writer);
-            writer.finish(stopped)
+            with_batches(store, source, now_ms, |writer| {
+                let mapping = Mapping { tool, image: &mut |_| None, projects: HashMap::new() };
+                stream(reader, mapping, writer)
+            })
         }
         History::Sqlite => {
             drop(file);
-            let mut writer = Batches::new(store, source, now_ms);
-            let mut index = 0;
-            let read = pinloom_store::read_llm_log(path, &mut |conversation| {
-                if index >= MAX_CONVERSATIONS {
-                    return Err(too_many());
-                }
-                writer.seen = index + 1;
-                let title = conversation.name.clone().unwrap_or_default();
-                let mapped = llm_log::tree_of(&conversation, index, &mut writer.notes);
-                index += 1;
-                match mapped {
-                    Some(mapped) => writer.add(mapped, title).map_err(|error| format!("{error:#}")),
-                    None => Ok(()),
+            let mut opened = None;
+            let report = with_batches(store, source, now_ms, |writer| {
+                let mut index = 0;
+                let read = pinloom_store::read_llm_log(path, &mut |conversation| {
+                    if index >= MAX_CONVERSATIONS {
+                        return Err(too_many());
+                    }
+                    writer.seen = index + 1;
+                    let title = conversation.name.clone().unwrap_or_default();
+                    let mapped = llm_log::tree_of(&conversation, index, &mut writer.notes);
+                    index += 1;
+                    match mapped {
+                        Some(mapped) => {
+                            writer.add(mapped, title).map_err(|error| format!("{error:#}"))
+                        }
+                        None => Ok(()),
+                    }
+                });
+                match read {
+                    Ok(()) => Ok(()),
+                    Err(Ok(why)) => Err(StreamError::Stopped(why)),
+                    // The file is not llm's log at all: said as such, not as a stop.
+                    Err(Err(error)) if writer.seen == 0 => {
+                        opened = Some(ApiError::from(anyhow::Error::new(error)).message);
+                        Ok(())
+                    }
+                    Err(Err(error)) => Err(StreamError::Stopped(error.to_string())),
                 }
             });
-            let stopped = match read {
-                Ok(()) => Ok(()),
-                Err(Ok(why)) => Err(StreamError::Stopped(why)),
-                Err(Err(error)) if writer.seen == 0 => {
-                    anyhow::bail!(cannot(&ApiError::from(anyhow::Error::new(error)).message))
-                }
-                Err(Err(error)) => Err(StreamError::Stopped(error.to_string())),
-            };
-            writer.finish(stopped)
+            match opened {
+                Some(why) => Err(cannot(&why).into()),
+                None => report,
+            }
         }
         History::Zip => {
             let mut archive = zip::ZipArchive::new(file)
@@ -161,10 +170,9 @@ pub(crate) fn import(
                 progress,
             };
             let mut image = |asset: &str| image_in_zip(&mut images, &names, asset);
-            let mut writer = Batches::new(store, source, now_ms);
-            let stopped =
-                stream(reader, Mapping { tool, image: &mut image, projects }, &mut writer);
-            writer.finish(stopped)
+            with_batches(store, source, now_ms, |writer| {
+                stream(reader, Mapping { tool, image: &mut image, projects }, writer)
+            })
         }
     }
 }
@@ -279,11 +287,55 @@ fn conversation_title(conversation: &Value, index: usize) -> String {
     }
 }
 
+/// Runs `read`, which hands the conversations of a file to the [`Batches`] it is given, while a
+/// second thread writes the batches read, one transaction each: reading and checking a batch (on
+/// this thread, the counting on every core) and writing the one before it overlap. At most one
+/// read batch waits to be written, so the memory held stays a batch or two whatever the file's
+/// size. Returns the report once every batch is written, or what stopped the import.
+fn with_batches(
+    store: &Store,
+    source: &str,
+    now_ms: i64,
+    read: impl FnOnce(&mut Batches<'_>) -> Result<(), StreamError>,
+) -> anyhow::Result<ImportReport> {
+    std::thread::scope(|scope| {
+        let (to_write, to_be_written) = std::sync::mpsc::sync_channel::<ReadBatch>(1);
+        let (done, written) = std::sync::mpsc::channel();
+        scope.spawn(move || {
+            for batch in to_be_written {
+                let result = write_document(store, batch.read, &mut |_| {})
+                    .map_err(|error| stopped_at(&batch.titles, error));
+                let failed = result.is_err();
+                // A failure ends the writing: the reading learns it at its next batch.
+                if done.send(result).is_err() || failed {
+                    break;
+                }
+            }
+        });
+        let mut batches = Batches::new(store, source, now_ms, to_write, written)?;
+        let stopped = read(&mut batches);
+        batches.finish(stopped)
+    })
+}
+
+/// A batch read and checked, on its way to the thread that writes it.
+struct ReadBatch {
+    read: ReadDocument,
+    titles: Vec<String>,
+}
+
 /// The conversations gathered and written a batch at a time.
 struct Batches<'a> {
     store: &'a Store,
     source: String,
     now_ms: i64,
+    /// The trees here before the import, by global id: a conversation is looked up here, not
+    /// with a query that would wait for the batch being written.
+    here: HashMap<String, TreeId>,
+    /// Where read batches go to be written; gone once the last is sent.
+    to_write: Option<std::sync::mpsc::SyncSender<ReadBatch>>,
+    /// Each written batch's report, or why it was not written.
+    written: std::sync::mpsc::Receiver<anyhow::Result<ImportReport>>,
     pending: Vec<Value>,
     titles: Vec<String>,
     messages: usize,
@@ -297,11 +349,20 @@ struct Batches<'a> {
 }
 
 impl<'a> Batches<'a> {
-    fn new(store: &'a Store, source: &str, now_ms: i64) -> Batches<'a> {
-        Batches {
+    fn new(
+        store: &'a Store,
+        source: &str,
+        now_ms: i64,
+        to_write: std::sync::mpsc::SyncSender<ReadBatch>,
+        written: std::sync::mpsc::Receiver<anyhow::Result<ImportReport>>,
+    ) -> anyhow::Result<Batches<'a>> {
+        Ok(Batches {
             store,
             source: source.to_owned(),
             now_ms,
+            here: store.tree_global_ids()?,
+            to_write: Some(to_write),
+            written,
             pending: Vec::new(),
             titles: Vec::new(),
             messages: 0,
@@ -310,16 +371,14 @@ impl<'a> Batches<'a> {
             merged: Vec::new(),
             notes: Notes::default(),
             report: ImportReport { trees: Vec::new(), notes: Vec::new() },
-        }
+        })
     }
 
     /// Adds a conversation, writing the batch once it is full; one already here gains its new
     /// messages now, or is passed over when it has none.
     fn add(&mut self, mapped: Mapped, title: String) -> anyhow::Result<()> {
-        if let Some(gid) = &mapped.global_id
-            && let Some(here) = self.store.tree_by_global_id(gid)?
-        {
-            return self.merge(here, mapped, title);
+        if let Some(here) = mapped.global_id.as_ref().and_then(|gid| self.here.get(gid)) {
+            return self.merge(*here, mapped, title);
         }
         self.pending.push(mapped.tree);
         self.titles.push(title);
@@ -365,7 +424,7 @@ impl<'a> Batches<'a> {
         Ok(())
     }
 
-    /// Writes the batch gathered, in one transaction.
+    /// Reads and checks the batch gathered, and hands it to be written in one transaction.
     fn write(&mut self) -> anyhow::Result<()> {
         if self.pending.is_empty() {
             return Ok(());
@@ -377,11 +436,30 @@ impl<'a> Batches<'a> {
             json!({ "format": "open-loom", "version": "2.0", "trees": trees }).to_string();
         let read = read_document(document, "Imported conversation", &self.source, self.now_ms)
             .map_err(|error| stopped_at(&titles, error))?;
-        let written = write_document(self.store, read, &mut |_| {})
-            .map_err(|error| stopped_at(&titles, error))?;
-        self.report.trees.extend(written.trees);
-        self.report.notes.extend(written.notes);
+        let sent = self
+            .to_write
+            .as_ref()
+            .is_some_and(|to_write| to_write.send(ReadBatch { read, titles }).is_ok());
+        // Not sent: the writing stopped at a batch before this one, and says why in `finish`.
+        anyhow::ensure!(sent, "a batch before it could not be written");
         Ok(())
+    }
+
+    /// Waits for every batch handed over to be written, gathering their reports; the first
+    /// that could not be written is why the import stopped.
+    fn all_written(&mut self) -> Option<String> {
+        drop(self.to_write.take());
+        let mut failed = None;
+        for written in self.written.iter() {
+            match written {
+                Ok(report) => {
+                    self.report.trees.extend(report.trees);
+                    self.report.notes.extend(report.notes);
+                }
+                Err(error) => failed = Some(format!("{error:#}")),
+            }
+        }
+        failed
     }
 
     /// The report, once the file is read: the last batch written first. A stop keeps what was
@@ -399,6 +477,8 @@ impl<'a> Batches<'a> {
             }
             Err(StreamError::Stopped(why)) => Some(why),
         };
+        // What the writing says stopped it comes before what the reading said of it.
+        let stopped = self.all_written().or(stopped);
         let mut notes = std::mem::take(&mut self.notes).into_lines();
         for (title, tree, added) in self.merged.iter().rev() {
             notes.insert(
@@ -619,10 +699,11 @@ pub fn history_fuzz_case(format: FuzzedHistory, data: &[u8]) -> Option<ImportRep
         let _ = std::fs::remove_file(&path);
         return report.ok();
     };
-    let mut writer = Batches::new(&store, "fuzz", 0);
-    let mapping = Mapping { tool, image: &mut |_| None, projects: HashMap::new() };
-    let stopped = stream(data, mapping, &mut writer);
-    writer.finish(stopped).ok()
+    with_batches(&store, "fuzz", 0, |writer| {
+        let mapping = Mapping { tool, image: &mut |_| None, projects: HashMap::new() };
+        stream(data, mapping, writer)
+    })
+    .ok()
 }
 
 #[cfg(test)]

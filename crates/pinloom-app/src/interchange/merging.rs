@@ -38,13 +38,18 @@ pub(super) fn new_global_ids<'a>(
     Ok(gids.iter().copied().filter(|gid| !found.contains_key(*gid)).collect())
 }
 
-/// Where each message of `import` stands against tree `here`, in the import's order, with the
-/// indices of the new ones and, for each new one, the message here it hangs on (if it does).
-fn standings(
-    store: &Store,
-    here: TreeId,
-    import: &TreeImport,
-) -> anyhow::Result<(Vec<Standing>, Vec<usize>, Vec<Option<NodeId>>)> {
+/// Where the messages of an import stand against the tree here.
+struct Standings {
+    /// Each message's, in the import's order.
+    standing: Vec<Standing>,
+    /// The import indices of the new ones.
+    keep: Vec<usize>,
+    /// For each new one, the message here it hangs on, if it does.
+    hang_on: Vec<Option<NodeId>>,
+}
+
+/// Where each message of `import` stands against tree `here`.
+fn standings(store: &Store, here: TreeId, import: &TreeImport) -> anyhow::Result<Standings> {
     let gids: Vec<&str> =
         import.nodes.iter().filter_map(|node| node.global_id.as_deref()).collect();
     let found = store.nodes_by_global_id(here, &gids)?;
@@ -80,7 +85,7 @@ fn standings(
         }
         standing.push(now);
     }
-    Ok((standing, keep, hang_on))
+    Ok(Standings { standing, keep, hang_on })
 }
 
 /// Writes the new messages of `read`'s one tree into tree `here`.
@@ -90,7 +95,7 @@ pub(super) fn merge_document(
     here: TreeId,
 ) -> anyhow::Result<Merged> {
     let (mut batch, skim) = read.into_only_tree()?;
-    let (standing, keep, hang_on) = standings(store, here, &batch.import)?;
+    let Standings { standing, keep, hang_on } = standings(store, here, &batch.import)?;
     let unplaced = standing.iter().filter(|s| matches!(s, Standing::Unplaced)).count();
     let new_index = |index: usize| match standing.get(index) {
         Some(Standing::New(at)) => Some(*at),

@@ -94,6 +94,20 @@ impl Store {
         Ok(crate::sync::read::row_of(&conn, "trees", gid)?.map(crate::model::TreeId))
     }
 
+    /// Every tree's global id, with its id: what an import of many conversations checks each
+    /// against without a query per conversation.
+    pub fn tree_global_ids(
+        &self,
+    ) -> Result<std::collections::HashMap<String, crate::model::TreeId>, StoreError> {
+        let conn = self.conn();
+        let mut statement =
+            conn.prepare_cached("SELECT gid, id FROM trees WHERE gid IS NOT NULL")?;
+        let rows = statement.query_map([], |row| {
+            Ok((row.get::<_, String>(0)?, crate::model::TreeId(row.get(1)?)))
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     /// Every remote this database syncs with, its own first, then teams by name.
     pub fn sync_targets(&self) -> Result<Vec<SyncTarget>, StoreError> {
         let conn = self.conn();
