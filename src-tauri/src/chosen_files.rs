@@ -48,7 +48,8 @@ fn chosen(state: &AppState, picked: Vec<PathBuf>) -> Vec<String> {
     shown
 }
 
-/// Asks for Open Loom or socketteer files to import; none when the person cancels.
+/// Asks for files to import (Open Loom, socketteer/loom, or a history: ChatGPT, Claude, Open
+/// WebUI, `llm`); none when the person cancels.
 #[tauri::command]
 #[specta::specta]
 pub(crate) async fn choose_import_files(

@@ -27,7 +27,10 @@ export const commands = {
 	treeOpen: (treeId: number) => typedError<TreeSummary, ApiError>(__TAURI_INVOKE("tree_open", { treeId })),
 	treeImport: (path: string, onProgress: Channel<TransferProgress>) => typedError<ImportReportView, ApiError>(__TAURI_INVOKE("tree_import", { path, onProgress })),
 	treeExport: (request: ExportRequest, onProgress: Channel<TransferProgress>) => typedError<ExportDone, ApiError>(__TAURI_INVOKE("tree_export", { request, onProgress })),
-	/**  Asks for Open Loom or socketteer files to import; none when the person cancels. */
+	/**
+	 *  Asks for files to import (Open Loom, socketteer/loom, or a history: ChatGPT, Claude, Open
+	 *  WebUI, `llm`); none when the person cancels.
+	 */
 	chooseImportFiles: () => typedError<string[], ApiError>(__TAURI_INVOKE("choose_import_files")),
 	/**  Asks where to save an export, offering `file_name`; nothing when the person cancels. */
 	chooseExportPath: (title: string, fileName: string, format: ExportFormat) => typedError<string | null, ApiError>(__TAURI_INVOKE("choose_export_path", { title, fileName, format })),
