@@ -29,11 +29,11 @@
 //!    ([`Provenance::AddedByPerson`]). Only while the question is on M's path; nothing else of
 //!    those branches.
 //!
-//! Nothing else: no other branch, regenerated alternative (but those chosen to fuse or picked), replaced
-//! edit, sibling pin, or parent thread message after the anchor. The store's search offers only
-//! hits on the path, and the planner checks every candidate against the path again (a hit
-//! elsewhere is pruned as [`PruneReason::OffPath`]), so a mistake upstream shows in the
-//! inspector, never in a request.
+//! Nothing else: no other branch, regenerated alternative (but those chosen to fuse or picked),
+//! replaced edit, sibling pin, or parent thread message after the anchor. The store's search offers
+//! only hits on the path, and the planner checks every candidate against the path again (a hit
+//! elsewhere is pruned as [`PruneReason::OffPath`]), so a mistake upstream shows in the inspector,
+//! never in a request.
 //!
 //! [`Provenance::AddedByPerson`]: crate::plan::Provenance::AddedByPerson
 //! [`PruneReason::OffPath`]: crate::plan::PruneReason::OffPath

@@ -474,7 +474,7 @@ pub struct PickedSource {
     pub question: NodeId,
     /// The message picked.
     pub node: NodeId,
-    /// Where it came from, as the request and the inspector name it ("the thread 'Costs', an
+    /// Where it came from, as the request and the inspector name it ("the pin “Costs”, an
     /// answer by Qwen 3").
     pub label: String,
     /// Its text.

@@ -61,8 +61,8 @@ impl Store {
     }
 
     /// Where tree `tree` was last shown, while it holds: the message (of the root thread) is not
-    /// deleted and nothing was written in the tree since (a reply from the terminal, a sync, an import), which then
-    /// opens instead.
+    /// deleted and nothing was written in the tree since (a reply from the terminal, a sync, an
+    /// import), which then opens instead.
     pub fn place(&self, tree: TreeId) -> Result<Option<NodeId>, StoreError> {
         let conn = self.conn();
         let place: Option<i64> = conn
