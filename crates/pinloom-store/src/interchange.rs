@@ -747,13 +747,13 @@ fn import_extras(
     }
     for (index, node) in import.nodes.iter().enumerate().filter(|(_, node)| !node.picked.is_empty())
     {
-        let mut picks: Vec<Pick> = Vec::with_capacity(node.picked.len());
-        for &(picked, with_summary) in &node.picked {
-            let picked = node_at(picked, "a question's pick")?;
-            if !picks.iter().any(|pick| pick.node == picked) {
-                picks.push(Pick { node: picked, with_summary });
-            }
-        }
+        let picks = node
+            .picked
+            .iter()
+            .map(|&(picked, with_summary)| {
+                Ok(Pick { node: node_at(picked, "a question's pick")?, with_summary })
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?;
         write_picks(conn, node_at(index, "a question")?, &picks)?;
     }
     Ok(())

@@ -2,7 +2,7 @@
 //! pins, kept beside the question so every request of its thread carries them
 //! (`pinloom_engine::permitted`, rule 8), and nothing else of their branches.
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::error::StoreError;
 use crate::model::{NewNode, Node, NodeId};
@@ -111,19 +111,38 @@ impl Store {
     }
 }
 
-/// Writes `picks` as question `question`'s, in order: the caller has checked them. At most
-/// [`MAX_PICKS`] are written, since every request of the question's thread sends each whole.
+/// Writes `picks` as question `question`'s, in order, as far as they may stand: a message of the
+/// question's own tree, each once, at most [`MAX_PICKS`] (every request of the question's thread
+/// sends each whole); anything else is left out. What a person asks is refused before with why
+/// ([`Store::ask_over_picked`]); what arrives from a file or a sync folder is held to the same rule
+/// here, whoever wrote it.
 pub(crate) fn write_picks(
     conn: &Connection,
     question: NodeId,
     picks: &[Pick],
 ) -> Result<(), StoreError> {
+    let tree = node_by_id(conn, question)?.tree_id;
+    let mut tree_of = conn.prepare_cached("SELECT tree_id FROM nodes WHERE id = ?1")?;
     let mut insert = conn.prepare_cached(
         "INSERT INTO picked_sources (question_id, position, source_id, with_summary)
          VALUES (?1, ?2, ?3, ?4)",
     )?;
-    for (position, pick) in picks.iter().take(MAX_PICKS).enumerate() {
-        insert.execute(params![question.0, position as i64, pick.node.0, pick.with_summary])?;
+    let mut written: Vec<NodeId> = Vec::new();
+    for pick in picks {
+        if written.len() == MAX_PICKS {
+            break;
+        }
+        let of: Option<i64> = tree_of.query_row([pick.node.0], |row| row.get(0)).optional()?;
+        if of != Some(tree.0) || written.contains(&pick.node) {
+            continue;
+        }
+        insert.execute(params![
+            question.0,
+            written.len() as i64,
+            pick.node.0,
+            pick.with_summary
+        ])?;
+        written.push(pick.node);
     }
     Ok(())
 }

@@ -21,7 +21,7 @@ use crate::model::{
 use crate::node_rows::{in_deleted_branch, node_by_id};
 use crate::node_writes::insert_node_with;
 use crate::nodes::{move_branch, prune, reparent, unprune};
-use crate::picks::{MAX_PICKS, Pick, write_picks};
+use crate::picks::{Pick, write_picks};
 use crate::pins::{PinPlace, free_pin_slug, insert_pin};
 use crate::receipts::write_receipt;
 use crate::search::indexed_at_the_end;
@@ -795,36 +795,22 @@ fn insert_message_record(
     if let Some(at) = deleted_at_ms {
         prune(tx, node.id, *at)?;
     }
-    insert_picks(tx, node.id, tree_id, picked)
+    insert_picks(tx, node.id, picked)
 }
 
-/// A question's picks as they arrived: only messages of its own tree, each once, at most
-/// [`MAX_PICKS`]; anything else a record names is left out, since every request of the
-/// question's thread sends each pick whole.
+/// A question's picks as they arrived, by global id: those here go to [`write_picks`], which
+/// keeps only what may stand.
 fn insert_picks(
     tx: &Connection,
     question: NodeId,
-    tree: TreeId,
     picked: &[PickedRecord],
 ) -> Result<(), StoreError> {
-    let mut kept: Vec<(i64, bool)> = Vec::new();
+    let mut picks = Vec::with_capacity(picked.len());
     for pick in picked {
-        let found: Option<(i64, i64)> = tx
-            .prepare_cached("SELECT id, tree_id FROM nodes WHERE gid = ?1")?
-            .query_row([&pick.message], |row| Ok((row.get(0)?, row.get(1)?)))
-            .optional()?;
-        if let Some((node, of)) = found
-            && of == tree.0
-            && !kept.iter().any(|(earlier, _)| *earlier == node)
-            && kept.len() < MAX_PICKS
-        {
-            kept.push((node, pick.with_summary));
+        if let Some(node) = row_of(tx, "nodes", &pick.message)? {
+            picks.push(Pick { node: NodeId(node), with_summary: pick.with_summary });
         }
     }
-    let picks: Vec<Pick> = kept
-        .into_iter()
-        .map(|(node, with_summary)| Pick { node: NodeId(node), with_summary })
-        .collect();
     write_picks(tx, question, &picks)
 }
 
