@@ -300,7 +300,7 @@ impl Store {
             .prepare_cached(
                 "SELECT id FROM nodes WHERE tree_id = ?1 AND parent_id IS ?2 AND pin_id IS NULL
                    AND author = ?3 AND text = ?4 AND pruned_at_ms IS NULL
-                   AND substr(gid, 15, 1) = '7'
+                   AND substr(gid, 15, 1) = '7' AND substr(gid, 20, 1) IN ('8', '9', 'a', 'b')
                  ORDER BY id LIMIT 1",
             )?
             .query_row(
@@ -772,18 +772,29 @@ fn adopt_global_id(
     Ok(true)
 }
 
-/// `gid` when a row of `table` may take it: shaped as a UUID, and no row here has it.
+/// Whether `id` is shaped as a global id: a UUID in lowercase hex, as Pinloom writes one.
+pub fn is_global_id(id: &str) -> bool {
+    id.len() == 36
+        && id.char_indices().all(|(at, c)| match at {
+            8 | 13 | 18 | 23 => c == '-',
+            _ => c.is_ascii_hexdigit() && !c.is_ascii_uppercase(),
+        })
+}
+
+/// Whether `gid` is shaped as the ids Pinloom makes (a UUIDv7: version 7, variant 10) rather
+/// than one a row kept from the tool it came from: a tree made here is never continued by a file.
+/// (An id `llm` gave, a ULID written as a UUID's digits, has that shape one time in 64.)
+pub fn is_made_here(gid: &str) -> bool {
+    is_global_id(gid) && gid.as_bytes()[14] == b'7' && matches!(gid.as_bytes()[19], b'8'..=b'b')
+}
+
+/// `gid` when a row of `table` may take it: shaped as a global id, and no row here has it.
 fn free_global_id<'g>(
     conn: &Connection,
     table: &str,
     gid: &'g str,
 ) -> Result<Option<&'g str>, StoreError> {
-    let shaped = gid.len() == 36
-        && gid.char_indices().all(|(at, c)| match at {
-            8 | 13 | 18 | 23 => c == '-',
-            _ => c.is_ascii_hexdigit() && !c.is_ascii_uppercase(),
-        });
-    if !shaped || crate::sync::read::row_of(conn, table, gid)?.is_some() {
+    if !is_global_id(gid) || crate::sync::read::row_of(conn, table, gid)?.is_some() {
         return Ok(None);
     }
     Ok(Some(gid))

@@ -47,7 +47,8 @@ pub use error::StoreError;
 pub use foreign::{LlmConversation, LlmResponse, is_sqlite, read_llm_log};
 pub use interchange::{
     AnnotationImport, AttachmentImport, ImportScope, ImportedTree, NodeImport, PROGRESS_EVERY,
-    PinImport, Preserved, PreservedInterchange, SummaryImport, TreeImport,
+    PinImport, Preserved, PreservedInterchange, SummaryImport, TreeImport, is_global_id,
+    is_made_here,
 };
 pub use local_choices::LocalChoice;
 pub use migrations::SCHEMA_VERSION;

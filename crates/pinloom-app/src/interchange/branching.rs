@@ -10,14 +10,8 @@ use serde_json::{Map, Value, json};
 use super::open_loom_import::Notes;
 use super::times::iso;
 
-/// Whether a conversation's id can be its tree's global id (a UUID as Pinloom writes one).
-pub(super) fn is_global_id(id: &str) -> bool {
-    id.len() == 36
-        && id.char_indices().all(|(at, c)| match at {
-            8 | 13 | 18 | 23 => c == '-',
-            _ => c.is_ascii_hexdigit() && !c.is_ascii_uppercase(),
-        })
-}
+/// Whether a conversation's or a message's id can be its global id: the store's rule.
+pub(super) use pinloom_store::is_global_id;
 
 /// A tree's nodes, its edges in sibling order, and its roots.
 struct Branches {

@@ -342,6 +342,8 @@ struct Batches<'a> {
     /// How many conversations the file held up to where it was read.
     seen: usize,
     passed_over: usize,
+    /// Conversations naming a tree made here, which nothing was added to.
+    claims: usize,
     /// Conversations here already that had new messages: (title, tree, messages added).
     merged: Vec<(String, i64, usize)>,
     notes: Notes,
@@ -368,6 +370,7 @@ impl<'a> Batches<'a> {
             messages: 0,
             seen: 0,
             passed_over: 0,
+            claims: 0,
             merged: Vec::new(),
             notes: Notes::default(),
             report: ImportReport { trees: Vec::new(), notes: Vec::new() },
@@ -377,8 +380,20 @@ impl<'a> Batches<'a> {
     /// Adds a conversation, writing the batch once it is full; one already here gains its new
     /// messages now, or is passed over when it has none.
     fn add(&mut self, mapped: Mapped, title: String) -> anyhow::Result<()> {
-        if let Some(here) = mapped.global_id.as_ref().and_then(|gid| self.here.get(gid)) {
-            return self.merge(*here, mapped, title);
+        if let Some(gid) = &mapped.global_id
+            && let Some(&here) = self.here.get(gid)
+        {
+            // Only a tree that came from a tool is continued by that tool's export: a file that
+            // names a tree made here (its id can be read from any export of it) adds nothing.
+            if pinloom_store::is_made_here(gid) {
+                self.notes.add(format!(
+                    "{title:?} names tree {}, whose id is one Pinloom made, not its tool's: a tree made here is not continued by a file, and nothing was added to it",
+                    here.0
+                ));
+                self.claims += 1;
+                return Ok(());
+            }
+            return self.merge(here, mapped, title);
         }
         self.pending.push(mapped.tree);
         self.titles.push(title);
@@ -500,6 +515,7 @@ impl<'a> Batches<'a> {
         match stopped {
             None if self.report.trees.is_empty()
                 && self.passed_over == 0
+                && self.claims == 0
                 && self.merged.is_empty() =>
             {
                 Err(ApiError::invalid_input(

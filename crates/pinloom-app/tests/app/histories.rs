@@ -293,6 +293,27 @@ async fn a_later_export_adds_the_new_messages_of_a_conversation_imported_before(
 }
 
 #[tokio::test]
+async fn an_export_that_names_a_tree_made_here_adds_nothing_to_it() {
+    let (pinloom, dir) = fresh().await;
+    let own = pinloom.create_tree("My notes".into(), pinloom_app::json::TreeMode::Dialogue).await;
+    let own = own.unwrap();
+    pinloom.append_message(own.id, None, "My own question.".into()).await.unwrap();
+    // A file that claims the tree: its id is in any export of it, or in a sync folder.
+    let mut claim = rivers();
+    claim["id"] = json!(own.global_id);
+    claim["conversation_id"] = json!(own.global_id);
+    let file = dir.path().join("conversations.json");
+    std::fs::write(&file, serde_json::to_vec(&json!([claim])).unwrap()).unwrap();
+    let report = pinloom.import_file(file, |_| {}).await.unwrap();
+    assert!(report.trees.is_empty());
+    let said = report.notes.join("\n");
+    assert!(said.contains("whose id is one Pinloom made, not its tool's"), "{said}");
+    let outline = pinloom.tree_outline(own.id, None, 100).await.unwrap();
+    let texts: Vec<&str> = outline.iter().map(|entry| entry.preview.as_str()).collect();
+    assert_eq!(texts, ["My own question."], "the tree made here is as it was");
+}
+
+#[tokio::test]
 async fn the_zip_as_downloaded_brings_the_images_its_messages_point_at() {
     let (pinloom, dir) = fresh().await;
     let file = dir.path().join("export.zip");
