@@ -14,14 +14,16 @@ pub(crate) async fn sync_status(state: State<'_, AppState>) -> Result<SyncStatus
     Ok(state.pinloom()?.sync_status().await?)
 }
 
-/// Syncs now: with `remote` when given (remembered for this database), else the one it has.
+/// Syncs now: with `remote` when given (remembered for this database), else the one it has;
+/// with `passphrase` when the person typed one (it encrypts a new remote, opens an encrypted one).
 #[tauri::command]
 #[specta::specta]
 pub(crate) async fn sync_now(
     state: State<'_, AppState>,
     remote: Option<String>,
+    passphrase: Option<String>,
 ) -> Result<SyncReport, ApiError> {
-    Ok(state.pinloom()?.sync(remote).await?)
+    Ok(state.pinloom()?.sync_unlocking(remote, passphrase).await?)
 }
 
 /// Syncs after each reply and every few minutes, or stops doing so.

@@ -259,23 +259,33 @@ fn main() {
         export.as_secs_f64() / bare.as_secs_f64()
     );
     println!(
-        "| first sync to a bare repository on disk ({} files) | {} | the export above: {} | {:.2}× |",
+        "| first sync to a bare repository on disk ({} records in {} files) | {} | the export above: {} | {:.2}× |",
+        synced.records,
         synced.files,
         ms(synced.first),
         ms(export),
         synced.first.as_secs_f64() / export.as_secs_f64()
     );
     println!(
-        "| the same files committed and pushed by git alone (its own time) | {} | | |",
+        "| git alone committing and pushing the same files to a fresh repository | {} | | |",
         ms(synced.git_first)
     );
     println!(
-        "| of Pinloom's own part: reading the records the folder lacks | {} | | |",
+        "| of Pinloom's part: reading what the folder lacks out of the database | {} | | |",
         ms(synced.read)
     );
     println!(
-        "| a new machine's first sync (clone, fold everything into an empty database) | {} | | |",
-        ms(synced.receive)
+        "| a new machine's first sync (clone, fold everything into an empty database) | {} | the import above: {} | {:.2}× |",
+        ms(synced.receive),
+        ms(import),
+        synced.receive.as_secs_f64() / import.as_secs_f64()
+    );
+    let compressed = zstd::bulk::compress(&std::fs::read(&target).unwrap(), 3).unwrap().len();
+    println!(
+        "| the remote's size after the first sync | {:.1} MB | the export compressed with zstd (level 3): {:.1} MB | {:.2}× |",
+        synced.repository_bytes as f64 / 1e6,
+        compressed as f64 / 1e6,
+        synced.repository_bytes as f64 / compressed as f64
     );
     println!(
         "| sync of one new message (median of 3) | {} | git alone adding, committing and pushing one file to the same repository: {} | Pinloom's own part {} |",
@@ -288,6 +298,8 @@ fn main() {
 /// What the sync of the large tree took.
 struct SyncFigures {
     files: usize,
+    records: usize,
+    repository_bytes: u64,
     first: Duration,
     git_first: Duration,
     read: Duration,
@@ -348,15 +360,16 @@ fn sync_figures(
     // The tree has no receipts, so how a receipt names messages does not matter here.
     let outgoing = store.sync_outgoing("probe", &|receipt, _| receipt.clone()).unwrap();
     let read = started.elapsed();
-    assert_eq!(outgoing.records.len(), files - 1);
+    let records = outgoing.records.len();
     drop(outgoing);
+    let repository_bytes = bytes_under(std::path::Path::new(&path("trees.git")));
 
     // A new machine's first sync: everything arrives and is folded into an empty database.
     let other = runtime.block_on(Pinloom::open(work.join("other-machine"))).unwrap();
     let started = Instant::now();
     let arrived = runtime.block_on(other.sync(Some(path("trees.git")))).unwrap();
     let receive = started.elapsed();
-    assert_eq!(arrived.received_records, files - 1);
+    assert_eq!(arrived.received_records, records);
 
     let mut one_runs = Vec::new();
     let mut git_runs = Vec::new();
@@ -376,7 +389,27 @@ fn sync_figures(
     }
     one_runs.sort();
     git_runs.sort();
-    SyncFigures { files, first, git_first, read, receive, one: one_runs[1], git_one: git_runs[1] }
+    SyncFigures {
+        files,
+        records,
+        repository_bytes,
+        first,
+        git_first,
+        read,
+        receive,
+        one: one_runs[1],
+        git_one: git_runs[1],
+    }
+}
+
+/// The bytes of every file under `dir` (a bare repository: its objects, packed or loose).
+fn bytes_under(dir: &std::path::Path) -> u64 {
+    let mut total = 0;
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let meta = entry.metadata().unwrap();
+        total += if meta.is_dir() { bytes_under(&entry.path()) } else { meta.len() };
+    }
+    total
 }
 
 fn walk_files(dir: &std::path::Path) -> usize {

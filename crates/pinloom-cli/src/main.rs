@@ -388,6 +388,11 @@ enum Command {
         /// Stop syncing model profiles and prices.
         #[arg(long)]
         without_profiles: bool,
+        /// Encrypt your own remote with a passphrase (asked for, or read from standard input or
+        /// PINLOOM_SYNC_PASSPHRASE): a new remote is encrypted with it; a machine joining an
+        /// encrypted remote gives it once, and keeps the remote's key in the OS keyring.
+        #[arg(long, conflicts_with = "team")]
+        passphrase: bool,
         /// The report as JSON.
         #[arg(long)]
         json: bool,
@@ -779,8 +784,9 @@ async fn run_opening_its_own(
             terminal::progress_done();
             imported?.text()
         }
-        Command::Sync { remote, team, with_profiles, without_profiles, json } => {
+        Command::Sync { remote, team, with_profiles, without_profiles, passphrase, json } => {
             let remote = remote.map(remote_from_here).transpose()?;
+            let passphrase = if passphrase { Some(models::read_passphrase()?) } else { None };
             // A new machine's first sync makes the database the trees arrive in.
             let pinloom = open(path).await?;
             if with_profiles || without_profiles {
@@ -788,7 +794,7 @@ async fn run_opening_its_own(
             }
             let report = match (team, remote) {
                 (Some(team), Some(remote)) => pinloom.join_team(team, remote).await?,
-                (_, remote) => pinloom.sync(remote).await?,
+                (_, remote) => pinloom.sync_unlocking(remote, passphrase).await?,
             };
             if json { serde_json::to_string(&report)? } else { report.text }
         }

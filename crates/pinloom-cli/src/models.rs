@@ -298,6 +298,35 @@ async fn found(pinloom: &Pinloom) -> anyhow::Result<String> {
         .join("\n"))
 }
 
+/// The sync passphrase: PINLOOM_SYNC_PASSPHRASE when set, else asked for without echo in a
+/// terminal, else the first line of standard input.
+pub(crate) fn read_passphrase() -> anyhow::Result<String> {
+    if let Ok(passphrase) = std::env::var("PINLOOM_SYNC_PASSPHRASE")
+        && !passphrase.is_empty()
+    {
+        return Ok(passphrase);
+    }
+    let unreadable = |error: std::io::Error| {
+        ApiError::invalid_input(format!(
+            "could not read the passphrase from standard input: {error}"
+        ))
+    };
+    let line = if std::io::stdin().is_terminal() {
+        rpassword::prompt_password("Sync passphrase: ").map_err(unreadable)?
+    } else {
+        let mut line = String::new();
+        std::io::stdin().read_line(&mut line).map_err(unreadable)?;
+        line
+    };
+    let passphrase = line.trim_end_matches(['\r', '\n']).to_owned();
+    if passphrase.trim().is_empty() {
+        anyhow::bail!(ApiError::invalid_input(
+            "the passphrase is empty: type it when asked, or pipe it in (`pinloom sync --passphrase < file`)"
+        ));
+    }
+    Ok(passphrase)
+}
+
 /// Runs `pinloom keys …`.
 pub(crate) async fn keys(pinloom: &Pinloom, action: KeysAction) -> anyhow::Result<String> {
     match action {

@@ -121,6 +121,42 @@ pub fn key_from_environment(provider: ProviderId) -> Option<ApiKey> {
     std::env::var(variable).ok().as_deref().and_then(ApiKey::new)
 }
 
+/// A secret of Pinloom's own kept beside the providers' keys (a sync folder's key): its entry's
+/// name, and what to do where no keyring answers.
+impl Keyring {
+    fn secret_entry(&self, name: &str) -> Result<keyring::Entry, ProviderError> {
+        let entry = match self.backend {
+            KeyringBackend::Platform => keyring::Entry::new(&self.service, name),
+            KeyringBackend::Kernel => kernel_entry(&self.service, name),
+        };
+        entry.map_err(|error| secret_unavailable(&error))
+    }
+
+    /// Keeps `secret` under `name`, replacing any earlier one.
+    pub fn save_secret(&self, name: &str, secret: &str) -> Result<(), ProviderError> {
+        self.secret_entry(name)?.set_password(secret).map_err(|error| secret_unavailable(&error))
+    }
+
+    /// The secret kept under `name`, if there is one.
+    pub fn load_secret(&self, name: &str) -> Result<Option<String>, ProviderError> {
+        match self.secret_entry(name)?.get_password() {
+            Ok(text) => Ok(Some(text)),
+            Err(keyring::Error::NoEntry) => Ok(None),
+            Err(error) => Err(secret_unavailable(&error)),
+        }
+    }
+}
+
+fn secret_unavailable(error: &keyring::Error) -> ProviderError {
+    ProviderError::KeyringUnavailable {
+        detail: error.to_string(),
+        alternative: "Give the sync passphrase on each sync instead; on Linux, a running and \
+                      unlocked Secret Service (GNOME Keyring or KWallet) lets Pinloom keep the \
+                      folder's key."
+            .into(),
+    }
+}
+
 impl Keyring {
     /// Whether a key for `provider` is in the keyring, without reading it out of this crate.
     pub fn has_key(&self, provider: ProviderId) -> Result<bool, ProviderError> {

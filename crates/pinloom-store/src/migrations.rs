@@ -571,6 +571,27 @@ const MIGRATIONS: &[(&str, Option<Fill>)] = &[
     "#,
         None,
     ),
+    (
+        // 19: a move remembers where the message was before it (the first move since the last
+        // stamp), and its operation carries that: every machine settles a tree's moves from the
+        // same starting places (`sync::fold::settle_moves`).
+        r#"
+    ALTER TABLE sync_changes ADD COLUMN before_json TEXT;
+    ALTER TABLE sync_ops ADD COLUMN from_json TEXT;
+    DROP TRIGGER sync_nodes_parent;
+    CREATE TRIGGER sync_nodes_parent AFTER UPDATE OF parent_id ON nodes
+    WHEN old.parent_id IS NOT new.parent_id AND new.gid IS NOT NULL
+        AND NOT EXISTS (SELECT 1 FROM sync_state WHERE key = 'folding')
+    BEGIN
+        INSERT INTO sync_changes (gid, kind, field, at_ms, before_json)
+        VALUES (new.gid, 'message', 'parent',
+            CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER),
+            json_quote((SELECT gid FROM nodes WHERE id = old.parent_id)))
+        ON CONFLICT (gid, field) DO UPDATE SET at_ms = excluded.at_ms;
+    END;
+    "#,
+        None,
+    ),
 ];
 
 /// Migration 11: the attachments table rebuilt to admit the `image` and `pdf` roles. Its

@@ -18,8 +18,11 @@ export const commands = {
 	trashEmpty: () => typedError<EmptiedTrashView, ApiError>(__TAURI_INVOKE("trash_empty")),
 	/**  Where this database syncs, whether on its own, the last result and what waits. */
 	syncStatus: () => typedError<SyncStatus, ApiError>(__TAURI_INVOKE("sync_status")),
-	/**  Syncs now: with `remote` when given (remembered for this database), else the one it has. */
-	syncNow: (remote: string | null) => typedError<SyncReport, ApiError>(__TAURI_INVOKE("sync_now", { remote })),
+	/**
+	 *  Syncs now: with `remote` when given (remembered for this database), else the one it has;
+	 *  with `passphrase` when the person typed one (it encrypts a new remote, opens an encrypted one).
+	 */
+	syncNow: (remote: string | null, passphrase: string | null) => typedError<SyncReport, ApiError>(__TAURI_INVOKE("sync_now", { remote, passphrase })),
 	/**  Syncs after each reply and every few minutes, or stops doing so. */
 	syncAutomaticSet: (on: boolean) => typedError<SyncStatus, ApiError>(__TAURI_INVOKE("sync_automatic_set", { on })),
 	/**  Syncs model profiles and prices to the person's own remote too, or stops doing so. */

@@ -86,6 +86,8 @@ export type FakeState = {
   /// next `sync_now` calls answer, in order (an empty list: nothing new either way).
   sync: { remote: string | null; automatic: boolean; profiles: boolean; last: SyncReport | null };
   syncReports: SyncReport[];
+  /// The passphrase each `sync_now` was given (null: none), in order.
+  syncPassphrases: (string | null)[];
   /// Settings → Provider keys: where each provider's key is; `key_save` puts one in the keyring.
   keys: KeyStatus[];
   /// The models `ollama_models` finds; null when no Ollama server answers.
@@ -301,6 +303,7 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
     chosen: new Set(),
     sync: { remote: null, automatic: false, profiles: false, last: null },
     syncReports: [],
+    syncPassphrases: [],
     keys: [],
     ollama: null,
     localModels: [],
@@ -337,6 +340,7 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
       case "sync_now": {
         const remote = (args.remote as string | null) ?? state.sync.remote;
         if (!remote) throw { code: "invalidInput", message: "this database has no sync remote yet" } satisfies ApiError;
+        state.syncPassphrases.push((args.passphrase as string | null) ?? null);
         state.sync.remote = remote;
         const report: SyncReport = state.syncReports.shift() ?? {
           remote,

@@ -25,14 +25,16 @@ export class SyncState {
   }
 
   /// Syncs now, with `remote` when the person typed one (it is remembered), else the one this
-  /// database has. Returns the report, or null when it failed (the failure is in `error`).
-  async syncNow(remote: string | null = null): Promise<SyncReport | null> {
+  /// database has, and the passphrase when they typed one (it encrypts a new remote, opens an
+  /// encrypted one; never kept here). Returns the report, or null when it failed (the failure
+  /// is in `error`).
+  async syncNow(remote: string | null = null, passphrase: string | null = null): Promise<SyncReport | null> {
     if (this.running) return null;
     this.running = true;
     this.error = null;
     try {
       return await showingFailure(this, null, async () => {
-        const report = await backend.syncNow(remote?.trim() ? remote.trim() : null);
+        const report = await backend.syncNow(remote?.trim() ? remote.trim() : null, passphrase || null);
         if (report.receivedRecords + report.receivedChanges > 0) await this.onarrived(report.treesChanged);
         return report;
       });

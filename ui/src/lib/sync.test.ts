@@ -41,6 +41,13 @@ describe("SyncState", () => {
     expect(sync.running).toBe(false);
   });
 
+  it("sends the passphrase typed with Sync now, and none otherwise", async () => {
+    const sync = new SyncState();
+    await sync.syncNow("/srv/trees.git", "correct horse");
+    await sync.syncNow();
+    expect(fake.syncPassphrases).toEqual(["correct horse", null]);
+  });
+
   it("shows a failure where the person synced, and keeps the remote unset", async () => {
     const sync = new SyncState();
     expect(await sync.syncNow(null)).toBeNull();

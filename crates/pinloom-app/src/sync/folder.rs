@@ -1,32 +1,37 @@
-//! The sync folder's layout (format 1), written and read. Every file is written once, under a
-//! name no other file can have, and never edited, so a git merge of two folders only adds files:
+//! The sync folder's layout, written and read. Every file is written once, under a name no other
+//! file can have, and never edited, so a git merge of two folders only adds files. Format 2:
 //!
 //! ```text
-//! format.json                              {"format": "pinloom-sync", "version": 1}
+//! format.json                      {"format": "pinloom-sync", "version": 2, "sealed": …}
+//! keys/passphrase.age              a sealed folder's key, encrypted with the passphrase (scrypt)
+//! packs/<device>/<pack id>.pack    what one sync added: records, field changes, shares
+//! ```
+//!
+//! A pack (`packs.rs`) holds records written once, field changes stamped with a hybrid logical
+//! clock and, in the person's own remote, the trees shared with teams; `pack_files.rs` writes and
+//! reads them here. Format 1, which an earlier Pinloom wrote one file per record, is still read,
+//! and converted into packs by the next sync that writes:
+//!
+//! ```text
 //! records/<kind>/<last two hex digits>/<global id>.json   one immutable record each
 //! ops/<device>/<clock>-<device>.json                      one field change each
 //! shares/share-<tree>-<team>.json        a tree shared with a team (the person's own remote only)
 //! ```
 //!
-//! `<kind>` is `trees`, `messages`, `pins`, `attachments`, `notes`, `receipts`, `summaries` or
-//! `profiles` (only when the person chose to sync their model profiles and prices). Records fan out
-//! by the last two digits of their id (UUIDv7's random end), so no folder holds more than a few
-//! hundred files of a 100,000-message tree.
-//!
-//! `format.json`'s bytes never change within a version: two machines that start a folder apart
-//! both add it, and git merges two identical additions without a conflict.
+//! `format.json`'s bytes never change within a version and a seal: two machines that start a
+//! folder apart both add it, and git merges two identical additions without a conflict.
 
 use std::collections::HashSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use pinloom_store::{RecordKind, SyncOp, SyncOutgoing, SyncRecord};
+use pinloom_store::{RecordKind, SyncOp, SyncRecord};
 use serde_json::{Value, json};
 
 use crate::base::safe_files::{Links, open_regular, replace_unsynced};
 
-/// The layout this build writes and reads.
-pub(in crate::sync) const FORMAT_VERSION: u64 = 1;
+/// The layout this build writes (and the newest it reads).
+pub(in crate::sync) const FORMAT_VERSION: u64 = 2;
 
 /// The largest record or operation file read: a message or attachment bigger than any Pinloom
 /// writes (imports stop at 64 MiB of a whole document) is refused rather than read into memory.
@@ -79,16 +84,29 @@ fn io<'a>(doing: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) ->
     move |source| FolderError::Io { doing, path: path.to_owned(), source }
 }
 
-/// Checks the folder's format.json, writing it when the folder has none yet. A format.json that
-/// is not a file of its own (a link a remote planted, to a device, to another folder's, or to
-/// nothing) is never read through nor written through: it is replaced by this build's.
-pub(in crate::sync) fn check_format(folder: &Path) -> Result<(), FolderError> {
+/// What a folder's format.json says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(in crate::sync) struct Format {
+    /// Its layout's version (1: a file per record; 2: packs).
+    pub(in crate::sync) version: u64,
+    /// Whether its packs are encrypted (a key in `keys/`).
+    pub(in crate::sync) sealed: bool,
+    /// Whether this sync wrote it, the folder being new.
+    pub(in crate::sync) new: bool,
+}
+
+/// Checks the folder's format.json, writing one for a new folder (`sealed` when it is to be
+/// encrypted). A format.json that is not a file of its own (a link a remote planted, to a device,
+/// to another folder's, or to nothing) is never read through nor written through: it is replaced
+/// by this build's.
+pub(in crate::sync) fn check_format(folder: &Path, sealed: bool) -> Result<Format, FolderError> {
     let path = folder.join("format.json");
     let planted = fs::symlink_metadata(&path).is_ok_and(|meta| !meta.file_type().is_file());
     if planted {
         remove_planted(&path)?;
     }
-    match read_bounded(folder, &path, MAX_FORMAT_BYTES) {
+    // Relative to the folder: a folder given as a relative path is not joined to itself.
+    match read_bounded(folder, Path::new("format.json"), MAX_FORMAT_BYTES) {
         Ok(bytes) => {
             let value: Value = serde_json::from_slice(&bytes)
                 .map_err(|_| FolderError::NotOurs { path: path.clone() })?;
@@ -99,35 +117,31 @@ pub(in crate::sync) fn check_format(folder: &Path) -> Result<(), FolderError> {
             if found > FORMAT_VERSION {
                 return Err(FolderError::Newer { path: folder.to_owned(), found });
             }
-            Ok(())
+            let sealed = value.get("sealed").and_then(Value::as_bool).unwrap_or(false);
+            Ok(Format { version: found, sealed, new: false })
         }
         Err(Refused::Io(error)) if error.kind() == std::io::ErrorKind::NotFound => {
-            let text = format!(
-                "{:#}\n",
-                json!({
-                    "format": "pinloom-sync",
-                    "version": FORMAT_VERSION,
-                    "about": "Pinloom's trees as records written once and field changes stamped \
-                              with a hybrid logical clock; see Pinloom's docs/sync.md."
-                })
-            );
-            write_once(folder, Path::new("format.json"), text.as_bytes())
+            write_format(folder, sealed)?;
+            Ok(Format { version: FORMAT_VERSION, sealed, new: true })
         }
         Err(Refused::Io(error)) => Err(io("read", &path)(error)),
         Err(Refused::Said(_)) => Err(FolderError::NotOurs { path }),
     }
 }
 
-/// Where a record lives in the folder, relative to it.
-pub(in crate::sync) fn record_path(record: &SyncRecord) -> PathBuf {
-    let id = record.id();
-    let fan = &id[id.len().saturating_sub(2)..];
-    Path::new("records").join(record.kind().folder()).join(fan).join(format!("{id}.json"))
-}
-
-/// Where an operation lives in the folder, relative to it.
-pub(in crate::sync) fn op_path(op: &SyncOp) -> PathBuf {
-    Path::new("ops").join(&op.device).join(format!("{}.json", op.id))
+/// Writes this build's format.json (a new folder's, or a folder converted to packs).
+pub(in crate::sync) fn write_format(folder: &Path, sealed: bool) -> Result<(), FolderError> {
+    let text = format!(
+        "{:#}\n",
+        json!({
+            "format": "pinloom-sync",
+            "version": FORMAT_VERSION,
+            "sealed": sealed,
+            "about": "Pinloom's trees as packs of records written once and field changes stamped \
+                      with a hybrid logical clock; see Pinloom's docs/sync.md."
+        })
+    );
+    write_once(folder, Path::new("format.json"), text.as_bytes())
 }
 
 /// Removes what a remote put where Pinloom's layout has a file or a folder of its own: a link
@@ -190,54 +204,18 @@ fn real_folder(folder: &Path, relative: &Path) -> Result<PathBuf, FolderError> {
 /// ([`real_folder`]). Files are not synced to disk one by one (100,000
 /// of them would take most of a first sync): the database stays the truth, and a file is marked
 /// as in the folder only once git has committed it, so what a crash loses is written again.
-fn write_once(folder: &Path, relative: &Path, bytes: &[u8]) -> Result<(), FolderError> {
+pub(in crate::sync) fn write_once(
+    folder: &Path,
+    relative: &Path,
+    bytes: &[u8],
+) -> Result<(), FolderError> {
     let name = relative.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
     let dir = real_folder(folder, relative.parent().unwrap_or(Path::new("")))?;
     let path = dir.join(&name);
-    if read_bounded(folder, &path, bytes.len() as u64).is_ok_and(|held| held == bytes) {
+    if read_bounded(folder, relative, bytes.len() as u64).is_ok_and(|held| held == bytes) {
         return Ok(());
     }
     replace_unsynced(&path, bytes).map_err(io("write", &path))
-}
-
-/// Writes every outgoing record and operation; returns the ids written. A first sync writes a
-/// file per message, so the files are written on every core: creating them is most of its time.
-pub(in crate::sync) fn write_outgoing(
-    folder: &Path,
-    outgoing: &SyncOutgoing,
-) -> Result<Vec<String>, FolderError> {
-    let mut files: Vec<(PathBuf, Vec<u8>)> = Vec::new();
-    let mut written = Vec::with_capacity(outgoing.records.len() + outgoing.ops.len());
-    for record in &outgoing.records {
-        files.push((record_path(record), serde_json::to_vec(record).unwrap_or_default()));
-        written.push(record.id().to_owned());
-    }
-    for op in &outgoing.ops {
-        files.push((op_path(op), serde_json::to_vec(op).unwrap_or_default()));
-        written.push(op.id.clone());
-    }
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
-    let share = files.len().div_ceil(workers).max(1);
-    std::thread::scope(|scope| {
-        let running: Vec<_> = files
-            .chunks(share)
-            .map(|chunk| {
-                scope.spawn(move || {
-                    chunk.iter().try_for_each(|(path, bytes)| write_once(folder, path, bytes))
-                })
-            })
-            .collect();
-        running.into_iter().try_for_each(|worker| {
-            worker.join().unwrap_or_else(|_| {
-                Err(FolderError::Io {
-                    doing: "write",
-                    path: folder.to_owned(),
-                    source: std::io::Error::other("a writer stopped"),
-                })
-            })
-        })
-    })?;
-    Ok(written)
 }
 
 /// A tree shared with a team, as the person's own remote carries it to their other machines, so
@@ -267,50 +245,23 @@ impl ShareFile {
     }
 }
 
-/// Writes the shares not written yet (by id, `known` aside); returns the ids written.
-pub(in crate::sync) fn write_shares(
-    folder: &Path,
-    shares: &[ShareFile],
-    known: &HashSet<String>,
-) -> Result<Vec<String>, FolderError> {
-    let mut written = Vec::new();
-    for share in shares.iter().filter(|share| !known.contains(&share.id)) {
-        let bytes = serde_json::to_vec(share).unwrap_or_default();
-        write_once(folder, &Path::new("shares").join(format!("{}.json", share.id)), &bytes)?;
-        written.push(share.id.clone());
-    }
-    Ok(written)
+/// A pack read in this sync: its id, the ids of the lines it holds, and the packs it replaces.
+/// Once the database holds every line, the pack (and what it replaces) is marked as held, and
+/// is never read again; until then it is read again by each sync, for the lines that waited.
+#[derive(Debug, Default, Clone)]
+pub(in crate::sync) struct ArrivedPack {
+    pub(in crate::sync) id: String,
+    pub(in crate::sync) lines: Vec<String>,
+    pub(in crate::sync) replaces: Vec<String>,
 }
 
-/// Reads the shares the database does not know the folder holds (the person's own remote's
-/// only: a team's folder has no say in what is shared with it).
-pub(in crate::sync) fn read_shares(
-    folder: &Path,
-    known: &HashSet<String>,
-) -> Result<ArrivedShares, FolderError> {
-    let mut arrived = Arrived::default();
-    let mut shares = Vec::new();
-    let mut taken = Taken::default();
-    if is_real_folder(folder, Path::new("shares"), &mut arrived) {
-        for file in files_in(folder, Path::new("shares"), known, &mut arrived)? {
-            let id = id_of(&file);
-            match read_file::<ShareFile>(folder, &file, &mut taken) {
-                Ok(share) if share.id == id => shares.push(share),
-                Ok(_) => {
-                    arrived.damaged.push((id, format!("{}: its id is not its name", shown(&file))))
-                }
-                Err(why) => arrived.damaged.push((id, format!("{}: {why}", shown(&file)))),
-            }
-        }
+impl ArrivedPack {
+    /// The ids to mark as held once `known` holds every line: the pack's and what it replaces.
+    pub(in crate::sync) fn done(&self, known: &HashSet<String>) -> Option<Vec<String>> {
+        self.lines.iter().all(|line| known.contains(line)).then(|| {
+            std::iter::once(self.id.clone()).chain(self.replaces.iter().cloned()).collect()
+        })
     }
-    Ok(ArrivedShares { shares, damaged: arrived.damaged })
-}
-
-/// The shares a folder holds that the database does not know it holds.
-pub(in crate::sync) struct ArrivedShares {
-    pub(in crate::sync) shares: Vec<ShareFile>,
-    /// Files refused, with why (by id).
-    pub(in crate::sync) damaged: Vec<(String, String)>,
 }
 
 /// What the folder holds that the database does not know it holds.
@@ -318,10 +269,14 @@ pub(in crate::sync) struct ArrivedShares {
 pub(in crate::sync) struct Arrived {
     pub(in crate::sync) records: Vec<SyncRecord>,
     pub(in crate::sync) ops: Vec<SyncOp>,
+    /// Trees shared with teams (read only from the person's own remote).
+    pub(in crate::sync) shares: Vec<ShareFile>,
+    /// The packs read, to be marked as held once every line of theirs is.
+    pub(in crate::sync) packs: Vec<ArrivedPack>,
     /// Files refused, with why; their ids, to be marked as held (they will not read better later).
     pub(in crate::sync) damaged: Vec<(String, String)>,
-    /// Files of a kind this build does not know (a newer Pinloom's): reported, and read again by
-    /// a build that knows them.
+    /// Files or lines of a kind this build does not know (a newer Pinloom's): reported, and read
+    /// again by a build that knows them.
     pub(in crate::sync) unknown: Vec<String>,
     /// Links and other things that are not files where the layout has files or folders: never
     /// followed, reported.
@@ -333,76 +288,127 @@ pub(in crate::sync) struct Arrived {
 
 /// How much one reading has taken, against the per-sync bounds.
 #[derive(Debug, Default)]
-struct Taken {
+pub(in crate::sync) struct Taken {
     files: usize,
-    bytes: u64,
+    pub(in crate::sync) bytes: u64,
+    unbounded: bool,
 }
 
 impl Taken {
-    fn full(&self) -> bool {
-        self.files >= MAX_FILES_PER_SYNC || self.bytes >= MAX_BYTES_PER_SYNC
+    /// A reading that takes all there is (a conversion of the folder's own old files).
+    pub(in crate::sync) fn unbounded() -> Taken {
+        Taken { unbounded: true, ..Taken::default() }
+    }
+
+    pub(in crate::sync) fn full(&self) -> bool {
+        !self.unbounded && (self.files >= MAX_FILES_PER_SYNC || self.bytes >= MAX_BYTES_PER_SYNC)
     }
 }
 
-/// Reads every record and operation file whose id is not in `known`. Only real folders and
-/// regular files are read: a link anywhere in the layout is reported and never followed, so a
-/// remote cannot make this sync read another folder's records, a device or a secret.
-pub(in crate::sync) fn read_new(
+/// Reads format 1's files (`records/`, `ops/`, `shares/`) whose ids are not in `known` into
+/// `arrived`; returns the files that read (relative to the folder).
+pub(in crate::sync) fn read_old_layout(
     folder: &Path,
     known: &HashSet<String>,
-) -> Result<Arrived, FolderError> {
-    let mut arrived = Arrived::default();
-    let mut taken = Taken::default();
-    for kind in folders_in(folder, Path::new("records"), &mut arrived)? {
+    arrived: &mut Arrived,
+    taken: &mut Taken,
+) -> Result<Vec<PathBuf>, FolderError> {
+    let mut read = Vec::new();
+    for kind in folders_in(folder, Path::new("records"), arrived)? {
         let kind_name = kind.file_name().map(|name| name.to_string_lossy().into_owned());
         let known_kind = kind_name
             .as_deref()
             .is_some_and(|name| RecordKind::ALL.iter().any(|kind| kind.folder() == name));
-        for fan in folders_in(folder, &kind, &mut arrived)? {
-            for file in files_in(folder, &fan, known, &mut arrived)? {
-                let id = id_of(&file);
+        for fan in folders_in(folder, &kind, arrived)? {
+            for file in files_in(folder, &fan, ".json", known, arrived)? {
                 if !known_kind {
                     arrived.unknown.push(shown(&file));
                     continue;
                 }
-                if taken.full() {
-                    arrived.left_for_later += 1;
-                    continue;
-                }
-                match read_file::<SyncRecord>(folder, &file, &mut taken) {
-                    Ok(record) if record.id() == id => arrived.records.push(record),
-                    Ok(_) => arrived
-                        .damaged
-                        .push((id, format!("{}: its id is not its name", shown(&file)))),
-                    Err(why) => arrived.damaged.push((id, format!("{}: {why}", shown(&file)))),
+                if let Some(record) =
+                    read_one(folder, file, taken, arrived, &mut read, |record: &SyncRecord| {
+                        record.id().to_owned()
+                    })
+                {
+                    arrived.records.push(record);
                 }
             }
         }
     }
-    for device in folders_in(folder, Path::new("ops"), &mut arrived)? {
-        for file in files_in(folder, &device, known, &mut arrived)? {
-            let id = id_of(&file);
-            if taken.full() {
-                arrived.left_for_later += 1;
-                continue;
-            }
-            match read_file::<SyncOp>(folder, &file, &mut taken) {
-                Ok(op) if op.id == id => arrived.ops.push(op),
-                Ok(_) => {
-                    arrived.damaged.push((id, format!("{}: its id is not its name", shown(&file))))
-                }
-                Err(why) => arrived.damaged.push((id, format!("{}: {why}", shown(&file)))),
+    for device in folders_in(folder, Path::new("ops"), arrived)? {
+        for file in files_in(folder, &device, ".json", known, arrived)? {
+            if let Some(op) =
+                read_one(folder, file, taken, arrived, &mut read, |op: &SyncOp| op.id.clone())
+            {
+                arrived.ops.push(op);
             }
         }
     }
-    Ok(arrived)
+    if is_real_folder(folder, Path::new("shares"), arrived) {
+        for file in files_in(folder, Path::new("shares"), ".json", known, arrived)? {
+            if let Some(share) =
+                read_one(folder, file, taken, arrived, &mut read, |share: &ShareFile| {
+                    share.id.clone()
+                })
+            {
+                arrived.shares.push(share);
+            }
+        }
+    }
+    Ok(read)
 }
 
-/// The id a file is named by (its name without `.json`).
-fn id_of(file: &Path) -> String {
+/// Reads one file of format 1 as a `T` whose id (`id`) must be its name; a refusal is noted as
+/// damaged, a file past the sync's bounds left for later.
+fn read_one<T: serde::de::DeserializeOwned>(
+    folder: &Path,
+    file: PathBuf,
+    taken: &mut Taken,
+    arrived: &mut Arrived,
+    read: &mut Vec<PathBuf>,
+    id: impl Fn(&T) -> String,
+) -> Option<T> {
+    let name = id_of(&file, ".json");
+    if taken.full() {
+        arrived.left_for_later += 1;
+        return None;
+    }
+    match read_file::<T>(folder, &file, taken) {
+        Ok(value) if id(&value) == name => {
+            read.push(file);
+            Some(value)
+        }
+        Ok(_) => {
+            arrived.damaged.push((name, format!("{}: its id is not its name", shown(&file))));
+            None
+        }
+        Err(why) => {
+            arrived.damaged.push((name, format!("{}: {why}", shown(&file))));
+            None
+        }
+    }
+}
+
+/// The id a file is named by (its name without `suffix`).
+pub(in crate::sync) fn id_of(file: &Path, suffix: &str) -> String {
     let name =
         file.file_name().map_or_else(String::new, |name| name.to_string_lossy().into_owned());
-    name.strip_suffix(".json").unwrap_or(&name).to_owned()
+    name.strip_suffix(suffix).unwrap_or(&name).to_owned()
+}
+
+/// Removes a file of the folder (one converted into a pack, a pack compacted); one already gone
+/// is not an error.
+pub(in crate::sync) fn remove_file(path: &Path) -> Result<(), FolderError> {
+    remove_planted(path)
+}
+
+/// The error of a writer thread that stopped without saying why.
+pub(in crate::sync) fn stopped(folder: &Path) -> FolderError {
+    FolderError::Io {
+        doing: "write",
+        path: folder.to_owned(),
+        source: std::io::Error::other("a writer stopped"),
+    }
 }
 
 /// A file of the folder that could not be read as one.
@@ -441,14 +447,26 @@ fn read_file<T: serde::de::DeserializeOwned>(
     file: &Path,
     taken: &mut Taken,
 ) -> Result<T, String> {
-    let bytes = read_bounded(folder, file, MAX_FILE_BYTES).map_err(|refused| match refused {
+    let bytes = read_counted(folder, file, MAX_FILE_BYTES, taken)?;
+    taken.bytes += bytes.len() as u64;
+    serde_json::from_slice(&bytes)
+        .map_err(|error| format!("not a record this Pinloom can read ({error})"))
+}
+
+/// Reads a file of the folder of at most `limit` bytes ([`read_bounded`]), counted as one file
+/// of the sync's bound.
+pub(in crate::sync) fn read_counted(
+    folder: &Path,
+    file: &Path,
+    limit: u64,
+    taken: &mut Taken,
+) -> Result<Vec<u8>, String> {
+    let bytes = read_bounded(folder, file, limit).map_err(|refused| match refused {
         Refused::Io(error) => error.to_string(),
         Refused::Said(why) => why,
     })?;
     taken.files += 1;
-    taken.bytes += bytes.len() as u64;
-    serde_json::from_slice(&bytes)
-        .map_err(|error| format!("not a record this Pinloom can read ({error})"))
+    Ok(bytes)
 }
 
 /// What one folder of the layout holds: its entries (relative to the sync folder), sorted, as
@@ -472,7 +490,7 @@ fn listing(folder: &Path, dir: &Path) -> Result<Vec<(PathBuf, fs::FileType)>, Fo
 
 /// The real folders inside `dir` (itself a real folder, or nothing is listed); links and files
 /// where folders belong are noted as not followed.
-fn folders_in(
+pub(in crate::sync) fn folders_in(
     folder: &Path,
     dir: &Path,
     arrived: &mut Arrived,
@@ -491,18 +509,19 @@ fn folders_in(
     Ok(folders)
 }
 
-/// The `.json` files inside `dir` whose ids are not in `known`; a link named like one is noted
-/// as not followed (and its id counted as damaged, so it is reported once).
-fn files_in(
+/// The files named `<id><suffix>` inside `dir` whose ids are not in `known`; a link named like
+/// one is noted as not followed (and its id counted as damaged, so it is reported once).
+pub(in crate::sync) fn files_in(
     folder: &Path,
     dir: &Path,
+    suffix: &str,
     known: &HashSet<String>,
     arrived: &mut Arrived,
 ) -> Result<Vec<PathBuf>, FolderError> {
     let mut files = Vec::new();
     for (path, kind) in listing(folder, dir)? {
         let Some(name) = path.file_name().and_then(|name| name.to_str()) else { continue };
-        let Some(id) = name.strip_suffix(".json") else { continue };
+        let Some(id) = name.strip_suffix(suffix) else { continue };
         if name.starts_with('.') || known.contains(id) {
             continue;
         }
@@ -529,7 +548,7 @@ fn files_in(
     Ok(files)
 }
 
-/// Whether `dir` (`records`, `ops` or deeper) is a real folder; a link there is noted.
+/// Whether `dir` (`packs`, `records`, `ops` or deeper) is a real folder; a link there is noted.
 fn is_real_folder(folder: &Path, dir: &Path, arrived: &mut Arrived) -> bool {
     match fs::symlink_metadata(folder.join(dir)) {
         Ok(meta) if meta.file_type().is_dir() => true,
@@ -556,14 +575,15 @@ pub(in crate::sync) fn shown(relative: &Path) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(in crate::sync) mod tests {
     use std::os::unix::fs::symlink;
 
     use pinloom_store::TreeRecord;
 
     use super::*;
 
-    fn tree(id: &str) -> SyncRecord {
+    /// A tree's record, as the folder's and the packs' tests write them.
+    pub(in crate::sync) fn tree(id: &str) -> SyncRecord {
         SyncRecord::Tree(TreeRecord {
             id: id.to_owned(),
             title: "Rivers".into(),
@@ -578,72 +598,19 @@ mod tests {
     }
 
     #[test]
-    fn links_planted_where_files_go_are_replaced_never_written_or_read_through() {
-        let root = tempfile::tempdir().unwrap();
-        let folder = root.path().join("team-geo");
-        let outside = root.path().join("outside");
-        fs::create_dir_all(&folder).unwrap();
-        fs::create_dir_all(&outside).unwrap();
-        let victim = root.path().join("bashrc");
-        fs::write(&victim, "precious").unwrap();
-        let op = SyncOp {
-            id: format!("{:016x}-0123456789abcdef", 5_i64 << 16),
-            gid: "0190aaaa-0000-7000-8000-000000000001".into(),
-            kind: "tree".into(),
-            field: "title".into(),
-            value: json!("Renamed"),
-            clock: 5 << 16,
-            device: "0123456789abcdef".into(),
-        };
-        // The next operation's very name, linked to a file of the person's; the records' folder
-        // linked to a folder elsewhere.
-        let op_file = folder.join(op_path(&op));
-        fs::create_dir_all(op_file.parent().unwrap()).unwrap();
-        symlink(&victim, &op_file).unwrap();
-        symlink(&outside, folder.join("records")).unwrap();
-        let record = tree("0190aaaa-0000-7000-8000-000000000001");
-        let outgoing = SyncOutgoing { records: vec![record.clone()], ops: vec![op.clone()] };
-        write_outgoing(&folder, &outgoing).unwrap();
-        assert_eq!(fs::read_to_string(&victim).unwrap(), "precious");
-        assert_eq!(fs::read_dir(&outside).unwrap().count(), 0);
-        assert!(fs::symlink_metadata(&op_file).unwrap().file_type().is_file());
-        assert_eq!(fs::read(&op_file).unwrap(), serde_json::to_vec(&op).unwrap());
-        assert!(fs::symlink_metadata(folder.join("records")).unwrap().is_dir());
-
-        // A link named like a record, to the person's file, a device, or the terminal's input:
-        // refused by name, never read.
-        let fan = folder.join("records/trees/02");
-        fs::create_dir_all(&fan).unwrap();
-        for (n, target) in
-            [(2, victim.as_path()), (3, Path::new("/dev/zero")), (4, Path::new("/dev/stdin"))]
-        {
-            symlink(target, fan.join(format!("0190aaaa-0000-7000-8000-00000000000{n}.json")))
-                .unwrap();
-        }
-        let arrived = read_new(&folder, &HashSet::new()).unwrap();
-        assert_eq!(arrived.records, vec![record]);
-        assert_eq!(arrived.damaged.len(), 3, "{:?}", arrived.damaged);
-        assert!(arrived.damaged.iter().all(|(_, why)| why.contains("symbolic link")));
-        // A linked kind of record is not listed at all.
-        symlink(&outside, folder.join("records/notes")).unwrap();
-        let arrived = read_new(&folder, &HashSet::new()).unwrap();
-        assert_eq!(arrived.not_followed, ["records/notes"]);
-    }
-
-    #[test]
     fn a_format_json_that_is_a_link_is_replaced_by_pinloom_s_own() {
         let root = tempfile::tempdir().unwrap();
         let folder = root.path().join("origin");
         fs::create_dir_all(&folder).unwrap();
         symlink(root.path().join("nowhere/format.json"), folder.join("format.json")).unwrap();
-        check_format(&folder).unwrap();
+        check_format(&folder, false).unwrap();
         assert!(!root.path().join("nowhere").exists());
         let written = fs::read_to_string(folder.join("format.json")).unwrap();
         assert!(written.contains("pinloom-sync"), "{written}");
         // A device in its place is not read (a read of /dev/zero would never end).
         fs::remove_file(folder.join("format.json")).unwrap();
         symlink("/dev/zero", folder.join("format.json")).unwrap();
-        check_format(&folder).unwrap();
+        check_format(&folder, false).unwrap();
         assert!(fs::symlink_metadata(folder.join("format.json")).unwrap().is_file());
     }
 }

@@ -8,6 +8,10 @@ use std::process::{Command, Output, Stdio};
 /// The branch every sync folder commits to.
 const BRANCH: &str = "main";
 
+/// Where the folder keeps the remote's branch as this machine last saw it: every later fetch
+/// must bring a branch that still holds it, or the remote rewrote its history.
+const SEEN: &str = "refs/pinloom/seen";
+
 /// What git could not do.
 #[derive(Debug, thiserror::Error)]
 pub(in crate::sync) enum GitError {
@@ -16,6 +20,11 @@ pub(in crate::sync) enum GitError {
         "git is not installed (or not on the PATH), and Pinloom syncs through it: install git (Debian and Ubuntu: `sudo apt install git`; macOS: `xcode-select --install`; Windows: Git for Windows) and sync again"
     )]
     Missing,
+    /// The remote's branch no longer holds what this machine saw there before.
+    #[error(
+        "the remote's history was rewritten: its branch no longer holds what this machine synced there before (a force-push, or another repository at that address). Nothing was read from it or sent to it, and everything here is kept; if the rewrite was meant, sync to a new, empty remote, which gets all your trees"
+    )]
+    Rewritten,
     /// A git command failed.
     #[error("git could not {doing}: {detail}")]
     Failed {
@@ -109,6 +118,10 @@ impl Git {
             self.run("remember the remote", &["remote", "add", "origin", remote])?;
         } else if String::from_utf8_lossy(&current.stdout).trim() != remote {
             self.run("change the remote", &["remote", "set-url", "origin", remote])?;
+            // Another remote's history is its own: what was seen of the old one, and fetched from
+            // it, says nothing of the new one.
+            let _ = self.output(&["update-ref", "-d", SEEN])?;
+            let _ = self.output(&["update-ref", "-d", &format!("refs/remotes/origin/{BRANCH}")])?;
         }
         Ok(())
     }
@@ -138,16 +151,34 @@ impl Git {
         })
     }
 
-    /// Fetches the remote; `true` when it has the branch.
+    /// Fetches the remote; `true` when it has the branch. A branch that no longer holds what
+    /// this machine saw there before is refused ([`GitError::Rewritten`]) before anything of it
+    /// is merged, and again on every later sync until the person chooses another remote.
     pub(in crate::sync) fn fetch(&self) -> Result<bool, GitError> {
-        self.run("fetch from the remote", &["fetch", "-q", "origin"])?;
-        let found = self.output(&[
-            "rev-parse",
-            "-q",
-            "--verify",
-            &format!("refs/remotes/origin/{BRANCH}"),
-        ])?;
-        Ok(found.status.success())
+        // Pruned: a branch deleted on the remote is gone here too, and is seen as a rewrite.
+        self.run("fetch from the remote", &["fetch", "-q", "--prune", "origin"])?;
+        let tracking = format!("refs/remotes/origin/{BRANCH}");
+        let found = self.output(&["rev-parse", "-q", "--verify", &tracking])?;
+        if !found.status.success() {
+            let seen = self.output(&["rev-parse", "-q", "--verify", SEEN])?;
+            return if seen.status.success() { Err(GitError::Rewritten) } else { Ok(false) };
+        }
+        self.check_seen(&tracking)?;
+        Ok(true)
+    }
+
+    /// Checks that `commit` holds what was seen of the remote before, and remembers it as seen.
+    fn check_seen(&self, commit: &str) -> Result<(), GitError> {
+        let seen = self.output(&["rev-parse", "-q", "--verify", SEEN])?;
+        if seen.status.success() {
+            let before = String::from_utf8_lossy(&seen.stdout).trim().to_owned();
+            let holds = self.output(&["merge-base", "--is-ancestor", &before, commit])?;
+            if !holds.status.success() {
+                return Err(GitError::Rewritten);
+            }
+        }
+        self.run("remember the remote's branch", &["update-ref", SEEN, commit])?;
+        Ok(())
     }
 
     /// Merges what was fetched. Files are only ever added under unique names, so this never
@@ -236,6 +267,7 @@ impl Git {
         if output.status.success() {
             // The remote-tracking branch follows, so the next sync knows what the remote holds.
             self.run("fetch from the remote", &["fetch", "-q", "origin"])?;
+            self.check_seen(&format!("refs/remotes/origin/{BRANCH}"))?;
             return Ok(Pushed::Yes);
         }
         let said = String::from_utf8_lossy(&output.stderr);

@@ -1,14 +1,18 @@
 //! Sync through git: the same trees on a person's machines, and shared trees with a team.
 //!
-//! A sync writes what the remote's folder lacks (records written once, field changes stamped
-//! with a hybrid logical clock: `folder.rs`), commits, fetches and merges (a merge only adds
-//! files, so it never conflicts), folds what arrived into the database in one transaction
-//! (`Store::sync_fold`), and pushes, fetching and merging again while another machine pushed
-//! first. Git is the person's own command (`git.rs`).
+//! A sync writes what the remote's folder lacks as packs (records written once, field changes
+//! stamped with a hybrid logical clock: `packs.rs`, `pack_files.rs`, the layout in `folder.rs`),
+//! encrypted when the folder is sealed (`folder_key.rs`), commits, fetches and merges (a merge
+//! only adds files, so it never conflicts), folds what arrived into the database in one
+//! transaction (`Store::sync_fold`), and pushes, fetching and merging again while another
+//! machine pushed first. Git is the person's own command (`git.rs`).
 
 mod admission;
 pub(crate) mod folder;
+mod folder_key;
 pub(crate) mod git;
+mod pack_files;
+mod packs;
 
 use std::path::{Path, PathBuf};
 
@@ -22,8 +26,10 @@ use crate::base::words::plural;
 use crate::error::{ApiError, ErrorCode};
 use crate::json::{SyncReport, SyncStatus};
 use crate::runtime::{blocking, now_ms};
-use folder::Arrived;
+use folder::{Arrived, ArrivedPack};
+use folder_key::Unlock;
 use git::{Git, Pushed};
+use packs::{PackLine, Seal};
 
 /// The name of the remote a person's own machines sync through.
 pub const OWN_REMOTE: &str = "origin";
@@ -47,16 +53,28 @@ impl Pinloom {
     /// Syncs with the database's own remote (`remote` the first time: a git URL or a path,
     /// remembered for this database) and with every team it has joined.
     pub async fn sync(&self, remote: Option<String>) -> anyhow::Result<SyncReport> {
+        self.sync_unlocking(remote, None).await
+    }
+
+    /// [`Pinloom::sync`], with the passphrase of the person's own remote: a new remote is
+    /// encrypted with it, an encrypted one opened with it on a machine that has not kept its key
+    /// yet. A wrong one writes nothing.
+    pub async fn sync_unlocking(
+        &self,
+        remote: Option<String>,
+        passphrase: Option<String>,
+    ) -> anyhow::Result<SyncReport> {
         // A blank remote (an empty field) is no remote: the one remembered is used.
         let remote = remote.filter(|remote| !remote.trim().is_empty());
+        let unlock = self.unlock(passphrase);
         let store = self.store.clone();
         let report = blocking(move || {
             let mut reports = Vec::new();
             if remote.is_some() || store.sync_target(OWN_REMOTE)?.is_some() {
-                reports.push(sync_target(&store, OWN_REMOTE, remote, false)?);
+                reports.push(sync_target(&store, OWN_REMOTE, remote, false, &unlock)?);
             }
             for team in store.sync_targets()?.into_iter().filter(|target| target.shared_only) {
-                let report = sync_target(&store, &team.name, None, true)
+                let report = sync_target(&store, &team.name, None, true, &unlock)
                     .with_context(|| format!("could not sync with the team {}", team.name))?;
                 reports.push(report);
             }
@@ -76,7 +94,9 @@ impl Pinloom {
     pub async fn join_team(&self, team: String, remote: String) -> anyhow::Result<SyncReport> {
         let name = team_target(&team)?;
         let store = self.store.clone();
-        let report = blocking(move || sync_target(&store, &name, Some(remote), true)).await;
+        let unlock = self.unlock(None);
+        let report =
+            blocking(move || sync_target(&store, &name, Some(remote), true, &unlock)).await;
         self.snapshot_cache.forget();
         report.with_context(|| format!("could not join the team {team}"))
     }
@@ -93,6 +113,7 @@ impl Pinloom {
     ) -> anyhow::Result<SyncReport> {
         let name = team_target(&team)?;
         let store = self.store.clone();
+        let unlock = self.unlock(None);
         let report = blocking(move || {
             let tree = store.tree(pinloom_store::TreeId(tree_id))?;
             if remote.is_none() && store.sync_target(&name)?.is_none() {
@@ -107,11 +128,20 @@ impl Pinloom {
                 .or_else(|| std::env::var("USER").ok().or_else(|| std::env::var("USERNAME").ok()))
                 .unwrap_or_else(|| "someone".into());
             store.share_tree(&name, &tree.global_id, by.trim(), now_ms())?;
-            sync_target(&store, &name, remote, true)
+            sync_target(&store, &name, remote, true, &unlock)
         })
         .await;
         self.snapshot_cache.forget();
         report.context("could not share the tree")
+    }
+
+    fn unlock(&self, passphrase: Option<String>) -> Unlock {
+        Unlock {
+            keyring: self.keyring.clone(),
+            passphrase: passphrase
+                .filter(|passphrase| !passphrase.is_empty())
+                .map(age::secrecy::SecretString::from),
+        }
     }
 
     /// The git sync would run, as it names itself; `None` when this machine has none (a sync
@@ -165,8 +195,9 @@ pub(in crate::sync) fn sync_target(
     name: &str,
     remote: Option<String>,
     shared_only: bool,
+    unlock: &Unlock,
 ) -> anyhow::Result<SyncReport> {
-    sync_target_uncoded(store, name, remote, shared_only).map_err(coded)
+    sync_target_uncoded(store, name, remote, shared_only, unlock).map_err(coded)
 }
 
 /// A failure of git or of the sync folder marked as a sync failure, so front ends show it as one:
@@ -178,9 +209,14 @@ fn coded(error: anyhow::Error) -> anyhow::Error {
             || cause.is::<pinloom_store::StoreError>()
             || cause.is::<git::GitError>()
             || cause.is::<folder::FolderError>()
+            || cause.is::<folder_key::KeyError>()
     });
     match first_known {
-        Some(cause) if cause.is::<git::GitError>() || cause.is::<folder::FolderError>() => {
+        Some(cause)
+            if cause.is::<git::GitError>()
+                || cause.is::<folder::FolderError>()
+                || cause.is::<folder_key::KeyError>() =>
+        {
             anyhow::Error::new(ApiError {
                 code: ErrorCode::SyncFailed,
                 message: format!("{error:#}"),
@@ -195,6 +231,7 @@ fn sync_target_uncoded(
     name: &str,
     remote: Option<String>,
     shared_only: bool,
+    unlock: &Unlock,
 ) -> anyhow::Result<SyncReport> {
     let target = match (remote, store.sync_target(name)?) {
         (Some(remote), _) => store.set_sync_target(name, remote.trim(), shared_only, now_ms())?,
@@ -207,6 +244,7 @@ fn sync_target_uncoded(
     git.prepare(&target.remote)?;
     let device = store.sync_device()?;
     let mut tally = Tally::default();
+    let mut seal = None;
     for _ in 0..PUSH_ATTEMPTS {
         // Files an interrupted sync wrote and did not commit are this machine's own (no other
         // file has their names), so the merge passes them by and this sync's commit takes them.
@@ -219,26 +257,55 @@ fn sync_target_uncoded(
             folder::remove_link(&folder, &link)?;
             tally.links_removed.insert(link.display().to_string());
         }
-        folder::check_format(&folder)?;
+        // A team's folder is not sealed with the person's passphrase (its members have none).
+        let sealing = unlock.passphrase.is_some() && !shared_only;
+        let format = folder::check_format(&folder, sealing)?;
+        let seal = match &mut seal {
+            Some(seal) => seal,
+            None => {
+                let entry = format!("sync-folder-key-{device}-{name}");
+                let (opened, notes) = folder_key::seal_of(&folder, format, unlock, &entry)?;
+                tally.admission_notes.extend(notes);
+                seal.insert(opened)
+            }
+        };
         let outgoing = store.sync_outgoing(name, &turn_receipt)?;
-        let mut written = folder::write_outgoing(&folder, &outgoing)?;
+        let mut known = store.sync_known(name)?;
         tally.sent_records += outgoing.records.len();
         tally.sent_changes += outgoing.ops.len();
-        let mut known = store.sync_known(name)?;
-        if !shared_only {
-            written.extend(folder::write_shares(&folder, &share_files(store)?, &known)?);
-        }
-        known.extend(written.iter().cloned());
-        let arrived = folder::read_new(&folder, &known)?;
-        tally.take(store, name, &target.remote, arrived, shared_only)?;
-        if !shared_only {
-            take_shares(store, name, &folder, &known)?;
-        }
         let message = format!(
             "Pinloom sync from {device}: {} records, {} changes",
             outgoing.records.len(),
             outgoing.ops.len()
         );
+        let mut lines: Vec<PackLine> = outgoing.records.into_iter().map(PackLine::Record).collect();
+        lines.extend(outgoing.ops.into_iter().map(PackLine::Op));
+        if !shared_only {
+            let shares = share_files(store)?.into_iter().filter(|share| !known.contains(&share.id));
+            lines.extend(shares.map(PackLine::Share));
+        }
+        let written: Vec<String> =
+            pack_files::write_packs(&folder, &device, &lines, seal, now_ms())?
+                .into_iter()
+                .flat_map(|pack| pack.lines.into_iter().chain([pack.id]))
+                .collect();
+        known.extend(written.iter().cloned());
+        let mut arrived = pack_files::read_new(&folder, &known, seal)?;
+        let shares = std::mem::take(&mut arrived.shares);
+        let mut packs = std::mem::take(&mut arrived.packs);
+        tally.take(store, name, &target.remote, arrived, shared_only)?;
+        if shared_only {
+            // A team's folder has no say in what is shared with it: its shares are passed by.
+            let ids: Vec<String> = shares.into_iter().map(|share| share.id).collect();
+            store.mark_sync_known(name, &ids)?;
+        } else {
+            take_shares(store, name, shares)?;
+        }
+        packs.extend(rewrite_folder(&folder, &device, seal, format, &mut tally)?);
+        let known = store.sync_known(name)?;
+        let done: Vec<String> =
+            packs.iter().filter_map(|pack| pack.done(&known)).flatten().collect();
+        store.mark_sync_known(name, &done)?;
         tally.committed |= git.commit(&message)?;
         // In a commit now: a crash before the push leaves the push to the next sync.
         store.mark_sync_known(name, &written)?;
@@ -254,6 +321,29 @@ fn sync_target_uncoded(
     anyhow::bail!(
         "the remote refused the push {PUSH_ATTEMPTS} times because other machines kept pushing first; everything is saved here and committed in the sync folder: sync again in a moment"
     )
+}
+
+/// What a sync rewrites of the folder once it has read it: an earlier Pinloom's files turned into
+/// packs (a plain folder's only: in a sealed one they are no member's), this device's small packs
+/// folded together. Returns the packs written, each held here once all its lines are.
+fn rewrite_folder(
+    folder: &std::path::Path,
+    device: &str,
+    seal: &Seal,
+    format: folder::Format,
+    tally: &mut Tally,
+) -> anyhow::Result<Vec<ArrivedPack>> {
+    let mut written = Vec::new();
+    if matches!(seal, Seal::Plain) {
+        let (converted, files) = pack_files::convert_old_layout(folder, device, seal, now_ms())?;
+        written.extend(converted);
+        tally.converted += files;
+        if format.version < folder::FORMAT_VERSION {
+            folder::write_format(folder, false)?;
+        }
+    }
+    written.extend(pack_files::compact_own(folder, device, seal, now_ms())?);
+    Ok(written)
 }
 
 /// The trees shared with teams here, as the person's own remote carries them.
@@ -275,15 +365,9 @@ fn share_files(store: &Store) -> anyhow::Result<Vec<folder::ShareFile>> {
 /// Takes in the shares the person's own remote brought (their other machines' own): each lets
 /// the team's folder speak for the tree here too, under the team's name and under any team
 /// joined here at the same remote. One whose tree is not here yet waits for it.
-fn take_shares(
-    store: &Store,
-    name: &str,
-    folder: &Path,
-    known: &std::collections::HashSet<String>,
-) -> anyhow::Result<()> {
-    let folder::ArrivedShares { shares, damaged } = folder::read_shares(folder, known)?;
+fn take_shares(store: &Store, name: &str, shares: Vec<folder::ShareFile>) -> anyhow::Result<()> {
     let targets = store.sync_targets()?;
-    let mut taken: Vec<String> = damaged.into_iter().map(|(id, _)| id).collect();
+    let mut taken: Vec<String> = Vec::new();
     for share in shares {
         let made_here = share.team.strip_prefix("team-").and_then(|team| team_target(team).ok());
         if made_here.as_deref() != Some(share.team.as_str()) {
@@ -422,6 +506,8 @@ struct Tally {
     not_followed: Vec<String>,
     links_removed: std::collections::BTreeSet<String>,
     left_for_later: usize,
+    /// Files of an earlier Pinloom's layout turned into packs.
+    converted: usize,
     committed: bool,
     pushed: bool,
 }
@@ -435,7 +521,7 @@ impl Tally {
         arrived: Arrived,
         from_team: bool,
     ) -> anyhow::Result<()> {
-        let Arrived { records, ops, damaged, unknown, not_followed, left_for_later } = arrived;
+        let Arrived { records, ops, damaged, unknown, not_followed, left_for_later, .. } = arrived;
         let admitted = admission::admit(store, remote, records, ops, from_team)?;
         // A team's receipts are other people's files: kept as an imported file's are.
         let turn: TurnReceipt<'_> = if from_team { &admit_team_receipt } else { &turn_receipt };
@@ -502,6 +588,12 @@ fn finish(store: &Store, name: &str, remote: &str, tally: Tally) -> anyhow::Resu
             tally.left_for_later
         ));
     }
+    if tally.converted > 0 {
+        notes.push(format!(
+            "The remote held {} files in the layout of an earlier Pinloom: they are now in packs, which every Pinloom from this one on reads (an earlier one asks to be updated).",
+            tally.converted
+        ));
+    }
     if !tally.unknown.is_empty() {
         notes.push(format!(
             "{} files are of a kind this Pinloom does not know (a newer Pinloom wrote them); they are left in the folder for an updated Pinloom to read.",
@@ -559,6 +651,16 @@ fn describe(folded: &SyncFolded, notes: &mut Vec<String>) {
             folded.into_closed.len()
         ));
     }
+    list(
+        &folded.moves_undone,
+        |(moved, under)| {
+            format!(
+                "Two machines moved branches under each other: the later move, of {moved} under {under}, would have made a loop, so the earlier move stands on every machine; move the branch again to choose otherwise."
+            )
+        },
+        "moves undone",
+        notes,
+    );
     list(
         &folded.changed_on_both,
         |(_, field, kept)| {

@@ -99,6 +99,34 @@ impl Machines {
         String::from_utf8_lossy(&output.stdout).trim().parse().unwrap_or(0)
     }
 
+    /// Every file on the branch of the bare repository `remote`, as text: a plain pack opened
+    /// (decompressed), anything else as its bytes are, a sealed pack too.
+    fn remote_text(&self, remote: &str) -> String {
+        let listed = self
+            .git(&["--git-dir", remote, "ls-tree", "-r", "--name-only", "main"])
+            .output()
+            .unwrap();
+        let mut text = String::new();
+        for path in String::from_utf8_lossy(&listed.stdout).lines() {
+            let blob = self
+                .git(&["--git-dir", remote, "cat-file", "blob", &format!("main:{path}")])
+                .output()
+                .unwrap()
+                .stdout;
+            let opened = zstd::stream::decode_all(blob.as_slice()).unwrap_or(blob);
+            text.push_str(path);
+            text.push('\n');
+            text.push_str(&String::from_utf8_lossy(&opened));
+            text.push('\n');
+        }
+        text
+    }
+
+    /// Whether the branch of the bare repository `remote` holds `text` in any file.
+    fn remote_holds(&self, remote: &str, text: &str) -> bool {
+        self.remote_text(remote).contains(text)
+    }
+
     async fn open(&self, machine: &str) -> Pinloom {
         Pinloom::open(self.data(machine)).await.unwrap()
     }
@@ -384,7 +412,7 @@ async fn a_folder_from_a_newer_pinloom_or_no_git_or_no_remote_stop_with_what_to_
     let clone = machines.root.path().join("newer");
     let status = machines.git(&["clone", "-q"]).arg(&remote).arg(&clone).status().unwrap();
     assert!(status.success());
-    std::fs::write(clone.join("format.json"), "{\"format\": \"pinloom-sync\", \"version\": 2}\n")
+    std::fs::write(clone.join("format.json"), "{\"format\": \"pinloom-sync\", \"version\": 3}\n")
         .unwrap();
     for args in [
         &["add", "-A"][..],
@@ -525,11 +553,10 @@ async fn a_person_in_a_team_on_two_machines_gets_the_teams_additions_on_both() {
     let on_desktop = newest(&desktop, here).await;
     desktop.append_message(here, Some(on_desktop), "And meanders migrate.".into()).await.unwrap();
     machines.sync("desktop");
-    let pushed = machines
-        .git(&["--git-dir", &team, "grep", "-q", "meanders migrate", "main"])
-        .output()
-        .unwrap();
-    assert!(pushed.status.success(), "the desktop's answer reached the team");
+    assert!(
+        machines.remote_holds(&team, "And meanders migrate."),
+        "the desktop's answer reached the team"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -643,13 +670,9 @@ async fn model_profiles_and_prices_travel_only_when_chosen_and_never_to_a_team()
     let (out, err, code) = machines
         .pinloom("laptop", &["share", &tree.global_id, "--team", "geo", "--remote", &team_remote]);
     assert_eq!(code, 0, "{out}{err}");
-    let listed = machines
-        .git(&["--git-dir", &team_remote, "ls-tree", "-r", "--name-only", "main"])
-        .output()
-        .unwrap();
-    let files = String::from_utf8_lossy(&listed.stdout);
-    assert!(files.contains("records/trees/"), "{files}");
-    assert!(!files.contains("records/profiles/"), "{files}");
+    let held = machines.remote_text(&team_remote);
+    assert!(held.contains(r#""kind":"tree""#), "{held}");
+    assert!(!held.contains(r#""kind":"profile""#), "{held}");
 }
 
 #[tokio::test]
@@ -686,3 +709,4 @@ async fn a_tree_exported_and_imported_elsewhere_keeps_its_global_ids_and_syncs_a
 }
 
 mod hostile;
+mod sealed;

@@ -66,6 +66,10 @@ pub struct SyncFolded {
     /// Fields changed here and on another machine since this one last heard: (thing, field, the
     /// value kept). The other value stays in the field's history.
     pub changed_on_both: Vec<(String, String, Value)>,
+    /// Moves that arrived now and stand undone, since an earlier move of another branch made
+    /// them a loop (two machines that moved branches under each other): (the moved message,
+    /// the message it was moved under), by global id. Every machine settles them alike.
+    pub moves_undone: Vec<(String, String)>,
 }
 
 impl Store {
@@ -102,9 +106,27 @@ impl Store {
             let me = device(tx)?;
             let ops = admit_ops(tx, name, &authority, ops, &me, now_ms, &mut folded, &mut known)?;
             let touched = fold_ops(tx, &ops, &inserted, &mut folded, &mut known)?;
+            // A message that arrives may be the place a move waited for.
+            let mut moved_in = BTreeSet::new();
+            for (kind, gid) in &inserted {
+                if *kind == RecordKind::Message {
+                    moved_in.extend(crate::sync::read::tree_of_thing(tx, *kind, gid)?);
+                }
+            }
             for (field, gid) in &touched {
-                apply_winner(tx, *field, gid, &mut folded)?;
+                if *field == SyncedField::MessageParent {
+                    // A move is settled with every other move of its tree, not on its own.
+                    moved_in.extend(crate::sync::read::tree_of_thing(tx, field.kind(), gid)?);
+                } else {
+                    apply_winner(tx, *field, gid, &mut folded)?;
+                }
                 report_both_sides(tx, gid, *field, &me, heard_before, &ops, &mut folded)?;
+            }
+            let arrived: HashSet<&str> = ops.iter().map(|op| op.id.as_str()).collect();
+            for tree in moved_in {
+                let settled = crate::sync::moves::settle_moves(tx, &tree, &arrived)?;
+                folded.moves_undone.extend(settled.undone);
+                folded.skipped.extend(settled.skipped);
             }
             let heard = ops
                 .iter()
@@ -896,8 +918,9 @@ fn fold_ops(
 ) -> Result<BTreeSet<(SyncedField, String)>, StoreError> {
     let mut touched = BTreeSet::new();
     let mut insert = tx.prepare_cached(
-        "INSERT OR IGNORE INTO sync_ops (id, gid, kind, field, value_json, clock, device)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        "INSERT OR IGNORE INTO sync_ops (id, gid, kind, field, value_json, clock, device,
+                                         from_json)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     )?;
     for op in ops {
         known.push(op.id.clone());
@@ -912,9 +935,9 @@ fn fold_ops(
             continue;
         }
         let value = op.value.to_string();
-        if insert.execute(params![op.id, op.gid, op.kind, op.field, value, op.clock, op.device])?
-            == 0
-        {
+        let from = op.from.as_ref().map(Value::to_string);
+        let row = params![op.id, op.gid, op.kind, op.field, value, op.clock, op.device, from];
+        if insert.execute(row)? == 0 {
             folded.already_here += 1;
             continue;
         }

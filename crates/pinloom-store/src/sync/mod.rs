@@ -25,6 +25,7 @@ use crate::sync::stamp::stamp_changes;
 
 pub(crate) mod clock;
 pub(crate) mod fold;
+pub(crate) mod moves;
 pub(crate) mod read;
 pub(crate) mod records;
 pub(crate) mod stamp;
@@ -337,7 +338,7 @@ impl Store {
         }
         let mut ops = Vec::new();
         let mut statement = conn.prepare_cached(
-            "SELECT id, gid, kind, field, value_json, clock, device FROM sync_ops o
+            "SELECT id, gid, kind, field, value_json, clock, device, from_json FROM sync_ops o
              WHERE NOT EXISTS (SELECT 1 FROM sync_known k WHERE k.target = ?1 AND k.id = o.id)
              ORDER BY id",
         )?;
@@ -380,5 +381,8 @@ fn op_from_row(row: &rusqlite::Row<'_>) -> Result<SyncOp, StoreError> {
         value: serde_json::from_str(&value).unwrap_or(Value::Null),
         clock: row.get(5)?,
         device: row.get(6)?,
+        from: row
+            .get::<_, Option<String>>(7)?
+            .map(|from| serde_json::from_str(&from).unwrap_or(Value::Null)),
     })
 }

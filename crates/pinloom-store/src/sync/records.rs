@@ -379,6 +379,11 @@ pub struct SyncOp {
     pub clock: i64,
     /// The device that made the change.
     pub device: String,
+    /// For a move, the parent before it (`null` for none), as the machine that moved saw it:
+    /// every machine settles a tree's moves from the same starting places. Absent in what an
+    /// earlier Pinloom wrote.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<Value>,
 }
 
 impl SyncOp {

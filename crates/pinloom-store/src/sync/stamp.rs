@@ -12,11 +12,13 @@ use crate::sync::records::SyncedField;
 /// Turns every change since the last stamp into an operation carrying the field's value now,
 /// each with a clock later than any this device has made or heard.
 pub(crate) fn stamp_changes(tx: &Connection) -> Result<usize, StoreError> {
-    let changes: Vec<(String, String, String, i64)> = tx
+    type Change = (String, String, String, i64, Option<String>);
+    let changes: Vec<Change> = tx
         .prepare_cached(
-            "SELECT gid, kind, field, at_ms FROM sync_changes ORDER BY at_ms, gid, field",
+            "SELECT gid, kind, field, at_ms, before_json FROM sync_changes
+             ORDER BY at_ms, gid, field",
         )?
-        .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)))?
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?)))?
         .collect::<Result<_, _>>()?;
     if changes.is_empty() {
         return Ok(0);
@@ -24,7 +26,7 @@ pub(crate) fn stamp_changes(tx: &Connection) -> Result<usize, StoreError> {
     let device = device(tx)?;
     let mut clock = clock(tx)?;
     let mut stamped = 0;
-    for (gid, kind, field, changed_at) in changes {
+    for (gid, kind, field, changed_at, before) in changes {
         // Only this database's own triggers write these: a pair no sync carries is a database
         // changed by something else, and stamping it would send what no machine can read.
         let Some(synced) = SyncedField::parse(&kind, &field) else {
@@ -39,8 +41,9 @@ pub(crate) fn stamp_changes(tx: &Connection) -> Result<usize, StoreError> {
         };
         clock = tick(clock, changed_at);
         tx.prepare_cached(
-            "INSERT OR IGNORE INTO sync_ops (id, gid, kind, field, value_json, clock, device)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            "INSERT OR IGNORE INTO sync_ops (id, gid, kind, field, value_json, clock, device,
+                                             from_json)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
         )?
         .execute(params![
             op_id(clock, &device),
@@ -49,7 +52,8 @@ pub(crate) fn stamp_changes(tx: &Connection) -> Result<usize, StoreError> {
             field,
             value.to_string(),
             clock,
-            device
+            device,
+            before
         ])?;
         stamped += 1;
     }

@@ -18,13 +18,13 @@ use serde_json::json;
 use super::Machines;
 
 /// Someone with push access who writes the repository by hand: a clone to write in.
-struct Intruder<'a> {
+pub(super) struct Intruder<'a> {
     machines: &'a Machines,
     work: PathBuf,
 }
 
 impl Machines {
-    fn intruder(&self, remote: &str, name: &str) -> Intruder<'_> {
+    pub(super) fn intruder(&self, remote: &str, name: &str) -> Intruder<'_> {
         let work = self.root.path().join(name);
         let cloned = self.git(&["clone", "-q", remote]).arg(&work).output().unwrap();
         assert!(cloned.status.success(), "{cloned:?}");
@@ -33,7 +33,7 @@ impl Machines {
 
     /// `pinloom --db <machine's> args…` with environment variables of the caller's own: (stdout,
     /// stderr, exit code), the output as bytes.
-    fn pinloom_with(
+    pub(super) fn pinloom_with(
         &self,
         machine: &str,
         args: &[&str],
@@ -61,32 +61,23 @@ impl Machines {
         assert_eq!(code, 0, "{machine}: {out}{err}");
         out
     }
-
-    /// Whether the branch of the bare repository `remote` holds `text` in any file.
-    fn remote_holds(&self, remote: &str, text: &str) -> bool {
-        let grep = self
-            .git(&["--git-dir", remote, "grep", "-q", "--fixed-strings", text, "main"])
-            .output()
-            .unwrap();
-        grep.status.success()
-    }
 }
 
 impl Intruder<'_> {
-    fn write(&self, relative: &str, text: &str) {
+    pub(super) fn write(&self, relative: &str, text: &str) {
         let path = self.work.join(relative);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, text).unwrap();
     }
 
-    fn record(&self, record: &SyncRecord) {
+    pub(super) fn record(&self, record: &SyncRecord) {
         let id = record.id();
         let fan = &id[id.len() - 2..];
         let relative = format!("records/{}/{fan}/{id}.json", record.kind().folder());
         self.write(&relative, &serde_json::to_string(record).unwrap());
     }
 
-    fn op(&self, op: &SyncOp) {
+    pub(super) fn op(&self, op: &SyncOp) {
         self.write(
             &format!("ops/{}/{}.json", op.device, op.id),
             &serde_json::to_string(op).unwrap(),
@@ -99,7 +90,7 @@ impl Intruder<'_> {
         std::os::unix::fs::symlink(target, path).unwrap();
     }
 
-    fn push(&self) {
+    pub(super) fn push(&self) {
         for args in [
             &["add", "--all", "--force", "."][..],
             &["-c", "user.name=Mallory", "-c", "user.email=m@localhost", "commit", "-q", "-m", "x"],
@@ -121,7 +112,7 @@ fn as_it_is(
 }
 
 /// A global id no tree has, as Pinloom shapes them.
-fn new_id(n: u32) -> String {
+pub(super) fn new_id(n: u32) -> String {
     format!("01900000-0000-7000-8000-{n:012x}")
 }
 
@@ -161,7 +152,7 @@ async fn ana_and_her_team(machines: &Machines) -> Ana {
     }
 }
 
-fn tree_record(id: &str, title: &str) -> SyncRecord {
+pub(super) fn tree_record(id: &str, title: &str) -> SyncRecord {
     SyncRecord::Tree(TreeRecord {
         id: id.to_owned(),
         title: title.to_owned(),
@@ -175,7 +166,7 @@ fn tree_record(id: &str, title: &str) -> SyncRecord {
     })
 }
 
-fn message_record(
+pub(super) fn message_record(
     id: &str,
     tree: &str,
     parent: Option<&str>,
@@ -204,7 +195,13 @@ fn message_record(
     })
 }
 
-fn op(target: &str, kind: &str, field: &str, value: serde_json::Value, clock: i64) -> SyncOp {
+pub(super) fn op(
+    target: &str,
+    kind: &str,
+    field: &str,
+    value: serde_json::Value,
+    clock: i64,
+) -> SyncOp {
     let device = "abcdefabcdefabcd".to_owned();
     SyncOp {
         id: format!("{clock:016x}-{device}"),
@@ -214,10 +211,11 @@ fn op(target: &str, kind: &str, field: &str, value: serde_json::Value, clock: i6
         value,
         clock,
         device,
+        from: None,
     }
 }
 
-fn now_clock() -> i64 {
+pub(super) fn now_clock() -> i64 {
     let ms =
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis();
     i64::try_from(ms).unwrap() << 16
@@ -228,22 +226,24 @@ async fn links_a_team_commits_are_never_followed_and_nothing_private_reaches_it(
     let machines = Machines::new();
     let ana = ana_and_her_team(&machines).await;
     let mallory = machines.intruder(&ana.team, "mallory");
-    // Links into the sibling folder of Ana's own remote, for every record file it holds (a
-    // member who guesses the layout links whole folders; the files are the same reach).
+    // Links into the sibling folder of Ana's own remote, for every pack it holds, under the
+    // names of packs of hers (a member who guesses the layout links whole folders; the files
+    // are the same reach).
     let own = machines.data("ana").join("pinloom-sync/origin");
-    for kind in ["trees", "messages"] {
-        for fan in std::fs::read_dir(own.join("records").join(kind)).unwrap() {
-            let fan = fan.unwrap().file_name().into_string().unwrap();
-            for file in std::fs::read_dir(own.join("records").join(kind).join(&fan)).unwrap() {
-                let file = file.unwrap().file_name().into_string().unwrap();
-                let relative = format!("records/{kind}/{fan}/{file}");
-                if !mallory.work.join(&relative).exists() {
-                    let target = format!("../../../../origin/{relative}");
-                    mallory.link(&relative, Path::new(&target));
-                }
+    for device in std::fs::read_dir(own.join("packs")).unwrap() {
+        let device = device.unwrap().file_name().into_string().unwrap();
+        for file in std::fs::read_dir(own.join("packs").join(&device)).unwrap() {
+            let file = file.unwrap().file_name().into_string().unwrap();
+            let relative = format!("packs/{device}/{file}");
+            if !mallory.work.join(&relative).exists() {
+                mallory.link(&relative, Path::new(&format!("../../../origin/{relative}")));
             }
         }
     }
+    mallory.link(
+        "packs/abcdefabcdefabcd/000000000001-000-abcdefabcdefabcd.pack",
+        Path::new("/dev/zero"),
+    );
     // Links to a device, to the terminal's input and to a secret; a format.json leading nowhere.
     let secret = machines.root.path().join("secret.txt");
     std::fs::write(&secret, "SECRET-TOKEN-42").unwrap();

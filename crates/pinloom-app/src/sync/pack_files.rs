@@ -1,0 +1,305 @@
+//! Packs in the folder (format 2): `packs/<device>/<pack id>.pack`, each written once by the
+//! device whose folder it is in. A sync writes what it adds as a few packs, reads the packs it
+//! does not know, converts what an older Pinloom wrote one file per record into packs, and now
+//! and then folds its own small packs into one, which names them as replaced, and removes them.
+//! Git's merge of two folders still only adds files (and takes removals of a device's own packs,
+//! which no other device ever edits), so it never conflicts.
+
+use std::collections::HashSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::sync::folder::{self, Arrived, ArrivedPack, FolderError, Taken};
+use crate::sync::packs::{self, PackLine, Seal};
+
+/// How many packs of its own a device keeps before folding the small ones together.
+const COMPACT_AT: usize = 24;
+
+/// A pack this small is folded into a bigger one by a compaction.
+const SMALL_PACK_BYTES: u64 = 512 * 1024;
+
+/// The largest pack file read (a pack's lines are cut at a few MB; one big message may pass that).
+pub(in crate::sync) const MAX_PACK_FILE_BYTES: u64 = 96 * 1024 * 1024;
+
+fn own_folder(device: &str) -> PathBuf {
+    Path::new("packs").join(device)
+}
+
+/// The next pack ids of `device` in `folder`: `<ms as 12 hex digits>-<n>-<device>`, after every
+/// pack the device has there (two syncs in one millisecond still name theirs apart).
+fn pack_ids(folder: &Path, device: &str, now_ms: i64, count: usize) -> Vec<String> {
+    let latest = fs::read_dir(folder.join(own_folder(device)))
+        .into_iter()
+        .flatten()
+        .filter_map(|entry| {
+            let name = entry.ok()?.file_name().to_string_lossy().into_owned();
+            i64::from_str_radix(name.get(..12)?, 16).ok()
+        })
+        .max()
+        .unwrap_or(0);
+    let ms = now_ms.max(latest + 1);
+    (0..count).map(|n| format!("{ms:012x}-{n:03}-{device}")).collect()
+}
+
+/// Writes `lines` as packs of `device`; returns them (each pack's id and its lines' ids).
+pub(in crate::sync) fn write_packs(
+    folder: &Path,
+    device: &str,
+    lines: &[PackLine],
+    seal: &Seal,
+    now_ms: i64,
+) -> Result<Vec<ArrivedPack>, FolderError> {
+    let cut = packs::cut(lines);
+    let ids = pack_ids(folder, device, now_ms, cut.len());
+    let work: Vec<(&String, &packs::CutPack<'_>)> = ids.iter().zip(&cut).collect();
+    // Compressing and encrypting a first sync's packs is most of its time: on every core.
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8);
+    std::thread::scope(|scope| {
+        let running: Vec<_> = work
+            .chunks(work.len().div_ceil(workers).max(1))
+            .map(|chunk| {
+                scope.spawn(move || {
+                    chunk.iter().try_for_each(|(id, pack)| {
+                        write_pack(folder, device, id, &pack.bodies, Vec::new(), seal)
+                    })
+                })
+            })
+            .collect();
+        running
+            .into_iter()
+            .try_for_each(|worker| worker.join().unwrap_or_else(|_| Err(folder::stopped(folder))))
+    })?;
+    Ok(ids
+        .into_iter()
+        .zip(&cut)
+        .map(|(id, pack)| ArrivedPack {
+            id,
+            lines: pack.ids.iter().map(|line| (*line).to_owned()).collect(),
+            replaces: Vec::new(),
+        })
+        .collect())
+}
+
+fn write_pack(
+    folder: &Path,
+    device: &str,
+    id: &str,
+    lines: &[Vec<u8>],
+    replaces: Vec<String>,
+    seal: &Seal,
+) -> Result<(), FolderError> {
+    let relative = own_folder(device).join(format!("{id}.pack"));
+    let bytes = packs::encode(id, device, lines, replaces, seal).map_err(|source| {
+        FolderError::Io { doing: "write", path: folder.join(&relative), source }
+    })?;
+    folder::write_once(folder, &relative, &bytes)
+}
+
+/// Reads every pack, record, operation and share file whose id is not in `known`. Only real
+/// folders and regular files are read: a link anywhere in the layout is reported and never
+/// followed, so a remote cannot make this sync read another folder's records, a device or a
+/// secret.
+pub(in crate::sync) fn read_new(
+    folder: &Path,
+    known: &HashSet<String>,
+    seal: &Seal,
+) -> Result<Arrived, FolderError> {
+    let mut arrived = Arrived::default();
+    let mut taken = Taken::default();
+    // In a sealed folder, plain files are no member's: only packs that open with its key count.
+    if matches!(seal, Seal::Plain) {
+        folder::read_old_layout(folder, known, &mut arrived, &mut taken)?;
+    }
+    read_packs(folder, known, seal, &mut arrived, &mut taken)?;
+    Ok(arrived)
+}
+
+/// Reads every pack whose id is not in `known` into `arrived`: lines already held are passed
+/// by, a pack that cannot be read is reported once as damaged. Shares (the person's own remote
+/// only) go to `shares`.
+fn read_packs(
+    folder: &Path,
+    known: &HashSet<String>,
+    seal: &Seal,
+    arrived: &mut Arrived,
+    taken: &mut Taken,
+) -> Result<(), FolderError> {
+    for device in folder::folders_in(folder, Path::new("packs"), arrived)? {
+        for file in folder::files_in(folder, &device, ".pack", known, arrived)? {
+            let id = folder::id_of(&file, ".pack");
+            if taken.full() {
+                arrived.left_for_later += 1;
+                continue;
+            }
+            let bytes = match folder::read_counted(folder, &file, MAX_PACK_FILE_BYTES, taken) {
+                Ok(bytes) => bytes,
+                Err(why) => {
+                    arrived.damaged.push((id, format!("{}: {why}", folder::shown(&file))));
+                    continue;
+                }
+            };
+            let pack = match packs::decode(&id, &bytes, seal) {
+                Ok(pack) => pack,
+                Err(why) => {
+                    arrived.damaged.push((id, format!("{}: {why}", folder::shown(&file))));
+                    continue;
+                }
+            };
+            taken.bytes += pack.header.bytes;
+            let mut read = ArrivedPack { id, replaces: pack.header.replaces, ..Default::default() };
+            for line in pack.lines {
+                match line {
+                    Ok(line) => {
+                        let line_id = line.id().to_owned();
+                        if !known.contains(&line_id) {
+                            read.lines.push(line_id);
+                            match line {
+                                PackLine::Record(record) => arrived.records.push(record),
+                                PackLine::Op(op) => arrived.ops.push(op),
+                                PackLine::Share(share) => arrived.shares.push(share),
+                            }
+                        }
+                    }
+                    Err(why) => arrived.unknown.push(format!("{}: {why}", folder::shown(&file))),
+                }
+            }
+            arrived.packs.push(read);
+        }
+    }
+    Ok(())
+}
+
+/// Turns what an older Pinloom wrote one file per record (`records/`, `ops/`, `shares/`) into
+/// packs of this device, and removes those files: every one that reads, whether held here or
+/// not, so nothing a machine has not read yet is lost. Files that do not read stay for the
+/// report. Returns the packs written and how many files they hold.
+pub(in crate::sync) fn convert_old_layout(
+    folder: &Path,
+    device: &str,
+    seal: &Seal,
+    now_ms: i64,
+) -> Result<(Vec<ArrivedPack>, usize), FolderError> {
+    let mut old = Arrived::default();
+    let files =
+        folder::read_old_layout(folder, &HashSet::new(), &mut old, &mut Taken::unbounded())?;
+    if files.is_empty() {
+        return Ok((Vec::new(), 0));
+    }
+    let mut lines: Vec<PackLine> = old.records.into_iter().map(PackLine::Record).collect();
+    lines.extend(old.ops.into_iter().map(PackLine::Op));
+    lines.extend(old.shares.into_iter().map(PackLine::Share));
+    let written = write_packs(folder, device, &lines, seal, now_ms)?;
+    for file in &files {
+        folder::remove_file(&folder.join(file))?;
+    }
+    Ok((written, files.len()))
+}
+
+/// Folds this device's small packs into one when it has many ([`COMPACT_AT`]): a new pack with
+/// their lines, naming them as replaced, then their files removed. Returns the new pack.
+pub(in crate::sync) fn compact_own(
+    folder: &Path,
+    device: &str,
+    seal: &Seal,
+    now_ms: i64,
+) -> Result<Option<ArrivedPack>, FolderError> {
+    let dir = folder.join(own_folder(device));
+    let mut small = Vec::new();
+    let mut count = 0;
+    for entry in fs::read_dir(&dir).into_iter().flatten().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(id) = name.strip_suffix(".pack") else { continue };
+        count += 1;
+        let meta = entry.metadata().map_err(|source| FolderError::Io {
+            doing: "read",
+            path: entry.path(),
+            source,
+        })?;
+        if meta.file_type().is_file() && meta.len() < SMALL_PACK_BYTES {
+            small.push(id.to_owned());
+        }
+    }
+    if count < COMPACT_AT || small.len() < COMPACT_AT / 2 {
+        return Ok(None);
+    }
+    small.sort();
+    let mut lines = Vec::new();
+    let mut replaces = Vec::new();
+    for id in &small {
+        let file = own_folder(device).join(format!("{id}.pack"));
+        let read =
+            folder::read_counted(folder, &file, MAX_PACK_FILE_BYTES, &mut Taken::unbounded())
+                .ok()
+                .and_then(|bytes| packs::decode(id, &bytes, seal).ok());
+        // A pack of its own that does not read is left where it is, as it was.
+        let Some(pack) = read else { continue };
+        lines.extend(pack.lines.into_iter().flatten());
+        replaces.push(id.clone());
+        replaces.extend(pack.header.replaces);
+    }
+    let bodies: Vec<Vec<u8>> =
+        lines.iter().map(|line| serde_json::to_vec(line).unwrap_or_default()).collect();
+    let Some(id) = pack_ids(folder, device, now_ms, 1).pop() else { return Ok(None) };
+    let removed: Vec<String> = small.into_iter().filter(|id| replaces.contains(id)).collect();
+    write_pack(folder, device, &id, &bodies, replaces.clone(), seal)?;
+    for old in removed {
+        folder::remove_file(&dir.join(format!("{old}.pack")))?;
+    }
+    let lines = lines.iter().map(|line| line.id().to_owned()).collect();
+    Ok(Some(ArrivedPack { id, lines, replaces }))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::symlink;
+
+    use super::*;
+
+    #[test]
+    fn links_planted_where_files_go_are_replaced_never_written_or_read_through() {
+        let root = tempfile::tempdir().unwrap();
+        let folder = root.path().join("team-geo");
+        let outside = root.path().join("outside");
+        fs::create_dir_all(&folder).unwrap();
+        fs::create_dir_all(&outside).unwrap();
+        let victim = root.path().join("bashrc");
+        fs::write(&victim, "precious").unwrap();
+        // The packs' folder linked to a folder elsewhere: replaced by a real one, never written
+        // through.
+        symlink(&outside, folder.join("packs")).unwrap();
+        let record = crate::sync::folder::tests::tree("0190aaaa-0000-7000-8000-000000000001");
+        let lines = [PackLine::Record(record.clone())];
+        let written = write_packs(&folder, "0123456789abcdef", &lines, &Seal::Plain, 5).unwrap();
+        assert_eq!(fs::read_dir(&outside).unwrap().count(), 0);
+        assert!(fs::symlink_metadata(folder.join("packs")).unwrap().is_dir());
+        assert_eq!(written.len(), 1, "{written:?}");
+        assert_eq!(written[0].lines, [record.id()]);
+        let arrived = read_new(&folder, &HashSet::new(), &Seal::Plain).unwrap();
+        assert_eq!(arrived.records, vec![record.clone()]);
+
+        // Links named like packs or records, to the person's file, a device, or the terminal's
+        // input: refused by name, never read.
+        let other = folder.join("packs/fedcba9876543210");
+        let fan = folder.join("records/trees/02");
+        fs::create_dir_all(&other).unwrap();
+        fs::create_dir_all(&fan).unwrap();
+        for (n, target) in
+            [(2, victim.as_path()), (3, Path::new("/dev/zero")), (4, Path::new("/dev/stdin"))]
+        {
+            symlink(target, other.join(format!("00000000000{n}-000-fedcba9876543210.pack")))
+                .unwrap();
+            symlink(target, fan.join(format!("0190aaaa-0000-7000-8000-00000000000{n}.json")))
+                .unwrap();
+        }
+        let arrived = read_new(&folder, &HashSet::new(), &Seal::Plain).unwrap();
+        assert_eq!(arrived.records, vec![record]);
+        assert_eq!(arrived.damaged.len(), 6, "{:?}", arrived.damaged);
+        assert!(arrived.damaged.iter().all(|(_, why)| why.contains("symbolic link")));
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "precious");
+        // A linked device folder or kind of record is not listed at all.
+        symlink(&outside, folder.join("packs/1111111111111111")).unwrap();
+        symlink(&outside, folder.join("records/notes")).unwrap();
+        let arrived = read_new(&folder, &HashSet::new(), &Seal::Plain).unwrap();
+        assert_eq!(arrived.not_followed, ["records/notes", "packs/1111111111111111"]);
+    }
+}
