@@ -1,8 +1,8 @@
-//! Commands for Settings → Sync: the remote, Sync now, syncing on its own. Each adapts one use
-//! case.
+//! Commands for Settings → Sync: the remote, Sync now, syncing on its own, teams. Each adapts
+//! one use case.
 
 use pinloom_app::ApiError;
-use pinloom_app::json::{SyncReport, SyncStatus};
+use pinloom_app::json::{SyncReport, SyncStatus, TeamView};
 use tauri::State;
 
 use crate::state::AppState;
@@ -44,4 +44,66 @@ pub(crate) async fn sync_profiles_set(
     on: bool,
 ) -> Result<SyncStatus, ApiError> {
     Ok(state.pinloom()?.set_sync_profiles(on).await?)
+}
+
+/// The teams this database has joined.
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn team_list(state: State<'_, AppState>) -> Result<Vec<TeamView>, ApiError> {
+    Ok(state.pinloom()?.teams().await?)
+}
+
+/// Creates or joins the team `team` whose trees are shared through `remote` (an empty
+/// repository makes a new team).
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn team_join(
+    state: State<'_, AppState>,
+    team: String,
+    remote: String,
+) -> Result<SyncReport, ApiError> {
+    Ok(state.pinloom()?.join_team(team, remote).await?)
+}
+
+/// The invitation to a team: text holding its name and remote, for a colleague to paste.
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn team_invitation(
+    state: State<'_, AppState>,
+    team: String,
+) -> Result<String, ApiError> {
+    Ok(state.pinloom()?.team_invitation(team).await?)
+}
+
+/// Joins the team an invitation names.
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn team_join_invitation(
+    state: State<'_, AppState>,
+    invitation: String,
+) -> Result<SyncReport, ApiError> {
+    Ok(state.pinloom()?.join_by_invitation(invitation).await?)
+}
+
+/// Leaves a team; the trees that came through it stay here.
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn team_leave(
+    state: State<'_, AppState>,
+    team: String,
+) -> Result<Vec<TeamView>, ApiError> {
+    Ok(state.pinloom()?.leave_team(team).await?)
+}
+
+/// Shares tree `tree_id` with a team joined here, as `shared_by` (git's user name when absent),
+/// and syncs the team.
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn team_share_tree(
+    state: State<'_, AppState>,
+    tree_id: i64,
+    team: String,
+    shared_by: Option<String>,
+) -> Result<SyncReport, ApiError> {
+    Ok(state.pinloom()?.share_tree(tree_id, team, None, shared_by).await?)
 }

@@ -3,38 +3,14 @@
 // second machine starts empty and syncs from its welcome screen. Git's configuration is isolated
 // in a temporary folder, so this machine's settings neither help nor hinder.
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { after, before, describe } from "node:test";
+import { describe } from "node:test";
 
 import { Key } from "selenium-webdriver";
 
-import { Harness } from "./harness.mjs";
+import { closeSettings, twoMachinesAndARemote } from "./two-machines.mjs";
 
 describe("sync between two windows through a bare repository", () => {
-  const laptop = new Harness();
-  const desktop = new Harness();
-  const root = mkdtempSync(join(tmpdir(), "pinloom-sync-e2e-"));
-  const remote = join(root, "trees.git");
-
-  before(async () => {
-    const gitConfig = join(root, "gitconfig");
-    writeFileSync(gitConfig, "");
-    // Both apps inherit these through tauri-driver.
-    process.env.GIT_CONFIG_GLOBAL = gitConfig;
-    process.env.GIT_CONFIG_NOSYSTEM = "1";
-    execFileSync("git", ["init", "-q", "--bare", "-b", "main", remote]);
-    await laptop.start();
-    await desktop.start();
-  });
-
-  after(async () => {
-    await laptop.stop();
-    await desktop.stop();
-    rmSync(root, { recursive: true, force: true });
-  });
+  const { first: laptop, second: desktop, remote } = twoMachinesAndARemote("trees.git");
 
   /// Types the remote (when given) and clicks Sync now, then waits until the last result says
   /// `expected`.
@@ -59,20 +35,6 @@ describe("sync between two windows through a bare repository", () => {
       30_000,
     );
     return last;
-  }
-
-  /// Closes Settings and waits until it is gone, clicking Close again if a late re-render of the
-  /// panel's rows took the first click.
-  async function closeSettings(harness) {
-    await harness.driver.wait(
-      async () => {
-        if ((await harness.findAll("settings-panel")).length === 0) return true;
-        await harness.click("settings-close").catch(() => undefined);
-        return (await harness.findAll("settings-panel")).length === 0;
-      },
-      20_000,
-      "Settings to close",
-    );
   }
 
   laptop.windowTest("a message written in one window appears in the other after Sync now", async () => {

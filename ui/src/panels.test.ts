@@ -52,6 +52,7 @@ describe("Settings", () => {
       "This tree",
       "Deleted threads",
       "Sync",
+      "Teams",
       "About",
       "Appearance",
     ]);

@@ -2166,6 +2166,20 @@ pub struct SyncReport {
     pub text: String,
 }
 
+/// A team this database has joined, as Settings → Sync lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct TeamView {
+    /// Its name (letters, digits, '-', '_').
+    pub name: String,
+    /// Its git remote.
+    pub remote: String,
+    /// The trees shared with it here, by id.
+    pub shared_trees: Vec<i64>,
+    /// What its last sync did.
+    pub last: Option<SyncReport>,
+}
+
 /// The window's Settings → Sync: where this database syncs, whether on its own, what the last
 /// sync did and what waits to go.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
@@ -2183,4 +2197,7 @@ pub struct SyncStatus {
     pub waiting_records: u64,
     /// Field changes (titles, flags, deletions, …) made here and not in the remote yet.
     pub waiting_changes: u64,
+    /// How many teams this database has joined: Sync now syncs them too, with or without a
+    /// remote of its own.
+    pub teams: u32,
 }

@@ -58,7 +58,7 @@ pub use pinloom_store::MAX_PICKS as MOST_PICKS;
 pub use pinloom_store::SCHEMA_VERSION;
 pub use sync::OWN_REMOTE;
 #[cfg(feature = "test-seams")]
-pub use sync::sync_fuzz_case;
+pub use sync::{pack_fuzz_case, sync_fuzz_case};
 pub use threadmind::ThreadMindSession;
 pub use tokio_util::sync::CancellationToken;
 pub use window::columns::THREAD_PAGE;

@@ -6,6 +6,7 @@ mod messages;
 mod models;
 mod report;
 mod sending;
+mod teams;
 mod terminal;
 
 use std::io::Write;
@@ -413,6 +414,11 @@ enum Command {
         #[arg(long = "as", value_name = "NAME")]
         shared_by: Option<String>,
     },
+    /// Teams: list those joined, print an invitation to one, join by an invitation, leave one.
+    Team {
+        #[command(subcommand)]
+        action: teams::TeamAction,
+    },
     /// Serve MCP on standard input and output: ThreadMind's tools, prompts and resources on this
     /// database, plus pins. The active project and thread belong to the working folder.
     Mcp,
@@ -798,6 +804,11 @@ async fn run_opening_its_own(
             };
             if json { serde_json::to_string(&report)? } else { report.text }
         }
+        Command::Team { action } => {
+            // Joining on a new machine makes the database the trees arrive in.
+            let pinloom = open(path).await?;
+            teams::team(&pinloom, action).await?
+        }
         Command::Share { tree, team, remote, shared_by } => {
             let remote = remote.map(remote_from_here).transpose()?;
             let pinloom = open(path).await?;
@@ -900,9 +911,11 @@ async fn run(cli: Cli) -> anyhow::Result<String> {
                 }
             }
         }
-        Command::Import { .. } | Command::Mcp | Command::Sync { .. } | Command::Share { .. } => {
-            Ok(String::new())
-        }
+        Command::Import { .. }
+        | Command::Mcp
+        | Command::Sync { .. }
+        | Command::Share { .. }
+        | Command::Team { .. } => Ok(String::new()),
         // Run before: these never reach here.
         _ => Ok(String::new()),
     }

@@ -125,6 +125,15 @@ export const backend = {
   syncNow: (remote: string | null, passphrase: string | null) => unwrap(commands.syncNow(remote, passphrase)),
   syncAutomaticSet: (on: boolean) => unwrap(commands.syncAutomaticSet(on)),
   syncProfilesSet: (on: boolean) => unwrap(commands.syncProfilesSet(on)),
+  teamList: () => unwrap(commands.teamList()),
+  /// Creates a team (an empty repository at `remote`) or joins the one there, and syncs it.
+  teamJoin: (team: string, remote: string) => unwrap(commands.teamJoin(team, remote)),
+  teamInvitation: (team: string) => unwrap(commands.teamInvitation(team)),
+  teamJoinInvitation: (invitation: string) => unwrap(commands.teamJoinInvitation(invitation)),
+  teamLeave: (team: string) => unwrap(commands.teamLeave(team)),
+  /// Shares a tree with a joined team as `sharedBy` (null: git's user name), and syncs the team.
+  teamShareTree: (treeId: number, team: string, sharedBy: string | null) =>
+    unwrap(commands.teamShareTree(treeId, team, sharedBy)),
   about: () => unwrap(commands.about()),
   treeOpen: (treeId: number) => unwrap(commands.treeOpen(treeId)),
   /// The system's file dialogs, run by the shell: it remembers what the person chose, and the

@@ -27,6 +27,24 @@ export const commands = {
 	syncAutomaticSet: (on: boolean) => typedError<SyncStatus, ApiError>(__TAURI_INVOKE("sync_automatic_set", { on })),
 	/**  Syncs model profiles and prices to the person's own remote too, or stops doing so. */
 	syncProfilesSet: (on: boolean) => typedError<SyncStatus, ApiError>(__TAURI_INVOKE("sync_profiles_set", { on })),
+	/**  The teams this database has joined. */
+	teamList: () => typedError<TeamView[], ApiError>(__TAURI_INVOKE("team_list")),
+	/**
+	 *  Creates or joins the team `team` whose trees are shared through `remote` (an empty
+	 *  repository makes a new team).
+	 */
+	teamJoin: (team: string, remote: string) => typedError<SyncReport, ApiError>(__TAURI_INVOKE("team_join", { team, remote })),
+	/**  The invitation to a team: text holding its name and remote, for a colleague to paste. */
+	teamInvitation: (team: string) => typedError<string, ApiError>(__TAURI_INVOKE("team_invitation", { team })),
+	/**  Joins the team an invitation names. */
+	teamJoinInvitation: (invitation: string) => typedError<SyncReport, ApiError>(__TAURI_INVOKE("team_join_invitation", { invitation })),
+	/**  Leaves a team; the trees that came through it stay here. */
+	teamLeave: (team: string) => typedError<TeamView[], ApiError>(__TAURI_INVOKE("team_leave", { team })),
+	/**
+	 *  Shares tree `tree_id` with a team joined here, as `shared_by` (git's user name when absent),
+	 *  and syncs the team.
+	 */
+	teamShareTree: (treeId: number, team: string, sharedBy: string | null) => typedError<SyncReport, ApiError>(__TAURI_INVOKE("team_share_tree", { treeId, team, sharedBy })),
 	treeOpen: (treeId: number) => typedError<TreeSummary, ApiError>(__TAURI_INVOKE("tree_open", { treeId })),
 	treeImport: (path: string, onProgress: Channel<TransferProgress>) => typedError<ImportReportView, ApiError>(__TAURI_INVOKE("tree_import", { path, onProgress })),
 	treeExport: (request: ExportRequest, onProgress: Channel<TransferProgress>) => typedError<ExportDone, ApiError>(__TAURI_INVOKE("tree_export", { request, onProgress })),
@@ -1675,6 +1693,11 @@ export type SyncStatus = {
 	waitingRecords: number,
 	/**  Field changes (titles, flags, deletions, …) made here and not in the remote yet. */
 	waitingChanges: number,
+	/**
+	 *  How many teams this database has joined: Sync now syncs them too, with or without a
+	 *  remote of its own.
+	 */
+	teams: number,
 };
 
 /**
@@ -1689,6 +1712,18 @@ export type TaskFramesChoice = {
 	pathSummariesPercent: number,
 	/**  The results of closed sibling pins, when the tree includes them (10). */
 	siblingResultsPercent: number,
+};
+
+/**  A team this database has joined, as Settings → Sync lists it. */
+export type TeamView = {
+	/**  Its name (letters, digits, '-', '_'). */
+	name: string,
+	/**  Its git remote. */
+	remote: string,
+	/**  The trees shared with it here, by id. */
+	sharedTrees: number[],
+	/**  What its last sync did. */
+	last: SyncReport | null,
 };
 
 /**  A message as a thread shows it. */

@@ -28,6 +28,7 @@ import type {
   SendTarget,
   SliceView,
   SyncReport,
+  TeamView,
   TokenView,
   TrashView,
   TreeContext,
@@ -88,6 +89,11 @@ export type FakeState = {
   syncReports: SyncReport[];
   /// The passphrase each `sync_now` was given (null: none), in order.
   syncPassphrases: (string | null)[];
+  /// Settings → Sync's teams, as joined here.
+  teams: TeamView[];
+  /// The trees the next join brings, as a team's repository that members shared them in would:
+  /// they join the list of trees and the team's shared trees.
+  teamArrivals: TreeSummary[];
   /// Settings → Provider keys: where each provider's key is; `key_save` puts one in the keyring.
   keys: KeyStatus[];
   /// The models `ollama_models` finds; null when no Ollama server answers.
@@ -304,6 +310,8 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
     sync: { remote: null, automatic: false, profiles: false, last: null },
     syncReports: [],
     syncPassphrases: [],
+    teams: [],
+    teamArrivals: [],
     keys: [],
     ollama: null,
     localModels: [],
@@ -330,20 +338,24 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
       case "tree_list":
         return state.trees;
       case "sync_status":
-        return { ...state.sync, waitingRecords: 0, waitingChanges: 0 };
+        return { ...state.sync, waitingRecords: 0, waitingChanges: 0, teams: state.teams.length };
       case "sync_automatic_set":
         state.sync.automatic = Boolean(args.on);
-        return { ...state.sync, waitingRecords: 0, waitingChanges: 0 };
+        return { ...state.sync, waitingRecords: 0, waitingChanges: 0, teams: state.teams.length };
       case "sync_profiles_set":
         state.sync.profiles = Boolean(args.on);
-        return { ...state.sync, waitingRecords: 0, waitingChanges: 0 };
+        return { ...state.sync, waitingRecords: 0, waitingChanges: 0, teams: state.teams.length };
       case "sync_now": {
         const remote = (args.remote as string | null) ?? state.sync.remote;
-        if (!remote) throw { code: "invalidInput", message: "this database has no sync remote yet" } satisfies ApiError;
+        if (!remote && state.teams.length === 0) {
+          throw { code: "invalidInput", message: "this database has no sync remote yet" } satisfies ApiError;
+        }
         state.syncPassphrases.push((args.passphrase as string | null) ?? null);
-        state.sync.remote = remote;
+        // With no remote of its own, Sync now syncs the teams only.
+        if (remote) state.sync.remote = remote;
+        const synced = remote ?? state.teams[0]?.remote ?? "";
         const report: SyncReport = state.syncReports.shift() ?? {
-          remote,
+          remote: synced,
           sentRecords: 0,
           sentChanges: 0,
           receivedRecords: 0,
@@ -353,10 +365,44 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
           pushed: false,
           notes: [],
           atMs: 0,
-          text: `Synced with ${remote}: nothing new on either side.`,
+          text: `Synced with ${synced}: nothing new on either side.`,
         };
         state.sync.last = report;
         return report;
+      }
+      case "team_list":
+        return structuredClone(state.teams);
+      case "team_join":
+        return joinTeam(String(args.team), String(args.remote));
+      case "team_invitation": {
+        const team = joinedTeam(String(args.team));
+        return `Pinloom team invitation\nteam: ${team.name}\nremote: ${team.remote}\n`;
+      }
+      case "team_join_invitation": {
+        // As the backend reads one: `key: value` lines, pasted with whatever indentation.
+        const line = (key: string) => new RegExp(`^\\s*${key}\\s*:(.*)$`, "im").exec(String(args.invitation))?.[1]?.trim();
+        const team = line("team");
+        const remote = line("remote");
+        if (team === undefined || remote === undefined) {
+          throw { code: "invalidInput", message: "that is not a Pinloom team invitation: it has lines `team: …` and `remote: …`; paste it whole" } satisfies ApiError;
+        }
+        return joinTeam(team, remote);
+      }
+      case "team_leave": {
+        const left = joinedTeam(String(args.team));
+        state.teams = state.teams.filter((team) => team !== left);
+        return structuredClone(state.teams);
+      }
+      case "team_share_tree": {
+        const team = joinedTeam(String(args.team));
+        const treeId = args.treeId as number;
+        if (!state.trees.some((tree) => tree.id === treeId)) {
+          throw { code: "notFound", message: `tree ${treeId} does not exist` } satisfies ApiError;
+        }
+        const sharedBy = (args.sharedBy as string | null)?.trim() || "You";
+        state.trees = state.trees.map((tree) => (tree.id === treeId ? { ...tree, sharedBy } : tree));
+        if (!team.sharedTrees.includes(treeId)) team.sharedTrees.push(treeId);
+        return teamSynced(team, 1, []);
       }
       case "tree_create": {
         const title = String(args.title).trim();
@@ -850,6 +896,55 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
         throw new Error(`the fake backend has no command ${command}`);
     }
   });
+
+  /// Joins team `name` at `remote` (a team joined already takes the remote given), bringing the
+  /// trees `teamArrivals` holds.
+  function joinTeam(name: string, remote: string): SyncReport {
+    const trimmed = name.trim();
+    if (!/^[A-Za-z0-9_-]{1,40}$/.test(trimmed)) {
+      throw { code: "invalidInput", message: `${JSON.stringify(trimmed)} cannot name a team: use up to 40 letters, digits, '-' or '_'` } satisfies ApiError;
+    }
+    if (!remote.trim()) throw { code: "invalidInput", message: "a team needs a git remote: a URL or a folder path" } satisfies ApiError;
+    const joined = state.teams.find((team) => team.name === trimmed);
+    const team = joined ?? { name: trimmed, remote: remote.trim(), sharedTrees: [], last: null };
+    team.remote = remote.trim();
+    if (!joined) state.teams.push(team);
+    const arrived = state.teamArrivals;
+    state.teamArrivals = [];
+    state.trees = [...arrived, ...state.trees];
+    team.sharedTrees.push(...arrived.map((tree) => tree.id));
+    return teamSynced(team, 0, arrived.map((tree) => tree.id));
+  }
+
+  function joinedTeam(name: string): TeamView {
+    const team = state.teams.find((one) => one.name === name.trim());
+    if (!team) throw { code: "invalidInput", message: `this database has not joined the team ${JSON.stringify(name)}` } satisfies ApiError;
+    return team;
+  }
+
+  /// What syncing `team` did, having sent `sent` records and received the trees `arrived`; kept
+  /// as the team's last result.
+  function teamSynced(team: TeamView, sent: number, arrived: number[]): SyncReport {
+    const text =
+      sent + arrived.length === 0
+        ? `Synced with ${team.remote}: nothing new on either side.`
+        : `Synced with ${team.remote}: sent ${sent} records and 0 changes; received ${arrived.length} records and 0 changes.`;
+    const report: SyncReport = {
+      remote: team.remote,
+      sentRecords: sent,
+      sentChanges: 0,
+      receivedRecords: arrived.length,
+      receivedChanges: 0,
+      treesChanged: arrived,
+      committed: sent > 0,
+      pushed: sent > 0,
+      notes: [],
+      atMs: 0,
+      text,
+    };
+    team.last = report;
+    return structuredClone(report);
+  }
 
   function write(treeId: number, parentId: number | null, author: Message["author"], text: string): Message {
     const message: Message = { id: nextId++, parentId, author, text, createdAtMs: 0, tokenEstimate: Math.ceil(text.length / 3.5) };

@@ -48,6 +48,16 @@ describe("SyncState", () => {
     expect(fake.syncPassphrases).toEqual(["correct horse", null]);
   });
 
+  it("syncs the teams with Sync now when there is no remote of its own", async () => {
+    fake.teams.push({ name: "geo", remote: "/srv/team.git", sharedTrees: [], last: null });
+    const sync = new SyncState();
+    await sync.load();
+    expect(sync.status?.teams).toBe(1);
+    const report = await sync.syncNow();
+    expect(report?.text).toContain("/srv/team.git");
+    expect(sync.status?.remote).toBeNull();
+  });
+
   it("shows a failure where the person synced, and keeps the remote unset", async () => {
     const sync = new SyncState();
     expect(await sync.syncNow(null)).toBeNull();

@@ -5,6 +5,7 @@ import { tick } from "svelte";
 import { backend, PinloomError, showingFailure } from "./backend";
 import type { TreeMode, TreeSummary } from "./bindings";
 import { SyncState } from "./sync.svelte";
+import { TeamsState } from "./teams.svelte";
 import { Transfers } from "./transfers.svelte";
 
 /// Resolves once the window has had the chance to draw what changed (and to handle what waited).
@@ -45,6 +46,9 @@ export class Workspace {
   readonly transfers = new Transfers();
   /// Sync with the person's other machines through git.
   readonly sync = new SyncState();
+  /// The teams this database shares trees with, each through its own git repository; what a
+  /// join or a share brought or changed shows as a sync's arrivals do.
+  readonly teams = new TeamsState(() => this.showArrivals());
 
   constructor() {
     // What an import wrote shows in the list at once, and its first tree opens.
@@ -52,11 +56,14 @@ export class Workspace {
       await this.refreshList();
       if (treeIds[0] !== undefined) await this.select(treeIds[0]);
     };
-    // What another machine wrote shows in the list, and in the open tree's columns.
-    this.sync.onarrived = async () => {
-      await this.refreshList();
-      this.restored++;
-    };
+    this.sync.onarrived = () => this.showArrivals();
+  }
+
+  /// What another machine or a team member wrote shows in the list, and in the open tree's
+  /// columns.
+  private async showArrivals(): Promise<void> {
+    await this.refreshList();
+    this.restored++;
   }
 
   /// Loads the trees and reopens the one that was open last time. The list shows as soon as it

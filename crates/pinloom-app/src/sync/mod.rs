@@ -13,6 +13,7 @@ mod folder_key;
 pub(crate) mod git;
 mod pack_files;
 mod packs;
+mod teams;
 
 use std::path::{Path, PathBuf};
 
@@ -155,15 +156,27 @@ impl Pinloom {
         self.read("could not read the sync settings", |store| {
             let target = store.sync_target(OWN_REMOTE)?;
             let (waiting_records, waiting_changes) = store.sync_waiting(OWN_REMOTE)?;
+            let targets = store.sync_targets()?;
+            let last_of = |target: &pinloom_store::SyncTarget| {
+                target
+                    .last_result_json
+                    .as_deref()
+                    .and_then(|json| serde_json::from_str::<SyncReport>(json).ok())
+            };
+            // The own remote's last sync; without one, the latest of a team's.
+            let last = match &target {
+                Some(own) => last_of(own),
+                None => targets.iter().filter_map(last_of).max_by_key(|report| report.at_ms),
+            };
             Ok(SyncStatus {
                 remote: target.as_ref().map(|target| target.remote.clone()),
                 automatic: store.sync_automatic()?,
                 profiles: store.sync_profiles()?,
-                last: target
-                    .and_then(|target| target.last_result_json)
-                    .and_then(|json| serde_json::from_str(&json).ok()),
+                last,
                 waiting_records,
                 waiting_changes,
+                teams: u32::try_from(targets.iter().filter(|target| target.shared_only).count())
+                    .unwrap_or(u32::MAX),
             })
         })
         .await
@@ -710,6 +723,23 @@ fn report_text(report: &SyncReport) -> String {
         text.push_str(note);
     }
     text
+}
+
+/// One fuzz case for a pack as a folder holds it: `data` read as the pack named `fuzz-pack`, in a
+/// plain folder (its first byte even) or a sealed one (odd; the rest read as the pack). Reading
+/// may refuse; it may not panic, nor hold more lines than it states.
+#[cfg(feature = "test-seams")]
+pub fn pack_fuzz_case(data: &[u8]) -> Option<usize> {
+    static FOLDER_KEY: std::sync::OnceLock<age::x25519::Identity> = std::sync::OnceLock::new();
+    let (first, rest) = data.split_first()?;
+    let seal = if first % 2 == 0 {
+        Seal::Plain
+    } else {
+        Seal::folder_key(FOLDER_KEY.get_or_init(age::x25519::Identity::generate).clone())
+    };
+    let pack = packs::decode("fuzz-pack", rest, &seal).ok()?;
+    assert_eq!(pack.lines.len() as u64, pack.header.lines, "a pack holds what it states");
+    Some(pack.lines.len())
 }
 
 /// One fuzz case for what a sync folder brings: `data` as lines of records and operations (each

@@ -302,4 +302,73 @@ mod tests {
         let arrived = read_new(&folder, &HashSet::new(), &Seal::Plain).unwrap();
         assert_eq!(arrived.not_followed, ["records/notes", "packs/1111111111111111"]);
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(24),
+            ..proptest::prelude::ProptestConfig::default()
+        })]
+
+        /// Three devices write batches into one folder, sealed or not, compacting their own
+        /// small packs as they go, while a reader reads now and then and marks what it holds as
+        /// a sync does: every line written is read, none is lost to a compaction, and once the
+        /// reader holds everything a reading brings nothing.
+        #[test]
+        fn every_line_written_is_read_whatever_the_compactions(
+            batches in proptest::collection::vec((0..3_usize, 1..6_usize, proptest::bool::ANY), 1..90),
+            sealed in proptest::bool::ANY,
+        ) {
+            let root = tempfile::tempdir().unwrap();
+            let folder = root.path();
+            let seal = if sealed {
+                Seal::folder_key(age::x25519::Identity::generate())
+            } else {
+                Seal::Plain
+            };
+            let devices = ["0000000000000001", "0000000000000002", "0000000000000003"];
+            let mut written = HashSet::new();
+            let mut known: HashSet<String> = HashSet::new();
+            let mut read = HashSet::new();
+            let read_now = |known: &mut HashSet<String>, read: &mut HashSet<String>| {
+                let arrived = read_new(folder, known, &seal).unwrap();
+                proptest::prop_assert!(arrived.damaged.is_empty(), "{:?}", arrived.damaged);
+                for record in &arrived.records {
+                    read.insert(record.id().to_owned());
+                    known.insert(record.id().to_owned());
+                }
+                for pack in &arrived.packs {
+                    known.extend(pack.done(known).unwrap_or_default());
+                }
+                Ok(())
+            };
+            for (n, (device, lines, then_read)) in batches.into_iter().enumerate() {
+                let ids: Vec<String> = (0..lines).map(|line| format!("{n:04}-{line}")).collect();
+                let lines: Vec<PackLine> = ids
+                    .iter()
+                    .map(|id| PackLine::Record(crate::sync::folder::tests::tree(id)))
+                    .collect();
+                let now = i64::try_from(n).unwrap() + 1;
+                for pack in write_packs(folder, devices[device], &lines, &seal, now).unwrap() {
+                    // The writer's own lines are held by the database that wrote them; the
+                    // reader here is another machine, which reads them from the folder.
+                    proptest::prop_assert!(!pack.id.is_empty());
+                }
+                written.extend(ids);
+                compact_own(folder, devices[device], &seal, now).unwrap();
+                if then_read {
+                    read_now(&mut known, &mut read)?;
+                }
+            }
+            read_now(&mut known, &mut read)?;
+            proptest::prop_assert_eq!(&read, &written);
+            // Compactions happened: no device keeps as many packs as start one.
+            for device in devices {
+                let packs = fs::read_dir(folder.join(own_folder(device)))
+                    .map_or(0, |entries| entries.count());
+                proptest::prop_assert!(packs < COMPACT_AT, "{device}: {packs} packs");
+            }
+            let again = read_new(folder, &known, &seal).unwrap();
+            proptest::prop_assert!(again.records.is_empty() && again.packs.is_empty());
+        }
+    }
 }

@@ -161,6 +161,17 @@ impl Store {
             .ok_or_else(|| StoreError::InvalidInput(format!("the sync target {name} vanished")))
     }
 
+    /// Forgets the remote called `name` (a team left): what its folder held, and the trees
+    /// shared with it here. The trees themselves stay.
+    pub fn forget_sync_target(&self, name: &str) -> Result<(), StoreError> {
+        self.write(|tx| {
+            tx.execute("DELETE FROM sync_known WHERE target = ?1", [name])?;
+            tx.execute("DELETE FROM sync_shares WHERE target = ?1", [name])?;
+            tx.execute("DELETE FROM sync_targets WHERE name = ?1", [name])?;
+            Ok(())
+        })
+    }
+
     /// Keeps what the last sync with `name` did, for the window's Settings → Sync.
     pub fn set_sync_result(&self, name: &str, result_json: &str) -> Result<(), StoreError> {
         self.write(|tx| {

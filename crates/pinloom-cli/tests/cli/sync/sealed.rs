@@ -1,6 +1,6 @@
 //! Sync round 2 against real git and bare repositories: an encrypted remote that holds no word of
-//! the trees, a remote whose history was rewritten, and a folder an earlier Pinloom wrote one
-//! file per record, converted into packs.
+//! the trees, a remote whose history was rewritten, a folder an earlier Pinloom wrote one file per
+//! record, converted into packs, and a team joined by invitation.
 
 use std::path::Path;
 
@@ -222,4 +222,44 @@ async fn a_folder_an_earlier_pinloom_wrote_is_read_and_converted_into_packs() {
     assert_eq!(desktop.list_trees().await.unwrap()[0].title, "Deltas and fans");
     // And the machine that converted it has nothing new to read again.
     assert!(machines.sync("laptop").contains("nothing new on either side"));
+}
+
+#[tokio::test]
+async fn a_colleague_joins_a_team_by_invitation_and_leaving_keeps_the_trees() {
+    let machines = Machines::new();
+    let team = machines.bare("team.git");
+    let ana = machines.open("ana").await;
+    let rivers = ana.create_tree("Rivers".into(), TreeMode::Dialogue).await.unwrap();
+    ana.append_message(rivers.id, None, "Why do rivers meander?".into()).await.unwrap();
+    let (out, err, code) = machines
+        .pinloom("ana", &["share", "rivers", "--team", "geo", "--remote", &team, "--as", "Ana"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let (invitation, err, code) = machines.pinloom("ana", &["team", "invite", "geo"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(invitation.contains("team: geo") && invitation.contains(&team), "{invitation}");
+    let (listed, _, _) = machines.pinloom("ana", &["team", "list"]);
+    assert!(listed.contains("geo") && listed.contains("1 shared tree"), "{listed}");
+
+    let file = machines.root.path().join("invitation.txt");
+    std::fs::write(&file, &invitation).unwrap();
+    let (out, err, code) = machines.pinloom("ben", &["team", "join", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("received 2 records"), "{out}");
+    let (trees, _, _) = machines.pinloom("ben", &["tree"]);
+    assert!(trees.contains("Rivers"), "{trees}");
+
+    // Text that is no invitation is refused, saying what an invitation holds.
+    std::fs::write(&file, "geo at the lab").unwrap();
+    let (_, err, code) = machines.pinloom("cleo", &["team", "join", file.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("team: …") && err.contains("remote: …"), "{err}");
+
+    let (out, err, code) = machines.pinloom("ben", &["team", "leave", "geo"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("Left the team geo"), "{out}");
+    let (listed, _, _) = machines.pinloom("ben", &["team", "list"]);
+    assert!(listed.contains("No team joined yet"), "{listed}");
+    let (trees, _, _) = machines.pinloom("ben", &["tree"]);
+    assert!(trees.contains("Rivers"), "the tree stays: {trees}");
+    assert!(!machines.data("ben").join("pinloom-sync/team-geo").exists());
 }
