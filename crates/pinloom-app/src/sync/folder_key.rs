@@ -56,6 +56,11 @@ pub(in crate::sync) enum KeyError {
         "this remote already holds your trees unencrypted (in its history too), so a passphrase cannot protect them there: to encrypt, sync with the passphrase to a new, empty remote"
     )]
     AlreadyPlain,
+    /// A folder known here as encrypted whose format.json now says it is not.
+    #[error(
+        "this remote was encrypted, and its format.json now says it is not (someone changed it): nothing was written, so nothing goes to it unencrypted; check the remote"
+    )]
+    Unsealed,
     /// The key file is not one.
     #[error(
         "{PASSPHRASE_FILE} in this remote cannot be read ({0}); the remote holds something else: choose another remote"
@@ -64,14 +69,19 @@ pub(in crate::sync) enum KeyError {
 }
 
 /// The seal of the folder (`format` as `folder::check_format` read or wrote it), its key made
-/// when the folder is new and sealed; the name it is kept under in the keyring is `entry`.
+/// when the folder is new and sealed; the name it is kept under in the keyring is `entry`. A
+/// folder `was_sealed` here stays sealed: a format.json that says otherwise is refused.
 /// Returns notes for the report (a keyring that would not keep the key).
 pub(in crate::sync) fn seal_of(
     folder: &Path,
     format: Format,
+    was_sealed: bool,
     unlock: &Unlock,
     entry: &str,
 ) -> Result<(Seal, Vec<String>), KeyError> {
+    if was_sealed && !format.sealed {
+        return Err(KeyError::Unsealed);
+    }
     if !format.sealed {
         return match &unlock.passphrase {
             Some(_) if !format.new && has_packs_or_records(folder) => Err(KeyError::AlreadyPlain),

@@ -101,6 +101,9 @@ impl Git {
             self.run("create the sync folder's repository", &["init", "-q", "-b", BRANCH])?;
         }
         self.run("configure the sync folder", &["config", "core.symlinks", "false"])?;
+        // Packs are compressed already: zlib would spend a second of a first sync on them for
+        // nothing (git's own objects, a few hundred bytes a sync, go uncompressed too).
+        self.run("configure the sync folder", &["config", "core.compression", "0"])?;
         // A remote's .gitattributes could filter, convert or rewrite what is checked out and
         // committed; this repository's own attributes, which git reads before the work tree's,
         // turn every such attribute off.
@@ -289,9 +292,10 @@ impl Git {
 }
 
 /// The attributes the sync folder's repository gives every path: no text conversion, filter,
-/// encoding, identifier expansion or merge driver of a remote's choosing.
+/// encoding, identifier expansion or merge driver of a remote's choosing. Packs are compressed
+/// (and sealed ones encrypted) already, and never edited: git looks for no deltas between them.
 const NEUTRAL_ATTRIBUTES: &[u8] =
-    b"* -text !eol -filter -ident !working-tree-encoding -export-subst !merge\n";
+    b"* -text !eol -filter -ident !working-tree-encoding -export-subst !merge\n*.pack -delta\n";
 
 /// Environment variables that point git at another repository, index, object store or
 /// configuration than the one it is run in (set inside a git hook, or by a shell): none of them

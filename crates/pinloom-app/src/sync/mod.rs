@@ -246,6 +246,15 @@ fn sync_target_uncoded(
     shared_only: bool,
     unlock: &Unlock,
 ) -> anyhow::Result<SyncReport> {
+    // A team's folder is not sealed with the person's passphrase (its members have none): the
+    // passphrase given for the own remote is not this sync's.
+    let for_team;
+    let unlock = if shared_only {
+        for_team = Unlock { keyring: unlock.keyring.clone(), passphrase: None };
+        &for_team
+    } else {
+        unlock
+    };
     let target = match (remote, store.sync_target(name)?) {
         (Some(remote), _) => store.set_sync_target(name, remote.trim(), shared_only, now_ms())?,
         (None, Some(target)) => target,
@@ -270,14 +279,17 @@ fn sync_target_uncoded(
             folder::remove_link(&folder, &link)?;
             tally.links_removed.insert(link.display().to_string());
         }
-        // A team's folder is not sealed with the person's passphrase (its members have none).
-        let sealing = unlock.passphrase.is_some() && !shared_only;
-        let format = folder::check_format(&folder, sealing)?;
+        let format = folder::check_format(&folder, unlock.passphrase.is_some())?;
         let seal = match &mut seal {
             Some(seal) => seal,
             None => {
                 let entry = format!("sync-folder-key-{device}-{name}");
-                let (opened, notes) = folder_key::seal_of(&folder, format, unlock, &entry)?;
+                let was_sealed = store.sync_sealed(name)?;
+                let (opened, notes) =
+                    folder_key::seal_of(&folder, format, was_sealed, unlock, &entry)?;
+                if matches!(opened, Seal::Age { .. }) && !was_sealed {
+                    store.set_sync_sealed(name)?;
+                }
                 tally.admission_notes.extend(notes);
                 seal.insert(opened)
             }

@@ -138,8 +138,14 @@ fn read_packs(
                     continue;
                 }
             };
+            let in_folder = device.file_name().map(|name| name.to_string_lossy().into_owned());
             let pack = match packs::decode(&id, &bytes, seal) {
-                Ok(pack) => pack,
+                Ok(pack) if Some(&pack.header.device) == in_folder.as_ref() => pack,
+                Ok(_) => {
+                    let why = "it names another device than the folder it is in";
+                    arrived.damaged.push((id, format!("{}: {why}", folder::shown(&file))));
+                    continue;
+                }
                 Err(why) => {
                     arrived.damaged.push((id, format!("{}: {why}", folder::shown(&file))));
                     continue;

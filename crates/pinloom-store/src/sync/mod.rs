@@ -148,6 +148,8 @@ impl Store {
                 .optional()?;
             if before.as_deref().is_some_and(|before| before != remote) {
                 tx.execute("DELETE FROM sync_known WHERE target = ?1", [name])?;
+                // Another remote: whether it is encrypted is its own to say.
+                tx.execute("DELETE FROM sync_state WHERE key = ?1", [format!("sealed {name}")])?;
             }
             tx.execute(
                 "INSERT INTO sync_targets (name, remote, scope, updated_at_ms)
@@ -161,12 +163,24 @@ impl Store {
             .ok_or_else(|| StoreError::InvalidInput(format!("the sync target {name} vanished")))
     }
 
+    /// Whether the folder of target `name` was ever seen encrypted here: from then on it must
+    /// stay so, whatever its format.json comes to say.
+    pub fn sync_sealed(&self, name: &str) -> Result<bool, StoreError> {
+        Ok(state(&self.conn(), &format!("sealed {name}"))?.as_deref() == Some("1"))
+    }
+
+    /// Remembers that the folder of target `name` is encrypted.
+    pub fn set_sync_sealed(&self, name: &str) -> Result<(), StoreError> {
+        self.write(|tx| set_state(tx, &format!("sealed {name}"), "1"))
+    }
+
     /// Forgets the remote called `name` (a team left): what its folder held, and the trees
     /// shared with it here. The trees themselves stay.
     pub fn forget_sync_target(&self, name: &str) -> Result<(), StoreError> {
         self.write(|tx| {
             tx.execute("DELETE FROM sync_known WHERE target = ?1", [name])?;
             tx.execute("DELETE FROM sync_shares WHERE target = ?1", [name])?;
+            tx.execute("DELETE FROM sync_state WHERE key = ?1", [format!("sealed {name}")])?;
             tx.execute("DELETE FROM sync_targets WHERE name = ?1", [name])?;
             Ok(())
         })

@@ -537,3 +537,54 @@ async fn counts_sizes_and_images_from_a_team_are_made_here() {
     let dump = store.sync_dump(&as_it_is).unwrap();
     assert!(!dump.contains("image/svg+xml") && !dump.contains("picture-32"), "{dump}");
 }
+
+#[tokio::test]
+async fn packs_that_inflate_past_their_size_or_lie_about_their_name_are_skipped_and_the_rest_goes_on()
+ {
+    let machines = Machines::new();
+    let ana = ana_and_her_team(&machines).await;
+    let mallory = machines.intruder(&ana.team, "mallory");
+    let device = "abcdefabcdefabcd";
+    let pack = |id: &str, header: &str, body: &[u8]| {
+        let mut plain = header.as_bytes().to_vec();
+        plain.push(b'\n');
+        plain.extend_from_slice(body);
+        let bytes = zstd::bulk::compress(&plain, 19).unwrap();
+        let path = mallory.work.join(format!("packs/{device}/{id}.pack"));
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+    };
+    // 256 MB of line breaks behind a header stating 10 bytes: a few hundred bytes on disk.
+    let bomb = vec![b'\n'; 256 * 1024 * 1024];
+    let bomb_id = format!("000000000001-000-{device}");
+    pack(
+        &bomb_id,
+        &format!(r#"{{"pack":"{bomb_id}","device":"{device}","lines":0,"bytes":10}}"#),
+        &bomb,
+    );
+    // A pack that calls itself by another name (a copy of another's, say).
+    let named_id = format!("000000000002-000-{device}");
+    pack(
+        &named_id,
+        &format!(r#"{{"pack":"elsewhere","device":"{device}","lines":0,"bytes":0}}"#),
+        b"",
+    );
+    // Bytes that are no pack at all.
+    std::fs::write(
+        mallory.work.join(format!("packs/{device}/000000000003-000-{device}.pack")),
+        b"PK\x03\x04 not a pack",
+    )
+    .unwrap();
+    mallory.push();
+
+    let newest = super::newest(&ana.pinloom, ana.rivers).await;
+    ana.pinloom.append_message(ana.rivers, Some(newest), "Meanders migrate.".into()).await.unwrap();
+    let report = machines.sync_bounded("ana");
+    assert_eq!(report.matches("Skipped a damaged file").count(), 3, "{report}");
+    assert!(report.contains("more than the 10 bytes it states"), "{report}");
+    assert!(report.contains("not its name"), "{report}");
+    assert!(machines.remote_holds(&ana.team, "Meanders migrate."), "the rest of the sync went on");
+    // Reported once: the next sync says nothing of them.
+    let again = machines.sync_bounded("ana");
+    assert!(!again.contains("damaged"), "{again}");
+}

@@ -108,6 +108,48 @@ async fn an_encrypted_remote_holds_no_word_and_a_new_machine_joins_with_the_pass
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("received 1 record"), "{out}");
     assert!(!machines.every_object(remote).contains("Ourthe"));
+    // Someone with push access rewrites format.json to say the remote is not encrypted: a
+    // machine that knew it encrypted writes nothing to it in the clear.
+    let work = machines.root.path().join("downgrader");
+    let cloned = machines.git(&["clone", "-q", remote]).arg(&work).output().unwrap();
+    assert!(cloned.status.success());
+    let format = std::fs::read_to_string(work.join("format.json")).unwrap();
+    std::fs::write(
+        work.join("format.json"),
+        format.replace("\"sealed\": true", "\"sealed\": false"),
+    )
+    .unwrap();
+    for args in [
+        &["-c", "user.name=D", "-c", "user.email=d@localhost", "commit", "-q", "-am", "plain"][..],
+        &["push", "-q", "origin", "HEAD:main"],
+    ] {
+        let done = machines.git(&["-C"]).arg(&work).args(args).output().unwrap();
+        assert!(done.status.success(), "{args:?}: {done:?}");
+    }
+    let newest = super::newest(&laptop, tree.id).await;
+    laptop.append_message(tree.id, Some(newest), "The Lesse too.".into()).await.unwrap();
+    let (_, err, code) = machines.sync_sealed("laptop", &[], Some(PASSPHRASE));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("now says it is not"), "{err}");
+    assert!(!machines.every_object(remote).contains("The Lesse too"));
+    let restored = machines
+        .git(&["-C"])
+        .arg(&work)
+        .args(["-c", "user.name=D", "-c", "user.email=d@localhost", "revert", "--no-edit", "HEAD"])
+        .output();
+    assert!(restored.unwrap().status.success());
+    let pushed =
+        machines.git(&["-C"]).arg(&work).args(["push", "-q", "origin", "HEAD:main"]).output();
+    assert!(pushed.unwrap().status.success());
+
+    // A team joined beside it is synced with the same command; the passphrase is the own
+    // remote's, not the team's.
+    let team = machines.bare("team.git");
+    let (out, err, code) =
+        machines.pinloom("laptop", &["share", &tree.global_id, "--team", "geo", "--remote", &team]);
+    assert_eq!(code, 0, "{out}{err}");
+    let (out, err, code) = machines.sync_sealed("laptop", &[], Some(PASSPHRASE));
+    assert_eq!(code, 0, "{out}{err}");
 
     // A passphrase for a remote that already holds plain text is refused: it could not hide
     // what the history holds.
