@@ -13,6 +13,8 @@ mod folder_key;
 pub(crate) mod git;
 mod pack_files;
 mod packs;
+#[cfg(test)]
+mod replicas;
 mod teams;
 
 use std::path::{Path, PathBuf};
@@ -294,26 +296,9 @@ fn sync_target_uncoded(
                 seal.insert(opened)
             }
         };
-        let outgoing = store.sync_outgoing(name, &turn_receipt)?;
         let mut known = store.sync_known(name)?;
-        tally.sent_records += outgoing.records.len();
-        tally.sent_changes += outgoing.ops.len();
-        let message = format!(
-            "Pinloom sync from {device}: {} records, {} changes",
-            outgoing.records.len(),
-            outgoing.ops.len()
-        );
-        let mut lines: Vec<PackLine> = outgoing.records.into_iter().map(PackLine::Record).collect();
-        lines.extend(outgoing.ops.into_iter().map(PackLine::Op));
-        if !shared_only {
-            let shares = share_files(store)?.into_iter().filter(|share| !known.contains(&share.id));
-            lines.extend(shares.map(PackLine::Share));
-        }
-        let written: Vec<String> =
-            pack_files::write_packs(&folder, &device, &lines, seal, now_ms())?
-                .into_iter()
-                .flat_map(|pack| pack.lines.into_iter().chain([pack.id]))
-                .collect();
+        let (written, message) =
+            send(store, name, &folder, &device, seal, shared_only, &known, &mut tally)?;
         known.extend(written.iter().cloned());
         let mut arrived = pack_files::read_new(&folder, &known, seal)?;
         let shares = std::mem::take(&mut arrived.shares);
@@ -346,6 +331,40 @@ fn sync_target_uncoded(
     anyhow::bail!(
         "the remote refused the push {PUSH_ATTEMPTS} times because other machines kept pushing first; everything is saved here and committed in the sync folder: sync again in a moment"
     )
+}
+
+/// Writes what the folder of target `name` lacks as packs of `device`; returns the ids written
+/// (the lines' and the packs') and the commit's message.
+#[allow(clippy::too_many_arguments)] // one step of the sync loop, each input named
+fn send(
+    store: &Store,
+    name: &str,
+    folder: &std::path::Path,
+    device: &str,
+    seal: &Seal,
+    shared_only: bool,
+    known: &std::collections::HashSet<String>,
+    tally: &mut Tally,
+) -> anyhow::Result<(Vec<String>, String)> {
+    let outgoing = store.sync_outgoing(name, &turn_receipt)?;
+    tally.sent_records += outgoing.records.len();
+    tally.sent_changes += outgoing.ops.len();
+    let message = format!(
+        "Pinloom sync from {device}: {} records, {} changes",
+        outgoing.records.len(),
+        outgoing.ops.len()
+    );
+    let mut lines: Vec<PackLine> = outgoing.records.into_iter().map(PackLine::Record).collect();
+    lines.extend(outgoing.ops.into_iter().map(PackLine::Op));
+    if !shared_only {
+        let shares = share_files(store)?.into_iter().filter(|share| !known.contains(&share.id));
+        lines.extend(shares.map(PackLine::Share));
+    }
+    let written = pack_files::write_packs(folder, device, &lines, seal, now_ms())?
+        .into_iter()
+        .flat_map(|pack| pack.lines.into_iter().chain([pack.id]))
+        .collect();
+    Ok((written, message))
 }
 
 /// What a sync rewrites of the folder once it has read it: an earlier Pinloom's files turned into
