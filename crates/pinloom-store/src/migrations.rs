@@ -592,6 +592,19 @@ const MIGRATIONS: &[(&str, Option<Fill>)] = &[
     "#,
         None,
     ),
+    (
+        // 20: the key each device signs its packs with, as a target's folder first showed it: a
+        // pack of that device signed by another key is refused.
+        r#"
+    CREATE TABLE sync_signers (
+        target TEXT NOT NULL,
+        device TEXT NOT NULL,
+        key    TEXT NOT NULL,
+        PRIMARY KEY (target, device)
+    ) STRICT, WITHOUT ROWID;
+    "#,
+        None,
+    ),
 ];
 
 /// Migration 11: the attachments table rebuilt to admit the `image` and `pdf` roles. Its

@@ -15,6 +15,7 @@ mod pack_files;
 mod packs;
 #[cfg(test)]
 mod replicas;
+mod signing;
 mod teams;
 
 use std::path::{Path, PathBuf};
@@ -33,6 +34,7 @@ use folder::{Arrived, ArrivedPack};
 use folder_key::Unlock;
 use git::{Git, Pushed};
 use packs::{PackLine, Seal};
+use signing::{DeviceKey, Signers, Writer};
 
 /// The name of the remote a person's own machines sync through.
 pub const OWN_REMOTE: &str = "origin";
@@ -267,6 +269,7 @@ fn sync_target_uncoded(
     let git = Git::new(&folder);
     git.prepare(&target.remote)?;
     let device = store.sync_device()?;
+    let writer = Writer { device: device.clone(), key: DeviceKey::of(store)? };
     let mut tally = Tally::default();
     let mut seal = None;
     for _ in 0..PUSH_ATTEMPTS {
@@ -298,9 +301,14 @@ fn sync_target_uncoded(
         };
         let mut known = store.sync_known(name)?;
         let (written, message) =
-            send(store, name, &folder, &device, seal, shared_only, &known, &mut tally)?;
+            send(store, name, &folder, &writer, seal, shared_only, &known, &mut tally)?;
         known.extend(written.iter().cloned());
-        let mut arrived = pack_files::read_new(&folder, &known, seal)?;
+        // This device's packs are signed by this device's key, whatever a folder says.
+        let mut signers = Signers { known: store.sync_signers(name)?, new: Vec::new() };
+        signers.known.insert(device.clone(), writer.key.public());
+        let old_layout = format.version < folder::FORMAT_VERSION && matches!(seal, Seal::Plain);
+        let mut arrived = pack_files::read_new(&folder, &known, seal, old_layout, &mut signers)?;
+        store.pin_sync_signers(name, &signers.new)?;
         let shares = std::mem::take(&mut arrived.shares);
         let mut packs = std::mem::take(&mut arrived.packs);
         tally.take(store, name, &target.remote, arrived, shared_only)?;
@@ -311,7 +319,7 @@ fn sync_target_uncoded(
         } else {
             take_shares(store, name, shares)?;
         }
-        packs.extend(rewrite_folder(&folder, &device, seal, format, &mut tally)?);
+        packs.extend(rewrite_folder(store, name, &folder, &writer, seal, format, &mut tally)?);
         let known = store.sync_known(name)?;
         let done: Vec<String> =
             packs.iter().filter_map(|pack| pack.done(&known)).flatten().collect();
@@ -340,7 +348,7 @@ fn send(
     store: &Store,
     name: &str,
     folder: &std::path::Path,
-    device: &str,
+    writer: &Writer,
     seal: &Seal,
     shared_only: bool,
     known: &std::collections::HashSet<String>,
@@ -350,7 +358,8 @@ fn send(
     tally.sent_records += outgoing.records.len();
     tally.sent_changes += outgoing.ops.len();
     let message = format!(
-        "Pinloom sync from {device}: {} records, {} changes",
+        "Pinloom sync from {}: {} records, {} changes",
+        writer.device,
         outgoing.records.len(),
         outgoing.ops.len()
     );
@@ -360,7 +369,7 @@ fn send(
         let shares = share_files(store)?.into_iter().filter(|share| !known.contains(&share.id));
         lines.extend(shares.map(PackLine::Share));
     }
-    let written = pack_files::write_packs(folder, device, &lines, seal, now_ms())?
+    let written = pack_files::write_packs(folder, writer, &lines, seal, now_ms())?
         .into_iter()
         .flat_map(|pack| pack.lines.into_iter().chain([pack.id]))
         .collect();
@@ -371,22 +380,25 @@ fn send(
 /// packs (a plain folder's only: in a sealed one they are no member's), this device's small packs
 /// folded together. Returns the packs written, each held here once all its lines are.
 fn rewrite_folder(
+    store: &Store,
+    name: &str,
     folder: &std::path::Path,
-    device: &str,
+    writer: &Writer,
     seal: &Seal,
     format: folder::Format,
     tally: &mut Tally,
 ) -> anyhow::Result<Vec<ArrivedPack>> {
     let mut written = Vec::new();
-    if matches!(seal, Seal::Plain) {
-        let (converted, files) = pack_files::convert_old_layout(folder, device, seal, now_ms())?;
+    if matches!(seal, Seal::Plain) && format.version < folder::FORMAT_VERSION {
+        let (converted, files, vouched) =
+            pack_files::convert_old_layout(folder, writer, seal, now_ms())?;
+        // The changes re-signed here are the files' own, folded already: held.
+        store.mark_sync_known(name, &vouched)?;
         written.extend(converted);
         tally.converted += files;
-        if format.version < folder::FORMAT_VERSION {
-            folder::write_format(folder, false)?;
-        }
+        folder::write_format(folder, false)?;
     }
-    written.extend(pack_files::compact_own(folder, device, seal, now_ms())?);
+    written.extend(pack_files::compact_own(folder, writer, seal, now_ms())?);
     Ok(written)
 }
 

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use crate::sync::folder::{self, Arrived, ArrivedPack, FolderError, Taken};
 use crate::sync::packs::{self, PackLine, Seal};
+use crate::sync::signing::{Signers, Writer};
 
 /// How many packs of its own a device keeps before folding the small ones together.
 const COMPACT_AT: usize = 24;
@@ -41,16 +42,17 @@ fn pack_ids(folder: &Path, device: &str, now_ms: i64, count: usize) -> Vec<Strin
     (0..count).map(|n| format!("{ms:012x}-{n:03}-{device}")).collect()
 }
 
-/// Writes `lines` as packs of `device`; returns them (each pack's id and its lines' ids).
+/// Writes `lines` as packs of `writer`'s device, signed; returns them (each pack's id and its
+/// lines' ids).
 pub(in crate::sync) fn write_packs(
     folder: &Path,
-    device: &str,
+    writer: &Writer,
     lines: &[PackLine],
     seal: &Seal,
     now_ms: i64,
 ) -> Result<Vec<ArrivedPack>, FolderError> {
     let cut = packs::cut(lines);
-    let ids = pack_ids(folder, device, now_ms, cut.len());
+    let ids = pack_ids(folder, &writer.device, now_ms, cut.len());
     let work: Vec<(&String, &packs::CutPack<'_>)> = ids.iter().zip(&cut).collect();
     // Compressing and encrypting a first sync's packs is most of its time: on every core.
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8);
@@ -60,7 +62,7 @@ pub(in crate::sync) fn write_packs(
             .map(|chunk| {
                 scope.spawn(move || {
                     chunk.iter().try_for_each(|(id, pack)| {
-                        write_pack(folder, device, id, &pack.bodies, Vec::new(), seal)
+                        write_pack(folder, writer, id, &pack.bodies, Vec::new(), seal)
                     })
                 })
             })
@@ -82,15 +84,18 @@ pub(in crate::sync) fn write_packs(
 
 fn write_pack(
     folder: &Path,
-    device: &str,
+    writer: &Writer,
     id: &str,
     lines: &[Vec<u8>],
     replaces: Vec<String>,
     seal: &Seal,
 ) -> Result<(), FolderError> {
-    let relative = own_folder(device).join(format!("{id}.pack"));
-    let bytes = packs::encode(id, device, lines, replaces, seal).map_err(|source| {
-        FolderError::Io { doing: "write", path: folder.join(&relative), source }
+    let relative = own_folder(&writer.device).join(format!("{id}.pack"));
+    let encoded = packs::encode(id, &writer.device, lines, replaces, seal, &writer.key);
+    let bytes = encoded.map_err(|source| FolderError::Io {
+        doing: "write",
+        path: folder.join(&relative),
+        source,
     })?;
     folder::write_once(folder, &relative, &bytes)
 }
@@ -98,19 +103,34 @@ fn write_pack(
 /// Reads every pack, record, operation and share file whose id is not in `known`. Only real
 /// folders and regular files are read: a link anywhere in the layout is reported and never
 /// followed, so a remote cannot make this sync read another folder's records, a device or a
-/// secret.
+/// secret. Format 1's files, which nobody signed, are read only from a folder that is still of
+/// format 1 (`old_layout`), to be turned into packs.
 pub(in crate::sync) fn read_new(
     folder: &Path,
     known: &HashSet<String>,
     seal: &Seal,
+    old_layout: bool,
+    signers: &mut Signers,
 ) -> Result<Arrived, FolderError> {
     let mut arrived = Arrived::default();
     let mut taken = Taken::default();
-    // In a sealed folder, plain files are no member's: only packs that open with its key count.
-    if matches!(seal, Seal::Plain) {
+    if old_layout {
         folder::read_old_layout(folder, known, &mut arrived, &mut taken)?;
+    } else {
+        // Format 1's files in a folder of signed packs: nobody signed them, so nobody is
+        // believed to have written them. Each is named once and left.
+        let mut stray = Arrived::default();
+        for file in folder::read_old_layout(folder, known, &mut stray, &mut taken)? {
+            let why = "written one file per record as an earlier Pinloom did, unsigned, in a folder of signed packs; not read";
+            arrived
+                .damaged
+                .push((folder::id_of(&file, ".json"), format!("{}: {why}", folder::shown(&file))));
+        }
+        arrived.damaged.extend(stray.damaged);
+        arrived.unknown.extend(stray.unknown);
+        arrived.not_followed.extend(stray.not_followed);
     }
-    read_packs(folder, known, seal, &mut arrived, &mut taken)?;
+    read_packs(folder, known, seal, signers, &mut arrived, &mut taken)?;
     Ok(arrived)
 }
 
@@ -121,6 +141,7 @@ fn read_packs(
     folder: &Path,
     known: &HashSet<String>,
     seal: &Seal,
+    signers: &mut Signers,
     arrived: &mut Arrived,
     taken: &mut Taken,
 ) -> Result<(), FolderError> {
@@ -139,13 +160,15 @@ fn read_packs(
                 }
             };
             let in_folder = device.file_name().map(|name| name.to_string_lossy().into_owned());
-            let pack = match packs::decode(&id, &bytes, seal) {
-                Ok(pack) if Some(&pack.header.device) == in_folder.as_ref() => pack,
-                Ok(_) => {
-                    let why = "it names another device than the folder it is in";
-                    arrived.damaged.push((id, format!("{}: {why}", folder::shown(&file))));
-                    continue;
+            let pack = packs::decode(&id, &bytes, seal).and_then(|pack| {
+                if Some(&pack.header.device) != in_folder.as_ref() {
+                    return Err("it names another device than the folder it is in".to_owned());
                 }
+                signers.admit(&pack.header.device, &pack.header.signer)?;
+                Ok(pack)
+            });
+            let pack = match pack {
+                Ok(pack) => pack,
                 Err(why) => {
                     arrived.damaged.push((id, format!("{}: {why}", folder::shown(&file))));
                     continue;
@@ -155,6 +178,19 @@ fn read_packs(
             let mut read = ArrivedPack { id, replaces: pack.header.replaces, ..Default::default() };
             for line in pack.lines {
                 match line {
+                    // A change is its device's to sign: one in another device's pack is forged.
+                    Ok(PackLine::Op(op)) if op.device != pack.header.device => {
+                        if !known.contains(&op.id) {
+                            let why = format!(
+                                "{}: a change that claims device {}, in a pack device {} signed; not taken",
+                                folder::shown(&file),
+                                folder::shown(Path::new(&op.device)),
+                                pack.header.device
+                            );
+                            read.lines.push(op.id.clone());
+                            arrived.damaged.push((op.id, why));
+                        }
+                    }
                     Ok(line) => {
                         let line_id = line.id().to_owned();
                         if !known.contains(&line_id) {
@@ -178,37 +214,49 @@ fn read_packs(
 /// Turns what an older Pinloom wrote one file per record (`records/`, `ops/`, `shares/`) into
 /// packs of this device, and removes those files: every one that reads, whether held here or
 /// not, so nothing a machine has not read yet is lost. Files that do not read stay for the
-/// report. Returns the packs written and how many files they hold.
+/// report. Returns the packs written, how many files they hold, and the changes this device
+/// vouched for under its own name (held here already, as the files' own changes).
 pub(in crate::sync) fn convert_old_layout(
     folder: &Path,
-    device: &str,
+    writer: &Writer,
     seal: &Seal,
     now_ms: i64,
-) -> Result<(Vec<ArrivedPack>, usize), FolderError> {
+) -> Result<(Vec<ArrivedPack>, usize, Vec<String>), FolderError> {
     let mut old = Arrived::default();
     let files =
         folder::read_old_layout(folder, &HashSet::new(), &mut old, &mut Taken::unbounded())?;
     if files.is_empty() {
-        return Ok((Vec::new(), 0));
+        return Ok((Vec::new(), 0, Vec::new()));
     }
     let mut lines: Vec<PackLine> = old.records.into_iter().map(PackLine::Record).collect();
-    lines.extend(old.ops.into_iter().map(PackLine::Op));
+    // A change is signed by its device: one that nobody signed is vouched for by the device that
+    // converts it, at its own clock (the same value wins the same way; a machine that read the
+    // file before holds both, alike).
+    let mut seen = HashSet::new();
+    for mut op in old.ops {
+        op.device.clone_from(&writer.device);
+        op.id = format!("{:016x}-{}", op.clock, writer.device);
+        if seen.insert(op.id.clone()) {
+            lines.push(PackLine::Op(op));
+        }
+    }
     lines.extend(old.shares.into_iter().map(PackLine::Share));
-    let written = write_packs(folder, device, &lines, seal, now_ms)?;
+    let written = write_packs(folder, writer, &lines, seal, now_ms)?;
     for file in &files {
         folder::remove_file(&folder.join(file))?;
     }
-    Ok((written, files.len()))
+    Ok((written, files.len(), seen.into_iter().collect()))
 }
 
 /// Folds this device's small packs into one when it has many ([`COMPACT_AT`]): a new pack with
 /// their lines, naming them as replaced, then their files removed. Returns the new pack.
 pub(in crate::sync) fn compact_own(
     folder: &Path,
-    device: &str,
+    writer: &Writer,
     seal: &Seal,
     now_ms: i64,
 ) -> Result<Option<ArrivedPack>, FolderError> {
+    let device = writer.device.as_str();
     let dir = folder.join(own_folder(device));
     let mut small = Vec::new();
     let mut count = 0;
@@ -247,7 +295,7 @@ pub(in crate::sync) fn compact_own(
         lines.iter().map(|line| serde_json::to_vec(line).unwrap_or_default()).collect();
     let Some(id) = pack_ids(folder, device, now_ms, 1).pop() else { return Ok(None) };
     let removed: Vec<String> = small.into_iter().filter(|id| replaces.contains(id)).collect();
-    write_pack(folder, device, &id, &bodies, replaces.clone(), seal)?;
+    write_pack(folder, writer, &id, &bodies, replaces.clone(), seal)?;
     for old in removed {
         folder::remove_file(&dir.join(format!("{old}.pack")))?;
     }
@@ -260,6 +308,11 @@ mod tests {
     use std::os::unix::fs::symlink;
 
     use super::*;
+    use crate::sync::signing::DeviceKey;
+
+    fn writer(device: &str) -> Writer {
+        Writer { device: device.to_owned(), key: DeviceKey::from_seed(device.as_bytes()[15]) }
+    }
 
     #[test]
     fn links_planted_where_files_go_are_replaced_never_written_or_read_through() {
@@ -275,12 +328,15 @@ mod tests {
         symlink(&outside, folder.join("packs")).unwrap();
         let record = crate::sync::folder::tests::tree("0190aaaa-0000-7000-8000-000000000001");
         let lines = [PackLine::Record(record.clone())];
-        let written = write_packs(&folder, "0123456789abcdef", &lines, &Seal::Plain, 5).unwrap();
+        let written =
+            write_packs(&folder, &writer("0123456789abcdef"), &lines, &Seal::Plain, 5).unwrap();
         assert_eq!(fs::read_dir(&outside).unwrap().count(), 0);
         assert!(fs::symlink_metadata(folder.join("packs")).unwrap().is_dir());
         assert_eq!(written.len(), 1, "{written:?}");
         assert_eq!(written[0].lines, [record.id()]);
-        let arrived = read_new(&folder, &HashSet::new(), &Seal::Plain).unwrap();
+        let arrived =
+            read_new(&folder, &HashSet::new(), &Seal::Plain, true, &mut Signers::default())
+                .unwrap();
         assert_eq!(arrived.records, vec![record.clone()]);
 
         // Links named like packs or records, to the person's file, a device, or the terminal's
@@ -297,7 +353,9 @@ mod tests {
             symlink(target, fan.join(format!("0190aaaa-0000-7000-8000-00000000000{n}.json")))
                 .unwrap();
         }
-        let arrived = read_new(&folder, &HashSet::new(), &Seal::Plain).unwrap();
+        let arrived =
+            read_new(&folder, &HashSet::new(), &Seal::Plain, true, &mut Signers::default())
+                .unwrap();
         assert_eq!(arrived.records, vec![record]);
         assert_eq!(arrived.damaged.len(), 6, "{:?}", arrived.damaged);
         assert!(arrived.damaged.iter().all(|(_, why)| why.contains("symbolic link")));
@@ -305,7 +363,9 @@ mod tests {
         // A linked device folder or kind of record is not listed at all.
         symlink(&outside, folder.join("packs/1111111111111111")).unwrap();
         symlink(&outside, folder.join("records/notes")).unwrap();
-        let arrived = read_new(&folder, &HashSet::new(), &Seal::Plain).unwrap();
+        let arrived =
+            read_new(&folder, &HashSet::new(), &Seal::Plain, true, &mut Signers::default())
+                .unwrap();
         assert_eq!(arrived.not_followed, ["records/notes", "packs/1111111111111111"]);
     }
 
@@ -332,11 +392,13 @@ mod tests {
                 Seal::Plain
             };
             let devices = ["0000000000000001", "0000000000000002", "0000000000000003"];
+            let writers = devices.map(writer);
+            let mut signers = Signers::default();
             let mut written = HashSet::new();
             let mut known: HashSet<String> = HashSet::new();
             let mut read = HashSet::new();
-            let read_now = |known: &mut HashSet<String>, read: &mut HashSet<String>| {
-                let arrived = read_new(folder, known, &seal).unwrap();
+            let mut read_now = |known: &mut HashSet<String>, read: &mut HashSet<String>| {
+                let arrived = read_new(folder, known, &seal, false, &mut signers).unwrap();
                 proptest::prop_assert!(arrived.damaged.is_empty(), "{:?}", arrived.damaged);
                 for record in &arrived.records {
                     read.insert(record.id().to_owned());
@@ -354,13 +416,13 @@ mod tests {
                     .map(|id| PackLine::Record(crate::sync::folder::tests::tree(id)))
                     .collect();
                 let now = i64::try_from(n).unwrap() + 1;
-                for pack in write_packs(folder, devices[device], &lines, &seal, now).unwrap() {
+                for pack in write_packs(folder, &writers[device], &lines, &seal, now).unwrap() {
                     // The writer's own lines are held by the database that wrote them; the
                     // reader here is another machine, which reads them from the folder.
                     proptest::prop_assert!(!pack.id.is_empty());
                 }
                 written.extend(ids);
-                compact_own(folder, devices[device], &seal, now).unwrap();
+                compact_own(folder, &writers[device], &seal, now).unwrap();
                 if then_read {
                     read_now(&mut known, &mut read)?;
                 }
@@ -373,7 +435,7 @@ mod tests {
                     .map_or(0, |entries| entries.count());
                 proptest::prop_assert!(packs < COMPACT_AT, "{device}: {packs} packs");
             }
-            let again = read_new(folder, &known, &seal).unwrap();
+            let again = read_new(folder, &known, &seal, false, &mut Signers::default()).unwrap();
             proptest::prop_assert!(again.records.is_empty() && again.packs.is_empty());
         }
     }

@@ -10,7 +10,9 @@
 //! ```
 //!
 //! `bytes` is the length of the lines after the header, which a reader never reads past (a pack
-//! that holds more than it states is refused, not inflated into memory). The whole is compressed
+//! that holds more than it states is refused, not inflated into memory). The header names the
+//! key that signed it (`signer`), and a last line, `{"signature":"…"}`, signs the header and the
+//! lines as they are (`signing.rs`): a pack whose signature does not cover it is not read. The whole is compressed
 //! with zstd and, in a sealed folder, encrypted with age to the folder's recipients, so the
 //! remote sees neither words nor sizes of single messages. A pack that folds smaller ones together
 //! names them in `replaces`: a machine that reads it knows it holds those too.
@@ -22,6 +24,7 @@ use pinloom_store::{SyncOp, SyncRecord};
 use serde::{Deserialize, Serialize};
 
 use crate::sync::folder::ShareFile;
+use crate::sync::signing::{DeviceKey, verify};
 
 /// The most a pack's lines may state: more than any one sync writes into a pack (packs are cut
 /// at [`PACK_TARGET_BYTES`]; a single record is at most 32 MiB).
@@ -73,7 +76,19 @@ pub(in crate::sync) struct PackHeader {
     /// The packs it holds the lines of (a compaction's).
     #[serde(default)]
     pub(in crate::sync) replaces: Vec<String>,
+    /// The public key that signed it, in hex.
+    #[serde(default)]
+    pub(in crate::sync) signer: String,
 }
+
+/// A pack's last line.
+#[derive(Debug, Serialize, Deserialize)]
+struct PackSignature {
+    signature: String,
+}
+
+/// The largest last line read.
+const MAX_SIGNATURE_BYTES: u64 = 1024;
 
 /// How a folder's packs are kept from whoever holds the remote.
 pub(in crate::sync) enum Seal {
@@ -143,6 +158,7 @@ pub(in crate::sync) fn encode(
     lines: &[Vec<u8>],
     replaces: Vec<String>,
     seal: &Seal,
+    key: &DeviceKey,
 ) -> std::io::Result<Vec<u8>> {
     let bytes: usize = lines.iter().map(|line| line.len() + 1).sum();
     let header = PackHeader {
@@ -151,14 +167,18 @@ pub(in crate::sync) fn encode(
         lines: lines.len() as u64,
         bytes: bytes as u64,
         replaces,
+        signer: key.public(),
     };
     let mut plain = serde_json::to_vec(&header).map_err(std::io::Error::other)?;
     plain.push(b'\n');
-    plain.reserve(bytes);
+    plain.reserve(bytes + 160);
     for line in lines {
         plain.extend_from_slice(line);
         plain.push(b'\n');
     }
+    let signature = PackSignature { signature: key.sign(&plain) };
+    plain.extend(serde_json::to_vec(&signature).map_err(std::io::Error::other)?);
+    plain.push(b'\n');
     let compressed = zstd::bulk::compress(&plain, LEVEL)?;
     match seal {
         Seal::Plain => Ok(compressed),
@@ -234,15 +254,26 @@ fn read_compressed(id: &str, compressed: &[u8]) -> Result<Pack, Unread> {
     }
     let mut body = Vec::with_capacity(usize::try_from(header.bytes).unwrap_or(0));
     (&mut input)
-        .take(header.bytes + 1)
+        .take(header.bytes)
         .read_to_end(&mut body)
         .map_err(|error| format!("its lines could not be read ({error})"))?;
-    if body.len() as u64 > header.bytes {
-        return Err(format!("it holds more than the {} bytes it states", header.bytes));
-    }
     if (body.len() as u64) < header.bytes {
         return Err(format!("it holds {} of the {} bytes it states", body.len(), header.bytes));
     }
+    // After the lines, only their signature: anything longer is more than the pack states.
+    let mut last = Vec::new();
+    (&mut input)
+        .take(MAX_SIGNATURE_BYTES + 1)
+        .read_to_end(&mut last)
+        .map_err(|error| format!("its signature could not be read ({error})"))?;
+    if last.len() as u64 > MAX_SIGNATURE_BYTES {
+        return Err(format!("it holds more than the {} bytes it states", header.bytes));
+    }
+    let signature: PackSignature = serde_json::from_slice(last.trim_ascii_end())
+        .map_err(|_| "it is not signed: no Pinloom wrote it".to_owned())?;
+    let mut signed = first;
+    signed.extend_from_slice(&body);
+    verify(&header.signer, &signed, &signature.signature)?;
     let lines: Vec<Result<PackLine, Unread>> = body
         .split(|byte| *byte == b'\n')
         .filter(|line| !line.is_empty())
@@ -282,7 +313,8 @@ mod tests {
     fn a_sealed_pack_reads_back_and_shows_none_of_its_words() {
         let seal = Seal::folder_key(x25519::Identity::generate());
         let written = [tree("t1", "Secret rivers"), tree("t2", "Hidden deltas")];
-        let bytes = encode("p1", "dev", &lines(&written), vec![], &seal).unwrap();
+        let key = DeviceKey::from_seed(1);
+        let bytes = encode("p1", "dev", &lines(&written), vec![], &seal, &key).unwrap();
         let text = String::from_utf8_lossy(&bytes);
         // Words long enough that the random header's base64 cannot hold them by chance.
         assert!(!text.contains("Secret rivers") && !text.contains("Hidden deltas"), "{text}");
@@ -294,13 +326,14 @@ mod tests {
         assert!(decode("p1", &bytes, &other).unwrap_err().contains("other keys"));
         assert!(decode("p2", &bytes, &seal).unwrap_err().contains("not its name"));
         // A plain pack where packs are sealed, and the other way round, are refused.
-        let plain = encode("p1", "dev", &lines(&written), vec![], &Seal::Plain).unwrap();
+        let plain = encode("p1", "dev", &lines(&written), vec![], &Seal::Plain, &key).unwrap();
         assert!(decode("p1", &plain, &seal).unwrap_err().contains("not encrypted"));
         assert!(decode("p1", &bytes, &Seal::Plain).unwrap_err().contains("is encrypted"));
     }
 
     #[test]
-    fn a_pack_holding_more_or_less_than_it_states_is_refused() {
+    fn a_pack_holding_more_or_less_than_it_states_or_not_signed_is_refused() {
+        let key = DeviceKey::from_seed(1);
         let written = lines(&[tree("t1", "Rivers")]);
         let header = |bytes: u64, lines: u64| {
             serde_json::to_vec(&PackHeader {
@@ -309,31 +342,55 @@ mod tests {
                 lines,
                 bytes,
                 replaces: vec![],
+                signer: key.public(),
             })
             .unwrap()
         };
-        let pack = |header: Vec<u8>, body: &[u8]| {
+        // A pack as a writer would make it (signed), with `after` behind its signature.
+        let pack = |header: Vec<u8>, body: &[u8], after: &[u8]| {
             let mut plain = header;
             plain.push(b'\n');
             plain.extend_from_slice(body);
+            let signature = key.sign(&plain);
+            plain.extend(format!("{{\"signature\":\"{signature}\"}}\n").as_bytes());
+            plain.extend_from_slice(after);
             zstd::bulk::compress(&plain, LEVEL).unwrap()
         };
         let mut body = written[0].clone();
         body.push(b'\n');
         let stated = body.len() as u64;
-        assert!(decode("p1", &pack(header(stated, 1), &body), &Seal::Plain).is_ok());
-        // A gigabyte of zeros after the stated lines is never inflated.
-        let mut bomb = body.clone();
-        bomb.extend(std::iter::repeat_n(b'\n', 64 * 1024 * 1024));
-        let error = decode("p1", &pack(header(stated, 1), &bomb), &Seal::Plain).unwrap_err();
+        assert!(decode("p1", &pack(header(stated, 1), &body, b""), &Seal::Plain).is_ok());
+        // 64 MB of line breaks after what it states is never inflated.
+        let bomb = vec![b'\n'; 64 * 1024 * 1024];
+        let error = decode("p1", &pack(header(stated, 1), &body, &bomb), &Seal::Plain).unwrap_err();
         assert!(error.contains("more than"), "{error}");
-        let error = decode("p1", &pack(header(stated + 5, 1), &body), &Seal::Plain).unwrap_err();
-        assert!(error.contains("of the"), "{error}");
-        let error = decode("p1", &pack(header(stated, 2), &body), &Seal::Plain).unwrap_err();
+        let error = decode("p1", &pack(header(stated + 5, 1), &body, b""), &Seal::Plain);
+        assert!(error.unwrap_err().contains("not signed"));
+        let error = decode("p1", &pack(header(stated, 2), &body, b""), &Seal::Plain).unwrap_err();
         assert!(error.contains("lines"), "{error}");
-        let error =
-            decode("p1", &pack(header(MAX_PACK_BYTES + 1, 1), &body), &Seal::Plain).unwrap_err();
-        assert!(error.contains("limit"), "{error}");
+        let error = decode("p1", &pack(header(MAX_PACK_BYTES + 1, 1), &body, b""), &Seal::Plain);
+        assert!(error.unwrap_err().contains("limit"));
+        // Cut short before its lines end.
+        let mut short = header(stated + 400, 1);
+        short.push(b'\n');
+        short.extend_from_slice(&body);
+        let short = zstd::bulk::compress(&short, LEVEL).unwrap();
+        assert!(decode("p1", &short, &Seal::Plain).unwrap_err().contains("of the"));
+        // Without a signature, or with a line changed after signing, it is not read.
+        let mut unsigned = header(stated, 1);
+        unsigned.push(b'\n');
+        unsigned.extend_from_slice(&body);
+        let unsigned = zstd::bulk::compress(&unsigned, LEVEL).unwrap();
+        assert!(decode("p1", &unsigned, &Seal::Plain).unwrap_err().contains("not signed"));
+        let mut changed = body.clone();
+        changed[20] ^= 1;
+        let signed = pack(header(stated, 1), &body, b"");
+        let mut plain = zstd::stream::decode_all(signed.as_slice()).unwrap();
+        let at = plain.windows(body.len()).position(|window| window == body).unwrap();
+        plain[at..at + body.len()].copy_from_slice(&changed);
+        let tampered = zstd::bulk::compress(&plain, LEVEL).unwrap();
+        let error = decode("p1", &tampered, &Seal::Plain).unwrap_err();
+        assert!(error.contains("does not cover"), "{error}");
     }
 
     #[test]

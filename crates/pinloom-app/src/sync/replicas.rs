@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use crate::sync::pack_files::{compact_own, read_new, write_packs};
 use crate::sync::packs::{PackLine, Seal};
+use crate::sync::signing::{DeviceKey, Signers, Writer};
 
 /// A receipt as it is (the steps write none).
 fn as_it_is(receipt: &Value, _: &dyn Fn(pinloom_store::ReceiptRef, &Value) -> Value) -> Value {
@@ -22,21 +23,25 @@ fn as_it_is(receipt: &Value, _: &dyn Fn(pinloom_store::ReceiptRef, &Value) -> Va
 /// One replica's sync with the shared folder, as `sync_target_uncoded` does it without git.
 fn sync(store: &Store, folder: &Path, seal: &Seal, now: i64) -> pinloom_store::SyncFolded {
     let device = store.sync_device().unwrap();
+    let writer = Writer { device: device.clone(), key: DeviceKey::of(store).unwrap() };
     let outgoing = store.sync_outgoing("origin", &as_it_is).unwrap();
     let mut known = store.sync_known("origin").unwrap();
     let mut lines: Vec<PackLine> = outgoing.records.into_iter().map(PackLine::Record).collect();
     lines.extend(outgoing.ops.into_iter().map(PackLine::Op));
-    let written: Vec<String> = write_packs(folder, &device, &lines, seal, now)
+    let written: Vec<String> = write_packs(folder, &writer, &lines, seal, now)
         .unwrap()
         .into_iter()
         .flat_map(|pack| pack.lines.into_iter().chain([pack.id]))
         .collect();
     known.extend(written.iter().cloned());
-    let arrived = read_new(folder, &known, seal).unwrap();
+    let mut signers = Signers { known: store.sync_signers("origin").unwrap(), new: Vec::new() };
+    signers.known.insert(device.clone(), writer.key.public());
+    let arrived = read_new(folder, &known, seal, false, &mut signers).unwrap();
+    store.pin_sync_signers("origin", &signers.new).unwrap();
     assert!(arrived.damaged.is_empty(), "{:?}", arrived.damaged);
     let folded = store.sync_fold("origin", arrived.records, arrived.ops, &as_it_is, now).unwrap();
     let mut packs = arrived.packs;
-    packs.extend(compact_own(folder, &device, seal, now).unwrap());
+    packs.extend(compact_own(folder, &writer, seal, now).unwrap());
     let known = store.sync_known("origin").unwrap();
     let done: Vec<String> = packs.iter().filter_map(|pack| pack.done(&known)).flatten().collect();
     store.mark_sync_known("origin", &done).unwrap();

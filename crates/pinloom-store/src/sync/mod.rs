@@ -148,8 +148,9 @@ impl Store {
                 .optional()?;
             if before.as_deref().is_some_and(|before| before != remote) {
                 tx.execute("DELETE FROM sync_known WHERE target = ?1", [name])?;
-                // Another remote: whether it is encrypted is its own to say.
+                // Another remote: whether it is encrypted, and who signs there, is its own to say.
                 tx.execute("DELETE FROM sync_state WHERE key = ?1", [format!("sealed {name}")])?;
+                tx.execute("DELETE FROM sync_signers WHERE target = ?1", [name])?;
             }
             tx.execute(
                 "INSERT INTO sync_targets (name, remote, scope, updated_at_ms)
@@ -174,6 +175,45 @@ impl Store {
         self.write(|tx| set_state(tx, &format!("sealed {name}"), "1"))
     }
 
+    /// This device's signing key, as the application layer made it (its secret bytes in hex);
+    /// `None` before the first sync that signs.
+    pub fn sync_signing_key(&self) -> Result<Option<String>, StoreError> {
+        state(&self.conn(), "signing key")
+    }
+
+    /// Keeps this device's signing key (made once; a device keeps its key for good).
+    pub fn set_sync_signing_key(&self, secret_hex: &str) -> Result<(), StoreError> {
+        self.write(|tx| set_state(tx, "signing key", secret_hex))
+    }
+
+    /// The key each device signs its packs with, as the folder of target `name` first showed it.
+    pub fn sync_signers(&self, name: &str) -> Result<HashMap<String, String>, StoreError> {
+        let conn = self.conn();
+        let mut statement =
+            conn.prepare_cached("SELECT device, key FROM sync_signers WHERE target = ?1")?;
+        let signers = statement
+            .query_map([name], |row| Ok((row.get(0)?, row.get(1)?)))?
+            .collect::<Result<_, _>>()?;
+        Ok(signers)
+    }
+
+    /// Remembers the keys of devices seen for the first time in the folder of target `name`.
+    pub fn pin_sync_signers(
+        &self,
+        name: &str,
+        signers: &[(String, String)],
+    ) -> Result<(), StoreError> {
+        self.write(|tx| {
+            let mut insert = tx.prepare_cached(
+                "INSERT OR IGNORE INTO sync_signers (target, device, key) VALUES (?1, ?2, ?3)",
+            )?;
+            for (device, key) in signers {
+                insert.execute(params![name, device, key])?;
+            }
+            Ok(())
+        })
+    }
+
     /// Forgets the remote called `name` (a team left): what its folder held, and the trees
     /// shared with it here. The trees themselves stay.
     pub fn forget_sync_target(&self, name: &str) -> Result<(), StoreError> {
@@ -181,6 +221,7 @@ impl Store {
             tx.execute("DELETE FROM sync_known WHERE target = ?1", [name])?;
             tx.execute("DELETE FROM sync_shares WHERE target = ?1", [name])?;
             tx.execute("DELETE FROM sync_state WHERE key = ?1", [format!("sealed {name}")])?;
+            tx.execute("DELETE FROM sync_signers WHERE target = ?1", [name])?;
             tx.execute("DELETE FROM sync_targets WHERE name = ?1", [name])?;
             Ok(())
         })

@@ -17,18 +17,24 @@ use serde_json::json;
 
 use super::Machines;
 
-/// Someone with push access who writes the repository by hand: a clone to write in.
+/// Someone with push access who writes the repository by hand: a clone to write in, and the
+/// records and changes to push as a pack of a device of their own, signed with their own key
+/// (the way a member's Pinloom writes, so that what the fold makes of it is what is tested).
 pub(super) struct Intruder<'a> {
     machines: &'a Machines,
     work: PathBuf,
+    lines: std::cell::RefCell<Vec<serde_json::Value>>,
 }
+
+/// The device an intruder's packs (and the changes `op` makes) come from.
+pub(super) const INTRUDER_DEVICE: &str = "abcdefabcdefabcd";
 
 impl Machines {
     pub(super) fn intruder(&self, remote: &str, name: &str) -> Intruder<'_> {
         let work = self.root.path().join(name);
         let cloned = self.git(&["clone", "-q", remote]).arg(&work).output().unwrap();
         assert!(cloned.status.success(), "{cloned:?}");
-        Intruder { machines: self, work }
+        Intruder { machines: self, work, lines: std::cell::RefCell::default() }
     }
 
     /// `pinloom --db <machine's> args…` with environment variables of the caller's own: (stdout,
@@ -71,17 +77,52 @@ impl Intruder<'_> {
     }
 
     pub(super) fn record(&self, record: &SyncRecord) {
-        let id = record.id();
-        let fan = &id[id.len() - 2..];
-        let relative = format!("records/{}/{fan}/{id}.json", record.kind().folder());
-        self.write(&relative, &serde_json::to_string(record).unwrap());
+        self.lines.borrow_mut().push(json!({ "record": record }));
     }
 
     pub(super) fn op(&self, op: &SyncOp) {
-        self.write(
-            &format!("ops/{}/{}.json", op.device, op.id),
-            &serde_json::to_string(op).unwrap(),
-        );
+        self.lines.borrow_mut().push(json!({ "op": op }));
+    }
+
+    /// The lines recorded so far, as a signed pack of [`INTRUDER_DEVICE`] in the work tree.
+    fn pack(&self) {
+        self.pack_as(INTRUDER_DEVICE);
+    }
+
+    /// The lines recorded so far, as a pack in `device`'s folder naming `device`, signed with
+    /// the intruder's own key.
+    fn pack_as(&self, device: &str) {
+        let lines = std::mem::take(&mut *self.lines.borrow_mut());
+        if lines.is_empty() {
+            return;
+        }
+        let key = ed25519_dalek::SigningKey::from_bytes(&[9; 32]);
+        let signer: String =
+            key.verifying_key().as_bytes().iter().map(|byte| format!("{byte:02x}")).collect();
+        let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+        let id = format!("{:012x}-000-{device}", ms.as_millis());
+        let mut body = Vec::new();
+        for line in &lines {
+            body.extend(serde_json::to_vec(line).unwrap());
+            body.push(b'\n');
+        }
+        let header = json!({
+            "pack": id, "device": device, "lines": lines.len(), "bytes": body.len(),
+            "replaces": [], "signer": signer,
+        });
+        let mut plain = serde_json::to_vec(&header).unwrap();
+        plain.push(b'\n');
+        plain.extend(body);
+        let signature: String = ed25519_dalek::Signer::sign(&key, &plain)
+            .to_bytes()
+            .iter()
+            .map(|byte| format!("{byte:02x}"))
+            .collect();
+        plain.extend(serde_json::to_vec(&json!({ "signature": signature })).unwrap());
+        plain.push(b'\n');
+        let path = self.work.join(format!("packs/{device}/{id}.pack"));
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, zstd::bulk::compress(&plain, 3).unwrap()).unwrap();
     }
 
     fn link(&self, relative: &str, target: &Path) {
@@ -91,6 +132,7 @@ impl Intruder<'_> {
     }
 
     pub(super) fn push(&self) {
+        self.pack();
         for args in [
             &["add", "--all", "--force", "."][..],
             &["-c", "user.name=Mallory", "-c", "user.email=m@localhost", "commit", "-q", "-m", "x"],
@@ -202,7 +244,7 @@ pub(super) fn op(
     value: serde_json::Value,
     clock: i64,
 ) -> SyncOp {
-    let device = "abcdefabcdefabcd".to_owned();
+    let device = INTRUDER_DEVICE.to_owned();
     SyncOp {
         id: format!("{clock:016x}-{device}"),
         gid: target.to_owned(),
@@ -587,4 +629,40 @@ async fn packs_that_inflate_past_their_size_or_lie_about_their_name_are_skipped_
     // Reported once: the next sync says nothing of them.
     let again = machines.sync_bounded("ana");
     assert!(!again.contains("damaged"), "{again}");
+}
+
+#[tokio::test]
+async fn a_forged_change_a_pack_under_anothers_name_and_unsigned_files_are_refused() {
+    let machines = Machines::new();
+    let ana = ana_and_her_team(&machines).await;
+    let device = Store::open(&machines.db("ana")).unwrap().sync_device().unwrap();
+    let mallory = machines.intruder(&ana.team, "mallory");
+    // A rename stamped as Ana's device, in Mallory's own signed pack.
+    let mut forged = op(&ana.rivers_gid, "tree", "title", json!("Forged by Mallory"), now_clock());
+    forged.device.clone_from(&device);
+    forged.id = format!("{:016x}-{device}", forged.clock);
+    mallory.op(&forged);
+    mallory.push();
+    // A pack in Ana's device folder, naming her device, signed with Mallory's key.
+    mallory.record(&tree_record(&new_id(30), "Mallory as Ana"));
+    mallory.pack_as(&device);
+    // A record as an earlier Pinloom wrote it, unsigned, in a folder of signed packs.
+    let unsigned = new_id(31);
+    mallory.write(
+        &format!("records/trees/{}/{unsigned}.json", &unsigned[unsigned.len() - 2..]),
+        &serde_json::to_string(&tree_record(&unsigned, "Unsigned")).unwrap(),
+    );
+    mallory.push();
+
+    let report = machines.sync_bounded("ana");
+    assert!(report.contains("a change that claims device"), "{report}");
+    assert!(report.contains("another key than the one device"), "{report}");
+    assert!(report.contains("unsigned, in a folder of signed packs"), "{report}");
+    let titles: Vec<String> =
+        ana.pinloom.list_trees().await.unwrap().into_iter().map(|tree| tree.title).collect();
+    assert!(titles.iter().all(|title| title != "Forged by Mallory"), "{titles:?}");
+    assert!(!titles.iter().any(|title| title == "Mallory as Ana" || title == "Unsigned"));
+    // Each is named once.
+    let again = machines.sync_bounded("ana");
+    assert!(!again.contains("Skipped"), "{again}");
 }

@@ -1,0 +1,117 @@
+//! Every pack is signed by the device that wrote it (ed25519). A device's key is made once and
+//! kept in its database, beside its device id and its clock: a database copied elsewhere is the
+//! same device, and a key that a keyring lost would make the device's later packs look like a
+//! stranger's. A folder remembers each device's key as it first saw it (`Store::sync_signers`):
+//! a pack of that device signed by another key, or a change in it that claims another device, is
+//! refused.
+
+use ed25519_dalek::{Signature, Signer, SigningKey, Verifier, VerifyingKey};
+use pinloom_store::Store;
+
+/// This device as a writer of packs: its id and its key.
+pub(in crate::sync) struct Writer {
+    pub(in crate::sync) device: String,
+    pub(in crate::sync) key: DeviceKey,
+}
+
+/// The keys devices sign with in one folder: as the database remembers them, and those seen for
+/// the first time in this reading (to be remembered).
+#[derive(Debug, Default)]
+pub(in crate::sync) struct Signers {
+    pub(in crate::sync) known: std::collections::HashMap<String, String>,
+    pub(in crate::sync) new: Vec<(String, String)>,
+}
+
+impl Signers {
+    /// Whether a pack of `device` signed by `signer` may be read: the first key a device shows
+    /// is its key from then on.
+    pub(in crate::sync) fn admit(&mut self, device: &str, signer: &str) -> Result<(), String> {
+        match self.known.get(device) {
+            Some(key) if key == signer => Ok(()),
+            Some(_) => Err(format!(
+                "it is signed by another key than the one device {device} signs with (another machine writing under its name); not read"
+            )),
+            None => {
+                self.known.insert(device.to_owned(), signer.to_owned());
+                self.new.push((device.to_owned(), signer.to_owned()));
+                Ok(())
+            }
+        }
+    }
+}
+
+/// The key this device signs its packs with.
+pub(in crate::sync) struct DeviceKey(SigningKey);
+
+impl DeviceKey {
+    /// This database's key, made on first use.
+    pub(in crate::sync) fn of(store: &Store) -> anyhow::Result<DeviceKey> {
+        if let Some(secret) = store.sync_signing_key()?
+            && let Some(bytes) = from_hex::<32>(&secret)
+        {
+            return Ok(DeviceKey(SigningKey::from_bytes(&bytes)));
+        }
+        let key = SigningKey::generate(&mut rand_core::OsRng);
+        store.set_sync_signing_key(&to_hex(&key.to_bytes()))?;
+        Ok(DeviceKey(key))
+    }
+
+    /// A key from fixed bytes, for tests.
+    #[cfg(test)]
+    pub(in crate::sync) fn from_seed(seed: u8) -> DeviceKey {
+        DeviceKey(SigningKey::from_bytes(&[seed; 32]))
+    }
+
+    /// Its public half, as a pack's header names it.
+    pub(in crate::sync) fn public(&self) -> String {
+        to_hex(self.0.verifying_key().as_bytes())
+    }
+
+    /// The signature of `bytes`, in hex.
+    pub(in crate::sync) fn sign(&self, bytes: &[u8]) -> String {
+        to_hex(&self.0.sign(bytes).to_bytes())
+    }
+}
+
+/// Whether `signature` (hex) is `signer`'s (hex) over `bytes`; why not, in words.
+pub(in crate::sync) fn verify(signer: &str, bytes: &[u8], signature: &str) -> Result<(), String> {
+    let key = from_hex::<32>(signer)
+        .and_then(|key| VerifyingKey::from_bytes(&key).ok())
+        .ok_or("it names no signing key")?;
+    let signature = from_hex::<64>(signature).ok_or("its signature is not one")?;
+    key.verify(bytes, &Signature::from_bytes(&signature)).map_err(|_| {
+        "its signature does not cover what it holds: changed since it was signed".into()
+    })
+}
+
+fn to_hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+fn from_hex<const N: usize>(text: &str) -> Option<[u8; N]> {
+    if text.len() != N * 2 || !text.is_ascii() {
+        return None;
+    }
+    let mut bytes = [0; N];
+    for (index, byte) in bytes.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(&text[index * 2..index * 2 + 2], 16).ok()?;
+    }
+    Some(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_signature_covers_every_byte_and_names_its_key() {
+        let key = DeviceKey::from_seed(7);
+        let signature = key.sign(b"a pack's bytes");
+        assert!(verify(&key.public(), b"a pack's bytes", &signature).is_ok());
+        assert!(verify(&key.public(), b"a pack's bytez", &signature).is_err());
+        let other = DeviceKey::from_seed(8);
+        assert!(verify(&other.public(), b"a pack's bytes", &signature).is_err());
+        assert!(verify("not hex", b"a pack's bytes", &signature).is_err());
+        assert!(verify(&key.public(), b"a pack's bytes", "00").is_err());
+    }
+}
