@@ -7,6 +7,17 @@
 
 use ed25519_dalek::{Signature, Signer, SigningKey, Verifier, VerifyingKey};
 use pinloom_store::Store;
+use sha2::{Digest, Sha256};
+
+/// What is signed: this, then the SHA-256 of the pack's header and lines.
+const SIGNED_AS: &[u8] = b"pinloom pack v1\n";
+
+/// The message a signature covers for `bytes`.
+fn signed(bytes: &[u8]) -> Vec<u8> {
+    let mut message = SIGNED_AS.to_vec();
+    message.extend_from_slice(&Sha256::digest(bytes));
+    message
+}
 
 /// This device as a writer of packs: its id and its key.
 pub(in crate::sync) struct Writer {
@@ -69,7 +80,7 @@ impl DeviceKey {
 
     /// The signature of `bytes`, in hex.
     pub(in crate::sync) fn sign(&self, bytes: &[u8]) -> String {
-        to_hex(&self.0.sign(bytes).to_bytes())
+        to_hex(&self.0.sign(&signed(bytes)).to_bytes())
     }
 }
 
@@ -79,7 +90,7 @@ pub(in crate::sync) fn verify(signer: &str, bytes: &[u8], signature: &str) -> Re
         .and_then(|key| VerifyingKey::from_bytes(&key).ok())
         .ok_or("it names no signing key")?;
     let signature = from_hex::<64>(signature).ok_or("its signature is not one")?;
-    key.verify(bytes, &Signature::from_bytes(&signature)).map_err(|_| {
+    key.verify(&signed(bytes), &Signature::from_bytes(&signature)).map_err(|_| {
         "its signature does not cover what it holds: changed since it was signed".into()
     })
 }

@@ -113,7 +113,10 @@ impl Intruder<'_> {
         let mut plain = serde_json::to_vec(&header).unwrap();
         plain.push(b'\n');
         plain.extend(body);
-        let signature: String = ed25519_dalek::Signer::sign(&key, &plain)
+        // As Pinloom signs: a label, then the SHA-256 of the header and the lines.
+        let mut signed = b"pinloom pack v1\n".to_vec();
+        signed.extend_from_slice(&<sha2::Sha256 as sha2::Digest>::digest(&plain));
+        let signature: String = ed25519_dalek::Signer::sign(&key, &signed)
             .to_bytes()
             .iter()
             .map(|byte| format!("{byte:02x}"))
