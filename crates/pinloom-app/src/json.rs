@@ -2200,4 +2200,6 @@ pub struct SyncStatus {
     /// How many teams this database has joined: Sync now syncs them too, with or without a
     /// remote of its own.
     pub teams: u32,
+    /// Whether the own remote is encrypted (seen so by a sync here).
+    pub encrypted: bool,
 }

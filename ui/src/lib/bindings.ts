@@ -1698,6 +1698,8 @@ export type SyncStatus = {
 	 *  remote of its own.
 	 */
 	teams: number,
+	/**  Whether the own remote is encrypted (seen so by a sync here). */
+	encrypted: boolean,
 };
 
 /**

@@ -338,13 +338,13 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
       case "tree_list":
         return state.trees;
       case "sync_status":
-        return { ...state.sync, waitingRecords: 0, waitingChanges: 0, teams: state.teams.length };
+        return { ...state.sync, waitingRecords: 0, waitingChanges: 0, teams: state.teams.length, encrypted: false };
       case "sync_automatic_set":
         state.sync.automatic = Boolean(args.on);
-        return { ...state.sync, waitingRecords: 0, waitingChanges: 0, teams: state.teams.length };
+        return { ...state.sync, waitingRecords: 0, waitingChanges: 0, teams: state.teams.length, encrypted: false };
       case "sync_profiles_set":
         state.sync.profiles = Boolean(args.on);
-        return { ...state.sync, waitingRecords: 0, waitingChanges: 0, teams: state.teams.length };
+        return { ...state.sync, waitingRecords: 0, waitingChanges: 0, teams: state.teams.length, encrypted: false };
       case "sync_now": {
         const remote = (args.remote as string | null) ?? state.sync.remote;
         if (!remote && state.teams.length === 0) {

@@ -181,6 +181,7 @@ impl Pinloom {
                 waiting_changes,
                 teams: u32::try_from(targets.iter().filter(|target| target.shared_only).count())
                     .unwrap_or(u32::MAX),
+                encrypted: store.sync_sealed(OWN_REMOTE)?,
             })
         })
         .await

@@ -66,6 +66,7 @@ async fn an_encrypted_remote_holds_no_word_and_a_new_machine_joins_with_the_pass
     let (out, err, code) = machines.sync_sealed("laptop", &["--remote", remote], Some(PASSPHRASE));
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("sent 4 records"), "{out}");
+    assert!(laptop.sync_status().await.unwrap().encrypted, "Settings → Sync says so");
     let held = machines.every_object(remote);
     for word in words {
         assert!(!held.contains(word), "the remote holds {word:?}");
@@ -157,6 +158,7 @@ async fn an_encrypted_remote_holds_no_word_and_a_new_machine_joins_with_the_pass
     let (out, err, code) = machines.sync_sealed("other", &["--remote", &plain], None);
     assert_eq!(code, 0, "{out}{err}");
     let other = machines.open("other").await;
+    assert!(!other.sync_status().await.unwrap().encrypted);
     other.create_tree("Plain".into(), TreeMode::Dialogue).await.unwrap();
     machines.sync_sealed("other", &[], None);
     let (_, err, code) = machines.sync_sealed("other", &[], Some(PASSPHRASE));
