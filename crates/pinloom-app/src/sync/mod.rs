@@ -260,13 +260,14 @@ fn sync_target_uncoded(
     } else {
         unlock
     };
-    let target = match (remote, store.sync_target(name)?) {
-        (Some(remote), _) => store.set_sync_target(name, remote.trim(), shared_only, now_ms())?,
-        (None, Some(target)) => target,
-        (None, None) => return Err(no_remote()),
-    };
+    let (target, moved) = target_of(store, name, remote, shared_only)?;
     let folder = sync_folder(store.path(), name);
     let _running = SyncLock::take(&folder)?;
+    // Another remote starts from an empty folder: the old one's history (plain text, perhaps)
+    // never goes to it. Everything here is sent again (the database forgot what it held).
+    if moved {
+        fresh_folder(&folder)?;
+    }
     let git = Git::new(&folder);
     git.prepare(&target.remote)?;
     let device = store.sync_device()?;
@@ -340,6 +341,32 @@ fn sync_target_uncoded(
     anyhow::bail!(
         "the remote refused the push {PUSH_ATTEMPTS} times because other machines kept pushing first; everything is saved here and committed in the sync folder: sync again in a moment"
     )
+}
+
+/// The target `name`, at `remote` when given (remembered); whether its remote changed.
+fn target_of(
+    store: &Store,
+    name: &str,
+    remote: Option<String>,
+    shared_only: bool,
+) -> anyhow::Result<(pinloom_store::SyncTarget, bool)> {
+    let before = store.sync_target(name)?;
+    let target = match (remote, before.clone()) {
+        (Some(remote), _) => store.set_sync_target(name, remote.trim(), shared_only, now_ms())?,
+        (None, Some(target)) => target,
+        (None, None) => return Err(no_remote()),
+    };
+    let moved = before.is_some_and(|before| before.remote != target.remote);
+    Ok((target, moved))
+}
+
+/// Removes a sync folder whose remote changed; one not there is fine.
+fn fresh_folder(folder: &Path) -> anyhow::Result<()> {
+    match std::fs::remove_dir_all(folder) {
+        Ok(()) => Ok(()),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(error) => Err(error).with_context(|| format!("could not empty {}", folder.display())),
+    }
 }
 
 /// Writes what the folder of target `name` lacks as packs of `device`; returns the ids written

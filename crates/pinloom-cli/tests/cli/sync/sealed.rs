@@ -164,6 +164,14 @@ async fn an_encrypted_remote_holds_no_word_and_a_new_machine_joins_with_the_pass
     let (_, err, code) = machines.sync_sealed("other", &[], Some(PASSPHRASE));
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("unencrypted"), "{err}");
+    // A new, empty remote with the passphrase takes everything encrypted, and nothing of the
+    // plain remote's history.
+    let sealed = machines.bare("sealed.git");
+    let (out, err, code) = machines.sync_sealed("other", &["--remote", &sealed], Some(PASSPHRASE));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("sent 1 record"), "{out}");
+    assert!(machines.remote_holds(&plain, "Plain"));
+    assert!(!machines.every_object(&sealed).contains("Plain"), "no plain text went along");
 }
 
 #[tokio::test]
