@@ -26,9 +26,14 @@ const CHECK_TEXT: &[u8] = b"pinloom sync folder key\n";
 /// The largest key file read.
 const MAX_KEY_FILE_BYTES: u64 = 64 * 1024;
 
-/// scrypt's greatest work factor accepted from a key file (2^22: a few seconds, 4 GiB at most
-/// would be 2^24): a remote cannot make a join compute for minutes.
-const MAX_WORK_FACTOR: u8 = 22;
+/// scrypt's work factor for a new folder's key file: 2^18, 256 MiB and about a second here, paid
+/// once per machine (age would pick it from the machine's speed, which another machine may not
+/// match).
+const WORK_FACTOR: u8 = 18;
+
+/// The greatest work factor accepted from a key file: 2^20 is 1 GiB of memory, so a remote cannot
+/// make a join take minutes or a machine's memory.
+const MAX_WORK_FACTOR: u8 = 20;
 
 /// What opens a folder: the keyring that keeps its key, and the passphrase when the person gave
 /// one for this sync.
@@ -135,10 +140,11 @@ fn write_key_files(
     passphrase: SecretString,
 ) -> Result<(), String> {
     let secret = identity.to_string();
-    let locked = encrypt(
-        age::Encryptor::with_user_passphrase(passphrase),
-        secret.expose_secret().as_bytes(),
-    )?;
+    let mut scrypt = age::scrypt::Recipient::new(passphrase);
+    scrypt.set_work_factor(WORK_FACTOR);
+    let by_passphrase = age::Encryptor::with_recipients(std::iter::once(&scrypt as _))
+        .map_err(|e| e.to_string())?;
+    let locked = encrypt(by_passphrase, secret.expose_secret().as_bytes())?;
     let recipient = identity.to_public();
     let to = std::iter::once(&recipient as &dyn age::Recipient);
     let check =
