@@ -266,7 +266,7 @@ fn sync_target_uncoded(
     // Another remote starts from an empty folder: the old one's history (plain text, perhaps)
     // never goes to it. Everything here is sent again (the database forgot what it held).
     if moved {
-        fresh_folder(&folder)?;
+        remove_folder(&folder)?;
     }
     let git = Git::new(&folder);
     git.prepare(&target.remote)?;
@@ -305,9 +305,7 @@ fn sync_target_uncoded(
         let (written, message) =
             send(store, name, &folder, &writer, seal, shared_only, &known, &mut tally)?;
         known.extend(written.iter().cloned());
-        // This device's packs are signed by this device's key, whatever a folder says.
-        let mut signers = Signers { known: store.sync_signers(name)?, new: Vec::new() };
-        signers.known.insert(device.clone(), writer.key.public());
+        let mut signers = Signers::of(store, name, &writer)?;
         let old_layout = format.version < folder::FORMAT_VERSION && matches!(seal, Seal::Plain);
         let mut arrived = pack_files::read_new(&folder, &known, seal, old_layout, &mut signers)?;
         store.pin_sync_signers(name, &signers.new)?;
@@ -360,8 +358,8 @@ fn target_of(
     Ok((target, moved))
 }
 
-/// Removes a sync folder whose remote changed; one not there is fine.
-fn fresh_folder(folder: &Path) -> anyhow::Result<()> {
+/// Removes a sync folder (its remote changed, or its team was left); one not there is fine.
+fn remove_folder(folder: &Path) -> anyhow::Result<()> {
     match std::fs::remove_dir_all(folder) {
         Ok(()) => Ok(()),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),

@@ -34,8 +34,7 @@ fn sync(store: &Store, folder: &Path, seal: &Seal, now: i64) -> pinloom_store::S
         .flat_map(|pack| pack.lines.into_iter().chain([pack.id]))
         .collect();
     known.extend(written.iter().cloned());
-    let mut signers = Signers { known: store.sync_signers("origin").unwrap(), new: Vec::new() };
-    signers.known.insert(device.clone(), writer.key.public());
+    let mut signers = Signers::of(store, "origin", &writer).unwrap();
     let arrived = read_new(folder, &known, seal, false, &mut signers).unwrap();
     store.pin_sync_signers("origin", &signers.new).unwrap();
     assert!(arrived.damaged.is_empty(), "{:?}", arrived.damaged);

@@ -34,6 +34,18 @@ pub(in crate::sync) struct Signers {
 }
 
 impl Signers {
+    /// The keys the folder of target `name` holds devices to, `writer`'s own device held to its
+    /// own key whatever the folder says.
+    pub(in crate::sync) fn of(
+        store: &Store,
+        name: &str,
+        writer: &Writer,
+    ) -> anyhow::Result<Signers> {
+        let mut known = store.sync_signers(name)?;
+        known.insert(writer.device.clone(), writer.key.public());
+        Ok(Signers { known, new: Vec::new() })
+    }
+
     /// Whether a pack of `device` signed by `signer` may be read: the first key a device shows
     /// is its key from then on.
     pub(in crate::sync) fn admit(&mut self, device: &str, signer: &str) -> Result<(), String> {

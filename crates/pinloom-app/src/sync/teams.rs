@@ -7,7 +7,7 @@ use crate::base::pinloom::Pinloom;
 use crate::error::ApiError;
 use crate::json::{SyncReport, TeamView};
 use crate::runtime::blocking;
-use crate::sync::{sync_folder, team_target};
+use crate::sync::{remove_folder, sync_folder, team_target};
 
 /// The first line of an invitation, which says what the text is.
 const INVITATION_HEAD: &str = "Pinloom team invitation";
@@ -66,14 +66,8 @@ impl Pinloom {
                 return Err(not_joined(&team));
             }
             store.forget_sync_target(&name)?;
-            let folder = sync_folder(store.path(), &name);
-            match std::fs::remove_dir_all(&folder) {
-                Ok(()) => Ok(()),
-                Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
-                Err(error) => Err(error).with_context(|| {
-                    format!("left the team, but could not remove {}", folder.display())
-                }),
-            }
+            remove_folder(&sync_folder(store.path(), &name))
+                .context("left the team, but its folder stays")
         })
         .await
         .context("could not leave the team")?;
