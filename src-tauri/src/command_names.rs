@@ -18,6 +18,7 @@ pub const ALL: &[&str] = &[
     "team_invitation",
     "team_join_invitation",
     "team_leave",
+    "team_remove_member",
     "team_share_tree",
     "tree_open",
     "tree_import",

@@ -48,6 +48,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             sync_commands::team_invitation,
             sync_commands::team_join_invitation,
             sync_commands::team_leave,
+            sync_commands::team_remove_member,
             sync_commands::team_share_tree,
             commands::tree_open,
             commands::tree_import,

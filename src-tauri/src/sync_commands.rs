@@ -61,8 +61,9 @@ pub(crate) async fn team_join(
     state: State<'_, AppState>,
     team: String,
     remote: String,
+    your_name: Option<String>,
 ) -> Result<SyncReport, ApiError> {
-    Ok(state.pinloom()?.join_team(team, remote).await?)
+    Ok(state.pinloom()?.join_team(team, remote, your_name).await?)
 }
 
 /// The invitation to a team: text holding its name and remote, for a colleague to paste.
@@ -81,8 +82,20 @@ pub(crate) async fn team_invitation(
 pub(crate) async fn team_join_invitation(
     state: State<'_, AppState>,
     invitation: String,
+    your_name: Option<String>,
 ) -> Result<SyncReport, ApiError> {
-    Ok(state.pinloom()?.join_by_invitation(invitation).await?)
+    Ok(state.pinloom()?.join_by_invitation(invitation, your_name).await?)
+}
+
+/// Removes a member from a team this machine owns, and syncs the team.
+#[tauri::command]
+#[specta::specta]
+pub(crate) async fn team_remove_member(
+    state: State<'_, AppState>,
+    team: String,
+    member: String,
+) -> Result<SyncReport, ApiError> {
+    Ok(state.pinloom()?.remove_team_member(team, member).await?)
 }
 
 /// Leaves a team; the trees that came through it stay here.

@@ -1,8 +1,9 @@
 // A team in the real window: two app windows with two data folders and one bare git repository
 // as the team's remote. One creates the team in Settings → Sync, shares a tree with it and copies
-// an invitation; the other joins by pasting it, sees the tree with who shared it, answers in it,
-// and the first sees the answer after Sync now. Git's configuration is isolated in a temporary
-// folder, so this machine's settings neither help nor hinder.
+// an invitation; the other joins by pasting it (which asks), the first's Sync now admits them,
+// the second's Sync now brings the tree with who shared it; they answer in it, and the first
+// sees the answer, with its author, after Sync now. Git's configuration is isolated in a
+// temporary folder, so this machine's settings neither help nor hinder.
 import assert from "node:assert/strict";
 import { describe } from "node:test";
 
@@ -65,13 +66,14 @@ describe("a team joined by invitation between two windows", () => {
     await composer.sendKeys("Why do rivers meander?", Key.chord(Key.ALT, Key.ENTER));
     await ana.textsWhen("message-text", 1);
 
-    // Ana creates the team, shares the tree as "Ana", and asks for an invitation.
+    // Ana creates the team as "Ana" (its owner), shares the tree, and asks for an invitation.
     await ana.click("open-settings", undefined, 20_000);
+    await typeIn(ana, "team-your-name", "Ana");
     await typeIn(ana, "team-create-name", "geo");
     await typeIn(ana, "team-create-remote", remote);
     await clickWhenEnabled(ana, "team-create");
     await ana.textsUntil("team-name", (texts) => texts.includes("geo"), "the team to be listed", 30_000);
-    await typeIn(ana, "team-your-name", "Ana");
+    await ana.textsUntil("team-standing", (texts) => texts[0]?.includes("You own this team"), "Ana to own it");
     const options = await ana.driver.executeScript(
       `return [...document.querySelectorAll('[data-testid="team-share-tree"] option')]
          .map((option) => [option.value, option.textContent.trim()]);`,
@@ -87,17 +89,19 @@ describe("a team joined by invitation between two windows", () => {
       async () => {
         const [field] = await ana.findAll("team-invitation");
         const text = field ? await field.getAttribute("value") : "";
-        return text?.includes("remote:") ? text : null;
+        return text?.includes("code:") ? text : null;
       },
       20_000,
       "the invitation's text",
     );
     assert.match(invitation, /team: geo/);
+    assert.match(invitation, /recipient: age1/);
     await closeSettings(ana);
 
-    // Ben starts empty and joins from his welcome screen by pasting the invitation.
+    // Ben starts empty and joins from his welcome screen by pasting the invitation, as "Ben".
     await ben.launch();
     await ben.find("welcome-sync");
+    await typeIn(ben, "team-your-name", "Ben");
     // Pasted whole, as from the clipboard (the driver's typing sends a line break as Enter).
     await inView(ben, "team-join-text");
     await ben.driver.executeScript(
@@ -108,7 +112,18 @@ describe("a team joined by invitation between two windows", () => {
       invitation,
     );
     await clickWhenEnabled(ben, "team-join");
-    await teamSays(ben, "received 2 records");
+    await teamSays(ben, "Asked to join the team geo");
+    await ben.textsUntil("team-standing", (texts) => texts[0]?.includes("Asked to join"), "Ben to wait");
+
+    // Ana's Sync now admits him (and writes the shared tree again, encrypted to him too).
+    await ana.click("open-settings", undefined, 20_000);
+    await clickWhenEnabled(ana, "sync-now");
+    await ana.textsUntil("sync-notes", (texts) => texts[0]?.includes("Admitted to the team: Ben"), "Ben to be admitted", 30_000);
+    await ana.textsUntil("team-member", (texts) => texts.some((text) => text.includes("Ben")), "Ben to be listed");
+    await closeSettings(ana);
+
+    // Ben's Sync now brings the tree.
+    await clickWhenEnabled(ben, "sync-now");
     assert.deepEqual(await ben.textsWhen("tree-title", 1), ["Rivers"]);
     await ben.textsUntil(
       "tree-item",
@@ -135,5 +150,7 @@ describe("a team joined by invitation between two windows", () => {
       "Why do rivers meander?",
       "Because the outer bank erodes.",
     ]);
+    // His, as the team's roster names him.
+    assert.deepEqual(await ana.textsWhen("message-written-by", 1), ["Ben"]);
   });
 });

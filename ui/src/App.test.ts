@@ -97,9 +97,9 @@ describe("App", () => {
         [
           1,
           [
-            { id: 1000, parentId: null, author: "human", text: "Why?", createdAtMs: 0, tokenEstimate: 1 },
-            { id: 1001, parentId: 1000, author: "model", text: "The first answer", createdAtMs: 0, tokenEstimate: 1 },
-            { id: 1002, parentId: 1000, author: "model", text: "The second answer", createdAtMs: 0, tokenEstimate: 1 },
+            { id: 1000, parentId: null, author: "human", writtenBy: null, text: "Why?", createdAtMs: 0, tokenEstimate: 1 },
+            { id: 1001, parentId: 1000, author: "model", writtenBy: null, text: "The first answer", createdAtMs: 0, tokenEstimate: 1 },
+            { id: 1002, parentId: 1000, author: "model", writtenBy: null, text: "The second answer", createdAtMs: 0, tokenEstimate: 1 },
           ],
         ],
       ]),

@@ -17,8 +17,8 @@ function sea(): FakeState {
       [
         1,
         [
-          { id: 10, parentId: null, author: "human", text: "Once", createdAtMs: 0, tokenEstimate: 1 },
-          { id: 11, parentId: 10, author: "model", text: " The tide ran seaward.", createdAtMs: 0, tokenEstimate: 5 },
+          { id: 10, parentId: null, author: "human", writtenBy: null, text: "Once", createdAtMs: 0, tokenEstimate: 1 },
+          { id: 11, parentId: 10, author: "model", writtenBy: null, text: " The tide ran seaward.", createdAtMs: 0, tokenEstimate: 5 },
         ],
       ],
     ]),

@@ -1,18 +1,51 @@
 // Teams in Settings → Sync: a team's invitation on show to copy and send, a tree shared with it,
-// and leaving it only on a second click.
-import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/svelte";
+// this machine's standing in it and its members, removing a member or leaving the team only on a
+// second click, and the name members see on what is created, joined and shared.
+import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/svelte";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 
 import TeamSettings from "./components/TeamSettings.svelte";
-import type { FakeState } from "./lib/fake-backend";
+import type { TeamView } from "./lib/bindings";
+import { FAKE_DEVICE, teamView, type FakeState } from "./lib/fake-backend";
 import { installRiversBackend, RIVERS } from "./lib/test-fixtures";
 import { Workspace } from "./lib/workspace.svelte";
 
 let fake: FakeState;
 
 beforeEach(() => {
-  fake = installRiversBackend({ teams: [{ name: "geo", remote: "/srv/trees.git", sharedTrees: [], last: null }] });
+  fake = installRiversBackend({ teams: [teamView("geo", "/srv/trees.git")] });
 });
+
+/// Team `name` as its owner's machine lists it: Ines here, and Ben's machine admitted.
+function owned(name: string): TeamView {
+  return teamView(name, `/srv/${name}.git`, {
+    standing: "member",
+    owned: true,
+    members: [
+      { name: "Ines", device: FAKE_DEVICE, owner: true, you: true },
+      { name: "Ben", device: "device-ben", owner: false, you: false },
+    ],
+  });
+}
+
+/// Team `name` as a member's machine lists it: Ana owns it, Ben is this machine, Cleo is another.
+function joined(name: string): TeamView {
+  return teamView(name, `/srv/${name}.git`, {
+    standing: "member",
+    members: [
+      { name: "Ana", device: "device-ana", owner: true, you: false },
+      { name: "Ben", device: FAKE_DEVICE, owner: false, you: true },
+      { name: "Cleo", device: "device-cleo", owner: false, you: false },
+    ],
+  });
+}
+
+/// The row of team `name`.
+function rowOf(name: string): HTMLElement {
+  const row = screen.getAllByTestId("team-row").find((one) => within(one).getByTestId("team-name").textContent === name);
+  if (!row) throw new Error(`no row for the team ${name}`);
+  return row;
+}
 
 afterEach(() => {
   cleanup();
@@ -28,7 +61,7 @@ async function drawn(): Promise<Workspace> {
   const workspace = new Workspace();
   await workspace.start();
   render(TeamSettings, { teams: workspace.teams, trees: workspace.trees });
-  await screen.findByTestId("team-row");
+  await screen.findAllByTestId("team-row");
   return workspace;
 }
 
@@ -102,5 +135,77 @@ describe("TeamSettings", () => {
     await fireEvent.click(screen.getByTestId("team-join"));
     expect((await screen.findByTestId("team-error")).textContent).toContain("not a Pinloom team invitation");
     expect(screen.getAllByTestId("team-row")).toHaveLength(1);
+  });
+
+  it("says this machine's standing in each team, and offers Invite only to the owner and in teams made before rosters", async () => {
+    fake.teams = [
+      owned("geo"),
+      joined("sea"),
+      teamView("lake", "/srv/lake.git", { standing: "asked" }),
+      teamView("bay", "/srv/bay.git", { standing: "removed", members: [{ name: "Ana", device: "device-ana", owner: true, you: false }] }),
+      teamView("old", "/srv/old.git"),
+    ];
+    await drawn();
+    const standing = (name: string) => within(rowOf(name)).getByTestId("team-standing").textContent;
+    expect(standing("geo")).toBe("You own this team: you invite and remove members.");
+    expect(standing("sea")).toBe("Member.");
+    expect(standing("lake")).toBe("Asked to join: once the team's owner syncs, Sync now brings its trees.");
+    expect(standing("bay")).toBe(
+      "The team's owner removed this machine: nothing is sent to or read from it. Leave the team to stop syncing it.",
+    );
+    expect(standing("old")).toBe("Made before teams had rosters: every member's machine writes to it, unencrypted.");
+    const invites = (name: string) => within(rowOf(name)).queryByTestId("team-invite") !== null;
+    expect(["geo", "sea", "lake", "bay", "old"].map(invites)).toEqual([true, false, false, false, true]);
+  });
+
+  it("lists each team's members, with Remove only for those not owning a team owned here", async () => {
+    fake.teams = [owned("geo"), joined("sea")];
+    await drawn();
+    const members = (name: string) => within(rowOf(name)).getAllByTestId("team-member");
+    expect(members("geo").map((member) => member.firstElementChild?.textContent)).toEqual(["Ines (owner) (you)", "Ben"]);
+    expect(members("sea").map((member) => member.firstElementChild?.textContent)).toEqual(["Ana (owner)", "Ben (you)", "Cleo"]);
+    expect(members("geo").map((member) => within(member).queryByTestId("team-member-remove") !== null)).toEqual([false, true]);
+    expect(within(rowOf("sea")).queryByTestId("team-member-remove")).toBeNull();
+  });
+
+  it("removes a member by their device on the second click only", async () => {
+    fake.teams = [owned("geo")];
+    await drawn();
+    const remove = screen.getByTestId("team-member-remove");
+    await fireEvent.click(remove);
+    expect(remove.textContent?.trim()).toBe("Remove Ben?");
+    expect(fake.teams[0]?.members).toHaveLength(2);
+    await fireEvent.click(remove);
+    await waitFor(() => expect(screen.getAllByTestId("team-member").map((member) => member.textContent?.trim())).toEqual(["Ines (owner) (you)"]));
+    expect(fake.teams[0]?.members.map((member) => member.device)).toEqual([FAKE_DEVICE]);
+    expect(screen.getByTestId("team-last").textContent).toContain("Removed Ben from the team geo.");
+    expect(screen.queryByTestId("team-error")).toBeNull();
+  });
+
+  it("creates a team and asks to join another as the name typed", async () => {
+    fake.teams = [owned("geo")];
+    await drawn();
+    await fireEvent.input(screen.getByTestId("team-your-name"), { target: { value: "  Ines " } });
+    await fireEvent.input(screen.getByTestId("team-create-name"), { target: { value: "sea" } });
+    await fireEvent.input(screen.getByTestId("team-create-remote"), { target: { value: "/srv/sea.git" } });
+    await fireEvent.click(screen.getByTestId("team-create"));
+    await waitFor(() => expect(within(rowOf("sea")).getByTestId("team-member").textContent?.trim()).toBe("Ines (owner) (you)"));
+    expect(within(rowOf("sea")).queryByTestId("team-member-remove")).toBeNull();
+
+    const invitation = "Pinloom team invitation\nteam: lake\nremote: /srv/lake.git\nowner: key-of-lake\nrecipient: age-of-lake\ncode: code-for-lake\n";
+    await fireEvent.input(screen.getByTestId("team-join-text"), { target: { value: invitation } });
+    await fireEvent.click(screen.getByTestId("team-join"));
+    await waitFor(() => expect(screen.getAllByTestId("team-row")).toHaveLength(3));
+    expect(within(rowOf("lake")).getByTestId("team-standing").textContent).toContain("Asked to join");
+    expect(fake.teamJoinNames).toEqual(["Ines", "Ines"]);
+  });
+
+  it("creates a team as git's user name when no name is typed", async () => {
+    await drawn();
+    await fireEvent.input(screen.getByTestId("team-create-name"), { target: { value: "sea" } });
+    await fireEvent.input(screen.getByTestId("team-create-remote"), { target: { value: "/srv/sea.git" } });
+    await fireEvent.click(screen.getByTestId("team-create"));
+    await waitFor(() => expect(screen.getAllByTestId("team-row")).toHaveLength(2));
+    expect(fake.teamJoinNames).toEqual([null]);
   });
 });

@@ -28,6 +28,7 @@ function dialogueOf(title: string, count: number): { tree: TreeSummary; messages
     id: 10 + i,
     parentId: i === 0 ? null : 9 + i,
     author: i % 2 === 0 ? "human" : "model",
+    writtenBy: null,
     text: `Message ${i}`,
     createdAtMs: 0,
     tokenEstimate: 3,

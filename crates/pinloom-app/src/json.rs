@@ -67,6 +67,9 @@ pub struct Message {
     pub parent_id: Option<i64>,
     /// Who wrote it.
     pub author: Author,
+    /// For a message from a team: the member who wrote it (a reply: who asked for it), as the
+    /// team's roster names them; absent for the person's own.
+    pub written_by: Option<String>,
     /// Its text.
     pub text: String,
     /// When it was written, milliseconds since the Unix epoch.
@@ -127,6 +130,7 @@ impl From<store::Node> for Message {
             id: node.id.0,
             parent_id: node.parent_id.map(|id| id.0),
             author: node.author.into(),
+            written_by: node.written_by,
             token_estimate: u32::try_from(estimate).unwrap_or(u32::MAX),
             text: node.text,
             created_at_ms: node.created_at_ms,
@@ -397,6 +401,8 @@ pub struct LoggedExchange {
     pub question: String,
     /// The model profile that answered.
     pub profile: String,
+    /// The team member who asked, for an exchange that came from a team.
+    pub asked_by: Option<String>,
     /// Tokens sent, by the provider's count when it gave one, else by the plan's.
     pub prompt_tokens: u64,
     /// Reply tokens the provider counted.
@@ -2178,6 +2184,40 @@ pub struct TeamView {
     pub shared_trees: Vec<i64>,
     /// What its last sync did.
     pub last: Option<SyncReport>,
+    /// This machine's standing in it.
+    pub standing: TeamStanding,
+    /// Its members, as its roster names them (none for a team made before rosters).
+    pub members: Vec<TeamMember>,
+    /// Whether this machine owns it: invites, removes members.
+    pub owned: bool,
+}
+
+/// A machine's standing in a team.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub enum TeamStanding {
+    /// A team made before rosters: every member's device writes to it, unencrypted.
+    Open,
+    /// A member under the roster its owner signed.
+    Member,
+    /// Asked to join; waiting for the owner's Pinloom to admit this machine.
+    Asked,
+    /// Removed by the owner: nothing is sent or read any more.
+    Removed,
+}
+
+/// A member of a team, as its roster names them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct TeamMember {
+    /// The name they go by.
+    pub name: String,
+    /// Their device's id.
+    pub device: String,
+    /// Whether they own the team.
+    pub owner: bool,
+    /// Whether this is this machine.
+    pub you: bool,
 }
 
 /// The window's Settings → Sync: where this database syncs, whether on its own, what the last

@@ -378,10 +378,13 @@ enum Command {
         /// repository) the first time; remembered for this database after.
         #[arg(long, value_name = "URL_OR_PATH")]
         remote: Option<String>,
-        /// Join this team at --remote: the trees its members share arrive, and what you add to
-        /// them goes back.
+        /// Create this team at --remote (an empty repository; you are its owner, and invite
+        /// members with `pinloom team invite`), or join one made before teams had rosters.
         #[arg(long, requires = "remote")]
         team: Option<String>,
+        /// With --team: your name, as the team's members see it (git's user.name by default).
+        #[arg(long = "as", value_name = "NAME", requires = "team")]
+        your_name: Option<String>,
         /// Also sync your model profiles and prices to your own remote from now on (never keys;
         /// never to a team's).
         #[arg(long, conflicts_with_all = ["without_profiles", "team"])]
@@ -790,7 +793,15 @@ async fn run_opening_its_own(
             terminal::progress_done();
             imported?.text()
         }
-        Command::Sync { remote, team, with_profiles, without_profiles, passphrase, json } => {
+        Command::Sync {
+            remote,
+            team,
+            your_name,
+            with_profiles,
+            without_profiles,
+            passphrase,
+            json,
+        } => {
             let remote = remote.map(remote_from_here).transpose()?;
             let passphrase = if passphrase { Some(models::read_passphrase()?) } else { None };
             // A new machine's first sync makes the database the trees arrive in.
@@ -799,7 +810,7 @@ async fn run_opening_its_own(
                 pinloom.set_sync_profiles(with_profiles).await?;
             }
             let report = match (team, remote) {
-                (Some(team), Some(remote)) => pinloom.join_team(team, remote).await?,
+                (Some(team), Some(remote)) => pinloom.join_team(team, remote, your_name).await?,
                 (_, remote) => pinloom.sync_unlocking(remote, passphrase).await?,
             };
             if json { serde_json::to_string(&report)? } else { report.text }

@@ -272,8 +272,9 @@ pub(crate) async fn log(pinloom: &Pinloom, count: u32, json: bool) -> anyhow::Re
 fn logged_line(exchange: &LoggedExchange) -> String {
     let reply = exchange.reply_tokens.map(|tokens| format!(" + {tokens}")).unwrap_or_default();
     let cost = exchange.cost_usd.map(|cost| format!(", ${cost:.4}")).unwrap_or_default();
+    let by = exchange.asked_by.as_ref().map(|by| format!("{by}: ")).unwrap_or_default();
     format!(
-        "#{}\ttree {} ({})\t{}\t{}{reply} tokens{cost}\t{}",
+        "#{}\ttree {} ({})\t{}\t{}{reply} tokens{cost}\t{by}{}",
         exchange.reply_id,
         exchange.tree_id,
         exchange.tree_title,

@@ -67,6 +67,7 @@ pub use search::{COMMON_TERM_MIN_NODES, MAX_QUERY_TERMS};
 pub use slugs::{ROOT_THREAD_SLUG, slugify, unique_slug};
 pub use store::{APPLICATION_ID, Store};
 pub use summaries::SummaryUpdate;
+pub use sync::authors::{SyncAuthor, SyncAuthors};
 pub use sync::clock::{CLOCK_AHEAD_LIMIT_MS, clock_ms, is_device_id};
 pub use sync::fold::SyncFolded;
 pub use sync::records::{

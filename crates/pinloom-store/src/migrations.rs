@@ -605,6 +605,20 @@ const MIGRATIONS: &[(&str, Option<Fill>)] = &[
     "#,
         None,
     ),
+    (
+        // 21: who wrote what arrived from a team's folder (the device whose signed pack brought
+        // it, and its name in the team's roster): in a team only a thing's author changes it.
+        // What has no row here was written by this database's person.
+        r#"
+    CREATE TABLE sync_authors (
+        gid    TEXT PRIMARY KEY,
+        target TEXT NOT NULL,
+        device TEXT NOT NULL,
+        name   TEXT NOT NULL
+    ) STRICT, WITHOUT ROWID;
+    "#,
+        None,
+    ),
 ];
 
 /// Migration 11: the attachments table rebuilt to admit the `image` and `pdf` roles. Its

@@ -179,6 +179,9 @@ pub struct Node {
     pub pruned_at_ms: Option<i64>,
     /// When it was written, in milliseconds since the Unix epoch.
     pub created_at_ms: i64,
+    /// For a message that arrived from a team's folder: its author's name in the team's roster
+    /// (or "a member of the team" where the team has none). `None` for the person's own.
+    pub written_by: Option<String>,
 }
 
 /// A node on an ancestor path as a plan reads it ([`Store::plan_path`](crate::Store::plan_path)):
@@ -657,6 +660,8 @@ pub struct OutlineRow {
     pub bookmarked: bool,
     /// Soft-deleted.
     pub pruned: bool,
+    /// The team member who wrote it, for a message from a team.
+    pub written_by: Option<String>,
 }
 
 /// One full-text hit.

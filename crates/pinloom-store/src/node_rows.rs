@@ -10,7 +10,8 @@ use crate::model::{Node, NodeId, Part, PinId, TreeId};
 
 pub(crate) const NODE_COLUMNS: &str = "n.id, n.tree_id, n.parent_id, n.pin_id, n.author, n.text,
     n.parts_json, n.edited_from, n.model, n.generation_json, n.usage_json, n.excluded,
-    n.bookmarked, n.incomplete, n.pruned_at_ms, n.created_at_ms, n.kept";
+    n.bookmarked, n.incomplete, n.pruned_at_ms, n.created_at_ms, n.kept,
+    (SELECT a.name FROM sync_authors a WHERE a.gid = n.gid)";
 
 pub(crate) fn id_list(ids: impl IntoIterator<Item = NodeId>) -> String {
     let ids: Vec<String> = ids.into_iter().map(|id| id.0.to_string()).collect();
@@ -76,5 +77,6 @@ pub(crate) fn node_from_row(row: &Row<'_>) -> rusqlite::Result<Node> {
         pruned_at_ms: row.get(14)?,
         created_at_ms: row.get(15)?,
         kept: row.get(16)?,
+        written_by: row.get(17)?,
     })
 }

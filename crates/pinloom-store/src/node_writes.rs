@@ -111,6 +111,7 @@ pub(crate) fn insert_node_with(
         bookmarked: false,
         incomplete: node.incomplete,
         kept: false,
+        written_by: None,
         pruned_at_ms: None,
         created_at_ms: node.created_at_ms,
     })

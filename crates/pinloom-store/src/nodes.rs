@@ -144,7 +144,7 @@ impl Store {
     pub fn ancestor_path(&self, node: NodeId) -> Result<Vec<Node>, StoreError> {
         let conn = self.conn();
         let mut statement = conn.prepare_cached(&path_query(NODE_COLUMNS))?;
-        let (places, nodes) = walk_rows(statement.query([node.0])?, 17, node_from_row)?;
+        let (places, nodes) = walk_rows(statement.query([node.0])?, 18, node_from_row)?;
         let path = order_path(node, places, nodes, Reach::Root)?;
         check_path(node, &path, |step| step.pruned_at_ms.is_some())?;
         Ok(path)
@@ -165,7 +165,7 @@ impl Store {
              JOIN nodes n ON n.segment_id = segments.segment_id AND n.segment_pos <= segments.upto
              WHERE n.pin_id IS (SELECT pin_id FROM nodes WHERE id = ?1)"
         ))?;
-        let (places, nodes) = walk_rows(statement.query([node.0])?, 17, node_from_row)?;
+        let (places, nodes) = walk_rows(statement.query([node.0])?, 18, node_from_row)?;
         order_path(node, places, nodes, Reach::ThreadStart)
     }
 
@@ -536,7 +536,8 @@ impl Store {
         let mut statement = conn.prepare_cached(
             "SELECT n.id, n.parent_id, n.pin_id, n.author, substr(n.text, 1, 120),
                  (SELECT count(*) FROM nodes c WHERE c.parent_id = n.id),
-                 n.excluded, n.bookmarked, n.pruned_at_ms IS NOT NULL
+                 n.excluded, n.bookmarked, n.pruned_at_ms IS NOT NULL,
+                 (SELECT a.name FROM sync_authors a WHERE a.gid = n.gid)
              FROM nodes n
              WHERE n.tree_id = ?1 AND n.id > ?2
              ORDER BY n.id
@@ -554,6 +555,7 @@ impl Store {
                     excluded: row.get(6)?,
                     bookmarked: row.get(7)?,
                     pruned: row.get(8)?,
+                    written_by: row.get(9)?,
                 })
             })?
             .collect::<Result<_, _>>()?;

@@ -101,7 +101,27 @@ impl Store {
         if title.is_empty() {
             return Err(StoreError::InvalidInput("a tree needs a title".into()));
         }
+        self.refuse_if_shared_by_another(id, "rename it")?;
         self.update_tree(id, "title = ?2, title_from_node = NULL", title, at_ms)
+    }
+
+    /// A tree another member shared with a team is theirs to rename or delete: on this machine as
+    /// on every other (where their change would be refused). Its settings may change here, for
+    /// this machine only (such changes are not sent to the team).
+    fn refuse_if_shared_by_another(&self, id: TreeId, doing: &str) -> Result<(), StoreError> {
+        let conn = self.conn();
+        let author: Option<String> = conn
+            .prepare_cached(
+                "SELECT a.name FROM trees t JOIN sync_authors a ON a.gid = t.gid WHERE t.id = ?1",
+            )?
+            .query_row([id.0], |row| row.get(0))
+            .optional()?;
+        match author {
+            Some(name) => Err(StoreError::InvalidInput(format!(
+                "{name} shared this tree with your team: only they can {doing}. To stop seeing it, leave the team (Settings → Sync → Teams)"
+            ))),
+            None => Ok(()),
+        }
     }
 
     /// Records that tree `id`'s title was taken from its message `node` (not typed by the
@@ -136,6 +156,7 @@ impl Store {
     /// Puts a tree in the trash: it leaves the list and ThreadMind's projects, and keeps
     /// everything until [`Store::empty_trash`]. Trashing a trashed tree changes nothing.
     pub fn trash_tree(&self, id: TreeId, at_ms: i64) -> Result<Tree, StoreError> {
+        self.refuse_if_shared_by_another(id, "delete it")?;
         self.write(|tx| {
             tx.execute(
                 "UPDATE trees SET deleted_at_ms = coalesce(deleted_at_ms, ?2) WHERE id = ?1",

@@ -126,11 +126,16 @@ export const backend = {
   syncAutomaticSet: (on: boolean) => unwrap(commands.syncAutomaticSet(on)),
   syncProfilesSet: (on: boolean) => unwrap(commands.syncProfilesSet(on)),
   teamList: () => unwrap(commands.teamList()),
-  /// Creates a team (an empty repository at `remote`) or joins the one there, and syncs it.
-  teamJoin: (team: string, remote: string) => unwrap(commands.teamJoin(team, remote)),
+  /// Creates a team (an empty repository at `remote`) or asks to join the one there, and syncs
+  /// it; members see this machine as `yourName` (null: git's user name).
+  teamJoin: (team: string, remote: string, yourName: string | null) => unwrap(commands.teamJoin(team, remote, yourName)),
   teamInvitation: (team: string) => unwrap(commands.teamInvitation(team)),
-  teamJoinInvitation: (invitation: string) => unwrap(commands.teamJoinInvitation(invitation)),
+  /// Asks to join the team an invitation names, as `yourName` (null: git's user name).
+  teamJoinInvitation: (invitation: string, yourName: string | null) =>
+    unwrap(commands.teamJoinInvitation(invitation, yourName)),
   teamLeave: (team: string) => unwrap(commands.teamLeave(team)),
+  /// Removes member `member` (their device's id) from a team this machine owns, and syncs it.
+  teamRemoveMember: (team: string, member: string) => unwrap(commands.teamRemoveMember(team, member)),
   /// Shares a tree with a joined team as `sharedBy` (null: git's user name), and syncs the team.
   teamShareTree: (treeId: number, team: string, sharedBy: string | null) =>
     unwrap(commands.teamShareTree(treeId, team, sharedBy)),

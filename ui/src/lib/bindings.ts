@@ -33,13 +33,15 @@ export const commands = {
 	 *  Creates or joins the team `team` whose trees are shared through `remote` (an empty
 	 *  repository makes a new team).
 	 */
-	teamJoin: (team: string, remote: string) => typedError<SyncReport, ApiError>(__TAURI_INVOKE("team_join", { team, remote })),
+	teamJoin: (team: string, remote: string, yourName: string | null) => typedError<SyncReport, ApiError>(__TAURI_INVOKE("team_join", { team, remote, yourName })),
 	/**  The invitation to a team: text holding its name and remote, for a colleague to paste. */
 	teamInvitation: (team: string) => typedError<string, ApiError>(__TAURI_INVOKE("team_invitation", { team })),
 	/**  Joins the team an invitation names. */
-	teamJoinInvitation: (invitation: string) => typedError<SyncReport, ApiError>(__TAURI_INVOKE("team_join_invitation", { invitation })),
+	teamJoinInvitation: (invitation: string, yourName: string | null) => typedError<SyncReport, ApiError>(__TAURI_INVOKE("team_join_invitation", { invitation, yourName })),
 	/**  Leaves a team; the trees that came through it stay here. */
 	teamLeave: (team: string) => typedError<TeamView[], ApiError>(__TAURI_INVOKE("team_leave", { team })),
+	/**  Removes a member from a team this machine owns, and syncs the team. */
+	teamRemoveMember: (team: string, member: string) => typedError<SyncReport, ApiError>(__TAURI_INVOKE("team_remove_member", { team, member })),
 	/**
 	 *  Shares tree `tree_id` with a team joined here, as `shared_by` (git's user name when absent),
 	 *  and syncs the team.
@@ -911,6 +913,11 @@ export type Message = {
 	parentId: number | null,
 	/**  Who wrote it. */
 	author: Author,
+	/**
+	 *  For a message from a team: the member who wrote it (a reply: who asked for it), as the
+	 *  team's roster names them; absent for the person's own.
+	 */
+	writtenBy: string | null,
 	/**  Its text. */
 	text: string,
 	/**  When it was written, milliseconds since the Unix epoch. */
@@ -1716,6 +1723,29 @@ export type TaskFramesChoice = {
 	siblingResultsPercent: number,
 };
 
+/**  A member of a team, as its roster names them. */
+export type TeamMember = {
+	/**  The name they go by. */
+	name: string,
+	/**  Their device's id. */
+	device: string,
+	/**  Whether they own the team. */
+	owner: boolean,
+	/**  Whether this is this machine. */
+	you: boolean,
+};
+
+/**  A machine's standing in a team. */
+export type TeamStanding = 
+/**  A team made before rosters: every member's device writes to it, unencrypted. */
+"open" | 
+/**  A member under the roster its owner signed. */
+"member" | 
+/**  Asked to join; waiting for the owner's Pinloom to admit this machine. */
+"asked" | 
+/**  Removed by the owner: nothing is sent or read any more. */
+"removed";
+
 /**  A team this database has joined, as Settings → Sync lists it. */
 export type TeamView = {
 	/**  Its name (letters, digits, '-', '_'). */
@@ -1726,6 +1756,12 @@ export type TeamView = {
 	sharedTrees: number[],
 	/**  What its last sync did. */
 	last: SyncReport | null,
+	/**  This machine's standing in it. */
+	standing: TeamStanding,
+	/**  Its members, as its roster names them (none for a team made before rosters). */
+	members: TeamMember[],
+	/**  Whether this machine owns it: invites, removes members. */
+	owned: boolean,
 };
 
 /**  A message as a thread shows it. */

@@ -54,6 +54,7 @@ describe("Conversation", () => {
       id: 10_000 + i,
       parentId: i === 0 ? null : 9_999 + i,
       author: (i % 2 === 0 ? "human" : "model") as "human" | "model",
+      writtenBy: null,
       text: `Message ${i}`,
       createdAtMs: 0,
       tokenEstimate: 3,

@@ -28,6 +28,7 @@ import type {
   SendTarget,
   SliceView,
   SyncReport,
+  TeamStanding,
   TeamView,
   TokenView,
   TrashView,
@@ -91,6 +92,8 @@ export type FakeState = {
   syncPassphrases: (string | null)[];
   /// Settings → Sync's teams, as joined here.
   teams: TeamView[];
+  /// The name each create or join of a team was given to go by (null: git's user name), in order.
+  teamJoinNames: (string | null)[];
   /// The trees the next join brings, as a team's repository that members shared them in would:
   /// they join the list of trees and the team's shared trees.
   teamArrivals: TreeSummary[];
@@ -153,7 +156,8 @@ function threadMessage(all: Message[], message: Message) {
 /// answers. Ids are unique across fakes, so one map serves them all.
 const madeFrom = new Map<number, { editedFrom: number | null; fusedFrom: number[] }>();
 
-function nodeOf(message: Message): NodeView {
+/// A message as the conversation view gets it from the fake (tests build views of their own).
+export function nodeOf(message: Message): NodeView {
   return {
     message,
     pinId: null,
@@ -210,6 +214,15 @@ function pickedView(message: Message, withSummary: boolean): PickedView {
   const who = message.author === "model" ? "an answer by Fake" : "your message";
   const opening = message.text.replace(/\s+/g, " ").trim().slice(0, 60);
   return { nodeId: message.id, pinId: null, cameFrom: `the main thread, ${who}`, opening, withSummary, leftOut: null };
+}
+
+/// The device id this machine goes by in the fake's team rosters.
+export const FAKE_DEVICE = "device-here";
+
+/// A team as Settings → Sync lists it: one made before rosters (open, so without members),
+/// nothing shared and never synced, unless `extra` says otherwise.
+export function teamView(name: string, remote: string, extra: Partial<TeamView> = {}): TeamView {
+  return { name, remote, sharedTrees: [], last: null, standing: "open", members: [], owned: false, ...extra };
 }
 
 /// A tree as the tree list shows it: a dialogue of two messages, made at time 0 and shared by
@@ -311,6 +324,7 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
     syncReports: [],
     syncPassphrases: [],
     teams: [],
+    teamJoinNames: [],
     teamArrivals: [],
     keys: [],
     ollama: null,
@@ -373,10 +387,17 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
       case "team_list":
         return structuredClone(state.teams);
       case "team_join":
-        return joinTeam(String(args.team), String(args.remote));
+        // The fake's remotes are all empty: a join there makes a new team, owned here.
+        return joinTeam(String(args.team), String(args.remote), (args.yourName as string | null) ?? null, "member");
       case "team_invitation": {
         const team = joinedTeam(String(args.team));
-        return `Pinloom team invitation\nteam: ${team.name}\nremote: ${team.remote}\n`;
+        if (team.standing !== "open" && !team.owned) {
+          const owner = team.members.find((member) => member.owner)?.name ?? "its owner";
+          throw { code: "invalidInput", message: `only the team's owner (${owner}) admits members: ask them for an invitation` } satisfies ApiError;
+        }
+        // An owner's invitation carries what admits one device, as the backend's does.
+        const admission = team.owned ? `owner: key-of-${team.name}\nrecipient: age-of-${team.name}\ncode: code-for-${team.name}\n` : "";
+        return `Pinloom team invitation\nteam: ${team.name}\nremote: ${team.remote}\n${admission}`;
       }
       case "team_join_invitation": {
         // As the backend reads one: `key: value` lines, pasted with whatever indentation.
@@ -386,7 +407,23 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
         if (team === undefined || remote === undefined) {
           throw { code: "invalidInput", message: "that is not a Pinloom team invitation: it has lines `team: …` and `remote: …`; paste it whole" } satisfies ApiError;
         }
-        return joinTeam(team, remote);
+        // With an owner's code the machine asks to join; without, the team is one made before rosters.
+        const standing = line("code") === undefined ? "open" : "asked";
+        return joinTeam(team, remote, (args.yourName as string | null) ?? null, standing);
+      }
+      case "team_remove_member": {
+        const team = joinedTeam(String(args.team));
+        if (team.standing === "open") {
+          throw { code: "invalidInput", message: "this team has no roster (it was made before Pinloom kept one): every member's device writes to it; make a new team to choose its members" } satisfies ApiError;
+        }
+        if (!team.owned) throw { code: "invalidInput", message: "only the team's owner removes members" } satisfies ApiError;
+        const removed = team.members.find((member) => member.device === args.member);
+        if (!removed) throw { code: "invalidInput", message: `the team has no member ${JSON.stringify(args.member)}` } satisfies ApiError;
+        if (removed.owner) {
+          throw { code: "invalidInput", message: "the owner cannot be removed from their own team; leave it instead" } satisfies ApiError;
+        }
+        team.members = team.members.filter((member) => member !== removed);
+        return teamSynced(team, 1, [], `Removed ${removed.name} from the team ${team.name}.\n`);
       }
       case "team_leave": {
         const left = joinedTeam(String(args.team));
@@ -897,18 +934,25 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
     }
   });
 
-  /// Joins team `name` at `remote` (a team joined already takes the remote given), bringing the
-  /// trees `teamArrivals` holds.
-  function joinTeam(name: string, remote: string): SyncReport {
+  /// Joins team `name` at `remote` as `yourName` (a team joined already takes the remote given),
+  /// bringing the trees `teamArrivals` holds unless the machine only asked to join. A new team
+  /// has the standing `standing`: created here (a member), it is owned here and this machine is
+  /// its one member, going by `yourName` ("You" standing for git's user name).
+  function joinTeam(name: string, remote: string, yourName: string | null, standing: TeamStanding): SyncReport {
     const trimmed = name.trim();
     if (!/^[A-Za-z0-9_-]{1,40}$/.test(trimmed)) {
       throw { code: "invalidInput", message: `${JSON.stringify(trimmed)} cannot name a team: use up to 40 letters, digits, '-' or '_'` } satisfies ApiError;
     }
     if (!remote.trim()) throw { code: "invalidInput", message: "a team needs a git remote: a URL or a folder path" } satisfies ApiError;
+    state.teamJoinNames.push(yourName);
     const joined = state.teams.find((team) => team.name === trimmed);
-    const team = joined ?? { name: trimmed, remote: remote.trim(), sharedTrees: [], last: null };
+    const owned = standing === "member";
+    const members = owned ? [{ name: yourName?.trim() || "You", device: FAKE_DEVICE, owner: true, you: true }] : [];
+    const team = joined ?? teamView(trimmed, remote.trim(), { standing, members, owned });
     team.remote = remote.trim();
     if (!joined) state.teams.push(team);
+    // Until the owner admits it, an asked machine reads nothing of the team.
+    if (team.standing === "asked") return teamSynced(team, 0, []);
     const arrived = state.teamArrivals;
     state.teamArrivals = [];
     state.trees = [...arrived, ...state.trees];
@@ -922,13 +966,14 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
     return team;
   }
 
-  /// What syncing `team` did, having sent `sent` records and received the trees `arrived`; kept
-  /// as the team's last result.
-  function teamSynced(team: TeamView, sent: number, arrived: number[]): SyncReport {
+  /// What syncing `team` did, having sent `sent` records and received the trees `arrived`, after
+  /// `done` (what was done before the sync, as its own line); kept as the team's last result.
+  function teamSynced(team: TeamView, sent: number, arrived: number[], done = ""): SyncReport {
     const text =
-      sent + arrived.length === 0
+      done +
+      (sent + arrived.length === 0
         ? `Synced with ${team.remote}: nothing new on either side.`
-        : `Synced with ${team.remote}: sent ${sent} records and 0 changes; received ${arrived.length} records and 0 changes.`;
+        : `Synced with ${team.remote}: sent ${sent} records and 0 changes; received ${arrived.length} records and 0 changes.`);
     const report: SyncReport = {
       remote: team.remote,
       sentRecords: sent,
@@ -947,7 +992,7 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
   }
 
   function write(treeId: number, parentId: number | null, author: Message["author"], text: string): Message {
-    const message: Message = { id: nextId++, parentId, author, text, createdAtMs: 0, tokenEstimate: Math.ceil(text.length / 3.5) };
+    const message: Message = { id: nextId++, parentId, author, writtenBy: null, text, createdAtMs: 0, tokenEstimate: Math.ceil(text.length / 3.5) };
     // A new message was made from nothing yet, whatever an earlier fake's message of its id was.
     madeFrom.delete(message.id);
     state.messages.set(treeId, [...(state.messages.get(treeId) ?? []), message]);

@@ -15,6 +15,9 @@ export class SyncState {
   error = $state<PinloomError | null>(null);
   /// Called when a sync brought something into these trees.
   onarrived: (treeIds: number[]) => void | Promise<void> = () => undefined;
+  /// Called after each sync that ran: a team's members and standing may have changed with it
+  /// (an owner's sync admits whoever asked; a member's learns it was admitted or removed).
+  onsynced: () => void | Promise<void> = () => undefined;
   private timer: ReturnType<typeof setInterval> | null = null;
 
   async load(): Promise<void> {
@@ -36,6 +39,7 @@ export class SyncState {
       return await showingFailure(this, null, async () => {
         const report = await backend.syncNow(remote?.trim() ? remote.trim() : null, passphrase || null);
         if (report.receivedRecords + report.receivedChanges > 0) await this.onarrived(report.treesChanged);
+        await this.onsynced();
         return report;
       });
     } finally {

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 
-import { installFakeBackend, type FakeState } from "./fake-backend";
+import { installFakeBackend, teamView, type FakeState } from "./fake-backend";
 import { SYNC_EVERY_MS, SyncState } from "./sync.svelte";
 import { RIVERS } from "./test-fixtures";
 import { Workspace } from "./workspace.svelte";
@@ -48,8 +48,24 @@ describe("SyncState", () => {
     expect(fake.syncPassphrases).toEqual(["correct horse", null]);
   });
 
+  it("tells the workspace after each sync that ran, so the teams' members are read again", async () => {
+    const sync = new SyncState();
+    let synced = 0;
+    sync.onsynced = () => {
+      synced++;
+    };
+    await sync.syncNow("/srv/trees.git");
+    expect(synced).toBe(1);
+    // A sync that fails tells nothing (nothing changed).
+    fake.failure = { code: "syncFailed", message: "the remote refused the push" };
+    await sync.syncNow();
+    fake.failure = null;
+    expect(synced).toBe(1);
+    expect(sync.error?.message).toContain("refused");
+  });
+
   it("syncs the teams with Sync now when there is no remote of its own", async () => {
-    fake.teams.push({ name: "geo", remote: "/srv/team.git", sharedTrees: [], last: null });
+    fake.teams.push(teamView("geo", "/srv/team.git"));
     const sync = new SyncState();
     await sync.load();
     expect(sync.status?.teams).toBe(1);

@@ -5,8 +5,8 @@ import { installFakeBackend, treeSummary, type FakeState } from "./fake-backend"
 export const RIVERS = treeSummary(1, "rivers", "Rivers");
 
 export const RIVERS_MESSAGES: Message[] = [
-  { id: 10, parentId: null, author: "human", text: "Why do rivers bend?", createdAtMs: 0, tokenEstimate: 6 },
-  { id: 11, parentId: 10, author: "model", text: "Erosion on the outer bank.", createdAtMs: 0, tokenEstimate: 7 },
+  { id: 10, parentId: null, author: "human", writtenBy: null, text: "Why do rivers bend?", createdAtMs: 0, tokenEstimate: 6 },
+  { id: 11, parentId: 10, author: "model", writtenBy: null, text: "Erosion on the outer bank.", createdAtMs: 0, tokenEstimate: 7 },
 ];
 
 /// A profile named `name`; `importedFrom` names the file it came with, if any.

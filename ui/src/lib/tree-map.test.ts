@@ -13,11 +13,12 @@ function thread(count: number): Message[] {
     id: i + 1,
     parentId: i === 0 ? null : i,
     author: i % 2 === 0 ? "human" : "model",
+    writtenBy: null,
     text: `Message  ${i + 1}\nwith a second line`,
     createdAtMs: 0,
     tokenEstimate: 3,
   }));
-  messages.push({ id: count + 1, parentId: 1, author: "model", text: "Another answer", createdAtMs: 0, tokenEstimate: 2 });
+  messages.push({ id: count + 1, parentId: 1, author: "model", writtenBy: null, text: "Another answer", createdAtMs: 0, tokenEstimate: 2 });
   return messages;
 }
 

@@ -15,11 +15,11 @@ beforeEach(() => {
       [
         1,
         [
-          { id: 10, parentId: null, author: "human", text: "Why do rivers bend?", createdAtMs: 0, tokenEstimate: 6 },
-          { id: 11, parentId: 10, author: "model", text: "Erosion.", createdAtMs: 0, tokenEstimate: 3 },
+          { id: 10, parentId: null, author: "human", writtenBy: null, text: "Why do rivers bend?", createdAtMs: 0, tokenEstimate: 6 },
+          { id: 11, parentId: 10, author: "model", writtenBy: null, text: "Erosion.", createdAtMs: 0, tokenEstimate: 3 },
         ],
       ],
-      [2, [{ id: 20, parentId: null, author: "human", text: "Moon?", createdAtMs: 0, tokenEstimate: 2 }]],
+      [2, [{ id: 20, parentId: null, author: "human", writtenBy: null, text: "Moon?", createdAtMs: 0, tokenEstimate: 2 }]],
     ]),
   });
 });

@@ -57,6 +57,8 @@ export class Workspace {
       if (treeIds[0] !== undefined) await this.select(treeIds[0]);
     };
     this.sync.onarrived = () => this.showArrivals();
+    this.sync.onsynced = () => this.teams.load();
+    this.teams.onchanged = () => this.sync.load();
   }
 
   /// What another machine or a team member wrote shows in the list, and in the open tree's

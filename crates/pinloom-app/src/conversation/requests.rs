@@ -106,6 +106,7 @@ impl Pinloom {
                     question_id: question.as_ref().map(|question| question.id.0),
                     question: question.map(|question| question.text).unwrap_or_default(),
                     profile: read.profile,
+                    asked_by: reply.written_by.clone(),
                     prompt_tokens: read.counted.unwrap_or(u64::from(read.planned)),
                     reply_tokens: read.output,
                     cost_usd: read.cost.map(|cost| cost.total),

@@ -273,6 +273,11 @@ pub(in crate::sync) struct Arrived {
     pub(in crate::sync) shares: Vec<ShareFile>,
     /// The packs read, to be marked as held once every line of theirs is.
     pub(in crate::sync) packs: Vec<ArrivedPack>,
+    /// In a team's folder: the device whose signed pack brought each record, by record id.
+    pub(in crate::sync) authors: std::collections::HashMap<String, String>,
+    /// In a team's folder: packs written before this machine was a member (encrypted to the
+    /// members then), passed by.
+    pub(in crate::sync) before_joining: Vec<String>,
     /// Files refused, with why; their ids, to be marked as held (they will not read better later).
     pub(in crate::sync) damaged: Vec<(String, String)>,
     /// Files or lines of a kind this build does not know (a newer Pinloom's): reported, and read

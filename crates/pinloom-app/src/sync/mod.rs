@@ -15,6 +15,7 @@ mod pack_files;
 mod packs;
 #[cfg(test)]
 mod replicas;
+mod roster;
 mod signing;
 mod teams;
 
@@ -34,6 +35,7 @@ use folder::{Arrived, ArrivedPack};
 use folder_key::Unlock;
 use git::{Git, Pushed};
 use packs::{PackLine, Seal};
+use roster::Standing;
 use signing::{DeviceKey, Signers, Writer};
 
 /// The name of the remote a person's own machines sync through.
@@ -94,14 +96,24 @@ impl Pinloom {
         report.context("could not sync")
     }
 
-    /// Joins the team `team` whose trees are shared through `remote`: the trees shared there
-    /// arrive, and what is added to them here goes back on each sync.
-    pub async fn join_team(&self, team: String, remote: String) -> anyhow::Result<SyncReport> {
+    /// Creates the team `team` at `remote` (an empty repository), this machine its owner and
+    /// member `your_name` (git's user name when absent); or joins a team made there before
+    /// rosters, whose trees arrive, and what is added to them here goes back on each sync. A
+    /// team with a roster is joined with an invitation ([`Pinloom::join_by_invitation`]).
+    pub async fn join_team(
+        &self,
+        team: String,
+        remote: String,
+        your_name: Option<String>,
+    ) -> anyhow::Result<SyncReport> {
         let name = team_target(&team)?;
         let store = self.store.clone();
         let unlock = self.unlock(None);
-        let report =
-            blocking(move || sync_target(&store, &name, Some(remote), true, &unlock)).await;
+        let report = blocking(move || {
+            teams::keep_member_name(&store, &name, your_name)?;
+            sync_target(&store, &name, Some(remote), true, &unlock)
+        })
+        .await;
         self.snapshot_cache.forget();
         report.with_context(|| format!("could not join the team {team}"))
     }
@@ -127,11 +139,15 @@ impl Pinloom {
                 ))
                 .into());
             }
-            let by = shared_by
-                .filter(|by| !by.trim().is_empty())
-                .or_else(git::configured_name)
-                .or_else(|| std::env::var("USER").ok().or_else(|| std::env::var("USERNAME").ok()))
-                .unwrap_or_else(|| "someone".into());
+            // The name it is shared as is the one this machine goes by in the team, the first
+            // time (a new team's roster names its owner so).
+            if store.sync_team_state(&name, "name")?.is_none() {
+                teams::keep_member_name(&store, &name, shared_by.clone())?;
+            }
+            let by = match shared_by.filter(|by| !by.trim().is_empty()) {
+                Some(by) => by,
+                None => member_name(&store, &name)?,
+            };
             store.share_tree(&name, &tree.global_id, by.trim(), now_ms())?;
             sync_target(&store, &name, remote, true, &unlock)
         })
@@ -270,56 +286,56 @@ fn sync_target_uncoded(
     }
     let git = Git::new(&folder);
     git.prepare(&target.remote)?;
-    let device = store.sync_device()?;
-    let writer = Writer { device: device.clone(), key: DeviceKey::of(store)? };
+    let writer = Writer { device: store.sync_device()?, key: DeviceKey::of(store)? };
     let mut tally = Tally::default();
-    let mut seal = None;
+    let mut own_seal = None;
     for _ in 0..PUSH_ATTEMPTS {
         // Files an interrupted sync wrote and did not commit are this machine's own (no other
         // file has their names), so the merge passes them by and this sync's commit takes them.
         if git.fetch()? {
             git.merge()?;
         }
-        // A link is never part of the layout: what a remote committed as one is removed here
-        // (and from the remote with this sync's commit) before anything is read or written.
-        for link in git.forget_links()? {
-            folder::remove_link(&folder, &link)?;
-            tally.links_removed.insert(link.display().to_string());
-        }
+        remove_links(&git, &folder, &mut tally)?;
         let format = folder::check_format(&folder, unlock.passphrase.is_some())?;
-        let seal = match &mut seal {
-            Some(seal) => seal,
-            None => {
-                let entry = format!("sync-folder-key-{device}-{name}");
-                let was_sealed = store.sync_sealed(name)?;
-                let (opened, notes) =
-                    folder_key::seal_of(&folder, format, was_sealed, unlock, &entry)?;
-                if matches!(opened, Seal::Age { .. }) && !was_sealed {
-                    store.set_sync_sealed(name)?;
+        let side = if shared_only {
+            match team_side(store, name, &folder, &writer, format, unlock, &mut tally)? {
+                TeamTurn::Write(side) => *side,
+                TeamTurn::Asked if push_request(&git, &mut tally)? => {
+                    return finish(store, name, &target.remote, tally);
                 }
-                tally.admission_notes.extend(notes);
-                seal.insert(opened)
+                TeamTurn::Asked => continue,
+                TeamTurn::Removed => return finish(store, name, &target.remote, tally),
             }
+        } else {
+            let seal = own_seal_of(store, name, &folder, format, unlock, &writer, &mut own_seal)?;
+            tally.admission_notes.extend(seal.1);
+            Side { seal: seal.0, signers: Signers::of(store, name, &writer)?, roster: None }
         };
+        let Side { seal, mut signers, roster } = side;
+        let reading = Reading {
+            store,
+            name,
+            remote: &target.remote,
+            folder: &folder,
+            seal: &seal,
+            old_layout: format.version < folder::FORMAT_VERSION && matches!(seal, Seal::Plain),
+            roster: roster.as_ref(),
+        };
+        // A team's folder is read first: what its members wrote there is theirs, and a thing
+        // that reached this machine another way (the person's other machine) is not sent again
+        // as this machine's.
+        let mut packs = Vec::new();
+        if shared_only {
+            packs = reading.receive(&store.sync_known(name)?, &mut signers, &mut tally)?;
+        }
         let mut known = store.sync_known(name)?;
         let (written, message) =
-            send(store, name, &folder, &writer, seal, shared_only, &known, &mut tally)?;
-        known.extend(written.iter().cloned());
-        let mut signers = Signers::of(store, name, &writer)?;
-        let old_layout = format.version < folder::FORMAT_VERSION && matches!(seal, Seal::Plain);
-        let mut arrived = pack_files::read_new(&folder, &known, seal, old_layout, &mut signers)?;
-        store.pin_sync_signers(name, &signers.new)?;
-        let shares = std::mem::take(&mut arrived.shares);
-        let mut packs = std::mem::take(&mut arrived.packs);
-        tally.take(store, name, &target.remote, arrived, shared_only)?;
-        if shared_only {
-            // A team's folder has no say in what is shared with it: its shares are passed by.
-            let ids: Vec<String> = shares.into_iter().map(|share| share.id).collect();
-            store.mark_sync_known(name, &ids)?;
-        } else {
-            take_shares(store, name, shares)?;
+            send(store, name, &folder, &writer, &seal, roster.as_ref(), &known, &mut tally)?;
+        if !shared_only {
+            known.extend(written.iter().cloned());
+            packs = reading.receive(&known, &mut signers, &mut tally)?;
         }
-        packs.extend(rewrite_folder(store, name, &folder, &writer, seal, format, &mut tally)?);
+        packs.extend(rewrite_folder(store, name, &folder, &writer, &seal, format, &mut tally)?);
         let known = store.sync_known(name)?;
         let done: Vec<String> =
             packs.iter().filter_map(|pack| pack.done(&known)).flatten().collect();
@@ -339,6 +355,177 @@ fn sync_target_uncoded(
     anyhow::bail!(
         "the remote refused the push {PUSH_ATTEMPTS} times because other machines kept pushing first; everything is saved here and committed in the sync folder: sync again in a moment"
     )
+}
+
+/// A link is never part of the layout: what a remote committed as one is removed here (and from
+/// the remote with this sync's commit) before anything is read or written.
+fn remove_links(git: &Git, folder: &Path, tally: &mut Tally) -> anyhow::Result<()> {
+    for link in git.forget_links()? {
+        folder::remove_link(folder, &link)?;
+        tally.links_removed.insert(link.display().to_string());
+    }
+    Ok(())
+}
+
+/// Commits and pushes this machine's request to join a team; false when another machine pushed
+/// first (fetch, merge and try again).
+fn push_request(git: &Git, tally: &mut Tally) -> anyhow::Result<bool> {
+    tally.committed |= git.commit("Pinloom: a request to join the team")?;
+    match git.push()? {
+        Pushed::Refused => Ok(false),
+        pushed => {
+            tally.pushed = pushed == Pushed::Yes;
+            Ok(true)
+        }
+    }
+}
+
+/// What one attempt reads a folder with.
+struct Reading<'a> {
+    store: &'a Store,
+    name: &'a str,
+    remote: &'a str,
+    folder: &'a Path,
+    seal: &'a Seal,
+    /// A folder still of format 1, whose files are read.
+    old_layout: bool,
+    /// A team's roster, naming authors.
+    roster: Option<&'a roster::Roster>,
+}
+
+impl Reading<'_> {
+    /// Reads the packs not in `known` and folds what they hold; returns them, each to be marked
+    /// as held once every line of it is.
+    fn receive(
+        &self,
+        known: &std::collections::HashSet<String>,
+        signers: &mut Signers,
+        tally: &mut Tally,
+    ) -> anyhow::Result<Vec<ArrivedPack>> {
+        let (store, name) = (self.store, self.name);
+        let mut arrived =
+            pack_files::read_new(self.folder, known, self.seal, self.old_layout, signers)?;
+        store.pin_sync_signers(name, &signers.new)?;
+        let shares = std::mem::take(&mut arrived.shares);
+        let packs = std::mem::take(&mut arrived.packs);
+        let shared_only = name != OWN_REMOTE;
+        tally.take(store, name, self.remote, arrived, shared_only, self.roster)?;
+        if shared_only {
+            // A team's folder has no say in what is shared with it: its shares are passed by.
+            let ids: Vec<String> = shares.into_iter().map(|share| share.id).collect();
+            store.mark_sync_known(name, &ids)?;
+        } else {
+            take_shares(store, name, shares)?;
+        }
+        Ok(packs)
+    }
+}
+
+/// How one attempt writes to and reads from a folder.
+struct Side {
+    /// What packs are encrypted to and opened with.
+    seal: Seal,
+    /// Whose packs are read, under which keys.
+    signers: Signers,
+    /// A team's roster: it names authors, and whether a member was admitted since this machine
+    /// last wrote.
+    roster: Option<roster::Roster>,
+}
+
+/// What a team's folder lets this machine do now.
+enum TeamTurn {
+    /// Write and read, as a member (or in a team made before rosters).
+    Write(Box<Side>),
+    /// Asked to join: the request goes to the remote, nothing else.
+    Asked,
+    /// Removed by the team's owner: nothing goes to the team or comes from it (the report says so).
+    Removed,
+}
+
+/// The person's own remote's seal: opened once per sync (its passphrase's scrypt is paid once).
+/// Returns it and the notes its opening made.
+fn own_seal_of(
+    store: &Store,
+    name: &str,
+    folder: &Path,
+    format: folder::Format,
+    unlock: &Unlock,
+    writer: &Writer,
+    opened: &mut Option<Seal>,
+) -> anyhow::Result<(Seal, Vec<String>)> {
+    if let Some(seal) = opened {
+        return Ok((seal.clone(), Vec::new()));
+    }
+    let entry = format!("sync-folder-key-{}-{name}", writer.device);
+    let was_sealed = store.sync_sealed(name)?;
+    let (seal, notes) = folder_key::seal_of(folder, format, was_sealed, unlock, &entry)?;
+    if matches!(seal, Seal::Age { .. }) && !was_sealed {
+        store.set_sync_sealed(name)?;
+    }
+    *opened = Some(seal.clone());
+    Ok((seal, notes))
+}
+
+/// Where this machine stands in team `name`'s folder (`roster.rs`), and how it writes and reads
+/// there: a member encrypts to the roster's members and reads only their packs.
+fn team_side(
+    store: &Store,
+    name: &str,
+    folder: &Path,
+    writer: &Writer,
+    format: folder::Format,
+    unlock: &Unlock,
+    tally: &mut Tally,
+) -> anyhow::Result<TeamTurn> {
+    let identity = roster::member_key(store)?;
+    let me = roster::me(writer, &identity, &member_name(store, name)?);
+    let (standing, notes) =
+        roster::standing(store, name, folder, &me, &identity, format.new, now_ms())?;
+    tally.note(notes);
+    let team = name.strip_prefix("team-").unwrap_or(name);
+    match standing {
+        Standing::Open => {
+            let entry = format!("sync-folder-key-{}-{name}", writer.device);
+            let was_sealed = store.sync_sealed(name)?;
+            let (seal, notes) = folder_key::seal_of(folder, format, was_sealed, unlock, &entry)?;
+            tally.note(notes);
+            let mut signers = Signers::of(store, name, writer)?;
+            signers.authored = true;
+            Ok(TeamTurn::Write(Box::new(Side { seal, signers, roster: None })))
+        }
+        Standing::Member(roster) => {
+            let seal = Seal::Age { identity: Box::new(identity), recipients: roster.recipients() };
+            let signers = roster.signers();
+            Ok(TeamTurn::Write(Box::new(Side { seal, signers, roster: Some(roster) })))
+        }
+        Standing::Asked => {
+            tally.headline = Some(format!(
+                "Asked to join the team {team}: once its owner's Pinloom has synced, sync again to receive its trees."
+            ));
+            Ok(TeamTurn::Asked)
+        }
+        Standing::Removed(roster) => {
+            let owner = roster.name_of(&roster.owner).unwrap_or("its owner").to_owned();
+            tally.headline = Some(format!(
+                "The team's owner ({}) removed this machine from the team {team}: nothing more is sent to it or read from it. Leave the team (Settings → Sync → Teams) to stop syncing it; the trees that came through it stay here.",
+                roster::shown(&owner)
+            ));
+            Ok(TeamTurn::Removed)
+        }
+    }
+}
+
+/// The name this machine's member goes by in team `name`: as given when joining, else git's
+/// user.name, else the system's user name.
+fn member_name(store: &Store, name: &str) -> anyhow::Result<String> {
+    Ok(store.sync_team_state(name, "name")?.unwrap_or_else(default_member_name))
+}
+
+fn default_member_name() -> String {
+    git::configured_name()
+        .or_else(|| std::env::var("USER").ok().or_else(|| std::env::var("USERNAME").ok()))
+        .map(|name| roster::shown(&name))
+        .unwrap_or_else(|| "someone".into())
 }
 
 /// The target `name`, at `remote` when given (remembered); whether its remote changed.
@@ -369,6 +556,9 @@ fn remove_folder(folder: &Path) -> anyhow::Result<()> {
 
 /// Writes what the folder of target `name` lacks as packs of `device`; returns the ids written
 /// (the lines' and the packs') and the commit's message.
+///
+/// In a team with a roster, a member admitted since this machine last wrote gets everything of
+/// this person's in the shared trees written again, encrypted to them too.
 #[allow(clippy::too_many_arguments)] // one step of the sync loop, each input named
 fn send(
     store: &Store,
@@ -376,11 +566,29 @@ fn send(
     folder: &std::path::Path,
     writer: &Writer,
     seal: &Seal,
-    shared_only: bool,
+    roster: Option<&roster::Roster>,
     known: &std::collections::HashSet<String>,
     tally: &mut Tally,
 ) -> anyhow::Result<(Vec<String>, String)> {
-    let outgoing = store.sync_outgoing(name, &turn_receipt)?;
+    let shared_only = name != OWN_REMOTE;
+    let members = roster.map(|roster| {
+        let mut devices: Vec<&str> =
+            roster.members.iter().map(|member| member.device.as_str()).collect();
+        devices.sort_unstable();
+        devices.join(",")
+    });
+    let sent_to = store.sync_team_state(name, "sent to")?;
+    let again = match (&members, &sent_to) {
+        (Some(members), Some(sent)) => {
+            members.split(',').any(|member| !sent.split(',').any(|was| was == member))
+        }
+        _ => false,
+    };
+    let outgoing = if again {
+        store.sync_outgoing_again(name, &turn_receipt)?
+    } else {
+        store.sync_outgoing(name, &turn_receipt)?
+    };
     tally.sent_records += outgoing.records.len();
     tally.sent_changes += outgoing.ops.len();
     let message = format!(
@@ -399,6 +607,9 @@ fn send(
         .into_iter()
         .flat_map(|pack| pack.lines.into_iter().chain([pack.id]))
         .collect();
+    if members != sent_to {
+        store.set_sync_team_state(name, "sent to", members.as_deref())?;
+    }
     Ok((written, message))
 }
 
@@ -590,6 +801,10 @@ struct Tally {
     left_for_later: usize,
     /// Files of an earlier Pinloom's layout turned into packs.
     converted: usize,
+    /// A team's packs written before this machine was a member.
+    before_joining: usize,
+    /// What the report's first line says instead of its counts (asked to join, removed).
+    headline: Option<String>,
     committed: bool,
     pushed: bool,
 }
@@ -602,16 +817,34 @@ impl Tally {
         remote: &str,
         arrived: Arrived,
         from_team: bool,
+        roster: Option<&roster::Roster>,
     ) -> anyhow::Result<()> {
-        let Arrived { records, ops, damaged, unknown, not_followed, left_for_later, .. } = arrived;
+        let Arrived {
+            records,
+            ops,
+            damaged,
+            unknown,
+            not_followed,
+            left_for_later,
+            authors,
+            before_joining,
+            ..
+        } = arrived;
         let admitted = admission::admit(store, remote, records, ops, from_team)?;
         // A team's receipts are other people's files: kept as an imported file's are.
         let turn: TurnReceipt<'_> = if from_team { &admit_team_receipt } else { &turn_receipt };
-        let folded = store.sync_fold(name, admitted.records, admitted.ops, turn, now_ms())?;
+        let authors = named(authors, roster);
+        let folded =
+            store.sync_fold_by(name, admitted.records, admitted.ops, &authors, turn, now_ms())?;
         // A damaged or refused file will not read better later: it is reported once and left.
-        let ids: Vec<String> =
-            damaged.iter().chain(&admitted.refused).map(|(id, _)| id.clone()).collect();
+        let ids: Vec<String> = damaged
+            .iter()
+            .chain(&admitted.refused)
+            .map(|(id, _)| id.clone())
+            .chain(before_joining.iter().cloned())
+            .collect();
         store.mark_sync_known(name, &ids)?;
+        self.before_joining += before_joining.len();
         self.damaged.extend(damaged);
         self.refused.extend(admitted.refused);
         for note in admitted.notes {
@@ -625,6 +858,31 @@ impl Tally {
         self.folded.push(folded);
         Ok(())
     }
+
+    /// Notes for the report, each said once.
+    fn note(&mut self, notes: Vec<String>) {
+        for note in notes {
+            if !self.admission_notes.contains(&note) {
+                self.admission_notes.push(note);
+            }
+        }
+    }
+}
+
+/// The authors of what a team's folder brought, named as its roster names their devices.
+fn named(
+    authors: std::collections::HashMap<String, String>,
+    roster: Option<&roster::Roster>,
+) -> pinloom_store::SyncAuthors {
+    authors
+        .into_iter()
+        .map(|(id, device)| {
+            let name = roster
+                .and_then(|roster| roster.name_of(&device))
+                .map_or_else(|| "a member of the team".to_owned(), roster::shown);
+            (id, pinloom_store::SyncAuthor { device, name })
+        })
+        .collect()
 }
 
 fn finish(store: &Store, name: &str, remote: &str, tally: Tally) -> anyhow::Result<SyncReport> {
@@ -676,6 +934,12 @@ fn finish(store: &Store, name: &str, remote: &str, tally: Tally) -> anyhow::Resu
             tally.converted
         ));
     }
+    if tally.before_joining > 0 {
+        notes.push(format!(
+            "{} of the team's packs were written before this machine was a member, encrypted to the members then: a member reads from the moment they are added (each member's Pinloom writes its part of the shared trees again for a newcomer).",
+            tally.before_joining
+        ));
+    }
     if !tally.unknown.is_empty() {
         notes.push(format!(
             "{} files are of a kind this Pinloom does not know (a newer Pinloom wrote them); they are left in the folder for an updated Pinloom to read.",
@@ -702,6 +966,11 @@ fn finish(store: &Store, name: &str, remote: &str, tally: Tally) -> anyhow::Resu
         text: String::new(),
     };
     report.text = report_text(&report);
+    if let Some(headline) = tally.headline {
+        // What this sync was (a request to join, a removal) says more than its counts.
+        let rest = report.text.split_once('\n').map_or("", |(_, rest)| rest);
+        report.text = if rest.is_empty() { headline } else { format!("{headline}\n{rest}") };
+    }
     store.set_sync_result(name, &serde_json::to_string(&report)?)?;
     Ok(report)
 }

@@ -164,11 +164,15 @@ fn read_packs(
                 if Some(&pack.header.device) != in_folder.as_ref() {
                     return Err("it names another device than the folder it is in".to_owned());
                 }
-                signers.admit(&pack.header.device, &pack.header.signer)?;
+                signers.admit(&pack.header.device, &pack.header.signer, &pack.header.pack)?;
                 Ok(pack)
             });
             let pack = match pack {
                 Ok(pack) => pack,
+                Err(why) if signers.authored && why == packs::NOT_FOR_THIS_KEY => {
+                    arrived.before_joining.push(id);
+                    continue;
+                }
                 Err(why) => {
                     arrived.damaged.push((id, format!("{}: {why}", folder::shown(&file))));
                     continue;
@@ -196,7 +200,15 @@ fn read_packs(
                         if !known.contains(&line_id) {
                             read.lines.push(line_id);
                             match line {
-                                PackLine::Record(record) => arrived.records.push(record),
+                                PackLine::Record(record) => {
+                                    if signers.authored {
+                                        arrived.authors.insert(
+                                            record.id().to_owned(),
+                                            pack.header.device.clone(),
+                                        );
+                                    }
+                                    arrived.records.push(record);
+                                }
                                 PackLine::Op(op) => arrived.ops.push(op),
                                 PackLine::Share(share) => arrived.shares.push(share),
                             }

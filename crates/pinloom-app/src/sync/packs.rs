@@ -91,6 +91,7 @@ struct PackSignature {
 const MAX_SIGNATURE_BYTES: u64 = 1024;
 
 /// How a folder's packs are kept from whoever holds the remote.
+#[derive(Clone)]
 pub(in crate::sync) enum Seal {
     /// Compressed only (a folder made before encryption, or without a passphrase).
     Plain,
@@ -194,6 +195,10 @@ pub(in crate::sync) fn encode(
     }
 }
 
+/// Why a pack encrypted to other keys is not read (in a team's folder: one written before this
+/// machine was a member).
+pub(in crate::sync) const NOT_FOR_THIS_KEY: &str = "it is encrypted to other keys than this folder's (a removed member's, or a wrong key); not read";
+
 /// The first bytes of an age file.
 const AGE_MAGIC: &[u8] = b"age-encryption.org/v1\n";
 
@@ -217,10 +222,7 @@ pub(in crate::sync) fn decode(id: &str, bytes: &[u8], seal: &Seal) -> Result<Pac
             let mut reader = decryptor
                 .decrypt(std::iter::once(identity.as_ref() as &dyn age::Identity))
                 .map_err(|error| match error {
-                    age::DecryptError::NoMatchingKeys => {
-                        "it is encrypted to other keys than this folder's (a removed member's, or a wrong key); not read"
-                            .to_owned()
-                    }
+                    age::DecryptError::NoMatchingKeys => NOT_FOR_THIS_KEY.to_owned(),
                     other => format!("it could not be decrypted ({other})"),
                 })?;
             let mut compressed = Vec::with_capacity(bytes.len());

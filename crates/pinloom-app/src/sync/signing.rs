@@ -12,11 +12,23 @@ use sha2::{Digest, Sha256};
 /// What is signed: this, then the SHA-256 of the pack's header and lines.
 const SIGNED_AS: &[u8] = b"pinloom pack v1\n";
 
-/// The message a signature covers for `bytes`.
-fn signed(bytes: &[u8]) -> Vec<u8> {
-    let mut message = SIGNED_AS.to_vec();
+/// What a team's roster is signed as: a signature over a pack is never one over a roster, nor
+/// the other way round.
+pub(in crate::sync) const ROSTER: &[u8] = b"pinloom team roster v1\n";
+
+/// What a request to join a team is signed as.
+pub(in crate::sync) const REQUEST: &[u8] = b"pinloom team request v1\n";
+
+/// The message a signature covers for `bytes` signed as `label`.
+fn signed_as(label: &[u8], bytes: &[u8]) -> Vec<u8> {
+    let mut message = label.to_vec();
     message.extend_from_slice(&Sha256::digest(bytes));
     message
+}
+
+/// The message a pack's signature covers for `bytes`.
+fn signed(bytes: &[u8]) -> Vec<u8> {
+    signed_as(SIGNED_AS, bytes)
 }
 
 /// This device as a writer of packs: its id and its key.
@@ -31,6 +43,12 @@ pub(in crate::sync) struct Writer {
 pub(in crate::sync) struct Signers {
     pub(in crate::sync) known: std::collections::HashMap<String, String>,
     pub(in crate::sync) new: Vec<(String, String)>,
+    /// In a team's folder with a roster: the devices removed from it, each with the packs of
+    /// theirs its owner had read when removing them. No device is taken on first sight there.
+    pub(in crate::sync) removed: Option<std::collections::HashMap<String, Vec<String>>>,
+    /// Whether the device behind each record is kept (a team's folder, where members change only
+    /// what they wrote).
+    pub(in crate::sync) authored: bool,
 }
 
 impl Signers {
@@ -43,12 +61,32 @@ impl Signers {
     ) -> anyhow::Result<Signers> {
         let mut known = store.sync_signers(name)?;
         known.insert(writer.device.clone(), writer.key.public());
-        Ok(Signers { known, new: Vec::new() })
+        Ok(Signers { known, new: Vec::new(), removed: None, authored: false })
     }
 
-    /// Whether a pack of `device` signed by `signer` may be read: the first key a device shows
-    /// is its key from then on.
-    pub(in crate::sync) fn admit(&mut self, device: &str, signer: &str) -> Result<(), String> {
+    /// Whether pack `pack` of `device` signed by `signer` may be read: the first key a device
+    /// shows is its key from then on; in a team with a roster, the roster's key, and only
+    /// while the device is a member (or the pack was read as its before it was removed).
+    pub(in crate::sync) fn admit(
+        &mut self,
+        device: &str,
+        signer: &str,
+        pack: &str,
+    ) -> Result<(), String> {
+        if let Some(removed) = &self.removed {
+            if let Some(kept) = removed.get(device)
+                && !kept.iter().any(|id| id == pack)
+            {
+                return Err(format!(
+                    "device {device} was removed from the team, and this pack is not one its owner had read from it before; not read"
+                ));
+            }
+            if !self.known.contains_key(device) {
+                return Err(format!(
+                    "device {device} is not a member of the team (its roster, signed by the team's owner, does not name it); not read"
+                ));
+            }
+        }
         match self.known.get(device) {
             Some(key) if key == signer => Ok(()),
             Some(_) => Err(format!(
@@ -94,15 +132,30 @@ impl DeviceKey {
     pub(in crate::sync) fn sign(&self, bytes: &[u8]) -> String {
         to_hex(&self.0.sign(&signed(bytes)).to_bytes())
     }
+
+    /// The signature of `bytes` as `label` (a roster, a request to join), in hex.
+    pub(in crate::sync) fn sign_as(&self, label: &[u8], bytes: &[u8]) -> String {
+        to_hex(&self.0.sign(&signed_as(label, bytes)).to_bytes())
+    }
 }
 
-/// Whether `signature` (hex) is `signer`'s (hex) over `bytes`; why not, in words.
+/// Whether `signature` (hex) is `signer`'s (hex) over a pack's `bytes`; why not, in words.
 pub(in crate::sync) fn verify(signer: &str, bytes: &[u8], signature: &str) -> Result<(), String> {
+    verify_as(SIGNED_AS, signer, bytes, signature)
+}
+
+/// Whether `signature` (hex) is `signer`'s (hex) over `bytes` signed as `label`.
+pub(in crate::sync) fn verify_as(
+    label: &[u8],
+    signer: &str,
+    bytes: &[u8],
+    signature: &str,
+) -> Result<(), String> {
     let key = from_hex::<32>(signer)
         .and_then(|key| VerifyingKey::from_bytes(&key).ok())
         .ok_or("it names no signing key")?;
     let signature = from_hex::<64>(signature).ok_or("its signature is not one")?;
-    key.verify(&signed(bytes), &Signature::from_bytes(&signature)).map_err(|_| {
+    key.verify(&signed_as(label, bytes), &Signature::from_bytes(&signature)).map_err(|_| {
         "its signature does not cover what it holds: changed since it was signed".into()
     })
 }

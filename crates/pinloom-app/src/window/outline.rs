@@ -110,10 +110,13 @@ impl Pinloom {
                 children.get(&None).into_iter().flatten().rev().map(|&i| (i, 0)).collect();
             while let Some((index, depth)) = stack.pop() {
                 let row = &rows[index];
-                let who = match row.author {
-                    store::Author::Human => "you",
-                    store::Author::Model => "model",
-                    store::Author::Tool => "tool",
+                // A team member's message says who wrote it (a reply: who asked for it).
+                let who = match (row.author, &row.written_by) {
+                    (store::Author::Human, None) => "you".to_owned(),
+                    (store::Author::Human, Some(by)) => by.clone(),
+                    (store::Author::Model, None) => "model".to_owned(),
+                    (store::Author::Model, Some(by)) => format!("model, for {by}"),
+                    (store::Author::Tool, _) => "tool".to_owned(),
                 };
                 let mut flags = String::new();
                 if let Some(pin) = row.pin_id {

@@ -74,6 +74,24 @@ impl Machines {
         )
     }
 
+    /// `joiner` joins team `team` of `owner` as `name`, as a colleague does: `owner` makes an
+    /// invitation, `joiner` joins with it (which asks), `owner` syncs (which admits), `joiner`
+    /// syncs. The report of that last sync.
+    fn invite(&self, owner: &str, joiner: &str, team: &str, name: &str) -> String {
+        let (invitation, err, code) = self.pinloom(owner, &["team", "invite", team]);
+        assert_eq!(code, 0, "{err}");
+        assert!(invitation.contains("code: "), "{invitation}");
+        let file = self.root.path().join(format!("invitation-{joiner}.txt"));
+        std::fs::write(&file, &invitation).unwrap();
+        let (out, err, code) =
+            self.pinloom(joiner, &["team", "join", file.to_str().unwrap(), "--as", name]);
+        assert_eq!(code, 0, "{out}{err}");
+        assert!(out.contains("Asked to join the team"), "{out}");
+        let admitted = self.sync(owner);
+        assert!(admitted.contains(&format!("Admitted to the team: {name}")), "{admitted}");
+        self.sync(joiner)
+    }
+
     /// `pinloom sync` that must succeed; its report.
     fn sync(&self, machine: &str) -> String {
         let (out, err, code) = self.pinloom(machine, &["sync"]);
@@ -102,6 +120,17 @@ impl Machines {
     /// Every file on the branch of the bare repository `remote`, as text: a plain pack opened
     /// (decompressed), anything else as its bytes are, a sealed pack too.
     fn remote_text(&self, remote: &str) -> String {
+        self.remote_text_as(remote, None)
+    }
+
+    /// [`Machines::remote_text`] as a member of a team reads it: each pack encrypted to
+    /// `reader`'s member key opened (one not for it is left as it is).
+    fn remote_text_as(&self, remote: &str, reader: Option<&str>) -> String {
+        let identity = reader.map(|machine| {
+            let store = pinloom_store::Store::open(&self.db(machine)).unwrap();
+            let secret = store.sync_member_key().unwrap().expect("a member's key");
+            secret.parse::<age::x25519::Identity>().unwrap()
+        });
         let listed = self
             .git(&["--git-dir", remote, "ls-tree", "-r", "--name-only", "main"])
             .output()
@@ -113,6 +142,10 @@ impl Machines {
                 .output()
                 .unwrap()
                 .stdout;
+            let blob = match &identity {
+                Some(identity) => open_age(&blob, identity).unwrap_or(blob),
+                None => blob,
+            };
             let opened = zstd::stream::decode_all(blob.as_slice()).unwrap_or(blob);
             text.push_str(path);
             text.push('\n');
@@ -127,6 +160,11 @@ impl Machines {
         self.remote_text(remote).contains(text)
     }
 
+    /// Whether a team's remote holds `text` for member `reader`, its packs opened with their key.
+    fn team_holds(&self, remote: &str, reader: &str, text: &str) -> bool {
+        self.remote_text_as(remote, Some(reader)).contains(text)
+    }
+
     async fn open(&self, machine: &str) -> Pinloom {
         Pinloom::open(self.data(machine)).await.unwrap()
     }
@@ -134,6 +172,30 @@ impl Machines {
     fn sync_folder(&self, machine: &str) -> PathBuf {
         self.data(machine).join("pinloom-sync").join("origin")
     }
+}
+
+/// Ana's tree "Rivers" with its first question, shared as "Ana" with team geo at `team`, which
+/// the share creates (her machine owns it): her Pinloom and the tree.
+async fn ana_shares_rivers(
+    machines: &Machines,
+    team: &str,
+) -> (Pinloom, pinloom_app::json::TreeSummary) {
+    let ana = machines.open("ana").await;
+    let rivers = ana.create_tree("Rivers".into(), TreeMode::Dialogue).await.unwrap();
+    ana.append_message(rivers.id, None, "Why do rivers meander?".into()).await.unwrap();
+    let (out, err, code) = machines
+        .pinloom("ana", &["share", "rivers", "--team", "geo", "--remote", team, "--as", "Ana"]);
+    assert_eq!(code, 0, "{out}{err}");
+    (ana, rivers)
+}
+
+/// `bytes` opened with age's `identity`, when they are encrypted to it.
+fn open_age(bytes: &[u8], identity: &age::x25519::Identity) -> Option<Vec<u8>> {
+    let decryptor = age::Decryptor::new_buffered(bytes).ok()?;
+    let mut reader = decryptor.decrypt(std::iter::once(identity as &dyn age::Identity)).ok()?;
+    let mut plain = Vec::new();
+    std::io::Read::read_to_end(&mut reader, &mut plain).ok()?;
+    Some(plain)
 }
 
 /// A remote given as a path from where the person stands (`../trees.git`) is the folder they
@@ -493,10 +555,9 @@ async fn a_tree_shared_with_a_team_reaches_its_members_and_their_additions_come_
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("sent 2 records"), "{out}");
 
-    // Ben joins the team: the shared tree arrives, marked with who shared it; nothing else does.
-    let (out, err, code) =
-        machines.pinloom("ben", &["sync", "--team", "geo", "--remote", &team_remote]);
-    assert_eq!(code, 0, "{out}{err}");
+    // Ben joins the team with Ana's invitation: the shared tree arrives, marked with who shared
+    // it; nothing else does.
+    let out = machines.invite("ana", "ben", "geo", "Ben");
     assert!(out.contains("received 2 records"), "{out}");
     let (list, _, _) = machines.pinloom("ben", &["tree"]);
     assert_eq!(list.lines().count(), 1, "{list}");
@@ -506,8 +567,10 @@ async fn a_tree_shared_with_a_team_reaches_its_members_and_their_additions_come_
         .output()
         .unwrap();
     assert!(!in_the_team.status.success(), "the private tree never reached the team's remote");
+    // The team's remote holds the shared tree encrypted to its members: not a word of it either.
+    assert!(!machines.remote_holds(&team_remote, "Why do rivers meander?"));
 
-    // Ben answers in the shared tree; Ana's next plain `pinloom sync` brings it back.
+    // Ben answers in the shared tree; Ana's next plain `pinloom sync` brings it back, his.
     let ben = machines.open("ben").await;
     let there = ben.list_trees().await.unwrap()[0].id;
     let on_ben = newest(&ben, there).await;
@@ -515,7 +578,11 @@ async fn a_tree_shared_with_a_team_reaches_its_members_and_their_additions_come_
     assert!(machines.sync("ben").contains("sent 1 record"));
     assert!(machines.sync("ana").contains("received 1 record"));
     let text = ana.tree_text(rivers.id).await.unwrap();
-    assert!(text.contains("Because the outer bank erodes."), "{text}");
+    assert!(text.contains("Ben: Because the outer bank erodes."), "{text}");
+    assert!(text.contains("you: Why do rivers meander?"), "{text}");
+    let (members, _, _) = machines.pinloom("ana", &["team", "list"]);
+    assert!(members.contains("Ana") && members.contains("owner, you"), "{members}");
+    assert!(members.contains("\n    Ben  "), "{members}");
 }
 
 #[tokio::test]
@@ -531,15 +598,12 @@ async fn a_person_in_a_team_on_two_machines_gets_the_teams_additions_on_both() {
     assert_eq!(code, 0, "{out}{err}");
     machines.sync("laptop");
     // The desktop has the tree through the person's own remote, and with it that it is shared
-    // with geo; then it joins geo too.
+    // with geo; then it joins geo too, invited by the laptop (each machine is a member).
     machines.first_sync("desktop");
-    let (out, err, code) =
-        machines.pinloom("desktop", &["sync", "--team", "geo", "--remote", &team]);
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(!out.contains("not shared"), "{out}");
+    let out = machines.invite("laptop", "desktop", "geo", "Ana on her desktop");
+    assert!(!out.contains("not shared") && !out.contains("Skipped"), "{out}");
     // Ben answers in the team; the desktop takes it in, and its own answer goes back.
-    let (out, err, code) = machines.pinloom("ben", &["sync", "--team", "geo", "--remote", &team]);
-    assert_eq!(code, 0, "{out}{err}");
+    machines.invite("laptop", "ben", "geo", "Ben");
     let ben = machines.open("ben").await;
     let there = ben.list_trees().await.unwrap()[0].id;
     let on_ben = newest(&ben, there).await;
@@ -553,10 +617,10 @@ async fn a_person_in_a_team_on_two_machines_gets_the_teams_additions_on_both() {
     let on_desktop = newest(&desktop, here).await;
     desktop.append_message(here, Some(on_desktop), "And meanders migrate.".into()).await.unwrap();
     machines.sync("desktop");
-    assert!(
-        machines.remote_holds(&team, "And meanders migrate."),
-        "the desktop's answer reached the team"
-    );
+    machines.sync("ben");
+    let text = ben.tree_text(there).await.unwrap();
+    assert!(text.contains("Ana on her desktop: And meanders migrate."), "{text}");
+    assert!(!machines.remote_holds(&team, "And meanders migrate."), "encrypted to the members");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -665,14 +729,17 @@ async fn model_profiles_and_prices_travel_only_when_chosen_and_never_to_a_team()
     let changed = there.iter().find(|profile| profile.name == "Lab server").unwrap();
     assert_eq!((changed.context_window, changed.imported_from.clone()), (65_536, None));
 
-    // A team's remote gets no profile, even with profiles chosen.
+    // A team's remote gets no profile, even with profiles chosen: a member receives the tree
+    // and nothing else (a profile in the team's folder would be reported as skipped).
     let team_remote = machines.bare("team.git");
     let (out, err, code) = machines
         .pinloom("laptop", &["share", &tree.global_id, "--team", "geo", "--remote", &team_remote]);
     assert_eq!(code, 0, "{out}{err}");
-    let held = machines.remote_text(&team_remote);
-    assert!(held.contains(r#""kind":"tree""#), "{held}");
-    assert!(!held.contains(r#""kind":"profile""#), "{held}");
+    let out = machines.invite("laptop", "ben", "geo", "Ben");
+    assert!(out.contains("received 2 records") && !out.contains("Skipped"), "{out}");
+    let ben = machines.open("ben").await;
+    assert_eq!(ben.list_trees().await.unwrap().len(), 1);
+    assert!(!names(ben.model_profiles().await.unwrap()).contains(&"Lab server".to_owned()));
 }
 
 #[tokio::test]
@@ -709,4 +776,5 @@ async fn a_tree_exported_and_imported_elsewhere_keeps_its_global_ids_and_syncs_a
 }
 
 mod hostile;
+mod roster;
 mod sealed;

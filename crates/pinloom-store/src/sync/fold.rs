@@ -28,6 +28,7 @@ use crate::search::indexed_at_the_end;
 use crate::slugs::slugify;
 use crate::store::Store;
 use crate::summaries::{as_sql_count, insert_summary, log_summary_write};
+use crate::sync::authors::SyncAuthors;
 use crate::sync::clock::{
     CLOCK_AHEAD_LIMIT_MS, clock, clock_ms, device, is_device_id, op_id, set_state, state,
 };
@@ -90,6 +91,21 @@ impl Store {
         turn: TurnReceipt<'_>,
         now_ms: i64,
     ) -> Result<SyncFolded, StoreError> {
+        self.sync_fold_by(name, records, ops, &SyncAuthors::new(), turn, now_ms)
+    }
+
+    /// [`Store::sync_fold`], with the author of each record (by id) as the folder's signed packs
+    /// and the team's roster say: kept for what is written now. In a team's folder an operation
+    /// is applied only when its device wrote the thing it changes.
+    pub fn sync_fold_by(
+        &self,
+        name: &str,
+        records: Vec<SyncRecord>,
+        ops: Vec<SyncOp>,
+        authors: &SyncAuthors,
+        turn: TurnReceipt<'_>,
+        now_ms: i64,
+    ) -> Result<SyncFolded, StoreError> {
         self.write(|tx| {
             set_state(tx, "folding", "1")?;
             stamp_changes(tx)?;
@@ -103,6 +119,7 @@ impl Store {
                 fold_records(tx, records, turn, &mut folded, &mut known)
             })?;
             authority.remember_shares(tx, name, &inserted)?;
+            crate::sync::authors::remember(tx, name, &inserted, authors)?;
             let me = device(tx)?;
             let ops = admit_ops(tx, name, &authority, ops, &me, now_ms, &mut folded, &mut known)?;
             let touched = fold_ops(tx, &ops, &inserted, &mut folded, &mut known)?;
@@ -377,7 +394,13 @@ fn admit_ops(
         };
         if let Authority::Trees { .. } = authority {
             match crate::sync::read::tree_of_thing(tx, field.kind(), &op.gid)? {
-                Some(tree) if authority.allows(Some(&tree)) => {}
+                Some(tree) if authority.allows(Some(&tree)) => {
+                    if let Some(why) = crate::sync::authors::not_theirs(tx, &op, field)? {
+                        known.push(op.id.clone());
+                        folded.skipped.push((op.id, why));
+                        continue;
+                    }
+                }
                 Some(_) => {
                     known.push(op.id.clone());
                     folded.skipped.push((

@@ -23,6 +23,7 @@ use crate::sync::clock::{device, set_state, state};
 use crate::sync::records::{SyncOp, SyncRecord, SyncedField, TreeRecord, TurnReceipt};
 use crate::sync::stamp::stamp_changes;
 
+pub(crate) mod authors;
 pub(crate) mod clock;
 pub(crate) mod fold;
 pub(crate) mod moves;
@@ -151,6 +152,11 @@ impl Store {
                 // Another remote: whether it is encrypted, and who signs there, is its own to say.
                 tx.execute("DELETE FROM sync_state WHERE key = ?1", [format!("sealed {name}")])?;
                 tx.execute("DELETE FROM sync_signers WHERE target = ?1", [name])?;
+                let prefix = format!("team {name} ");
+                tx.execute(
+                    "DELETE FROM sync_state WHERE substr(key, 1, length(?1)) = ?1",
+                    [&prefix],
+                )?;
             }
             tx.execute(
                 "INSERT INTO sync_targets (name, remote, scope, updated_at_ms)
@@ -184,6 +190,40 @@ impl Store {
     /// Keeps this device's signing key (made once; a device keeps its key for good).
     pub fn set_sync_signing_key(&self, secret_hex: &str) -> Result<(), StoreError> {
         self.write(|tx| set_state(tx, "signing key", secret_hex))
+    }
+
+    /// This device's key for reading what a team encrypts to it (an age X25519 identity, as the
+    /// application layer made it); `None` before its first team.
+    pub fn sync_member_key(&self) -> Result<Option<String>, StoreError> {
+        state(&self.conn(), "member key")
+    }
+
+    /// Keeps this device's member key (made once: packs a team encrypted to it stay readable).
+    pub fn set_sync_member_key(&self, secret: &str) -> Result<(), StoreError> {
+        self.write(|tx| set_state(tx, "member key", secret))
+    }
+
+    /// What the application keeps of team `name` under `key` (its roster as last read, its
+    /// owner's key, an invitation made here); forgotten with the team.
+    pub fn sync_team_state(&self, name: &str, key: &str) -> Result<Option<String>, StoreError> {
+        state(&self.conn(), &format!("team {name} {key}"))
+    }
+
+    /// Sets (or, with `None`, removes) what is kept of team `name` under `key`.
+    pub fn set_sync_team_state(
+        &self,
+        name: &str,
+        key: &str,
+        value: Option<&str>,
+    ) -> Result<(), StoreError> {
+        let key = format!("team {name} {key}");
+        self.write(|tx| match value {
+            Some(value) => set_state(tx, &key, value),
+            None => {
+                tx.execute("DELETE FROM sync_state WHERE key = ?1", [&key])?;
+                Ok(())
+            }
+        })
     }
 
     /// The key each device signs its packs with, as the folder of target `name` first showed it.
@@ -222,6 +262,8 @@ impl Store {
             tx.execute("DELETE FROM sync_shares WHERE target = ?1", [name])?;
             tx.execute("DELETE FROM sync_state WHERE key = ?1", [format!("sealed {name}")])?;
             tx.execute("DELETE FROM sync_signers WHERE target = ?1", [name])?;
+            let prefix = format!("team {name} ");
+            tx.execute("DELETE FROM sync_state WHERE substr(key, 1, length(?1)) = ?1", [&prefix])?;
             tx.execute("DELETE FROM sync_targets WHERE name = ?1", [name])?;
             Ok(())
         })
@@ -363,6 +405,26 @@ impl Store {
         name: &str,
         turn: TurnReceipt<'_>,
     ) -> Result<SyncOutgoing, StoreError> {
+        self.outgoing(name, turn, false)
+    }
+
+    /// [`Store::sync_outgoing`] for a team that admitted a member since this machine last
+    /// wrote to it: everything of this person's in the trees shared with it, held there or not
+    /// (what was written before was not encrypted to the newcomer).
+    pub fn sync_outgoing_again(
+        &self,
+        name: &str,
+        turn: TurnReceipt<'_>,
+    ) -> Result<SyncOutgoing, StoreError> {
+        self.outgoing(name, turn, true)
+    }
+
+    fn outgoing(
+        &self,
+        name: &str,
+        turn: TurnReceipt<'_>,
+        again: bool,
+    ) -> Result<SyncOutgoing, StoreError> {
         self.write(|tx| stamp_changes(tx))?;
         let conn = self.conn();
         let shared_only: bool = conn
@@ -382,12 +444,16 @@ impl Store {
             (Some(_), None) => false,
         };
         let mut records = Vec::new();
-        crate::sync::read::read_records(&conn, Some(name), turn, &mut |record| {
+        let unknown_to = (!again).then_some(name);
+        crate::sync::read::read_records(&conn, unknown_to, turn, &mut |record| {
             let tree = match record.message() {
                 Some(message) => crate::sync::read::tree_of(&conn, message)?,
                 None => record.tree().map(str::to_owned),
             };
-            if in_scope(tree.as_deref()) {
+            // What another member wrote is in the team's folder already, signed by them.
+            let theirs =
+                shared_only && crate::sync::authors::written_by_another(&conn, record.id())?;
+            if in_scope(tree.as_deref()) && !theirs {
                 let mut record = record;
                 // A team's folder says who shared each tree there.
                 if let SyncRecord::Tree(TreeRecord { id, shared_by, .. }) = &mut record
@@ -405,13 +471,20 @@ impl Store {
         let mut ops = Vec::new();
         let mut statement = conn.prepare_cached(
             "SELECT id, gid, kind, field, value_json, clock, device, from_json FROM sync_ops o
-             WHERE NOT EXISTS (SELECT 1 FROM sync_known k WHERE k.target = ?1 AND k.id = o.id)
+             WHERE ?2 OR NOT EXISTS (SELECT 1 FROM sync_known k WHERE k.target = ?1 AND k.id = o.id)
              ORDER BY id",
         )?;
-        let mut rows = statement.query([name])?;
+        let mut rows = statement.query(params![name, again])?;
+        let me = device(&conn)?;
         while let Some(row) = rows.next()? {
             let op = op_from_row(row)?;
             if shared.is_some() {
+                // A team takes a change from the device that made it, of what its person wrote:
+                // another machine's change is that machine's to send, and a change of what
+                // another member wrote (a bookmark, a message left out) stays on this machine.
+                if op.device != me || crate::sync::authors::written_by_another(&conn, &op.gid)? {
+                    continue;
+                }
                 // This database's own operations: each names a synced field (stamp_changes).
                 let kind = op.synced_field().map(SyncedField::kind);
                 let tree = match kind {

@@ -24,17 +24,61 @@ pub(super) struct Intruder<'a> {
     machines: &'a Machines,
     work: PathBuf,
     lines: std::cell::RefCell<Vec<serde_json::Value>>,
+    /// The device its packs come from, and the key it signs them with.
+    pub(super) device: String,
+    key: ed25519_dalek::SigningKey,
+    /// In a team with a roster: the members its packs are encrypted to.
+    recipients: Vec<age::x25519::Recipient>,
 }
 
 /// The device an intruder's packs (and the changes `op` makes) come from.
 pub(super) const INTRUDER_DEVICE: &str = "abcdefabcdefabcd";
+
+/// The machine of Ana's team's member Mallory.
+const MALLORY: &str = "mallory-pc";
 
 impl Machines {
     pub(super) fn intruder(&self, remote: &str, name: &str) -> Intruder<'_> {
         let work = self.root.path().join(name);
         let cloned = self.git(&["clone", "-q", remote]).arg(&work).output().unwrap();
         assert!(cloned.status.success(), "{cloned:?}");
-        Intruder { machines: self, work, lines: std::cell::RefCell::default() }
+        Intruder {
+            machines: self,
+            work,
+            lines: std::cell::RefCell::default(),
+            device: INTRUDER_DEVICE.to_owned(),
+            key: ed25519_dalek::SigningKey::from_bytes(&[9; 32]),
+            recipients: Vec::new(),
+        }
+    }
+
+    /// A member of team `team` who writes its folder by hand: `machine`, whose Pinloom joined
+    /// it, writing as that machine's device with its key, its packs encrypted to the members of
+    /// the roster it last read (what a member's Pinloom could write, whatever it chose to).
+    pub(super) fn member(
+        &self,
+        remote: &str,
+        name: &str,
+        machine: &str,
+        team: &str,
+    ) -> Intruder<'_> {
+        let store = Store::open(&self.db(machine)).unwrap();
+        let mut intruder = self.intruder(remote, name);
+        intruder.device = store.sync_device().unwrap();
+        let secret = store.sync_signing_key().unwrap().expect("a member signs its packs");
+        let bytes: Vec<u8> = (0..32)
+            .map(|index| u8::from_str_radix(&secret[index * 2..index * 2 + 2], 16).unwrap())
+            .collect();
+        intruder.key = ed25519_dalek::SigningKey::from_bytes(&bytes.try_into().unwrap());
+        let roster = store.sync_team_state(&format!("team-{team}"), "roster").unwrap().unwrap();
+        let roster: serde_json::Value = serde_json::from_str(&roster).unwrap();
+        intruder.recipients = roster["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|member| member["recipient"].as_str().unwrap().parse().unwrap())
+            .collect();
+        intruder
     }
 
     /// `pinloom --db <machine's> args…` with environment variables of the caller's own: (stdout,
@@ -80,23 +124,29 @@ impl Intruder<'_> {
         self.lines.borrow_mut().push(json!({ "record": record }));
     }
 
+    /// An operation in its next pack; one made by [`op`] as its own device's.
     pub(super) fn op(&self, op: &SyncOp) {
+        let mut op = op.clone();
+        if op.device == INTRUDER_DEVICE {
+            op.device.clone_from(&self.device);
+            op.id = format!("{:016x}-{}", op.clock, self.device);
+        }
         self.lines.borrow_mut().push(json!({ "op": op }));
     }
 
-    /// The lines recorded so far, as a signed pack of [`INTRUDER_DEVICE`] in the work tree.
+    /// The lines recorded so far, as a signed pack of its device in the work tree.
     fn pack(&self) {
-        self.pack_as(INTRUDER_DEVICE);
+        self.pack_as(&self.device.clone());
     }
 
     /// The lines recorded so far, as a pack in `device`'s folder naming `device`, signed with
     /// the intruder's own key.
-    fn pack_as(&self, device: &str) {
+    pub(super) fn pack_as(&self, device: &str) {
         let lines = std::mem::take(&mut *self.lines.borrow_mut());
         if lines.is_empty() {
             return;
         }
-        let key = ed25519_dalek::SigningKey::from_bytes(&[9; 32]);
+        let key = &self.key;
         let signer: String =
             key.verifying_key().as_bytes().iter().map(|byte| format!("{byte:02x}")).collect();
         let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
@@ -116,7 +166,7 @@ impl Intruder<'_> {
         // As Pinloom signs: a label, then the SHA-256 of the header and the lines.
         let mut signed = b"pinloom pack v1\n".to_vec();
         signed.extend_from_slice(&<sha2::Sha256 as sha2::Digest>::digest(&plain));
-        let signature: String = ed25519_dalek::Signer::sign(&key, &signed)
+        let signature: String = ed25519_dalek::Signer::sign(key, &signed)
             .to_bytes()
             .iter()
             .map(|byte| format!("{byte:02x}"))
@@ -125,7 +175,22 @@ impl Intruder<'_> {
         plain.push(b'\n');
         let path = self.work.join(format!("packs/{device}/{id}.pack"));
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, zstd::bulk::compress(&plain, 3).unwrap()).unwrap();
+        let compressed = zstd::bulk::compress(&plain, 3).unwrap();
+        std::fs::write(path, self.sealed(compressed)).unwrap();
+    }
+
+    /// `bytes` encrypted to the roster's members, as a team's packs are; as they are elsewhere.
+    pub(super) fn sealed(&self, bytes: Vec<u8>) -> Vec<u8> {
+        if self.recipients.is_empty() {
+            return bytes;
+        }
+        let to = self.recipients.iter().map(|recipient| recipient as &dyn age::Recipient);
+        let encryptor = age::Encryptor::with_recipients(to).unwrap();
+        let mut sealed = Vec::new();
+        let mut writer = encryptor.wrap_output(&mut sealed).unwrap();
+        std::io::Write::write_all(&mut writer, &bytes).unwrap();
+        writer.finish().unwrap();
+        sealed
     }
 
     fn link(&self, relative: &str, target: &Path) {
@@ -139,7 +204,18 @@ impl Intruder<'_> {
         for args in [
             &["add", "--all", "--force", "."][..],
             &["-c", "user.name=Mallory", "-c", "user.email=m@localhost", "commit", "-q", "-m", "x"],
-            &["pull", "-q", "--no-rebase", "--no-edit", "origin", "main"],
+            &[
+                "-c",
+                "user.name=Mallory",
+                "-c",
+                "user.email=m@localhost",
+                "pull",
+                "-q",
+                "--no-rebase",
+                "--no-edit",
+                "origin",
+                "main",
+            ],
             &["push", "-q", "origin", "HEAD:main"],
         ] {
             let done = self.machines.git(&["-C"]).arg(&self.work).args(args).output().unwrap();
@@ -180,9 +256,13 @@ async fn ana_and_her_team(machines: &Machines) -> Ana {
     let first =
         pinloom.append_message(rivers.id, None, "Why do rivers meander?".into()).await.unwrap();
     machines.first_sync("ana");
-    let (out, err, code) =
-        machines.pinloom("ana", &["share", "rivers", "--team", "geo", "--remote", &team]);
+    let (out, err, code) = machines
+        .pinloom("ana", &["share", "rivers", "--team", "geo", "--remote", &team, "--as", "Ana"]);
     assert_eq!(code, 0, "{out}{err}");
+    // Mallory is a member, invited and admitted: what she writes by hand is what a member's
+    // machine can write.
+    let joined = machines.invite("ana", MALLORY, "geo", "Mallory");
+    assert!(joined.contains("received 2 records"), "{joined}");
     let store = Store::open(&machines.db("ana")).unwrap();
     let rivers_first_gid = store.node_global_ids(pinloom_store::TreeId(rivers.id)).unwrap()
         [&pinloom_store::NodeId(first.id)]
@@ -270,7 +350,7 @@ pub(super) fn now_clock() -> i64 {
 async fn links_a_team_commits_are_never_followed_and_nothing_private_reaches_it() {
     let machines = Machines::new();
     let ana = ana_and_her_team(&machines).await;
-    let mallory = machines.intruder(&ana.team, "mallory");
+    let mallory = machines.member(&ana.team, "mallory", MALLORY, "geo");
     // Links into the sibling folder of Ana's own remote, for every pack it holds, under the
     // names of packs of hers (a member who guesses the layout links whole folders; the files
     // are the same reach).
@@ -314,10 +394,13 @@ async fn links_a_team_commits_are_never_followed_and_nothing_private_reaches_it(
         .unwrap();
     let report = machines.sync_bounded("ana");
     assert!(!report.contains("SECRET"), "{report}");
-    assert!(machines.remote_holds(&ana.team, "The outer bank erodes."));
-    assert!(!machines.remote_holds(&ana.team, "Not for the team"));
-    assert!(!machines.remote_holds(&ana.team, "Private notes"));
-    assert!(machines.remote_holds(&ana.team, "pinloom-sync"), "format.json is Pinloom's again");
+    assert!(machines.team_holds(&ana.team, MALLORY, "The outer bank erodes."));
+    assert!(!machines.team_holds(&ana.team, MALLORY, "Not for the team"));
+    assert!(!machines.team_holds(&ana.team, MALLORY, "Private notes"));
+    assert!(
+        machines.team_holds(&ana.team, MALLORY, "pinloom-sync"),
+        "format.json is Pinloom's again"
+    );
     let listed = machines.git(&["--git-dir", &ana.team, "ls-tree", "-r", "main"]).output().unwrap();
     let listed = String::from_utf8(listed.stdout).unwrap();
     assert!(!listed.lines().any(|line| line.starts_with("120000")), "the links are gone: {listed}");
@@ -335,7 +418,7 @@ async fn a_team_cannot_touch_a_tree_never_shared_with_it_even_knowing_its_id() {
         let tree = store.tree_by_global_id(&ana.private_gid).unwrap().unwrap();
         store.node_global_ids(tree).unwrap().into_values().next().unwrap()
     };
-    let mallory = machines.intruder(&ana.team, "mallory");
+    let mallory = machines.member(&ana.team, "mallory", MALLORY, "geo");
     // The private tree's record, as if shared; a retitle, a system context, an instruction, a
     // model's message and a note, all in the private tree.
     mallory.record(&tree_record(&ana.private_gid, "Private notes"));
@@ -389,7 +472,7 @@ async fn a_team_cannot_touch_a_tree_never_shared_with_it_even_knowing_its_id() {
     }
     // And the next sync sends nothing of it to the team.
     machines.sync_bounded("ana");
-    assert!(!machines.remote_holds(&ana.team, "Not for the team"));
+    assert!(!machines.team_holds(&ana.team, MALLORY, "Not for the team"));
 }
 
 #[tokio::test]
@@ -397,7 +480,7 @@ async fn a_clock_from_the_far_future_is_refused_and_nothing_is_written_through_a
     let machines = Machines::new();
     let ana = ana_and_her_team(&machines).await;
     let device = Store::open(&machines.db("ana")).unwrap().sync_device().unwrap();
-    let mallory = machines.intruder(&ana.team, "mallory");
+    let mallory = machines.member(&ana.team, "mallory", MALLORY, "geo");
     mallory.op(&op(&ana.rivers_gid, "tree", "title", json!("Mallory's forever"), i64::MAX));
     // Ana's own operations' folder, linked elsewhere: her next file would be written there.
     let outside = machines.root.path().join("outside");
@@ -413,11 +496,14 @@ async fn a_clock_from_the_far_future_is_refused_and_nothing_is_written_through_a
     };
     assert_eq!(title(ana.pinloom.list_trees().await.unwrap()), "Rivers, renamed by Ana");
     assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0, "nothing written outside");
-    assert!(machines.remote_holds(&ana.team, "Rivers, renamed by Ana"), "her change was pushed");
+    assert!(
+        machines.team_holds(&ana.team, MALLORY, "Rivers, renamed by Ana"),
+        "her change was pushed"
+    );
     // Her next change is stamped as usual: no overflow, no lock left behind.
     ana.pinloom.rename_tree(ana.rivers, "Rivers again".into()).await.unwrap();
     machines.sync_bounded("ana");
-    assert!(machines.remote_holds(&ana.team, "Rivers again"));
+    assert!(machines.team_holds(&ana.team, MALLORY, "Rivers again"));
     assert_eq!(title(ana.pinloom.list_trees().await.unwrap()), "Rivers again");
 }
 
@@ -486,7 +572,7 @@ async fn a_profile_in_the_persons_own_remote_changes_nothing_unless_chosen_and_t
 async fn an_inherited_git_dir_and_a_committed_gitignore_change_nothing_a_sync_does() {
     let machines = Machines::new();
     let ana = ana_and_her_team(&machines).await;
-    let mallory = machines.intruder(&ana.team, "mallory");
+    let mallory = machines.member(&ana.team, "mallory", MALLORY, "geo");
     mallory.write(".gitignore", "*\n");
     mallory.write(".gitattributes", "* text eol=crlf\n");
     mallory.push();
@@ -504,8 +590,11 @@ async fn an_inherited_git_dir_and_a_committed_gitignore_change_nothing_a_sync_do
         &[("GIT_DIR", &other.join(".git")), ("GIT_WORK_TREE", &other)],
     );
     assert_eq!(code, 0, "{}{err}", String::from_utf8_lossy(&out));
-    assert!(machines.remote_holds(&ana.team, "Meanders migrate."), "pushed despite .gitignore");
-    assert!(!machines.remote_holds(&ana.team, "secret_algorithm"));
+    assert!(
+        machines.team_holds(&ana.team, MALLORY, "Meanders migrate."),
+        "pushed despite .gitignore"
+    );
+    assert!(!machines.team_holds(&ana.team, MALLORY, "secret_algorithm"));
     assert!(!machines.remote_holds(machines.remote().to_str().unwrap(), "secret_algorithm"));
 }
 
@@ -513,7 +602,7 @@ async fn an_inherited_git_dir_and_a_committed_gitignore_change_nothing_a_sync_do
 async fn references_are_what_they_look_like_and_titles_do_not_command_the_terminal() {
     let machines = Machines::new();
     let ana = ana_and_her_team(&machines).await;
-    let mallory = machines.intruder(&ana.team, "mallory");
+    let mallory = machines.member(&ana.team, "mallory", MALLORY, "geo");
     // Trees named like tree numbers and like Ana's private tree's id, and one whose title would
     // write the clipboard and clear the screen.
     mallory.record(&tree_record(&new_id(20), "1"));
@@ -541,7 +630,7 @@ async fn references_are_what_they_look_like_and_titles_do_not_command_the_termin
 async fn counts_sizes_and_images_from_a_team_are_made_here() {
     let machines = Machines::new();
     let ana = ana_and_her_team(&machines).await;
-    let mallory = machines.intruder(&ana.team, "mallory");
+    let mallory = machines.member(&ana.team, "mallory", MALLORY, "geo");
     let long = "The river bends and bends again. ".repeat(4_000);
     mallory.record(&message_record(
         &new_id(30),
@@ -588,13 +677,14 @@ async fn packs_that_inflate_past_their_size_or_lie_about_their_name_are_skipped_
  {
     let machines = Machines::new();
     let ana = ana_and_her_team(&machines).await;
-    let mallory = machines.intruder(&ana.team, "mallory");
-    let device = "abcdefabcdefabcd";
+    let mallory = machines.member(&ana.team, "mallory", MALLORY, "geo");
+    let device = mallory.device.clone();
+    // Encrypted to the members, as a member's packs are: the reader opens them.
     let pack = |id: &str, header: &str, body: &[u8]| {
         let mut plain = header.as_bytes().to_vec();
         plain.push(b'\n');
         plain.extend_from_slice(body);
-        let bytes = zstd::bulk::compress(&plain, 19).unwrap();
+        let bytes = mallory.sealed(zstd::bulk::compress(&plain, 19).unwrap());
         let path = mallory.work.join(format!("packs/{device}/{id}.pack"));
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, bytes).unwrap();
@@ -617,7 +707,7 @@ async fn packs_that_inflate_past_their_size_or_lie_about_their_name_are_skipped_
     // Bytes that are no pack at all.
     std::fs::write(
         mallory.work.join(format!("packs/{device}/000000000003-000-{device}.pack")),
-        b"PK\x03\x04 not a pack",
+        mallory.sealed(b"PK\x03\x04 not a pack".to_vec()),
     )
     .unwrap();
     mallory.push();
@@ -628,7 +718,10 @@ async fn packs_that_inflate_past_their_size_or_lie_about_their_name_are_skipped_
     assert_eq!(report.matches("Skipped a damaged file").count(), 3, "{report}");
     assert!(report.contains("more than the 10 bytes it states"), "{report}");
     assert!(report.contains("not its name"), "{report}");
-    assert!(machines.remote_holds(&ana.team, "Meanders migrate."), "the rest of the sync went on");
+    assert!(
+        machines.team_holds(&ana.team, MALLORY, "Meanders migrate."),
+        "the rest of the sync went on"
+    );
     // Reported once: the next sync says nothing of them.
     let again = machines.sync_bounded("ana");
     assert!(!again.contains("damaged"), "{again}");
@@ -639,7 +732,7 @@ async fn a_forged_change_a_pack_under_anothers_name_and_unsigned_files_are_refus
     let machines = Machines::new();
     let ana = ana_and_her_team(&machines).await;
     let device = Store::open(&machines.db("ana")).unwrap().sync_device().unwrap();
-    let mallory = machines.intruder(&ana.team, "mallory");
+    let mallory = machines.member(&ana.team, "mallory", MALLORY, "geo");
     // A rename stamped as Ana's device, in Mallory's own signed pack.
     let mut forged = op(&ana.rivers_gid, "tree", "title", json!("Forged by Mallory"), now_clock());
     forged.device.clone_from(&device);

@@ -281,25 +281,51 @@ async fn a_folder_an_earlier_pinloom_wrote_is_read_and_converted_into_packs() {
 async fn a_colleague_joins_a_team_by_invitation_and_leaving_keeps_the_trees() {
     let machines = Machines::new();
     let team = machines.bare("team.git");
-    let ana = machines.open("ana").await;
-    let rivers = ana.create_tree("Rivers".into(), TreeMode::Dialogue).await.unwrap();
-    ana.append_message(rivers.id, None, "Why do rivers meander?".into()).await.unwrap();
-    let (out, err, code) = machines
-        .pinloom("ana", &["share", "rivers", "--team", "geo", "--remote", &team, "--as", "Ana"]);
-    assert_eq!(code, 0, "{out}{err}");
+    super::ana_shares_rivers(&machines, &team).await;
     let (invitation, err, code) = machines.pinloom("ana", &["team", "invite", "geo"]);
     assert_eq!(code, 0, "{err}");
     assert!(invitation.contains("team: geo") && invitation.contains(&team), "{invitation}");
+    assert!(invitation.contains("recipient: age1"), "{invitation}");
     let (listed, _, _) = machines.pinloom("ana", &["team", "list"]);
     assert!(listed.contains("geo") && listed.contains("1 shared tree"), "{listed}");
 
+    // Ben joins: his machine asks, Ana's next sync admits him, his next sync brings the tree.
     let file = machines.root.path().join("invitation.txt");
     std::fs::write(&file, &invitation).unwrap();
-    let (out, err, code) = machines.pinloom("ben", &["team", "join", file.to_str().unwrap()]);
+    let (out, err, code) =
+        machines.pinloom("ben", &["team", "join", file.to_str().unwrap(), "--as", "Ben"]);
     assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("Asked to join the team geo"), "{out}");
+    let (listed, _, _) = machines.pinloom("ben", &["team", "list"]);
+    assert!(listed.contains("asked to join"), "{listed}");
+    let admitted = machines.sync("ana");
+    assert!(admitted.contains("Admitted to the team: Ben."), "{admitted}");
+    // The same invitation a second time (forwarded, copied): it admitted Ben, no one else.
+    let (out, err, code) =
+        machines.pinloom("cleo", &["team", "join", file.to_str().unwrap(), "--as", "Cleo"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let refused = machines.sync("ana");
+    assert!(refused.contains("Cleo asked to join with an invitation that is not one"), "{refused}");
+    let out = machines.sync("ben");
     assert!(out.contains("received 2 records"), "{out}");
     let (trees, _, _) = machines.pinloom("ben", &["tree"]);
     assert!(trees.contains("Rivers"), "{trees}");
+    let (listed, _, _) = machines.pinloom("ben", &["team", "list"]);
+    assert!(listed.contains("Ana") && listed.contains("  owner\n"), "{listed}");
+    assert!(listed.contains("Ben") && listed.contains("  you"), "{listed}");
+    // Cleo is not admitted: her sync says so, and reads nothing.
+    let (out, err, code) = machines.pinloom("cleo", &["sync"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("did not admit this machine") && err.contains("new invitation"), "{err}");
+    let (trees, _, _) = machines.pinloom("cleo", &["tree"]);
+    assert!(!trees.contains("Rivers"), "{trees}");
+    // Only the owner invites; joining a team with a roster by its remote alone is refused.
+    let (_, err, code) = machines.pinloom("ben", &["team", "invite", "geo"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("only the team's owner (Ana)"), "{err}");
+    let (_, err, code) = machines.pinloom("dan", &["sync", "--team", "geo", "--remote", &team]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("join it with an invitation"), "{err}");
 
     // Text that is no invitation is refused, saying what an invitation holds.
     std::fs::write(&file, "geo at the lab").unwrap();
