@@ -132,11 +132,16 @@ pub(in crate::sync) struct CutPack<'a> {
 
 /// Lines cut into packs of about [`PACK_TARGET_BYTES`] each, every line whole.
 pub(in crate::sync) fn cut(lines: &[PackLine]) -> Vec<CutPack<'_>> {
+    // A first sync writes a whole tree's lines: they are turned into JSON on every core.
+    let mut jsons: Vec<(&PackLine, Vec<u8>)> =
+        lines.iter().map(|line| (line, Vec::new())).collect();
+    crate::runtime::on_every_core(&mut jsons, |(line, json)| {
+        *json = serde_json::to_vec(line).unwrap_or_default();
+    });
     let mut packs = Vec::new();
     let mut current = CutPack::default();
     let mut size = 0;
-    for line in lines {
-        let json = serde_json::to_vec(line).unwrap_or_default();
+    for (line, json) in jsons {
         if size > 0 && size + json.len() > PACK_TARGET_BYTES {
             packs.push(std::mem::take(&mut current));
             size = 0;

@@ -42,17 +42,16 @@ pub(crate) fn read_records(
         }))
     })?;
     each_row(conn, &filtered(PINS, only), unknown_to, each, &mut pin_record)?;
-    let mut counts =
-        conn.prepare_cached("SELECT family, tokens FROM node_tokens WHERE node_id = ?1")?;
     let mut picks = conn.prepare_cached(
         "SELECT n.gid, p.with_summary FROM picked_sources p JOIN nodes n ON n.id = p.source_id
          WHERE p.question_id = ?1 ORDER BY p.position",
     )?;
     each_row(conn, &filtered(MESSAGES, only), unknown_to, each, &mut |row| {
         let id = row.get::<_, i64>(0)?;
-        let token_counts: BTreeMap<String, u64> = counts
-            .query_map([id], |row| Ok((row.get(0)?, row.get::<_, i64>(1)?.max(0).unsigned_abs())))?
-            .collect::<Result<_, _>>()?;
+        // A message's token counts are not written: every machine that reads a folder counts
+        // them from the text itself (a count from elsewhere is not believed), so they would be
+        // bytes for nothing, and a query per message of a first sync.
+        let token_counts = BTreeMap::new();
         // Only a first message can have been asked over picks: the rest skip the lookup.
         let picked = match row.get::<_, Option<String>>(3)? {
             Some(_) => Vec::new(),

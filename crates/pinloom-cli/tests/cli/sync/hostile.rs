@@ -124,6 +124,14 @@ impl Intruder<'_> {
         self.lines.borrow_mut().push(json!({ "record": record }));
     }
 
+    /// The same hand writing its packs as a device no roster names, with a key of its own (a
+    /// stranger with push access who learned whom the members' packs are encrypted to).
+    pub(super) fn turned_stranger(mut self) -> Self {
+        self.device = INTRUDER_DEVICE.to_owned();
+        self.key = ed25519_dalek::SigningKey::from_bytes(&[9; 32]);
+        self
+    }
+
     /// An operation in its next pack; one made by [`op`] as its own device's.
     pub(super) fn op(&self, op: &SyncOp) {
         let mut op = op.clone();

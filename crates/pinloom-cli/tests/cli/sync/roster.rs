@@ -135,4 +135,21 @@ async fn a_team_of_three_refuses_a_members_change_of_what_another_wrote_and_a_re
     }
     let (text, _, _) = machines.pinloom("ben", &["tree", "rivers"]);
     assert!(text.contains("Ana: Oxbow lakes form."), "{text}");
+
+    // A stranger with push access who learned whom packs are encrypted to writes a pack of a
+    // device of their own, signed by a key no roster names: refused, and named once.
+    let stranger = machines.member(&team, "stranger", "ben", "geo").turned_stranger();
+    stranger.record(&message_record(
+        &new_id(42),
+        &tree_gid,
+        Some(&ben_answer_gid),
+        "human",
+        "From nobody.",
+    ));
+    stranger.push();
+    let report = machines.sync("ana");
+    assert!(report.contains("is not a member of the team"), "{report}");
+    let (text, _, _) = machines.pinloom("ana", &["tree", "rivers"]);
+    assert!(!text.contains("From nobody."), "{text}");
+    assert!(!machines.sync("ana").contains("not a member"), "reported once");
 }
