@@ -131,7 +131,7 @@ fn perform(stores: &[Store], step: &Step, at: i64, folder: &Path, seal: &Seal) {
 
 proptest! {
     #![proptest_config(ProptestConfig {
-        cases: std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(24),
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(48),
         ..ProptestConfig::default()
     })]
 
