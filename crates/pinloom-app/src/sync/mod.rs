@@ -935,9 +935,13 @@ fn finish(store: &Store, name: &str, remote: &str, tally: Tally) -> anyhow::Resu
         ));
     }
     if tally.before_joining > 0 {
+        let (packs, were) = if tally.before_joining == 1 {
+            ("One of the team's packs".to_owned(), "was")
+        } else {
+            (format!("{} of the team's packs", tally.before_joining), "were")
+        };
         notes.push(format!(
-            "{} of the team's packs were written before this machine was a member, encrypted to the members then: a member reads from the moment they are added (each member's Pinloom writes its part of the shared trees again for a newcomer).",
-            tally.before_joining
+            "{packs} {were} written before this machine was a member, encrypted to the members then: a member reads from the moment they are added (each member's Pinloom writes its part of the shared trees again for a newcomer)."
         ));
     }
     if !tally.unknown.is_empty() {

@@ -367,7 +367,6 @@ fn newest_roster(
     notes: &mut Vec<String>,
 ) -> anyhow::Result<Option<Roster>> {
     let mut newest: Option<Roster> = None;
-    let mut unreadable_newer = false;
     for (version, owner, file) in roster_files(folder)? {
         if newest.as_ref().is_some_and(|roster| roster.version >= version) {
             continue;
@@ -386,17 +385,13 @@ fn newest_roster(
                     ));
                 }
             }
-            Err(RosterError::NotForMe) => unreadable_newer = true,
+            // A newer version encrypted to others: this machine is not a member (yet, or
+            // any more), which its standing says.
+            Err(RosterError::NotForMe) => {}
             Err(RosterError::Unreadable(why)) => {
                 notes.push(format!("{} was not read: {why}.", folder::shown(&file)));
             }
         }
-    }
-    if unreadable_newer && newest.is_none() {
-        notes.push(
-            "The team's roster is encrypted to its members, and this machine is not one yet."
-                .to_owned(),
-        );
     }
     Ok(newest)
 }
