@@ -110,6 +110,7 @@ impl Pinloom {
         let store = self.store.clone();
         let unlock = self.unlock(None);
         let report = blocking(move || {
+            teams::start_over_if_moved(&store, &name, &remote)?;
             teams::keep_member_name(&store, &name, your_name)?;
             sync_target(&store, &name, Some(remote), true, &unlock)
         })
@@ -138,6 +139,9 @@ impl Pinloom {
                     "this database has not joined the team {team} yet: give its remote once with --remote"
                 ))
                 .into());
+            }
+            if let Some(remote) = &remote {
+                teams::start_over_if_moved(&store, &name, remote)?;
             }
             // The name it is shared as is the one this machine goes by in the team, the first
             // time (a new team's roster names its owner so).

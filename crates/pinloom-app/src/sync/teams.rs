@@ -110,6 +110,7 @@ impl Pinloom {
         let unlock = self.unlock(None);
         let team = invited.team.clone();
         let report = blocking(move || {
+            start_over_if_moved(&store, &name, &invited.remote)?;
             keep_member_name(&store, &name, your_name)?;
             if let Some(admission) = &invited.admission {
                 roster::accept(&store, &name, admission)?;
@@ -169,6 +170,23 @@ impl Pinloom {
 
 fn not_joined(team: &str) -> anyhow::Error {
     ApiError::invalid_input(format!("this database has not joined the team {team:?}")).into()
+}
+
+/// A team joined again at another remote is another team: what this machine kept of the first
+/// (its roster and owner, the name it went by, its shares, its folder) is forgotten before the
+/// new one is joined, as when leaving.
+pub(in crate::sync) fn start_over_if_moved(
+    store: &pinloom_store::Store,
+    name: &str,
+    remote: &str,
+) -> anyhow::Result<()> {
+    if let Some(target) = store.sync_target(name)?
+        && target.remote != remote.trim()
+    {
+        store.forget_sync_target(name)?;
+        remove_folder(&sync_folder(store.path(), name))?;
+    }
+    Ok(())
 }
 
 /// Keeps the name this machine's member goes by in team `name` (when given).

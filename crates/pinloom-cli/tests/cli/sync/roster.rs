@@ -153,3 +153,28 @@ async fn a_team_of_three_refuses_a_members_change_of_what_another_wrote_and_a_re
     assert!(!text.contains("From nobody."), "{text}");
     assert!(!machines.sync("ana").contains("not a member"), "reported once");
 }
+
+#[tokio::test]
+async fn a_team_joined_again_at_another_remote_starts_over_there() {
+    let machines = Machines::new();
+    let first = machines.bare("first.git");
+    let (ana, _) = super::ana_shares_rivers(&machines, &first).await;
+    machines.invite("ana", "ben", "geo", "Ben");
+    // A new team geo at another remote: Ana shares another tree there, which makes the team
+    // (hers), and Ben joins it with a new invitation; neither machine holds the first team's
+    // owner, roster or name against the second. (Rivers, which reached Ben through the first,
+    // stays his as it came: a team speaks only for the trees it brings or he shares.)
+    let deltas = ana.create_tree("Deltas".into(), pinloom_app::json::TreeMode::Dialogue).await;
+    ana.append_message(deltas.unwrap().id, None, "Why do deltas fan out?".into()).await.unwrap();
+    let second = machines.bare("second.git");
+    let (out, err, code) = machines
+        .pinloom("ana", &["share", "deltas", "--team", "geo", "--remote", &second, "--as", "Ana"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let joined = machines.invite("ana", "ben", "geo", "Ben");
+    assert!(joined.contains(&second) && joined.contains("received 2 records"), "{joined}");
+    let (trees, _, _) = machines.pinloom("ben", &["tree"]);
+    assert!(trees.contains("Deltas") && trees.contains("Rivers"), "{trees}");
+    let (listed, _, _) = machines.pinloom("ben", &["team", "list"]);
+    assert!(listed.contains(&second) && !listed.contains(&first), "{listed}");
+    assert!(listed.contains("Ana") && listed.contains("  owner\n"), "{listed}");
+}
