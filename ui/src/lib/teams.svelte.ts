@@ -1,8 +1,7 @@
 // Settings → Sync's teams: the teams this database joined and their members, an invitation to one
 // for a colleague, joining by a remote or by a pasted invitation, removing a member, leaving, and
-// sharing a tree. A team's repository
-// holds only the trees shared with it; a join or a share that brings or changes trees tells the
-// workspace, which shows them.
+// sharing a tree. A team's repository holds only the trees shared with it; a join or a share that
+// brings or changes trees tells the workspace, which shows them.
 import { backend, showingFailure, type PinloomError } from "./backend";
 import type { SyncReport, TeamView } from "./bindings";
 
