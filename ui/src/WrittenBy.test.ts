@@ -1,10 +1,12 @@
 // Messages that came from a team say which member wrote them (a reply: who asked for it), where
-// the person's own say "You": in the thread's columns and in a comparison of two branches.
-import { cleanup, render, screen, waitFor, within } from "@testing-library/svelte";
+// the person's own say "You": in the thread's columns, the map's outline and a comparison of two
+// branches.
+import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/svelte";
 import { afterEach, describe, expect, it } from "vitest";
 
 import App from "./App.svelte";
 import CompareView from "./components/CompareView.svelte";
+import TreeMap from "./components/TreeMap.svelte";
 import type { ComparedSide, Message } from "./lib/bindings";
 import { Conversation } from "./lib/conversation.svelte";
 import { installFakeBackend, nodeOf } from "./lib/fake-backend";
@@ -50,6 +52,28 @@ describe("who wrote a message", () => {
       { author: "You", writtenBy: null },
       { author: "Model · Fake", writtenBy: null },
     ]);
+  });
+
+  it("names the team member in the map's outline too", async () => {
+    const fake = installFakeBackend({
+      trees: [{ ...RIVERS, messageCount: 4 }],
+      messages: new Map([[RIVERS.id, FROM_BEN_THEN_OWN]]),
+    });
+    fake.maps.set(RIVERS.id, {
+      ids: [10, 11, 12, 13],
+      authors: "hmhm",
+      runs: [{ first: 0, len: 4, lane: 0, depth: 0, from: null, pinId: null }],
+      pins: [],
+      lanes: 1,
+      depths: 4,
+    });
+    const conversation = new Conversation();
+    await conversation.open(RIVERS.id);
+    render(TreeMap, { conversation, onclose: () => undefined });
+    await fireEvent.click(await screen.findByTestId("map-view-outline"));
+    await waitFor(() => expect(screen.getAllByTestId("map-row")).toHaveLength(4));
+    const labels = screen.getAllByTestId("map-row").map((row) => row.querySelector("[role=img]")?.getAttribute("aria-label"));
+    expect(labels).toEqual(["Ben:", "Model, for Ben:", "You:", "Model:"]);
   });
 
   it("names the team member in a comparison of two branches too", () => {

@@ -1505,6 +1505,8 @@ pub struct OutlineEntry {
     pub pin_id: Option<i64>,
     /// Who wrote it.
     pub author: Author,
+    /// For a message from a team: the member who wrote it (a reply: who asked for it).
+    pub written_by: Option<String>,
     /// The start of its text.
     pub preview: String,
     /// How many messages continue it.
@@ -1524,6 +1526,7 @@ impl From<store::OutlineRow> for OutlineEntry {
             parent_id: row.parent_id.map(|id| id.0),
             pin_id: row.pin_id.map(|id| id.0),
             author: row.author.into(),
+            written_by: row.written_by,
             preview: row.preview,
             child_count: u32::try_from(row.child_count).unwrap_or(u32::MAX),
             excluded: row.excluded,

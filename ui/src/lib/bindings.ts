@@ -1062,6 +1062,8 @@ export type OutlineEntry = {
 	pinId: number | null,
 	/**  Who wrote it. */
 	author: Author,
+	/**  For a message from a team: the member who wrote it (a reply: who asked for it). */
+	writtenBy: string | null,
 	/**  The start of its text. */
 	preview: string,
 	/**  How many messages continue it. */

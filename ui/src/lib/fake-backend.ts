@@ -922,6 +922,7 @@ export function installFakeBackend(initial: Partial<FakeState> = {}): FakeState 
           parentId: message.parentId,
           pinId: null,
           author: message.author,
+          writtenBy: message.writtenBy,
           preview: message.text,
           childCount: all.filter((other) => other.parentId === message.id).length,
           excluded: false,

@@ -10,6 +10,7 @@ function entry(id: number, parentId: number | null, pinId: number | null = null)
     parentId,
     pinId,
     author: "human",
+    writtenBy: null,
     preview: `m${id}`,
     childCount: 0,
     excluded: false,
