@@ -111,8 +111,10 @@ impl Pinloom {
         let unlock = self.unlock(None);
         let report = blocking(move || {
             teams::start_over_if_moved(&store, &name, &remote)?;
-            teams::keep_member_name(&store, &name, your_name)?;
-            sync_target(&store, &name, Some(remote), true, &unlock)
+            teams::joining(&store, &name, || {
+                teams::keep_member_name(&store, &name, your_name)?;
+                sync_target(&store, &name, Some(remote), true, &unlock)
+            })
         })
         .await;
         self.snapshot_cache.forget();
@@ -143,17 +145,19 @@ impl Pinloom {
             if let Some(remote) = &remote {
                 teams::start_over_if_moved(&store, &name, remote)?;
             }
-            // The name it is shared as is the one this machine goes by in the team, the first
-            // time (a new team's roster names its owner so).
-            if store.sync_team_state(&name, "name")?.is_none() {
-                teams::keep_member_name(&store, &name, shared_by.clone())?;
-            }
-            let by = match shared_by.filter(|by| !by.trim().is_empty()) {
-                Some(by) => by,
-                None => member_name(&store, &name)?,
-            };
-            store.share_tree(&name, &tree.global_id, by.trim(), now_ms())?;
-            sync_target(&store, &name, remote, true, &unlock)
+            teams::joining(&store, &name, || {
+                // The name it is shared as is the one this machine goes by in the team, the
+                // first time (a new team's roster names its owner so).
+                if store.sync_team_state(&name, "name")?.is_none() {
+                    teams::keep_member_name(&store, &name, shared_by.clone())?;
+                }
+                let by = match shared_by.filter(|by| !by.trim().is_empty()) {
+                    Some(by) => by,
+                    None => member_name(&store, &name)?,
+                };
+                store.share_tree(&name, &tree.global_id, by.trim(), now_ms())?;
+                sync_target(&store, &name, remote, true, &unlock)
+            })
         })
         .await;
         self.snapshot_cache.forget();
@@ -442,7 +446,8 @@ enum TeamTurn {
     Write(Box<Side>),
     /// Asked to join: the request goes to the remote, nothing else.
     Asked,
-    /// Removed by the team's owner: nothing goes to the team or comes from it (the report says so).
+    /// Removed by the team's owner, or not admitted: nothing goes to the team or comes from it
+    /// (the report says so).
     Removed,
 }
 
@@ -507,6 +512,12 @@ fn team_side(
                 "Asked to join the team {team}: once its owner's Pinloom has synced, sync again to receive its trees."
             ));
             Ok(TeamTurn::Asked)
+        }
+        Standing::NotAdmitted => {
+            tally.headline = Some(format!(
+                "The owner of the team {team} did not admit this machine (an invitation admits one device, within 14 days): nothing is sent to the team or read from it. Ask them for a new invitation and join with it, or leave the team."
+            ));
+            Ok(TeamTurn::Removed)
         }
         Standing::Removed(roster) => {
             let owner = roster.name_of(&roster.owner).unwrap_or("its owner").to_owned();

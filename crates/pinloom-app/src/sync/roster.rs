@@ -132,6 +132,9 @@ pub(in crate::sync) enum Standing {
     Member(Roster),
     /// Asked to join; the owner has not admitted this machine yet.
     Asked,
+    /// Asked, and the owner's machine read the request without admitting this one (a code used
+    /// already, or too old): a new invitation is needed.
+    NotAdmitted,
     /// Removed by the owner (the newest roster that names it, as removed).
     Removed(Roster),
 }
@@ -191,7 +194,7 @@ pub(in crate::sync) fn standing(
             // Not admitted yet: the roster is there, encrypted to the members (without an
             // invitation, asking says to get one).
             _ if kept(store, name)?.is_none() && any_roster_file(folder) => {
-                ask(store, name, folder, team, me).map(|()| (Standing::Asked, notes))
+                ask(store, name, folder, team, me).map(|standing| (standing, notes))
             }
             // A machine that expected a roster and finds none its owner signed.
             Some(_) => Err(ApiError::invalid_input(format!(
@@ -231,8 +234,7 @@ pub(in crate::sync) fn standing(
     if roster.removed.iter().any(|gone| gone.device == me.device) {
         return Ok((Standing::Removed(roster), notes));
     }
-    ask(store, name, folder, team, me)?;
-    Ok((Standing::Asked, notes))
+    Ok((ask(store, name, folder, team, me)?, notes))
 }
 
 /// The roster as last read here, for the window.
@@ -472,17 +474,21 @@ fn last_recipient_of(store: &Store, roster: &Roster, device: &str) -> Option<x25
 }
 
 /// Writes this machine's request to join, once, encrypted to the owner the invitation named.
-fn ask(store: &Store, name: &str, folder: &Path, team: &str, me: &Member) -> anyhow::Result<()> {
+fn ask(
+    store: &Store,
+    name: &str,
+    folder: &Path,
+    team: &str,
+    me: &Member,
+) -> anyhow::Result<Standing> {
     let file = Path::new(REQUEST_FOLDER).join(format!("{}.age", me.device));
     if folder.join(&file).exists() {
-        return Ok(());
+        return Ok(Standing::Asked);
     }
     if store.sync_team_state(name, "asked")?.is_some() {
         // Asked before, and the owner's machine has read the request (and removed it) without
         // admitting this one: asking again with the same code would be refused again.
-        anyhow::bail!(ApiError::invalid_input(format!(
-            "the owner of the team {team} did not admit this machine (an invitation admits one device, within 14 days): ask them for a new invitation, and join with it"
-        )));
+        return Ok(Standing::NotAdmitted);
     }
     let (Some(recipient), Some(code)) =
         (store.sync_team_state(name, "owner recipient")?, store.sync_team_state(name, "code")?)
@@ -500,7 +506,7 @@ fn ask(store: &Store, name: &str, folder: &Path, team: &str, me: &Member) -> any
     let sealed = seal(&signed_lines(&body, &signature), &[recipient])?;
     folder::write_once(folder, &file, &sealed)?;
     store.set_sync_team_state(name, "asked", Some("1"))?;
-    Ok(())
+    Ok(Standing::Asked)
 }
 
 /// The owner's part: each request that brings a code this machine made, unused and fresh, and
@@ -694,7 +700,7 @@ mod tests {
         assert!(matches!(stand(&cleo, folder, &cleo_me, &cleo_key), Standing::Asked));
         let (_, notes) = standing(&ana, TEAM, folder, &ana_me, &ana_key, false, 11).unwrap();
         assert!(notes.iter().any(|note| note.contains("Cleo asked to join")), "{notes:?}");
-        assert!(standing(&cleo, TEAM, folder, &cleo_me, &cleo_key, false, 12).is_err());
+        assert!(matches!(stand(&cleo, folder, &cleo_me, &cleo_key), Standing::NotAdmitted));
 
         // Ben writes a newer roster naming himself owner and Cleo a member: no machine reads it.
         let forged = Roster {
@@ -711,7 +717,7 @@ mod tests {
             assert_eq!(roster.version, 2);
             assert!(notes.iter().any(|note| note.contains("not a roster the team's owner signed")));
         }
-        assert!(standing(&cleo, TEAM, folder, &cleo_me, &cleo_key, false, 14).is_err());
+        assert!(matches!(stand(&cleo, folder, &cleo_me, &cleo_key), Standing::NotAdmitted));
 
         // An invitation older than 14 days admits no one.
         let late = invite(&ana, TEAM, &ana_writer, &ana_key, 20).unwrap().unwrap();

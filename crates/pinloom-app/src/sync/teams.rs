@@ -111,11 +111,13 @@ impl Pinloom {
         let team = invited.team.clone();
         let report = blocking(move || {
             start_over_if_moved(&store, &name, &invited.remote)?;
-            keep_member_name(&store, &name, your_name)?;
-            if let Some(admission) = &invited.admission {
-                roster::accept(&store, &name, admission)?;
-            }
-            sync_target(&store, &name, Some(invited.remote), true, &unlock)
+            joining(&store, &name, || {
+                keep_member_name(&store, &name, your_name)?;
+                if let Some(admission) = &invited.admission {
+                    roster::accept(&store, &name, admission)?;
+                }
+                sync_target(&store, &name, Some(invited.remote), true, &unlock)
+            })
         })
         .await;
         self.snapshot_cache.forget();
@@ -187,6 +189,33 @@ pub(in crate::sync) fn start_over_if_moved(
         remove_folder(&sync_folder(store.path(), name))?;
     }
     Ok(())
+}
+
+/// Runs `join`, a first sync of team `name`. A join that fails leaves nothing behind when the
+/// team was not joined before: no target that every later sync would fail on, no folder.
+pub(in crate::sync) fn joining(
+    store: &pinloom_store::Store,
+    name: &str,
+    join: impl FnOnce() -> anyhow::Result<SyncReport>,
+) -> anyhow::Result<SyncReport> {
+    let joined_before = store.sync_target(name)?.is_some();
+    let error = match join() {
+        Ok(report) => return Ok(report),
+        Err(error) => error,
+    };
+    if joined_before {
+        return Err(error);
+    }
+    let undone = store
+        .forget_sync_target(name)
+        .map_err(anyhow::Error::from)
+        .and_then(|()| remove_folder(&sync_folder(store.path(), name)));
+    match undone {
+        Ok(()) => Err(error),
+        Err(left) => {
+            Err(error.context(format!("(and what the join left could not be removed: {left:#})")))
+        }
+    }
 }
 
 /// Keeps the name this machine's member goes by in team `name` (when given).

@@ -313,10 +313,9 @@ async fn a_colleague_joins_a_team_by_invitation_and_leaving_keeps_the_trees() {
     let (listed, _, _) = machines.pinloom("ben", &["team", "list"]);
     assert!(listed.contains("Ana") && listed.contains("  owner\n"), "{listed}");
     assert!(listed.contains("Ben") && listed.contains("  you"), "{listed}");
-    // Cleo is not admitted: her sync says so, and reads nothing.
-    let (out, err, code) = machines.pinloom("cleo", &["sync"]);
-    assert_eq!(code, 2, "{out}{err}");
-    assert!(err.contains("did not admit this machine") && err.contains("new invitation"), "{err}");
+    // Cleo is not admitted: her sync says so (and blocks no other of her syncs), reading nothing.
+    let out = machines.sync("cleo");
+    assert!(out.contains("did not admit this machine") && out.contains("new invitation"), "{out}");
     let (trees, _, _) = machines.pinloom("cleo", &["tree"]);
     assert!(!trees.contains("Rivers"), "{trees}");
     // Only the owner invites; joining a team with a roster by its remote alone is refused.
@@ -326,6 +325,10 @@ async fn a_colleague_joins_a_team_by_invitation_and_leaving_keeps_the_trees() {
     let (_, err, code) = machines.pinloom("dan", &["sync", "--team", "geo", "--remote", &team]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("join it with an invitation"), "{err}");
+    // The refused join leaves nothing behind: Dan's later syncs do not trip on it.
+    let (listed, _, _) = machines.pinloom("dan", &["team", "list"]);
+    assert!(listed.contains("No team joined yet"), "{listed}");
+    assert!(!machines.data("dan").join("pinloom-sync/team-geo").exists());
 
     // Text that is no invitation is refused, saying what an invitation holds.
     std::fs::write(&file, "geo at the lab").unwrap();
