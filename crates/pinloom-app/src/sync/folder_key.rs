@@ -153,7 +153,8 @@ fn write_key_files(
     folder::write_once(folder, Path::new(CHECK_FILE), &check).map_err(|e| e.to_string())
 }
 
-fn encrypt(encryptor: age::Encryptor, plain: &[u8]) -> Result<Vec<u8>, String> {
+/// `plain` encrypted by `encryptor` (to a passphrase, or to recipients).
+pub(in crate::sync) fn encrypt(encryptor: age::Encryptor, plain: &[u8]) -> Result<Vec<u8>, String> {
     let mut sealed = Vec::new();
     let mut writer = encryptor.wrap_output(&mut sealed).map_err(|e| e.to_string())?;
     std::io::Write::write_all(&mut writer, plain).map_err(|e| e.to_string())?;
@@ -166,22 +167,24 @@ fn read_key_file(folder: &Path, file: &str) -> Result<Vec<u8>, String> {
     folder::read_counted(folder, Path::new(file), MAX_KEY_FILE_BYTES, &mut taken)
 }
 
-fn decrypt(bytes: &[u8], identity: &dyn age::Identity) -> Result<Vec<u8>, age::DecryptError> {
+/// `bytes` opened with `identity`, at most `limit` bytes of them read.
+pub(in crate::sync) fn decrypt(
+    bytes: &[u8],
+    identity: &dyn age::Identity,
+    limit: u64,
+) -> Result<Vec<u8>, age::DecryptError> {
     let decryptor = age::Decryptor::new_buffered(bytes)?;
     let mut reader = decryptor.decrypt(std::iter::once(identity))?;
     let mut plain = Vec::new();
-    std::io::Read::read_to_end(
-        &mut std::io::Read::take(&mut reader, MAX_KEY_FILE_BYTES),
-        &mut plain,
-    )
-    .map_err(age::DecryptError::from)?;
+    std::io::Read::read_to_end(&mut std::io::Read::take(&mut reader, limit), &mut plain)
+        .map_err(age::DecryptError::from)?;
     Ok(plain)
 }
 
 fn opens_check(folder: &Path, identity: &x25519::Identity) -> bool {
     read_key_file(folder, CHECK_FILE)
         .ok()
-        .and_then(|bytes| decrypt(&bytes, identity).ok())
+        .and_then(|bytes| decrypt(&bytes, identity, MAX_KEY_FILE_BYTES).ok())
         .is_some_and(|plain| plain == CHECK_TEXT)
 }
 
@@ -189,7 +192,7 @@ fn open_with(folder: &Path, passphrase: SecretString) -> Result<x25519::Identity
     let bytes = read_key_file(folder, PASSPHRASE_FILE).map_err(KeyError::Damaged)?;
     let mut scrypt = age::scrypt::Identity::new(passphrase);
     scrypt.set_max_work_factor(MAX_WORK_FACTOR);
-    let plain = decrypt(&bytes, &scrypt).map_err(|error| match error {
+    let plain = decrypt(&bytes, &scrypt, MAX_KEY_FILE_BYTES).map_err(|error| match error {
         age::DecryptError::DecryptionFailed | age::DecryptError::NoMatchingKeys => {
             KeyError::WrongPassphrase
         }

@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::ApiError;
 use crate::sync::folder::{self, Taken};
+use crate::sync::folder_key;
 use crate::sync::signing::{self, Signers, Writer};
 
 const ROSTER_FOLDER: &str = "team/roster";
@@ -433,10 +434,11 @@ fn read_roster(
 ) -> Result<Roster, RosterError> {
     let bytes = folder::read_counted(folder, file, MAX_ROSTER_BYTES, &mut Taken::unbounded())
         .map_err(RosterError::Unreadable)?;
-    let plain = open(&bytes, identity, MAX_ROSTER_BYTES).map_err(|error| match error {
-        age::DecryptError::NoMatchingKeys => RosterError::NotForMe,
-        other => RosterError::Unreadable(other.to_string()),
-    })?;
+    let plain =
+        folder_key::decrypt(&bytes, identity, MAX_ROSTER_BYTES).map_err(|error| match error {
+            age::DecryptError::NoMatchingKeys => RosterError::NotForMe,
+            other => RosterError::Unreadable(other.to_string()),
+        })?;
     let (body, signature) = split_signed(&plain).map_err(RosterError::Unreadable)?;
     let roster: Roster = serde_json::from_slice(body)
         .map_err(|error| RosterError::Unreadable(format!("not a roster ({error})")))?;
@@ -583,7 +585,8 @@ fn read_request(
     team: &str,
 ) -> Result<Request, String> {
     let bytes = folder::read_counted(folder, file, MAX_REQUEST_BYTES, &mut Taken::unbounded())?;
-    let plain = open(&bytes, identity, MAX_REQUEST_BYTES).map_err(|error| error.to_string())?;
+    let plain = folder_key::decrypt(&bytes, identity, MAX_REQUEST_BYTES)
+        .map_err(|error| error.to_string())?;
     let (body, signature) = split_signed(&plain)?;
     let request: Request =
         serde_json::from_slice(body).map_err(|_| "not a request to join".to_owned())?;
@@ -625,26 +628,10 @@ fn split_signed(plain: &[u8]) -> Result<(&[u8], String), String> {
     Ok((&text[..at], signature.to_owned()))
 }
 
+/// `plain` encrypted to `recipients`.
 fn seal(plain: &[u8], recipients: &[x25519::Recipient]) -> anyhow::Result<Vec<u8>> {
     let to = recipients.iter().map(|recipient| recipient as &dyn age::Recipient);
-    let encryptor = age::Encryptor::with_recipients(to)?;
-    let mut sealed = Vec::new();
-    let mut writer = encryptor.wrap_output(&mut sealed)?;
-    std::io::Write::write_all(&mut writer, plain)?;
-    writer.finish()?;
-    Ok(sealed)
-}
-
-fn open(
-    bytes: &[u8],
-    identity: &x25519::Identity,
-    limit: u64,
-) -> Result<Vec<u8>, age::DecryptError> {
-    let decryptor = age::Decryptor::new_buffered(bytes)?;
-    let reader = decryptor.decrypt(std::iter::once(identity as &dyn age::Identity))?;
-    let mut plain = Vec::new();
-    std::io::Read::read_to_end(&mut std::io::Read::take(reader, limit), &mut plain)?;
-    Ok(plain)
+    folder_key::encrypt(age::Encryptor::with_recipients(to)?, plain).map_err(anyhow::Error::msg)
 }
 
 #[cfg(test)]

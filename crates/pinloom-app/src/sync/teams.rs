@@ -160,9 +160,7 @@ impl Pinloom {
             if store.sync_target(&name)?.is_none() {
                 return Err(not_joined(&team));
             }
-            store.forget_sync_target(&name)?;
-            remove_folder(&sync_folder(store.path(), &name))
-                .context("left the team, but its folder stays")
+            forget_team(&store, &name).context("left the team, but its folder stays")
         })
         .await
         .context("could not leave the team")?;
@@ -185,10 +183,16 @@ pub(in crate::sync) fn start_over_if_moved(
     if let Some(target) = store.sync_target(name)?
         && target.remote != remote.trim()
     {
-        store.forget_sync_target(name)?;
-        remove_folder(&sync_folder(store.path(), name))?;
+        forget_team(store, name)?;
     }
     Ok(())
+}
+
+/// Forgets team `name` here, as leaving does: its target, shares and what was kept of it, and
+/// its folder. The trees that came through it stay.
+fn forget_team(store: &pinloom_store::Store, name: &str) -> anyhow::Result<()> {
+    store.forget_sync_target(name)?;
+    remove_folder(&sync_folder(store.path(), name))
 }
 
 /// Runs `join`, a first sync of team `name`. A join that fails leaves nothing behind when the
@@ -206,11 +210,7 @@ pub(in crate::sync) fn joining(
     if joined_before {
         return Err(error);
     }
-    let undone = store
-        .forget_sync_target(name)
-        .map_err(anyhow::Error::from)
-        .and_then(|()| remove_folder(&sync_folder(store.path(), name)));
-    match undone {
+    match forget_team(store, name) {
         Ok(()) => Err(error),
         Err(left) => {
             Err(error.context(format!("(and what the join left could not be removed: {left:#})")))
